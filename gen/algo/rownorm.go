@@ -1,0 +1,163 @@
+// Package algo holds normgen's algorithm descriptions: each turns a spec
+// kernel into one ISA-neutral ir.Kernel. The spec's fields choose the pieces
+// (centering, statistic, affine, residual, saved statistics); there is no
+// per-variant code path for a backend to know about.
+package algo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/spec"
+)
+
+// Build returns the IR of a spec kernel.
+func Build(k spec.Kernel) (*ir.Kernel, error) {
+	switch k.Axis {
+	case "last", "":
+		return rowNorm(k)
+	}
+	return nil, fmt.Errorf("kernel %s: axis %q has no algorithm", k.Name, k.Axis)
+}
+
+// rowNorm normalizes each contiguous row:
+//
+//	s    = alpha*x + f                  (with a residual; else s = x)
+//	mu   = sum(s)/H                     (with mean; else mu = 0)
+//	var  = sum((s-mu)^2)/H              (two passes: no E[x^2]-mu^2 cancellation)
+//	rstd = 1/sqrt(var + eps)
+//	y    = (s-mu)*rstd*(gamma+offset) + beta
+//
+// Arrays follow one order in every signature: outputs first, then inputs,
+// then parameters, as in copy(dst, src).
+func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
+	b := ir.NewBuilder(k.Name, formula(k))
+
+	dst := b.Array("dst", ir.RowOut, "the normalized rows")
+	sumOut := -1
+	if k.Residual != nil && k.Residual.StoreSum {
+		sumOut = b.Array("sum", ir.RowOut, "the residual sum alpha*x + f, the next layer's residual stream")
+	}
+	meanOut, rstdOut := -1, -1
+	if k.SaveStats {
+		if k.Mean {
+			meanOut = b.Array("mean", ir.RowScalarOut, "each row's mean")
+		}
+		rstdOut = b.Array("rstd", ir.RowScalarOut, "each row's 1/sqrt(var+eps)")
+	}
+	x := b.Array("x", ir.RowIn, "the input rows")
+	f := -1
+	if k.Residual != nil {
+		f = b.Array("f", ir.RowIn, "the sublayer output added to the residual stream")
+	}
+	gamma, beta := -1, -1
+	if k.Scale {
+		gamma = b.Array("gamma", ir.Param, "the per-element scale")
+	}
+	if k.Shift {
+		beta = b.Array("beta", ir.Param, "the per-element shift")
+	}
+
+	// src holds s for every pass after the first: x itself, or, with a
+	// residual, the sum output or dst used as scratch (each element is
+	// written before it is read again, so in-place calls stay correct).
+	src := x
+	stat := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		s := l.Load(x)
+		if f >= 0 {
+			src = dst
+			if sumOut >= 0 {
+				src = sumOut
+			}
+			if k.Residual.Alpha == 1 {
+				s = l.Add(s, l.Load(f))
+			} else {
+				s = l.FMA(l.Splat(b.Const(float32(k.Residual.Alpha))), s, l.Load(f))
+			}
+			l.Store(src, s)
+		}
+		if k.Mean {
+			l.Acc(stat, s)
+		} else {
+			l.AccMul(stat, s, s)
+		}
+	})
+	invLen := b.InvLen()
+	meanSq := b.Mul(b.Sum(stat), invLen)
+	var mu ir.S = -1
+	if k.Mean {
+		mu = meanSq
+		dev := b.NewAcc()
+		b.Loop(func(l *ir.LoopBuilder) {
+			d := l.Sub(l.Load(src), l.Splat(mu))
+			l.AccMul(dev, d, d)
+		})
+		meanSq = b.Mul(b.Sum(dev), invLen)
+	}
+	rstd := b.Div(b.Const(1), b.Sqrt(b.Add(meanSq, b.Const(float32(k.Epsilon)))))
+	var offset ir.S = -1
+	if k.Scale && k.ScaleOffset != 0 {
+		offset = b.Const(float32(k.ScaleOffset))
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := l.Load(src)
+		if mu >= 0 {
+			v = l.Sub(v, l.Splat(mu))
+		}
+		v = l.Mul(v, l.Splat(rstd))
+		switch {
+		case k.Scale:
+			g := l.Load(gamma)
+			if offset >= 0 {
+				g = l.Add(g, l.Splat(offset))
+			}
+			if k.Shift {
+				v = l.FMA(v, g, l.Load(beta))
+			} else {
+				v = l.Mul(v, g)
+			}
+		case k.Shift:
+			v = l.Add(v, l.Load(beta))
+		}
+		l.Store(dst, v)
+	})
+	if meanOut >= 0 {
+		b.StoreRow(meanOut, mu)
+	}
+	if rstdOut >= 0 {
+		b.StoreRow(rstdOut, rstd)
+	}
+	return b.Kernel()
+}
+
+// formula writes the kernel's math for its generated documentation.
+func formula(k spec.Kernel) string {
+	var sb strings.Builder
+	in := "x"
+	if k.Residual != nil {
+		if k.Residual.Alpha == 1 {
+			sb.WriteString("s = x + f; ")
+		} else {
+			fmt.Fprintf(&sb, "s = %g*x + f; ", float32(k.Residual.Alpha))
+		}
+		in = "s"
+	}
+	if k.Mean {
+		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, k.Epsilon, in)
+	} else {
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+	}
+	if k.Scale {
+		if k.ScaleOffset != 0 {
+			fmt.Fprintf(&sb, "*(%g + gamma)", k.ScaleOffset)
+		} else {
+			sb.WriteString("*gamma")
+		}
+	}
+	if k.Shift {
+		sb.WriteString(" + beta")
+	}
+	return sb.String()
+}

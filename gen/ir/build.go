@@ -1,0 +1,195 @@
+package ir
+
+import "fmt"
+
+// Builder assembles a Kernel statement by statement.
+type Builder struct {
+	k *Kernel
+}
+
+// NewBuilder starts a kernel.
+func NewBuilder(name, doc string) *Builder {
+	return &Builder{k: &Kernel{Name: name, Doc: doc}}
+}
+
+// Array declares the next parameter and returns its index.
+func (b *Builder) Array(name string, role Role, doc string) int {
+	b.k.Arrays = append(b.k.Arrays, Array{Name: name, Role: role, Doc: doc})
+	return len(b.k.Arrays) - 1
+}
+
+// NewAcc allocates an accumulator.
+func (b *Builder) NewAcc() int {
+	b.k.NumAccs++
+	return b.k.NumAccs - 1
+}
+
+func (b *Builder) scalar(code ScalarCode, args ...S) S {
+	dst := S(b.k.NumScalars)
+	b.k.NumScalars++
+	b.k.Body = append(b.k.Body, &Scalar{Code: code, Dst: dst, Args: args})
+	return dst
+}
+
+// Const is a constant scalar.
+func (b *Builder) Const(c float32) S {
+	s := b.scalar(SConst)
+	b.last().Const = c
+	return s
+}
+
+// InvLen is 1/H.
+func (b *Builder) InvLen() S { return b.scalar(SInvLen) }
+
+// Sum is the horizontal sum of acc after the loop that filled it.
+func (b *Builder) Sum(acc int) S {
+	s := b.scalar(SSum)
+	b.last().Acc = acc
+	return s
+}
+
+func (b *Builder) Add(x, y S) S  { return b.scalar(SAdd, x, y) }
+func (b *Builder) Sub(x, y S) S  { return b.scalar(SSub, x, y) }
+func (b *Builder) Mul(x, y S) S  { return b.scalar(SMul, x, y) }
+func (b *Builder) Div(x, y S) S  { return b.scalar(SDiv, x, y) }
+func (b *Builder) Sqrt(x S) S    { return b.scalar(SSqrt, x) }
+func (b *Builder) last() *Scalar { return b.k.Body[len(b.k.Body)-1].(*Scalar) }
+
+// LoadRow reads the current row's value of a RowScalarIn array.
+func (b *Builder) LoadRow(array int) S {
+	s := b.scalar(SLoad)
+	b.last().Array = array
+	return s
+}
+
+// StoreRow writes v as the current row's value of a RowScalarOut array.
+func (b *Builder) StoreRow(array int, v S) {
+	b.k.Body = append(b.k.Body, &Scalar{Code: SStore, Dst: -1, Args: []S{v}, Array: array})
+}
+
+// Loop appends one sweep over the row, whose body body writes through l.
+func (b *Builder) Loop(body func(l *LoopBuilder)) {
+	l := &LoopBuilder{}
+	body(l)
+	b.k.Body = append(b.k.Body, &l.loop)
+}
+
+// Kernel checks and returns the finished kernel.
+func (b *Builder) Kernel() (*Kernel, error) {
+	if err := Check(b.k); err != nil {
+		return nil, err
+	}
+	return b.k, nil
+}
+
+// LoopBuilder assembles the body of one Loop.
+type LoopBuilder struct {
+	loop Loop
+}
+
+func (l *LoopBuilder) op(o VecOp) V {
+	l.loop.Ops = append(l.loop.Ops, o)
+	return V(len(l.loop.Ops) - 1)
+}
+
+func (l *LoopBuilder) Load(array int) V     { return l.op(VecOp{Code: VLoad, Array: array}) }
+func (l *LoopBuilder) Splat(s S) V          { return l.op(VecOp{Code: VSplat, Scalar: s}) }
+func (l *LoopBuilder) Add(x, y V) V         { return l.op(VecOp{Code: VAdd, Args: []V{x, y}}) }
+func (l *LoopBuilder) Sub(x, y V) V         { return l.op(VecOp{Code: VSub, Args: []V{x, y}}) }
+func (l *LoopBuilder) Mul(x, y V) V         { return l.op(VecOp{Code: VMul, Args: []V{x, y}}) }
+func (l *LoopBuilder) FMA(x, y, z V) V      { return l.op(VecOp{Code: VFMA, Args: []V{x, y, z}}) }
+func (l *LoopBuilder) Store(array int, v V) { l.op(VecOp{Code: VStore, Array: array, Args: []V{v}}) }
+func (l *LoopBuilder) Acc(acc int, v V)     { l.op(VecOp{Code: VAcc, Acc: acc, Args: []V{v}}) }
+
+// AccMul adds x*y to acc with one rounding.
+func (l *LoopBuilder) AccMul(acc int, x, y V) {
+	l.op(VecOp{Code: VAccMul, Acc: acc, Args: []V{x, y}})
+}
+
+// Check verifies the invariants every lowering relies on: operands defined
+// before use, arrays used according to their roles, scalars assigned once,
+// accumulators summed only after the loop that filled them.
+func Check(k *Kernel) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("ir: kernel %s: %s", k.Name, fmt.Sprintf(format, args...))
+	}
+	defined := make([]bool, k.NumScalars)
+	filled := make([]bool, k.NumAccs)
+	arrayOK := func(i int, roles ...Role) bool {
+		if i < 0 || i >= len(k.Arrays) {
+			return false
+		}
+		for _, r := range roles {
+			if k.Arrays[i].Role == r {
+				return true
+			}
+		}
+		return false
+	}
+	for si, st := range k.Body {
+		switch st := st.(type) {
+		case *Loop:
+			if len(st.Ops) == 0 {
+				return fail("statement %d: empty loop", si)
+			}
+			for oi, op := range st.Ops {
+				for _, a := range op.Args {
+					if a < 0 || int(a) >= oi || !st.Ops[a].Code.MakesValue() {
+						return fail("statement %d op %d (%s): operand v%d undefined", si, oi, op.Code, a)
+					}
+				}
+				want := map[VecCode]int{VLoad: 0, VSplat: 0, VAdd: 2, VSub: 2, VMul: 2, VFMA: 3, VStore: 1, VAcc: 1, VAccMul: 2}[op.Code]
+				if len(op.Args) != want {
+					return fail("statement %d op %d (%s): %d operands, want %d", si, oi, op.Code, len(op.Args), want)
+				}
+				switch op.Code {
+				case VLoad:
+					if !arrayOK(op.Array, RowIn, RowOut, Param) {
+						return fail("statement %d op %d: load from array %d, which is not a row or parameter array", si, oi, op.Array)
+					}
+				case VStore:
+					if !arrayOK(op.Array, RowOut) {
+						return fail("statement %d op %d: store to array %d, which is not a row output", si, oi, op.Array)
+					}
+				case VSplat:
+					if op.Scalar < 0 || int(op.Scalar) >= k.NumScalars || !defined[op.Scalar] {
+						return fail("statement %d op %d: splat of undefined scalar s%d", si, oi, op.Scalar)
+					}
+				case VAcc, VAccMul:
+					if op.Acc < 0 || op.Acc >= k.NumAccs {
+						return fail("statement %d op %d: unknown accumulator %d", si, oi, op.Acc)
+					}
+					filled[op.Acc] = true
+				}
+			}
+		case *Scalar:
+			for _, a := range st.Args {
+				if a < 0 || int(a) >= k.NumScalars || !defined[a] {
+					return fail("statement %d (%s): operand s%d undefined", si, st.Code, a)
+				}
+			}
+			switch st.Code {
+			case SSum:
+				if st.Acc < 0 || st.Acc >= k.NumAccs || !filled[st.Acc] {
+					return fail("statement %d: sum of accumulator %d before any loop filled it", si, st.Acc)
+				}
+			case SLoad:
+				if !arrayOK(st.Array, RowScalarIn) {
+					return fail("statement %d: row load from array %d, which is not a per-row scalar input", si, st.Array)
+				}
+			case SStore:
+				if !arrayOK(st.Array, RowScalarOut) {
+					return fail("statement %d: row store to array %d, which is not a per-row scalar output", si, st.Array)
+				}
+				continue
+			}
+			if st.Dst < 0 || int(st.Dst) >= k.NumScalars || defined[st.Dst] {
+				return fail("statement %d (%s): destination s%d invalid or assigned twice", si, st.Code, st.Dst)
+			}
+			defined[st.Dst] = true
+		default:
+			return fail("statement %d: unknown statement %T", si, st)
+		}
+	}
+	return nil
+}

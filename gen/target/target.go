@@ -1,0 +1,91 @@
+// Package target names the instruction sets normgen lowers to and the
+// conventions every lowering shares: function names, signatures and the
+// CPU features a kernel needs at run time.
+package target
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// ISA is one lowering target.
+type ISA int
+
+const (
+	AVX512 ISA = iota // amd64, AVX-512F (+VL, DQ, BW), 512-bit vectors, masked tails
+	AVX2              // amd64, AVX2 + FMA, 256-bit vectors
+	NEON              // arm64 ASIMD, 128-bit vectors
+	Go                // pure Go: the fallback and the reference every ISA is tested against
+)
+
+// All lists every ISA, in dispatch preference order within an architecture.
+var All = []ISA{AVX512, AVX2, NEON, Go}
+
+// Name is the spelling used in specs and documentation.
+func (i ISA) Name() string { return [...]string{"avx512", "avx2", "neon", "purego"}[i] }
+
+// prefix starts the unexported function names of this ISA's kernels.
+func (i ISA) prefix() string { return [...]string{"avx512", "avx2", "neon", "go"}[i] }
+
+// GOARCH is the architecture whose assembly holds this ISA ("" for pure Go).
+func (i ISA) GOARCH() string { return [...]string{"amd64", "amd64", "arm64", ""}[i] }
+
+// Assembly reports whether the ISA is lowered to assembly.
+func (i ISA) Assembly() bool { return i != Go }
+
+func (i ISA) String() string { return i.Name() }
+
+// Parse reads an ISA's spec spelling.
+func Parse(s string) (ISA, error) {
+	for _, i := range All {
+		if i.Name() == s {
+			return i, nil
+		}
+	}
+	names := make([]string, len(All))
+	for j, i := range All {
+		names[j] = i.Name()
+	}
+	return 0, fmt.Errorf("unknown target %q; allowed: %s", s, strings.Join(names, ", "))
+}
+
+// Func is one generated implementation: a kernel, specialised for a fixed
+// hidden size H (or H taken at run time when H is 0), lowered to one ISA.
+type Func struct {
+	Kernel *ir.Kernel
+	H      int
+	ISA    ISA
+}
+
+// Name is the unexported Go name of the implementation, e.g. avx2RMSNorm4096
+// or, for run-time H, avx2RMSNormAny.
+func (f Func) Name() string {
+	return f.ISA.prefix() + f.Kernel.Name + SizeSuffix(f.H)
+}
+
+// SizeSuffix is what follows a kernel's name in its entry points for size h.
+func SizeSuffix(h int) string {
+	if h == 0 {
+		return "Any"
+	}
+	return fmt.Sprint(h)
+}
+
+// AsmSignature is the Go signature of an assembly implementation: one
+// *float32 per array (the first element; never nil: the wrapper returns
+// before calling when there are no rows), then rows, then h when H is
+// chosen at run time. rows >= 1 and every array is long enough, checked by
+// the Go wrapper before the call.
+func (f Func) AsmSignature() string {
+	names := make([]string, len(f.Kernel.Arrays))
+	for i, a := range f.Kernel.Arrays {
+		names[i] = a.Name
+	}
+	sig := "func(" + strings.Join(names, ", ") + " *float32, rows int"
+	if f.H == 0 {
+		sig += ", h int"
+	}
+	return sig + ")"
+}

@@ -1,0 +1,63 @@
+// Package spec defines normgen's spec format: a versioned YAML file naming
+// the normalization kernels of one generated Go package.
+package spec
+
+// Version is the spec format version this normgen reads.
+const Version = 1
+
+// File is one parsed and validated spec file.
+type File struct {
+	Path    string   // where it was read from, for messages
+	Source  []byte   // the exact bytes read, hashed into generated headers
+	Version int      // format version (must equal Version)
+	Package string   // Go package name of the generated package
+	Kernels []Kernel // at least one, distinct names
+}
+
+// Kernel is one normalization kernel: which statistics it computes over
+// which axis, its affine and residual options, and the sizes to specialise.
+type Kernel struct {
+	Name string // exported Go name prefix of the kernel's entry points
+	Doc  string // optional sentence added to the generated documentation
+
+	// Axis is the normalized axis. "last": each row of H contiguous values.
+	Axis string
+	// Mean subtracts the mean (LayerNorm); without it the statistic is the
+	// root mean square (RMSNorm).
+	Mean bool
+	// Epsilon is added to the variance (or mean square) inside the sqrt.
+	Epsilon float64
+
+	// Scale multiplies by gamma (one value per element of the axis) plus
+	// ScaleOffset: Gemma's (1 + gamma) is ScaleOffset 1.
+	Scale       bool
+	ScaleOffset float64
+	// Shift adds beta (one value per element of the axis).
+	Shift bool
+
+	// Residual, when set, normalizes s = Alpha*x + f instead of x.
+	Residual *Residual
+
+	// SaveStats writes each row's mean (when Mean) and rstd for a backward pass.
+	SaveStats bool
+
+	// Hidden lists the fixed row lengths that get specialised entry points.
+	Hidden []int
+	// Targets lists the instruction sets to generate (default: all).
+	Targets []string
+
+	Pos Pos // where the kernel starts in the spec file
+}
+
+// Residual describes the fused residual input.
+type Residual struct {
+	// Alpha scales the residual stream x: s = Alpha*x + f (1 for Post-LN and Pre-LN).
+	Alpha float64
+	// StoreSum also writes s, the Pre-LN residual stream, to its own output.
+	StoreSum bool
+}
+
+// Pos is a position in a spec file (1-based).
+type Pos struct {
+	Line, Col int
+}
