@@ -24,7 +24,7 @@ func Build(k spec.Kernel) (*ir.Kernel, error) {
 // rowNorm normalizes each contiguous row:
 //
 //	s    = alpha*x + f                  (with a residual; else s = x)
-//	mu   = sum(s)/H                     (with mean; else mu = 0)
+//	mu   = K + sum(s-K)/H               (with mean, K = s_0; else mu = 0)
 //	var  = sum((s-mu)^2)/H              (two passes: no E[x^2]-mu^2 cancellation)
 //	rstd = 1/sqrt(var + eps)
 //	y    = (s-mu)*rstd*(gamma+offset) + beta
@@ -59,40 +59,77 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		beta = b.Array("beta", ir.Param, "the per-element shift")
 	}
 
+	// The mean is accumulated around a pivot K, the row's first value of s:
+	// sums of s-K stay near the row's spread rather than its offset, so
+	// |mean| >> std loses no accuracy, and a constant row gives s-K = 0
+	// exactly, hence y = beta exactly. K is computed with the same float32
+	// operations as the vector lanes, so that s_0 - K is exactly 0.
+	var alpha ir.S = -1
+	if f >= 0 && k.Residual.Alpha != 1 {
+		alpha = b.Const(float32(k.Residual.Alpha))
+	}
+	var pivot ir.S = -1
+	if k.Mean {
+		pivot = b.LoadRow(x)
+		if f >= 0 {
+			if alpha >= 0 {
+				pivot = b.Mul(alpha, pivot)
+			}
+			pivot = b.Add(pivot, b.LoadRow(f))
+		}
+	}
+
 	// src holds s for every pass after the first: x itself, or, with a
 	// residual, the sum output or dst used as scratch (each element is
 	// written before it is read again, so in-place calls stay correct).
 	src := x
+	if f >= 0 {
+		src = dst
+		if sumOut >= 0 {
+			src = sumOut
+		}
+	}
+	// centered is s - K (with a mean) or s.
+	centered := func(l *ir.LoopBuilder, s ir.V) ir.V {
+		if pivot < 0 {
+			return s
+		}
+		return l.Sub(s, l.Splat(pivot))
+	}
+
 	stat := b.NewAcc()
 	b.Loop(func(l *ir.LoopBuilder) {
 		s := l.Load(x)
 		if f >= 0 {
-			src = dst
-			if sumOut >= 0 {
-				src = sumOut
+			if alpha >= 0 {
+				s = l.Mul(l.Splat(alpha), s)
 			}
-			if k.Residual.Alpha == 1 {
-				s = l.Add(s, l.Load(f))
-			} else {
-				s = l.FMA(l.Splat(b.Const(float32(k.Residual.Alpha))), s, l.Load(f))
-			}
+			s = l.Add(s, l.Load(f))
 			l.Store(src, s)
 		}
 		if k.Mean {
-			l.Acc(stat, s)
+			l.Acc(stat, centered(l, s))
 		} else {
 			l.AccMul(stat, s, s)
 		}
 	})
 	invLen := b.InvLen()
 	meanSq := b.Mul(b.Sum(stat), invLen)
-	var mu ir.S = -1
+	// deviation is s - mean, computed as (s-K) - d with d = mean - K.
+	var d ir.S = -1
+	deviation := func(l *ir.LoopBuilder) ir.V {
+		v := centered(l, l.Load(src))
+		if d >= 0 {
+			v = l.Sub(v, l.Splat(d))
+		}
+		return v
+	}
 	if k.Mean {
-		mu = meanSq
+		d = meanSq
 		dev := b.NewAcc()
 		b.Loop(func(l *ir.LoopBuilder) {
-			d := l.Sub(l.Load(src), l.Splat(mu))
-			l.AccMul(dev, d, d)
+			t := deviation(l)
+			l.AccMul(dev, t, t)
 		})
 		meanSq = b.Mul(b.Sum(dev), invLen)
 	}
@@ -102,11 +139,7 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		offset = b.Const(float32(k.ScaleOffset))
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
-		v := l.Load(src)
-		if mu >= 0 {
-			v = l.Sub(v, l.Splat(mu))
-		}
-		v = l.Mul(v, l.Splat(rstd))
+		v := l.Mul(deviation(l), l.Splat(rstd))
 		switch {
 		case k.Scale:
 			g := l.Load(gamma)
@@ -124,7 +157,7 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		l.Store(dst, v)
 	})
 	if meanOut >= 0 {
-		b.StoreRow(meanOut, mu)
+		b.StoreRow(meanOut, b.Add(pivot, d))
 	}
 	if rstdOut >= 0 {
 		b.StoreRow(rstdOut, rstd)

@@ -55,7 +55,8 @@ func (b *Builder) Div(x, y S) S  { return b.scalar(SDiv, x, y) }
 func (b *Builder) Sqrt(x S) S    { return b.scalar(SSqrt, x) }
 func (b *Builder) last() *Scalar { return b.k.Body[len(b.k.Body)-1].(*Scalar) }
 
-// LoadRow reads the current row's value of a RowScalarIn array.
+// LoadRow reads the current row's value of a RowScalarIn array, or the
+// first element of the current row of a row array (a pivot for shifted sums).
 func (b *Builder) LoadRow(array int) S {
 	s := b.scalar(SLoad)
 	b.last().Array = array
@@ -174,8 +175,8 @@ func Check(k *Kernel) error {
 					return fail("statement %d: sum of accumulator %d before any loop filled it", si, st.Acc)
 				}
 			case SLoad:
-				if !arrayOK(st.Array, RowScalarIn) {
-					return fail("statement %d: row load from array %d, which is not a per-row scalar input", si, st.Array)
+				if !arrayOK(st.Array, RowScalarIn, RowIn) {
+					return fail("statement %d: row load from array %d, which is not a per-row scalar input or a row input", si, st.Array)
 				}
 			case SStore:
 				if !arrayOK(st.Array, RowScalarOut) {

@@ -124,7 +124,7 @@ const (
 	SMul                      // Args[0] * Args[1]
 	SDiv                      // Args[0] / Args[1]
 	SSqrt                     // sqrt(Args[0])
-	SLoad                     // the current row's value of a RowScalarIn Array
+	SLoad                     // the current row's value of a RowScalarIn Array, or the first element of the current row of a RowIn Array
 	SStore                    // Array's current row value <- Args[0]; Dst unused
 )
 

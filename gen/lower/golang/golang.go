@@ -1,0 +1,195 @@
+// Package golang lowers an ir.Kernel to pure Go: the fallback on every
+// architecture, the implementation selected by the purego build tag, and
+// the reference the assembly kernels are fuzzed against.
+//
+// One function per kernel serves every row length: pure Go gains nothing
+// from a constant H that is worth the extra code. Reductions accumulate in
+// float64, which costs nothing in scalar code and keeps the fallback at
+// least as accurate as the vector kernels.
+package golang
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+)
+
+// Func returns the pure-Go implementation of k, named
+// target.Func{Kernel: k, ISA: target.Go}.Name(), with the signature
+// func(<arrays> []float32, rows, h int).
+func Func(k *ir.Kernel) jen.Code {
+	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	l := &lowering{k: k}
+	params := make([]jen.Code, 0, len(k.Arrays)+1)
+	for i, a := range k.Arrays {
+		p := jen.Id(a.Name)
+		if i == len(k.Arrays)-1 {
+			p = p.Index().Float32()
+		}
+		params = append(params, p)
+	}
+	params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
+
+	var body []jen.Code
+	if l.uses(ir.SInvLen) {
+		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
+	}
+	rowBody := l.rowSlices()
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			rowBody = append(rowBody, l.scalar(st))
+		case *ir.Loop:
+			rowBody = append(rowBody, l.loop(st)...)
+		}
+	}
+	body = append(body, jen.For(
+		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
+	).Block(rowBody...))
+
+	return jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
+		Func().Id(name).Params(params...).Block(body...)
+}
+
+type lowering struct {
+	k *ir.Kernel
+}
+
+func (l *lowering) uses(code ir.ScalarCode) bool {
+	for _, st := range l.k.Body {
+		if s, ok := st.(*ir.Scalar); ok && s.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// rowName is the local slice holding the current row of array a.
+func (l *lowering) rowName(a int) string {
+	arr := l.k.Arrays[a]
+	if arr.Role == ir.Param {
+		return arr.Name
+	}
+	return arr.Name + "Row"
+}
+
+// rowSlices reslices every row array to the current row, which also lets
+// the compiler drop most bounds checks in the loops.
+func (l *lowering) rowSlices() []jen.Code {
+	var out []jen.Code
+	for i, a := range l.k.Arrays {
+		if a.Role != ir.RowIn && a.Role != ir.RowOut {
+			continue
+		}
+		out = append(out, jen.Id(l.rowName(i)).Op(":=").Id(a.Name).Index(
+			jen.Id("r").Op("*").Id("h"), jen.Id("r").Op("*").Id("h").Op("+").Id("h")))
+	}
+	return out
+}
+
+func scalarName(s ir.S) string { return fmt.Sprintf("s%d", s) }
+func accName(a int) string     { return fmt.Sprintf("acc%d", a) }
+
+// float32Lit spells c so that float32(...) of it is exactly c.
+func float32Lit(c float32) jen.Code {
+	return jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32)))
+}
+
+func (l *lowering) scalar(st *ir.Scalar) jen.Code {
+	arg := func(i int) *jen.Statement { return jen.Id(scalarName(st.Args[i])) }
+	var v jen.Code
+	switch st.Code {
+	case ir.SConst:
+		v = float32Lit(st.Const)
+	case ir.SInvLen:
+		v = jen.Id("invLen")
+	case ir.SSum:
+		v = jen.Float32().Call(jen.Id(accName(st.Acc)))
+	case ir.SAdd:
+		v = arg(0).Op("+").Add(arg(1))
+	case ir.SSub:
+		v = arg(0).Op("-").Add(arg(1))
+	case ir.SMul:
+		v = arg(0).Op("*").Add(arg(1))
+	case ir.SDiv:
+		v = arg(0).Op("/").Add(arg(1))
+	case ir.SSqrt:
+		v = jen.Float32().Call(jen.Qual("math", "Sqrt").Call(jen.Float64().Call(arg(0))))
+	case ir.SLoad:
+		v = jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r"))
+	case ir.SStore:
+		return jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")).Op("=").Add(arg(0))
+	default:
+		panic(fmt.Sprintf("golang: unknown scalar op %v", st.Code))
+	}
+	return jen.Id(scalarName(st.Dst)).Op(":=").Add(v)
+}
+
+// loop writes one sweep over the row. Values used once are inlined into
+// their use, so the body reads like the formula; values used more than
+// once get a local variable.
+func (l *lowering) loop(lp *ir.Loop) []jen.Code {
+	uses := make([]int, len(lp.Ops))
+	for _, op := range lp.Ops {
+		for _, a := range op.Args {
+			uses[a]++
+		}
+	}
+	var pre, body []jen.Code
+	expr := make([]*jen.Statement, len(lp.Ops))
+	ref := func(v ir.V) *jen.Statement { return jen.Null().Add(expr[v]) }
+	for i, op := range lp.Ops {
+		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
+			if !containsAcc(lp.Ops[:i], op.Acc) {
+				pre = append(pre, jen.Var().Id(accName(op.Acc)).Float64())
+			}
+		}
+		var e *jen.Statement
+		switch op.Code {
+		case ir.VLoad:
+			e = jen.Id(l.rowName(op.Array)).Index(jen.Id("i"))
+		case ir.VSplat:
+			e = jen.Id(scalarName(op.Scalar))
+		case ir.VAdd:
+			e = jen.Parens(ref(op.Args[0]).Op("+").Add(ref(op.Args[1])))
+		case ir.VSub:
+			e = jen.Parens(ref(op.Args[0]).Op("-").Add(ref(op.Args[1])))
+		case ir.VMul:
+			e = ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
+		case ir.VFMA:
+			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
+		case ir.VStore:
+			body = append(body, jen.Id(l.rowName(op.Array)).Index(jen.Id("i")).Op("=").Add(ref(op.Args[0])))
+			continue
+		case ir.VAcc:
+			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Float64().Call(ref(op.Args[0])))
+			continue
+		case ir.VAccMul:
+			body = append(body, jen.Id(accName(op.Acc)).Op("+=").
+				Float64().Call(ref(op.Args[0])).Op("*").Float64().Call(ref(op.Args[1])))
+			continue
+		default:
+			panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
+		}
+		if uses[i] > 1 {
+			name := fmt.Sprintf("v%d", i)
+			body = append(body, jen.Id(name).Op(":=").Add(e))
+			e = jen.Id(name)
+		}
+		expr[i] = e
+	}
+	return append(pre, jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(body...))
+}
+
+func containsAcc(ops []ir.VecOp, acc int) bool {
+	for _, op := range ops {
+		if (op.Code == ir.VAcc || op.Code == ir.VAccMul) && op.Acc == acc {
+			return true
+		}
+	}
+	return false
+}
