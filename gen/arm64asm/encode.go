@@ -1,0 +1,109 @@
+package arm64asm
+
+import "fmt"
+
+// Go's arm64 assembler has no floating-point vector arithmetic besides
+// VFMLA/VFMLS (its VADD, VADDP and VADDV are integer instructions), so the
+// emitter encodes these forms itself from the Arm ARM and prints them as
+// WORD with the GNU mnemonic in a comment. encode_test.go assembles every
+// form with binutils and compares the words.
+
+// wordOp is one instruction form the emitter encodes itself.
+type wordOp uint8
+
+const (
+	wFADD      wordOp = iota // FADD (vector), Advanced SIMD three same
+	wFSUB                    // FSUB (vector)
+	wFMUL                    // FMUL (vector)
+	wFADDP                   // FADDP (vector)
+	wFADDPScal               // FADDP (scalar): Sd = Vn.S[0] + Vn.S[1]
+	numWordOps
+)
+
+// threeSame holds the fixed bits of the "three same" float forms: U (bit
+// 29), bit 23 (add/sub) and the opcode (bits 15..11), with bit 21 set.
+var threeSame = map[wordOp]struct {
+	base uint32
+	gnu  string
+}{
+	wFADD:  {0x0e20d400, "fadd"},
+	wFSUB:  {0x0ea0d400, "fsub"},
+	wFMUL:  {0x2e20dc00, "fmul"},
+	wFADDP: {0x2e20d400, "faddp"},
+}
+
+// encodeThreeSame encodes op Vd.T, Vn.T, Vm.T for T in 2S, 4S, 2D.
+func encodeThreeSame(op wordOp, d, n, m VArr) (uint32, string, error) {
+	f, ok := threeSame[op]
+	if !ok {
+		return 0, "", fmt.Errorf("arm64asm: wordOp %d is not a three-same form", op)
+	}
+	if d.Arr != n.Arr || d.Arr != m.Arr {
+		return 0, "", fmt.Errorf("arm64asm: %s: arrangements differ: %s, %s, %s", f.gnu, d.asm(), n.asm(), m.asm())
+	}
+	var q, sz uint32
+	switch d.Arr {
+	case S2:
+	case S4:
+		q = 1
+	case D2:
+		q, sz = 1, 1
+	default:
+		return 0, "", fmt.Errorf("arm64asm: %s: arrangement %s is not 2S, 4S or 2D", f.gnu, d.Arr)
+	}
+	if d.Reg > 31 || n.Reg > 31 || m.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: %s: register out of range", f.gnu)
+	}
+	w := f.base | q<<30 | sz<<22 | uint32(m.Reg)<<16 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	return w, fmt.Sprintf("%s %s, %s, %s", f.gnu, d.gnu(), n.gnu(), m.gnu()), nil
+}
+
+// encodeFADDPScalar encodes faddp Sd, Vn.2S (Advanced SIMD scalar pairwise, sz = 0).
+func encodeFADDPScalar(d FReg, n VArr) (uint32, string, error) {
+	if n.Arr != S2 {
+		return 0, "", fmt.Errorf("arm64asm: faddp (scalar): arrangement %s is not 2S", n.Arr)
+	}
+	if d > 31 || n.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: faddp (scalar): register out of range")
+	}
+	w := uint32(0x7e30d800) | uint32(n.Reg)<<5 | uint32(d)
+	return w, fmt.Sprintf("faddp s%d, %s", d, n.gnu()), nil
+}
+
+func (f *Func) word(op wordOp, w uint32, gnu string, err error) {
+	if err != nil {
+		f.fail(err)
+		return
+	}
+	f.insts = append(f.insts, Inst{Op: "WORD", Args: []Operand{Hex(w)}, Comment: gnu, wop: op + 1})
+}
+
+// VFADD: d = n + m, lane-wise (FADD vector, as WORD).
+func (f *Func) VFADD(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFADD, d, n, m)
+	f.word(wFADD, w, s, err)
+}
+
+// VFSUB: d = n - m, lane-wise (FSUB vector, as WORD).
+func (f *Func) VFSUB(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFSUB, d, n, m)
+	f.word(wFSUB, w, s, err)
+}
+
+// VFMUL: d = n * m, lane-wise (FMUL vector, as WORD).
+func (f *Func) VFMUL(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFMUL, d, n, m)
+	f.word(wFMUL, w, s, err)
+}
+
+// VFADDP: d = pairwise sums of n's lanes, then of m's (FADDP vector, as WORD).
+func (f *Func) VFADDP(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFADDP, d, n, m)
+	f.word(wFADDP, w, s, err)
+}
+
+// FADDP: d = n.S[0] + n.S[1] for n a 2S arrangement (FADDP scalar, as WORD).
+func (f *Func) FADDP(n VArr, d FReg) {
+	w, s, err := encodeFADDPScalar(d, n)
+	f.word(wFADDPScal, w, s, err)
+}
