@@ -1,0 +1,634 @@
+package spec
+
+import (
+	"fmt"
+	"go/token"
+	"math"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults of the optional kernel fields; REFERENCE.md documents them.
+const (
+	DefaultAxis    = "last"
+	DefaultEpsilon = 1e-5 // PyTorch's LayerNorm default
+)
+
+// Limits on spec values. Each kernel and size becomes assembly for three
+// instruction sets, so the counts bound the size of generated packages.
+const (
+	MaxHidden     = 1 << 20 // largest row length
+	MaxSizes      = 64      // hidden sizes per kernel
+	MaxKernels    = 64      // kernels per spec
+	MaxNameLen    = 64      // package and kernel names
+	MaxDocLen     = 500     // bytes of a kernel's doc
+	minNormal32   = 0x1p-126
+	allowedTarget = "avx512, avx2, neon, purego"
+
+	packageAllowed = "a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm"
+)
+
+// Targets lists the instruction-set names a spec may use, in the order
+// validated specs list them (the generator's dispatch preference order).
+var Targets = []string{"avx512", "avx2", "neon", "purego"}
+
+// Key lists, in the order REFERENCE.md and the messages give them.
+var (
+	fileKeys     = []string{"version", "package", "kernels"}
+	kernelKeys   = []string{"name", "doc", "axis", "mean", "epsilon", "scale", "scale_offset", "shift", "residual", "save_stats", "hidden", "targets"}
+	residualKeys = []string{"alpha", "store_sum"}
+)
+
+var (
+	packageRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	kernelRE  = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
+	integerRE = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
+)
+
+// decoder turns the YAML tree into a File, checking every value where it
+// is read so that each error points at the offending node.
+type decoder struct {
+	path  string
+	names map[string]*yaml.Node // kernel names seen so far
+}
+
+func (d *decoder) errf(n *yaml.Node, format string, args ...any) *Error {
+	return &Error{Path: d.path, Line: max(n.Line, 1), Col: max(n.Column, 1), Msg: fmt.Sprintf(format, args...)}
+}
+
+func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+
+// fields is a mapping's pairs by key, checked: known keys only, each once.
+type fields struct {
+	m    *yaml.Node
+	vals map[string]*yaml.Node
+	keys map[string]*yaml.Node
+}
+
+// mapping checks that n is a mapping of the allowed keys; what names it in
+// messages ("the spec", "kernel", "residual").
+func (d *decoder) mapping(n *yaml.Node, what, example string, allowed []string) (*fields, *Error) {
+	if e := d.plain(n, what); e != nil {
+		return nil, e
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "%s is %s; allowed: a mapping, e.g. %s", what, describe(n), example)
+	}
+	fs := &fields{m: n, vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode {
+			return nil, d.errf(k, "alias *%s as a key; aliases are not supported in specs: write the key out", k.Value)
+		}
+		if k.Kind != yaml.ScalarNode {
+			return nil, d.errf(k, "%s as a key in %s; allowed keys: %s", describe(k), what, strings.Join(allowed, ", "))
+		}
+		if first, ok := fs.keys[k.Value]; ok {
+			return nil, d.errf(k, "key %s appears twice in %s (first at %d:%d); give each key once", quoteKey(k.Value), what, first.Line, first.Column)
+		}
+		if !contains(allowed, k.Value) {
+			return nil, d.errf(k, "unknown key %s in %s%s; allowed keys: %s", quoteKey(k.Value), what, suggest(k.Value, allowed), strings.Join(allowed, ", "))
+		}
+		fs.keys[k.Value] = k
+		fs.vals[k.Value] = v
+	}
+	return fs, nil
+}
+
+// plain rejects the YAML features a spec has no use for and that would
+// make values depend on more than what is written at their position.
+func (d *decoder) plain(n *yaml.Node, what string) *Error {
+	if n.Kind == yaml.AliasNode {
+		return d.errf(n, "%s is the alias *%s; aliases are not supported in specs: write the value out", what, n.Value)
+	}
+	if t := n.ShortTag(); !strings.HasPrefix(t, "!!") {
+		return d.errf(n, "%s has the tag %s; custom tags are not supported: remove it", what, t)
+	}
+	return nil
+}
+
+// describe words a node's type and value for a "got" message.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return fmt.Sprintf("the string %q", v)
+	case "!!int":
+		return "the integer " + v
+	case "!!float":
+		return "the number " + v
+	case "!!bool":
+		return "the boolean " + v
+	case "!!null":
+		return "empty"
+	}
+	return fmt.Sprintf("%s %q", n.ShortTag(), v)
+}
+
+func quoteKey(k string) string {
+	if len(k) > 40 {
+		k = k[:40] + "..."
+	}
+	return fmt.Sprintf("%q", k)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest proposes a known key close to a misspelt one.
+func suggest(k string, allowed []string) string {
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if d := distance(strings.ToLower(k), a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// distance is the Levenshtein distance between a and b (short keys only).
+func distance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// scalar checks that n is a plain scalar of one of tags; allowed words
+// what the key accepts.
+func (d *decoder) scalar(n *yaml.Node, key, allowed string, tags ...string) *Error {
+	if e := d.plain(n, key); e != nil {
+		return e
+	}
+	if n.Kind == yaml.ScalarNode && contains(tags, n.ShortTag()) {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return d.errf(n, "%s has no value; allowed: %s", key, allowed)
+	}
+	return d.errf(n, "%s is %s; allowed: %s", key, describe(n), allowed)
+}
+
+func (d *decoder) boolean(n *yaml.Node, key string) (bool, *Error) {
+	if e := d.scalar(n, key, "true or false", "!!bool"); e != nil {
+		return false, e
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		return false, d.errf(n, "%s is %s; allowed: true or false", key, describe(n))
+	}
+	return b, nil
+}
+
+func (d *decoder) str(n *yaml.Node, key, allowed string) (string, *Error) {
+	if e := d.scalar(n, key, allowed, "!!str"); e != nil {
+		return "", e
+	}
+	return n.Value, nil
+}
+
+func (d *decoder) number(n *yaml.Node, key, allowed string) (float64, *Error) {
+	if e := d.scalar(n, key, allowed, "!!int", "!!float"); e != nil {
+		return 0, e
+	}
+	var v float64
+	if err := n.Decode(&v); err != nil {
+		return 0, d.errf(n, "%s %s is not a number; allowed: %s", key, n.Value, allowed)
+	}
+	return v, nil
+}
+
+// integer reads an integer in [lo, hi].
+func (d *decoder) integer(n *yaml.Node, key string, lo, hi int) (int, *Error) {
+	allowed := fmt.Sprintf("an integer from %d to %d", lo, hi)
+	if lo == hi {
+		allowed = fmt.Sprintf("the integer %d", lo)
+	}
+	if e := d.scalar(n, key, allowed, "!!int", "!!float"); e != nil {
+		return 0, e
+	}
+	var v int64
+	if n.ShortTag() == "!!float" || n.Decode(&v) != nil {
+		if integerRE.MatchString(n.Value) {
+			return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, n.Value, allowed)
+		}
+		return 0, d.errf(n, "%s %s is not an integer; allowed: %s", key, n.Value, allowed)
+	}
+	if v < int64(lo) || v > int64(hi) {
+		if lo == hi {
+			return 0, d.errf(n, "%s %s is not supported; allowed: %s", key, n.Value, allowed)
+		}
+		return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, n.Value, allowed)
+	}
+	return int(v), nil
+}
+
+// list checks that n is a non-empty list of at most limit items.
+func (d *decoder) list(n *yaml.Node, key, allowed string, limit int) *Error {
+	if e := d.plain(n, key); e != nil {
+		return e
+	}
+	if n.Kind != yaml.SequenceNode {
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+			return d.errf(n, "%s has no value; allowed: %s", key, allowed)
+		}
+		return d.errf(n, "%s is %s; allowed: %s", key, describe(n), allowed)
+	}
+	if len(n.Content) == 0 {
+		return d.errf(n, "%s is empty; allowed: %s", key, allowed)
+	}
+	if len(n.Content) > limit {
+		return d.errf(n.Content[limit], "%s has more than %d entries; allowed: at most %d", key, limit, limit)
+	}
+	return nil
+}
+
+// file decodes the top-level mapping.
+func (d *decoder) file(root *yaml.Node) (*File, *Error) {
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" && root.Value != "null" && root.Value != "~" {
+		// A document of only "---" and comments.
+		return nil, &Error{Path: d.path, Line: 1, Col: 1, Msg: "empty spec; a spec is a YAML mapping that starts with version: 1"}
+	}
+	fs, e := d.mapping(root, "the spec", "version: 1", fileKeys)
+	if e != nil {
+		return nil, e
+	}
+	f := &File{}
+	// The version comes first: a spec of another version may use keys and
+	// values this one does not know, and should be told so.
+	v, ok := fs.vals["version"]
+	if !ok {
+		return nil, d.errf(root, "the spec has no version; allowed: version: %d, as the first key", Version)
+	}
+	if f.Version, e = d.integer(v, "version", Version, Version); e != nil {
+		return nil, e
+	}
+	v, ok = fs.vals["package"]
+	if !ok {
+		return nil, d.errf(root, "the spec has no package; allowed: package: NAME, the Go package name of the generated code, e.g. rmsnorm")
+	}
+	if f.Package, e = d.packageName(v); e != nil {
+		return nil, e
+	}
+	v, ok = fs.vals["kernels"]
+	if !ok {
+		return nil, d.errf(root, "the spec has no kernels; allowed: kernels: a list of kernels, each with name, mean and hidden")
+	}
+	if e := d.list(v, "kernels", "a list of kernels, each a mapping with name, mean and hidden", MaxKernels); e != nil {
+		return nil, e
+	}
+	d.names = map[string]*yaml.Node{}
+	entries := map[string]entry{}
+	for _, kn := range v.Content {
+		k, e := d.kernel(kn, len(f.Kernels)+1)
+		if e != nil {
+			return nil, e
+		}
+		if e := d.entries(entries, k); e != nil {
+			return nil, e
+		}
+		f.Kernels = append(f.Kernels, k.Kernel)
+	}
+	return f, nil
+}
+
+// packageName checks the Go package name: it is written into every file
+// after "package " and names the output directory, so only a plain
+// identifier may pass (no paths, no code).
+func (d *decoder) packageName(n *yaml.Node) (string, *Error) {
+	s, e := d.str(n, "package", packageAllowed)
+	if e != nil {
+		return "", e
+	}
+	if msg := CheckPackageName(s); msg != "" {
+		return "", d.errf(n, "%s", msg)
+	}
+	return s, nil
+}
+
+// CheckPackageName returns what is wrong with a Go package name, or "" if
+// it is fine. The CLI uses it for $GOPACKAGE and -package too.
+func CheckPackageName(s string) string {
+	const allowed = packageAllowed
+	switch {
+	case s == "":
+		return "package is empty; allowed: " + allowed
+	case len(s) > MaxNameLen:
+		return fmt.Sprintf("package %q is longer than %d characters; allowed: %s", s[:MaxNameLen]+"...", MaxNameLen, allowed)
+	case s == "_":
+		return "package \"_\" is the blank identifier; allowed: " + allowed
+	case !packageRE.MatchString(s):
+		return fmt.Sprintf("package %q is not a Go identifier; allowed: %s", s, allowed)
+	case token.IsKeyword(s):
+		return fmt.Sprintf("package %q is a Go keyword; allowed: %s", s, allowed)
+	}
+	return ""
+}
+
+// kernel is a decoded kernel with the nodes later checks point at.
+type kernel struct {
+	Kernel
+	nameNode    *yaml.Node
+	hiddenNodes []*yaml.Node
+}
+
+// kernel decodes the i-th (1-based) kernel.
+func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
+	fs, e := d.mapping(n, "kernel", "{name: RMSNorm, mean: false, hidden: [4096]}", kernelKeys)
+	if e != nil {
+		return nil, e
+	}
+	k := &kernel{Kernel: Kernel{
+		Axis:    DefaultAxis,
+		Epsilon: DefaultEpsilon,
+		Scale:   true,
+		Pos:     pos(n),
+	}}
+	// Keys are read in document order so that the first error in the file
+	// is the one reported; absent keys are checked after.
+	for j := 0; j < len(n.Content); j += 2 {
+		key, v := n.Content[j].Value, n.Content[j+1]
+		switch key {
+		case "name":
+			k.Name, e = d.kernelName(v)
+			k.nameNode = v
+			if first, ok := d.names[k.Name]; ok && e == nil {
+				e = d.errf(v, "kernel name %s is used twice (first at %d:%d); give each kernel its own name", k.Name, first.Line, first.Column)
+			}
+			d.names[k.Name] = v
+		case "doc":
+			k.Doc, e = d.doc(v)
+		case "axis":
+			k.Axis, e = d.str(v, "axis", "last (each row is H contiguous values)")
+			if e == nil && k.Axis != "last" {
+				e = d.errf(v, "axis %q is not supported; allowed: last (each row is H contiguous values)", k.Axis)
+			}
+		case "mean":
+			k.Mean, e = d.boolean(v, "mean")
+		case "epsilon":
+			k.Epsilon, e = d.epsilon(v)
+		case "scale":
+			k.Scale, e = d.boolean(v, "scale")
+		case "scale_offset":
+			k.ScaleOffset, e = d.finite32(v, "scale_offset", "a finite number, e.g. 1 for Gemma's (1 + gamma)", false)
+		case "shift":
+			k.Shift, e = d.boolean(v, "shift")
+		case "residual":
+			k.Residual, e = d.residual(v)
+		case "save_stats":
+			k.SaveStats, e = d.boolean(v, "save_stats")
+		case "hidden":
+			k.Hidden, k.hiddenNodes, e = d.hidden(v)
+		case "targets":
+			k.Targets, e = d.targets(v)
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if k.nameNode == nil {
+		return nil, d.errf(n, "kernel %d has no name; allowed: name: an exported Go identifier, e.g. RMSNorm", i)
+	}
+	if _, ok := fs.vals["mean"]; !ok {
+		return nil, d.errf(n, "kernel %s has no mean; allowed: mean: true (LayerNorm: subtract the mean) or mean: false (RMSNorm)", k.Name)
+	}
+	if k.hiddenNodes == nil {
+		return nil, d.errf(n, "kernel %s has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]", k.Name)
+	}
+	if v, ok := fs.vals["scale_offset"]; ok && !k.Scale && k.ScaleOffset != 0 {
+		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", v.Value)
+	}
+	if k.Targets == nil {
+		k.Targets = append([]string(nil), Targets...)
+	}
+	return k, nil
+}
+
+// kernelName checks a kernel name: it prefixes exported Go functions and
+// assembly symbols, so it is an exported ASCII identifier.
+func (d *decoder) kernelName(n *yaml.Node) (string, *Error) {
+	const allowed = "an exported Go identifier: an upper-case letter A-Z followed by letters, digits or _, e.g. RMSNorm"
+	s, e := d.str(n, "name", allowed)
+	if e != nil {
+		return "", e
+	}
+	switch {
+	case s == "":
+		return "", d.errf(n, "name is empty; allowed: %s", allowed)
+	case len(s) > MaxNameLen:
+		return "", d.errf(n, "name %q is longer than %d characters; allowed: %s", s[:MaxNameLen]+"...", MaxNameLen, allowed)
+	case token.IsKeyword(s):
+		return "", d.errf(n, "name %q is a Go keyword; allowed: %s", s, allowed)
+	case packageRE.MatchString(s) && !kernelRE.MatchString(s):
+		return "", d.errf(n, "name %q is not exported (it must start with A-Z); allowed: %s", s, allowed)
+	case !kernelRE.MatchString(s):
+		return "", d.errf(n, "name %q is not a Go identifier; allowed: %s", s, allowed)
+	}
+	return s, nil
+}
+
+// doc checks a kernel's documentation: it becomes a // comment in the
+// generated code, so one line of printable text and nothing else.
+func (d *decoder) doc(n *yaml.Node) (string, *Error) {
+	const allowed = "one line of printable text"
+	s, e := d.str(n, "doc", allowed)
+	if e != nil {
+		return "", e
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > MaxDocLen {
+		return "", d.errf(n, "doc is longer than %d bytes; allowed: %s, at most %d bytes", MaxDocLen, allowed, MaxDocLen)
+	}
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			return "", d.errf(n, "doc holds a line break; allowed: %s (it becomes a comment in the generated code)", allowed)
+		}
+		if !unicode.IsPrint(r) && r != '\t' {
+			return "", d.errf(n, "doc holds the unprintable character %U; allowed: %s", r, allowed)
+		}
+	}
+	return s, nil
+}
+
+// epsilon reads the epsilon added inside the square root.
+func (d *decoder) epsilon(n *yaml.Node) (float64, *Error) {
+	const allowed = "a number with 0 <= epsilon < 1, typically 1e-5 or 1e-6"
+	v, e := d.number(n, "epsilon", allowed)
+	if e != nil {
+		return 0, e
+	}
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, d.errf(n, "epsilon %s is not a finite number; allowed: %s", n.Value, allowed)
+	case v < 0:
+		return 0, d.errf(n, "epsilon %s is negative; allowed: %s", n.Value, allowed)
+	case v >= 1:
+		return 0, d.errf(n, "epsilon %s is absurdly large (it would dominate the variance); allowed: %s", n.Value, allowed)
+	case v > 0 && v < minNormal32:
+		// The kernels add float32(epsilon): a smaller value silently becomes 0.
+		return 0, d.errf(n, "epsilon %s is too small for float32 (it would round to 0 or lose precision); allowed: 0, or from 1.1754944e-38 up to 1", n.Value)
+	}
+	return v, nil
+}
+
+// finite32 reads a number the kernels use as a float32 constant.
+func (d *decoder) finite32(n *yaml.Node, key, allowed string, nonZero bool) (float64, *Error) {
+	v, e := d.number(n, key, allowed)
+	if e != nil {
+		return 0, e
+	}
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, d.errf(n, "%s %s is not a finite number; allowed: %s", key, n.Value, allowed)
+	case math.Abs(v) > math.MaxFloat32:
+		return 0, d.errf(n, "%s %s overflows float32; allowed: %s", key, n.Value, allowed)
+	case nonZero && v == 0:
+		return 0, d.errf(n, "%s is 0; allowed: %s", key, allowed)
+	case v != 0 && math.Abs(v) < minNormal32:
+		return 0, d.errf(n, "%s %s is too small for float32 (it would round to 0 or lose precision); allowed: %s", key, n.Value, allowed)
+	}
+	return v, nil
+}
+
+// residual reads the fused residual input's options.
+func (d *decoder) residual(n *yaml.Node) (*Residual, *Error) {
+	_, e := d.mapping(n, "residual", "{alpha: 1, store_sum: true}", residualKeys)
+	if e != nil {
+		return nil, e
+	}
+	r := &Residual{Alpha: 1}
+	for j := 0; j < len(n.Content); j += 2 {
+		switch v := n.Content[j+1]; n.Content[j].Value {
+		case "alpha":
+			r.Alpha, e = d.finite32(v, "alpha", "a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)", true)
+		case "store_sum":
+			r.StoreSum, e = d.boolean(v, "store_sum")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	return r, nil
+}
+
+// hidden reads the list of row lengths.
+func (d *decoder) hidden(n *yaml.Node) ([]int, []*yaml.Node, *Error) {
+	allowed := fmt.Sprintf("a list of distinct row lengths from 1 to %d, e.g. [4096]", MaxHidden)
+	if e := d.list(n, "hidden", allowed, MaxSizes); e != nil {
+		return nil, nil, e
+	}
+	var hs []int
+	seen := map[int]*yaml.Node{}
+	for _, v := range n.Content {
+		h, e := d.integer(v, "hidden size", 1, MaxHidden)
+		if e != nil {
+			return nil, nil, e
+		}
+		if first, ok := seen[h]; ok {
+			return nil, nil, d.errf(v, "hidden size %d is listed twice (first at %d:%d); allowed: %s", h, first.Line, first.Column, allowed)
+		}
+		seen[h] = v
+		hs = append(hs, h)
+	}
+	return hs, n.Content, nil
+}
+
+// targets reads the instruction sets; the result is in Targets order and
+// always holds purego, the fallback every package needs.
+func (d *decoder) targets(n *yaml.Node) ([]string, *Error) {
+	allowed := "a list of distinct instruction sets from " + allowedTarget + " (leave targets out for all)"
+	// The list's length is left to the duplicate check, which says more.
+	if e := d.list(n, "targets", allowed, math.MaxInt); e != nil {
+		return nil, e
+	}
+	seen := map[string]*yaml.Node{}
+	for _, v := range n.Content {
+		t, e := d.str(v, "target", allowed)
+		if e != nil {
+			return nil, e
+		}
+		if !contains(Targets, t) {
+			return nil, d.errf(v, "unknown target %q%s; allowed: %s", t, suggest(t, Targets), allowedTarget)
+		}
+		if first, ok := seen[t]; ok {
+			return nil, d.errf(v, "target %s is listed twice (first at %d:%d); allowed: %s", t, first.Line, first.Column, allowed)
+		}
+		seen[t] = v
+	}
+	var ts []string
+	for _, t := range Targets {
+		if seen[t] != nil || t == "purego" {
+			ts = append(ts, t)
+		}
+	}
+	return ts, nil
+}
+
+// entry is a generated entry point: a kernel name with a size suffix.
+type entry struct {
+	kernel string
+	at     *yaml.Node
+}
+
+// entries records k's entry points (Name+H and Name+"Any") and rejects a
+// name another kernel already has: kernel Foo with H 12 and kernel Foo1
+// with H 2 would both define Foo12.
+func (d *decoder) entries(seen map[string]entry, k *kernel) *Error {
+	add := func(name string, at *yaml.Node) *Error {
+		if prev, ok := seen[name]; ok && prev.kernel != k.Name {
+			return d.errf(at, "kernel %s's entry point %s is also an entry point of kernel %s (at %d:%d); allowed: kernel names and sizes whose Name+H are all distinct (rename a kernel)", k.Name, name, prev.kernel, prev.at.Line, prev.at.Column)
+		}
+		seen[name] = entry{k.Name, at}
+		return nil
+	}
+	if e := add(k.Name+"Any", k.nameNode); e != nil {
+		return e
+	}
+	for i, h := range k.Hidden {
+		if e := add(fmt.Sprint(k.Name, h), k.hiddenNodes[i]); e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// FuzzParse feeds Parse arbitrary bytes: each must give a valid spec or a
+// located *Error, never a panic or a hang. Validated specs are checked
+// against the invariants the generator relies on.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("*.yaml")
+	bad, _ := filepath.Glob("../tests/badspecs/*.yaml")
+	for _, path := range append(seeds, bad...) {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{
+		"", "---", "version: 1\n---\n", "a: b: c", "\t", "[", "{", "*a", "&a [*a, *a]", "!!binary AAAA",
+		head + "    mean: true\n    hidden: [1, 2]\n    targets: [avx2]\n    residual: {alpha: -2}\n",
+		head + "    mean: true\n    hidden: [12]\n  - name: K1\n    mean: true\n    hidden: [2]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start := time.Now()
+		file, err := Parse("fuzz.yaml", data)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("Parse took %v", d)
+		}
+		if err != nil {
+			if file != nil {
+				t.Fatal("both a File and an error")
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T, want *spec.Error: %v", err, err)
+			}
+			msg := err.Error()
+			if se.Path != "fuzz.yaml" || se.Line < 1 || se.Col < 1 || !strings.HasPrefix(msg, "fuzz.yaml:") ||
+				strings.Contains(se.Msg, "\n") || !strings.Contains(se.Msg, "; ") || !utf8.ValidString(msg) ||
+				strings.Contains(msg, "internal error") {
+				t.Fatalf("badly formed error %q", msg)
+			}
+			return
+		}
+		checkValid(t, file, data)
+	})
+}
+
+// checkValid asserts what a validated File promises.
+func checkValid(t *testing.T, f *File, data []byte) {
+	t.Helper()
+	if string(f.Source) != string(data) || f.Version != Version || CheckPackageName(f.Package) != "" || len(f.Kernels) == 0 {
+		t.Fatalf("invalid file accepted: %+v", f)
+	}
+	entries := map[string]bool{}
+	for _, k := range f.Kernels {
+		if !kernelRE.MatchString(k.Name) || len(k.Name) > MaxNameLen || strings.ContainsAny(k.Doc, "\n\r") || k.Axis != "last" {
+			t.Fatalf("invalid kernel accepted: %+v", k)
+		}
+		if k.Epsilon < 0 || k.Epsilon >= 1 || k.Epsilon != k.Epsilon || (!k.Scale && k.ScaleOffset != 0) {
+			t.Fatalf("invalid numbers accepted: %+v", k)
+		}
+		if r := k.Residual; r != nil && (r.Alpha == 0 || r.Alpha != r.Alpha || r.Alpha > 3.5e38 || r.Alpha < -3.5e38) {
+			t.Fatalf("invalid alpha accepted: %+v", r)
+		}
+		if len(k.Hidden) == 0 || len(k.Targets) == 0 || k.Targets[len(k.Targets)-1] != "purego" {
+			t.Fatalf("invalid lists accepted: %+v", k)
+		}
+		for _, name := range append([]string{k.Name + "Any"}, hiddenNames(k)...) {
+			if entries[name] {
+				t.Fatalf("entry point %s defined twice", name)
+			}
+			entries[name] = true
+		}
+	}
+}
+
+func hiddenNames(k Kernel) []string {
+	var names []string
+	seen := map[int]bool{}
+	for _, h := range k.Hidden {
+		if h < 1 || h > MaxHidden || seen[h] {
+			return []string{k.Name + "Any"} // forces the duplicate failure
+		}
+		seen[h] = true
+		names = append(names, k.Name+itoa(h))
+	}
+	return names
+}
+
+func itoa(n int) string {
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

@@ -1,0 +1,252 @@
+package spec
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// head is a valid spec up to the first kernel's keys; tests append keys.
+const head = "version: 1\npackage: p\nkernels:\n  - name: K\n"
+
+func TestParseGood(t *testing.T) {
+	all := []string{"avx512", "avx2", "neon", "purego"}
+	tests := []struct {
+		name, src string
+		want      File
+	}{{
+		name: "defaults",
+		src:  head + "    mean: false\n    hidden: [4096]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
+			Name: "K", Axis: "last", Epsilon: 1e-5, Scale: true,
+			Hidden: []int{4096}, Targets: all, Pos: Pos{4, 5},
+		}}},
+	}, {
+		name: "every field",
+		src: head + `    doc: "  Fused: s = 2*x + f.  "
+    axis: last
+    mean: true
+    epsilon: 0
+    scale: true
+    scale_offset: -0.5
+    shift: true
+    residual:
+      alpha: 2.5
+      store_sum: true
+    save_stats: true
+    hidden: [8192, 1, 1048576]
+    targets: [purego, avx2]
+`,
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
+			Name: "K", Doc: "Fused: s = 2*x + f.", Axis: "last", Mean: true, Epsilon: 0,
+			Scale: true, ScaleOffset: -0.5, Shift: true,
+			Residual:  &Residual{Alpha: 2.5, StoreSum: true},
+			SaveStats: true, Hidden: []int{8192, 1, 1048576},
+			Targets: []string{"avx2", "purego"}, Pos: Pos{4, 5},
+		}}},
+	}, {
+		name: "flow style, CRLF, BOM, purego added",
+		src:  "\uFEFFversion: 1\r\npackage: Upper_2\r\nkernels: [{name: A_1, mean: true, hidden: [0x10], targets: [neon], residual: {}, epsilon: 1.2e-38}]\r\n",
+		want: File{Version: 1, Package: "Upper_2", Kernels: []Kernel{{
+			Name: "A_1", Axis: "last", Mean: true, Epsilon: 1.2e-38, Scale: true,
+			Residual: &Residual{Alpha: 1}, Hidden: []int{16},
+			Targets: []string{"neon", "purego"}, Pos: Pos{3, 11},
+		}}},
+	}, {
+		name: "scale false with a zero offset, two kernels",
+		src: head + "    mean: false\n    scale: false\n    scale_offset: 0\n    hidden: [1]\n" +
+			"  - name: K2\n    mean: true\n    hidden: [1]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{
+			{Name: "K", Axis: "last", Epsilon: 1e-5, Hidden: []int{1}, Targets: all, Pos: Pos{4, 5}},
+			{Name: "K2", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Hidden: []int{1}, Targets: all, Pos: Pos{9, 5}},
+		}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("g.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Path != "g.yaml" || string(f.Source) != tt.src {
+				t.Errorf("Path %q, Source %q: want the path and bytes given", f.Path, f.Source)
+			}
+			f.Path, f.Source = "", nil
+			if !reflect.DeepEqual(*f, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", f.Kernels, tt.want.Kernels)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	k := head + "    mean: true\n" // a kernel needing only hidden
+	tests := []struct{ src, want string }{
+		{"", "1:1: empty spec; a spec is a YAML mapping that starts with version: 1"},
+		{"# only a comment\n", "1:1: empty spec; a spec is a YAML mapping that starts with version: 1"},
+		{"version: 1\n---\nversion: 1\n", "2:1: a second YAML document; a spec is one document (remove the ---)"},
+		{"version: 1\npackage: p: q\n", "2:11: invalid YAML: mapping values are not allowed in this context; a spec is plain YAML: key: value mappings, lists, spaces for indentation"},
+		{"version: 1\n\tpackage: p\n", "2:1: invalid YAML: a tab in the indentation; indent with spaces, not tabs"},
+		{"version: 1\nkernels: [1, 2\n", "2:1: invalid YAML: did not find expected ',' or ']'; a spec is plain YAML: key: value mappings, lists, spaces for indentation"},
+		{"version: 1\nx:\t\x40\n", "2:4: invalid YAML: a plain value cannot start with '@'; quote the value"},
+		{"version: 1\n\x00", "2:1: control character U+0000; a spec is text: only tab, line feed and carriage return are allowed (is this a binary file?)"},
+		{"vé\xff", "1:3: byte 0xff is not valid UTF-8; a spec is UTF-8 text (is this a binary file?)"},
+		{"a\uFEFF", "1:2: byte order mark (U+FEFF) inside the text; allowed only as the very first character"},
+		{"- 1\n", "1:1: the spec is a list; allowed: a mapping, e.g. version: 1"},
+		{"version: 1\nversion: 1\n", `2:1: key "version" appears twice in the spec (first at 1:1); give each key once`},
+		{"versio: 1\n", `1:1: unknown key "versio" in the spec (did you mean version?); allowed keys: version, package, kernels`},
+		{"package: p\n", "1:1: the spec has no version; allowed: version: 1, as the first key"},
+		{"version: 2\n", "1:10: version 2 is not supported; allowed: the integer 1"},
+		{"version: '1'\n", `1:10: version is the string "1"; allowed: the integer 1`},
+		{"version: 1\n", "1:1: the spec has no package; allowed: package: NAME, the Go package name of the generated code, e.g. rmsnorm"},
+		{"version: 1\npackage: ../evil\n", `2:10: package "../evil" is not a Go identifier; allowed: a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm`},
+		{"version: 1\npackage: type\n", `2:10: package "type" is a Go keyword; allowed: a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm`},
+		{"version: 1\npackage:\n", "2:9: package has no value; allowed: a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm"},
+		{"version: 1\npackage: p\n", "1:1: the spec has no kernels; allowed: kernels: a list of kernels, each with name, mean and hidden"},
+		{"version: 1\npackage: p\nkernels: {}\n", "3:10: kernels is a mapping; allowed: a list of kernels, each a mapping with name, mean and hidden"},
+		{"version: 1\npackage: p\nkernels: [K]\n", `3:11: kernel is the string "K"; allowed: a mapping, e.g. {name: RMSNorm, mean: false, hidden: [4096]}`},
+		{head + "    hidden: [1]\n", "4:5: kernel K has no mean; allowed: mean: true (LayerNorm: subtract the mean) or mean: false (RMSNorm)"},
+		{k, "4:5: kernel K has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]"},
+		{k + "    hidden: 4096\n", "6:13: hidden is the integer 4096; allowed: a list of distinct row lengths from 1 to 1048576, e.g. [4096]"},
+		{k + "    hidden: [-1]\n", "6:14: hidden size -1 is out of range; allowed: an integer from 1 to 1048576"},
+		{k + "    hidden: [1048577]\n", "6:14: hidden size 1048577 is out of range; allowed: an integer from 1 to 1048576"},
+		{k + "    hidden: [1e3]\n", "6:14: hidden size 1e3 is not an integer; allowed: an integer from 1 to 1048576"},
+		{k + "    hidden: [7, 8, 7]\n", "6:20: hidden size 7 is listed twice (first at 6:14); allowed: a list of distinct row lengths from 1 to 1048576, e.g. [4096]"},
+		{k + "    hidden: [1]\n    epsilon: 1\n", "7:14: epsilon 1 is absurdly large (it would dominate the variance); allowed: a number with 0 <= epsilon < 1, typically 1e-5 or 1e-6"},
+		{k + "    hidden: [1]\n    epsilon: -.inf\n", "7:14: epsilon -.inf is not a finite number; allowed: a number with 0 <= epsilon < 1, typically 1e-5 or 1e-6"},
+		{k + "    hidden: [1]\n    epsilon: 1e-50\n", "7:14: epsilon 1e-50 is too small for float32 (it would round to 0 or lose precision); allowed: 0, or from 1.1754944e-38 up to 1"},
+		{k + "    hidden: [1]\n    scale: false\n    scale_offset: 1\n", "8:19: scale_offset 1 without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)"},
+		{k + "    hidden: [1]\n    residual: {alpha: 0}\n", "7:23: alpha is 0; allowed: a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)"},
+		{k + "    hidden: [1]\n    residual: {alpha: 1e39}\n", "7:23: alpha 1e39 overflows float32; allowed: a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)"},
+		{k + "    hidden: [1]\n    residual: {beta: 1}\n", `7:16: unknown key "beta" in residual; allowed keys: alpha, store_sum`},
+		{k + "    hidden: [1]\n    residual: true\n", "7:15: residual is the boolean true; allowed: a mapping, e.g. {alpha: 1, store_sum: true}"},
+		{k + "    hidden: [1]\n    targets: []\n", "7:14: targets is empty; allowed: a list of distinct instruction sets from avx512, avx2, neon, purego (leave targets out for all)"},
+		{k + "    hidden: [1]\n    targets: [avx]\n", `7:15: unknown target "avx" (did you mean avx2?); allowed: avx512, avx2, neon, purego`},
+		{k + "    hidden: [1]\n    axis: first\n", `7:11: axis "first" is not supported; allowed: last (each row is H contiguous values)`},
+		{k + "    hidden: [1]\n    shift: 1\n", "7:12: shift is the integer 1; allowed: true or false"},
+		{k + "    hidden: [1]\n    doc: \"a\\x01\"\n", "7:10: doc holds the unprintable character U+0001; allowed: one line of printable text"},
+		{k + "    hidden: [1]\n    mean: false\n", `7:5: key "mean" appears twice in kernel (first at 5:5); give each key once`},
+		{"version: 1\npackage: p\nkernels:\n  - name: rms\n", `4:11: name "rms" is not exported (it must start with A-Z); allowed: an exported Go identifier: an upper-case letter A-Z followed by letters, digits or _, e.g. RMSNorm`},
+		{"version: 1\npackage: p\nkernels:\n  - name: RMS(); os.Exit(1)\n", `4:11: name "RMS(); os.Exit(1)" is not a Go identifier; allowed: an exported Go identifier: an upper-case letter A-Z followed by letters, digits or _, e.g. RMSNorm`},
+		{"version: 1\npackage: p\nkernels:\n  - name: Ünï\n", `4:11: name "Ünï" is not a Go identifier; allowed: an exported Go identifier: an upper-case letter A-Z followed by letters, digits or _, e.g. RMSNorm`},
+		{"version: 1\npackage: p\nkernels:\n  - mean: true\n", "4:5: kernel 1 has no name; allowed: name: an exported Go identifier, e.g. RMSNorm"},
+		{k + "    hidden: [1]\n  - name: K\n", `7:11: kernel name K is used twice (first at 4:11); give each kernel its own name`},
+		{k + "    hidden: [12]\n  - name: K1\n    mean: true\n    hidden: [2]\n", "9:14: kernel K1's entry point K12 is also an entry point of kernel K (at 6:14); allowed: kernel names and sizes whose Name+H are all distinct (rename a kernel)"},
+		{"version: &v 1\npackage: *v\n", "2:10: package is the alias *v; aliases are not supported in specs: write the value out"},
+		{"version: *v\n", "1:10: alias *v names no anchor; aliases are not supported in specs: write the value out"},
+		{"version: !!str 1\n", `1:10: version is the string "1"; allowed: the integer 1`},
+		{"version: !x 1\n", "1:10: version has the tag !x; custom tags are not supported: remove it"},
+		{"? [a]\n: 1\n", "1:3: a list as a key in the spec; allowed keys: version, package, kernels"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("e.yaml", []byte(tt.src))
+		if err == nil {
+			t.Errorf("%q: no error; want %s", tt.src, tt.want)
+			continue
+		}
+		var se *Error
+		if !errors.As(err, &se) {
+			t.Errorf("%q: error %T, want *spec.Error", tt.src, err)
+		}
+		if got, want := err.Error(), "e.yaml:"+tt.want; got != want {
+			t.Errorf("%q:\ngot  %s\nwant %s", tt.src, got, want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	src := head + "    mean: true\n    hidden: [8]\n"
+	if err := os.WriteFile(good, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Path != good || string(f.Source) != src {
+		t.Errorf("Load: Path %q Source %q", f.Path, f.Source)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(strings.Repeat("#", MaxSize+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing.yaml"): "no such file; give the path of an existing YAML spec, e.g. spec/rmsnorm.yaml",
+		dir:                                "is a directory; give a YAML spec file, e.g. spec/rmsnorm.yaml",
+		filepath.Join(good, "x.yaml"):      "cannot read the spec: not a directory; give the path of a readable YAML spec file",
+		"/dev/null":                        "is not a regular file; give a YAML spec file, e.g. spec/rmsnorm.yaml",
+		big:                                "spec is larger than 1048576 bytes; a spec is a short YAML file",
+		"":                                 "no spec file named; give the path of a YAML spec, e.g. spec/rmsnorm.yaml",
+	} {
+		_, err := Load(path)
+		var se *Error
+		if !errors.As(err, &se) {
+			t.Errorf("Load(%q): %v (%T), want *spec.Error", path, err, err)
+			continue
+		}
+		name := path
+		if name == "" {
+			name = "<spec>"
+		}
+		if got := err.Error(); got != name+":1:1: "+want {
+			t.Errorf("Load(%q):\ngot  %s\nwant %s:1:1: %s", path, got, name, want)
+		}
+	}
+}
+
+// TestShipped checks that the shipped specs parse, that the embedded
+// catalogue is exactly them, and what the README promises about them.
+func TestShipped(t *testing.T) {
+	files, err := Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Path)
+		disk, err := Load(filepath.Base(f.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(disk.Source) != string(f.Source) || !reflect.DeepEqual(disk.Kernels, f.Kernels) {
+			t.Errorf("%s: the embedded copy differs from the file", f.Path)
+		}
+	}
+	if want := []string{"spec/layernorm.yaml", "spec/rmsnorm.yaml"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("catalogue %v, want %v", names, want)
+	}
+	ln, rms := files[0], files[1]
+	if ln.Package != "layernorm" || !ln.Kernels[0].Mean || ln.Kernels[0].Epsilon != 1e-5 ||
+		!reflect.DeepEqual(ln.Kernels[0].Hidden, []int{768, 1024, 4096, 8192}) {
+		t.Errorf("layernorm.yaml: %+v", ln.Kernels[0])
+	}
+	if rms.Package != "rmsnorm" || rms.Kernels[0].Mean || rms.Kernels[0].Shift || rms.Kernels[0].Epsilon != 1e-6 ||
+		!reflect.DeepEqual(rms.Kernels[0].Hidden, []int{2048, 4096, 5120, 8192}) {
+		t.Errorf("rmsnorm.yaml: %+v", rms.Kernels[0])
+	}
+}
+
+func TestCheckPackageName(t *testing.T) {
+	for _, s := range []string{"rmsnorm", "x", "norm_2", "Norm"} {
+		if msg := CheckPackageName(s); msg != "" {
+			t.Errorf("%q: %s", s, msg)
+		}
+	}
+	for _, s := range []string{"", "_", "2x", "a.b", "a/b", "go", "x y", strings.Repeat("a", 65), "ä"} {
+		if msg := CheckPackageName(s); msg == "" {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// TestFloat32Limits pins the bounds the messages state.
+func TestFloat32Limits(t *testing.T) {
+	if float32(minNormal32) != math.SmallestNonzeroFloat32*(1<<23) {
+		t.Errorf("minNormal32 = %g", float32(minNormal32))
+	}
+}
