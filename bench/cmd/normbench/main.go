@@ -1,0 +1,122 @@
+// Command normbench measures normgen's generated LayerNorm and RMSNorm
+// kernels against their peers (naive Go, gonum, archsimd, oneDNN), as a
+// ratio to Go's copy of the same bytes, and writes
+// results/<machine>.md and results/<machine>.svg.
+//
+// Run it through scripts/bench.sh at the repository root, which generates
+// normgen's packages, installs what the peers need and sets the build tags
+// and GOEXPERIMENT; see bench/README.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/bench/normgen"
+	"github.com/normgen/normgen/bench/peers"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "short run (about a minute): fewer rounds, noisier figures")
+	out := flag.String("out", "results", "directory for <machine>.md and <machine>.svg; empty: print the table only")
+	machine := flag.String("machine", "", "file name for the results (default: the CPU model, lower case)")
+	hs := flag.String("h", "768,4096,8192", "hidden sizes")
+	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels")
+	only := flag.String("impl", "", "comma-separated implementations to time (default: all built in)")
+	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
+	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
+	budget := flag.Duration("budget", 0, "timing budget per shape (default 9s, or 1.5s with -quick)")
+	flag.Parse()
+
+	cfg := harness.DefaultConfig()
+	if *quick {
+		cfg = harness.QuickConfig()
+	}
+	if *budget > 0 {
+		cfg.Budget = *budget
+	}
+	cfg.Log = os.Stderr
+
+	var sizes []int
+	for _, s := range strings.Split(*hs, ",") {
+		h, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || h <= 0 {
+			fatalf("-h: %q is not a positive integer", s)
+		}
+		sizes = append(sizes, h)
+	}
+	var opList []harness.Op
+	for _, s := range strings.Split(*ops, ",") {
+		i := slices.IndexFunc(harness.Ops, func(o harness.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
+		if i < 0 {
+			fatalf("-ops: unknown kernel %q; allowed: LayerNorm, RMSNorm", s)
+		}
+		opList = append(opList, harness.Ops[i])
+	}
+
+	impls := append(peers.All(), normgen.Impls()...)
+	if *only != "" {
+		want := strings.Split(*only, ",")
+		impls = slices.DeleteFunc(impls, func(im harness.Impl) bool { return !slices.Contains(want, im.Name) })
+	}
+	for _, m := range append(peers.Missing(), normgen.Missing()...) {
+		fmt.Fprintln(os.Stderr, "note:", m)
+	}
+
+	rep := harness.Run(cfg, harness.Shapes(opList, sizes, *l2, *dram), impls)
+	rep.Machine.Extra = append(rep.Machine.Extra, peers.Notes()...)
+	rep.Machine.Extra = append(rep.Machine.Extra, normgen.Notes()...)
+	for _, m := range append(peers.Missing(), normgen.Missing()...) {
+		rep.Machine.Extra = append(rep.Machine.Extra, "not in this run: "+m)
+	}
+	if *quick {
+		rep.Machine.Extra = append(rep.Machine.Extra, "mode: -quick (short budget: noisier figures)")
+	}
+
+	if *out == "" {
+		if err := rep.WriteMarkdown(os.Stdout, ""); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
+	name := *machine
+	if name == "" {
+		name = rep.Machine.Slug()
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	md, svg := filepath.Join(*out, name+".md"), filepath.Join(*out, name+".svg")
+	write(svg, rep.WriteSVG)
+	write(md, func(w io.Writer) error { return rep.WriteMarkdown(w, filepath.Base(svg)) })
+	fmt.Fprintf(os.Stderr, "wrote %s and %s in %s\n", md, svg, rep.Elapsed.Round(time.Second))
+}
+
+// write creates path through a temporary file renamed into place.
+func write(path string, f func(io.Writer) error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if err := f(tmp); err != nil {
+		os.Remove(tmp.Name())
+		fatalf("%s: %v", path, err)
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "normbench: "+format+"\n", args...)
+	os.Exit(2)
+}

@@ -1,0 +1,7 @@
+module github.com/normgen/normgen/bench
+
+go 1.26.8
+
+replace github.com/normgen/normgen => ../
+
+require gonum.org/v1/gonum v0.17.0

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Reference computes op in float64 (two passes, eps inside the sqrt): the
+// oracle every implementation is checked against. beta may be nil.
+func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
+	out := make([]float64, len(x))
+	eps := float64(op.Eps())
+	for r := 0; r+h <= len(x); r += h {
+		row := x[r : r+h]
+		mean := 0.0
+		if op == LayerNorm {
+			for _, v := range row {
+				mean += float64(v)
+			}
+			mean /= float64(h)
+		}
+		ss := 0.0
+		for _, v := range row {
+			d := float64(v) - mean
+			ss += d * d
+		}
+		inv := 1 / math.Sqrt(ss/float64(h)+eps)
+		for i, v := range row {
+			y := (float64(v) - mean) * inv * float64(gamma[i])
+			if beta != nil {
+				y += float64(beta[i])
+			}
+			out[r+i] = y
+		}
+	}
+	return out
+}
+
+// Tolerance is the largest accepted |y - ref| / (1 + |ref|): float32
+// kernels with any sound summation order stay far below it on the harness's
+// inputs; a wrong epsilon, a missing affine term or E[x^2]-mean^2 on offset
+// rows do not.
+const Tolerance = 1e-4
+
+// Check runs f once on x into dst (first filled with NaN, so that values it
+// does not write are caught) and compares with ref. It returns the largest
+// relative error seen, and an error when it exceeds Tolerance, when f
+// panics, or when f modified x.
+func Check(op Op, f Func, dst, x, gamma, beta []float32, ref []float64, h int) (maxErr float64, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			err = fmt.Errorf("panicked: %v", e)
+		}
+	}()
+	nan := float32(math.NaN())
+	for i := range dst {
+		dst[i] = nan
+	}
+	x0 := append([]float32(nil), x...)
+	f(dst, x, gamma, beta)
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(x0[i]) {
+			copy(x, x0)
+			return 0, fmt.Errorf("modified its input x at %d", i)
+		}
+	}
+	worst := -1
+	for i, y := range dst {
+		e := math.Abs(float64(y)-ref[i]) / (1 + math.Abs(ref[i]))
+		if !(e <= maxErr) { // NaN too
+			maxErr, worst = e, i
+			if math.IsNaN(e) {
+				maxErr = math.Inf(1)
+				break
+			}
+		}
+	}
+	if maxErr > Tolerance {
+		return maxErr, fmt.Errorf("row %d col %d: got %g, want %g (relative error %.3g > %g)",
+			worst/h, worst%h, dst[worst], ref[worst], maxErr, Tolerance)
+	}
+	return maxErr, nil
+}
+
+// Stats summarizes samples.
+type Stats struct {
+	N                          int
+	Min, P25, Median, P75, Max float64
+}
+
+// Summarize computes the order statistics of v (which it does not modify).
+func Summarize(v []float64) Stats {
+	if len(v) == 0 {
+		return Stats{}
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return Stats{N: len(s), Min: s[0], P25: quantile(s, 0.25), Median: quantile(s, 0.5), P75: quantile(s, 0.75), Max: s[len(s)-1]}
+}
+
+// quantile interpolates linearly between the order statistics of sorted s.
+func quantile(s []float64, q float64) float64 {
+	p := q * float64(len(s)-1)
+	i := int(p)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (p-float64(i))*(s[i+1]-s[i])
+}

@@ -1,0 +1,372 @@
+// Package harness times normalization kernels against the cost of copying the
+// same bytes, in one process and one run, and reports the result as a
+// markdown table and an SVG plot.
+//
+// It imports only the standard library, so that any program can use it
+// (normbench in this module, or a driver that `normgen bench` writes for a
+// user's own spec) without pulling in the peers' dependencies.
+//
+// Method, for each shape (kernel, hidden size H, input size):
+//   - every implementation is first run once and its output compared with a
+//     float64 reference; one that is wrong (or panics) is reported, not timed;
+//   - the process runs on one thread (GOMAXPROCS(1), the goroutine locked to
+//     its OS thread, the garbage collector off while timing);
+//   - timing proceeds in rounds; every round runs every implementation once,
+//     the bound (Go's copy of x into dst) included, in an order rotated by
+//     one each round, and each implementation's time is divided by the copy
+//     time of the same round. Medians and quartiles are taken over rounds.
+//   - a sample is at least Config.Sample long (several calls on the same,
+//     cache-resident buffers); for inputs larger than the last-level cache,
+//     every call uses the next of several buffer sets, so that each call
+//     finds its x and dst in DRAM, not in a cache warmed by the call before.
+package harness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"time"
+)
+
+// Op is a normalization kernel the harness knows how to check.
+type Op int
+
+const (
+	LayerNorm Op = iota // y = gamma*(x-mean)/sqrt(var+eps) + beta, per row
+	RMSNorm             // y = gamma*x/sqrt(mean(x^2)+eps), per row
+)
+
+// Ops lists every Op.
+var Ops = []Op{LayerNorm, RMSNorm}
+
+func (o Op) String() string { return [...]string{"LayerNorm", "RMSNorm"}[o] }
+
+// Eps is the epsilon of the kernels normgen's benchmark specs declare, and
+// that every peer is asked to use.
+func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6}[o] }
+
+// Func normalizes every row of x (len(x)/h rows of h values) into dst.
+// beta is nil for RMSNorm.
+type Func func(dst, x, gamma, beta []float32)
+
+// Impl is one implementation under test.
+type Impl struct {
+	Name  string // short label: a table column and a plot legend entry
+	About string // one sentence: what it is
+	// Prepare returns the function for op at hidden size h and the given
+	// number of rows, or nil with a reason when this implementation does not
+	// provide that kernel (reported as "n/a", not as an error). It is called
+	// once per shape, outside timing, so it may allocate and set up state.
+	Prepare func(op Op, h, rows int) (Func, string)
+}
+
+// Level names where a shape's data lives.
+type Level string
+
+const (
+	L2   Level = "L2"
+	DRAM Level = "DRAM"
+)
+
+// Shape is one benchmark case.
+type Shape struct {
+	Op    Op
+	H     int
+	Rows  int
+	Level Level
+}
+
+// Bytes is the traffic the copy bound moves: x read plus dst written.
+func (s Shape) Bytes() int64 { return 2 * 4 * int64(s.H) * int64(s.Rows) }
+
+func (s Shape) String() string {
+	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+}
+
+// Shapes returns, for every op and h, one shape with x of about l2Bytes
+// (level L2) and one with x of about dramBytes (level DRAM). A zero size
+// leaves that level out.
+func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
+	var out []Shape
+	for _, op := range ops {
+		for _, level := range []Level{L2, DRAM} {
+			size := l2Bytes
+			if level == DRAM {
+				size = dramBytes
+			}
+			if size <= 0 {
+				continue
+			}
+			for _, h := range hs {
+				rows := int(math.Round(float64(size) / float64(4*h)))
+				rows = max(rows, 1)
+				out = append(out, Shape{Op: op, H: h, Rows: rows, Level: level})
+			}
+		}
+	}
+	return out
+}
+
+// Config sets how long and how carefully to time.
+type Config struct {
+	// Budget is the wall time spent timing one shape (after checking and
+	// warming up); rounds stop when it is spent and MinRounds are done, or
+	// at MaxRounds.
+	Budget    time.Duration
+	MinRounds int
+	MaxRounds int
+	// Sample is the least duration of one timed sample: calls are repeated
+	// on the same buffers until a sample is at least this long.
+	Sample time.Duration
+	// LLCBytes is the size of the last-level cache. DRAM shapes use enough
+	// buffer sets that the bytes touched between two uses of one set exceed
+	// it twice over. 0: read it from the machine.
+	LLCBytes int64
+	// Seed makes the input data reproducible.
+	Seed uint64
+	// Log, when not nil, receives progress lines.
+	Log io.Writer
+}
+
+// DefaultConfig is a full run: about 5 minutes for the standard shapes and
+// peers on a 2-core machine.
+func DefaultConfig() Config {
+	return Config{Budget: 9 * time.Second, MinRounds: 15, MaxRounds: 20000, Sample: 200 * time.Microsecond, Seed: 1}
+}
+
+// QuickConfig is a short run, for checking the setup: figures are noisier.
+func QuickConfig() Config {
+	return Config{Budget: 1500 * time.Millisecond, MinRounds: 5, MaxRounds: 2000, Sample: 100 * time.Microsecond, Seed: 1}
+}
+
+// Status of one implementation at one shape.
+type Status string
+
+const (
+	OK    Status = "ok"
+	NA    Status = "n/a"   // the implementation has no such kernel
+	Wrong Status = "wrong" // output failed the reference check: not timed
+)
+
+// Result is one implementation at one shape.
+type Result struct {
+	Impl   string
+	Status Status
+	Note   string // why n/a or wrong
+	MaxErr float64
+	// Ratio to the copy of the same round, over rounds.
+	Ratio Stats
+	// NsPerCall over rounds.
+	Ns Stats
+}
+
+// GBps is the copy-equivalent throughput at the median time: the bytes of x
+// read plus dst written, per second.
+func (r Result) GBps(s Shape) float64 {
+	if r.Ns.Median <= 0 {
+		return 0
+	}
+	return float64(s.Bytes()) / r.Ns.Median
+}
+
+// ShapeResult holds every implementation's result at one shape, the bound
+// (the copy) first.
+type ShapeResult struct {
+	Shape   Shape
+	Rounds  int
+	Sets    int // buffer sets cycled through
+	Results []Result
+}
+
+// Report is a whole run.
+type Report struct {
+	Machine Machine
+	Config  Config
+	Impls   []Impl // in column order, without the bound
+	Shapes  []ShapeResult
+	Elapsed time.Duration
+}
+
+// Bound is Go's copy of x into dst: the time every figure is divided by.
+const Bound = "copy"
+
+type buffers struct {
+	x, dst      [][]float32
+	gamma, beta []float32
+}
+
+// Run checks and times impls at every shape. The bound is added by Run.
+func Run(cfg Config, shapes []Shape, impls []Impl) *Report {
+	start := time.Now()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if cfg.LLCBytes == 0 {
+		cfg.LLCBytes = LastLevelCache()
+	}
+	rep := &Report{Machine: ReadMachine(), Config: cfg, Impls: impls}
+	rep.Machine.GOMAXPROCS = 1
+	for _, s := range shapes {
+		rep.Shapes = append(rep.Shapes, runShape(cfg, s, impls))
+		runtime.GC()
+	}
+	rep.Elapsed = time.Since(start)
+	return rep
+}
+
+func logf(cfg Config, format string, args ...any) {
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, format, args...)
+	}
+}
+
+type timed struct {
+	name  string
+	f     Func
+	n     int // calls per sample
+	ratio []float64
+	ns    []float64
+	res   *Result
+}
+
+func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
+	logf(cfg, "%s\n", s)
+	n := s.H * s.Rows
+	sets := 1
+	if s.Level == DRAM {
+		// Between two uses of a set, the other sets' x and dst are touched:
+		// make that at least twice the last-level cache.
+		per := 2 * 4 * int64(n)
+		sets = 1 + int((2*cfg.LLCBytes+per-1)/per)
+		sets = max(sets, 2)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s.H)*1000003+uint64(s.Rows)))
+	b := &buffers{gamma: make([]float32, s.H), beta: make([]float32, s.H)}
+	x0 := make([]float32, n)
+	FillInput(rng, x0, s.H)
+	for i := range b.gamma {
+		b.gamma[i] = float32(0.5 + rng.Float64())
+		b.beta[i] = float32(rng.NormFloat64() * 0.1)
+	}
+	for i := 0; i < sets; i++ {
+		x := x0
+		if i > 0 {
+			x = slices.Clone(x0)
+		}
+		b.x = append(b.x, x)
+		b.dst = append(b.dst, make([]float32, n))
+	}
+	beta := b.beta
+	if s.Op == RMSNorm {
+		beta = nil
+	}
+	ref := Reference(s.Op, x0, b.gamma, beta, s.H)
+
+	sr := ShapeResult{Shape: s, Sets: sets}
+	copyF := func(dst, x, _, _ []float32) { copy(dst, x) }
+	sr.Results = make([]Result, 1+len(impls))
+	sr.Results[0] = Result{Impl: Bound, Status: OK}
+	for i, im := range impls {
+		sr.Results[i+1] = Result{Impl: im.Name}
+	}
+	ts := []*timed{{name: Bound, f: copyF, res: &sr.Results[0]}}
+	for i, im := range impls {
+		r := &sr.Results[i+1]
+		f, why := prepare(im, s)
+		if f == nil {
+			r.Status, r.Note = NA, why
+			logf(cfg, "  %-16s n/a: %s\n", im.Name, why)
+			continue
+		}
+		maxErr, err := Check(s.Op, f, b.dst[0], b.x[0], b.gamma, beta, ref, s.H)
+		r.MaxErr = maxErr
+		if err != nil {
+			r.Status, r.Note = Wrong, err.Error()
+			logf(cfg, "  %-16s WRONG: %v\n", im.Name, err)
+			continue
+		}
+		r.Status = OK
+		ts = append(ts, &timed{name: im.Name, f: f, res: r})
+	}
+	// Restore x (an implementation could have written to it) and warm up.
+	for _, x := range b.x {
+		copy(x, x0)
+	}
+	next := 0
+	call := func(t *timed) time.Duration {
+		set := next % sets
+		next++
+		t0 := time.Now()
+		for i := 0; i < t.n; i++ {
+			t.f(b.dst[set], b.x[set], b.gamma, beta)
+		}
+		return time.Since(t0)
+	}
+	for _, t := range ts {
+		t.n = 1
+		if sets > 1 {
+			continue // each call is one sample, on a cold set
+		}
+		// Calibrate: the number of calls making a sample at least cfg.Sample.
+		call(t)
+		for {
+			d := call(t)
+			if d >= cfg.Sample || t.n >= 1<<20 {
+				break
+			}
+			t.n = int(math.Ceil(float64(t.n) * 1.2 * float64(cfg.Sample) / float64(max(d, time.Microsecond))))
+		}
+	}
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	t0 := time.Now()
+	rounds := 0
+	k := len(ts)
+	times := make([]float64, k)
+	for rounds < cfg.MaxRounds && (rounds < cfg.MinRounds || time.Since(t0) < cfg.Budget) {
+		for j := 0; j < k; j++ {
+			i := (j + rounds) % k
+			t := ts[i]
+			times[i] = float64(call(t).Nanoseconds()) / float64(t.n)
+		}
+		for i, t := range ts {
+			t.ns = append(t.ns, times[i])
+			t.ratio = append(t.ratio, times[i]/times[0])
+		}
+		rounds++
+	}
+	sr.Rounds = rounds
+	for _, t := range ts {
+		t.res.Ratio = Summarize(t.ratio)
+		t.res.Ns = Summarize(t.ns)
+		logf(cfg, "  %-16s %7.2fx  (%.2f-%.2f)  %7.1f GB/s\n", t.name, t.res.Ratio.Median, t.res.Ratio.P25, t.res.Ratio.P75, t.res.GBps(s))
+	}
+	logf(cfg, "  %d rounds, %d buffer set(s), %.1fs\n", rounds, sets, time.Since(t0).Seconds())
+	return sr
+}
+
+// prepare calls im.Prepare, turning a panic into a reason.
+func prepare(im Impl, s Shape) (f Func, why string) {
+	defer func() {
+		if e := recover(); e != nil {
+			f, why = nil, fmt.Sprintf("prepare panicked: %v", e)
+		}
+	}()
+	return im.Prepare(s.Op, s.H, s.Rows)
+}
+
+// FillInput writes rows of h values with varied offsets and scales, so that
+// mean and variance both matter: row r is c_r + s_r*N(0,1).
+func FillInput(rng *rand.Rand, x []float32, h int) {
+	for r := 0; r+h <= len(x); r += h {
+		c := rng.NormFloat64() * 2
+		s := 0.25 + 2*rng.Float64()
+		for i := r; i < r+h; i++ {
+			x[i] = float32(c + s*rng.NormFloat64())
+		}
+	}
+}

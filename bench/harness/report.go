@@ -1,0 +1,140 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// WriteMarkdown writes the report: the machine, the ratio-to-copy table, the
+// throughput table, the per-shape details and what each implementation is.
+func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
+	var b strings.Builder
+	m := rep.Machine
+	fmt.Fprintf(&b, "# normgen benchmark: %s\n\n", m.CPU)
+	fmt.Fprintf(&b, "Single thread, time as a ratio to Go's `copy` of the same bytes (x read, dst written) measured in the same round: lower is better, 1.0 is the copy bound. Medians over interleaved rounds; p25-p75 in brackets.\n\n")
+	b.WriteString("## Machine\n\n| | |\n|---|---|\n")
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "| %s | %s |\n", k, mdEscape(v))
+		}
+	}
+	row("CPU", m.CPU)
+	row("SIMD", strings.Join(m.Features, " "))
+	row("logical CPUs", fmt.Sprint(m.Cores))
+	row("caches (per core / shared)", strings.Join(m.Caches, ", "))
+	row("OS", m.Kernel)
+	row("Go", fmt.Sprintf("%s %s", m.Go, m.GOARCH))
+	row("GOEXPERIMENT", m.Experiment)
+	row("GOMAXPROCS while timing", fmt.Sprint(m.GOMAXPROCS))
+	for _, e := range m.Extra {
+		k, v, _ := strings.Cut(e, ": ")
+		row(k, v)
+	}
+	row("date", m.Date.Format("2006-01-02 15:04 MST"))
+	row("run", fmt.Sprintf("%.0f s; per shape: %v timing budget, at least %d rounds, samples of at least %v (L2)", rep.Elapsed.Seconds(), rep.Config.Budget, rep.Config.MinRounds, rep.Config.Sample))
+	b.WriteString("\n")
+	if plotFile != "" {
+		fmt.Fprintf(&b, "![ratio to copy](%s)\n\n", plotFile)
+	}
+
+	names := []string{}
+	for _, im := range rep.Impls {
+		names = append(names, im.Name)
+	}
+	header := func(first string) {
+		fmt.Fprintf(&b, "| kernel | H | data | %s |", first)
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s |", n)
+		}
+		b.WriteString("\n|---|--:|---|--:|")
+		for range names {
+			b.WriteString("--:|")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Time / copy time (median, p25-p75)\n\nBold: the fastest implementation other than the copy.\n\n")
+	header("copy GB/s")
+	for _, sr := range rep.Shapes {
+		s := sr.Shape
+		best := sr.best()
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Op, s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		for _, r := range sr.Results[1:] {
+			cell := r.cell(func(r Result) string {
+				return fmt.Sprintf("%.2fx (%.2f-%.2f)", r.Ratio.Median, r.Ratio.P25, r.Ratio.P75)
+			})
+			if r.Impl == best {
+				cell = "**" + cell + "**"
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Throughput, GB/s (bytes of x read + dst written, per second, at the median time)\n\n")
+	header("copy")
+	for _, sr := range rep.Shapes {
+		s := sr.Shape
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Op, s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		for _, r := range sr.Results[1:] {
+			fmt.Fprintf(&b, " %s |", r.cell(func(r Result) string { return fmt.Sprintf("%.1f", r.GBps(s)) }))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Details\n\n")
+	for _, sr := range rep.Shapes {
+		s := sr.Shape
+		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled.\n\n", sr.Rounds, sr.Sets)
+		b.WriteString("| implementation | ratio median | p25 | p75 | min | max | time/call | GB/s | max rel. error |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range sr.Results {
+			if r.Status != OK {
+				fmt.Fprintf(&b, "| %s | %s: %s | | | | | | | |\n", r.Impl, r.Status, mdEscape(r.Note))
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.1f | %.1e |\n", r.Impl,
+				r.Ratio.Median, r.Ratio.P25, r.Ratio.P75, r.Ratio.Min, r.Ratio.Max, nsString(r.Ns.Median), r.GBps(s), r.MaxErr)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Implementations\n\n")
+	fmt.Fprintf(&b, "- **%s**: Go's built-in `copy(dst, x)` of the same bytes: the bound every figure is divided by.\n", Bound)
+	for _, im := range rep.Impls {
+		fmt.Fprintf(&b, "- **%s**: %s\n", im.Name, im.About)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// best is the name of the fastest timed implementation other than the bound.
+func (sr ShapeResult) best() string {
+	best, bestV := "", math.Inf(1)
+	for _, r := range sr.Results[1:] {
+		if r.Status == OK && r.Ratio.Median < bestV {
+			best, bestV = r.Impl, r.Ratio.Median
+		}
+	}
+	return best
+}
+
+func (r Result) cell(ok func(Result) string) string {
+	switch r.Status {
+	case OK:
+		return ok(r)
+	case Wrong:
+		return "WRONG"
+	}
+	return "n/a"
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func nsString(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}

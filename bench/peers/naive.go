@@ -1,0 +1,63 @@
+// Package peers holds the implementations normgen is measured against.
+//
+// Every peer normalizes rows of float32 in place of its own dst, with the
+// epsilon the harness gives (harness.Op.Eps), and is checked against the
+// harness's float64 reference before it is timed.
+package peers
+
+import (
+	"math"
+
+	"github.com/normgen/normgen/bench/harness"
+)
+
+// Naive is the code a Go user writes first: straight float32 loops, two
+// passes for the statistics (sum, then squared deviations), one for the
+// output, math.Sqrt through float64.
+var Naive = harness.Impl{
+	Name:  "naive",
+	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output.",
+	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+		eps := op.Eps()
+		if op == harness.RMSNorm {
+			return func(dst, x, gamma, _ []float32) { naiveRMSNorm(dst, x, gamma, h, eps) }, ""
+		}
+		return func(dst, x, gamma, beta []float32) { naiveLayerNorm(dst, x, gamma, beta, h, eps) }, ""
+	},
+}
+
+func naiveLayerNorm(dst, x, gamma, beta []float32, h int, eps float32) {
+	for r := 0; r+h <= len(x); r += h {
+		row := x[r : r+h]
+		out := dst[r : r+h]
+		var sum float32
+		for _, v := range row {
+			sum += v
+		}
+		mean := sum / float32(h)
+		var ss float32
+		for _, v := range row {
+			d := v - mean
+			ss += d * d
+		}
+		rstd := float32(1 / math.Sqrt(float64(ss/float32(h)+eps)))
+		for i, v := range row {
+			out[i] = (v-mean)*rstd*gamma[i] + beta[i]
+		}
+	}
+}
+
+func naiveRMSNorm(dst, x, gamma []float32, h int, eps float32) {
+	for r := 0; r+h <= len(x); r += h {
+		row := x[r : r+h]
+		out := dst[r : r+h]
+		var ss float32
+		for _, v := range row {
+			ss += v * v
+		}
+		inv := float32(1 / math.Sqrt(float64(ss/float32(h)+eps)))
+		for i, v := range row {
+			out[i] = v * inv * gamma[i]
+		}
+	}
+}

@@ -1,0 +1,176 @@
+//go:build cgo && onednn
+
+package peers
+
+/*
+#cgo LDFLAGS: -ldnnl -lgomp
+#include <stdlib.h>
+#include <stdio.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+static dnnl_engine_t nb_engine;
+static dnnl_stream_t nb_stream;
+
+// nb_init creates the CPU engine and stream, with one OpenMP thread.
+static int nb_init(void) {
+	omp_set_num_threads(1);
+	if (dnnl_engine_create(&nb_engine, dnnl_cpu, 0) != dnnl_success) return 1;
+	if (dnnl_stream_create(&nb_stream, nb_engine, dnnl_stream_default_flags) != dnnl_success) return 2;
+	return 0;
+}
+
+static const char *nb_version(void) {
+	static char buf[96];
+	const dnnl_version_t *v = dnnl_version();
+	snprintf(buf, sizeof buf, "%d.%d.%d (cpu runtime %s, OpenMP max threads %d)", v->major, v->minor, v->patch,
+		v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential" : "other",
+		omp_get_max_threads());
+	return buf;
+}
+
+typedef struct {
+	dnnl_primitive_t prim;
+	dnnl_memory_t src, dst, scale, shift, mean, var;
+	void *stats; // C memory for mean and variance when the primitive wants them
+	char impl[64];
+} nb_lnorm;
+
+// nb_lnorm_create makes a forward-inference layer normalization of rows x h
+// float32 values with scale (gamma) and, when shift is set, shift (beta).
+static int nb_lnorm_create(nb_lnorm *p, long long rows, long long h, float eps, int shift) {
+	dnnl_memory_desc_t data_md, w_md;
+	dnnl_dims_t dims = {rows, h}, wdims = {h};
+	if (dnnl_memory_desc_init_by_tag(&data_md, 2, dims, dnnl_f32, dnnl_ab) != dnnl_success) return 1;
+	if (dnnl_memory_desc_init_by_tag(&w_md, 1, wdims, dnnl_f32, dnnl_a) != dnnl_success) return 2;
+	dnnl_layer_normalization_desc_t d;
+	unsigned flags = dnnl_use_scale | (shift ? dnnl_use_shift : 0);
+	if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &data_md, NULL, eps, flags) != dnnl_success) return 3;
+	dnnl_primitive_desc_t pd;
+	if (dnnl_primitive_desc_create(&pd, &d, NULL, nb_engine, NULL) != dnnl_success) return 4;
+	const char *impl = NULL;
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+	snprintf(p->impl, sizeof p->impl, "%s", impl ? impl : "?");
+	if (dnnl_primitive_create(&p->prim, pd) != dnnl_success) { dnnl_primitive_desc_destroy(pd); return 5; }
+	const dnnl_memory_desc_t *mmd = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
+	const dnnl_memory_desc_t *vmd = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, DNNL_ARG_VARIANCE);
+	size_t ms = mmd ? dnnl_memory_desc_get_size(mmd) : 0, vs = vmd ? dnnl_memory_desc_get_size(vmd) : 0;
+	p->stats = NULL; p->mean = NULL; p->var = NULL;
+	if (ms > 0 && vs > 0) {
+		p->stats = malloc(ms + vs);
+		dnnl_memory_create(&p->mean, mmd, nb_engine, p->stats);
+		dnnl_memory_create(&p->var, vmd, nb_engine, (char *)p->stats + ms);
+	}
+	dnnl_primitive_desc_destroy(pd);
+	if (dnnl_memory_create(&p->src, &data_md, nb_engine, DNNL_MEMORY_NONE) != dnnl_success) return 6;
+	if (dnnl_memory_create(&p->dst, &data_md, nb_engine, DNNL_MEMORY_NONE) != dnnl_success) return 7;
+	if (dnnl_memory_create(&p->scale, &w_md, nb_engine, DNNL_MEMORY_NONE) != dnnl_success) return 8;
+	if (dnnl_memory_create(&p->shift, &w_md, nb_engine, DNNL_MEMORY_NONE) != dnnl_success) return 9;
+	return 0;
+}
+
+// nb_lnorm_exec runs it on Go memory: the handles are set for the call and
+// cleared before returning, so that no Go pointer outlives the call in C.
+static int nb_lnorm_exec(nb_lnorm *p, float *src, float *dst, float *scale, float *shift) {
+	dnnl_exec_arg_t args[6];
+	int n = 0;
+	dnnl_memory_set_data_handle(p->src, src);
+	dnnl_memory_set_data_handle(p->dst, dst);
+	dnnl_memory_set_data_handle(p->scale, scale);
+	args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, p->src};
+	args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, p->dst};
+	args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, p->scale};
+	if (shift) {
+		dnnl_memory_set_data_handle(p->shift, shift);
+		args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, p->shift};
+	}
+	if (p->mean) {
+		args[n++] = (dnnl_exec_arg_t){DNNL_ARG_MEAN, p->mean};
+		args[n++] = (dnnl_exec_arg_t){DNNL_ARG_VARIANCE, p->var};
+	}
+	int rc = dnnl_primitive_execute(p->prim, nb_stream, n, args) != dnnl_success;
+	if (!rc) rc = dnnl_stream_wait(nb_stream) != dnnl_success;
+	dnnl_memory_set_data_handle(p->src, DNNL_MEMORY_NONE);
+	dnnl_memory_set_data_handle(p->dst, DNNL_MEMORY_NONE);
+	dnnl_memory_set_data_handle(p->scale, DNNL_MEMORY_NONE);
+	dnnl_memory_set_data_handle(p->shift, DNNL_MEMORY_NONE);
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/normgen/normgen/bench/harness"
+)
+
+var (
+	dnnlOnce sync.Once
+	dnnlErr  error
+	dnnlImpl = map[string]bool{}
+)
+
+func dnnlInit() error {
+	dnnlOnce.Do(func() {
+		if rc := C.nb_init(); rc != 0 {
+			dnnlErr = fmt.Errorf("oneDNN engine/stream creation failed (%d)", rc)
+		}
+	})
+	return dnnlErr
+}
+
+// OneDNN is oneDNN's layer normalization primitive (forward inference,
+// scale and shift), called through cgo on one thread.
+var OneDNN = harness.Impl{
+	Name:  "onednn",
+	About: "oneDNN (Debian libdnnl-dev) layer normalization primitive, forward inference with scale and shift, through cgo, one OpenMP thread; src and dst handles set per call. This oneDNN has no RMS normalization.",
+	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+		if op != harness.LayerNorm {
+			return nil, "this oneDNN version (" + OneDNNVersion() + ") has no RMS normalization"
+		}
+		if err := dnnlInit(); err != nil {
+			return nil, err.Error()
+		}
+		p := (*C.nb_lnorm)(C.calloc(1, C.size_t(unsafe.Sizeof(C.nb_lnorm{}))))
+		if rc := C.nb_lnorm_create(p, C.longlong(rows), C.longlong(h), C.float(op.Eps()), 1); rc != 0 {
+			return nil, fmt.Sprintf("primitive creation failed (step %d)", rc)
+		}
+		dnnlImpl[C.GoString(&p.impl[0])] = true
+		n := rows * h
+		return func(dst, x, gamma, beta []float32) {
+			if len(x) < n || len(dst) < n || len(gamma) < h || len(beta) < h {
+				panic("onednn: short slice")
+			}
+			if C.nb_lnorm_exec(p, (*C.float)(&x[0]), (*C.float)(&dst[0]), (*C.float)(&gamma[0]), (*C.float)(&beta[0])) != 0 {
+				panic("onednn: execution failed")
+			}
+		}, ""
+	},
+}
+
+// OneDNNVersion is the version of the oneDNN library loaded.
+func OneDNNVersion() string { return C.GoString(C.nb_version()) }
+
+func oneDNNNotes() []string {
+	var impls []string
+	for k := range dnnlImpl {
+		impls = append(impls, k)
+	}
+	isa := os.Getenv("ONEDNN_MAX_CPU_ISA")
+	if isa == "" {
+		isa = "(not set: the best the CPU has)"
+	}
+	return []string{
+		"oneDNN: " + OneDNNVersion(),
+		fmt.Sprintf("oneDNN kernels: %v; ONEDNN_MAX_CPU_ISA %s", impls, isa),
+	}
+}
+
+func init() {
+	oneDNNPeers = []harness.Impl{OneDNN}
+	notes = append(notes, oneDNNNotes)
+}

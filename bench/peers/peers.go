@@ -1,0 +1,44 @@
+package peers
+
+import "github.com/normgen/normgen/bench/harness"
+
+// Set by the build-tagged files: empty when a peer is not built in.
+var (
+	archSIMDPeers []harness.Impl // GOEXPERIMENT=simd on amd64
+	oneDNNPeers   []harness.Impl // cgo and the onednn build tag
+)
+
+// Missing explains the peers this binary was built without.
+func Missing() []string {
+	var out []string
+	if archSIMDPeers == nil {
+		out = append(out, "archsimd: not built in (needs amd64 and GOEXPERIMENT=simd)")
+	}
+	if oneDNNPeers == nil {
+		out = append(out, "onednn: not built in (needs cgo, libdnnl-dev and -tags onednn)")
+	}
+	return out
+}
+
+// All is every peer built into this binary, in table order (normgen's own
+// kernels are added by the caller).
+func All() []harness.Impl {
+	out := []harness.Impl{Naive, Gonum}
+	out = append(out, archSIMDPeers...)
+	out = append(out, oneDNNPeers...)
+	return out
+}
+
+// notes are functions (of build-tagged peers) describing library versions
+// and choices made at run time; call Notes after Run.
+var notes []func() []string
+
+// Notes describes the peers' libraries as loaded, for the report's machine
+// section (call it after harness.Run: some notes depend on what ran).
+func Notes() []string {
+	var out []string
+	for _, f := range notes {
+		out = append(out, f()...)
+	}
+	return out
+}
