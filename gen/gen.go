@@ -11,6 +11,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/gopkg"
+	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
 
@@ -38,4 +41,88 @@ func specName(f *spec.File) string {
 		}
 	}
 	return name
+}
+
+// Generate computes every file of the package for spec file f. It writes
+// nothing: the caller hands the result to package write.
+func Generate(f *spec.File, version string) (*Package, error) {
+	p := &gopkg.Package{Name: f.Package, Header: Header(version, f)}
+	for _, sk := range f.Kernels {
+		k, err := algo.Build(sk)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		isas, err := asmISAs(sk)
+		if err != nil {
+			return nil, fmt.Errorf("%s: kernel %s: %w", f.Path, sk.Name, err)
+		}
+		p.Kernels = append(p.Kernels, gopkg.Kernel{IR: k, Spec: sk, Sizes: sk.Hidden, ISAs: isas})
+	}
+
+	out := &Package{Name: p.Name, Files: map[string][]byte{}}
+	add := func(name string, write func() ([]byte, error)) error {
+		b, err := write()
+		if err != nil {
+			return fmt.Errorf("%s: generating %s: %w", f.Path, name, err)
+		}
+		out.Files[name] = b
+		return nil
+	}
+	base := p.Name
+	steps := []step{
+		{base + ".go", func() ([]byte, error) { return gopkg.APIFile(p) }},
+		{base + "_generic.go", func() ([]byte, error) { return gopkg.GenericFile(p) }},
+		{base + "_purego.go", func() ([]byte, error) { return gopkg.OtherFile(p) }},
+		{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
+		{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }},
+	}
+	for _, arch := range p.Archs() {
+		lower, ok := lowerings[arch]
+		if !ok {
+			return nil, fmt.Errorf("%s: no assembly lowering for %s", f.Path, arch)
+		}
+		funcs := p.Funcs(arch)
+		steps = append(steps,
+			step{base + "_" + arch + ".go", func() ([]byte, error) { return gopkg.ArchFile(p, arch) }},
+			step{base + "_" + arch + ".s", func() ([]byte, error) { return lower(p.Header, funcs) }},
+			step{base + "_" + arch + "_test.go", func() ([]byte, error) { return gopkg.ArchTestFile(p, arch) }},
+		)
+	}
+	for _, s := range steps {
+		if err := add(s.name, s.write); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// step computes one file of the package.
+type step struct {
+	name  string
+	write func() ([]byte, error)
+}
+
+// asmISAs lists the assembly ISAs a kernel asks for, in dispatch order.
+// Pure Go is always generated: it is the fallback and the tests' reference.
+func asmISAs(k spec.Kernel) ([]target.ISA, error) {
+	names := k.Targets
+	if len(names) == 0 {
+		for _, isa := range target.All {
+			names = append(names, isa.Name())
+		}
+	}
+	var out []target.ISA
+	for _, isa := range target.All {
+		for _, n := range names {
+			t, err := target.Parse(n)
+			if err != nil {
+				return nil, err
+			}
+			if t == isa && isa.Assembly() {
+				out = append(out, isa)
+				break
+			}
+		}
+	}
+	return out, nil
 }

@@ -94,6 +94,10 @@ func (l *lowering) rowSlices() []jen.Code {
 func scalarName(s ir.S) string { return fmt.Sprintf("s%d", s) }
 func accName(a int) string     { return fmt.Sprintf("acc%d", a) }
 
+// Products are written float32(a*b): the conversion rounds the product, as
+// the vector kernels do, where Go would otherwise be free to fuse it into a
+// following add (it does on arm64). Only FMA ops may fuse.
+
 // float32Lit spells c so that float32(...) of it is exactly c.
 func float32Lit(c float32) jen.Code {
 	return jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32)))
@@ -114,13 +118,17 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 	case ir.SSub:
 		v = arg(0).Op("-").Add(arg(1))
 	case ir.SMul:
-		v = arg(0).Op("*").Add(arg(1))
+		v = jen.Float32().Call(arg(0).Op("*").Add(arg(1)))
 	case ir.SDiv:
 		v = arg(0).Op("/").Add(arg(1))
 	case ir.SSqrt:
 		v = jen.Float32().Call(jen.Qual("math", "Sqrt").Call(jen.Float64().Call(arg(0))))
 	case ir.SLoad:
-		v = jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r"))
+		if l.k.Arrays[st.Array].Role == ir.RowIn {
+			v = jen.Id(l.rowName(st.Array)).Index(jen.Lit(0)) // the row's first element
+		} else {
+			v = jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r"))
+		}
 	case ir.SStore:
 		return jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")).Op("=").Add(arg(0))
 	default:
@@ -159,7 +167,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VSub:
 			e = jen.Parens(ref(op.Args[0]).Op("-").Add(ref(op.Args[1])))
 		case ir.VMul:
-			e = ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
+			e = jen.Float32().Call(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])))
 		case ir.VFMA:
 			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
 		case ir.VStore:

@@ -1,0 +1,128 @@
+package gopkg
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/normgen/normgen/gen/target"
+	"github.com/normgen/normgen/templates"
+)
+
+// tolerance is the accuracy contract of every generated test, in units of
+// 2^-24 (see the template's comment for the formula it scales).
+const tolerance = 64
+
+// TestFile is <pkg>_test.go, from templates/test.go.tmpl.
+func TestFile(p *Package) ([]byte, error) {
+	type array struct {
+		Name string
+		Role int
+	}
+	type kernel struct {
+		Name, GoName, Args           string
+		Mean, Scale, Shift, Residual bool
+		Eps, ScaleOffset, Alpha      string
+		Sizes                        []int
+		ISAs                         []string
+		Arrays                       []array
+	}
+	data := struct {
+		Header, Package string
+		Tolerance       int
+		Kernels         []kernel
+	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
+	for _, k := range p.Kernels {
+		tk := kernel{
+			Name: k.IR.Name, GoName: goName(k.IR),
+			Mean: k.Spec.Mean, Scale: k.Spec.Scale, Shift: k.Spec.Shift, Residual: k.Spec.Residual != nil,
+			Eps: float(k.Spec.Epsilon), ScaleOffset: float(k.Spec.ScaleOffset), Alpha: "1",
+			Sizes: k.Sizes,
+		}
+		if k.Spec.Residual != nil {
+			tk.Alpha = float(k.Spec.Residual.Alpha)
+		}
+		for _, isa := range k.ISAs {
+			tk.ISAs = append(tk.ISAs, isa.Name())
+		}
+		tk.ISAs = append(tk.ISAs, target.Go.Name())
+		var args []string
+		for i, a := range k.IR.Arrays {
+			tk.Arrays = append(tk.Arrays, array{a.Name, int(a.Role)})
+			args = append(args, fmt.Sprintf("a[%d]", i))
+		}
+		tk.Args = strings.Join(args, ", ")
+		data.Kernels = append(data.Kernels, tk)
+	}
+	var buf bytes.Buffer
+	if err := templates.Tests.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("gopkg: test template: %v", err)
+	}
+	return gofmt(p.Name+"_test.go", buf.Bytes())
+}
+
+// float spells a float64 spec value as Go source, exactly.
+func float(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// ArchTestFile is <pkg>_<goarch>_test.go: asmImpls, the table of assembly
+// implementations the generated tests run when the CPU has them.
+func ArchTestFile(p *Package, goarch string) ([]byte, error) {
+	f := p.newFile("!purego")
+	var cases []jen.Code
+	for _, k := range p.Kernels {
+		isas := k.isas(goarch)
+		if len(isas) == 0 {
+			continue
+		}
+		for _, h := range k.sizesAndAny() {
+			cond := jen.Id("kernel").Op("==").Lit(k.IR.Name)
+			if h == 0 {
+				cond = cond.Op("&&").Id("anySize")
+			} else {
+				cond = cond.Op("&&").Op("!").Id("anySize").Op("&&").Id("h").Op("==").Lit(h)
+			}
+			var body []jen.Code
+			for _, isa := range isas {
+				fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
+				args := make([]jen.Code, 0, len(k.IR.Arrays)+2)
+				for i := range k.IR.Arrays {
+					args = append(args, jen.Op("&").Id("a").Index(jen.Lit(i)).Index(jen.Lit(0)))
+				}
+				args = append(args, jen.Id("rows"))
+				if h == 0 {
+					args = append(args, jen.Id("h"))
+				}
+				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
+					jen.Id("name"): jen.Lit(isa.Name()),
+					jen.Id("asm"):  jen.True(),
+					jen.Id("run"): jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(
+						jen.Id(fn.Name()).Call(args...)),
+				}))
+				if ft, ok := feature[isa]; ok {
+					body = append(body, jen.If(jen.Id(ft.name)).Block(add))
+				} else {
+					body = append(body, add)
+				}
+			}
+			cases = append(cases, jen.Case(cond).Block(body...))
+		}
+	}
+	f.Comment("asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.").Line().
+		Func().Id("asmImpls").Params(jen.Id("kernel").String(), jen.Id("h").Int(), jen.Id("anySize").Bool()).Index().Id("impl").Block(
+		jen.Var().Id("out").Index().Id("impl"),
+		jen.Switch().Block(cases...),
+		jen.Return(jen.Id("out")),
+	)
+	return render(f)
+}
+
+// OtherTestFile is <pkg>_purego_test.go: no assembly implementations.
+func OtherTestFile(p *Package) ([]byte, error) {
+	f := p.newFile(p.otherConstraint())
+	f.Comment("asmImpls lists no implementations: this build has no assembly.").Line().
+		Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool()).Index().Id("impl").Block(jen.Return(jen.Nil()))
+	return render(f)
+}
