@@ -20,9 +20,13 @@ static int nb_init(void) {
 	return 0;
 }
 
-static const char *nb_version(void) {
+static const char *nb_version(int details) {
 	static char buf[96];
 	const dnnl_version_t *v = dnnl_version();
+	if (!details) {
+		snprintf(buf, sizeof buf, "%d.%d.%d", v->major, v->minor, v->patch);
+		return buf;
+	}
 	snprintf(buf, sizeof buf, "%d.%d.%d (cpu runtime %s, OpenMP max threads %d)", v->major, v->minor, v->patch,
 		v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential" : "other",
 		omp_get_max_threads());
@@ -130,7 +134,7 @@ var OneDNN = harness.Impl{
 	About: "oneDNN (Debian libdnnl-dev) layer normalization primitive, forward inference with scale and shift, through cgo, one OpenMP thread; src and dst handles set per call. This oneDNN has no RMS normalization.",
 	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
 		if op != harness.LayerNorm {
-			return nil, "this oneDNN version (" + OneDNNVersion() + ") has no RMS normalization"
+			return nil, "oneDNN " + OneDNNVersion() + " has no RMS normalization"
 		}
 		if err := dnnlInit(); err != nil {
 			return nil, err.Error()
@@ -153,7 +157,7 @@ var OneDNN = harness.Impl{
 }
 
 // OneDNNVersion is the version of the oneDNN library loaded.
-func OneDNNVersion() string { return C.GoString(C.nb_version()) }
+func OneDNNVersion() string { return C.GoString(C.nb_version(0)) }
 
 func oneDNNNotes() []string {
 	var impls []string
@@ -165,7 +169,7 @@ func oneDNNNotes() []string {
 		isa = "(not set: the best the CPU has)"
 	}
 	return []string{
-		"oneDNN: " + OneDNNVersion(),
+		"oneDNN: " + C.GoString(C.nb_version(1)),
 		fmt.Sprintf("oneDNN kernels: %v; ONEDNN_MAX_CPU_ISA %s", impls, isa),
 	}
 }

@@ -1,0 +1,211 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]float64{5, 1, 4, 2, 3})
+	if s.Min != 1 || s.Max != 5 || s.Median != 3 || s.P25 != 2 || s.P75 != 4 || s.N != 5 {
+		t.Fatalf("got %+v", s)
+	}
+	s = Summarize([]float64{1, 2})
+	if s.Median != 1.5 {
+		t.Fatalf("median of 1,2: %v", s.Median)
+	}
+	if (Summarize(nil) != Stats{}) {
+		t.Fatal("empty")
+	}
+}
+
+func TestReference(t *testing.T) {
+	// A constant row normalizes to beta exactly; an offset row keeps its shape.
+	x := []float32{7, 7, 7, 7, 1e4 + 1, 1e4 - 1, 1e4 + 1, 1e4 - 1}
+	g := []float32{2, 2, 2, 2}
+	b := []float32{0.5, -1, 0, 3}
+	y := Reference(LayerNorm, x, g, b, 4)
+	for i, want := range []float64{0.5, -1, 0, 3} {
+		if y[i] != want {
+			t.Fatalf("constant row: y[%d] = %v, want %v", i, y[i], want)
+		}
+	}
+	r := 1 / math.Sqrt(1+1e-5)
+	for i, want := range []float64{2*r + 0.5, -2*r - 1, 2 * r, -2*r + 3} {
+		if math.Abs(y[4+i]-want) > 1e-12 {
+			t.Fatalf("offset row: y[%d] = %v, want %v", 4+i, y[4+i], want)
+		}
+	}
+	y = Reference(RMSNorm, []float32{3, 4}, []float32{1, 1}, nil, 2)
+	rms := math.Sqrt(12.5 + 1e-6)
+	if math.Abs(y[0]-3/rms) > 1e-12 || math.Abs(y[1]-4/rms) > 1e-12 {
+		t.Fatalf("RMSNorm: %v", y)
+	}
+}
+
+// good is a plain float32 two-pass LayerNorm/RMSNorm.
+func good(op Op, h int) Func {
+	return func(dst, x, gamma, beta []float32) {
+		ref := Reference(op, x, gamma, beta, h)
+		for i := range ref {
+			dst[i] = float32(ref[i])
+		}
+	}
+}
+
+func TestCheckCatchesWrongKernels(t *testing.T) {
+	const h = 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 4*h)
+	FillInput(rng, x, h)
+	// Offset rows, where E[x^2]-mean^2 cancels.
+	for i := 2 * h; i < 3*h; i++ {
+		x[i] = 1e4 + float32(rng.NormFloat64())
+	}
+	g, b := make([]float32, h), make([]float32, h)
+	for i := range g {
+		g[i], b[i] = 1+float32(i)/h, float32(i)/h-0.5
+	}
+	ref := Reference(LayerNorm, x, g, b, h)
+	dst := make([]float32, len(x))
+	if _, err := Check(LayerNorm, good(LayerNorm, h), dst, x, g, b, ref, h); err != nil {
+		t.Fatalf("good kernel rejected: %v", err)
+	}
+	wrong := map[string]Func{
+		"no beta": func(dst, x, gamma, beta []float32) { good(LayerNorm, h)(dst, x, gamma, make([]float32, h)) },
+		"skips the last row": func(dst, x, gamma, beta []float32) {
+			good(LayerNorm, h)(dst[:len(x)-h], x[:len(x)-h], gamma, beta)
+		},
+		"E[x^2]-mean^2": func(dst, x, gamma, beta []float32) {
+			for r := 0; r < len(x); r += h {
+				var s, ss float32
+				for _, v := range x[r : r+h] {
+					s += v
+					ss += v * v
+				}
+				m := s / h
+				v := ss/h - m*m
+				rstd := float32(1 / math.Sqrt(float64(v+1e-5)))
+				for i := range h {
+					dst[r+i] = (x[r+i]-m)*rstd*gamma[i] + beta[i]
+				}
+			}
+		},
+		"writes x":       func(dst, x, gamma, beta []float32) { good(LayerNorm, h)(dst, x, gamma, beta); x[3] = 0 },
+		"panics":         func(dst, x, gamma, beta []float32) { panic("boom") },
+		"RMS by mistake": func(dst, x, gamma, beta []float32) { good(RMSNorm, h)(dst, x, gamma, nil) },
+	}
+	for name, f := range wrong {
+		xc := append([]float32(nil), x...)
+		if _, err := Check(LayerNorm, f, dst, xc, g, b, ref, h); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestShapes(t *testing.T) {
+	s := Shapes([]Op{LayerNorm}, []int{768, 4096}, 128<<10, 32<<20)
+	if len(s) != 4 {
+		t.Fatalf("%d shapes", len(s))
+	}
+	if s[0].Rows != 43 || s[1].Rows != 8 || s[2].Level != DRAM || s[3].Rows != 2048 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestRunAndReport(t *testing.T) {
+	slow := func(op Op, h, rows int) (Func, string) {
+		f := good(op, h)
+		return func(dst, x, gamma, beta []float32) { f(dst, x, gamma, beta) }, ""
+	}
+	impls := []Impl{
+		{Name: "ref64", About: "float64 reference", Prepare: slow},
+		{Name: "broken", About: "forgets beta", Prepare: func(op Op, h, rows int) (Func, string) {
+			return func(dst, x, gamma, beta []float32) { good(op, h)(dst, x, gamma, nil) }, ""
+		}},
+		{Name: "lnonly", About: "LayerNorm only", Prepare: func(op Op, h, rows int) (Func, string) {
+			if op != LayerNorm {
+				return nil, "no RMSNorm"
+			}
+			return slow(op, h, rows)
+		}},
+	}
+	cfg := Config{Budget: 20 * time.Millisecond, MinRounds: 3, MaxRounds: 50, Sample: 20 * time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard}
+	shapes := Shapes(Ops, []int{64}, 4<<10, 16<<10)
+	rep := Run(cfg, shapes, impls)
+	if len(rep.Shapes) != 4 {
+		t.Fatalf("%d shape results", len(rep.Shapes))
+	}
+	for _, sr := range rep.Shapes {
+		if sr.Rounds < 3 {
+			t.Errorf("%v: %d rounds", sr.Shape, sr.Rounds)
+		}
+		if sr.Shape.Level == DRAM && sr.Sets < 2 {
+			t.Errorf("%v: %d sets", sr.Shape, sr.Sets)
+		}
+		c := sr.Results[0]
+		if c.Impl != Bound || c.Ratio.Median != 1 || c.Ns.Median <= 0 {
+			t.Errorf("%v: bound %+v", sr.Shape, c)
+		}
+		if r := sr.Results[1]; r.Status != OK || r.Ratio.Median <= 0 || r.Ratio.N != sr.Rounds {
+			t.Errorf("%v: ref64 %+v", sr.Shape, r)
+		}
+		wantBroken := OK
+		if sr.Shape.Op == LayerNorm {
+			wantBroken = Wrong // RMSNorm has no beta: forgetting it is right there
+		}
+		if r := sr.Results[2]; r.Status != wantBroken || (r.Status == Wrong && r.Ratio.N != 0) {
+			t.Errorf("%v: broken %+v", sr.Shape, r)
+		}
+		wantLN := OK
+		if sr.Shape.Op == RMSNorm {
+			wantLN = NA
+		}
+		if r := sr.Results[3]; r.Status != wantLN {
+			t.Errorf("%v: lnonly %+v", sr.Shape, r)
+		}
+	}
+	var md, svg bytes.Buffer
+	if err := rep.WriteMarkdown(&md, "plot.svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| LayerNorm | 64 | L2 4 KiB |", "WRONG", "n/a", "![ratio to copy](plot.svg)", "**ref64**: float64 reference", "Go |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if err := rep.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(&svg)
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for cpu, want := range map[string]string{
+		"Intel(R) Xeon(R) Processor":               "intel-xeon-processor",
+		"AMD EPYC 7B13 64-Core Processor":          "amd-epyc-7b13-64-core-processor",
+		"Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz": "intel-core-i7-8700k-cpu-3-70ghz",
+		"": "unknown",
+	} {
+		if got := (Machine{CPU: cpu}).Slug(); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", cpu, got, want)
+		}
+	}
+}
