@@ -226,8 +226,7 @@ func sameArr(vs ...VArr) bool {
 // Scalar float32 instructions.
 
 // FMOVS moves a float32: load (Mem to FReg), store (FReg to Mem), between
-// F registers, from the low 32 bits of a general register, or an
-// immediate FMOV can encode.
+// F registers, or from the low 32 bits of a general register.
 func (f *Func) FMOVS(src, dst Operand) { f.fmovs("FMOVS", src, dst) }
 
 // FMOVSP is FMOVS with post-index addressing: the load or store uses
@@ -243,7 +242,7 @@ func (f *Func) FMOVSP(src, dst Operand) {
 
 func (f *Func) fmovs(op string, src, dst Operand) {
 	switch src.(type) {
-	case Mem, Reg, FReg, FImm:
+	case Mem, Reg, FReg:
 	default:
 		f.failf("%s: unsupported source %s", op, src.asm())
 	}

@@ -138,12 +138,6 @@ type Imm int64
 
 func (i Imm) asm() string { return fmt.Sprintf("$%d", int64(i)) }
 
-// FImm is a floating-point immediate, $(x); only values FMOV can encode
-// (such as 1.0) are accepted by the assembler.
-type FImm float64
-
-func (f FImm) asm() string { return fmt.Sprintf("$(%g)", float64(f)) }
-
 // Hex is an immediate printed in hexadecimal (bit patterns of constants).
 type Hex uint32
 

@@ -20,12 +20,14 @@ func NewFile(header, constraint string) *File {
 	return &File{header: header, constraint: constraint}
 }
 
-// Func starts a NOSPLIT function with no frame and argSize bytes of arguments.
-func (file *File) Func(name string, argSize int) *Func {
-	f := &Func{Name: name, ArgSize: argSize}
-	file.funcs = append(file.funcs, f)
-	return f
+// NewFunc starts a NOSPLIT function with no frame and argSize bytes of
+// arguments; File.Add places it in a file.
+func NewFunc(name string, argSize int) *Func {
+	return &Func{Name: name, ArgSize: argSize}
 }
+
+// Add appends f to the file's functions.
+func (file *File) Add(f *Func) { file.funcs = append(file.funcs, f) }
 
 // Bytes renders the file, or reports every function's first misuse.
 func (file *File) Bytes() ([]byte, error) {

@@ -1,0 +1,469 @@
+// Package arm64 lowers ir.Kernels to NEON (ASIMD) Go assembly through the
+// arm64asm emitter.
+//
+// Each function runs the kernel's per-row program over every row. A Loop
+// becomes up to three phases over the row: an unrolled main loop of u
+// vectors (4 float32 lanes each) per iteration with u partial sums per
+// accumulator, single vectors for what is left of a multiple of 4, and a
+// scalar tail for the last H%4 elements. The partial sums are reduced to
+// a scalar before the tail, so no lane past the row end reaches them, and
+// no phase touches memory outside the row. Every value of the loop body
+// gets a group of u consecutive registers (the register list of one
+// VLD1/VST1); the phases reuse the same groups, the tail their first
+// register's low lane.
+//
+// Scalars live in the low lane of a V register; a scalar the loop
+// broadcasts is duplicated in place (VDUP Vs.S[0], Vs.S4), which leaves
+// its scalar view intact. Scalars that do not depend on the row (constants,
+// 1/H and what follows from them) are computed once before the row loop.
+package arm64
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/normgen/normgen/gen/arm64asm"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+)
+
+// Generate returns a Go arm64 assembly file holding one TEXT symbol per
+// function, in the order given: header verbatim, the !purego build
+// constraint, textflag.h, then the functions. Every f must be target.NEON.
+func Generate(header string, funcs []target.Func) ([]byte, error) {
+	file := arm64asm.NewFile(header, "!purego")
+	for _, tf := range funcs {
+		fn, err := lowerFunc(tf)
+		if err != nil {
+			return nil, err
+		}
+		file.Add(fn)
+	}
+	return file.Bytes()
+}
+
+// errPressure says a lowering ran out of registers; a smaller unroll is tried.
+var errPressure = errors.New("out of registers")
+
+// unrolls are the vectors per main-loop iteration, best first.
+var unrolls = []int{4, 2, 1}
+
+func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
+	if tf.Kernel == nil {
+		return nil, errors.New("arm64: function without a kernel")
+	}
+	if tf.ISA != target.NEON {
+		return nil, fmt.Errorf("arm64: %s: ISA %s, want %s", tf.Name(), tf.ISA, target.NEON)
+	}
+	if tf.H < 0 {
+		return nil, fmt.Errorf("arm64: %s: negative H %d", tf.Name(), tf.H)
+	}
+	if err := ir.Check(tf.Kernel); err != nil {
+		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+	}
+	for _, u := range unrolls {
+		// A fixed row shorter than u vectors gains nothing from the unroll.
+		if tf.H > 0 && u > 1 && tf.H < 4*u {
+			continue
+		}
+		fn, err := newLowering(tf, u).function()
+		if errors.Is(err, errPressure) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+		}
+		return fn, nil
+	}
+	return nil, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
+}
+
+// gpRegs are the general registers a kernel may use: R18 is the
+// platform's, R26 to R30 belong to Go (closure context, assembler
+// temporary, g, frame pointer, link).
+var gpRegs = func() []arm64asm.Reg {
+	var rs []arm64asm.Reg
+	for r := arm64asm.Reg(0); r <= 25; r++ {
+		if r != 18 {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}()
+
+type lowering struct {
+	k  *ir.Kernel
+	h  int // fixed row length, 0 when taken at run time
+	u  int // vectors per main-loop iteration
+	fn *arm64asm.Func
+
+	gpUsed map[arm64asm.Reg]bool
+	base   []arm64asm.Reg // per array: its current row (or the parameters)
+	rows   arm64asm.Reg
+	hReg   arm64asm.Reg // run-time h
+	stride arm64asm.Reg // run-time h*4
+
+	vUsed     [32]bool
+	sReg      []arm64asm.VReg // register of each live scalar
+	sLast     []int           // last statement index using each scalar; -1 if none
+	invariant []bool          // statement computes a scalar that does not depend on the row
+	inv       []bool          // scalar does not depend on the row
+	accOut    map[int]arm64asm.VReg
+	bcast     map[ir.S]bool // row scalars already broadcast in this row's code
+	loopN     int
+}
+
+func newLowering(tf target.Func, u int) *lowering {
+	k := tf.Kernel
+	sReg := make([]arm64asm.VReg, k.NumScalars)
+	for i := range sReg {
+		sReg[i] = noReg
+	}
+	return &lowering{
+		k: k, h: tf.H, u: u,
+		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*b2i(tf.H == 0)),
+		gpUsed: map[arm64asm.Reg]bool{},
+		sReg:   sReg,
+		accOut: map[int]arm64asm.VReg{},
+		bcast:  map[ir.S]bool{},
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (l *lowering) function() (*arm64asm.Func, error) {
+	k, fn := l.k, l.fn
+	size := fmt.Sprint(l.h)
+	if l.h == 0 {
+		size = "h (run time)"
+	}
+	fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %d vectors per iteration: %s.", fn.Name, k.Name, size, l.u, k.Doc)}
+
+	// Arguments, in AsmSignature order.
+	off := 0
+	for _, a := range k.Arrays {
+		r := l.gp()
+		l.base = append(l.base, r)
+		fn.MOVD(arm64asm.Param{Name: a.Name, Off: off}, r)
+		off += 8
+	}
+	l.rows = l.gp()
+	fn.MOVD(arm64asm.Param{Name: "rows", Off: off}, l.rows)
+	if l.h == 0 {
+		l.hReg, l.stride = l.gp(), l.gp()
+		fn.MOVD(arm64asm.Param{Name: "h", Off: off + 8}, l.hReg)
+		fn.LSL(2, l.hReg, l.stride)
+	}
+
+	l.analyze()
+	if err := l.prologue(); err != nil {
+		return nil, err
+	}
+
+	fn.Label("row")
+	for si, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if l.invariant[si] {
+				continue
+			}
+			if err := l.scalar(si, st); err != nil {
+				return nil, err
+			}
+		case *ir.Loop:
+			if err := l.loop(si, st); err != nil {
+				return nil, err
+			}
+		}
+		l.freeScalarsAfter(si)
+	}
+
+	fn.Comment("next row")
+	for i, a := range k.Arrays {
+		switch {
+		case a.Role.PerRow():
+			fn.ADD(arm64asm.Imm(4), l.base[i], l.base[i])
+		case a.Role == ir.Param:
+		case l.h > 0:
+			fn.ADD(arm64asm.Imm(4*l.h), l.base[i], l.base[i])
+		default:
+			fn.ADD(l.stride, l.base[i], l.base[i])
+		}
+	}
+	fn.SUBS(arm64asm.Imm(1), l.rows, l.rows)
+	fn.BNE("row")
+	fn.RET()
+	return fn, fn.Err()
+}
+
+// analyze finds each scalar's last use and the row-invariant statements.
+func (l *lowering) analyze() {
+	k := l.k
+	l.sLast = make([]int, k.NumScalars)
+	for i := range l.sLast {
+		l.sLast[i] = -1
+	}
+	l.invariant = make([]bool, len(k.Body))
+	inv := make([]bool, k.NumScalars)
+	l.inv = inv
+	for si, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			for _, a := range st.Args {
+				l.sLast[a] = si
+			}
+			switch st.Code {
+			case ir.SConst, ir.SInvLen:
+				inv[st.Dst] = true
+			case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv, ir.SSqrt:
+				inv[st.Dst] = true
+				for _, a := range st.Args {
+					inv[st.Dst] = inv[st.Dst] && inv[a]
+				}
+			}
+			l.invariant[si] = st.Code != ir.SStore && inv[st.Dst]
+		case *ir.Loop:
+			for _, op := range st.Ops {
+				if op.Code == ir.VSplat {
+					l.sLast[op.Scalar] = si
+				}
+			}
+		}
+	}
+}
+
+// prologue computes the row-invariant scalars once, before the row loop,
+// in registers they keep for the whole function, broadcast in place if
+// any loop needs them as vectors.
+func (l *lowering) prologue() error {
+	splatted := map[ir.S]bool{}
+	for _, st := range l.k.Body {
+		if lp, ok := st.(*ir.Loop); ok {
+			for _, op := range lp.Ops {
+				if op.Code == ir.VSplat {
+					splatted[op.Scalar] = true
+				}
+			}
+		}
+	}
+	var regs []ir.S
+	for si, st := range l.k.Body {
+		st, ok := st.(*ir.Scalar)
+		if !ok || !l.invariant[si] || l.sLast[st.Dst] < 0 {
+			continue
+		}
+		d, err := l.vreg()
+		if err != nil {
+			return err
+		}
+		l.sReg[st.Dst] = d
+		if err := l.emitScalar(st, d); err != nil {
+			return err
+		}
+		regs = append(regs, st.Dst)
+	}
+	for _, s := range regs {
+		if splatted[s] {
+			l.fn.VDUP(l.sReg[s].SLane(0), l.sReg[s].S4())
+		}
+	}
+	return nil
+}
+
+// gp takes a free general register; kernels need far fewer than exist.
+func (l *lowering) gp() arm64asm.Reg {
+	for _, r := range gpRegs {
+		if !l.gpUsed[r] {
+			l.gpUsed[r] = true
+			return r
+		}
+	}
+	panic("arm64: out of general registers")
+}
+
+func (l *lowering) gpFree(r arm64asm.Reg) { delete(l.gpUsed, r) }
+
+// vreg takes a free V register for a scalar, from the top, keeping the
+// low registers in runs for the loops' groups.
+func (l *lowering) vreg() (arm64asm.VReg, error) {
+	for r := 31; r >= 0; r-- {
+		if !l.vUsed[r] {
+			l.vUsed[r] = true
+			return arm64asm.VReg(r), nil
+		}
+	}
+	return 0, errPressure
+}
+
+// group takes n consecutive free V registers, the lowest run there is.
+func (l *lowering) group(n int) (arm64asm.VReg, error) {
+	for first := 0; first+n <= 32; first++ {
+		ok := true
+		for r := first; r < first+n; r++ {
+			ok = ok && !l.vUsed[r]
+		}
+		if ok {
+			for r := first; r < first+n; r++ {
+				l.vUsed[r] = true
+			}
+			return arm64asm.VReg(first), nil
+		}
+	}
+	return 0, errPressure
+}
+
+func (l *lowering) vFree(first arm64asm.VReg, n int) {
+	for r := int(first); r < int(first)+n; r++ {
+		l.vUsed[r] = false
+	}
+}
+
+// freeScalarsAfter releases the registers of scalars whose last use was
+// statement si (invariant ones keep theirs for the whole function).
+func (l *lowering) freeScalarsAfter(si int) {
+	for s, last := range l.sLast {
+		if last == si && !l.inv[s] && l.live(ir.S(s)) {
+			l.vFree(l.sReg[s], 1)
+			l.sReg[s] = noReg
+		}
+	}
+}
+
+// noReg marks a scalar without a register (not yet computed, or freed).
+const noReg = arm64asm.VReg(255)
+
+func (l *lowering) live(s ir.S) bool { return l.sReg[s] != noReg }
+
+// sumsAfter counts the SSum statements reading acc after statement si and
+// before a later loop refills it.
+func (l *lowering) sumsAfter(si, acc int) int {
+	n := 0
+	for _, st := range l.k.Body[si+1:] {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if st.Code == ir.SSum && st.Acc == acc {
+				n++
+			}
+		case *ir.Loop:
+			for _, op := range st.Ops {
+				if (op.Code == ir.VAcc || op.Code == ir.VAccMul) && op.Acc == acc {
+					return n
+				}
+			}
+		}
+	}
+	return n
+}
+
+// scalar lowers one per-row scalar statement.
+func (l *lowering) scalar(si int, st *ir.Scalar) error {
+	if st.Code == ir.SStore {
+		return l.emitScalar(st, 0)
+	}
+	if l.sLast[st.Dst] < 0 {
+		if st.Code == ir.SSum && l.sumsAfter(si, st.Acc) == 0 {
+			l.vFree(l.accOut[st.Acc], 1)
+			delete(l.accOut, st.Acc)
+		}
+		return nil // nothing reads it
+	}
+	if st.Code == ir.SSum {
+		src := l.accOut[st.Acc]
+		if l.sumsAfter(si, st.Acc) == 0 {
+			// The last read of this sum: the scalar takes over its register.
+			delete(l.accOut, st.Acc)
+			l.sReg[st.Dst] = src
+			return nil
+		}
+		d, err := l.vreg()
+		if err != nil {
+			return err
+		}
+		l.fn.FMOVS(src.F(), d.F())
+		l.sReg[st.Dst] = d
+		return nil
+	}
+	// Operands dying here may hold the result: one instruction reads them
+	// before it writes.
+	var dying []ir.S
+	for _, a := range st.Args {
+		if l.sLast[a] == si && !l.inv[a] && l.live(a) {
+			l.vFree(l.sReg[a], 1)
+			dying = append(dying, a)
+		}
+	}
+	d, err := l.vreg()
+	if err != nil {
+		return err
+	}
+	if err := l.emitScalar(st, d); err != nil {
+		return err
+	}
+	for _, a := range dying {
+		l.sReg[a] = noReg
+	}
+	l.sReg[st.Dst] = d
+	return nil
+}
+
+// emitScalar writes the instructions of st with its result in d.
+func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
+	fn := l.fn
+	arg := func(i int) arm64asm.FReg { return l.sReg[st.Args[i]].F() }
+	switch st.Code {
+	case ir.SConst:
+		l.constant(st.Const, d)
+	case ir.SInvLen:
+		if l.h > 0 {
+			// Rounded once, as float32(1)/float32(H) is at run time.
+			one, n := float32(1), float32(l.h)
+			l.constant(one/n, d)
+			break
+		}
+		one, err := l.vreg()
+		if err != nil {
+			return err
+		}
+		l.constant(1, one)
+		fn.SCVTFS(l.hReg, d.F())
+		fn.FDIVS(d.F(), one.F(), d.F())
+		l.vFree(one, 1)
+	case ir.SAdd:
+		fn.FADDS(arg(1), arg(0), d.F())
+	case ir.SSub:
+		fn.FSUBS(arg(1), arg(0), d.F())
+	case ir.SMul:
+		fn.FMULS(arg(1), arg(0), d.F())
+	case ir.SDiv:
+		fn.FDIVS(arg(1), arg(0), d.F())
+	case ir.SSqrt:
+		fn.FSQRTS(arg(0), d.F())
+	case ir.SLoad:
+		// A per-row scalar, or the first element of a row: both at the base.
+		fn.FMOVS(arm64asm.Mem{Base: l.base[st.Array]}, d.F())
+	case ir.SStore:
+		fn.FMOVS(arg(0), arm64asm.Mem{Base: l.base[st.Array]})
+	default:
+		return fmt.Errorf("unknown scalar op %v", st.Code)
+	}
+	return nil
+}
+
+// constant loads the float32 c into d through a general register.
+func (l *lowering) constant(c float32, d arm64asm.VReg) {
+	bits := math.Float32bits(c)
+	if bits == 0 {
+		l.fn.FMOVS(arm64asm.ZR, d.F())
+		return
+	}
+	t := l.gp()
+	l.fn.MOVW(arm64asm.Hex(bits), t)
+	l.fn.FMOVS(t, d.F())
+	l.gpFree(t)
+}

@@ -1,0 +1,348 @@
+package arm64
+
+import (
+	"fmt"
+
+	"github.com/normgen/normgen/gen/arm64asm"
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// loopPlan is the register assignment of one Loop, shared by its phases.
+type loopPlan struct {
+	ops    []ir.VecOp
+	reg    []arm64asm.VReg // first register of each value's group; a splat's scalar register
+	splat  []bool
+	dead   []bool                // makes a value nobody reads: not emitted
+	tmp    map[int]arm64asm.VReg // VStore of a splat: the group it is copied into
+	acc    map[int]arm64asm.VReg // accumulator groups
+	accs   []int                 // accumulators in order of first use
+	cursor map[int]arm64asm.Reg  // array -> pointer walking the row
+	final  map[int]int           // array -> its last access, the one that advances the cursor
+}
+
+// vec is the register of value v in unroll copy c.
+func (p *loopPlan) vec(v ir.V, c int) arm64asm.VReg {
+	if p.splat[v] {
+		return p.reg[v]
+	}
+	return p.reg[v] + arm64asm.VReg(c)
+}
+
+// loop lowers one sweep over the row (statement si).
+func (l *lowering) loop(si int, lp *ir.Loop) error {
+	l.loopN++
+	fn, u := l.fn, l.u
+	fn.Comment(fmt.Sprintf("pass %d over the row", l.loopN))
+	p, err := l.plan(lp)
+	if err != nil {
+		return err
+	}
+	for _, acc := range p.accs {
+		g := p.acc[acc]
+		for c := 0; c < u; c++ {
+			r := (g + arm64asm.VReg(c)).B16()
+			fn.VEOR(r, r, r)
+		}
+	}
+	arrays := make([]int, 0, len(p.cursor))
+	for a := range l.k.Arrays {
+		if _, ok := p.final[a]; ok {
+			arrays = append(arrays, a)
+		}
+	}
+	for _, a := range arrays {
+		p.cursor[a] = l.gp()
+		fn.MOVD(l.base[a], p.cursor[a])
+	}
+	cnt := l.gp()
+	label := func(s string) arm64asm.Label { return arm64asm.Label(fmt.Sprintf("pass%d%s", l.loopN, s)) }
+	// counted repeats body n times, n in cnt; zero skips it.
+	counted := func(name string, body func()) {
+		fn.CBZ(cnt, label(name+"Done"))
+		fn.Label(label(name))
+		body()
+		fn.SUBS(arm64asm.Imm(1), cnt, cnt)
+		fn.BNE(label(name))
+		fn.Label(label(name + "Done"))
+	}
+
+	if l.h > 0 {
+		per := 4 * u
+		main, vecs, tail := l.h/per, l.h%per/4, l.h%4
+		switch {
+		case main == 1:
+			l.body(p, u, 0, false)
+		case main > 1:
+			fn.MOVD(arm64asm.Imm(main), cnt)
+			fn.Label(label("main"))
+			l.body(p, u, 0, false)
+			fn.SUBS(arm64asm.Imm(1), cnt, cnt)
+			fn.BNE(label("main"))
+		}
+		// Leftover vectors go to the partial sums in turn (vecs < u).
+		for c := 0; c < vecs; c++ {
+			l.body(p, 1, c, false)
+		}
+		l.reduce(p, l.h >= 4)
+		for i := 0; i < tail; i++ {
+			l.body(p, 1, 0, true)
+		}
+	} else {
+		shift := 2
+		for w := u; w > 1; w /= 2 {
+			shift++
+		}
+		fn.LSR(arm64asm.Imm(shift), l.hReg, cnt)
+		counted("main", func() { l.body(p, u, 0, false) })
+		if u > 1 {
+			fn.LSR(arm64asm.Imm(2), l.hReg, cnt)
+			fn.AND(arm64asm.Imm(u-1), cnt, cnt)
+			counted("vec", func() { l.body(p, 1, 0, false) })
+		}
+		l.reduce(p, true)
+		fn.AND(arm64asm.Imm(3), l.hReg, cnt)
+		counted("tail", func() { l.body(p, 1, 0, true) })
+	}
+
+	l.gpFree(cnt)
+	for _, a := range arrays {
+		l.gpFree(p.cursor[a])
+	}
+	for _, acc := range p.accs {
+		if l.sumsAfter(si, acc) == 0 {
+			l.vFree(p.acc[acc], 1)
+		} else {
+			l.accOut[acc] = p.acc[acc]
+		}
+	}
+	return nil
+}
+
+// plan broadcasts the scalars the loop needs and assigns registers: a
+// group of u for each accumulator and each value, a value's group reused
+// by the first value computed from it at its last use (FMA: only its
+// addend, which VFMLA accumulates into).
+func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
+	ops, u := lp.Ops, l.u
+	p := &loopPlan{
+		ops:    ops,
+		reg:    make([]arm64asm.VReg, len(ops)),
+		splat:  make([]bool, len(ops)),
+		dead:   make([]bool, len(ops)),
+		tmp:    map[int]arm64asm.VReg{},
+		acc:    map[int]arm64asm.VReg{},
+		cursor: map[int]arm64asm.Reg{},
+		final:  map[int]int{},
+	}
+	last := make([]int, len(ops))
+	for i := range last {
+		last[i] = -1
+	}
+	for i, op := range ops {
+		for _, a := range op.Args {
+			last[a] = i
+		}
+	}
+	for i, op := range ops {
+		switch {
+		case op.Code == ir.VSplat:
+			p.splat[i] = true
+			p.reg[i] = l.sReg[op.Scalar]
+			if !l.inv[op.Scalar] && !l.bcast[op.Scalar] {
+				l.bcast[op.Scalar] = true
+				r := l.sReg[op.Scalar]
+				l.fn.VDUP(r.SLane(0), r.S4())
+			}
+		case op.Code.MakesValue() && last[i] < 0:
+			p.dead[i] = true
+		case op.Code == ir.VLoad || op.Code == ir.VStore:
+			p.final[op.Array] = i
+		}
+		if (op.Code == ir.VAcc || op.Code == ir.VAccMul) && !hasAcc(p, op.Acc) {
+			g, err := l.group(u)
+			if err != nil {
+				return nil, err
+			}
+			p.acc[op.Acc] = g
+			p.accs = append(p.accs, op.Acc)
+		}
+	}
+	for i, op := range ops {
+		if p.splat[i] {
+			continue
+		}
+		var dying []ir.V
+		for _, a := range op.Args {
+			if last[a] == i && !p.splat[a] && !containsV(dying, a) {
+				dying = append(dying, a)
+			}
+		}
+		reuse := ir.V(-1)
+		switch {
+		case p.dead[i] || !op.Code.MakesValue():
+		case op.Code == ir.VFMA:
+			if containsV(dying, op.Args[2]) {
+				reuse = op.Args[2]
+			}
+		case len(dying) > 0:
+			reuse = dying[0]
+		}
+		if !p.dead[i] && op.Code.MakesValue() {
+			if reuse >= 0 {
+				p.reg[i] = p.reg[reuse]
+			} else {
+				g, err := l.group(u)
+				if err != nil {
+					return nil, err
+				}
+				p.reg[i] = g
+			}
+		}
+		if op.Code == ir.VStore && p.splat[op.Args[0]] {
+			g, err := l.group(u)
+			if err != nil {
+				return nil, err
+			}
+			p.tmp[i] = g
+			l.vFree(g, u)
+		}
+		for _, a := range dying {
+			if a != reuse {
+				l.vFree(p.reg[a], u)
+			}
+		}
+	}
+	return p, nil
+}
+
+func hasAcc(p *loopPlan, acc int) bool { _, ok := p.acc[acc]; return ok }
+
+func containsV(vs []ir.V, v ir.V) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// body emits the loop body once: width vectors per op starting at unroll
+// copy cb, or, when scalar, one element in the low lanes of copy 0 with
+// the accumulators already reduced to scalars.
+func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
+	fn := l.fn
+	s4 := func(r arm64asm.VReg) arm64asm.VArr { return r.S4() }
+	for i, op := range p.ops {
+		if p.splat[i] || p.dead[i] {
+			continue
+		}
+		a := func(j int) ir.V { return op.Args[j] }
+		cur := p.cursor[op.Array]
+		post := p.final[op.Array] == i
+		if scalar {
+			f := func(v ir.V) arm64asm.FReg { return p.vec(v, 0).F() }
+			d := p.reg[i].F()
+			var acc arm64asm.FReg
+			if op.Code == ir.VAcc || op.Code == ir.VAccMul {
+				acc = p.acc[op.Acc].F()
+			}
+			switch op.Code {
+			case ir.VLoad:
+				if post {
+					fn.FMOVSP(arm64asm.Mem{Base: cur, Off: 4}, d)
+				} else {
+					fn.FMOVS(arm64asm.Mem{Base: cur}, d)
+				}
+			case ir.VStore:
+				if post {
+					fn.FMOVSP(f(a(0)), arm64asm.Mem{Base: cur, Off: 4})
+				} else {
+					fn.FMOVS(f(a(0)), arm64asm.Mem{Base: cur})
+				}
+			case ir.VAdd:
+				fn.FADDS(f(a(1)), f(a(0)), d)
+			case ir.VSub:
+				fn.FSUBS(f(a(1)), f(a(0)), d)
+			case ir.VMul:
+				fn.FMULS(f(a(1)), f(a(0)), d)
+			case ir.VFMA:
+				fn.FMADDS(f(a(1)), f(a(2)), f(a(0)), d)
+			case ir.VAcc:
+				fn.FADDS(f(a(0)), acc, acc)
+			case ir.VAccMul:
+				fn.FMADDS(f(a(1)), acc, f(a(0)), acc)
+			}
+			continue
+		}
+		list := func(first arm64asm.VReg) arm64asm.VList {
+			return (first + arm64asm.VReg(cb)).List(width, arm64asm.S4)
+		}
+		switch op.Code {
+		case ir.VLoad:
+			if post {
+				fn.VLD1P(cur, list(p.reg[i]))
+			} else {
+				fn.VLD1(arm64asm.Mem{Base: cur}, list(p.reg[i]))
+			}
+			continue
+		case ir.VStore:
+			src := p.reg[a(0)]
+			if p.splat[a(0)] {
+				src = p.tmp[i]
+				for c := cb; c < cb+width; c++ {
+					fn.VMOV(p.reg[a(0)].B16(), (src + arm64asm.VReg(c)).B16())
+				}
+			}
+			if post {
+				fn.VST1P(list(src), cur)
+			} else {
+				fn.VST1(list(src), arm64asm.Mem{Base: cur})
+			}
+			continue
+		}
+		for c := cb; c < cb+width; c++ {
+			v := func(j int) arm64asm.VArr { return s4(p.vec(a(j), c)) }
+			d := s4(p.reg[i] + arm64asm.VReg(c))
+			switch op.Code {
+			case ir.VAdd:
+				fn.VFADD(v(1), v(0), d)
+			case ir.VSub:
+				fn.VFSUB(v(1), v(0), d)
+			case ir.VMul:
+				fn.VFMUL(v(1), v(0), d)
+			case ir.VFMA:
+				if d != v(2) {
+					fn.VMOV(v(2).Reg.B16(), d.Reg.B16())
+				}
+				fn.VFMLA(v(1), v(0), d)
+			case ir.VAcc:
+				acc := s4(p.acc[op.Acc] + arm64asm.VReg(c))
+				fn.VFADD(v(0), acc, acc)
+			case ir.VAccMul:
+				acc := s4(p.acc[op.Acc] + arm64asm.VReg(c))
+				fn.VFMLA(v(1), v(0), acc)
+			}
+		}
+	}
+}
+
+// reduce turns each accumulator's u partial-sum vectors into one scalar in
+// the low lane of its group's first register (summed, when vectors ran),
+// and releases the rest of the group.
+func (l *lowering) reduce(p *loopPlan, vectors bool) {
+	fn, u := l.fn, l.u
+	for _, acc := range p.accs {
+		g := p.acc[acc]
+		if vectors {
+			for w := u; w > 1; w /= 2 {
+				for i := 0; i < w/2; i++ {
+					a, b := g+arm64asm.VReg(i), g+arm64asm.VReg(i+w/2)
+					fn.VFADD(b.S4(), a.S4(), a.S4())
+				}
+			}
+			fn.VFADDP(g.S4(), g.S4(), g.S4())
+			fn.FADDP(g.S2(), g.F())
+		}
+		l.vFree(g+1, u-1)
+	}
+}
