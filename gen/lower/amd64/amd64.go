@@ -1,0 +1,129 @@
+// Package amd64 lowers normgen's IR to Go assembly for amd64: AVX2+FMA with
+// 256-bit vectors and AVX-512F with 512-bit vectors and masked row tails.
+//
+// Each function is built as an avo IR function with virtual registers,
+// compiled by avo's passes (liveness, register allocation) and printed by
+// avo's Go assembly printer. The instruction selection lives here:
+// emit.go wraps avo, lower.go turns the per-row program into code and
+// sweep.go turns one Loop into vector code over a row.
+package amd64
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	avoir "github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/normgen/normgen/gen/target"
+)
+
+// Generate returns one complete Go assembly file holding funcs, in order:
+// header verbatim, the !purego build constraint, textflag.h, then one TEXT
+// per function. Every func must target AVX512 or AVX2. The arguments of
+// each TEXT follow f.AsmSignature(), so go vet's asmdecl checks them
+// against the Go declarations built from the same signature.
+func Generate(header string, funcs []target.Func) ([]byte, error) {
+	var out bytes.Buffer
+	out.WriteString(header)
+	out.WriteString("\n//go:build !purego\n\n#include \"textflag.h\"\n")
+	seen := map[string]bool{}
+	for _, f := range funcs {
+		if f.Kernel == nil {
+			return nil, fmt.Errorf("amd64: function with no kernel")
+		}
+		name := f.Name()
+		if seen[name] {
+			return nil, fmt.Errorf("amd64: %s: generated twice", name)
+		}
+		seen[name] = true
+		text, err := compile(f)
+		if err != nil {
+			return nil, fmt.Errorf("amd64: %s: %w", name, err)
+		}
+		out.Write(text)
+	}
+	return out.Bytes(), nil
+}
+
+// compile lowers, allocates, checks and prints one function. Each function
+// gets its own avo file so errors name it and no state is shared.
+func compile(f target.Func) ([]byte, error) {
+	fn, err := lower(f)
+	if err != nil {
+		return nil, err
+	}
+	return finish(fn, f.ISA)
+}
+
+// finish runs avo's passes on fn, applies the register guard and returns
+// the printed TEXT block.
+func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
+	file := avoir.NewFile()
+	file.AddSection(fn)
+	if err := pass.Compile.Execute(file); err != nil {
+		return nil, err
+	}
+	if err := checkRegisters(fn, isa); err != nil {
+		return nil, err
+	}
+	text, err := printer.NewGoAsm(printer.Config{Name: "normgen"}).Print(file)
+	if err != nil {
+		return nil, err
+	}
+	// Drop avo's own header: the caller's header and build line replace it.
+	_, body, ok := bytes.Cut(text, []byte("#include \"textflag.h\"\n"))
+	if !ok {
+		return nil, fmt.Errorf("avo output has no textflag.h include")
+	}
+	return body, nil
+}
+
+// checkRegisters is the register guard. avo's allocator draws from all 32
+// vector registers and the mask registers without knowing the target, so
+// an AVX2 function with too many live vectors silently gets Y16-Y31, which
+// fault on AVX2-only CPUs. For AVX-512 it rejects 128/256-bit packed
+// instructions on registers 16-31, which would need AVX512VL.
+func checkRegisters(fn *avoir.Function, isa target.ISA) error {
+	for _, inst := range fn.Instructions() {
+		hasZ := false
+		var high reg.Physical
+		for _, r := range inst.Registers() {
+			p := reg.ToPhysical(r)
+			if p == nil {
+				return fmt.Errorf("unallocated register in %s", inst.Opcode)
+			}
+			switch p.Kind() {
+			case reg.KindOpmask:
+				if isa != target.AVX512 {
+					return fmt.Errorf("register guard: %s uses mask register %s, which needs AVX-512, in a %s function", inst.Opcode, p.Asm(), isa)
+				}
+			case reg.KindVector:
+				if p.Size() == 64 {
+					hasZ = true
+				}
+				if p.PhysicalIndex() >= 16 {
+					if isa != target.AVX512 {
+						return fmt.Errorf("register guard: %s uses %s, which needs AVX-512, in a %s function (too many live vectors)", inst.Opcode, p.Asm(), isa)
+					}
+					if p.Size() < 64 {
+						high = p
+					}
+				}
+			}
+		}
+		if high != nil && !hasZ && !scalarOp(inst.Opcode) {
+			return fmt.Errorf("register guard: %s on %s needs AVX512VL", inst.Opcode, high.Asm())
+		}
+	}
+	return nil
+}
+
+// scalarOp reports whether an instruction works on one element, so that
+// its EVEX form on X16-X31 needs only AVX512F.
+func scalarOp(op string) bool {
+	return strings.HasSuffix(op, "SS") || strings.HasSuffix(op, "SSQ") || op == "VMOVD"
+}

@@ -1,0 +1,362 @@
+package amd64
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/gotypes"
+	avoir "github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/x86"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+)
+
+const (
+	// unroll is the number of vectors per block of a streaming sweep, and
+	// the number of partial sums per reduction (issue 6: 4 vs 8 made no
+	// difference; 4 hides the add latency).
+	unroll = 4
+	// residentBudget is how many of the 32 ZMM registers an AVX-512
+	// function may spend keeping row values across loops; the rest hold
+	// partial sums, broadcast scalars and temporaries.
+	residentBudget = 16
+)
+
+// lowering is the state of one function being lowered.
+type lowering struct {
+	*emitter
+	f      target.Func
+	k      *ir.Kernel
+	avx512 bool
+	lanes  int // float32 lanes per vector
+
+	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
+	rows reg.GPVirtual   // rows left, counting down
+	h    reg.GPVirtual   // row length when f.H == 0
+	tail reg.Register    // AVX-512 mask of the row's last partial vector, or nil
+
+	scal  []reg.Register    // scalar values, in XMM registers
+	accs  map[int]*accState // partial sums of each accumulator's latest loop
+	loops int               // loops lowered so far, for labels
+
+	// resident marks the arrays kept in registers from one loop of a row
+	// to the next (AVX-512, fixed H, whole row fits); rowRegs holds them
+	// by vector number while the row is lowered.
+	resident []bool
+	rowRegs  map[int][]reg.Register
+}
+
+// accState is where one accumulator's partial sums live during and after
+// its loop.
+type accState struct {
+	owner *sweepState    // the loop that fills them
+	vec   []reg.Register // vector partial sums
+	sc    reg.Register   // scalar partial sum of an AVX2 element tail, or nil
+}
+
+// lower builds the avo function of f, with virtual registers.
+func lower(f target.Func) (*avoir.Function, error) {
+	k := f.Kernel
+	if err := ir.Check(k); err != nil {
+		return nil, err
+	}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}}
+	switch f.ISA {
+	case target.AVX512:
+		l.avx512, l.lanes = true, 16
+	case target.AVX2:
+		l.lanes = 8
+	default:
+		return nil, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
+	}
+	if f.H < 0 {
+		return nil, fmt.Errorf("hidden size %d is negative", f.H)
+	}
+	sig, err := gotypes.ParseSignature(f.AsmSignature())
+	if err != nil {
+		return nil, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
+	}
+	fn := avoir.NewFunction(f.Name())
+	fn.Attributes = attr.NOSPLIT
+	fn.SetSignature(sig)
+	l.emitter = newEmitter(fn)
+	l.scal = make([]reg.Register, k.NumScalars)
+	l.planResident()
+
+	l.prologue(sig)
+	// The row loop: rows >= 1 is the caller's guarantee. Row blocking
+	// (several rows per trip, gamma and beta read once) would wrap body.
+	l.label("row")
+	l.body()
+	l.advance()
+	l.I(x86.DECQ(l.rows))
+	l.I(x86.JNZ(operand.LabelRef("row")))
+	l.I(x86.VZEROUPPER())
+	l.I(x86.RET())
+	return fn, l.err
+}
+
+// planResident decides whether every row is kept in registers across the
+// loops of the kernel: only on AVX-512 with H fixed, and only when the
+// arrays that a later loop reads again fit in residentBudget registers.
+func (l *lowering) planResident() {
+	if !l.avx512 || l.f.H == 0 {
+		return
+	}
+	seen := make([]bool, len(l.k.Arrays)) // touched by an earlier loop
+	reread := make([]bool, len(l.k.Arrays))
+	count := 0
+	for _, st := range l.k.Body {
+		loop, ok := st.(*ir.Loop)
+		if !ok {
+			continue
+		}
+		for _, op := range loop.Ops {
+			if op.Code == ir.VLoad && seen[op.Array] && !reread[op.Array] {
+				reread[op.Array] = true
+				count++
+			}
+		}
+		for _, op := range loop.Ops {
+			if op.Code == ir.VLoad || op.Code == ir.VStore {
+				seen[op.Array] = true
+			}
+		}
+	}
+	vectors := (l.f.H + l.lanes - 1) / l.lanes
+	if count > 0 && count*vectors <= residentBudget {
+		l.resident = reread
+	}
+}
+
+// prologue loads the arguments and sets up the tail mask.
+func (l *lowering) prologue(sig *gotypes.Signature) {
+	load := func(name string, r reg.Register) {
+		b, err := sig.Params().Lookup(name).Resolve()
+		if err != nil {
+			l.fail(fmt.Errorf("argument %s: %w", name, err))
+			return
+		}
+		l.I(x86.MOVQ(b.Addr, r))
+	}
+	for _, a := range l.k.Arrays {
+		p := l.gp64()
+		load(a.Name, p)
+		l.ptr = append(l.ptr, p)
+	}
+	l.rows = l.gp64()
+	load("rows", l.rows)
+	if l.f.H == 0 {
+		l.h = l.gp64()
+		load("h", l.h)
+	}
+	if !l.avx512 {
+		return
+	}
+	rem := l.f.H % l.lanes
+	if l.f.H > 0 && rem == 0 {
+		return
+	}
+	// The mask has one bit per element of the last partial vector.
+	t := l.gp32()
+	if l.f.H > 0 {
+		l.I(x86.MOVL(operand.U32(1<<rem-1), t))
+	} else {
+		// (1 << (h % 16)) - 1 without a shift by CL: set the bit, then
+		// decrement. h % 16 == 0 gives an empty mask, and the masked tail
+		// then touches nothing.
+		n := l.gp32()
+		l.I(x86.MOVL(l.h.As32(), n))
+		l.I(x86.ANDL(operand.U8(l.lanes-1), n))
+		l.I(x86.XORL(t, t))
+		l.I(x86.BTSL(n, t))
+		l.I(x86.DECL(t))
+	}
+	k := l.regs.K()
+	l.I(x86.KMOVW(t, k))
+	l.tail = k
+}
+
+// body lowers the per-row program once; the row loop repeats it.
+func (l *lowering) body() {
+	l.rowRegs = map[int][]reg.Register{}
+	for _, st := range l.k.Body {
+		switch st := st.(type) {
+		case *ir.Loop:
+			l.sweep(st)
+		case *ir.Scalar:
+			l.scalar(st)
+		}
+	}
+}
+
+// advance moves every per-row pointer to the next row.
+func (l *lowering) advance() {
+	for i, a := range l.k.Arrays {
+		p := l.ptr[i]
+		switch a.Role {
+		case ir.RowIn, ir.RowOut:
+			if l.f.H > 0 {
+				l.I(x86.ADDQ(imm32(4*l.f.H), p))
+			} else {
+				l.I(x86.LEAQ(mem(p, l.h, 0), p))
+			}
+		case ir.RowScalarIn, ir.RowScalarOut:
+			l.I(x86.ADDQ(operand.U8(4), p))
+		}
+	}
+}
+
+// scalar lowers one scalar statement into XMM registers. SSqrt and SDiv
+// are the exact instructions, never reciprocal approximations.
+func (l *lowering) scalar(st *ir.Scalar) {
+	arg := func(i int) reg.Register { return l.scal[st.Args[i]] }
+	var d reg.Register
+	switch st.Code {
+	case ir.SConst:
+		l.comment("s%d = %g", st.Dst, st.Const)
+		d = l.constant(st.Const)
+	case ir.SInvLen:
+		if l.f.H > 0 {
+			l.comment("s%d = 1/%d", st.Dst, l.f.H)
+			d = l.constant(1 / float32(l.f.H))
+			break
+		}
+		l.comment("s%d = 1/h", st.Dst)
+		one := l.constant(1)
+		n := l.xmm()
+		l.I(x86.VCVTSI2SSQ(l.h, one, n))
+		d = l.xmm()
+		l.I(x86.VDIVSS(n, one, d))
+	case ir.SSum:
+		l.comment("s%d = sum of accumulator %d", st.Dst, st.Acc)
+		d = l.reduce(st.Acc)
+	case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv:
+		l.comment("s%d = s%d %s s%d", st.Dst, st.Args[0], st.Code, st.Args[1])
+		d = l.xmm()
+		ins := map[ir.ScalarCode]func(...operand.Op) (*avoir.Instruction, error){
+			ir.SAdd: x86.VADDSS, ir.SSub: x86.VSUBSS, ir.SMul: x86.VMULSS, ir.SDiv: x86.VDIVSS,
+		}[st.Code]
+		l.I(ins(arg(1), arg(0), d))
+	case ir.SSqrt:
+		l.comment("s%d = sqrt s%d", st.Dst, st.Args[0])
+		d = l.xmm()
+		l.I(x86.VSQRTSS(arg(0), arg(0), d))
+	case ir.SLoad:
+		l.comment("s%d = %s[row]", st.Dst, l.k.Arrays[st.Array].Name)
+		d = l.xmm()
+		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, 0), d))
+	case ir.SStore:
+		l.comment("%s[row] = s%d", l.k.Arrays[st.Array].Name, st.Args[0])
+		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, 0)))
+		return
+	default:
+		l.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
+		return
+	}
+	l.scal[st.Dst] = d
+}
+
+// constant materialises a float32 through a general-purpose register, so
+// the file needs no data section.
+func (l *lowering) constant(c float32) reg.Register {
+	t := l.gp32()
+	l.I(x86.MOVL(operand.U32(math.Float32bits(c)), t))
+	x := l.xmm()
+	l.I(x86.VMOVD(t, x))
+	return x
+}
+
+// vec allocates a virtual register of the target's vector width.
+func (l *lowering) vec() reg.VecVirtual {
+	if l.avx512 {
+		return l.regs.ZMM()
+	}
+	return l.regs.YMM()
+}
+
+// zero clears a vector register with a zero idiom.
+func (l *lowering) zero(v reg.Register) {
+	if l.avx512 {
+		l.zeroZ(v)
+		return
+	}
+	l.I(x86.VXORPS(v, v, v))
+}
+
+// reduce is the horizontal sum of an accumulator's partial sums.
+func (l *lowering) reduce(acc int) reg.Register {
+	st := l.accs[acc]
+	if st == nil {
+		l.fail(fmt.Errorf("sum of accumulator %d, which no loop filled", acc))
+		return l.xmm()
+	}
+	var x reg.Register
+	if vs := st.vec; len(vs) > 0 {
+		for len(vs) > 1 {
+			var next []reg.Register
+			for i := 0; i+1 < len(vs); i += 2 {
+				d := l.vec()
+				l.I(x86.VADDPS(vs[i+1], vs[i], d))
+				next = append(next, d)
+			}
+			if len(vs)%2 == 1 {
+				next = append(next, vs[len(vs)-1])
+			}
+			vs = next
+		}
+		x = l.horizontal(vs[0])
+	}
+	if st.sc != nil {
+		if x == nil {
+			return st.sc
+		}
+		d := l.xmm()
+		l.I(x86.VADDSS(st.sc, x, d))
+		x = d
+	}
+	return x
+}
+
+// horizontal adds the lanes of one vector into an XMM register's low lane.
+func (l *lowering) horizontal(v reg.Register) reg.Register {
+	if l.avx512 {
+		// Only 512-bit packed forms: their EVEX encodings need AVX512F
+		// alone, whichever registers the allocator picks.
+		half := l.regs.ZMM()
+		l.I(x86.VSHUFF32X4(operand.U8(0x4E), v, v, half))
+		s8 := l.regs.ZMM()
+		l.I(x86.VADDPS(half, v, s8))
+		quarter := l.regs.ZMM()
+		l.I(x86.VSHUFF32X4(operand.U8(0xB1), s8, s8, quarter))
+		s4 := l.regs.ZMM()
+		l.I(x86.VADDPS(quarter, s8, s4))
+		pair := l.regs.ZMM()
+		l.I(x86.VPERMILPS(operand.U8(0x4E), s4, pair))
+		s2 := l.regs.ZMM()
+		l.I(x86.VADDPS(pair, s4, s2))
+		odd := l.regs.ZMM()
+		l.I(x86.VPERMILPS(operand.U8(0xB1), s2, odd))
+		s1 := l.xmm()
+		l.I(x86.VADDSS(odd.AsX(), s2.AsX(), s1))
+		return s1
+	}
+	y := v.(reg.VecVirtual)
+	hi := l.xmm()
+	l.I(x86.VEXTRACTF128(operand.U8(1), y, hi))
+	s4 := l.xmm()
+	l.I(x86.VADDPS(hi, y.AsX(), s4))
+	pair := l.xmm()
+	l.I(x86.VMOVHLPS(s4, s4, pair))
+	s2 := l.xmm()
+	l.I(x86.VADDPS(pair, s4, s2))
+	odd := l.xmm()
+	l.I(x86.VMOVSHDUP(s2, odd))
+	s1 := l.xmm()
+	l.I(x86.VADDSS(odd, s2, s1))
+	return s1
+}

@@ -1,0 +1,396 @@
+package amd64
+
+import (
+	"fmt"
+	"strings"
+
+	avoir "github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/x86"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// slotKind says how much of the row one copy of a loop body covers.
+type slotKind int
+
+const (
+	full   slotKind = iota // one whole vector
+	masked                 // the row's last, partial vector under the tail mask (AVX-512)
+	single                 // one element, in the low lane of an XMM register (AVX2 tails)
+)
+
+// slot is one copy of a loop body: where its elements are and which
+// partial sum it adds to.
+type slot struct {
+	kind slotKind
+	idx  reg.Register // element index register, or nil
+	disp int          // byte offset from base + idx*4
+	vec  int          // vector number within the row when known at generation time, else -1
+	acc  int          // which partial sum of each accumulator
+}
+
+// sweepState is what every slot of one loop shares.
+type sweepState struct {
+	loop  *ir.Loop
+	splat map[ir.S]reg.VecVirtual // scalars broadcast before the loop
+	last  []int                   // last op that reads each value
+	keep  []bool                  // values that must survive their last use in the slot
+}
+
+// sweep lowers one Loop over the whole row.
+func (l *lowering) sweep(loop *ir.Loop) {
+	n := l.loops
+	l.loops++
+	l.comment("loop %d: %s", n, describe(l.k, loop))
+	sw := &sweepState{
+		loop:  loop,
+		splat: map[ir.S]reg.VecVirtual{},
+		last:  make([]int, len(loop.Ops)),
+		keep:  make([]bool, len(loop.Ops)),
+	}
+	for oi, op := range loop.Ops {
+		for _, a := range op.Args {
+			sw.last[a] = oi
+		}
+		switch op.Code {
+		case ir.VSplat:
+			sw.keep[oi] = true
+			if _, ok := sw.splat[op.Scalar]; !ok {
+				r := l.vec()
+				l.I(x86.VBROADCASTSS(l.scal[op.Scalar], r))
+				sw.splat[op.Scalar] = r
+			}
+		case ir.VLoad:
+			sw.keep[oi] = l.isResident(op.Array)
+		case ir.VStore:
+			if l.isResident(op.Array) {
+				sw.keep[op.Args[0]] = true
+			}
+		}
+	}
+	if l.f.H > 0 {
+		l.fixedSweep(sw, n)
+	} else {
+		l.runtimeSweep(sw, n)
+	}
+}
+
+// fixedSweep lays out a loop for a row length known at generation time:
+// a counted loop of unroll-vector blocks (or straight-line code when the
+// row is short or resident), the leftover whole vectors, then the tail.
+func (l *lowering) fixedSweep(sw *sweepState, n int) {
+	vb := 4 * l.lanes
+	nfull, rem := l.f.H/l.lanes, l.f.H%l.lanes
+	nvec := nfull
+	if rem > 0 && l.avx512 {
+		nvec++
+	}
+	nacc := min(unroll, nvec)
+	l.startAccs(sw, nacc, rem > 0 && !l.avx512)
+	start := 0
+	if l.resident == nil && nfull > 2*unroll {
+		blocks := nfull / unroll
+		i := l.gp64()
+		l.I(x86.XORQ(i, i))
+		top := fmt.Sprintf("loop%d", n)
+		l.label(top)
+		for j := range unroll {
+			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j})
+		}
+		l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
+		l.I(x86.CMPQ(i, imm32(blocks*unroll*l.lanes)))
+		l.I(x86.JB(operand.LabelRef(top)))
+		start = blocks * unroll
+	}
+	for j := start; j < nfull; j++ {
+		l.slot(sw, slot{kind: full, disp: j * vb, vec: j, acc: j % nacc})
+	}
+	switch {
+	case rem == 0:
+	case l.avx512:
+		l.slot(sw, slot{kind: masked, disp: nfull * vb, vec: nfull, acc: nfull % nacc})
+	default:
+		for t := range rem {
+			l.slot(sw, slot{kind: single, disp: 4 * (nfull*l.lanes + t), vec: -1})
+		}
+	}
+}
+
+// runtimeSweep lays out a loop for a row length in a register: blocks of
+// unroll vectors, then single vectors, then the tail (masked on AVX-512,
+// element by element on AVX2), each guarded by the count left.
+func (l *lowering) runtimeSweep(sw *sweepState, n int) {
+	l.startAccs(sw, unroll, !l.avx512)
+	lbl := func(s string) string { return fmt.Sprintf("loop%d%s", n, s) }
+	jump := func(j func(operand.Op) (*avoir.Instruction, error), s string) {
+		l.I(j(operand.LabelRef(lbl(s))))
+	}
+	i := l.gp64()
+	l.I(x86.XORQ(i, i))
+
+	end := l.gp64()
+	l.I(x86.MOVQ(l.h, end))
+	l.I(x86.ANDQ(imm32(-unroll*l.lanes), end))
+	jump(x86.JZ, "_vectors")
+	l.label(lbl(""))
+	for j := range unroll {
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
+	}
+	l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
+	l.I(x86.CMPQ(i, end))
+	jump(x86.JB, "")
+
+	l.label(lbl("_vectors"))
+	end1 := l.gp64()
+	l.I(x86.MOVQ(l.h, end1))
+	l.I(x86.ANDQ(imm32(-l.lanes), end1))
+	l.I(x86.CMPQ(i, end1))
+	jump(x86.JAE, "_tail")
+	l.label(lbl("_vector"))
+	l.slot(sw, slot{kind: full, idx: i, vec: -1})
+	l.I(x86.ADDQ(imm32(l.lanes), i))
+	l.I(x86.CMPQ(i, end1))
+	jump(x86.JB, "_vector")
+
+	l.label(lbl("_tail"))
+	if l.avx512 {
+		// An empty mask (h % 16 == 0) makes this slot touch nothing.
+		l.slot(sw, slot{kind: masked, idx: i, vec: -1})
+		return
+	}
+	l.I(x86.CMPQ(i, l.h))
+	jump(x86.JAE, "_done")
+	l.label(lbl("_element"))
+	l.slot(sw, slot{kind: single, idx: i, vec: -1})
+	l.I(x86.INCQ(i))
+	l.I(x86.CMPQ(i, l.h))
+	jump(x86.JB, "_element")
+	l.label(lbl("_done"))
+}
+
+// startAccs zeroes the partial sums of every accumulator the loop fills:
+// nacc vectors, plus a scalar for an element-by-element tail.
+func (l *lowering) startAccs(sw *sweepState, nacc int, scalarTail bool) {
+	for _, op := range sw.loop.Ops {
+		if op.Code != ir.VAcc && op.Code != ir.VAccMul {
+			continue
+		}
+		if st, ok := l.accs[op.Acc]; ok && st.owner == sw {
+			continue
+		}
+		st := &accState{owner: sw}
+		for range nacc {
+			v := l.vec()
+			l.zero(v)
+			st.vec = append(st.vec, v)
+		}
+		if scalarTail {
+			x := l.xmm()
+			l.I(x86.VXORPS(x, x, x))
+			st.sc = x
+		}
+		l.accs[op.Acc] = st
+	}
+}
+
+// slot emits one copy of the loop body for the elements s covers. Values
+// are virtual registers; the allocator reuses those of dead values.
+func (l *lowering) slot(sw *sweepState, s slot) {
+	ops := sw.loop.Ops
+	val := make([]reg.Register, len(ops))
+	for oi, op := range ops {
+		arg := func(j int) reg.Register { return val[op.Args[j]] }
+		switch op.Code {
+		case ir.VLoad:
+			if r := l.rowReg(op.Array, s); r != nil {
+				val[oi] = r
+				continue
+			}
+			d := l.value(s)
+			l.load(s, op.Array, d)
+			l.remember(op.Array, s, d)
+			val[oi] = d
+		case ir.VSplat:
+			r := sw.splat[op.Scalar]
+			if s.kind == single {
+				val[oi] = r.AsX()
+			} else {
+				val[oi] = r
+			}
+		case ir.VAdd, ir.VSub, ir.VMul:
+			d := l.value(s)
+			l.I(arith(op.Code, s.kind == single)(arg(1), arg(0), d))
+			val[oi] = d
+		case ir.VFMA:
+			val[oi] = l.fma(sw, s, oi, val)
+		case ir.VStore:
+			l.store(s, op.Array, arg(0))
+			l.remember(op.Array, s, arg(0))
+		case ir.VAcc:
+			st := l.accs[op.Acc]
+			switch s.kind {
+			case full:
+				l.I(x86.VADDPS(arg(0), st.vec[s.acc], st.vec[s.acc]))
+			case masked:
+				// Merge masking: lanes past the row end keep the sum.
+				l.I(x86.VADDPS(arg(0), st.vec[s.acc], l.tail, st.vec[s.acc]))
+			case single:
+				l.I(x86.VADDSS(arg(0), st.sc, st.sc))
+			}
+		case ir.VAccMul:
+			st := l.accs[op.Acc]
+			switch s.kind {
+			case full:
+				l.I(x86.VFMADD231PS(arg(1), arg(0), st.vec[s.acc]))
+			case masked:
+				l.I(x86.VFMADD231PS(arg(1), arg(0), l.tail, st.vec[s.acc]))
+			case single:
+				l.I(x86.VFMADD231SS(arg(1), arg(0), st.sc))
+			}
+		}
+	}
+}
+
+// fma lowers x*y + z. The FMA instructions overwrite an operand, so one
+// whose value dies here is overwritten; otherwise z is copied first.
+func (l *lowering) fma(sw *sweepState, s slot, oi int, val []reg.Register) reg.Register {
+	op := sw.loop.Ops[oi]
+	dead := func(j int) bool {
+		v := op.Args[j]
+		return !sw.keep[v] && sw.last[v] == oi
+	}
+	x, y, z := val[op.Args[0]], val[op.Args[1]], val[op.Args[2]]
+	fma231, fma213 := x86.VFMADD231PS, x86.VFMADD213PS
+	if s.kind == single {
+		fma231, fma213 = x86.VFMADD231SS, x86.VFMADD213SS
+	}
+	switch {
+	case dead(2): // z += x*y
+		l.I(fma231(y, x, z))
+		return z
+	case dead(0): // x = x*y + z
+		l.I(fma213(z, y, x))
+		return x
+	case dead(1): // y = y*x + z
+		l.I(fma213(z, x, y))
+		return y
+	}
+	t := l.value(s)
+	l.I(x86.VMOVAPS(z, t))
+	l.I(fma231(y, x, t))
+	return t
+}
+
+// value allocates a register for a new value of the slot's width.
+func (l *lowering) value(s slot) reg.Register {
+	if s.kind == single {
+		return l.xmm()
+	}
+	return l.vec()
+}
+
+func (l *lowering) addr(array int, s slot) operand.Mem {
+	return mem(l.ptr[array], s.idx, s.disp)
+}
+
+// load reads the slot's elements of an array. The masked form zeroes the
+// lanes past the row end and, like every masked-off lane, never faults.
+func (l *lowering) load(s slot, array int, d reg.Register) {
+	m := l.addr(array, s)
+	switch s.kind {
+	case full:
+		l.I(x86.VMOVUPS(m, d))
+	case masked:
+		l.I(x86.VMOVUPS_Z(m, l.tail, d))
+	case single:
+		l.I(x86.VMOVSS(m, d))
+	}
+}
+
+// store writes the slot's elements of an array. It is the one place that
+// writes row outputs: non-temporal stores for large outputs would go here.
+func (l *lowering) store(s slot, array int, v reg.Register) {
+	m := l.addr(array, s)
+	switch s.kind {
+	case full:
+		l.I(x86.VMOVUPS(v, m))
+	case masked:
+		l.I(x86.VMOVUPS(v, l.tail, m))
+	case single:
+		l.I(x86.VMOVSS(v, m))
+	}
+}
+
+func (l *lowering) isResident(array int) bool {
+	return l.resident != nil && l.resident[array]
+}
+
+// rowReg returns the register already holding these elements of a
+// resident array in this row, or nil.
+func (l *lowering) rowReg(array int, s slot) reg.Register {
+	if !l.isResident(array) || s.vec < 0 {
+		return nil
+	}
+	if rs := l.rowRegs[array]; s.vec < len(rs) {
+		return rs[s.vec]
+	}
+	return nil
+}
+
+// remember records that r holds these elements of a resident array.
+func (l *lowering) remember(array int, s slot, r reg.Register) {
+	if !l.isResident(array) || s.vec < 0 {
+		return
+	}
+	rs := l.rowRegs[array]
+	for len(rs) <= s.vec {
+		rs = append(rs, nil)
+	}
+	rs[s.vec] = r
+	l.rowRegs[array] = rs
+}
+
+// arith picks the packed or scalar instruction of a binary op; Go
+// assembly's operand order is (b, a, dst) for dst = a op b.
+func arith(c ir.VecCode, scalar bool) func(...operand.Op) (*avoir.Instruction, error) {
+	switch c {
+	case ir.VAdd:
+		if scalar {
+			return x86.VADDSS
+		}
+		return x86.VADDPS
+	case ir.VSub:
+		if scalar {
+			return x86.VSUBSS
+		}
+		return x86.VSUBPS
+	}
+	if scalar {
+		return x86.VMULSS
+	}
+	return x86.VMULPS
+}
+
+// describe summarises a loop for the comment above its code.
+func describe(k *ir.Kernel, loop *ir.Loop) string {
+	var parts []string
+	for i, op := range loop.Ops {
+		var p string
+		switch op.Code {
+		case ir.VLoad:
+			p = fmt.Sprintf("v%d=%s", i, k.Arrays[op.Array].Name)
+		case ir.VSplat:
+			p = fmt.Sprintf("v%d=s%d", i, op.Scalar)
+		case ir.VStore:
+			p = fmt.Sprintf("%s=v%d", k.Arrays[op.Array].Name, op.Args[0])
+		case ir.VAcc, ir.VAccMul:
+			p = fmt.Sprintf("acc%d+=%s%v", op.Acc, op.Code, op.Args)
+		default:
+			p = fmt.Sprintf("v%d=%s%v", i, op.Code, op.Args)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}

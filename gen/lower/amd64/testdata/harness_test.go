@@ -1,0 +1,233 @@
+// The execution harness of package amd64's tests. It is copied, with the
+// generated assembly, stubs and case table, into a scratch module and run
+// there: each kernel is called on inputs written by the generator's test
+// and compared with the outputs ir.Eval produced for the same inputs.
+
+package k
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// kfunc is one assembly function under test.
+type kfunc struct {
+	name   string
+	kernel string // data files are named after the kernel
+	h      int    // fixed row length, 0 when taken at run time
+	avx512 bool
+	roles  string // per array: i row input, o row output, p parameter, a per-row input, b per-row output
+	call   func(p []*float32, rows, h int)
+}
+
+var rowCounts = []int{1, 2, 5}
+
+// sentinel fills the guard cells around each array.
+const sentinel = 0x7fc0dead
+
+func length(role byte, h, rows int) int {
+	switch role {
+	case 'p':
+		return h
+	case 'a', 'b':
+		return rows
+	}
+	return h * rows
+}
+
+func written(role byte) bool { return role == 'o' || role == 'b' }
+
+// load reads a case: each array's initial contents, and for written
+// arrays the expected final contents.
+func load(t *testing.T, f kfunc, h, rows int) (in, want [][]float32) {
+	name := filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", f.kernel, h, rows))
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(n int) []float32 {
+		if len(b) < 4*n {
+			t.Fatalf("%s: short file", name)
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		b = b[4*n:]
+		return v
+	}
+	for i := range len(f.roles) {
+		n := length(f.roles[i], h, rows)
+		in = append(in, next(n))
+		if written(f.roles[i]) {
+			want = append(want, next(n))
+		} else {
+			want = append(want, in[i])
+		}
+	}
+	if len(b) != 0 {
+		t.Fatalf("%s: %d bytes left over", name, len(b))
+	}
+	return in, want
+}
+
+// placement puts one array's data somewhere in memory and says whether
+// the cells around it are intact afterwards.
+type placement interface {
+	place(data []float32) []float32
+	intact() bool
+	release()
+}
+
+// heap surrounds the data with sentinel cells, one before (so the data is
+// misaligned) and 16 after.
+type heap struct{ buf []float32 }
+
+func (p *heap) place(data []float32) []float32 {
+	p.buf = make([]float32, len(data)+17)
+	for i := range p.buf {
+		p.buf[i] = math.Float32frombits(sentinel)
+	}
+	s := p.buf[1 : 1+len(data)]
+	copy(s, data)
+	return s
+}
+
+func (p *heap) intact() bool {
+	n := len(p.buf)
+	for _, i := range append([]int{0}, seq(n-16, n)...) {
+		if math.Float32bits(p.buf[i]) != sentinel {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *heap) release() {}
+
+func seq(a, b int) []int {
+	var s []int
+	for i := a; i < b; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// fenced puts the data against an inaccessible page, right after its end
+// (atEnd) or right before its start: any access past that edge faults.
+type fenced struct {
+	atEnd bool
+	mem   []byte
+}
+
+func (p *fenced) place(data []float32) []float32 {
+	page := os.Getpagesize()
+	size := 4 * len(data)
+	pages := (size + page - 1) / page
+	m, err := syscall.Mmap(-1, 0, (pages+2)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		panic(err)
+	}
+	p.mem = m
+	if err := syscall.Mprotect(m[:page], syscall.PROT_NONE); err != nil {
+		panic(err)
+	}
+	if err := syscall.Mprotect(m[(pages+1)*page:], syscall.PROT_NONE); err != nil {
+		panic(err)
+	}
+	off := page
+	if p.atEnd {
+		off = (pages+1)*page - size
+	}
+	s := unsafe.Slice((*float32)(unsafe.Pointer(&m[off])), len(data))
+	copy(s, data)
+	return s
+}
+
+func (p *fenced) intact() bool { return true }
+
+func (p *fenced) release() { syscall.Munmap(p.mem) }
+
+var modes = []struct {
+	name string
+	new  func() placement
+}{
+	{"heap", func() placement { return &heap{} }},
+	{"fence-end", func() placement { return &fenced{atEnd: true} }},
+	{"fence-start", func() placement { return &fenced{} }},
+}
+
+func TestKernels(t *testing.T) {
+	run := map[bool]bool{
+		false: os.Getenv("NORMGEN_RUN_AVX2") == "1",
+		true:  os.Getenv("NORMGEN_RUN_AVX512") == "1",
+	}
+	ran := 0
+	for _, f := range funcs {
+		if !run[f.avx512] {
+			continue
+		}
+		hs := sizes
+		if f.h > 0 {
+			hs = []int{f.h}
+		}
+		for _, h := range hs {
+			for _, rows := range rowCounts {
+				in, want := load(t, f, h, rows)
+				for _, mode := range modes {
+					if err := check(f, h, rows, in, want, mode.new); err != nil {
+						t.Errorf("%s h=%d rows=%d %s: %v", f.name, h, rows, mode.name, err)
+					}
+					ran++
+				}
+			}
+		}
+	}
+	t.Logf("%d calls checked", ran)
+	if ran == 0 {
+		t.Skip("no kernel runs on this CPU")
+	}
+}
+
+func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() placement) error {
+	var ptrs []*float32
+	var arrays [][]float32
+	var places []placement
+	for _, data := range in {
+		p := newPlacement()
+		defer p.release()
+		s := p.place(data)
+		places = append(places, p)
+		arrays = append(arrays, s)
+		ptrs = append(ptrs, &s[0])
+	}
+	f.call(ptrs, rows, h)
+	for i, s := range arrays {
+		if !places[i].intact() {
+			return fmt.Errorf("array %d: wrote outside its slice", i)
+		}
+		for j, got := range s {
+			w := want[i][j]
+			if !written(f.roles[i]) {
+				if math.Float32bits(got) != math.Float32bits(w) {
+					return fmt.Errorf("input array %d changed at %d: %v, was %v", i, j, got, w)
+				}
+				continue
+			}
+			if !(math.Abs(float64(got-w)) <= 1e-4*(1+math.Abs(float64(w)))) {
+				at := fmt.Sprintf("row %d", j)
+				if f.roles[i] == 'o' {
+					at = fmt.Sprintf("row %d, column %d", j/h, j%h)
+				}
+				return fmt.Errorf("array %d, %s: got %v, want %v", i, at, got, w)
+			}
+		}
+	}
+	return nil
+}
