@@ -43,6 +43,26 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 	return file.Bytes()
 }
 
+// argName reports whether name can spell an argument as name+off(FP): the
+// assembler reads g and the all-capital names (R0, F1, V2, SP, system
+// registers) as registers, and rows and h are taken.
+func argName(name string) bool {
+	if name == "" || name == "g" || name == "rows" || name == "h" {
+		return false
+	}
+	lower := false
+	for i, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c == '_' || c >= 'A' && c <= 'Z' || (i > 0 && c >= '0' && c <= '9'):
+		default:
+			return false
+		}
+	}
+	return lower
+}
+
 // errPressure says a lowering ran out of registers; a smaller unroll is tried.
 var errPressure = errors.New("out of registers")
 
@@ -61,6 +81,11 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 	}
 	if err := ir.Check(tf.Kernel); err != nil {
 		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+	}
+	for _, a := range tf.Kernel.Arrays {
+		if !argName(a.Name) {
+			return nil, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and h", tf.Name(), a.Name)
+		}
 	}
 	for _, u := range unrolls {
 		// A fixed row shorter than u vectors gains nothing from the unroll.
@@ -253,10 +278,18 @@ func (l *lowering) prologue() error {
 		}
 	}
 	var regs []ir.S
+	consts := map[uint32]arm64asm.VReg{} // equal constants share a register
 	for si, st := range l.k.Body {
 		st, ok := st.(*ir.Scalar)
 		if !ok || !l.invariant[si] || l.sLast[st.Dst] < 0 {
 			continue
+		}
+		if st.Code == ir.SConst {
+			if r, ok := consts[math.Float32bits(st.Const)]; ok {
+				l.sReg[st.Dst] = r
+				regs = append(regs, st.Dst)
+				continue
+			}
 		}
 		d, err := l.vreg()
 		if err != nil {
@@ -266,11 +299,16 @@ func (l *lowering) prologue() error {
 		if err := l.emitScalar(st, d); err != nil {
 			return err
 		}
+		if st.Code == ir.SConst {
+			consts[math.Float32bits(st.Const)] = d
+		}
 		regs = append(regs, st.Dst)
 	}
+	done := map[arm64asm.VReg]bool{}
 	for _, s := range regs {
-		if splatted[s] {
-			l.fn.VDUP(l.sReg[s].SLane(0), l.sReg[s].S4())
+		if r := l.sReg[s]; splatted[s] && !done[r] {
+			done[r] = true
+			l.fn.VDUP(r.SLane(0), r.S4())
 		}
 	}
 	return nil

@@ -54,7 +54,7 @@ func testKernels(t testing.TB) []*ir.Kernel {
 		}
 		ks = append(ks, k)
 	}
-	return ks
+	return append(ks, mixKernel(t), pressureKernel(t))
 }
 
 // testFuncs is every kernel at every fixed size, then with H at run time.
@@ -234,6 +234,8 @@ func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func,
 				v[j] = float32(1 + 0.2*rng.NormFloat64())
 			case a.Name == "x":
 				v[j] = float32(3 + 2*rng.NormFloat64())
+			case a.Role == ir.RowScalarIn:
+				v[j] = float32(0.25 * rng.NormFloat64())
 			default:
 				v[j] = float32(rng.NormFloat64())
 			}
