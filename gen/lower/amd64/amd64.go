@@ -99,7 +99,7 @@ func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 			switch p.Kind() {
 			case reg.KindOpmask:
 				if isa != target.AVX512 {
-					return fmt.Errorf("register guard: %s uses mask register %s, which needs AVX-512, in a %s function", inst.Opcode, p.Asm(), isa)
+					return fmt.Errorf("register guard: %s uses mask register %s, which needs AVX-512; the function targets %s", inst.Opcode, p.Asm(), isa)
 				}
 			case reg.KindVector:
 				if p.Size() == 64 {
@@ -107,7 +107,7 @@ func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 				}
 				if p.PhysicalIndex() >= 16 {
 					if isa != target.AVX512 {
-						return fmt.Errorf("register guard: %s uses %s, which needs AVX-512, in a %s function (too many live vectors)", inst.Opcode, p.Asm(), isa)
+						return fmt.Errorf("register guard: %s uses %s, which needs AVX-512; the function targets %s (too many live vectors)", inst.Opcode, p.Asm(), isa)
 					}
 					if p.Size() < 64 {
 						high = p

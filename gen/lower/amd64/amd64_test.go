@@ -1,0 +1,214 @@
+package amd64
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/gotypes"
+	avoir "github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/x86"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+)
+
+func TestFileLayout(t *testing.T) {
+	ks := buildKernels(t)
+	funcs := []target.Func{
+		{Kernel: ks[0], H: 768, ISA: target.AVX512},
+		{Kernel: ks[0], H: 0, ISA: target.AVX2},
+		{Kernel: ks[2], H: 17, ISA: target.AVX2},
+	}
+	src, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := testHeader + "\n//go:build !purego\n\n#include \"textflag.h\"\n"
+	if !bytes.HasPrefix(src, []byte(want)) {
+		t.Fatalf("file starts\n%q\nwant\n%q", src[:min(len(src), len(want)+40)], want)
+	}
+	if n := bytes.Count(src, []byte("DO NOT EDIT")); n != 1 {
+		t.Errorf("%d generated-code markers, want 1 (avo's own header must be gone)", n)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^TEXT ·(\w+)\(SB\)`).FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	var wantNames []string
+	for _, f := range funcs {
+		wantNames = append(wantNames, f.Name())
+	}
+	if strings.Join(names, " ") != strings.Join(wantNames, " ") {
+		t.Errorf("TEXT order %v, want %v", names, wantNames)
+	}
+	for name, text := range functions(src) {
+		if !strings.Contains(text, "\tVZEROUPPER\n\tRET\n") || strings.Count(text, "RET") != 1 {
+			t.Errorf("%s: want one RET, after VZEROUPPER", name)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	funcs := testFuncs(buildKernels(t))
+	a, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs generated different bytes")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	k := buildKernels(t)[0]
+	for _, c := range []struct {
+		funcs []target.Func
+		want  string
+	}{
+		{[]target.Func{{Kernel: k, H: 64, ISA: target.NEON}}, "neonLayerNorm64: ISA neon is not an amd64 vector target"},
+		{[]target.Func{{Kernel: k, H: 64, ISA: target.Go}}, "not an amd64 vector target"},
+		{[]target.Func{{Kernel: k, H: -1, ISA: target.AVX2}}, "negative"},
+		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2}, {Kernel: k, H: 8, ISA: target.AVX2}}, "avx2LayerNorm8: generated twice"},
+		{[]target.Func{{H: 8, ISA: target.AVX2}}, "no kernel"},
+	} {
+		_, err := Generate(testHeader, c.funcs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}
+
+// wideKernel loads a parameter n times before adding the loads up, so
+// that n vectors are live at once (loads are not merged).
+func wideKernel(t *testing.T, n int) *ir.Kernel {
+	b := ir.NewBuilder("Wide", "dst = n*p")
+	dst := b.Array("dst", ir.RowOut, "")
+	p := b.Array("p", ir.Param, "")
+	b.Loop(func(l *ir.LoopBuilder) {
+		var vs []ir.V
+		for range n {
+			vs = append(vs, l.Load(p))
+		}
+		s := vs[len(vs)-1]
+		for i := len(vs) - 2; i >= 0; i-- {
+			s = l.Add(s, vs[i])
+		}
+		l.Store(dst, s)
+	})
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestRegisterGuard: an AVX2 function needing 20 live vectors gets Y16+
+// from avo's allocator, and Generate must refuse it, naming the function.
+// The same kernel is fine for AVX-512, and 12 live vectors fit AVX2.
+func TestRegisterGuard(t *testing.T) {
+	wide := wideKernel(t, 20)
+	_, err := Generate(testHeader, []target.Func{{Kernel: wide, H: 8, ISA: target.AVX2}})
+	if err == nil || !strings.Contains(err.Error(), "avx2Wide8") || !strings.Contains(err.Error(), "register guard") {
+		t.Fatalf("AVX2 with 20 live vectors: error %v, want the register guard naming avx2Wide8", err)
+	}
+	if _, err := Generate(testHeader, []target.Func{{Kernel: wide, H: 16, ISA: target.AVX512}}); err != nil {
+		t.Errorf("AVX-512 with 20 live vectors: %v", err)
+	}
+	if _, err := Generate(testHeader, []target.Func{{Kernel: wideKernel(t, 12), H: 8, ISA: target.AVX2}}); err != nil {
+		t.Errorf("AVX2 with 12 live vectors: %v", err)
+	}
+}
+
+// TestRegisterGuardDirect runs the guard on hand-built functions: mask
+// registers in AVX2 code, and 256-bit ops on Y16+ (AVX512VL) in AVX-512 code.
+func TestRegisterGuardDirect(t *testing.T) {
+	build := func(name string, insts ...func() (*avoir.Instruction, error)) *avoir.Function {
+		fn := avoir.NewFunction(name)
+		fn.Attributes = attr.NOSPLIT
+		fn.SetSignature(gotypes.NewSignatureVoid())
+		for _, mk := range insts {
+			i, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn.AddInstruction(i)
+		}
+		ret, _ := x86.RET()
+		fn.AddInstruction(ret)
+		return fn
+	}
+	kmov := func() (*avoir.Instruction, error) { return x86.KMOVW(reg.EAX, reg.K1) }
+	if _, err := finish(build("avx2Mask", kmov), target.AVX2); err == nil || !strings.Contains(err.Error(), "K1") {
+		t.Errorf("mask register in AVX2 code: error %v", err)
+	}
+	if _, err := finish(build("avx512Mask", kmov), target.AVX512); err != nil {
+		t.Errorf("mask register in AVX-512 code: %v", err)
+	}
+	addY := func() (*avoir.Instruction, error) { return x86.VADDPS(reg.Y17, reg.Y17, reg.Y17) }
+	if _, err := finish(build("avx512Y17", addY), target.AVX512); err == nil || !strings.Contains(err.Error(), "AVX512VL") {
+		t.Errorf("VADDPS on Y17 in AVX-512 code: error %v", err)
+	}
+	addS := func() (*avoir.Instruction, error) { return x86.VADDSS(reg.X17, reg.X17, reg.X17) }
+	if _, err := finish(build("avx512X17", addS), target.AVX512); err != nil {
+		t.Errorf("VADDSS on X17 in AVX-512 code: %v", err)
+	}
+	if _, err := finish(build("avx2X17", addS), target.AVX2); err == nil || !strings.Contains(err.Error(), "X17") {
+		t.Errorf("VADDSS on X17 in AVX2 code: error %v", err)
+	}
+}
+
+// TestResidentRow checks that short AVX-512 rows are read once: x is
+// loaded by the first loop only, although all three loops use it.
+func TestResidentRow(t *testing.T) {
+	ks := buildKernels(t)
+	for _, c := range []struct {
+		kernel *ir.Kernel
+		h      int
+		isa    target.ISA
+		loads  int // loads from x per row
+	}{
+		{ks[0], 64, target.AVX512, 4},   // resident: 4 vectors, once
+		{ks[0], 33, target.AVX512, 3},   // resident, with a masked tail vector
+		{ks[0], 256, target.AVX512, 16}, // the largest resident row
+		{ks[0], 272, target.AVX512, 3 * 5}, // streams: a 4-vector loop and 1 more, in each loop
+		{ks[0], 64, target.AVX2, 3 * 8}, // AVX2 streams every loop
+		{ks[2], 128, target.AVX512, 8},  // RMSNorm: two loops read x
+	} {
+		f := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
+		src, err := Generate(testHeader, []target.Func{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := functions(src)[f.Name()]
+		xreg := regexp.MustCompile(`MOVQ\s+x\+\d+\(FP\), (\w+)`).FindStringSubmatch(text)
+		if xreg == nil {
+			t.Fatalf("%s: no load of x", f.Name())
+		}
+		loads := regexp.MustCompile(`(?m)^\s+VMOVUPS(\.Z)?\s+(\d+)?\(` + xreg[1] + `\)`).FindAllString(text, -1)
+		if len(loads) != c.loads {
+			t.Errorf("%s: %d vector loads from x, want %d", f.Name(), len(loads), c.loads)
+		}
+	}
+}
+
+// functions splits a generated file into its TEXT blocks by name.
+func functions(src []byte) map[string]string {
+	out := map[string]string{}
+	parts := regexp.MustCompile(`(?m)^TEXT ·(\w+)\(SB\)`).FindAllSubmatchIndex(src, -1)
+	for i, p := range parts {
+		end := len(src)
+		if i+1 < len(parts) {
+			end = parts[i+1][0]
+		}
+		out[string(src[p[2]:p[3]])] = string(src[p[0]:end])
+	}
+	return out
+}
