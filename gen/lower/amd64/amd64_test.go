@@ -175,12 +175,12 @@ func TestResidentRow(t *testing.T) {
 		isa    target.ISA
 		loads  int // loads from x per row
 	}{
-		{ks[0], 64, target.AVX512, 4},   // resident: 4 vectors, once
-		{ks[0], 33, target.AVX512, 3},   // resident, with a masked tail vector
-		{ks[0], 256, target.AVX512, 16}, // the largest resident row
+		{ks[0], 64, target.AVX512, 4},      // resident: 4 vectors, once
+		{ks[0], 33, target.AVX512, 3},      // resident, with a masked tail vector
+		{ks[0], 256, target.AVX512, 16},    // the largest resident row
 		{ks[0], 272, target.AVX512, 3 * 5}, // streams: a 4-vector loop and 1 more, in each loop
-		{ks[0], 64, target.AVX2, 3 * 8}, // AVX2 streams every loop
-		{ks[2], 128, target.AVX512, 8},  // RMSNorm: two loops read x
+		{ks[0], 64, target.AVX2, 3 * 8},    // AVX2 streams every loop
+		{ks[2], 128, target.AVX512, 8},     // RMSNorm: two loops read x
 	} {
 		f := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
 		src, err := Generate(testHeader, []target.Func{f})
@@ -192,7 +192,7 @@ func TestResidentRow(t *testing.T) {
 		if xreg == nil {
 			t.Fatalf("%s: no load of x", f.Name())
 		}
-		loads := regexp.MustCompile(`(?m)^\s+VMOVUPS(\.Z)?\s+(\d+)?\(` + xreg[1] + `\)`).FindAllString(text, -1)
+		loads := regexp.MustCompile(`(?m)^\s+VMOVUPS(\.Z)?\s+(\d+)?\(`+xreg[1]+`\)`).FindAllString(text, -1)
 		if len(loads) != c.loads {
 			t.Errorf("%s: %d vector loads from x, want %d", f.Name(), len(loads), c.loads)
 		}
