@@ -1,21 +1,117 @@
 // Package normgen wires the packages normgen generates for the benchmark
-// (one per instruction set, from the specs in bench/specs) into the harness.
+// into the harness: one package per instruction set (bench/specs/<isa>.yaml
+// generated into bench/gen/nb<isa> by scripts/bench.sh), so that every
+// instruction set the CPU can run is timed in the same process. Each
+// package's wiring is build-tagged normgen_<isa>: the script sets the tag
+// of each package it generated.
 package normgen
 
-import "github.com/normgen/normgen/bench/harness"
+import (
+	"fmt"
+	"slices"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/normgen/normgen/bench/harness"
+)
+
+// ISAs are the instruction sets of the benchmark specs, best first.
+var ISAs = []string{"avx512", "avx2", "neon", "purego"}
 
 // Impls is normgen's generated kernels, one implementation per instruction
-// set the CPU can run.
-func Impls() []harness.Impl { return impls }
+// set built in, best first.
+func Impls() []harness.Impl {
+	var out []harness.Impl
+	for _, isa := range ISAs {
+		if p, ok := packages[isa]; ok {
+			out = append(out, p.impl())
+		}
+	}
+	return out
+}
 
-// Missing explains what this binary was built without.
-func Missing() []string { return missing }
+// Missing explains which instruction sets this binary was built without.
+func Missing() []string {
+	var out []string
+	for _, isa := range ISAs {
+		if _, ok := packages[isa]; !ok && runnable(isa) == "" {
+			out = append(out, fmt.Sprintf("normgen-%s: not built in (scripts/bench.sh generates bench/gen/nb%s and sets -tags normgen_%s)", isa, isa, isa))
+		}
+	}
+	return out
+}
 
-// Notes describes the generated packages (normgen version, spec hash).
-func Notes() []string { return notes }
+// pkg is one generated package's entry points.
+type pkg struct {
+	isa    string
+	ln     map[int]func(dst, x, gamma, beta []float32)
+	lnAny  func(dst, x, gamma, beta []float32, h int)
+	rms    map[int]func(dst, x, gamma []float32)
+	rmsAny func(dst, x, gamma []float32, h int)
+}
 
-var (
-	impls   []harness.Impl
-	missing = []string{"normgen: the generated packages are not wired in yet"}
-	notes   []string
-)
+var packages = map[string]pkg{}
+
+func register(p pkg) { packages[p.isa] = p }
+
+var about = map[string]string{
+	"avx512": "AVX-512 assembly",
+	"avx2":   "AVX2+FMA assembly",
+	"neon":   "NEON assembly",
+	"purego": "pure Go (the generated fallback)",
+}
+
+func (p pkg) impl() harness.Impl {
+	return harness.Impl{
+		Name: "normgen-" + p.isa,
+		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes.",
+			about[p.isa], p.isa, p.isa),
+		Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+			if why := runnable(p.isa); why != "" {
+				return nil, why
+			}
+			switch op {
+			case harness.LayerNorm:
+				if f, ok := p.ln[h]; ok {
+					return f, ""
+				}
+				return func(dst, x, gamma, beta []float32) { p.lnAny(dst, x, gamma, beta, h) }, ""
+			case harness.RMSNorm:
+				if f, ok := p.rms[h]; ok {
+					return func(dst, x, gamma, _ []float32) { f(dst, x, gamma) }, ""
+				}
+				return func(dst, x, gamma, _ []float32) { p.rmsAny(dst, x, gamma, h) }, ""
+			}
+			return nil, "unknown kernel"
+		},
+	}
+}
+
+// runnable says why this CPU cannot run isa ("" when it can), by the rule
+// the generated dispatch follows: a package generated for one instruction
+// set alone would otherwise silently run its pure-Go fallback.
+func runnable(isa string) string {
+	switch isa {
+	case "avx512":
+		if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512VL || !cpu.X86.HasAVX512DQ || !cpu.X86.HasAVX512BW {
+			return "the CPU lacks AVX-512 F/VL/DQ/BW"
+		}
+	case "avx2":
+		if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+			return "the CPU lacks AVX2 or FMA"
+		}
+	case "neon":
+		if !cpu.ARM64.HasASIMD {
+			return "the CPU lacks NEON"
+		}
+	case "purego":
+	default:
+		if !slices.Contains(ISAs, isa) {
+			return "unknown instruction set"
+		}
+	}
+	return ""
+}
+
+// Notes describes the generated packages.
+func Notes() []string { return nil }

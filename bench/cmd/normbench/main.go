@@ -34,6 +34,11 @@ func main() {
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
 	budget := flag.Duration("budget", 0, "timing budget per shape (default 9s, or 1.5s with -quick)")
+	var extra []string
+	flag.Func("note", "a line for the report's machine section, as 'key: value' (repeatable)", func(s string) error {
+		extra = append(extra, s)
+		return nil
+	})
 	flag.Parse()
 
 	cfg := harness.DefaultConfig()
@@ -74,6 +79,7 @@ func main() {
 	rep := harness.Run(cfg, harness.Shapes(opList, sizes, *l2, *dram), impls)
 	rep.Machine.Extra = append(rep.Machine.Extra, peers.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, normgen.Notes()...)
+	rep.Machine.Extra = append(rep.Machine.Extra, extra...)
 	for _, m := range append(peers.Missing(), normgen.Missing()...) {
 		rep.Machine.Extra = append(rep.Machine.Extra, "not in this run: "+m)
 	}

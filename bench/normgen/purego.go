@@ -1,0 +1,23 @@
+//go:build normgen_purego
+
+package normgen
+
+import "github.com/normgen/normgen/bench/gen/nbpurego"
+
+func init() {
+	register(pkg{
+		isa: "purego",
+		ln: map[int]func(dst, x, gamma, beta []float32){
+			768:  nbpurego.LayerNorm768,
+			4096: nbpurego.LayerNorm4096,
+			8192: nbpurego.LayerNorm8192,
+		},
+		lnAny: nbpurego.LayerNormAny,
+		rms: map[int]func(dst, x, gamma []float32){
+			768:  nbpurego.RMSNorm768,
+			4096: nbpurego.RMSNorm4096,
+			8192: nbpurego.RMSNorm8192,
+		},
+		rmsAny: nbpurego.RMSNormAny,
+	})
+}
