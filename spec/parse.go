@@ -218,10 +218,17 @@ func syntaxError(path string, data []byte, err error) *Error {
 			col = utf8.RuneCountInString(text[:i]) + 1
 		}
 	}
-	indent := len(text) - len(strings.TrimLeft(text, " \t"))
-	if i := strings.IndexByte(text[:indent], '\t'); i >= 0 && (strings.Contains(msg, "tab") || strings.Contains(msg, "cannot start any token")) {
-		return &Error{Path: path, Line: line, Col: utf8.RuneCountInString(text[:i]) + 1,
-			Msg: "invalid YAML: a tab in the indentation; indent with spaces, not tabs"}
+	if strings.Contains(msg, "tab") || strings.Contains(msg, "cannot start any token") {
+		// The library may report the line of the enclosing mapping: the
+		// tab is on that line or a later one.
+		for l := line; l <= len(lines); l++ {
+			text := string(lines[l-1])
+			indent := len(text) - len(strings.TrimLeft(text, " \t"))
+			if i := strings.IndexByte(text[:indent], '\t'); i >= 0 {
+				return &Error{Path: path, Line: l, Col: utf8.RuneCountInString(text[:i]) + 1,
+					Msg: "invalid YAML: a tab in the indentation; indent with spaces, not tabs"}
+			}
+		}
 	}
 	if i := strings.IndexAny(text, "@`"); i >= 0 && strings.Contains(msg, "cannot start any token") {
 		return &Error{Path: path, Line: line, Col: utf8.RuneCountInString(text[:i]) + 1,
