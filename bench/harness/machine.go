@@ -25,6 +25,7 @@ type Machine struct {
 	Experiment string // GOEXPERIMENT the binary was built with
 	GOMAXPROCS int
 	Date       time.Time
+	Load       string   // /proc/loadavg at the start: other work on the machine
 	Extra      []string // lines added by the caller (library versions, ...)
 }
 
@@ -72,6 +73,11 @@ func ReadMachine() Machine {
 	}
 	if m.CPU == "" {
 		m.CPU = "unknown " + runtime.GOARCH
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.Load = strings.Join(f[:3], " ")
+		}
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = "Linux " + strings.TrimSpace(string(b))

@@ -32,6 +32,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 		k, v, _ := strings.Cut(e, ": ")
 		row(k, v)
 	}
+	row("load average at start (1, 5, 15 min)", m.Load)
 	row("date", m.Date.Format("2006-01-02 15:04 MST"))
 	row("run", fmt.Sprintf("%.0f s; per shape: %v timing budget, at least %d rounds, samples of at least %v (L2)", rep.Elapsed.Seconds(), rep.Config.Budget, rep.Config.MinRounds, rep.Config.Sample))
 	b.WriteString("\n")
