@@ -1,0 +1,111 @@
+package arm64asm
+
+// allForms emits one instance of every instruction form the emitter
+// offers, each with distinct registers so that operand roles show.
+func allForms(f *Func) {
+	f.MOVD(Param{"x", 0}, 0)
+	f.MOVD(Imm(5), 3)
+	f.MOVD(Reg(1), 5)
+	f.MOVW(Hex(0x3f800000), 3)
+	f.MOVW(Imm(7), 4)
+	f.ADD(Imm(16), 1, 2)
+	f.ADD(Reg(4), 1, 2)
+	f.SUBS(Imm(1), 3, 4)
+	f.SUBS(Reg(5), 3, 4)
+	f.AND(Imm(3), 3, 4)
+	f.LSR(4, 2, 3)
+	f.LSL(2, 2, 3)
+	f.Label("top")
+	f.CBZ(6, "top")
+	f.CBNZ(7, "top")
+	f.BNE("top")
+	f.B("top")
+	f.VLD1(Mem{Base: 8}, VReg(4).List(1, S4))
+	f.VLD1(Mem{Base: 8}, VReg(30).List(4, S4))
+	f.VLD1P(9, VReg(1).List(4, S4))
+	f.VLD1P(9, VReg(2).List(2, S4))
+	f.VLD1P(9, VReg(3).List(1, S4))
+	f.VST1(VReg(5).List(3, S4), Mem{Base: 10})
+	f.VST1P(VReg(6).List(4, S4), 11)
+	f.VST1P(VReg(7).List(1, S4), 11)
+	f.VEOR(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
+	f.VMOV(VReg(2).B16(), VReg(4).B16())
+	f.VDUP(VReg(3).SLane(1), VReg(5).S4())
+	f.VFMLA(VReg(1).S4(), VReg(2).S4(), VReg(3).S4())
+	f.VFADD(VReg(1).S4(), VReg(2).S4(), VReg(3).S4())
+	f.VFSUB(VReg(4).S4(), VReg(5).S4(), VReg(6).S4())
+	f.VFMUL(VReg(7).S4(), VReg(8).S4(), VReg(9).S4())
+	f.VFADDP(VReg(10).S4(), VReg(11).S4(), VReg(12).S4())
+	f.FADDP(VReg(13).S2(), VReg(14).F())
+	f.FMOVS(Mem{Base: 1}, FReg(2))
+	f.FMOVS(Mem{Base: 1, Off: 8}, FReg(2))
+	f.FMOVSP(Mem{Base: 1, Off: 4}, FReg(3))
+	f.FMOVS(FReg(4), Mem{Base: 2})
+	f.FMOVSP(FReg(5), Mem{Base: 2, Off: 4})
+	f.FMOVS(FReg(6), FReg(7))
+	f.FMOVS(Reg(3), FReg(8))
+	f.FMOVS(ZR, FReg(9))
+	f.FADDS(1, 2, 3)
+	f.FSUBS(4, 5, 6)
+	f.FMULS(7, 8, 9)
+	f.FDIVS(10, 11, 12)
+	f.FSQRTS(13, 14)
+	f.FMADDS(1, 2, 3, 4)
+	f.SCVTFS(3, 6)
+	f.RET()
+}
+
+// allFormsGNU is allForms as the x/arch disassembler (go tool objdump -gnu)
+// spells it: the operand roles each method documents, e.g. FMADDS(m, a,
+// n, d) is d = n*m + a. Branch targets are left out.
+var allFormsGNU = []string{
+	"ldr x0, [sp,#8]",
+	"mov x3, #0x5",
+	"mov x5, x1",
+	"mov w3, #0x3f800000",
+	"orr w4, wzr, #0x7",
+	"add x2, x1, #0x10",
+	"add x2, x1, x4",
+	"subs x4, x3, #0x1",
+	"subs x4, x3, x5",
+	"and x4, x3, #0x3",
+	"lsr x3, x2, #4",
+	"lsl x3, x2, #2",
+	"cbz x6,",
+	"cbnz x7,",
+	"b.ne",
+	"b",
+	"ld1 {v4.4s}, [x8]",
+	"ld1 {v30.4s, v31.4s, v0.4s, v1.4s}, [x8]",
+	"ld1 {v1.4s-v4.4s}, [x9],#64",
+	"ld1 {v2.4s, v3.4s}, [x9],#32",
+	"ld1 {v3.4s}, [x9],#16",
+	"st1 {v5.4s-v7.4s}, [x10]",
+	"st1 {v6.4s-v9.4s}, [x11],#64",
+	"st1 {v7.4s}, [x11],#16",
+	"eor v3.16b, v2.16b, v1.16b",
+	"mov v4.16b, v2.16b",
+	"dup v5.4s, v3.s[1]",
+	"fmla v3.4s, v2.4s, v1.4s",
+	"fadd v3.4s, v2.4s, v1.4s",
+	"fsub v6.4s, v5.4s, v4.4s",
+	"fmul v9.4s, v8.4s, v7.4s",
+	"faddp v12.4s, v11.4s, v10.4s",
+	"faddp s14, v13.2s",
+	"ldr s2, [x1]",
+	"ldr s2, [x1,#8]",
+	"ldr s3, [x1],#4",
+	"str s4, [x2]",
+	"str s5, [x2],#4",
+	"fmov s7, s6",
+	"fmov s8, w3",
+	"fmov s9, wzr",
+	"fadd s3, s2, s1",
+	"fsub s6, s5, s4",
+	"fmul s9, s8, s7",
+	"fdiv s12, s11, s10",
+	"fsqrt s14, s13",
+	"fmadd s4, s3, s1, s2",
+	"scvtf s6, x3",
+	"ret",
+}
