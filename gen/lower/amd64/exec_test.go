@@ -109,7 +109,8 @@ func TestExecute(t *testing.T) {
 	for _, k := range ks {
 		for _, h := range testSizes {
 			for _, rows := range testRows {
-				write(filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows)), caseData(k, h, rows))
+				write(filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows)), caseData(k, h, rows, false))
+				write(filepath.Join("data", fmt.Sprintf("%s_%d_%d_inplace.bin", k.Name, h, rows)), caseData(k, h, rows, true))
 			}
 		}
 	}
@@ -162,16 +163,18 @@ func cases(funcs []target.Func) []byte {
 		if f.H == 0 {
 			args = append(args, "h")
 		}
-		fmt.Fprintf(&b, "\t{name: %q, kernel: %q, h: %d, avx512: %v, roles: %q, call: func(p []*float32, rows, h int) { %s(%s) }},\n",
-			f.Name(), f.Kernel.Name, f.H, f.ISA == target.AVX512, strings.Join(roles, ""), f.Name(), strings.Join(args, ", "))
+		fmt.Fprintf(&b, "\t{name: %q, kernel: %q, h: %d, avx512: %v, roles: %q, dst: %d, x: %d, call: func(p []*float32, rows, h int) { %s(%s) }},\n",
+			f.Name(), f.Kernel.Name, f.H, f.ISA == target.AVX512, strings.Join(roles, ""),
+			f.Kernel.ArrayIndex("dst"), f.Kernel.ArrayIndex("x"), f.Name(), strings.Join(args, ", "))
 	}
 	b.WriteString("}\n")
 	return []byte(b.String())
 }
 
 // caseData is one case's file for the harness: each array's initial
-// contents and, for written arrays, what ir.Eval leaves in them.
-func caseData(k *ir.Kernel, h, rows int) []byte {
+// contents and, for written arrays, what ir.Eval leaves in them. In place,
+// dst and x are one slice, holding x's contents at the start.
+func caseData(k *ir.Kernel, h, rows int, inPlace bool) []byte {
 	r := rand.New(rand.NewPCG(uint64(h), uint64(rows)))
 	uniform := func(lo, hi float64) float32 { return float32(lo + (hi-lo)*r.Float64()) }
 	var in [][]float32
@@ -201,6 +204,9 @@ func caseData(k *ir.Kernel, h, rows int) []byte {
 	out := make([][]float32, len(in))
 	for i, v := range in {
 		out[i] = append([]float32(nil), v...)
+	}
+	if inPlace {
+		out[k.ArrayIndex("dst")] = out[k.ArrayIndex("x")]
 	}
 	ir.Eval(k, h, rows, out)
 	var b []byte

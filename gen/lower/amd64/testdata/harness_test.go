@@ -23,6 +23,7 @@ type kfunc struct {
 	h      int    // fixed row length, 0 when taken at run time
 	avx512 bool
 	roles  string // per array: i row input, o row output, p parameter, a per-row input, b per-row output
+	dst, x int    // indices of the arrays an in-place call aliases
 	call   func(p []*float32, rows, h int)
 }
 
@@ -45,8 +46,8 @@ func written(role byte) bool { return role == 'o' || role == 'b' }
 
 // load reads a case: each array's initial contents, and for written
 // arrays the expected final contents.
-func load(t *testing.T, f kfunc, h, rows int) (in, want [][]float32) {
-	name := filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", f.kernel, h, rows))
+func load(t *testing.T, f kfunc, h, rows int, variant string) (in, want [][]float32) {
+	name := filepath.Join("data", fmt.Sprintf("%s_%d_%d%s.bin", f.kernel, h, rows, variant))
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
@@ -179,13 +180,19 @@ func TestKernels(t *testing.T) {
 		}
 		for _, h := range hs {
 			for _, rows := range rowCounts {
-				in, want := load(t, f, h, rows)
+				in, want := load(t, f, h, rows, "")
 				for _, mode := range modes {
-					if err := check(f, h, rows, in, want, mode.new); err != nil {
+					if err := check(f, h, rows, in, want, mode.new, -1); err != nil {
 						t.Errorf("%s h=%d rows=%d %s: %v", f.name, h, rows, mode.name, err)
 					}
 					ran++
 				}
+				// In place: dst is x.
+				in, want = load(t, f, h, rows, "_inplace")
+				if err := check(f, h, rows, in, want, modes[1].new, f.dst); err != nil {
+					t.Errorf("%s h=%d rows=%d in place: %v", f.name, h, rows, err)
+				}
+				ran++
 			}
 		}
 	}
@@ -195,22 +202,32 @@ func TestKernels(t *testing.T) {
 	}
 }
 
-func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() placement) error {
-	var ptrs []*float32
-	var arrays [][]float32
-	var places []placement
-	for _, data := range in {
+// check calls f on a copy of in and compares every array with want. With
+// alias >= 0, that array shares x's memory (in-place call) and only its
+// expected contents are checked there.
+func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() placement, alias int) error {
+	ptrs := make([]*float32, len(in))
+	arrays := make([][]float32, len(in))
+	places := make([]placement, len(in))
+	for i, data := range in {
+		if i == alias {
+			continue
+		}
 		p := newPlacement()
 		defer p.release()
 		s := p.place(data)
-		places = append(places, p)
-		arrays = append(arrays, s)
-		ptrs = append(ptrs, &s[0])
+		places[i], arrays[i], ptrs[i] = p, s, &s[0]
+	}
+	if alias >= 0 {
+		places[alias], arrays[alias], ptrs[alias] = places[f.x], arrays[f.x], ptrs[f.x]
 	}
 	f.call(ptrs, rows, h)
 	for i, s := range arrays {
 		if !places[i].intact() {
 			return fmt.Errorf("array %d: wrote outside its slice", i)
+		}
+		if alias >= 0 && i == f.x {
+			continue
 		}
 		for j, got := range s {
 			w := want[i][j]
