@@ -75,7 +75,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{[]target.Func{{Kernel: k, H: 64, ISA: target.NEON}}, "neonLayerNorm64: ISA neon is not an amd64 vector target"},
 		{[]target.Func{{Kernel: k, H: 64, ISA: target.Go}}, "not an amd64 vector target"},
-		{[]target.Func{{Kernel: k, H: -1, ISA: target.AVX2}}, "negative"},
+		{[]target.Func{{Kernel: k, H: -1, ISA: target.AVX2}}, "out of range"},
+		{[]target.Func{{Kernel: k, H: 1 << 29, ISA: target.AVX2}}, "out of range"},
 		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2}, {Kernel: k, H: 8, ISA: target.AVX2}}, "avx2LayerNorm8: generated twice"},
 		{[]target.Func{{H: 8, ISA: target.AVX2}}, "no kernel"},
 	} {

@@ -36,9 +36,13 @@ var testKernels = []spec.Kernel{
 	{Name: "DeepRMSNormSum", Epsilon: 1e-6, Scale: true, Residual: &spec.Residual{Alpha: 0.7, StoreSum: true}},
 	{Name: "LayerNormStats", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
 	{Name: "RMSNormStats", Epsilon: 1e-6, Scale: true, SaveStats: true},
+	// Every array at once: the most general-purpose registers.
+	{Name: "Everything", Mean: true, Epsilon: 1e-5, Scale: true, ScaleOffset: 0.5, Shift: true, Residual: &spec.Residual{Alpha: 0.7, StoreSum: true}, SaveStats: true},
 }
 
-var testSizes = []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 768, 4096}
+// testSizes adds 256, the longest row AVX-512 keeps in registers, to the
+// sizes of the brief.
+var testSizes = []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 256, 768, 4096}
 
 var testRows = []int{1, 2, 5}
 

@@ -24,6 +24,9 @@ const (
 	// function may spend keeping row values across loops; the rest hold
 	// partial sums, broadcast scalars and temporaries.
 	residentBudget = 16
+	// maxH keeps every byte offset of a row within a signed 32-bit
+	// displacement.
+	maxH = 1 << 28
 )
 
 // lowering is the state of one function being lowered.
@@ -73,8 +76,8 @@ func lower(f target.Func) (*avoir.Function, error) {
 	default:
 		return nil, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
-	if f.H < 0 {
-		return nil, fmt.Errorf("hidden size %d is negative", f.H)
+	if f.H < 0 || f.H > maxH {
+		return nil, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
 	sig, err := gotypes.ParseSignature(f.AsmSignature())
 	if err != nil {
