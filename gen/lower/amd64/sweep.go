@@ -156,8 +156,12 @@ func (l *lowering) runtimeSweep(sw *sweepState, n int) {
 
 	l.label(lbl("_tail"))
 	if l.avx512 {
-		// An empty mask (h % 16 == 0) makes this slot touch nothing.
+		// Skip an empty mask (h % 16 == 0): it would touch nothing, but
+		// its address is past the row's end.
+		l.I(x86.TESTQ(operand.U32(l.lanes-1), l.h))
+		jump(x86.JZ, "_done")
 		l.slot(sw, slot{kind: masked, idx: i, vec: -1})
+		l.label(lbl("_done"))
 		return
 	}
 	l.I(x86.CMPQ(i, l.h))
