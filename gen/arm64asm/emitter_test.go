@@ -123,3 +123,21 @@ func TestMisuse(t *testing.T) {
 		}
 	}
 }
+
+func TestCommentsStayComments(t *testing.T) {
+	file := NewFile("", "")
+	f := NewFunc("c", 0)
+	f.Doc = []string{"two\nlines"}
+	f.Comment("also\ntwo")
+	f.RET()
+	file.Add(f)
+	got, err := file.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(got), "\n") {
+		if line == "lines" || line == "two" || strings.TrimSpace(line) == "two" {
+			t.Errorf("uncommented line %q in\n%s", line, got)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (file *File) Bytes() ([]byte, error) {
 
 func (f *Func) print(b *bytes.Buffer) {
 	for _, d := range f.Doc {
-		fmt.Fprintf(b, "// %s\n", d)
+		comment(b, "", d)
 	}
 	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", f.Name, f.ArgSize)
 	for _, in := range f.insts {
@@ -66,7 +66,7 @@ func (f *Func) print(b *bytes.Buffer) {
 		case in.Op == "" && in.Label != "":
 			fmt.Fprintf(b, "%s:\n", in.Label)
 		case in.Op == "":
-			fmt.Fprintf(b, "\t// %s\n", in.Comment)
+			comment(b, "\t", in.Comment)
 		default:
 			b.WriteString("\t" + in.Op)
 			if len(in.Args) > 0 {
@@ -77,10 +77,18 @@ func (f *Func) print(b *bytes.Buffer) {
 				b.WriteString("\t" + strings.Join(args, ", "))
 			}
 			if in.Comment != "" {
-				b.WriteString(" // " + in.Comment)
+				// One line: a newline would turn the rest into code.
+				b.WriteString(" // " + strings.ReplaceAll(in.Comment, "\n", " "))
 			}
 			b.WriteString("\n")
 		}
+	}
+}
+
+// comment writes text as comment lines, each line of it commented.
+func comment(b *bytes.Buffer, indent, text string) {
+	for _, line := range strings.Split(text, "\n") {
+		fmt.Fprintf(b, "%s// %s\n", indent, line)
 	}
 }
 

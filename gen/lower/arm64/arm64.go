@@ -137,6 +137,7 @@ type lowering struct {
 	accOut    map[int]arm64asm.VReg
 	bcast     map[ir.S]bool // row scalars already broadcast in this row's code
 	loopN     int
+	err       error // first failure of gp
 }
 
 func newLowering(tf target.Func, u int) *lowering {
@@ -224,6 +225,9 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	fn.SUBS(arm64asm.Imm(1), l.rows, l.rows)
 	fn.BNE("row")
 	fn.RET()
+	if l.err != nil {
+		return nil, l.err
+	}
 	return fn, fn.Err()
 }
 
@@ -314,7 +318,8 @@ func (l *lowering) prologue() error {
 	return nil
 }
 
-// gp takes a free general register; kernels need far fewer than exist.
+// gp takes a free general register. Running out (a kernel with some twenty
+// arrays) is recorded and reported when the function is done.
 func (l *lowering) gp() arm64asm.Reg {
 	for _, r := range gpRegs {
 		if !l.gpUsed[r] {
@@ -322,7 +327,10 @@ func (l *lowering) gp() arm64asm.Reg {
 			return r
 		}
 	}
-	panic("arm64: out of general registers")
+	if l.err == nil {
+		l.err = fmt.Errorf("%d arrays need more general registers than the %d available", len(l.k.Arrays), len(gpRegs))
+	}
+	return gpRegs[0]
 }
 
 func (l *lowering) gpFree(r arm64asm.Reg) { delete(l.gpUsed, r) }

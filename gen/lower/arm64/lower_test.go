@@ -112,3 +112,17 @@ func TestUnrollFallback(t *testing.T) {
 		}
 	}
 }
+
+func TestManyArrays(t *testing.T) {
+	b := ir.NewBuilder("Wide", "a doc\nover two lines")
+	var ins []int
+	for i := 0; i < 30; i++ {
+		ins = append(ins, b.Array(fmt.Sprintf("x%d", i), ir.RowIn, ""))
+	}
+	dst := b.Array("dst", ir.RowOut, "")
+	b.Loop(func(l *ir.LoopBuilder) { l.Store(dst, l.Load(ins[0])) })
+	_, err := Generate(header, []target.Func{{Kernel: mustKernel(t, b), H: 8, ISA: target.NEON}})
+	if err == nil || !strings.Contains(err.Error(), "general registers") {
+		t.Errorf("got %v, want an error about general registers", err)
+	}
+}
