@@ -9,6 +9,9 @@ import (
 // Reference computes op in float64 (two passes, eps inside the sqrt): the
 // oracle every implementation is checked against. beta may be nil.
 func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
+	if op == BatchNorm {
+		return referenceBatch(x, gamma, beta, h)
+	}
 	out := make([]float64, len(x))
 	eps := float64(op.Eps())
 	for r := 0; r+h <= len(x); r += h {
@@ -32,6 +35,36 @@ func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
 				y += float64(beta[i])
 			}
 			out[r+i] = y
+		}
+	}
+	return out
+}
+
+// referenceBatch normalizes each of the h columns of x over its rows.
+func referenceBatch(x, gamma, beta []float32, h int) []float64 {
+	out := make([]float64, len(x))
+	rows := len(x) / h
+	mean, ss := make([]float64, h), make([]float64, h)
+	for r := 0; r < rows; r++ {
+		for c, v := range x[r*h : r*h+h] {
+			mean[c] += float64(v)
+		}
+	}
+	for c := range mean {
+		mean[c] /= float64(rows)
+	}
+	for r := 0; r < rows; r++ {
+		for c, v := range x[r*h : r*h+h] {
+			d := float64(v) - mean[c]
+			ss[c] += d * d
+		}
+	}
+	for c := range ss {
+		ss[c] = 1 / math.Sqrt(ss[c]/float64(rows)+float64(BatchNorm.Eps()))
+	}
+	for r := 0; r < rows; r++ {
+		for c, v := range x[r*h : r*h+h] {
+			out[r*h+c] = (float64(v)-mean[c])*ss[c]*float64(gamma[c]) + float64(beta[c])
 		}
 	}
 	return out

@@ -38,19 +38,27 @@ type Op int
 const (
 	LayerNorm Op = iota // y = gamma*(x-mean)/sqrt(var+eps) + beta, per row
 	RMSNorm             // y = gamma*x/sqrt(mean(x^2)+eps), per row
+	// BatchNorm is training-mode batch normalization of x[N, C]: h = C
+	// channels, rows = N; per channel, the mean and biased variance over the
+	// N rows, y = gamma_c*(x-mean_c)/sqrt(var_c+eps) + beta_c. (Running
+	// statistics are not part of the check.)
+	BatchNorm
 )
 
 // Ops lists every Op.
-var Ops = []Op{LayerNorm, RMSNorm}
+var Ops = []Op{LayerNorm, RMSNorm, BatchNorm}
 
-func (o Op) String() string { return [...]string{"LayerNorm", "RMSNorm"}[o] }
+func (o Op) String() string { return [...]string{"LayerNorm", "RMSNorm", "BatchNorm"}[o] }
 
 // Eps is the epsilon of the kernels normgen's benchmark specs declare, and
 // that every peer is asked to use.
-func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6}[o] }
+func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6, 1e-5}[o] }
 
-// Func normalizes every row of x (len(x)/h rows of h values) into dst.
-// beta is nil for RMSNorm.
+// HasShift says whether the op takes beta (Func's beta is nil otherwise).
+func (o Op) HasShift() bool { return o != RMSNorm }
+
+// Func normalizes every row of x (len(x)/h rows of h values) into dst
+// (BatchNorm: every column). beta is nil for RMSNorm.
 type Func func(dst, x, gamma, beta []float32)
 
 // Impl is one implementation under test.
@@ -87,7 +95,7 @@ func (s Shape) String() string {
 	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
 }
 
-// Shapes returns, for every op and h, one shape with x of about l2Bytes
+// Shapes returns, for every op and h (BatchNorm: C), one shape with x of about l2Bytes
 // (level L2) and one with x of about dramBytes (level DRAM). A zero size
 // leaves that level out.
 func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
@@ -263,7 +271,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		b.dst = append(b.dst, dst)
 	}
 	beta := b.beta
-	if s.Op == RMSNorm {
+	if !s.Op.HasShift() {
 		beta = nil
 	}
 	ref := Reference(s.Op, x0, b.gamma, beta, s.H)

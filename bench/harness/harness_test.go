@@ -139,7 +139,7 @@ func TestRunAndReport(t *testing.T) {
 		}},
 	}
 	cfg := Config{Budget: 20 * time.Millisecond, MinRounds: 3, MaxRounds: 50, Sample: 20 * time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard}
-	shapes := Shapes(Ops, []int{64}, 4<<10, 16<<10)
+	shapes := Shapes([]Op{LayerNorm, RMSNorm}, []int{64}, 4<<10, 16<<10)
 	rep := Run(cfg, shapes, impls)
 	if len(rep.Shapes) != 4 {
 		t.Fatalf("%d shape results", len(rep.Shapes))
@@ -206,6 +206,19 @@ func TestSlug(t *testing.T) {
 	} {
 		if got := (Machine{CPU: cpu}).Slug(); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", cpu, got, want)
+		}
+	}
+}
+
+func TestReferenceBatch(t *testing.T) {
+	// Two channels over three rows: channel 0 is 1, 2, 3; channel 1 is constant.
+	x := []float32{1, 5, 2, 5, 3, 5}
+	y := Reference(BatchNorm, x, []float32{1, 2}, []float32{0, 0.25}, 2)
+	r := 1 / math.Sqrt(2.0/3+1e-5)
+	want := []float64{-r, 0.25, 0, 0.25, r, 0.25}
+	for i := range want {
+		if math.Abs(y[i]-want[i]) > 1e-12 {
+			t.Fatalf("y = %v, want %v", y, want)
 		}
 	}
 }

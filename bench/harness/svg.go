@@ -32,7 +32,7 @@ func (rep *Report) WriteSVG(w io.Writer) error {
 		}
 	}
 	lo = math.Pow(10, math.Floor(math.Log10(lo*0.9)*2)/2) // a half decade below
-	hi = hi * 1.25
+	hi = hi * 1.7                                         // room for the labels above the bars
 	nImpl := len(rep.Impls)
 	maxGroups := 0
 	for _, op := range ops {

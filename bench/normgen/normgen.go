@@ -82,7 +82,7 @@ func (p pkg) impl() harness.Impl {
 				}
 				return func(dst, x, gamma, _ []float32) { p.rmsAny(dst, x, gamma, h) }, ""
 			}
-			return nil, "unknown kernel"
+			return nil, "normgen has no " + op.String() + " kernel yet"
 		},
 	}
 }

@@ -22,6 +22,9 @@ var ArchSIMD = harness.Impl{
 		if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 			return nil, "the CPU lacks AVX2 or FMA"
 		}
+		if op == harness.BatchNorm {
+			return nil, "not written for BatchNorm (a per-row peer)"
+		}
 		eps := op.Eps()
 		if op == harness.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { simdRMSNorm8(dst, x, gamma, h, eps) }, ""
@@ -37,6 +40,9 @@ var ArchSIMD512 = harness.Impl{
 	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
 		if !archsimd.X86.AVX512() {
 			return nil, "the CPU lacks AVX-512"
+		}
+		if op == harness.BatchNorm {
+			return nil, "not written for BatchNorm (a per-row peer)"
 		}
 		eps := op.Eps()
 		if op == harness.RMSNorm {

@@ -16,9 +16,13 @@ import (
 // output, math.Sqrt through float64.
 var Naive = harness.Impl{
 	Name:  "naive",
-	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output.",
+	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums).",
 	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
 		eps := op.Eps()
+		if op == harness.BatchNorm {
+			mean, rstd := make([]float32, h), make([]float32, h)
+			return func(dst, x, gamma, beta []float32) { naiveBatchNorm(dst, x, gamma, beta, mean, rstd, h, eps) }, ""
+		}
 		if op == harness.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { naiveRMSNorm(dst, x, gamma, h, eps) }, ""
 		}
@@ -58,6 +62,37 @@ func naiveRMSNorm(dst, x, gamma []float32, h int, eps float32) {
 		inv := float32(1 / math.Sqrt(float64(ss/float32(h)+eps)))
 		for i, v := range row {
 			out[i] = v * inv * gamma[i]
+		}
+	}
+}
+
+// naiveBatchNorm normalizes each of the h columns of x over its rows: mean
+// and rstd are scratch of h values.
+func naiveBatchNorm(dst, x, gamma, beta, mean, rstd []float32, h int, eps float32) {
+	rows := len(x) / h
+	clear(mean)
+	clear(rstd)
+	for r := 0; r < rows; r++ {
+		for c, v := range x[r*h : r*h+h] {
+			mean[c] += v
+		}
+	}
+	for c := range mean {
+		mean[c] /= float32(rows)
+	}
+	for r := 0; r < rows; r++ {
+		for c, v := range x[r*h : r*h+h] {
+			d := v - mean[c]
+			rstd[c] += d * d
+		}
+	}
+	for c := range rstd {
+		rstd[c] = float32(1 / math.Sqrt(float64(rstd[c]/float32(rows)+eps)))
+	}
+	for r := 0; r < rows; r++ {
+		out := dst[r*h : r*h+h]
+		for c, v := range x[r*h : r*h+h] {
+			out[c] = (v-mean[c])*rstd[c]*gamma[c] + beta[c]
 		}
 	}
 }

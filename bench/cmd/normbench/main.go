@@ -1,5 +1,5 @@
 // Command normbench measures normgen's generated LayerNorm and RMSNorm
-// kernels against their peers (naive Go, gonum, archsimd, oneDNN), as a
+// kernels (and BatchNorm, with -ops) against their peers (naive Go, gonum, archsimd, oneDNN), as a
 // ratio to Go's copy of the same bytes, and writes
 // results/<machine>.md and results/<machine>.svg.
 //
@@ -29,7 +29,7 @@ func main() {
 	out := flag.String("out", "results", "directory for <machine>.md and <machine>.svg; empty: print the table only")
 	machine := flag.String("machine", "", "file name for the results (default: the CPU model, lower case)")
 	hs := flag.String("h", "768,4096,8192", "hidden sizes")
-	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels")
+	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels)")
 	only := flag.String("impl", "", "comma-separated implementations to time (default: all built in)")
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
@@ -62,7 +62,7 @@ func main() {
 	for _, s := range strings.Split(*ops, ",") {
 		i := slices.IndexFunc(harness.Ops, func(o harness.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
 		if i < 0 {
-			fatalf("-ops: unknown kernel %q; allowed: LayerNorm, RMSNorm", s)
+			fatalf("-ops: unknown kernel %q; allowed: LayerNorm, RMSNorm, BatchNorm", s)
 		}
 		opList = append(opList, harness.Ops[i])
 	}
