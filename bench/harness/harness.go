@@ -15,6 +15,8 @@
 //     the bound (Go's copy of x into dst) included, in an order rotated by
 //     one each round, and each implementation's time is divided by the copy
 //     time of the same round. Medians and quartiles are taken over rounds.
+//   - samples are timed by the thread's CPU time (Linux), so that time spent
+//     preempted by other processes does not count (Config.WallClock: not);
 //   - a sample is at least Config.Sample long (several calls on the same,
 //     cache-resident buffers); for inputs larger than the last-level cache,
 //     every call uses the next of several buffer sets, so that each call
@@ -134,6 +136,11 @@ type Config struct {
 	// buffer sets that the bytes touched between two uses of one set exceed
 	// it twice over. 0: read it from the machine.
 	LLCBytes int64
+	// WallClock times samples by the wall clock. By default (on Linux)
+	// samples are timed by the CPU time of the benchmark's thread, so that
+	// the time it spends preempted by other work on the machine does not
+	// count; the report gives the share of wall time it was on the CPU.
+	WallClock bool
 	// Seed makes the input data reproducible.
 	Seed uint64
 	// Log, when not nil, receives progress lines.
@@ -184,9 +191,14 @@ func (r Result) GBps(s Shape) float64 {
 // ShapeResult holds every implementation's result at one shape, the bound
 // (the copy) first.
 type ShapeResult struct {
-	Shape   Shape
-	Rounds  int
-	Sets    int // buffer sets cycled through
+	Shape  Shape
+	Rounds int
+	Sets   int // buffer sets cycled through
+	Clock  string
+	// OnCPU is the share of the timed wall time that the benchmark's thread
+	// was running (1 when timing by the wall clock): below 1, other work
+	// on the machine preempted it.
+	OnCPU   float64
 	Results []Result
 }
 
@@ -239,6 +251,15 @@ type timed struct {
 	ratio []float64
 	ns    []float64
 	res   *Result
+}
+
+// clock reads the time samples are measured in (ns) and says which it is.
+func clock(cfg Config) (func() int64, string) {
+	if _, ok := threadCPU(); ok && !cfg.WallClock {
+		return func() int64 { t, _ := threadCPU(); return t }, "thread CPU time"
+	}
+	t0 := time.Now()
+	return func() int64 { return int64(time.Since(t0)) }, "wall clock"
 }
 
 func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
@@ -307,14 +328,21 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		copy(x, x0)
 	}
 	next := 0
+	now, clockName := clock(cfg)
+	sr.Clock = clockName
+	var wallNs, clockNs int64
 	call := func(t *timed) time.Duration {
 		set := next % sets
 		next++
 		t0 := time.Now()
+		c0 := now()
 		for i := 0; i < t.n; i++ {
 			t.f(b.dst[set], b.x[set], b.gamma, beta)
 		}
-		return time.Since(t0)
+		c := now() - c0
+		wallNs += int64(time.Since(t0))
+		clockNs += c
+		return time.Duration(c)
 	}
 	for _, t := range ts {
 		t.n = 1
@@ -336,6 +364,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	}
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
+	wallNs, clockNs = 0, 0
 	t0 := time.Now()
 	rounds := 0
 	k := len(ts)
@@ -353,12 +382,15 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		rounds++
 	}
 	sr.Rounds = rounds
+	if wallNs > 0 {
+		sr.OnCPU = float64(clockNs) / float64(wallNs)
+	}
 	for _, t := range ts {
 		t.res.Ratio = Summarize(t.ratio)
 		t.res.Ns = Summarize(t.ns)
 		logf(cfg, "  %-16s %7.2fx  (%.2f-%.2f)  %7.1f GB/s\n", t.name, t.res.Ratio.Median, t.res.Ratio.P25, t.res.Ratio.P75, t.res.GBps(s))
 	}
-	logf(cfg, "  %d rounds, %d buffer set(s), %.1fs\n", rounds, sets, time.Since(t0).Seconds())
+	logf(cfg, "  %d rounds, %d buffer set(s), %.1fs, %s, on CPU %.0f%% of the time\n", rounds, sets, time.Since(t0).Seconds(), clockName, 100*sr.OnCPU)
 	return sr
 }
 

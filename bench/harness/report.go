@@ -35,6 +35,13 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	row("load average at start (1, 5, 15 min)", m.Load)
 	row("date", m.Date.Format("2006-01-02 15:04 MST"))
 	row("run", fmt.Sprintf("%.0f s; per shape: %v timing budget, at least %d rounds, samples of at least %v (L2)", rep.Elapsed.Seconds(), rep.Config.Budget, rep.Config.MinRounds, rep.Config.Sample))
+	if len(rep.Shapes) > 0 {
+		lo, hi := 1.0, 0.0
+		for _, sr := range rep.Shapes {
+			lo, hi = math.Min(lo, sr.OnCPU), math.Max(hi, sr.OnCPU)
+		}
+		row("clock", fmt.Sprintf("%s; the benchmark thread ran %.0f%%-%.0f%% of the wall time (the rest: preempted by other work on the machine)", rep.Shapes[0].Clock, 100*lo, 100*hi))
+	}
 	b.WriteString("\n")
 	if plotFile != "" {
 		fmt.Fprintf(&b, "![ratio to copy](%s)\n\n", plotFile)
@@ -86,7 +93,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
-		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled.\n\n", sr.Rounds, sr.Sets)
+		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled; timed by %s; the benchmark thread was on the CPU %.0f%% of the wall time.\n\n", sr.Rounds, sr.Sets, sr.Clock, 100*sr.OnCPU)
 		b.WriteString("| implementation | ratio median | p25 | p75 | min | max | time/call | GB/s | max rel. error |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, r := range sr.Results {
 			if r.Status != OK {
