@@ -81,7 +81,7 @@ func (d *decoder) mapping(n *yaml.Node, what, example string, allowed []string) 
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.AliasNode {
-			return nil, d.errf(k, "alias *%s as a key; aliases are not supported in specs: write the key out", k.Value)
+			return nil, d.errf(k, "alias *%s as a key; aliases are not supported in specs: write the key out", lit(k.Value))
 		}
 		if k.Kind != yaml.ScalarNode {
 			return nil, d.errf(k, "%s as a key in %s; allowed keys: %s", describe(k), what, strings.Join(allowed, ", "))
@@ -102,10 +102,10 @@ func (d *decoder) mapping(n *yaml.Node, what, example string, allowed []string) 
 // make values depend on more than what is written at their position.
 func (d *decoder) plain(n *yaml.Node, what string) *Error {
 	if n.Kind == yaml.AliasNode {
-		return d.errf(n, "%s is the alias *%s; aliases are not supported in specs: write the value out", what, n.Value)
+		return d.errf(n, "%s is the alias *%s; aliases are not supported in specs: write the value out", what, lit(n.Value))
 	}
 	if t := n.ShortTag(); !strings.HasPrefix(t, "!!") {
-		return d.errf(n, "%s has the tag %s; custom tags are not supported: remove it", what, t)
+		return d.errf(n, "%s has the tag %s; custom tags are not supported: remove it", what, lit(t))
 	}
 	return nil
 }
@@ -130,15 +130,28 @@ func describe(n *yaml.Node) string {
 	case "!!str":
 		return fmt.Sprintf("the string %q", v)
 	case "!!int":
-		return "the integer " + v
+		return "the integer " + lit(n.Value)
 	case "!!float":
-		return "the number " + v
+		return "the number " + lit(n.Value)
 	case "!!bool":
-		return "the boolean " + v
+		return "the boolean " + lit(n.Value)
 	case "!!null":
 		return "empty"
 	}
-	return fmt.Sprintf("%s %q", n.ShortTag(), v)
+	return lit(n.ShortTag()) + " " + fmt.Sprintf("%q", v)
+}
+
+// lit shows a value from the spec in a message: as written when it is a
+// short plain token, else quoted, so that no spec text can break the
+// one-line message format.
+func lit(s string) string {
+	if len(s) > 0 && len(s) <= 40 && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' }) {
+		return s
+	}
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 func quoteKey(k string) string {
@@ -234,7 +247,7 @@ func (d *decoder) number(n *yaml.Node, key, allowed string) (float64, *Error) {
 	}
 	var v float64
 	if err := n.Decode(&v); err != nil {
-		return 0, d.errf(n, "%s %s is not a number; allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s is not a number; allowed: %s", key, lit(n.Value), allowed)
 	}
 	return v, nil
 }
@@ -251,15 +264,15 @@ func (d *decoder) integer(n *yaml.Node, key string, lo, hi int) (int, *Error) {
 	var v int64
 	if n.ShortTag() == "!!float" || n.Decode(&v) != nil {
 		if integerRE.MatchString(n.Value) {
-			return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, n.Value, allowed)
+			return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, lit(n.Value), allowed)
 		}
-		return 0, d.errf(n, "%s %s is not an integer; allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s is not an integer; allowed: %s", key, lit(n.Value), allowed)
 	}
 	if v < int64(lo) || v > int64(hi) {
 		if lo == hi {
-			return 0, d.errf(n, "%s %s is not supported; allowed: %s", key, n.Value, allowed)
+			return 0, d.errf(n, "%s %s is not supported; allowed: %s", key, lit(n.Value), allowed)
 		}
-		return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s is out of range; allowed: %s", key, lit(n.Value), allowed)
 	}
 	return int(v), nil
 }
@@ -437,7 +450,7 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 		return nil, d.errf(n, "kernel %s has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]", k.Name)
 	}
 	if v, ok := fs.vals["scale_offset"]; ok && !k.Scale && k.ScaleOffset != 0 {
-		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", v.Value)
+		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", lit(v.Value))
 	}
 	if k.Targets == nil {
 		k.Targets = append([]string(nil), Targets...)
@@ -500,14 +513,14 @@ func (d *decoder) epsilon(n *yaml.Node) (float64, *Error) {
 	}
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, d.errf(n, "epsilon %s is not a finite number; allowed: %s", n.Value, allowed)
+		return 0, d.errf(n, "epsilon %s is not a finite number; allowed: %s", lit(n.Value), allowed)
 	case v < 0:
-		return 0, d.errf(n, "epsilon %s is negative; allowed: %s", n.Value, allowed)
+		return 0, d.errf(n, "epsilon %s is negative; allowed: %s", lit(n.Value), allowed)
 	case v >= 1:
-		return 0, d.errf(n, "epsilon %s is absurdly large (it would dominate the variance); allowed: %s", n.Value, allowed)
+		return 0, d.errf(n, "epsilon %s is absurdly large (it would dominate the variance); allowed: %s", lit(n.Value), allowed)
 	case v > 0 && v < minNormal32:
 		// The kernels add float32(epsilon): a smaller value silently becomes 0.
-		return 0, d.errf(n, "epsilon %s is too small for float32 (it would round to 0 or lose precision); allowed: 0, or from 1.1754944e-38 up to 1", n.Value)
+		return 0, d.errf(n, "epsilon %s is too small for float32 (it would round to 0 or lose precision); allowed: 0, or from 1.1754944e-38 up to 1", lit(n.Value))
 	}
 	return v, nil
 }
@@ -520,13 +533,13 @@ func (d *decoder) finite32(n *yaml.Node, key, allowed string, nonZero bool) (flo
 	}
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, d.errf(n, "%s %s is not a finite number; allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s is not a finite number; allowed: %s", key, lit(n.Value), allowed)
 	case math.Abs(v) > math.MaxFloat32:
-		return 0, d.errf(n, "%s %s overflows float32; allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s overflows float32; allowed: %s", key, lit(n.Value), allowed)
 	case nonZero && v == 0:
 		return 0, d.errf(n, "%s is 0; allowed: %s", key, allowed)
 	case v != 0 && math.Abs(v) < minNormal32:
-		return 0, d.errf(n, "%s %s is too small for float32 (it would round to 0 or lose precision); allowed: %s", key, n.Value, allowed)
+		return 0, d.errf(n, "%s %s is too small for float32 (it would round to 0 or lose precision); allowed: %s", key, lit(n.Value), allowed)
 	}
 	return v, nil
 }

@@ -192,7 +192,7 @@ func syntaxError(path string, data []byte, err error) *Error {
 			line, col = position(data, i)
 		}
 		return &Error{Path: path, Line: line, Col: col,
-			Msg: fmt.Sprintf("alias *%s names no anchor; aliases are not supported in specs: write the value out", m[1])}
+			Msg: fmt.Sprintf("alias *%s names no anchor; aliases are not supported in specs: write the value out", lit(m[1]))}
 	}
 	line := 0
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
