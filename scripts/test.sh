@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every test of normgen on a fresh Debian machine of the project's kind
+# (x86-64 with AVX2+FMA): installs what is missing, then
+#   1. builds, vets (amd64 and arm64) and format-checks the repository,
+#   2. runs normgen's own tests (spec, IR, lowerings with their encoding and
+#      execution tests, end-to-end go generate),
+#   3. checks that out/ is exactly what the generator writes today,
+#   4. runs the generated tests of every package in out/ natively, with the
+#      purego tag, and with AVX2 (and AVX-512) switched off by GODEBUG,
+#   5. runs them for arm64 NEON under qemu-user,
+#   6. runs them for AVX-512 under the Bochs emulator (natively where the
+#      CPU has AVX-512).
+# Each stage prints its wall time; any failure stops the run non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NORMGEN_CI=1 # tests that need an outside tool fail instead of skipping
+
+stage() { echo; echo "=== $* ($(date +%T))"; }
+elapsed() { echo "--- $1 took $(( $(date +%s) - $2 )) s"; }
+
+need_apt=()
+command -v qemu-aarch64-static >/dev/null || need_apt+=(qemu-user-static)
+command -v aarch64-linux-gnu-as >/dev/null || need_apt+=(binutils-aarch64-linux-gnu)
+if [ ${#need_apt[@]} -gt 0 ]; then
+	stage "installing ${need_apt[*]}"
+	SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+t=$(date +%s); stage "build, vet, gofmt"
+go build ./...
+GOARCH=amd64 go vet ./...
+GOARCH=arm64 go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+elapsed "build, vet, gofmt" "$t"
+
+t=$(date +%s); stage "normgen's own tests"
+go test -count=1 $(go list ./... | grep -v '/out/')
+elapsed "normgen's own tests" "$t"
+
+t=$(date +%s); stage "out/ is what the generator writes"
+go run ./cmd/normgen check
+elapsed "out/ check" "$t"
+
+t=$(date +%s); stage "generated tests: native, purego, GODEBUG fallbacks"
+go test -count=1 ./out/...
+go test -count=1 -tags purego ./out/...
+GODEBUG=cpu.avx512f=off go test -count=1 ./out/...
+GODEBUG=cpu.avx512f=off,cpu.avx2=off,cpu.fma=off go test -count=1 ./out/...
+elapsed "generated tests (amd64)" "$t"
+
+t=$(date +%s); stage "generated tests: arm64 NEON under qemu-user"
+GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./out/...
+GOARCH=arm64 go test -count=1 -tags purego -exec qemu-aarch64-static ./out/...
+elapsed "generated tests (arm64)" "$t"
+
+t=$(date +%s); stage "generated tests: AVX-512 (Bochs unless the CPU has it)"
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+for pkg in $(go list ./out/...); do
+	CGO_ENABLED=0 go test -c -o "$bindir/$(basename "$pkg").test" "$pkg"
+done
+scripts/avx512-bochs.sh "$bindir"/*.test
+elapsed "generated tests (AVX-512)" "$t"
+
+echo; echo "=== all tests passed"
