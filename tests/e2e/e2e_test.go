@@ -86,6 +86,9 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 	gocmd(nil, "mod", "tidy")
 	gocmd(nil, "generate", "./...")
 	generated := snapshot(t, filepath.Join(mod, "norm"))
+	if leftovers, _ := filepath.Glob(filepath.Join(mod, "norm", ".normgen-tmp-*")); len(leftovers) > 0 {
+		t.Errorf("go generate left %v", leftovers)
+	}
 	var names []string
 	for name, data := range generated {
 		names = append(names, name)
@@ -105,6 +108,8 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 	slices.Sort(names)
 	t.Logf("generated: %v", names)
 
+	// The generated code imports golang.org/x/sys/cpu: tidy adds it.
+	gocmd(nil, "mod", "tidy")
 	gocmd(nil, "build", "./...")
 	gocmd(nil, "vet", "./...")
 	gocmd([]string{"GOARCH=arm64"}, "vet", "./...")
