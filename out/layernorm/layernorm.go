@@ -16,8 +16,11 @@ Wrong lengths panic before any memory is touched. An output may be the very
 same slice as a row input (in place); any other overlap between an output and
 another argument panics.
 
-A NaN or Inf anywhere in a row makes that whole row of the output NaN, on
-every instruction set.
+Non-finite inputs give the same outcome on every instruction set: a NaN
+anywhere in a row makes that whole row of the output NaN; so does an Inf when
+the kernel subtracts the mean. Without the mean (RMSNorm), an Inf makes the
+mean square Inf and rstd 0: that element becomes NaN and the rest of the row
+zero times the scale, as in PyTorch.
 
 Implementations: AVX-512 and AVX2+FMA assembly on amd64, NEON on arm64, chosen
 at run time with golang.org/x/sys/cpu; pure Go elsewhere and under the purego

@@ -444,6 +444,53 @@ func TestEquivalence(t *testing.T) {
 	}
 }
 
+// TestNonFinite checks the documented outcome of a NaN or an Inf in a row,
+// identical on every implementation: NaN anywhere in the row makes the whole
+// row NaN, and so does an Inf with a mean; without a mean, an Inf gives NaN
+// at its own position and zero times the scale elsewhere.
+func TestNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for _, k := range kernels {
+		for _, tc := range k.cases() {
+			h, rows := tc.h, 3
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				for _, where := range []string{"x", "f"} {
+					if k.index(where) < 0 {
+						continue
+					}
+					pos := rng.IntN(h)
+					in := k.newArgs(rows, h, rng)
+					k.fill(in, families[0], rows, h, rng)
+					k.get(in, where)[h+pos] = float32(bad) // row 1 only
+					for _, im := range k.impls(h, tc.anySize) {
+						got := in.clone()
+						im.run(got.a, rows)
+						y := k.get(got, "dst")
+						for j := range y {
+							row, i := j/h, j%h
+							v := float64(y[j])
+							switch {
+							case row != 1:
+								if math.IsNaN(v) || math.IsInf(v, 0) {
+									t.Fatalf("%s %s: %v in row 1 leaked into dst[%d] = %v", tc.label, im.name, bad, j, v)
+								}
+							case math.IsNaN(bad) || k.mean || i == pos:
+								if !math.IsNaN(v) {
+									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want NaN", tc.label, im.name, bad, where, h+pos, j, v)
+								}
+							default:
+								if v != 0 && !(k.shift && y[j] == k.get(in, "beta")[i]) {
+									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want zero (times the scale, plus any shift)", tc.label, im.name, bad, where, h+pos, j, v)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // expectPanic runs f and returns its panic message, or fails.
 func expectPanic(t *testing.T, what string, f func()) (msg string) {
 	t.Helper()
