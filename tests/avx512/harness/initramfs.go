@@ -46,7 +46,7 @@ func NewInitramfs() *Initramfs {
 // Dir adds a directory (and its parents).
 func (a *Initramfs) Dir(name string) {
 	name = clean(name)
-	for d := name; d != "." && d != "/"; d = path.Dir(d) {
+	for d := name; d != "" && d != "."; d = path.Dir(d) {
 		if _, ok := a.entries[d]; !ok {
 			a.entries[d] = entry{mode: modeDir | 0o755}
 		}
