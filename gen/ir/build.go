@@ -68,6 +68,12 @@ func (b *Builder) StoreRow(array int, v S) {
 	b.k.Body = append(b.k.Body, &Scalar{Code: SStore, Dst: -1, Args: []S{v}, Array: array})
 }
 
+// Guard abandons the row, for the caller to compute another way, when v is
+// below lo or above hi.
+func (b *Builder) Guard(v S, lo, hi float32) {
+	b.k.Body = append(b.k.Body, &Scalar{Code: SGuard, Dst: -1, Args: []S{v}, Lo: lo, Hi: hi})
+}
+
 // Loop appends one sweep over the row, whose body body writes through l.
 func (b *Builder) Loop(body func(l *LoopBuilder)) {
 	l := &LoopBuilder{}
@@ -116,6 +122,7 @@ func Check(k *Kernel) error {
 	}
 	defined := make([]bool, k.NumScalars)
 	filled := make([]bool, k.NumAccs)
+	stored := false // a store happened: no guard may follow
 	arrayOK := func(i int, roles ...Role) bool {
 		if i < 0 || i >= len(k.Arrays) {
 			return false
@@ -152,6 +159,7 @@ func Check(k *Kernel) error {
 					if !arrayOK(op.Array, RowOut) {
 						return fail("statement %d op %d: store to array %d, which is not a row output", si, oi, op.Array)
 					}
+					stored = true
 				case VSplat:
 					if op.Scalar < 0 || int(op.Scalar) >= k.NumScalars || !defined[op.Scalar] {
 						return fail("statement %d op %d: splat of undefined scalar s%d", si, oi, op.Scalar)
@@ -181,6 +189,15 @@ func Check(k *Kernel) error {
 			case SStore:
 				if !arrayOK(st.Array, RowScalarOut) {
 					return fail("statement %d: row store to array %d, which is not a per-row scalar output", si, st.Array)
+				}
+				stored = true
+				continue
+			case SGuard:
+				if stored {
+					return fail("statement %d: guard after a store: an abandoned row must be untouched", si)
+				}
+				if len(st.Args) != 1 || !(st.Lo <= st.Hi) {
+					return fail("statement %d: guard needs one operand and lo <= hi", si)
 				}
 				continue
 			}

@@ -8,8 +8,9 @@ import "math"
 // formulas in float64, independently of this package.
 //
 // arrays[i] is the slice for k.Arrays[i]: rows*h values for row arrays, h
-// for parameters, rows for per-row scalars.
-func Eval(k *Kernel, h, rows int, arrays [][]float32) {
+// for parameters, rows for per-row scalars. It returns the number of rows
+// completed: rows, or the index of the first row a guard abandoned.
+func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
 	scalars := make([]float32, k.NumScalars)
 	accs := make([]float32, k.NumAccs)
 	vals := []float32{}
@@ -26,6 +27,12 @@ func Eval(k *Kernel, h, rows int, arrays [][]float32) {
 		for _, st := range k.Body {
 			switch st := st.(type) {
 			case *Scalar:
+				if st.Code == SGuard {
+					if v := scalars[st.Args[0]]; v < st.Lo || v > st.Hi {
+						return r
+					}
+					continue
+				}
 				var a, b float32
 				if len(st.Args) > 0 {
 					a = scalars[st.Args[0]]
@@ -96,4 +103,5 @@ func Eval(k *Kernel, h, rows int, arrays [][]float32) {
 			}
 		}
 	}
+	return rows
 }

@@ -56,6 +56,9 @@ type Array struct {
 }
 
 // Kernel is the per-row program of one normalization.
+//
+// Scalars and accumulators hold at least float32 precision (the pure-Go
+// lowering keeps them in float64); vector values are float32.
 type Kernel struct {
 	Name   string  // exported Go name, e.g. "LayerNorm"
 	Doc    string  // the formula, for the generated documentation
@@ -126,9 +129,16 @@ const (
 	SSqrt                     // sqrt(Args[0])
 	SLoad                     // the current row's value of a RowScalarIn Array, or the first element of the current row of a RowIn Array
 	SStore                    // Array's current row value <- Args[0]; Dst unused
+	// SGuard abandons the row when Args[0] < Lo or Args[0] > Hi (never for
+	// NaN): the kernel returns the number of rows completed before it, and
+	// the caller computes that row another way (in float64) and resumes
+	// after it. It must come before any store of the row. It is how a
+	// float32 statistic that overflowed or lost its precision to underflow
+	// is caught at the cost of a compare per row. Dst unused.
+	SGuard
 )
 
-var scalarNames = [...]string{"const", "invlen", "sum", "add", "sub", "mul", "div", "sqrt", "load", "store"}
+var scalarNames = [...]string{"const", "invlen", "sum", "add", "sub", "mul", "div", "sqrt", "load", "store", "guard"}
 
 func (c ScalarCode) String() string { return scalarNames[c] }
 
@@ -138,6 +148,8 @@ type Scalar struct {
 	Dst   S
 	Args  []S
 	Const float32 // SConst
+	Lo    float32 // SGuard
+	Hi    float32 // SGuard
 	Acc   int     // SSum
 	Array int     // SLoad, SStore
 }

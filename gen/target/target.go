@@ -77,7 +77,9 @@ func SizeSuffix(h int) string {
 // *float32 per array (the first element; never nil: the wrapper returns
 // before calling when there are no rows), then rows, then h when H is
 // chosen at run time. rows >= 1 and every array is long enough, checked by
-// the Go wrapper before the call.
+// the Go wrapper before the call. It returns the number of rows completed:
+// rows, or the index of the first row an ir.SGuard abandoned (untouched),
+// which the caller computes in pure Go before calling again for the rest.
 func (f Func) AsmSignature() string {
 	names := make([]string, len(f.Kernel.Arrays))
 	for i, a := range f.Kernel.Arrays {
@@ -87,5 +89,5 @@ func (f Func) AsmSignature() string {
 	if f.H == 0 {
 		sig += ", h int"
 	}
-	return sig + ")"
+	return sig + ") int"
 }
