@@ -126,8 +126,11 @@ type Config struct {
 	// Budget is the wall time spent timing one shape (after checking and
 	// warming up); rounds stop when it is spent and MinRounds are done, or
 	// at MaxRounds.
-	Budget    time.Duration
-	MinRounds int
+	Budget time.Duration
+	// DRAMBudget replaces Budget for DRAM shapes, whose rounds are long
+	// (0: Budget).
+	DRAMBudget time.Duration
+	MinRounds  int
 	MaxRounds int
 	// Sample is the least duration of one timed sample: calls are repeated
 	// on the same buffers until a sample is at least this long.
@@ -150,12 +153,12 @@ type Config struct {
 // DefaultConfig is a full run: about 5 minutes for the standard shapes and
 // peers on a 2-core machine.
 func DefaultConfig() Config {
-	return Config{Budget: 9 * time.Second, MinRounds: 15, MaxRounds: 20000, Sample: 200 * time.Microsecond, Seed: 1}
+	return Config{Budget: 8 * time.Second, DRAMBudget: 16 * time.Second, MinRounds: 15, MaxRounds: 20000, Sample: 200 * time.Microsecond, Seed: 1}
 }
 
 // QuickConfig is a short run, for checking the setup: figures are noisier.
 func QuickConfig() Config {
-	return Config{Budget: 1500 * time.Millisecond, MinRounds: 5, MaxRounds: 2000, Sample: 100 * time.Microsecond, Seed: 1}
+	return Config{Budget: 1500 * time.Millisecond, DRAMBudget: 3 * time.Second, MinRounds: 5, MaxRounds: 2000, Sample: 100 * time.Microsecond, Seed: 1}
 }
 
 // Status of one implementation at one shape.
@@ -365,11 +368,15 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
 	wallNs, clockNs = 0, 0
+	budget := cfg.Budget
+	if s.Level == DRAM && cfg.DRAMBudget > 0 {
+		budget = cfg.DRAMBudget
+	}
 	t0 := time.Now()
 	rounds := 0
 	k := len(ts)
 	times := make([]float64, k)
-	for rounds < cfg.MaxRounds && (rounds < cfg.MinRounds || time.Since(t0) < cfg.Budget) {
+	for rounds < cfg.MaxRounds && (rounds < cfg.MinRounds || time.Since(t0) < budget) {
 		for j := 0; j < k; j++ {
 			i := (j + rounds) % k
 			t := ts[i]

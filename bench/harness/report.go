@@ -34,7 +34,11 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	}
 	row("load average at start (1, 5, 15 min)", m.Load)
 	row("date", m.Date.Format("2006-01-02 15:04 MST"))
-	row("run", fmt.Sprintf("%.0f s; per shape: %v timing budget, at least %d rounds, samples of at least %v (L2)", rep.Elapsed.Seconds(), rep.Config.Budget, rep.Config.MinRounds, rep.Config.Sample))
+	dram := rep.Config.DRAMBudget
+	if dram == 0 {
+		dram = rep.Config.Budget
+	}
+	row("run", fmt.Sprintf("%.0f s; per shape: %v of timing (DRAM: %v), at least %d rounds, samples of at least %v (L2)", rep.Elapsed.Seconds(), rep.Config.Budget, dram, rep.Config.MinRounds, rep.Config.Sample))
 	if len(rep.Shapes) > 0 {
 		lo, hi := 1.0, 0.0
 		for _, sr := range rep.Shapes {
