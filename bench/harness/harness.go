@@ -131,7 +131,7 @@ type Config struct {
 	// (0: Budget).
 	DRAMBudget time.Duration
 	MinRounds  int
-	MaxRounds int
+	MaxRounds  int
 	// Sample is the least duration of one timed sample: calls are repeated
 	// on the same buffers until a sample is at least this long.
 	Sample time.Duration
