@@ -6,6 +6,7 @@ package algo
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/normgen/normgen/gen/ir"
@@ -79,15 +80,19 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		}
 	}
 
-	// src holds s for every pass after the first: x itself, or, with a
-	// residual, the sum output or dst used as scratch (each element is
-	// written before it is read again, so in-place calls stay correct).
-	src := x
-	if f >= 0 {
-		src = dst
-		if sumOut >= 0 {
-			src = sumOut
+	// sumOf loads s for the current elements. With a residual it is
+	// recomputed from x and f in every pass rather than stored in the first
+	// one: nothing may be written before the guard, so that a row handed
+	// back to the caller is untouched, and in-place calls stay correct.
+	sumOf := func(l *ir.LoopBuilder) ir.V {
+		s := l.Load(x)
+		if f >= 0 {
+			if alpha >= 0 {
+				s = l.Mul(l.Splat(alpha), s)
+			}
+			s = l.Add(s, l.Load(f))
 		}
+		return s
 	}
 	// centered is s - K (with a mean) or s.
 	centered := func(l *ir.LoopBuilder, s ir.V) ir.V {
@@ -99,14 +104,7 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 
 	stat := b.NewAcc()
 	b.Loop(func(l *ir.LoopBuilder) {
-		s := l.Load(x)
-		if f >= 0 {
-			if alpha >= 0 {
-				s = l.Mul(l.Splat(alpha), s)
-			}
-			s = l.Add(s, l.Load(f))
-			l.Store(src, s)
-		}
+		s := sumOf(l)
 		if k.Mean {
 			l.Acc(stat, centered(l, s))
 		} else {
@@ -117,8 +115,8 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 	meanSq := b.Mul(b.Sum(stat), invLen)
 	// deviation is s - mean, computed as (s-K) - d with d = mean - K.
 	var d ir.S = -1
-	deviation := func(l *ir.LoopBuilder) ir.V {
-		v := centered(l, l.Load(src))
+	deviation := func(l *ir.LoopBuilder, s ir.V) ir.V {
+		v := centered(l, s)
 		if d >= 0 {
 			v = l.Sub(v, l.Splat(d))
 		}
@@ -128,18 +126,27 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		d = meanSq
 		dev := b.NewAcc()
 		b.Loop(func(l *ir.LoopBuilder) {
-			t := deviation(l)
+			t := deviation(l, sumOf(l))
 			l.AccMul(dev, t, t)
 		})
 		meanSq = b.Mul(b.Sum(dev), invLen)
 	}
-	rstd := b.Div(b.Const(1), b.Sqrt(b.Add(meanSq, b.Const(float32(k.Epsilon)))))
+	variance := b.Add(meanSq, b.Const(float32(k.Epsilon)))
+	// A float32 sum of squares that overflowed (|s| beyond about 1e19) is
+	// Inf; one of squares that underflowed (tiny rows with a tiny epsilon)
+	// has lost its precision. Either way the row goes to the float64 path.
+	b.Guard(variance, guardLo, math.MaxFloat32)
+	rstd := b.Div(b.Const(1), b.Sqrt(variance))
 	var offset ir.S = -1
 	if k.Scale && k.ScaleOffset != 0 {
 		offset = b.Const(float32(k.ScaleOffset))
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
-		v := l.Mul(deviation(l), l.Splat(rstd))
+		s := sumOf(l)
+		if sumOut >= 0 {
+			l.Store(sumOut, s)
+		}
+		v := l.Mul(deviation(l, s), l.Splat(rstd))
 		switch {
 		case k.Scale:
 			g := l.Load(gamma)
@@ -164,6 +171,11 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 	}
 	return b.Kernel()
 }
+
+// guardLo is the smallest var+eps trusted from float32 sums: below it, the
+// squares of the deviations are near or below float32's smallest normal
+// (1.2e-38), and a row of 1<<20 of them would already lose 1e-7 of its sum.
+const guardLo = 1e-25
 
 // formula writes the kernel's math for its generated documentation.
 func formula(k spec.Kernel) string {

@@ -3,6 +3,7 @@ package gopkg
 import (
 	"github.com/dave/jennifer/jen"
 
+	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/gen/target"
 )
@@ -59,6 +60,9 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	for _, k := range p.Kernels {
 		for _, h := range k.sizesAndAny() {
 			f.Add(dispatchFunc(k, h, k.isas(goarch))).Line()
+			if len(k.isas(goarch)) > 0 {
+				f.Add(runFunc(k, h)).Line()
+			}
 		}
 	}
 	f.Add(isaOfFunc(p, func(k Kernel) []target.ISA { return k.isas(goarch) }))
@@ -90,53 +94,41 @@ func asmParams(fn target.Func) jen.Code {
 	} else {
 		params = append(params, jen.Id("rows").Int())
 	}
-	return jen.Params(params...)
+	return jen.Params(params...).Int()
 }
+
+// runName is the function that drives an assembly kernel of k at size h
+// over the rows (see runFunc).
+func runName(k *ir.Kernel, h int) string { return "run" + entryName(k, h) }
 
 // dispatchFunc is the impl function of kernel k at size h: the first ISA of
 // isas the CPU has, else pure Go. Slices are non-empty here: the entry
 // point returned early on zero rows.
 func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
-	arrays := k.IR.Arrays
-	params := make([]jen.Code, 0, len(arrays)+1)
-	goArgs := make([]jen.Code, 0, len(arrays)+2)
-	asmArgs := make([]jen.Code, 0, len(arrays)+2)
-	for i, a := range arrays {
-		p := jen.Id(a.Name)
-		if i == len(arrays)-1 {
-			p = p.Index().Float32()
+	params, args := sliceParams(k.IR.Arrays, h)
+	goCall := jen.Id(goName(k.IR)).Call(append(args, jen.Id("rows"), hExpr(h))...)
+	if len(isas) == 0 {
+		return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(goCall)
+	}
+	runCall := func(isa target.ISA) jen.Code {
+		call := append([]jen.Code{jen.Id(target.Func{Kernel: k.IR, H: h, ISA: isa}.Name())}, args...)
+		call = append(call, jen.Id("rows"))
+		if h == 0 {
+			call = append(call, jen.Id("h"))
 		}
-		params = append(params, p)
-		goArgs = append(goArgs, jen.Id(a.Name))
-		asmArgs = append(asmArgs, jen.Op("&").Id(a.Name).Index(jen.Lit(0)))
+		return jen.Id(runName(k.IR, h)).Call(call...)
 	}
-	hArg := jen.Lit(h)
-	if h == 0 {
-		params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
-		hArg = jen.Id("h")
-		asmArgs = append(asmArgs, jen.Id("rows"), jen.Id("h"))
-	} else {
-		params = append(params, jen.Id("rows").Int())
-		asmArgs = append(asmArgs, jen.Id("rows"))
-	}
-	goArgs = append(goArgs, jen.Id("rows"), hArg)
-	goCall := jen.Id(goName(k.IR)).Call(goArgs...)
-
 	var body jen.Code
-	switch {
-	case len(isas) == 0:
-		body = goCall
-	case len(isas) == 1 && feature[isas[0]].name == "":
+	if len(isas) == 1 && feature[isas[0]].name == "" {
 		// Baseline on its architecture (NEON on arm64): no check needed.
-		body = jen.Id(target.Func{Kernel: k.IR, H: h, ISA: isas[0]}.Name()).Call(asmArgs...)
-	default:
+		body = runCall(isas[0])
+	} else {
 		var cases []jen.Code
 		for _, isa := range isas {
-			call := jen.Id(target.Func{Kernel: k.IR, H: h, ISA: isa}.Name()).Call(asmArgs...)
 			if ft, ok := feature[isa]; ok {
-				cases = append(cases, jen.Case(jen.Id(ft.name)).Block(call))
+				cases = append(cases, jen.Case(jen.Id(ft.name)).Block(runCall(isa)))
 			} else {
-				cases = append(cases, jen.Default().Block(call))
+				cases = append(cases, jen.Default().Block(runCall(isa)))
 			}
 		}
 		if _, hasDefault := feature[isas[len(isas)-1]]; hasDefault {
@@ -145,6 +137,79 @@ func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
 		body = jen.Switch().Block(cases...)
 	}
 	return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(body)
+}
+
+// runFunc drives kern, an assembly kernel of k at size h, over the rows.
+// The kernel returns early at a row whose float32 statistics left
+// float32's range (ir.SGuard) without touching it; that row is computed by
+// the pure-Go kernel, whose statistics are float64, and the kernel resumes
+// after it.
+func runFunc(k Kernel, h int) jen.Code {
+	arrays := k.IR.Arrays
+	params, _ := sliceParams(arrays, h)
+	sig := target.Func{Kernel: k.IR, H: h}
+	params = append([]jen.Code{jen.Id("kern").Func().Add(asmParams(sig))}, params...)
+	// from is the index of row done's first element in array a (nil: a parameter).
+	from := func(a int) *jen.Statement {
+		switch arrays[a].Role {
+		case ir.Param:
+			return nil
+		case ir.RowScalarIn, ir.RowScalarOut:
+			return jen.Id("done")
+		}
+		return jen.Id("done").Op("*").Add(hExpr(h))
+	}
+	var kernArgs, goArgs []jen.Code
+	for i, a := range arrays {
+		if f := from(i); f != nil {
+			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(f))
+			goArgs = append(goArgs, jen.Id(a.Name).Index(from(i), jen.Empty()))
+		} else {
+			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(jen.Lit(0)))
+			goArgs = append(goArgs, jen.Id(a.Name))
+		}
+	}
+	kernArgs = append(kernArgs, jen.Id("rows").Op("-").Id("done"))
+	if h == 0 {
+		kernArgs = append(kernArgs, jen.Id("h"))
+	}
+	goArgs = append(goArgs, jen.Lit(1), hExpr(h))
+	return jen.Func().Id(runName(k.IR, h)).Params(params...).Block(
+		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
+			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
+			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
+				jen.Id(goName(k.IR)).Call(goArgs...),
+				jen.Id("done").Op("++"),
+			),
+		),
+	)
+}
+
+// sliceParams is the parameter list of impl and run functions (the arrays
+// as slices, rows, and h when it is chosen at run time) and the arrays as
+// call arguments.
+func sliceParams(arrays []ir.Array, h int) (params, args []jen.Code) {
+	for i, a := range arrays {
+		p := jen.Id(a.Name)
+		if i == len(arrays)-1 {
+			p = p.Index().Float32()
+		}
+		params = append(params, p)
+		args = append(args, jen.Id(a.Name))
+	}
+	if h == 0 {
+		params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
+	} else {
+		params = append(params, jen.Id("rows").Int())
+	}
+	return params, args
+}
+
+func hExpr(h int) *jen.Statement {
+	if h == 0 {
+		return jen.Id("h")
+	}
+	return jen.Lit(h)
 }
 
 // isaOfFunc writes isaOf, which names the implementation the dispatch picks

@@ -87,9 +87,9 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 			var body []jen.Code
 			for _, isa := range isas {
 				fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
-				args := make([]jen.Code, 0, len(k.IR.Arrays)+2)
+				args := []jen.Code{jen.Id(fn.Name())}
 				for i := range k.IR.Arrays {
-					args = append(args, jen.Op("&").Id("a").Index(jen.Lit(i)).Index(jen.Lit(0)))
+					args = append(args, jen.Id("a").Index(jen.Lit(i)))
 				}
 				args = append(args, jen.Id("rows"))
 				if h == 0 {
@@ -99,7 +99,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 					jen.Id("name"): jen.Lit(isa.Name()),
 					jen.Id("asm"):  jen.True(),
 					jen.Id("run"): jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(
-						jen.Id(fn.Name()).Call(args...)),
+						jen.Id(runName(k.IR, h)).Call(args...)),
 				}))
 				if ft, ok := feature[isa]; ok {
 					body = append(body, jen.If(jen.Id(ft.name)).Block(add))

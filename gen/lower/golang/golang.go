@@ -3,9 +3,11 @@
 // the reference the assembly kernels are fuzzed against.
 //
 // One function per kernel serves every row length: pure Go gains nothing
-// from a constant H that is worth the extra code. Reductions accumulate in
-// float64, which costs nothing in scalar code and keeps the fallback at
-// least as accurate as the vector kernels.
+// from a constant H that is worth the extra code. Arithmetic is in float64
+// (loads widen, stores round to float32), which costs nothing in scalar
+// code: the fallback is at least as accurate as the vector kernels, and its
+// statistics cannot overflow or underflow where the float32 ones of the
+// assembly can, which is why the assembly hands such rows (ir.SGuard) to it.
 package golang
 
 import (
@@ -36,12 +38,15 @@ func Func(k *ir.Kernel) jen.Code {
 
 	var body []jen.Code
 	if l.uses(ir.SInvLen) {
-		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
+		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float64().Call(jen.Id("h")))
 	}
 	rowBody := l.rowSlices()
 	for _, st := range k.Body {
 		switch st := st.(type) {
 		case *ir.Scalar:
+			if st.Code == ir.SGuard {
+				continue // float64 statistics stay in range: nothing to hand back
+			}
 			rowBody = append(rowBody, l.scalar(st))
 		case *ir.Loop:
 			rowBody = append(rowBody, l.loop(st)...)
@@ -94,13 +99,10 @@ func (l *lowering) rowSlices() []jen.Code {
 func scalarName(s ir.S) string { return fmt.Sprintf("s%d", s) }
 func accName(a int) string     { return fmt.Sprintf("acc%d", a) }
 
-// Products are written float32(a*b): the conversion rounds the product, as
-// the vector kernels do, where Go would otherwise be free to fuse it into a
-// following add (it does on arm64). Only FMA ops may fuse.
-
-// float32Lit spells c so that float32(...) of it is exactly c.
-func float32Lit(c float32) jen.Code {
-	return jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32)))
+// constLit spells the float32 constant c as a float64 expression of
+// exactly its value.
+func constLit(c float32) jen.Code {
+	return jen.Float64().Call(jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32))))
 }
 
 func (l *lowering) scalar(st *ir.Scalar) jen.Code {
@@ -108,29 +110,29 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 	var v jen.Code
 	switch st.Code {
 	case ir.SConst:
-		v = float32Lit(st.Const)
+		v = constLit(st.Const)
 	case ir.SInvLen:
 		v = jen.Id("invLen")
 	case ir.SSum:
-		v = jen.Float32().Call(jen.Id(accName(st.Acc)))
+		v = jen.Id(accName(st.Acc))
 	case ir.SAdd:
 		v = arg(0).Op("+").Add(arg(1))
 	case ir.SSub:
 		v = arg(0).Op("-").Add(arg(1))
 	case ir.SMul:
-		v = jen.Float32().Call(arg(0).Op("*").Add(arg(1)))
+		v = arg(0).Op("*").Add(arg(1))
 	case ir.SDiv:
 		v = arg(0).Op("/").Add(arg(1))
 	case ir.SSqrt:
-		v = jen.Float32().Call(jen.Qual("math", "Sqrt").Call(jen.Float64().Call(arg(0))))
+		v = jen.Qual("math", "Sqrt").Call(arg(0))
 	case ir.SLoad:
 		if l.k.Arrays[st.Array].Role == ir.RowIn {
-			v = jen.Id(l.rowName(st.Array)).Index(jen.Lit(0)) // the row's first element
+			v = jen.Float64().Call(jen.Id(l.rowName(st.Array)).Index(jen.Lit(0))) // the row's first element
 		} else {
-			v = jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r"))
+			v = jen.Float64().Call(jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")))
 		}
 	case ir.SStore:
-		return jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")).Op("=").Add(arg(0))
+		return jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")).Op("=").Float32().Call(arg(0))
 	default:
 		panic(fmt.Sprintf("golang: unknown scalar op %v", st.Code))
 	}
@@ -159,7 +161,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		var e *jen.Statement
 		switch op.Code {
 		case ir.VLoad:
-			e = jen.Id(l.rowName(op.Array)).Index(jen.Id("i"))
+			e = jen.Float64().Call(jen.Id(l.rowName(op.Array)).Index(jen.Id("i")))
 		case ir.VSplat:
 			e = jen.Id(scalarName(op.Scalar))
 		case ir.VAdd:
@@ -167,18 +169,17 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VSub:
 			e = jen.Parens(ref(op.Args[0]).Op("-").Add(ref(op.Args[1])))
 		case ir.VMul:
-			e = jen.Float32().Call(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])))
+			e = ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
 		case ir.VFMA:
 			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
 		case ir.VStore:
-			body = append(body, jen.Id(l.rowName(op.Array)).Index(jen.Id("i")).Op("=").Add(ref(op.Args[0])))
+			body = append(body, jen.Id(l.rowName(op.Array)).Index(jen.Id("i")).Op("=").Float32().Call(ref(op.Args[0])))
 			continue
 		case ir.VAcc:
-			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Float64().Call(ref(op.Args[0])))
+			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Add(ref(op.Args[0])))
 			continue
 		case ir.VAccMul:
-			body = append(body, jen.Id(accName(op.Acc)).Op("+=").
-				Float64().Call(ref(op.Args[0])).Op("*").Float64().Call(ref(op.Args[1])))
+			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Add(ref(op.Args[0])).Op("*").Add(ref(op.Args[1])))
 			continue
 		default:
 			panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
