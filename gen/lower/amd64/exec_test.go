@@ -46,17 +46,99 @@ var testSizes = []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 256, 768, 4096}
 
 var testRows = []int{1, 2, 5}
 
+// Guard bounds of the test kernels: the test data trips them with rows
+// scaled by 100 (too large) and rows of zeros (too small).
+const (
+	guardLo = 1e-3
+	guardHi = 1e3
+)
+
+// buildKernels returns testKernels, then the kernels with guards: a
+// guarded copy of each test kernel that has no store before its last loop,
+// and guardKernel.
 func buildKernels(t testing.TB) []*ir.Kernel {
 	t.Helper()
-	var ks []*ir.Kernel
+	var ks, guarded []*ir.Kernel
 	for _, sk := range testKernels {
 		k, err := algo.Build(sk)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ks = append(ks, k)
+		if g := withGuard(k); g != nil {
+			guarded = append(guarded, g)
+		}
 	}
-	return ks
+	return append(append(ks, guarded...), guardKernel(t))
+}
+
+// hasGuard reports whether k can abandon a row.
+func hasGuard(k *ir.Kernel) bool {
+	for _, st := range k.Body {
+		if s, ok := st.(*ir.Scalar); ok && s.Code == ir.SGuard {
+			return true
+		}
+	}
+	return false
+}
+
+// withGuard is k named Guard<name>, with Guard(var+eps, guardLo, guardHi)
+// before its last loop, as gen/algo places it; nil when a store comes
+// first, where no guard is allowed.
+func withGuard(k *ir.Kernel) *ir.Kernel {
+	last, arg := -1, ir.S(-1)
+	for i, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Loop:
+			last = i
+		case *ir.Scalar:
+			if st.Code == ir.SSqrt {
+				arg = st.Args[0]
+			}
+		}
+	}
+	g := *k
+	g.Name = "Guard" + k.Name
+	g.Body = append(append(append([]ir.Stmt{}, k.Body[:last]...),
+		&ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{arg}, Lo: guardLo, Hi: guardHi}), k.Body[last:]...)
+	if ir.Check(&g) != nil {
+		return nil
+	}
+	return &g
+}
+
+// guardKernel is a LayerNorm with a saved rstd and two one-sided guards:
+// the mean at most 40 (a row scaled by 100 has a mean near 150), and the
+// variance plus eps at least guardLo (a row of zeros).
+func guardKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardStats", "y = (x-mean)*rstd*gamma; rstd saved")
+	dst := b.Array("dst", ir.RowOut, "")
+	rstdOut := b.Array("rstd", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gamma := b.Array("gamma", ir.Param, "")
+	sum := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) { l.Acc(sum, l.Load(x)) })
+	inv := b.InvLen()
+	mean := b.Mul(b.Sum(sum), inv)
+	b.Guard(mean, float32(math.Inf(-1)), 40)
+	dev := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		d := l.Sub(l.Load(x), l.Splat(mean))
+		l.AccMul(dev, d, d)
+	})
+	v := b.Add(b.Mul(b.Sum(dev), inv), b.Const(1e-5))
+	b.Guard(v, guardLo, float32(math.Inf(1)))
+	rstd := b.Div(b.Const(1), b.Sqrt(v))
+	b.Loop(func(l *ir.LoopBuilder) {
+		d := l.Sub(l.Load(x), l.Splat(mean))
+		l.Store(dst, l.Mul(l.Mul(d, l.Splat(rstd)), l.Load(gamma)))
+	})
+	b.StoreRow(rstdOut, rstd)
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // testFuncs is every kernel at every test size and at run-time size, for
@@ -167,7 +249,7 @@ func cases(funcs []target.Func) []byte {
 		if f.H == 0 {
 			args = append(args, "h")
 		}
-		fmt.Fprintf(&b, "\t{name: %q, kernel: %q, h: %d, avx512: %v, roles: %q, dst: %d, x: %d, call: func(p []*float32, rows, h int) { %s(%s) }},\n",
+		fmt.Fprintf(&b, "\t{name: %q, kernel: %q, h: %d, avx512: %v, roles: %q, dst: %d, x: %d, call: func(p []*float32, rows, h int) int { return %s(%s) }},\n",
 			f.Name(), f.Kernel.Name, f.H, f.ISA == target.AVX512, strings.Join(roles, ""),
 			f.Kernel.ArrayIndex("dst"), f.Kernel.ArrayIndex("x"), f.Name(), strings.Join(args, ", "))
 	}
@@ -181,6 +263,24 @@ func cases(funcs []target.Func) []byte {
 func caseData(k *ir.Kernel, h, rows int, inPlace bool) []byte {
 	r := rand.New(rand.NewPCG(uint64(h), uint64(rows)))
 	uniform := func(lo, hi float64) float32 { return float32(lo + (hi-lo)*r.Float64()) }
+	// Rows of a guarded kernel that trip its guards, or carry a NaN that
+	// must not: too large (x100), zero, NaN.
+	var large, zero, nan []int
+	if hasGuard(k) {
+		switch {
+		case rows == 1 && !inPlace:
+			large = []int{0}
+		case rows == 1: // completes
+		case rows == 2 && !inPlace:
+			nan, zero = []int{0}, []int{1}
+		case rows == 2:
+			large = []int{1}
+		case !inPlace:
+			nan, large = []int{1}, []int{3}
+		default:
+			nan, zero = []int{2}, []int{4}
+		}
+	}
 	var in [][]float32
 	for _, a := range k.Arrays {
 		n := h * rows
@@ -203,6 +303,19 @@ func caseData(k *ir.Kernel, h, rows int, inPlace bool) []byte {
 				v[i] = uniform(-0.5, 0.5)
 			}
 		}
+		if a.Role == ir.RowIn {
+			for _, row := range large {
+				for i := range h {
+					v[row*h+i] *= 100
+				}
+			}
+			for _, row := range zero {
+				clear(v[row*h : (row+1)*h])
+			}
+			for _, row := range nan {
+				v[row*h+h/2] = float32(math.NaN())
+			}
+		}
 		in = append(in, v)
 	}
 	out := make([][]float32, len(in))
@@ -212,8 +325,8 @@ func caseData(k *ir.Kernel, h, rows int, inPlace bool) []byte {
 	if inPlace {
 		out[k.ArrayIndex("dst")] = out[k.ArrayIndex("x")]
 	}
-	ir.Eval(k, h, rows, out)
-	var b []byte
+	done := ir.Eval(k, h, rows, out)
+	b := binary.LittleEndian.AppendUint32(nil, uint32(done))
 	put := func(v []float32) {
 		for _, x := range v {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))

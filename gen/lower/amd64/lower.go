@@ -98,9 +98,40 @@ func lower(f target.Func) (*avoir.Function, error) {
 	l.advance()
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
+	l.epilogue(sig)
+	return fn, l.err
+}
+
+// exitLabel is where a guard that abandons a row jumps; the loop over the
+// rows falls through to it with no rows left.
+const exitLabel = "done"
+
+// epilogue is the one exit: it returns the rows completed, rows minus
+// the rows left (l.rows counts the abandoned row as left), after
+// VZEROUPPER.
+func (l *lowering) epilogue(sig *gotypes.Signature) {
+	l.label(exitLabel)
+	n := l.gp64()
+	l.I(x86.MOVQ(l.argAddr(sig, "rows"), n))
+	l.I(x86.SUBQ(l.rows, n))
+	ret, err := sig.Results().At(0).Resolve()
+	if err != nil {
+		l.fail(fmt.Errorf("result: %w", err))
+	} else {
+		l.I(x86.MOVQ(n, ret.Addr))
+	}
 	l.I(x86.VZEROUPPER())
 	l.I(x86.RET())
-	return fn, l.err
+}
+
+// argAddr is the frame address of a named argument.
+func (l *lowering) argAddr(sig *gotypes.Signature, name string) operand.Mem {
+	b, err := sig.Params().Lookup(name).Resolve()
+	if err != nil {
+		l.fail(fmt.Errorf("argument %s: %w", name, err))
+		return operand.Mem{}
+	}
+	return b.Addr
 }
 
 // planResident decides whether every row is kept in registers across the
@@ -139,12 +170,7 @@ func (l *lowering) planResident() {
 // prologue loads the arguments and sets up the tail mask.
 func (l *lowering) prologue(sig *gotypes.Signature) {
 	load := func(name string, r reg.Register) {
-		b, err := sig.Params().Lookup(name).Resolve()
-		if err != nil {
-			l.fail(fmt.Errorf("argument %s: %w", name, err))
-			return
-		}
-		l.I(x86.MOVQ(b.Addr, r))
+		l.I(x86.MOVQ(l.argAddr(sig, name), r))
 	}
 	for _, a := range l.k.Arrays {
 		p := l.gp64()
@@ -257,11 +283,30 @@ func (l *lowering) scalar(st *ir.Scalar) {
 		l.comment("%s[row] = s%d", l.k.Arrays[st.Array].Name, st.Args[0])
 		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, 0)))
 		return
+	case ir.SGuard:
+		l.guard(st, arg(0))
+		return
 	default:
 		l.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
 		return
 	}
 	l.scal[st.Dst] = d
+}
+
+// guard leaves the row loop for the exit, with this row counted as not
+// done, when v < Lo or v > Hi. VUCOMISS b, a sets CF=ZF=0 exactly when
+// a > b, and CF=ZF=PF=1 when either is NaN, so JA (CF=0 and ZF=0) never
+// jumps for NaN. An infinite bound needs no compare.
+func (l *lowering) guard(st *ir.Scalar, v reg.Register) {
+	l.comment("abandon the row unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi)
+	if !math.IsInf(float64(st.Hi), 1) {
+		l.I(x86.VUCOMISS(l.constant(st.Hi), v)) // v > Hi
+		l.I(x86.JA(operand.LabelRef(exitLabel)))
+	}
+	if !math.IsInf(float64(st.Lo), -1) {
+		l.I(x86.VUCOMISS(v, l.constant(st.Lo))) // Lo > v
+		l.I(x86.JA(operand.LabelRef(exitLabel)))
+	}
 }
 
 // constant materialises a float32 through a general-purpose register, so

@@ -22,9 +22,9 @@ type kfunc struct {
 	kernel string // data files are named after the kernel
 	h      int    // fixed row length, 0 when taken at run time
 	avx512 bool
-	roles  string // per array: i row input, o row output, p parameter, a per-row input, b per-row output
-	dst, x int    // indices of the arrays an in-place call aliases
-	call   func(p []*float32, rows, h int)
+	roles  string                              // per array: i row input, o row output, p parameter, a per-row input, b per-row output
+	dst, x int                                 // indices of the arrays an in-place call aliases
+	call   func(p []*float32, rows, h int) int // returns the rows completed
 }
 
 var rowCounts = []int{1, 2, 5}
@@ -44,9 +44,10 @@ func length(role byte, h, rows int) int {
 
 func written(role byte) bool { return role == 'o' || role == 'b' }
 
-// load reads a case: each array's initial contents, and for written
-// arrays the expected final contents.
-func load(t *testing.T, f kfunc, h, rows int, variant string) (in, want [][]float32) {
+// load reads a case: the rows the kernel completes, each array's initial
+// contents, and for written arrays the expected final contents (rows
+// after the completed ones untouched).
+func load(t *testing.T, f kfunc, h, rows int, variant string) (done int, in, want [][]float32) {
 	name := filepath.Join("data", fmt.Sprintf("%s_%d_%d%s.bin", f.kernel, h, rows, variant))
 	b, err := os.ReadFile(name)
 	if err != nil {
@@ -63,6 +64,11 @@ func load(t *testing.T, f kfunc, h, rows int, variant string) (in, want [][]floa
 		b = b[4*n:]
 		return v
 	}
+	if len(b) < 4 {
+		t.Fatalf("%s: short file", name)
+	}
+	done = int(binary.LittleEndian.Uint32(b))
+	b = b[4:]
 	for i := range len(f.roles) {
 		n := length(f.roles[i], h, rows)
 		in = append(in, next(n))
@@ -75,7 +81,7 @@ func load(t *testing.T, f kfunc, h, rows int, variant string) (in, want [][]floa
 	if len(b) != 0 {
 		t.Fatalf("%s: %d bytes left over", name, len(b))
 	}
-	return in, want
+	return done, in, want
 }
 
 // placement puts one array's data somewhere in memory and says whether
@@ -180,16 +186,16 @@ func TestKernels(t *testing.T) {
 		}
 		for _, h := range hs {
 			for _, rows := range rowCounts {
-				in, want := load(t, f, h, rows, "")
+				done, in, want := load(t, f, h, rows, "")
 				for _, mode := range modes {
-					if err := check(f, h, rows, in, want, mode.new, -1); err != nil {
+					if err := check(f, h, rows, done, in, want, mode.new, -1); err != nil {
 						t.Errorf("%s h=%d rows=%d %s: %v", f.name, h, rows, mode.name, err)
 					}
 					ran++
 				}
 				// In place: dst is x.
-				in, want = load(t, f, h, rows, "_inplace")
-				if err := check(f, h, rows, in, want, modes[1].new, f.dst); err != nil {
+				done, in, want = load(t, f, h, rows, "_inplace")
+				if err := check(f, h, rows, done, in, want, modes[1].new, f.dst); err != nil {
 					t.Errorf("%s h=%d rows=%d in place: %v", f.name, h, rows, err)
 				}
 				ran++
@@ -202,10 +208,11 @@ func TestKernels(t *testing.T) {
 	}
 }
 
-// check calls f on a copy of in and compares every array with want. With
-// alias >= 0, that array shares x's memory (in-place call) and only its
-// expected contents are checked there.
-func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() placement, alias int) error {
+// check calls f on a copy of in, compares its result with done and every
+// array with want (NaN matches NaN). With alias >= 0, that array shares
+// x's memory (in-place call) and only its expected contents are checked
+// there.
+func check(f kfunc, h, rows, done int, in, want [][]float32, newPlacement func() placement, alias int) error {
 	ptrs := make([]*float32, len(in))
 	arrays := make([][]float32, len(in))
 	places := make([]placement, len(in))
@@ -221,7 +228,9 @@ func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() place
 	if alias >= 0 {
 		places[alias], arrays[alias], ptrs[alias] = places[f.x], arrays[f.x], ptrs[f.x]
 	}
-	f.call(ptrs, rows, h)
+	if got := f.call(ptrs, rows, h); got != done {
+		return fmt.Errorf("returned %d rows completed, want %d", got, done)
+	}
 	for i, s := range arrays {
 		if !places[i].intact() {
 			return fmt.Errorf("array %d: wrote outside its slice", i)
@@ -235,6 +244,9 @@ func check(f kfunc, h, rows int, in, want [][]float32, newPlacement func() place
 				if math.Float32bits(got) != math.Float32bits(w) {
 					return fmt.Errorf("input array %d changed at %d: %v, was %v", i, j, got, w)
 				}
+				continue
+			}
+			if w != w && got != got {
 				continue
 			}
 			if !(math.Abs(float64(got-w)) <= 1e-4*(1+math.Abs(float64(w)))) {
