@@ -13,138 +13,218 @@ var (
 )
 
 //go:noescape
-func avx512LayerNorm768(dst, x, gamma, beta *float32, rows int)
+func avx512LayerNorm768(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2LayerNorm768(dst, x, gamma, beta *float32, rows int)
+func avx2LayerNorm768(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512LayerNorm1024(dst, x, gamma, beta *float32, rows int)
+func avx512LayerNorm1024(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2LayerNorm1024(dst, x, gamma, beta *float32, rows int)
+func avx2LayerNorm1024(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512LayerNorm4096(dst, x, gamma, beta *float32, rows int)
+func avx512LayerNorm4096(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2LayerNorm4096(dst, x, gamma, beta *float32, rows int)
+func avx2LayerNorm4096(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512LayerNorm8192(dst, x, gamma, beta *float32, rows int)
+func avx512LayerNorm8192(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2LayerNorm8192(dst, x, gamma, beta *float32, rows int)
+func avx2LayerNorm8192(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512LayerNormAny(dst, x, gamma, beta *float32, rows, h int)
+func avx512LayerNormAny(dst, x, gamma, beta *float32, rows, h int) int
 
 //go:noescape
-func avx2LayerNormAny(dst, x, gamma, beta *float32, rows, h int)
+func avx2LayerNormAny(dst, x, gamma, beta *float32, rows, h int) int
 
 //go:noescape
-func avx512AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int)
+func avx512AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int)
+func avx2AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int)
+func avx512AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx2AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int)
+func avx2AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func avx512AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int)
+func avx512AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int) int
 
 //go:noescape
-func avx2AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int)
+func avx2AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int) int
 
 func implLayerNorm768(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512LayerNorm768(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm768(avx512LayerNorm768, dst, x, gamma, beta, rows)
 	case hasAVX2:
-		avx2LayerNorm768(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm768(avx2LayerNorm768, dst, x, gamma, beta, rows)
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 768)
+	}
+}
+
+func runLayerNorm768(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*768], &x[done*768], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
+			done++
+		}
 	}
 }
 
 func implLayerNorm1024(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512LayerNorm1024(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm1024(avx512LayerNorm1024, dst, x, gamma, beta, rows)
 	case hasAVX2:
-		avx2LayerNorm1024(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm1024(avx2LayerNorm1024, dst, x, gamma, beta, rows)
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 1024)
+	}
+}
+
+func runLayerNorm1024(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*1024], &x[done*1024], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
+			done++
+		}
 	}
 }
 
 func implLayerNorm4096(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512LayerNorm4096(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm4096(avx512LayerNorm4096, dst, x, gamma, beta, rows)
 	case hasAVX2:
-		avx2LayerNorm4096(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm4096(avx2LayerNorm4096, dst, x, gamma, beta, rows)
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 4096)
+	}
+}
+
+func runLayerNorm4096(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
+			done++
+		}
 	}
 }
 
 func implLayerNorm8192(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512LayerNorm8192(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm8192(avx512LayerNorm8192, dst, x, gamma, beta, rows)
 	case hasAVX2:
-		avx2LayerNorm8192(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+		runLayerNorm8192(avx2LayerNorm8192, dst, x, gamma, beta, rows)
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 8192)
+	}
+}
+
+func runLayerNorm8192(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*8192:], x[done*8192:], gamma, beta, 1, 8192)
+			done++
+		}
 	}
 }
 
 func implLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		avx512LayerNormAny(&dst[0], &x[0], &gamma[0], &beta[0], rows, h)
+		runLayerNormAny(avx512LayerNormAny, dst, x, gamma, beta, rows, h)
 	case hasAVX2:
-		avx2LayerNormAny(&dst[0], &x[0], &gamma[0], &beta[0], rows, h)
+		runLayerNormAny(avx2LayerNormAny, dst, x, gamma, beta, rows, h)
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, h)
+	}
+}
+
+func runLayerNormAny(kern func(dst, x, gamma, beta *float32, rows, h int) int, dst, x, gamma, beta []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], &beta[0], rows-done, h)
+		if done < rows {
+			goLayerNormAny(dst[done*h:], x[done*h:], gamma, beta, 1, h)
+			done++
+		}
 	}
 }
 
 func implAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512AddLayerNorm768(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+		runAddLayerNorm768(avx512AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
 	case hasAVX2:
-		avx2AddLayerNorm768(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+		runAddLayerNorm768(avx2AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, 768)
+	}
+}
+
+func runAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goAddLayerNormAny(dst[done*768:], sum[done*768:], x[done*768:], f[done*768:], gamma, beta, 1, 768)
+			done++
+		}
 	}
 }
 
 func implAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512AddLayerNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+		runAddLayerNorm4096(avx512AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
 	case hasAVX2:
-		avx2AddLayerNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+		runAddLayerNorm4096(avx2AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, 4096)
+	}
+}
+
+func runAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goAddLayerNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, beta, 1, 4096)
+			done++
+		}
 	}
 }
 
 func implAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		avx512AddLayerNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows, h)
+		runAddLayerNormAny(avx512AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
 	case hasAVX2:
-		avx2AddLayerNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows, h)
+		runAddLayerNormAny(avx2AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, h)
+	}
+}
+
+func runAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32, rows, h int) int, dst, sum, x, f, gamma, beta []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
+		if done < rows {
+			goAddLayerNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
+			done++
+		}
 	}
 }
 

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func avx512LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx512LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512LayerNorm768(SB), NOSPLIT, $0-40
+TEXT ·avx512LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -108,21 +108,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -171,12 +181,17 @@ loop2:
 	ADDQ        $+3072, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx2LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2LayerNorm768(SB), NOSPLIT, $0-40
+TEXT ·avx2LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -274,21 +289,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -337,12 +362,17 @@ loop2:
 	ADDQ        $+3072, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx512LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512LayerNorm1024(SB), NOSPLIT, $0-40
+TEXT ·avx512LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -444,21 +474,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -507,12 +547,17 @@ loop2:
 	ADDQ        $+4096, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx2LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2LayerNorm1024(SB), NOSPLIT, $0-40
+TEXT ·avx2LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -610,21 +655,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -673,12 +728,17 @@ loop2:
 	ADDQ        $+4096, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx512LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512LayerNorm4096(SB), NOSPLIT, $0-40
+TEXT ·avx512LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -780,21 +840,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -843,12 +913,17 @@ loop2:
 	ADDQ        $+16384, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx2LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2LayerNorm4096(SB), NOSPLIT, $0-40
+TEXT ·avx2LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -946,21 +1021,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -1009,12 +1094,17 @@ loop2:
 	ADDQ        $+16384, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx512LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512LayerNorm8192(SB), NOSPLIT, $0-40
+TEXT ·avx512LayerNorm8192(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1116,21 +1206,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -1179,12 +1279,17 @@ loop2:
 	ADDQ        $+32768, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int)
+// func avx2LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2LayerNorm8192(SB), NOSPLIT, $0-40
+TEXT ·avx2LayerNorm8192(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1282,21 +1387,31 @@ loop1:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -1345,12 +1460,17 @@ loop2:
 	ADDQ        $+32768, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int)
+// func avx512LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512LayerNormAny(SB), NOSPLIT, $0-48
+TEXT ·avx512LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -1513,21 +1633,31 @@ loop1_done:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -1612,12 +1742,17 @@ loop2_done:
 	LEAQ (CX)(DI*4), CX
 	DECQ SI
 	JNZ  row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx2LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int)
+// func avx2LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2LayerNormAny(SB), NOSPLIT, $0-48
+TEXT ·avx2LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1784,21 +1919,31 @@ loop1_done:
 	// s5 = s4 mul s1
 	VMULSS X1, X3, X1
 
-	// s6 = 1
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s7 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
-
-	// s8 = s5 add s7
-	VADDSS X4, X1, X1
-
-	// s9 = sqrt s8
+	// s9 = sqrt s7
 	VSQRTSS X1, X1, X1
 
-	// s10 = s6 div s9
+	// s10 = s8 div s9
 	VDIVSS X1, X3, X1
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
@@ -1888,12 +2033,17 @@ loop2_done:
 	LEAQ (CX)(DI*4), CX
 	DECQ SI
 	JNZ  row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int)
+// func avx512AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddLayerNorm768(SB), NOSPLIT, $0-56
+TEXT ·avx512AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -1912,7 +2062,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -1924,25 +2074,21 @@ loop0:
 	VMOVUPS (DX)(R9*4), Z6
 	VMOVUPS (BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, (CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
 	VMOVUPS 64(DX)(R9*4), Z6
 	VMOVUPS 64(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 64(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
 	VMOVUPS 128(DX)(R9*4), Z6
 	VMOVUPS 128(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
 	VMOVUPS 192(DX)(R9*4), Z6
 	VMOVUPS 192(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
 	ADDQ    $+64, R9
@@ -1969,7 +2115,7 @@ loop0:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
 	VBROADCASTSS X2, Z4
 	VPXORD       Z5, Z5, Z5
@@ -1979,19 +2125,27 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z9
+	VMOVUPS     (DX)(R9*4), Z9
+	VMOVUPS     (BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
+	VMOVUPS     64(DX)(R9*4), Z9
+	VMOVUPS     64(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
+	VMOVUPS     128(DX)(R9*4), Z9
+	VMOVUPS     128(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
+	VMOVUPS     192(DX)(R9*4), Z9
+	VMOVUPS     192(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
@@ -2015,31 +2169,44 @@ loop1:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (CX)(R9*4), Z3
+	VMOVUPS     (DX)(R9*4), Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2047,7 +2214,10 @@ loop2:
 	VMOVUPS     (DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
+	VMOVUPS     64(DX)(R9*4), Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2055,7 +2225,10 @@ loop2:
 	VMOVUPS     64(DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
+	VMOVUPS     128(DX)(R9*4), Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2063,7 +2236,10 @@ loop2:
 	VMOVUPS     128(DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
+	VMOVUPS     192(DX)(R9*4), Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2080,12 +2256,17 @@ loop2:
 	ADDQ        $+3072, BX
 	DECQ        R8
 	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int)
+// func avx2AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddLayerNorm768(SB), NOSPLIT, $0-56
+TEXT ·avx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2104,7 +2285,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -2116,25 +2297,21 @@ loop0:
 	VMOVUPS (DX)(R9*4), Y6
 	VMOVUPS (BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, (CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
 	VMOVUPS 32(DX)(R9*4), Y6
 	VMOVUPS 32(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 32(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
 	VMOVUPS 64(DX)(R9*4), Y6
 	VMOVUPS 64(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 64(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	VMOVUPS 96(DX)(R9*4), Y6
 	VMOVUPS 96(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
 	ADDQ    $+32, R9
@@ -2159,7 +2336,7 @@ loop0:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
 	VBROADCASTSS X2, Y4
 	VXORPS       Y5, Y5, Y5
@@ -2169,19 +2346,27 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y9
+	VMOVUPS     (DX)(R9*4), Y9
+	VMOVUPS     (BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
+	VMOVUPS     32(DX)(R9*4), Y9
+	VMOVUPS     32(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
+	VMOVUPS     64(DX)(R9*4), Y9
+	VMOVUPS     64(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
+	VMOVUPS     96(DX)(R9*4), Y9
+	VMOVUPS     96(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
@@ -2203,31 +2388,44 @@ loop1:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (CX)(R9*4), Y3
+	VMOVUPS     (DX)(R9*4), Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2235,7 +2433,10 @@ loop2:
 	VMOVUPS     (DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(CX)(R9*4), Y3
+	VMOVUPS     32(DX)(R9*4), Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2243,7 +2444,10 @@ loop2:
 	VMOVUPS     32(DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Y3
+	VMOVUPS     64(DX)(R9*4), Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2251,7 +2455,10 @@ loop2:
 	VMOVUPS     64(DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(CX)(R9*4), Y3
+	VMOVUPS     96(DX)(R9*4), Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2268,12 +2475,17 @@ loop2:
 	ADDQ        $+3072, BX
 	DECQ        R8
 	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int)
+// func avx512AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddLayerNorm4096(SB), NOSPLIT, $0-56
+TEXT ·avx512AddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2292,7 +2504,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -2304,25 +2516,21 @@ loop0:
 	VMOVUPS (DX)(R9*4), Z6
 	VMOVUPS (BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, (CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
 	VMOVUPS 64(DX)(R9*4), Z6
 	VMOVUPS 64(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 64(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
 	VMOVUPS 128(DX)(R9*4), Z6
 	VMOVUPS 128(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
 	VMOVUPS 192(DX)(R9*4), Z6
 	VMOVUPS 192(BX)(R9*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R9*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
 	ADDQ    $+64, R9
@@ -2349,7 +2557,7 @@ loop0:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
 	VBROADCASTSS X2, Z4
 	VPXORD       Z5, Z5, Z5
@@ -2359,19 +2567,27 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z9
+	VMOVUPS     (DX)(R9*4), Z9
+	VMOVUPS     (BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
+	VMOVUPS     64(DX)(R9*4), Z9
+	VMOVUPS     64(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
+	VMOVUPS     128(DX)(R9*4), Z9
+	VMOVUPS     128(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
+	VMOVUPS     192(DX)(R9*4), Z9
+	VMOVUPS     192(BX)(R9*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
@@ -2395,31 +2611,44 @@ loop1:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (CX)(R9*4), Z3
+	VMOVUPS     (DX)(R9*4), Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2427,7 +2656,10 @@ loop2:
 	VMOVUPS     (DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
+	VMOVUPS     64(DX)(R9*4), Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2435,7 +2667,10 @@ loop2:
 	VMOVUPS     64(DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
+	VMOVUPS     128(DX)(R9*4), Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2443,7 +2678,10 @@ loop2:
 	VMOVUPS     128(DI)(R9*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
+	VMOVUPS     192(DX)(R9*4), Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2460,12 +2698,17 @@ loop2:
 	ADDQ        $+16384, BX
 	DECQ        R8
 	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int)
+// func avx2AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddLayerNorm4096(SB), NOSPLIT, $0-56
+TEXT ·avx2AddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2484,7 +2727,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -2496,25 +2739,21 @@ loop0:
 	VMOVUPS (DX)(R9*4), Y6
 	VMOVUPS (BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, (CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
 	VMOVUPS 32(DX)(R9*4), Y6
 	VMOVUPS 32(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 32(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
 	VMOVUPS 64(DX)(R9*4), Y6
 	VMOVUPS 64(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 64(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	VMOVUPS 96(DX)(R9*4), Y6
 	VMOVUPS 96(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R9*4)
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
 	ADDQ    $+32, R9
@@ -2539,7 +2778,7 @@ loop0:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
 	VBROADCASTSS X2, Y4
 	VXORPS       Y5, Y5, Y5
@@ -2549,19 +2788,27 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y9
+	VMOVUPS     (DX)(R9*4), Y9
+	VMOVUPS     (BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
+	VMOVUPS     32(DX)(R9*4), Y9
+	VMOVUPS     32(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
+	VMOVUPS     64(DX)(R9*4), Y9
+	VMOVUPS     64(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
+	VMOVUPS     96(DX)(R9*4), Y9
+	VMOVUPS     96(BX)(R9*4), Y10
+	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
@@ -2583,31 +2830,44 @@ loop1:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (CX)(R9*4), Y3
+	VMOVUPS     (DX)(R9*4), Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2615,7 +2875,10 @@ loop2:
 	VMOVUPS     (DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(CX)(R9*4), Y3
+	VMOVUPS     32(DX)(R9*4), Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2623,7 +2886,10 @@ loop2:
 	VMOVUPS     32(DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Y3
+	VMOVUPS     64(DX)(R9*4), Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2631,7 +2897,10 @@ loop2:
 	VMOVUPS     64(DI)(R9*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(CX)(R9*4), Y3
+	VMOVUPS     96(DX)(R9*4), Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -2648,12 +2917,17 @@ loop2:
 	ADDQ        $+16384, BX
 	DECQ        R8
 	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int)
+// func avx512AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddLayerNormAny(SB), NOSPLIT, $0-64
+TEXT ·avx512AddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
 	MOVQ  x+16(FP), DX
@@ -2679,7 +2953,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -2694,25 +2968,21 @@ loop0:
 	VMOVUPS (DX)(R10*4), Z6
 	VMOVUPS (BX)(R10*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, (CX)(R10*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
 	VMOVUPS 64(DX)(R10*4), Z6
 	VMOVUPS 64(BX)(R10*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 64(CX)(R10*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
 	VMOVUPS 128(DX)(R10*4), Z6
 	VMOVUPS 128(BX)(R10*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R10*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
 	VMOVUPS 192(DX)(R10*4), Z6
 	VMOVUPS 192(BX)(R10*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R10*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
 	ADDQ    $+64, R10
@@ -2729,7 +2999,6 @@ loop0_vector:
 	VMOVUPS (DX)(R10*4), Z6
 	VMOVUPS (BX)(R10*4), Z7
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, (CX)(R10*4)
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
 	ADDQ    $+16, R10
@@ -2742,7 +3011,6 @@ loop0_tail:
 	VMOVUPS.Z (DX)(R10*4), K1, Z6
 	VMOVUPS.Z (BX)(R10*4), K1, Z7
 	VADDPS    Z7, Z6, Z6
-	VMOVUPS   Z6, K1, (CX)(R10*4)
 	VSUBPS    Z1, Z6, Z1
 	VADDPS    Z1, Z2, K1, Z2
 
@@ -2769,7 +3037,7 @@ loop0_done:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
 	VBROADCASTSS X2, Z4
 	VPXORD       Z5, Z5, Z5
@@ -2782,19 +3050,27 @@ loop0_done:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R10*4), Z9
+	VMOVUPS     (DX)(R10*4), Z9
+	VMOVUPS     (BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R10*4), Z9
+	VMOVUPS     64(DX)(R10*4), Z9
+	VMOVUPS     64(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R10*4), Z9
+	VMOVUPS     128(DX)(R10*4), Z9
+	VMOVUPS     128(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R10*4), Z9
+	VMOVUPS     192(DX)(R10*4), Z9
+	VMOVUPS     192(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
@@ -2809,7 +3085,9 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Z9
+	VMOVUPS     (DX)(R10*4), Z9
+	VMOVUPS     (BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
@@ -2820,7 +3098,9 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z9
+	VMOVUPS.Z   (DX)(R10*4), K1, Z9
+	VMOVUPS.Z   (BX)(R10*4), K1, Z10
+	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z3
 	VSUBPS      Z4, Z3, Z3
 	VFMADD231PS Z3, Z3, K1, Z5
@@ -2842,24 +3122,34 @@ loop1_done:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
@@ -2869,7 +3159,10 @@ loop1_done:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (CX)(R10*4), Z3
+	VMOVUPS     (DX)(R10*4), Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2877,7 +3170,10 @@ loop2:
 	VMOVUPS     (DI)(R10*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, (AX)(R10*4)
-	VMOVUPS     64(CX)(R10*4), Z3
+	VMOVUPS     64(DX)(R10*4), Z3
+	VMOVUPS     64(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2885,7 +3181,10 @@ loop2:
 	VMOVUPS     64(DI)(R10*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R10*4)
-	VMOVUPS     128(CX)(R10*4), Z3
+	VMOVUPS     128(DX)(R10*4), Z3
+	VMOVUPS     128(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2893,7 +3192,10 @@ loop2:
 	VMOVUPS     128(DI)(R10*4), Z5
 	VFMADD231PS Z4, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R10*4)
-	VMOVUPS     192(CX)(R10*4), Z3
+	VMOVUPS     192(DX)(R10*4), Z3
+	VMOVUPS     192(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2912,7 +3214,10 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R10*4), Z3
+	VMOVUPS     (DX)(R10*4), Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z2, Z3, Z3
 	VMULPS      Z1, Z3, Z3
@@ -2927,7 +3232,10 @@ loop2_vector:
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z3
+	VMOVUPS.Z   (DX)(R10*4), K1, Z3
+	VMOVUPS.Z   (BX)(R10*4), K1, Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, K1, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z0
 	VSUBPS      Z2, Z0, Z0
 	VMULPS      Z1, Z0, Z0
@@ -2943,12 +3251,17 @@ loop2_done:
 	LEAQ (BX)(R9*4), BX
 	DECQ R8
 	JNZ  row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int)
+// func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddLayerNormAny(SB), NOSPLIT, $0-64
+TEXT ·avx2AddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2968,7 +3281,7 @@ row:
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] acc0+=acc[5]
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
 	VBROADCASTSS X0, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -2984,25 +3297,21 @@ loop0:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
-	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
 	VMOVUPS 32(DX)(R10*4), Y7
 	VMOVUPS 32(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
-	VMOVUPS Y7, 32(CX)(R10*4)
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y3, Y3
 	VMOVUPS 64(DX)(R10*4), Y7
 	VMOVUPS 64(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
-	VMOVUPS Y7, 64(CX)(R10*4)
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y4, Y4
 	VMOVUPS 96(DX)(R10*4), Y7
 	VMOVUPS 96(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
-	VMOVUPS Y7, 96(CX)(R10*4)
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y5, Y5
 	ADDQ    $+32, R10
@@ -3019,7 +3328,6 @@ loop0_vector:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
-	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R10
@@ -3034,7 +3342,6 @@ loop0_element:
 	VMOVSS (DX)(R10*4), X7
 	VMOVSS (BX)(R10*4), X8
 	VADDSS X8, X7, X7
-	VMOVSS X7, (CX)(R10*4)
 	VSUBSS X1, X7, X7
 	VADDSS X7, X6, X6
 	INCQ   R10
@@ -3063,7 +3370,7 @@ loop0_done:
 	// s5 = s4 mul s3
 	VMULSS X1, X2, X2
 
-	// loop 1: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
 	VBROADCASTSS X2, Y4
 	VXORPS       Y5, Y5, Y5
@@ -3077,19 +3384,27 @@ loop0_done:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R10*4), Y10
+	VMOVUPS     (DX)(R10*4), Y10
+	VMOVUPS     (BX)(R10*4), Y11
+	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(CX)(R10*4), Y10
+	VMOVUPS     32(DX)(R10*4), Y10
+	VMOVUPS     32(BX)(R10*4), Y11
+	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(CX)(R10*4), Y10
+	VMOVUPS     64(DX)(R10*4), Y10
+	VMOVUPS     64(BX)(R10*4), Y11
+	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(R10*4), Y10
+	VMOVUPS     96(DX)(R10*4), Y10
+	VMOVUPS     96(BX)(R10*4), Y11
+	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y8
@@ -3104,7 +3419,9 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Y10
+	VMOVUPS     (DX)(R10*4), Y10
+	VMOVUPS     (BX)(R10*4), Y11
+	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
@@ -3117,7 +3434,9 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R10*4), X10
+	VMOVSS      (DX)(R10*4), X10
+	VMOVSS      (BX)(R10*4), X11
+	VADDSS      X11, X10, X10
 	VSUBSS      X3, X10, X10
 	VSUBSS      X4, X10, X10
 	VFMADD231SS X10, X10, X9
@@ -3141,24 +3460,34 @@ loop1_done:
 	// s7 = s6 mul s3
 	VMULSS X1, X3, X1
 
-	// s8 = 1
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s9 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
-
-	// s10 = s7 add s9
-	VADDSS X4, X1, X1
-
-	// s11 = sqrt s10
+	// s11 = sqrt s9
 	VSQRTSS X1, X1, X1
 
-	// s12 = s8 div s11
+	// s12 = s10 div s11
 	VDIVSS X1, X3, X1
 
-	// loop 2: v0=sum v1=s2 v2=sub[0 1] v3=s5 v4=sub[2 3] v5=s12 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
@@ -3168,7 +3497,10 @@ loop1_done:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (CX)(R10*4), Y3
+	VMOVUPS     (DX)(R10*4), Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -3176,7 +3508,10 @@ loop2:
 	VMOVUPS     (DI)(R10*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, (AX)(R10*4)
-	VMOVUPS     32(CX)(R10*4), Y3
+	VMOVUPS     32(DX)(R10*4), Y3
+	VMOVUPS     32(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -3184,7 +3519,10 @@ loop2:
 	VMOVUPS     32(DI)(R10*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R10*4)
-	VMOVUPS     64(CX)(R10*4), Y3
+	VMOVUPS     64(DX)(R10*4), Y3
+	VMOVUPS     64(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -3192,7 +3530,10 @@ loop2:
 	VMOVUPS     64(DI)(R10*4), Y5
 	VFMADD231PS Y4, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R10*4)
-	VMOVUPS     96(CX)(R10*4), Y3
+	VMOVUPS     96(DX)(R10*4), Y3
+	VMOVUPS     96(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -3211,7 +3552,10 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R10*4), Y3
+	VMOVUPS     (DX)(R10*4), Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y2, Y3, Y3
 	VMULPS      Y1, Y3, Y3
@@ -3228,7 +3572,10 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS      (CX)(R10*4), X3
+	VMOVSS      (DX)(R10*4), X3
+	VMOVSS      (BX)(R10*4), X4
+	VADDSS      X4, X3, X3
+	VMOVSS      X3, (CX)(R10*4)
 	VSUBSS      X0, X3, X3
 	VSUBSS      X2, X3, X3
 	VMULSS      X1, X3, X3
@@ -3247,5 +3594,10 @@ loop2_done:
 	LEAQ (BX)(R9*4), BX
 	DECQ R8
 	JNZ  row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET

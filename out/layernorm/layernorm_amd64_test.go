@@ -13,7 +13,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512LayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm768(avx512LayerNorm768, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -22,7 +22,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2LayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm768(avx2LayerNorm768, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -32,7 +32,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512LayerNorm1024(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm1024(avx512LayerNorm1024, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -41,7 +41,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2LayerNorm1024(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm1024(avx2LayerNorm1024, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -51,7 +51,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512LayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm4096(avx512LayerNorm4096, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -60,7 +60,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2LayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm4096(avx2LayerNorm4096, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -70,7 +70,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512LayerNorm8192(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm8192(avx512LayerNorm8192, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -79,7 +79,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2LayerNorm8192(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+					runLayerNorm8192(avx2LayerNorm8192, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -89,7 +89,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512LayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows, h)
+					runLayerNormAny(avx512LayerNormAny, a[0], a[1], a[2], a[3], rows, h)
 				},
 			})
 		}
@@ -98,7 +98,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2LayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows, h)
+					runLayerNormAny(avx2LayerNormAny, a[0], a[1], a[2], a[3], rows, h)
 				},
 			})
 		}
@@ -108,7 +108,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddLayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+					runAddLayerNorm768(avx512AddLayerNorm768, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -117,7 +117,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddLayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+					runAddLayerNorm768(avx2AddLayerNorm768, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -127,7 +127,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddLayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+					runAddLayerNorm4096(avx512AddLayerNorm4096, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -136,7 +136,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddLayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+					runAddLayerNorm4096(avx2AddLayerNorm4096, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -146,7 +146,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddLayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows, h)
+					runAddLayerNormAny(avx512AddLayerNormAny, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 				},
 			})
 		}
@@ -155,7 +155,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddLayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows, h)
+					runAddLayerNormAny(avx2AddLayerNormAny, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 				},
 			})
 		}

@@ -4,59 +4,139 @@
 package layernorm
 
 //go:noescape
-func neonLayerNorm768(dst, x, gamma, beta *float32, rows int)
+func neonLayerNorm768(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonLayerNorm1024(dst, x, gamma, beta *float32, rows int)
+func neonLayerNorm1024(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonLayerNorm4096(dst, x, gamma, beta *float32, rows int)
+func neonLayerNorm4096(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonLayerNorm8192(dst, x, gamma, beta *float32, rows int)
+func neonLayerNorm8192(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonLayerNormAny(dst, x, gamma, beta *float32, rows, h int)
+func neonLayerNormAny(dst, x, gamma, beta *float32, rows, h int) int
 
 //go:noescape
-func neonAddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int)
+func neonAddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonAddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int)
+func neonAddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
-func neonAddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int)
+func neonAddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int) int
 
 func implLayerNorm768(dst, x, gamma, beta []float32, rows int) {
-	neonLayerNorm768(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+	runLayerNorm768(neonLayerNorm768, dst, x, gamma, beta, rows)
+}
+
+func runLayerNorm768(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*768], &x[done*768], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
+			done++
+		}
+	}
 }
 
 func implLayerNorm1024(dst, x, gamma, beta []float32, rows int) {
-	neonLayerNorm1024(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+	runLayerNorm1024(neonLayerNorm1024, dst, x, gamma, beta, rows)
+}
+
+func runLayerNorm1024(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*1024], &x[done*1024], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
+			done++
+		}
+	}
 }
 
 func implLayerNorm4096(dst, x, gamma, beta []float32, rows int) {
-	neonLayerNorm4096(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+	runLayerNorm4096(neonLayerNorm4096, dst, x, gamma, beta, rows)
+}
+
+func runLayerNorm4096(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
+			done++
+		}
+	}
 }
 
 func implLayerNorm8192(dst, x, gamma, beta []float32, rows int) {
-	neonLayerNorm8192(&dst[0], &x[0], &gamma[0], &beta[0], rows)
+	runLayerNorm8192(neonLayerNorm8192, dst, x, gamma, beta, rows)
+}
+
+func runLayerNorm8192(kern func(dst, x, gamma, beta *float32, rows int) int, dst, x, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goLayerNormAny(dst[done*8192:], x[done*8192:], gamma, beta, 1, 8192)
+			done++
+		}
+	}
 }
 
 func implLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
-	neonLayerNormAny(&dst[0], &x[0], &gamma[0], &beta[0], rows, h)
+	runLayerNormAny(neonLayerNormAny, dst, x, gamma, beta, rows, h)
+}
+
+func runLayerNormAny(kern func(dst, x, gamma, beta *float32, rows, h int) int, dst, x, gamma, beta []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], &beta[0], rows-done, h)
+		if done < rows {
+			goLayerNormAny(dst[done*h:], x[done*h:], gamma, beta, 1, h)
+			done++
+		}
+	}
 }
 
 func implAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows int) {
-	neonAddLayerNorm768(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+	runAddLayerNorm768(neonAddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
+}
+
+func runAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goAddLayerNormAny(dst[done*768:], sum[done*768:], x[done*768:], f[done*768:], gamma, beta, 1, 768)
+			done++
+		}
+	}
 }
 
 func implAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows int) {
-	neonAddLayerNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows)
+	runAddLayerNorm4096(neonAddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
+}
+
+func runAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			goAddLayerNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, beta, 1, 4096)
+			done++
+		}
+	}
 }
 
 func implAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
-	neonAddLayerNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], &beta[0], rows, h)
+	runAddLayerNormAny(neonAddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
+}
+
+func runAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32, rows, h int) int, dst, sum, x, f, gamma, beta []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
+		if done < rows {
+			goAddLayerNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
+			done++
+		}
+	}
 }
 
 // isaOf names the implementation that kernel's entry points use on this CPU.

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // neonLayerNorm768 is LayerNorm for H=768 on NEON, 4 vectors per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-TEXT ·neonLayerNorm768(SB), NOSPLIT, $0-40
+TEXT ·neonLayerNorm768(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -13,14 +13,18 @@ TEXT ·neonLayerNorm768(SB), NOSPLIT, $0-40
 	MOVD	rows+32(FP), R4
 	MOVW	$0x3aaaaaab, R5
 	FMOVS	R5, F31
-	MOVW	$0x3f800000, R5
-	FMOVS	R5, F30
 	MOVW	$0x3727c5ac, R5
+	FMOVS	R5, F30
+	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
+	MOVW	$0x15f79688, R5
+	FMOVS	R5, F28
+	MOVW	$0x7f7fffff, R5
+	FMOVS	R5, F27
 row:
-	FMOVS	(R1), F28
+	FMOVS	(R1), F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -29,10 +33,10 @@ row:
 	MOVD	$48, R6
 pass1main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -44,9 +48,9 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -55,14 +59,14 @@ pass1main:
 	MOVD	$48, R6
 pass2main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -74,12 +78,17 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -87,18 +96,18 @@ pass2main:
 	MOVD	$48, R9
 pass3main:
 	VLD1.P	64(R6), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -113,10 +122,14 @@ pass3main:
 	ADD	$3072, R1, R1
 	SUBS	$1, R4, R4
 	BNE	row
+done:
+	MOVD	rows+32(FP), R5
+	SUB	R4, R5, R5
+	MOVD	R5, ret+40(FP)
 	RET
 
 // neonLayerNorm1024 is LayerNorm for H=1024 on NEON, 4 vectors per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-TEXT ·neonLayerNorm1024(SB), NOSPLIT, $0-40
+TEXT ·neonLayerNorm1024(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -124,14 +137,18 @@ TEXT ·neonLayerNorm1024(SB), NOSPLIT, $0-40
 	MOVD	rows+32(FP), R4
 	MOVW	$0x3a800000, R5
 	FMOVS	R5, F31
-	MOVW	$0x3f800000, R5
-	FMOVS	R5, F30
 	MOVW	$0x3727c5ac, R5
+	FMOVS	R5, F30
+	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
+	MOVW	$0x15f79688, R5
+	FMOVS	R5, F28
+	MOVW	$0x7f7fffff, R5
+	FMOVS	R5, F27
 row:
-	FMOVS	(R1), F28
+	FMOVS	(R1), F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -140,10 +157,10 @@ row:
 	MOVD	$64, R6
 pass1main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -155,9 +172,9 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -166,14 +183,14 @@ pass1main:
 	MOVD	$64, R6
 pass2main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -185,12 +202,17 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -198,18 +220,18 @@ pass2main:
 	MOVD	$64, R9
 pass3main:
 	VLD1.P	64(R6), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -224,10 +246,14 @@ pass3main:
 	ADD	$4096, R1, R1
 	SUBS	$1, R4, R4
 	BNE	row
+done:
+	MOVD	rows+32(FP), R5
+	SUB	R4, R5, R5
+	MOVD	R5, ret+40(FP)
 	RET
 
 // neonLayerNorm4096 is LayerNorm for H=4096 on NEON, 4 vectors per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-TEXT ·neonLayerNorm4096(SB), NOSPLIT, $0-40
+TEXT ·neonLayerNorm4096(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -235,14 +261,18 @@ TEXT ·neonLayerNorm4096(SB), NOSPLIT, $0-40
 	MOVD	rows+32(FP), R4
 	MOVW	$0x39800000, R5
 	FMOVS	R5, F31
-	MOVW	$0x3f800000, R5
-	FMOVS	R5, F30
 	MOVW	$0x3727c5ac, R5
+	FMOVS	R5, F30
+	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
+	MOVW	$0x15f79688, R5
+	FMOVS	R5, F28
+	MOVW	$0x7f7fffff, R5
+	FMOVS	R5, F27
 row:
-	FMOVS	(R1), F28
+	FMOVS	(R1), F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -251,10 +281,10 @@ row:
 	MOVD	$256, R6
 pass1main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -266,9 +296,9 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -277,14 +307,14 @@ pass1main:
 	MOVD	$256, R6
 pass2main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -296,12 +326,17 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -309,18 +344,18 @@ pass2main:
 	MOVD	$256, R9
 pass3main:
 	VLD1.P	64(R6), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -335,10 +370,14 @@ pass3main:
 	ADD	$16384, R1, R1
 	SUBS	$1, R4, R4
 	BNE	row
+done:
+	MOVD	rows+32(FP), R5
+	SUB	R4, R5, R5
+	MOVD	R5, ret+40(FP)
 	RET
 
 // neonLayerNorm8192 is LayerNorm for H=8192 on NEON, 4 vectors per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-TEXT ·neonLayerNorm8192(SB), NOSPLIT, $0-40
+TEXT ·neonLayerNorm8192(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -346,14 +385,18 @@ TEXT ·neonLayerNorm8192(SB), NOSPLIT, $0-40
 	MOVD	rows+32(FP), R4
 	MOVW	$0x39000000, R5
 	FMOVS	R5, F31
-	MOVW	$0x3f800000, R5
-	FMOVS	R5, F30
 	MOVW	$0x3727c5ac, R5
+	FMOVS	R5, F30
+	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
+	MOVW	$0x15f79688, R5
+	FMOVS	R5, F28
+	MOVW	$0x7f7fffff, R5
+	FMOVS	R5, F27
 row:
-	FMOVS	(R1), F28
+	FMOVS	(R1), F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -362,10 +405,10 @@ row:
 	MOVD	$512, R6
 pass1main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -377,9 +420,9 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -388,14 +431,14 @@ pass1main:
 	MOVD	$512, R6
 pass2main:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -407,12 +450,17 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -420,18 +468,18 @@ pass2main:
 	MOVD	$512, R9
 pass3main:
 	VLD1.P	64(R6), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -446,10 +494,14 @@ pass3main:
 	ADD	$32768, R1, R1
 	SUBS	$1, R4, R4
 	BNE	row
+done:
+	MOVD	rows+32(FP), R5
+	SUB	R4, R5, R5
+	MOVD	R5, ret+40(FP)
 	RET
 
 // neonLayerNormAny is LayerNorm for H=h (run time) on NEON, 4 vectors per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-TEXT ·neonLayerNormAny(SB), NOSPLIT, $0-48
+TEXT ·neonLayerNormAny(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -461,14 +513,18 @@ TEXT ·neonLayerNormAny(SB), NOSPLIT, $0-48
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
-	MOVW	$0x3f800000, R7
-	FMOVS	R7, F30
 	MOVW	$0x3727c5ac, R7
+	FMOVS	R7, F30
+	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
+	MOVW	$0x15f79688, R7
+	FMOVS	R7, F28
+	MOVW	$0x7f7fffff, R7
+	FMOVS	R7, F27
 row:
-	FMOVS	(R1), F28
+	FMOVS	(R1), F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -478,10 +534,10 @@ row:
 	CBZ	R8, pass1mainDone
 pass1main:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -494,7 +550,7 @@ pass1mainDone:
 	CBZ	R8, pass1vecDone
 pass1vec:
 	VLD1.P	16(R7), [V4.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	SUBS	$1, R8, R8
 	BNE	pass1vec
@@ -508,14 +564,14 @@ pass1vecDone:
 	CBZ	R8, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R7), F4
-	FSUBS	F28, F4, F4
+	FSUBS	F26, F4, F4
 	FADDS	F4, F0, F0
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -525,14 +581,14 @@ pass1tailDone:
 	CBZ	R8, pass2mainDone
 pass2main:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -545,8 +601,8 @@ pass2mainDone:
 	CBZ	R8, pass2vecDone
 pass2vec:
 	VLD1.P	16(R7), [V4.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	SUBS	$1, R8, R8
 	BNE	pass2vec
@@ -560,18 +616,23 @@ pass2vecDone:
 	CBZ	R8, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R7), F4
-	FSUBS	F28, F4, F4
-	FSUBS	F27, F4, F4
+	FSUBS	F26, F4, F4
+	FSUBS	F25, F4, F4
 	FMADDS	F4, F0, F4, F0
 	SUBS	$1, R8, R8
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -580,18 +641,18 @@ pass2tailDone:
 	CBZ	R11, pass3mainDone
 pass3main:
 	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -607,9 +668,9 @@ pass3mainDone:
 	CBZ	R11, pass3vecDone
 pass3vec:
 	VLD1.P	16(R8), [V0.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
 	VLD1.P	16(R9), [V4.S4]
 	VLD1.P	16(R10), [V8.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
@@ -621,9 +682,9 @@ pass3vecDone:
 	CBZ	R11, pass3tailDone
 pass3tail:
 	FMOVS.P	4(R8), F0
-	FSUBS	F28, F0, F0
-	FSUBS	F27, F0, F0
-	FMULS	F26, F0, F0
+	FSUBS	F26, F0, F0
+	FSUBS	F25, F0, F0
+	FMULS	F24, F0, F0
 	FMOVS.P	4(R9), F4
 	FMOVS.P	4(R10), F8
 	FMADDS	F4, F8, F0, F8
@@ -636,10 +697,14 @@ pass3tailDone:
 	ADD	R6, R1, R1
 	SUBS	$1, R4, R4
 	BNE	row
+done:
+	MOVD	rows+32(FP), R7
+	SUB	R4, R7, R7
+	MOVD	R7, ret+48(FP)
 	RET
 
 // neonAddLayerNorm768 is AddLayerNorm for H=768 on NEON, 4 vectors per iteration: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
-TEXT ·neonAddLayerNorm768(SB), NOSPLIT, $0-56
+TEXT ·neonAddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -649,110 +714,131 @@ TEXT ·neonAddLayerNorm768(SB), NOSPLIT, $0-56
 	MOVD	rows+48(FP), R6
 	MOVW	$0x3aaaaaab, R7
 	FMOVS	R7, F31
-	MOVW	$0x3f800000, R7
-	FMOVS	R7, F30
 	MOVW	$0x3727c5ac, R7
+	FMOVS	R7, F30
+	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
+	MOVW	$0x15f79688, R7
+	FMOVS	R7, F28
+	MOVW	$0x7f7fffff, R7
+	FMOVS	R7, F27
 row:
-	FMOVS	(R2), F28
-	FMOVS	(R3), F27
-	FADDS	F27, F28, F28
+	FMOVS	(R2), F26
+	FMOVS	(R3), F25
+	FADDS	F25, F26, F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R7
-	MOVD	R2, R8
-	MOVD	R3, R9
-	MOVD	$48, R10
+	MOVD	R2, R7
+	MOVD	R3, R8
+	MOVD	$48, R9
 pass1main:
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R10, R10
+	SUBS	$1, R9, R9
 	BNE	pass1main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R7
-	MOVD	$48, R8
+	MOVD	R2, R7
+	MOVD	R3, R8
+	MOVD	$48, R9
 pass2main:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R8, R8
+	SUBS	$1, R9, R9
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
-	MOVD	R4, R9
-	MOVD	R5, R10
-	MOVD	$48, R11
+	MOVD	R2, R9
+	MOVD	R3, R10
+	MOVD	R4, R11
+	MOVD	R5, R12
+	MOVD	$48, R13
 pass3main:
-	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R12), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
 	VFMLA	V5.S4, V1.S4, V9.S4
 	VFMLA	V6.S4, V2.S4, V10.S4
 	VFMLA	V7.S4, V3.S4, V11.S4
 	VST1.P	[V8.S4, V9.S4, V10.S4, V11.S4], 64(R7)
-	SUBS	$1, R11, R11
+	SUBS	$1, R13, R13
 	BNE	pass3main
 	// next row
 	ADD	$3072, R0, R0
@@ -761,10 +847,14 @@ pass3main:
 	ADD	$3072, R3, R3
 	SUBS	$1, R6, R6
 	BNE	row
+done:
+	MOVD	rows+48(FP), R7
+	SUB	R6, R7, R7
+	MOVD	R7, ret+56(FP)
 	RET
 
 // neonAddLayerNorm4096 is AddLayerNorm for H=4096 on NEON, 4 vectors per iteration: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
-TEXT ·neonAddLayerNorm4096(SB), NOSPLIT, $0-56
+TEXT ·neonAddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -774,110 +864,131 @@ TEXT ·neonAddLayerNorm4096(SB), NOSPLIT, $0-56
 	MOVD	rows+48(FP), R6
 	MOVW	$0x39800000, R7
 	FMOVS	R7, F31
-	MOVW	$0x3f800000, R7
-	FMOVS	R7, F30
 	MOVW	$0x3727c5ac, R7
+	FMOVS	R7, F30
+	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
+	MOVW	$0x15f79688, R7
+	FMOVS	R7, F28
+	MOVW	$0x7f7fffff, R7
+	FMOVS	R7, F27
 row:
-	FMOVS	(R2), F28
-	FMOVS	(R3), F27
-	FADDS	F27, F28, F28
+	FMOVS	(R2), F26
+	FMOVS	(R3), F25
+	FADDS	F25, F26, F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R7
-	MOVD	R2, R8
-	MOVD	R3, R9
-	MOVD	$256, R10
+	MOVD	R2, R7
+	MOVD	R3, R8
+	MOVD	$256, R9
 pass1main:
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R10, R10
+	SUBS	$1, R9, R9
 	BNE	pass1main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R7
-	MOVD	$256, R8
+	MOVD	R2, R7
+	MOVD	R3, R8
+	MOVD	$256, R9
 pass2main:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R8, R8
+	SUBS	$1, R9, R9
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
-	MOVD	R4, R9
-	MOVD	R5, R10
-	MOVD	$256, R11
+	MOVD	R2, R9
+	MOVD	R3, R10
+	MOVD	R4, R11
+	MOVD	R5, R12
+	MOVD	$256, R13
 pass3main:
-	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R12), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
 	VFMLA	V5.S4, V1.S4, V9.S4
 	VFMLA	V6.S4, V2.S4, V10.S4
 	VFMLA	V7.S4, V3.S4, V11.S4
 	VST1.P	[V8.S4, V9.S4, V10.S4, V11.S4], 64(R7)
-	SUBS	$1, R11, R11
+	SUBS	$1, R13, R13
 	BNE	pass3main
 	// next row
 	ADD	$16384, R0, R0
@@ -886,10 +997,14 @@ pass3main:
 	ADD	$16384, R3, R3
 	SUBS	$1, R6, R6
 	BNE	row
+done:
+	MOVD	rows+48(FP), R7
+	SUB	R6, R7, R7
+	MOVD	R7, ret+56(FP)
 	RET
 
 // neonAddLayerNormAny is AddLayerNorm for H=h (run time) on NEON, 4 vectors per iteration: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
-TEXT ·neonAddLayerNormAny(SB), NOSPLIT, $0-64
+TEXT ·neonAddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -903,55 +1018,56 @@ TEXT ·neonAddLayerNormAny(SB), NOSPLIT, $0-64
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
-	MOVW	$0x3f800000, R9
-	FMOVS	R9, F30
 	MOVW	$0x3727c5ac, R9
+	FMOVS	R9, F30
+	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
+	MOVW	$0x15f79688, R9
+	FMOVS	R9, F28
+	MOVW	$0x7f7fffff, R9
+	FMOVS	R9, F27
 row:
-	FMOVS	(R2), F28
-	FMOVS	(R3), F27
-	FADDS	F27, F28, F28
+	FMOVS	(R2), F26
+	FMOVS	(R3), F25
+	FADDS	F25, F26, F26
 	// pass 1 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R9
-	MOVD	R2, R10
-	MOVD	R3, R11
-	LSR	$4, R7, R12
-	CBZ	R12, pass1mainDone
+	MOVD	R2, R9
+	MOVD	R3, R10
+	LSR	$4, R7, R11
+	CBZ	R11, pass1mainDone
 pass1main:
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R9)
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R12, R12
+	SUBS	$1, R11, R11
 	BNE	pass1main
 pass1mainDone:
-	LSR	$2, R7, R12
-	AND	$3, R12, R12
-	CBZ	R12, pass1vecDone
+	LSR	$2, R7, R11
+	AND	$3, R11, R11
+	CBZ	R11, pass1vecDone
 pass1vec:
-	VLD1.P	16(R10), [V4.S4]
-	VLD1.P	16(R11), [V8.S4]
+	VLD1.P	16(R9), [V4.S4]
+	VLD1.P	16(R10), [V8.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	VST1.P	[V4.S4], 16(R9)
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R12, R12
+	SUBS	$1, R11, R11
 	BNE	pass1vec
 pass1vecDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -959,54 +1075,61 @@ pass1vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	AND	$3, R7, R12
-	CBZ	R12, pass1tailDone
+	AND	$3, R7, R11
+	CBZ	R11, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R10), F4
-	FMOVS.P	4(R11), F8
+	FMOVS.P	4(R9), F4
+	FMOVS.P	4(R10), F8
 	FADDS	F8, F4, F4
-	FMOVS.P	F4, 4(R9)
-	FSUBS	F28, F4, F4
+	FSUBS	F26, F4, F4
 	FADDS	F4, F0, F0
-	SUBS	$1, R12, R12
+	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// pass 2 over the row
-	VDUP	V27.S[0], V27.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R9
-	LSR	$4, R7, R10
-	CBZ	R10, pass2mainDone
+	MOVD	R2, R9
+	MOVD	R3, R10
+	LSR	$4, R7, R11
+	CBZ	R11, pass2mainDone
 pass2main:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
-	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
-	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
-	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R10, R10
+	SUBS	$1, R11, R11
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
+	LSR	$2, R7, R11
+	AND	$3, R11, R11
+	CBZ	R11, pass2vecDone
 pass2vec:
 	VLD1.P	16(R9), [V4.S4]
-	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
-	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R10, R10
+	SUBS	$1, R11, R11
 	BNE	pass2vec
 pass2vecDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -1014,79 +1137,100 @@ pass2vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	AND	$3, R7, R10
-	CBZ	R10, pass2tailDone
+	AND	$3, R7, R11
+	CBZ	R11, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R9), F4
-	FSUBS	F28, F4, F4
-	FSUBS	F27, F4, F4
+	FMOVS.P	4(R10), F8
+	FADDS	F8, F4, F4
+	FSUBS	F26, F4, F4
+	FSUBS	F25, F4, F4
 	FMADDS	F4, F0, F4, F0
-	SUBS	$1, R10, R10
+	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F31, F0, F26
-	FADDS	F29, F26, F26
-	FSQRTS	F26, F26
-	FDIVS	F26, F30, F26
+	FMULS	F31, F0, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
+	FCMPS	F28, F24
+	BMI	done
+	FCMPS	F27, F24
+	BGT	done
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
-	VDUP	V26.S[0], V26.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
-	MOVD	R4, R11
-	MOVD	R5, R12
-	LSR	$4, R7, R13
-	CBZ	R13, pass3mainDone
+	MOVD	R2, R11
+	MOVD	R3, R12
+	MOVD	R4, R13
+	MOVD	R5, R14
+	LSR	$4, R7, R15
+	CBZ	R15, pass3mainDone
 pass3main:
-	VLD1.P	64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R12), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R10)
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VLD1.P	64(R13), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R14), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
 	VFMLA	V5.S4, V1.S4, V9.S4
 	VFMLA	V6.S4, V2.S4, V10.S4
 	VFMLA	V7.S4, V3.S4, V11.S4
 	VST1.P	[V8.S4, V9.S4, V10.S4, V11.S4], 64(R9)
-	SUBS	$1, R13, R13
+	SUBS	$1, R15, R15
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R7, R13
-	AND	$3, R13, R13
-	CBZ	R13, pass3vecDone
+	LSR	$2, R7, R15
+	AND	$3, R15, R15
+	CBZ	R15, pass3vecDone
 pass3vec:
-	VLD1.P	16(R10), [V0.S4]
-	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VLD1.P	16(R11), [V4.S4]
-	VLD1.P	16(R12), [V8.S4]
+	VLD1.P	16(R11), [V0.S4]
+	VLD1.P	16(R12), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	VST1.P	[V0.S4], 16(R10)
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	VLD1.P	16(R13), [V4.S4]
+	VLD1.P	16(R14), [V8.S4]
 	VFMLA	V4.S4, V0.S4, V8.S4
 	VST1.P	[V8.S4], 16(R9)
-	SUBS	$1, R13, R13
+	SUBS	$1, R15, R15
 	BNE	pass3vec
 pass3vecDone:
-	AND	$3, R7, R13
-	CBZ	R13, pass3tailDone
+	AND	$3, R7, R15
+	CBZ	R15, pass3tailDone
 pass3tail:
-	FMOVS.P	4(R10), F0
-	FSUBS	F28, F0, F0
-	FSUBS	F27, F0, F0
-	FMULS	F26, F0, F0
-	FMOVS.P	4(R11), F4
-	FMOVS.P	4(R12), F8
+	FMOVS.P	4(R11), F0
+	FMOVS.P	4(R12), F4
+	FADDS	F4, F0, F0
+	FMOVS.P	F0, 4(R10)
+	FSUBS	F26, F0, F0
+	FSUBS	F25, F0, F0
+	FMULS	F24, F0, F0
+	FMOVS.P	4(R13), F4
+	FMOVS.P	4(R14), F8
 	FMADDS	F4, F8, F0, F8
 	FMOVS.P	F8, 4(R9)
-	SUBS	$1, R13, R13
+	SUBS	$1, R15, R15
 	BNE	pass3tail
 pass3tailDone:
 	// next row
@@ -1096,4 +1240,8 @@ pass3tailDone:
 	ADD	R8, R3, R3
 	SUBS	$1, R6, R6
 	BNE	row
+done:
+	MOVD	rows+48(FP), R9
+	SUB	R6, R9, R9
+	MOVD	R9, ret+64(FP)
 	RET

@@ -12,7 +12,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonLayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+				runLayerNorm768(neonLayerNorm768, a[0], a[1], a[2], a[3], rows)
 			},
 		})
 	case kernel == "LayerNorm" && !anySize && h == 1024:
@@ -20,7 +20,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonLayerNorm1024(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+				runLayerNorm1024(neonLayerNorm1024, a[0], a[1], a[2], a[3], rows)
 			},
 		})
 	case kernel == "LayerNorm" && !anySize && h == 4096:
@@ -28,7 +28,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonLayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+				runLayerNorm4096(neonLayerNorm4096, a[0], a[1], a[2], a[3], rows)
 			},
 		})
 	case kernel == "LayerNorm" && !anySize && h == 8192:
@@ -36,7 +36,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonLayerNorm8192(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows)
+				runLayerNorm8192(neonLayerNorm8192, a[0], a[1], a[2], a[3], rows)
 			},
 		})
 	case kernel == "LayerNorm" && anySize:
@@ -44,7 +44,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonLayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], rows, h)
+				runLayerNormAny(neonLayerNormAny, a[0], a[1], a[2], a[3], rows, h)
 			},
 		})
 	case kernel == "AddLayerNorm" && !anySize && h == 768:
@@ -52,7 +52,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddLayerNorm768(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+				runAddLayerNorm768(neonAddLayerNorm768, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 			},
 		})
 	case kernel == "AddLayerNorm" && !anySize && h == 4096:
@@ -60,7 +60,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddLayerNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows)
+				runAddLayerNorm4096(neonAddLayerNorm4096, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 			},
 		})
 	case kernel == "AddLayerNorm" && anySize:
@@ -68,7 +68,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddLayerNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], &a[5][0], rows, h)
+				runAddLayerNormAny(neonAddLayerNormAny, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 			},
 		})
 	}

@@ -6,70 +6,70 @@ import "math"
 
 // goLayerNormAny is the pure-Go LayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
 func goLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float32(h)
+	invLen := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		s0 := xRow[0]
+		s0 := float64(xRow[0])
 		var acc0 float64
 		for i := range h {
-			acc0 += float64((xRow[i] - s0))
+			acc0 += (float64(xRow[i]) - s0)
 		}
 		s1 := invLen
-		s2 := float32(acc0)
-		s3 := float32(s2 * s1)
+		s2 := acc0
+		s3 := s2 * s1
 		var acc1 float64
 		for i := range h {
-			v4 := ((xRow[i] - s0) - s3)
-			acc1 += float64(v4) * float64(v4)
+			v4 := ((float64(xRow[i]) - s0) - s3)
+			acc1 += v4 * v4
 		}
-		s4 := float32(acc1)
-		s5 := float32(s4 * s1)
-		s6 := float32(1)
-		s7 := float32(1e-05)
-		s8 := s5 + s7
-		s9 := float32(math.Sqrt(float64(s8)))
-		s10 := s6 / s9
+		s4 := acc1
+		s5 := s4 * s1
+		s6 := float64(float32(1e-05))
+		s7 := s5 + s6
+		s8 := float64(float32(1))
+		s9 := math.Sqrt(s7)
+		s10 := s8 / s9
 		for i := range h {
-			dstRow[i] = (float32(((xRow[i]-s0)-s3)*s10)*gamma[i] + beta[i])
+			dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s10*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
 
 // goAddLayerNormAny is the pure-Go AddLayerNorm: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
 func goAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float32(h)
+	invLen := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		sumRow := sum[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		fRow := f[r*h : r*h+h]
-		s0 := xRow[0]
-		s1 := fRow[0]
+		s0 := float64(xRow[0])
+		s1 := float64(fRow[0])
 		s2 := s0 + s1
 		var acc0 float64
 		for i := range h {
-			v2 := (xRow[i] + fRow[i])
-			sumRow[i] = v2
-			acc0 += float64((v2 - s2))
+			acc0 += ((float64(xRow[i]) + float64(fRow[i])) - s2)
 		}
 		s3 := invLen
-		s4 := float32(acc0)
-		s5 := float32(s4 * s3)
+		s4 := acc0
+		s5 := s4 * s3
 		var acc1 float64
 		for i := range h {
-			v4 := ((sumRow[i] - s2) - s5)
-			acc1 += float64(v4) * float64(v4)
+			v6 := (((float64(xRow[i]) + float64(fRow[i])) - s2) - s5)
+			acc1 += v6 * v6
 		}
-		s6 := float32(acc1)
-		s7 := float32(s6 * s3)
-		s8 := float32(1)
-		s9 := float32(1e-05)
-		s10 := s7 + s9
-		s11 := float32(math.Sqrt(float64(s10)))
-		s12 := s8 / s11
+		s6 := acc1
+		s7 := s6 * s3
+		s8 := float64(float32(1e-05))
+		s9 := s7 + s8
+		s10 := float64(float32(1))
+		s11 := math.Sqrt(s9)
+		s12 := s10 / s11
 		for i := range h {
-			dstRow[i] = (float32(((sumRow[i]-s2)-s5)*s12)*gamma[i] + beta[i])
+			v2 := (float64(xRow[i]) + float64(fRow[i]))
+			sumRow[i] = float32(v2)
+			dstRow[i] = float32((((v2-s2)-s5)*s12*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }

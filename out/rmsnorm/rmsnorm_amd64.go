@@ -13,189 +13,299 @@ var (
 )
 
 //go:noescape
-func avx512RMSNorm2048(dst, x, gamma *float32, rows int)
+func avx512RMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2RMSNorm2048(dst, x, gamma *float32, rows int)
+func avx2RMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512RMSNorm4096(dst, x, gamma *float32, rows int)
+func avx512RMSNorm4096(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2RMSNorm4096(dst, x, gamma *float32, rows int)
+func avx2RMSNorm4096(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512RMSNorm5120(dst, x, gamma *float32, rows int)
+func avx512RMSNorm5120(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2RMSNorm5120(dst, x, gamma *float32, rows int)
+func avx2RMSNorm5120(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512RMSNorm8192(dst, x, gamma *float32, rows int)
+func avx512RMSNorm8192(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2RMSNorm8192(dst, x, gamma *float32, rows int)
+func avx2RMSNorm8192(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512RMSNormAny(dst, x, gamma *float32, rows, h int)
+func avx512RMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func avx2RMSNormAny(dst, x, gamma *float32, rows, h int)
+func avx2RMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func avx512GemmaRMSNorm2048(dst, x, gamma *float32, rows int)
+func avx512GemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2GemmaRMSNorm2048(dst, x, gamma *float32, rows int)
+func avx2GemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512GemmaRMSNorm3072(dst, x, gamma *float32, rows int)
+func avx512GemmaRMSNorm3072(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx2GemmaRMSNorm3072(dst, x, gamma *float32, rows int)
+func avx2GemmaRMSNorm3072(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func avx512GemmaRMSNormAny(dst, x, gamma *float32, rows, h int)
+func avx512GemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func avx2GemmaRMSNormAny(dst, x, gamma *float32, rows, h int)
+func avx2GemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func avx512AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int)
+func avx512AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func avx2AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int)
+func avx2AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func avx512AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int)
+func avx512AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func avx2AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int)
+func avx2AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func avx512AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int)
+func avx512AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
 
 //go:noescape
-func avx2AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int)
+func avx2AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
 
 func implRMSNorm2048(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512RMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm2048(avx512RMSNorm2048, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2RMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm2048(avx2RMSNorm2048, dst, x, gamma, rows)
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 2048)
+	}
+}
+
+func runRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			done++
+		}
 	}
 }
 
 func implRMSNorm4096(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512RMSNorm4096(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm4096(avx512RMSNorm4096, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2RMSNorm4096(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm4096(avx2RMSNorm4096, dst, x, gamma, rows)
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 4096)
+	}
+}
+
+func runRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
+			done++
+		}
 	}
 }
 
 func implRMSNorm5120(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512RMSNorm5120(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm5120(avx512RMSNorm5120, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2RMSNorm5120(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm5120(avx2RMSNorm5120, dst, x, gamma, rows)
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 5120)
+	}
+}
+
+func runRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*5120], &x[done*5120], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*5120:], x[done*5120:], gamma, 1, 5120)
+			done++
+		}
 	}
 }
 
 func implRMSNorm8192(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512RMSNorm8192(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm8192(avx512RMSNorm8192, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2RMSNorm8192(&dst[0], &x[0], &gamma[0], rows)
+		runRMSNorm8192(avx2RMSNorm8192, dst, x, gamma, rows)
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 8192)
+	}
+}
+
+func runRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
+			done++
+		}
 	}
 }
 
 func implRMSNormAny(dst, x, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		avx512RMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+		runRMSNormAny(avx512RMSNormAny, dst, x, gamma, rows, h)
 	case hasAVX2:
-		avx2RMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+		runRMSNormAny(avx2RMSNormAny, dst, x, gamma, rows, h)
 	default:
 		goRMSNormAny(dst, x, gamma, rows, h)
+	}
+}
+
+func runRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			done++
+		}
 	}
 }
 
 func implGemmaRMSNorm2048(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512GemmaRMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+		runGemmaRMSNorm2048(avx512GemmaRMSNorm2048, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2GemmaRMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+		runGemmaRMSNorm2048(avx2GemmaRMSNorm2048, dst, x, gamma, rows)
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, 2048)
+	}
+}
+
+func runGemmaRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			done++
+		}
 	}
 }
 
 func implGemmaRMSNorm3072(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512GemmaRMSNorm3072(&dst[0], &x[0], &gamma[0], rows)
+		runGemmaRMSNorm3072(avx512GemmaRMSNorm3072, dst, x, gamma, rows)
 	case hasAVX2:
-		avx2GemmaRMSNorm3072(&dst[0], &x[0], &gamma[0], rows)
+		runGemmaRMSNorm3072(avx2GemmaRMSNorm3072, dst, x, gamma, rows)
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, 3072)
+	}
+}
+
+func runGemmaRMSNorm3072(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*3072], &x[done*3072], &gamma[0], rows-done)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*3072:], x[done*3072:], gamma, 1, 3072)
+			done++
+		}
 	}
 }
 
 func implGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		avx512GemmaRMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+		runGemmaRMSNormAny(avx512GemmaRMSNormAny, dst, x, gamma, rows, h)
 	case hasAVX2:
-		avx2GemmaRMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+		runGemmaRMSNormAny(avx2GemmaRMSNormAny, dst, x, gamma, rows, h)
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, h)
+	}
+}
+
+func runGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			done++
+		}
 	}
 }
 
 func implAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512AddRMSNorm2048(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+		runAddRMSNorm2048(avx512AddRMSNorm2048, dst, sum, x, f, gamma, rows)
 	case hasAVX2:
-		avx2AddRMSNorm2048(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+		runAddRMSNorm2048(avx2AddRMSNorm2048, dst, sum, x, f, gamma, rows)
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, 2048)
+	}
+}
+
+func runAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goAddRMSNormAny(dst[done*2048:], sum[done*2048:], x[done*2048:], f[done*2048:], gamma, 1, 2048)
+			done++
+		}
 	}
 }
 
 func implAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		avx512AddRMSNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+		runAddRMSNorm4096(avx512AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 	case hasAVX2:
-		avx2AddRMSNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+		runAddRMSNorm4096(avx2AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, 4096)
+	}
+}
+
+func runAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
+		if done < rows {
+			goAddRMSNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			done++
+		}
 	}
 }
 
 func implAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		avx512AddRMSNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows, h)
+		runAddRMSNormAny(avx512AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 	case hasAVX2:
-		avx2AddRMSNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows, h)
+		runAddRMSNormAny(avx2AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, h)
+	}
+}
+
+func runAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h int) int, dst, sum, x, f, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goAddRMSNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			done++
+		}
 	}
 }
 

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func avx512RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512RMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·avx512RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -53,21 +53,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -102,12 +112,17 @@ loop1:
 	ADDQ    $+8192, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2RMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·avx2RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -152,21 +167,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -201,12 +226,17 @@ loop1:
 	ADDQ    $+8192, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512RMSNorm4096(SB), NOSPLIT, $0-32
+TEXT ·avx512RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -253,21 +283,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -302,12 +342,17 @@ loop1:
 	ADDQ    $+16384, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2RMSNorm4096(SB), NOSPLIT, $0-32
+TEXT ·avx2RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -352,21 +397,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -401,12 +456,17 @@ loop1:
 	ADDQ    $+16384, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512RMSNorm5120(SB), NOSPLIT, $0-32
+TEXT ·avx512RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -453,21 +513,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -502,12 +572,17 @@ loop1:
 	ADDQ    $+20480, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2RMSNorm5120(SB), NOSPLIT, $0-32
+TEXT ·avx2RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -552,21 +627,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -601,12 +686,17 @@ loop1:
 	ADDQ    $+20480, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512RMSNorm8192(SB), NOSPLIT, $0-32
+TEXT ·avx512RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -653,21 +743,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -702,12 +802,17 @@ loop1:
 	ADDQ    $+32768, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2RMSNorm8192(SB), NOSPLIT, $0-32
+TEXT ·avx2RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -752,21 +857,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -801,12 +916,17 @@ loop1:
 	ADDQ    $+32768, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int)
+// func avx512RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512RMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·avx512RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -885,21 +1005,31 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -964,12 +1094,17 @@ loop1_done:
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
 	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int)
+// func avx2RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2RMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·avx2RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1047,21 +1182,31 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X5, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
@@ -1131,12 +1276,17 @@ loop1_done:
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
 	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512GemmaRMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·avx512GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1183,21 +1333,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1241,12 +1401,17 @@ loop1:
 	ADDQ    $+8192, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2GemmaRMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·avx2GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1291,21 +1456,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1349,12 +1524,17 @@ loop1:
 	ADDQ    $+8192, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int)
+// func avx512GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512GemmaRMSNorm3072(SB), NOSPLIT, $0-32
+TEXT ·avx512GemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1401,21 +1581,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1459,12 +1649,17 @@ loop1:
 	ADDQ    $+12288, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int)
+// func avx2GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2GemmaRMSNorm3072(SB), NOSPLIT, $0-32
+TEXT ·avx2GemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1509,21 +1704,31 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1567,12 +1772,17 @@ loop1:
 	ADDQ    $+12288, CX
 	DECQ    BX
 	JNZ     row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int)
+// func avx512GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512GemmaRMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·avx512GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -1651,21 +1861,31 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1741,12 +1961,17 @@ loop1_done:
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
 	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int)
+// func avx2GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2GemmaRMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·avx2GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1824,21 +2049,31 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X5, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
@@ -1919,12 +2154,17 @@ loop1_done:
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
 	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int)
+// func avx512AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddRMSNorm2048(SB), NOSPLIT, $0-48
+TEXT ·avx512AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -1933,7 +2173,7 @@ TEXT ·avx512AddRMSNorm2048(SB), NOSPLIT, $0-48
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1944,22 +2184,18 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Z4
 	VMOVUPS     (BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, (CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R8*4), Z4
 	VMOVUPS     64(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 64(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R8*4), Z4
 	VMOVUPS     128(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 128(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R8*4), Z4
 	VMOVUPS     192(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 192(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R8
 	CMPQ        R8, $+2048
@@ -1985,44 +2221,66 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (CX)(R8*4), Z1
+	VMOVUPS (DX)(R8*4), Z1
+	VMOVUPS (BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R8*4)
-	VMOVUPS 64(CX)(R8*4), Z1
+	VMOVUPS 64(DX)(R8*4), Z1
+	VMOVUPS 64(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R8*4)
-	VMOVUPS 128(CX)(R8*4), Z1
+	VMOVUPS 128(DX)(R8*4), Z1
+	VMOVUPS 128(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 128(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R8*4)
-	VMOVUPS 192(CX)(R8*4), Z1
+	VMOVUPS 192(DX)(R8*4), Z1
+	VMOVUPS 192(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 192(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -2036,12 +2294,17 @@ loop1:
 	ADDQ    $+8192, BX
 	DECQ    DI
 	JNZ     row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int)
+// func avx2AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddRMSNorm2048(SB), NOSPLIT, $0-48
+TEXT ·avx2AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2050,7 +2313,7 @@ TEXT ·avx2AddRMSNorm2048(SB), NOSPLIT, $0-48
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2061,22 +2324,18 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Y4
 	VMOVUPS     (BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, (CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y0
 	VMOVUPS     32(DX)(R8*4), Y4
 	VMOVUPS     32(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 32(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y1
 	VMOVUPS     64(DX)(R8*4), Y4
 	VMOVUPS     64(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 64(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y2
 	VMOVUPS     96(DX)(R8*4), Y4
 	VMOVUPS     96(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 96(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y3
 	ADDQ        $+32, R8
 	CMPQ        R8, $+2048
@@ -2100,44 +2359,66 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (CX)(R8*4), Y1
+	VMOVUPS (DX)(R8*4), Y1
+	VMOVUPS (BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R8*4)
-	VMOVUPS 32(CX)(R8*4), Y1
+	VMOVUPS 32(DX)(R8*4), Y1
+	VMOVUPS 32(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 32(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R8*4)
-	VMOVUPS 64(CX)(R8*4), Y1
+	VMOVUPS 64(DX)(R8*4), Y1
+	VMOVUPS 64(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 64(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R8*4)
-	VMOVUPS 96(CX)(R8*4), Y1
+	VMOVUPS 96(DX)(R8*4), Y1
+	VMOVUPS 96(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 96(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -2151,12 +2432,17 @@ loop1:
 	ADDQ    $+8192, BX
 	DECQ    DI
 	JNZ     row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int)
+// func avx512AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddRMSNorm4096(SB), NOSPLIT, $0-48
+TEXT ·avx512AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2165,7 +2451,7 @@ TEXT ·avx512AddRMSNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2176,22 +2462,18 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Z4
 	VMOVUPS     (BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, (CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R8*4), Z4
 	VMOVUPS     64(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 64(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R8*4), Z4
 	VMOVUPS     128(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 128(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R8*4), Z4
 	VMOVUPS     192(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 192(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R8
 	CMPQ        R8, $+4096
@@ -2217,44 +2499,66 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (CX)(R8*4), Z1
+	VMOVUPS (DX)(R8*4), Z1
+	VMOVUPS (BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R8*4)
-	VMOVUPS 64(CX)(R8*4), Z1
+	VMOVUPS 64(DX)(R8*4), Z1
+	VMOVUPS 64(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R8*4)
-	VMOVUPS 128(CX)(R8*4), Z1
+	VMOVUPS 128(DX)(R8*4), Z1
+	VMOVUPS 128(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 128(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R8*4)
-	VMOVUPS 192(CX)(R8*4), Z1
+	VMOVUPS 192(DX)(R8*4), Z1
+	VMOVUPS 192(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 192(CX)(R8*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -2268,12 +2572,17 @@ loop1:
 	ADDQ    $+16384, BX
 	DECQ    DI
 	JNZ     row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int)
+// func avx2AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddRMSNorm4096(SB), NOSPLIT, $0-48
+TEXT ·avx2AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2282,7 +2591,7 @@ TEXT ·avx2AddRMSNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2293,22 +2602,18 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Y4
 	VMOVUPS     (BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, (CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y0
 	VMOVUPS     32(DX)(R8*4), Y4
 	VMOVUPS     32(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 32(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y1
 	VMOVUPS     64(DX)(R8*4), Y4
 	VMOVUPS     64(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 64(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y2
 	VMOVUPS     96(DX)(R8*4), Y4
 	VMOVUPS     96(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
-	VMOVUPS     Y4, 96(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y3
 	ADDQ        $+32, R8
 	CMPQ        R8, $+4096
@@ -2332,44 +2637,66 @@ loop0:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (CX)(R8*4), Y1
+	VMOVUPS (DX)(R8*4), Y1
+	VMOVUPS (BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R8*4)
-	VMOVUPS 32(CX)(R8*4), Y1
+	VMOVUPS 32(DX)(R8*4), Y1
+	VMOVUPS 32(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 32(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R8*4)
-	VMOVUPS 64(CX)(R8*4), Y1
+	VMOVUPS 64(DX)(R8*4), Y1
+	VMOVUPS 64(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 64(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R8*4)
-	VMOVUPS 96(CX)(R8*4), Y1
+	VMOVUPS 96(DX)(R8*4), Y1
+	VMOVUPS 96(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 96(CX)(R8*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -2383,12 +2710,17 @@ loop1:
 	ADDQ    $+16384, BX
 	DECQ    DI
 	JNZ     row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx512AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int)
+// func avx512AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
-TEXT ·avx512AddRMSNormAny(SB), NOSPLIT, $0-56
+TEXT ·avx512AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
 	MOVQ  x+16(FP), DX
@@ -2404,7 +2736,7 @@ TEXT ·avx512AddRMSNormAny(SB), NOSPLIT, $0-56
 	KMOVW R9, K1
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2418,22 +2750,18 @@ loop0:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R9*4), Z4
 	VMOVUPS     64(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 64(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R9*4), Z4
 	VMOVUPS     128(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 128(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R9*4), Z4
 	VMOVUPS     192(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 192(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
@@ -2449,7 +2777,6 @@ loop0_vector:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -2461,7 +2788,6 @@ loop0_tail:
 	VMOVUPS.Z   (DX)(R9*4), K1, Z4
 	VMOVUPS.Z   (BX)(R9*4), K1, Z5
 	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, K1, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
@@ -2487,24 +2813,34 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X4, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -2512,22 +2848,34 @@ loop0_done:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS (CX)(R9*4), Z1
+	VMOVUPS (DX)(R9*4), Z1
+	VMOVUPS (BX)(R9*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (CX)(R9*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R9*4)
-	VMOVUPS 64(CX)(R9*4), Z1
+	VMOVUPS 64(DX)(R9*4), Z1
+	VMOVUPS 64(BX)(R9*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(CX)(R9*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R9*4)
-	VMOVUPS 128(CX)(R9*4), Z1
+	VMOVUPS 128(DX)(R9*4), Z1
+	VMOVUPS 128(BX)(R9*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 128(CX)(R9*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R9*4)
-	VMOVUPS 192(CX)(R9*4), Z1
+	VMOVUPS 192(DX)(R9*4), Z1
+	VMOVUPS 192(BX)(R9*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 192(CX)(R9*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -2543,7 +2891,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS (CX)(R9*4), Z1
+	VMOVUPS (DX)(R9*4), Z1
+	VMOVUPS (BX)(R9*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (CX)(R9*4)
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -2555,7 +2906,10 @@ loop1_vector:
 loop1_tail:
 	TESTQ     $0x0000000f, R8
 	JZ        loop1_done
-	VMOVUPS.Z (CX)(R9*4), K1, Z1
+	VMOVUPS.Z (DX)(R9*4), K1, Z1
+	VMOVUPS.Z (BX)(R9*4), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (CX)(R9*4)
 	VMULPS    Z0, Z1, Z0
 	VMOVUPS.Z (SI)(R9*4), K1, Z1
 	VMULPS    Z1, Z0, Z0
@@ -2568,12 +2922,17 @@ loop1_done:
 	LEAQ (BX)(R8*4), BX
 	DECQ DI
 	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func avx2AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int)
+// func avx2AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·avx2AddRMSNormAny(SB), NOSPLIT, $0-56
+TEXT ·avx2AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -2583,7 +2942,7 @@ TEXT ·avx2AddRMSNormAny(SB), NOSPLIT, $0-56
 	MOVQ h+48(FP), R8
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] sum=v2 acc0+=accmul[2 2]
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2598,22 +2957,18 @@ loop0:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
-	VMOVUPS     Y5, (CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(DX)(R9*4), Y5
 	VMOVUPS     32(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
-	VMOVUPS     Y5, 32(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y1
 	VMOVUPS     64(DX)(R9*4), Y5
 	VMOVUPS     64(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
-	VMOVUPS     Y5, 64(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y2
 	VMOVUPS     96(DX)(R9*4), Y5
 	VMOVUPS     96(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
-	VMOVUPS     Y5, 96(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
@@ -2629,7 +2984,6 @@ loop0_vector:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
-	VMOVUPS     Y5, (CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -2643,7 +2997,6 @@ loop0_element:
 	VMOVSS      (DX)(R9*4), X5
 	VMOVSS      (BX)(R9*4), X6
 	VADDSS      X6, X5, X5
-	VMOVSS      X5, (CX)(R9*4)
 	VFMADD231SS X5, X5, X4
 	INCQ        R9
 	CMPQ        R9, R8
@@ -2671,24 +3024,34 @@ loop0_done:
 	// s2 = s1 mul s0
 	VMULSS X5, X0, X0
 
-	// s3 = 1
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s4 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X2
-
-	// s5 = s2 add s4
-	VADDSS X2, X0, X0
-
-	// s6 = sqrt s5
+	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
 
-	// s7 = s3 div s6
+	// s7 = s5 div s6
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=sum v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -2696,22 +3059,34 @@ loop0_done:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS (CX)(R9*4), Y1
+	VMOVUPS (DX)(R9*4), Y1
+	VMOVUPS (BX)(R9*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (CX)(R9*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R9*4)
-	VMOVUPS 32(CX)(R9*4), Y1
+	VMOVUPS 32(DX)(R9*4), Y1
+	VMOVUPS 32(BX)(R9*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 32(CX)(R9*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R9*4)
-	VMOVUPS 64(CX)(R9*4), Y1
+	VMOVUPS 64(DX)(R9*4), Y1
+	VMOVUPS 64(BX)(R9*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 64(CX)(R9*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R9*4)
-	VMOVUPS 96(CX)(R9*4), Y1
+	VMOVUPS 96(DX)(R9*4), Y1
+	VMOVUPS 96(BX)(R9*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 96(CX)(R9*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -2727,7 +3102,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS (CX)(R9*4), Y1
+	VMOVUPS (DX)(R9*4), Y1
+	VMOVUPS (BX)(R9*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (CX)(R9*4)
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -2741,7 +3119,10 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS (CX)(R9*4), X1
+	VMOVSS (DX)(R9*4), X1
+	VMOVSS (BX)(R9*4), X2
+	VADDSS X2, X1, X1
+	VMOVSS X1, (CX)(R9*4)
 	VMULSS X0, X1, X1
 	VMOVSS (SI)(R9*4), X2
 	VMULSS X2, X1, X1
@@ -2757,5 +3138,10 @@ loop1_done:
 	LEAQ (BX)(R8*4), BX
 	DECQ DI
 	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET

@@ -13,7 +13,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512RMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm2048(avx512RMSNorm2048, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -22,7 +22,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2RMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm2048(avx2RMSNorm2048, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -32,7 +32,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512RMSNorm4096(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm4096(avx512RMSNorm4096, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -41,7 +41,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2RMSNorm4096(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm4096(avx2RMSNorm4096, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -51,7 +51,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512RMSNorm5120(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm5120(avx512RMSNorm5120, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -60,7 +60,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2RMSNorm5120(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm5120(avx2RMSNorm5120, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -70,7 +70,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512RMSNorm8192(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm8192(avx512RMSNorm8192, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -79,7 +79,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2RMSNorm8192(&a[0][0], &a[1][0], &a[2][0], rows)
+					runRMSNorm8192(avx2RMSNorm8192, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -89,7 +89,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512RMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+					runRMSNormAny(avx512RMSNormAny, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -98,7 +98,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2RMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+					runRMSNormAny(avx2RMSNormAny, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -108,7 +108,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512GemmaRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+					runGemmaRMSNorm2048(avx512GemmaRMSNorm2048, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -117,7 +117,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2GemmaRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+					runGemmaRMSNorm2048(avx2GemmaRMSNorm2048, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -127,7 +127,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512GemmaRMSNorm3072(&a[0][0], &a[1][0], &a[2][0], rows)
+					runGemmaRMSNorm3072(avx512GemmaRMSNorm3072, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -136,7 +136,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2GemmaRMSNorm3072(&a[0][0], &a[1][0], &a[2][0], rows)
+					runGemmaRMSNorm3072(avx2GemmaRMSNorm3072, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -146,7 +146,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512GemmaRMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+					runGemmaRMSNormAny(avx512GemmaRMSNormAny, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -155,7 +155,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2GemmaRMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+					runGemmaRMSNormAny(avx2GemmaRMSNormAny, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -165,7 +165,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+					runAddRMSNorm2048(avx512AddRMSNorm2048, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -174,7 +174,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+					runAddRMSNorm2048(avx2AddRMSNorm2048, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -184,7 +184,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddRMSNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+					runAddRMSNorm4096(avx512AddRMSNorm4096, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -193,7 +193,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddRMSNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+					runAddRMSNorm4096(avx2AddRMSNorm4096, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -203,7 +203,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx512",
 				run: func(a [][]float32, rows int) {
-					avx512AddRMSNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows, h)
+					runAddRMSNormAny(avx512AddRMSNormAny, a[0], a[1], a[2], a[3], a[4], rows, h)
 				},
 			})
 		}
@@ -212,7 +212,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
-					avx2AddRMSNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows, h)
+					runAddRMSNormAny(avx2AddRMSNormAny, a[0], a[1], a[2], a[3], a[4], rows, h)
 				},
 			})
 		}

@@ -4,80 +4,190 @@
 package rmsnorm
 
 //go:noescape
-func neonRMSNorm2048(dst, x, gamma *float32, rows int)
+func neonRMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonRMSNorm4096(dst, x, gamma *float32, rows int)
+func neonRMSNorm4096(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonRMSNorm5120(dst, x, gamma *float32, rows int)
+func neonRMSNorm5120(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonRMSNorm8192(dst, x, gamma *float32, rows int)
+func neonRMSNorm8192(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonRMSNormAny(dst, x, gamma *float32, rows, h int)
+func neonRMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func neonGemmaRMSNorm2048(dst, x, gamma *float32, rows int)
+func neonGemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonGemmaRMSNorm3072(dst, x, gamma *float32, rows int)
+func neonGemmaRMSNorm3072(dst, x, gamma *float32, rows int) int
 
 //go:noescape
-func neonGemmaRMSNormAny(dst, x, gamma *float32, rows, h int)
+func neonGemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
-func neonAddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int)
+func neonAddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func neonAddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int)
+func neonAddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
-func neonAddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int)
+func neonAddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
 
 func implRMSNorm2048(dst, x, gamma []float32, rows int) {
-	neonRMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+	runRMSNorm2048(neonRMSNorm2048, dst, x, gamma, rows)
+}
+
+func runRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			done++
+		}
+	}
 }
 
 func implRMSNorm4096(dst, x, gamma []float32, rows int) {
-	neonRMSNorm4096(&dst[0], &x[0], &gamma[0], rows)
+	runRMSNorm4096(neonRMSNorm4096, dst, x, gamma, rows)
+}
+
+func runRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
+			done++
+		}
+	}
 }
 
 func implRMSNorm5120(dst, x, gamma []float32, rows int) {
-	neonRMSNorm5120(&dst[0], &x[0], &gamma[0], rows)
+	runRMSNorm5120(neonRMSNorm5120, dst, x, gamma, rows)
+}
+
+func runRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*5120], &x[done*5120], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*5120:], x[done*5120:], gamma, 1, 5120)
+			done++
+		}
+	}
 }
 
 func implRMSNorm8192(dst, x, gamma []float32, rows int) {
-	neonRMSNorm8192(&dst[0], &x[0], &gamma[0], rows)
+	runRMSNorm8192(neonRMSNorm8192, dst, x, gamma, rows)
+}
+
+func runRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], rows-done)
+		if done < rows {
+			goRMSNormAny(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
+			done++
+		}
+	}
 }
 
 func implRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	neonRMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+	runRMSNormAny(neonRMSNormAny, dst, x, gamma, rows, h)
+}
+
+func runRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			done++
+		}
+	}
 }
 
 func implGemmaRMSNorm2048(dst, x, gamma []float32, rows int) {
-	neonGemmaRMSNorm2048(&dst[0], &x[0], &gamma[0], rows)
+	runGemmaRMSNorm2048(neonGemmaRMSNorm2048, dst, x, gamma, rows)
+}
+
+func runGemmaRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			done++
+		}
+	}
 }
 
 func implGemmaRMSNorm3072(dst, x, gamma []float32, rows int) {
-	neonGemmaRMSNorm3072(&dst[0], &x[0], &gamma[0], rows)
+	runGemmaRMSNorm3072(neonGemmaRMSNorm3072, dst, x, gamma, rows)
+}
+
+func runGemmaRMSNorm3072(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*3072], &x[done*3072], &gamma[0], rows-done)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*3072:], x[done*3072:], gamma, 1, 3072)
+			done++
+		}
+	}
 }
 
 func implGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	neonGemmaRMSNormAny(&dst[0], &x[0], &gamma[0], rows, h)
+	runGemmaRMSNormAny(neonGemmaRMSNormAny, dst, x, gamma, rows, h)
+}
+
+func runGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goGemmaRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			done++
+		}
+	}
 }
 
 func implAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
-	neonAddRMSNorm2048(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+	runAddRMSNorm2048(neonAddRMSNorm2048, dst, sum, x, f, gamma, rows)
+}
+
+func runAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			goAddRMSNormAny(dst[done*2048:], sum[done*2048:], x[done*2048:], f[done*2048:], gamma, 1, 2048)
+			done++
+		}
+	}
 }
 
 func implAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
-	neonAddRMSNorm4096(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows)
+	runAddRMSNorm4096(neonAddRMSNorm4096, dst, sum, x, f, gamma, rows)
+}
+
+func runAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
+		if done < rows {
+			goAddRMSNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			done++
+		}
+	}
 }
 
 func implAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
-	neonAddRMSNormAny(&dst[0], &sum[0], &x[0], &f[0], &gamma[0], rows, h)
+	runAddRMSNormAny(neonAddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+}
+
+func runAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h int) int, dst, sum, x, f, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			goAddRMSNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			done++
+		}
+	}
 }
 
 // isaOf names the implementation that kernel's entry points use on this CPU.

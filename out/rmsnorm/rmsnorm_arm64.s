@@ -5,17 +5,21 @@
 #include "textflag.h"
 
 // neonRMSNorm2048 is RMSNorm for H=2048 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-TEXT ·neonRMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·neonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -37,22 +41,27 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$128, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
@@ -66,20 +75,28 @@ pass2main:
 	ADD	$8192, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonRMSNorm4096 is RMSNorm for H=4096 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-TEXT ·neonRMSNorm4096(SB), NOSPLIT, $0-32
+TEXT ·neonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x39800000, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -101,22 +118,27 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$256, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
@@ -130,20 +152,28 @@ pass2main:
 	ADD	$16384, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonRMSNorm5120 is RMSNorm for H=5120 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-TEXT ·neonRMSNorm5120(SB), NOSPLIT, $0-32
+TEXT ·neonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x394ccccd, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -165,22 +195,27 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$320, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
@@ -194,20 +229,28 @@ pass2main:
 	ADD	$20480, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonRMSNorm8192 is RMSNorm for H=8192 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-TEXT ·neonRMSNorm8192(SB), NOSPLIT, $0-32
+TEXT ·neonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x39000000, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -229,22 +272,27 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$512, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
@@ -258,10 +306,14 @@ pass2main:
 	ADD	$32768, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonRMSNormAny is RMSNorm for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-TEXT ·neonRMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·neonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -272,10 +324,14 @@ TEXT ·neonRMSNormAny(SB), NOSPLIT, $0-40
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
-	MOVW	$0x3f800000, R6
-	FMOVS	R6, F30
 	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -316,12 +372,17 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -329,10 +390,10 @@ pass1tailDone:
 	CBZ	R9, pass2mainDone
 pass2main:
 	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
@@ -347,7 +408,7 @@ pass2mainDone:
 	CBZ	R9, pass2vecDone
 pass2vec:
 	VLD1.P	16(R7), [V0.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	VLD1.P	16(R8), [V4.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	VST1.P	[V0.S4], 16(R6)
@@ -358,7 +419,7 @@ pass2vecDone:
 	CBZ	R9, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R7), F0
-	FMULS	F28, F0, F0
+	FMULS	F26, F0, F0
 	FMOVS.P	4(R8), F4
 	FMULS	F4, F0, F0
 	FMOVS.P	F0, 4(R6)
@@ -370,21 +431,29 @@ pass2tailDone:
 	ADD	R5, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R6
+	SUB	R3, R6, R6
+	MOVD	R6, ret+40(FP)
 	RET
 
 // neonGemmaRMSNorm2048 is GemmaRMSNorm for H=2048 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
-TEXT ·neonGemmaRMSNorm2048(SB), NOSPLIT, $0-32
+TEXT ·neonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
-	VDUP	V30.S[0], V30.S4
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+	VDUP	V29.S[0], V29.S4
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -406,27 +475,32 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$128, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e3ed484 // fadd v4.4s, v4.4s, v30.4s
-	WORD	$0x4e3ed4a5 // fadd v5.4s, v5.4s, v30.4s
-	WORD	$0x4e3ed4c6 // fadd v6.4s, v6.4s, v30.4s
-	WORD	$0x4e3ed4e7 // fadd v7.4s, v7.4s, v30.4s
+	WORD	$0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
+	WORD	$0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
+	WORD	$0x4e3dd4c6 // fadd v6.4s, v6.4s, v29.4s
+	WORD	$0x4e3dd4e7 // fadd v7.4s, v7.4s, v29.4s
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
@@ -439,21 +513,29 @@ pass2main:
 	ADD	$8192, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonGemmaRMSNorm3072 is GemmaRMSNorm for H=3072 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
-TEXT ·neonGemmaRMSNorm3072(SB), NOSPLIT, $0-32
+TEXT ·neonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
 	MOVW	$0x39aaaaab, R4
 	FMOVS	R4, F31
-	MOVW	$0x3f800000, R4
-	FMOVS	R4, F30
 	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
-	VDUP	V30.S[0], V30.S4
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+	VDUP	V29.S[0], V29.S4
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -475,27 +557,32 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$192, R7
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e3ed484 // fadd v4.4s, v4.4s, v30.4s
-	WORD	$0x4e3ed4a5 // fadd v5.4s, v5.4s, v30.4s
-	WORD	$0x4e3ed4c6 // fadd v6.4s, v6.4s, v30.4s
-	WORD	$0x4e3ed4e7 // fadd v7.4s, v7.4s, v30.4s
+	WORD	$0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
+	WORD	$0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
+	WORD	$0x4e3dd4c6 // fadd v6.4s, v6.4s, v29.4s
+	WORD	$0x4e3dd4e7 // fadd v7.4s, v7.4s, v29.4s
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
@@ -508,10 +595,14 @@ pass2main:
 	ADD	$12288, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
 	RET
 
 // neonGemmaRMSNormAny is GemmaRMSNorm for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
-TEXT ·neonGemmaRMSNormAny(SB), NOSPLIT, $0-40
+TEXT ·neonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
@@ -522,11 +613,15 @@ TEXT ·neonGemmaRMSNormAny(SB), NOSPLIT, $0-40
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
-	MOVW	$0x3f800000, R6
-	FMOVS	R6, F30
 	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
-	VDUP	V30.S[0], V30.S4
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
+	VDUP	V29.S[0], V29.S4
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -567,12 +662,17 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -580,15 +680,15 @@ pass1tailDone:
 	CBZ	R9, pass2mainDone
 pass2main:
 	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e3ed484 // fadd v4.4s, v4.4s, v30.4s
-	WORD	$0x4e3ed4a5 // fadd v5.4s, v5.4s, v30.4s
-	WORD	$0x4e3ed4c6 // fadd v6.4s, v6.4s, v30.4s
-	WORD	$0x4e3ed4e7 // fadd v7.4s, v7.4s, v30.4s
+	WORD	$0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
+	WORD	$0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
+	WORD	$0x4e3dd4c6 // fadd v6.4s, v6.4s, v29.4s
+	WORD	$0x4e3dd4e7 // fadd v7.4s, v7.4s, v29.4s
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
@@ -602,9 +702,9 @@ pass2mainDone:
 	CBZ	R9, pass2vecDone
 pass2vec:
 	VLD1.P	16(R7), [V0.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	VLD1.P	16(R8), [V4.S4]
-	WORD	$0x4e3ed484 // fadd v4.4s, v4.4s, v30.4s
+	WORD	$0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	VST1.P	[V0.S4], 16(R6)
 	SUBS	$1, R9, R9
@@ -614,9 +714,9 @@ pass2vecDone:
 	CBZ	R9, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R7), F0
-	FMULS	F28, F0, F0
+	FMULS	F26, F0, F0
 	FMOVS.P	4(R8), F4
-	FADDS	F30, F4, F4
+	FADDS	F29, F4, F4
 	FMULS	F4, F0, F0
 	FMOVS.P	F0, 4(R6)
 	SUBS	$1, R9, R9
@@ -627,10 +727,14 @@ pass2tailDone:
 	ADD	R5, R1, R1
 	SUBS	$1, R3, R3
 	BNE	row
+done:
+	MOVD	rows+24(FP), R6
+	SUB	R3, R6, R6
+	MOVD	R6, ret+40(FP)
 	RET
 
 // neonAddRMSNorm2048 is AddRMSNorm for H=2048 on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
-TEXT ·neonAddRMSNorm2048(SB), NOSPLIT, $0-48
+TEXT ·neonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -639,62 +743,77 @@ TEXT ·neonAddRMSNorm2048(SB), NOSPLIT, $0-48
 	MOVD	rows+40(FP), R5
 	MOVW	$0x3a000000, R6
 	FMOVS	R6, F31
-	MOVW	$0x3f800000, R6
-	FMOVS	R6, F30
 	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R6
-	MOVD	R2, R7
-	MOVD	R3, R8
-	MOVD	$128, R9
+	MOVD	R2, R6
+	MOVD	R3, R7
+	MOVD	$128, R8
 pass1main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R9, R9
+	SUBS	$1, R8, R8
 	BNE	pass1main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
-	MOVD	R4, R8
-	MOVD	$128, R9
+	MOVD	R2, R8
+	MOVD	R3, R9
+	MOVD	R4, R10
+	MOVD	$128, R11
 pass2main:
-	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
-	SUBS	$1, R9, R9
+	SUBS	$1, R11, R11
 	BNE	pass2main
 	// next row
 	ADD	$8192, R0, R0
@@ -703,10 +822,14 @@ pass2main:
 	ADD	$8192, R3, R3
 	SUBS	$1, R5, R5
 	BNE	row
+done:
+	MOVD	rows+40(FP), R6
+	SUB	R5, R6, R6
+	MOVD	R6, ret+48(FP)
 	RET
 
 // neonAddRMSNorm4096 is AddRMSNorm for H=4096 on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
-TEXT ·neonAddRMSNorm4096(SB), NOSPLIT, $0-48
+TEXT ·neonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -715,62 +838,77 @@ TEXT ·neonAddRMSNorm4096(SB), NOSPLIT, $0-48
 	MOVD	rows+40(FP), R5
 	MOVW	$0x39800000, R6
 	FMOVS	R6, F31
-	MOVW	$0x3f800000, R6
-	FMOVS	R6, F30
 	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R6
-	MOVD	R2, R7
-	MOVD	R3, R8
-	MOVD	$256, R9
+	MOVD	R2, R6
+	MOVD	R3, R7
+	MOVD	$256, R8
 pass1main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R9, R9
+	SUBS	$1, R8, R8
 	BNE	pass1main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
-	MOVD	R4, R8
-	MOVD	$256, R9
+	MOVD	R2, R8
+	MOVD	R3, R9
+	MOVD	R4, R10
+	MOVD	$256, R11
 pass2main:
-	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
-	SUBS	$1, R9, R9
+	SUBS	$1, R11, R11
 	BNE	pass2main
 	// next row
 	ADD	$16384, R0, R0
@@ -779,10 +917,14 @@ pass2main:
 	ADD	$16384, R3, R3
 	SUBS	$1, R5, R5
 	BNE	row
+done:
+	MOVD	rows+40(FP), R6
+	SUB	R5, R6, R6
+	MOVD	R6, ret+48(FP)
 	RET
 
 // neonAddRMSNormAny is AddRMSNorm for H=h (run time) on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
-TEXT ·neonAddRMSNormAny(SB), NOSPLIT, $0-56
+TEXT ·neonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVD	dst+0(FP), R0
 	MOVD	sum+8(FP), R1
 	MOVD	x+16(FP), R2
@@ -795,46 +937,47 @@ TEXT ·neonAddRMSNormAny(SB), NOSPLIT, $0-56
 	FMOVS	R8, F30
 	SCVTFS	R6, F31
 	FDIVS	F31, F30, F31
-	MOVW	$0x3f800000, R8
-	FMOVS	R8, F30
 	MOVW	$0x358637bd, R8
+	FMOVS	R8, F30
+	MOVW	$0x3f800000, R8
 	FMOVS	R8, F29
+	MOVW	$0x15f79688, R8
+	FMOVS	R8, F28
+	MOVW	$0x7f7fffff, R8
+	FMOVS	R8, F27
 row:
 	// pass 1 over the row
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R1, R8
-	MOVD	R2, R9
-	MOVD	R3, R10
-	LSR	$4, R6, R11
-	CBZ	R11, pass1mainDone
+	MOVD	R2, R8
+	MOVD	R3, R9
+	LSR	$4, R6, R10
+	CBZ	R10, pass1mainDone
 pass1main:
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R8)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R11, R11
+	SUBS	$1, R10, R10
 	BNE	pass1main
 pass1mainDone:
-	LSR	$2, R6, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass1vecDone
+	LSR	$2, R6, R10
+	AND	$3, R10, R10
+	CBZ	R10, pass1vecDone
 pass1vec:
-	VLD1.P	16(R9), [V4.S4]
-	VLD1.P	16(R10), [V8.S4]
+	VLD1.P	16(R8), [V4.S4]
+	VLD1.P	16(R9), [V8.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	VST1.P	[V4.S4], 16(R8)
 	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R11, R11
+	SUBS	$1, R10, R10
 	BNE	pass1vec
 pass1vecDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -842,64 +985,82 @@ pass1vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	AND	$3, R6, R11
-	CBZ	R11, pass1tailDone
+	AND	$3, R6, R10
+	CBZ	R10, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R9), F4
-	FMOVS.P	4(R10), F8
+	FMOVS.P	4(R8), F4
+	FMOVS.P	4(R9), F8
 	FADDS	F8, F4, F4
-	FMOVS.P	F4, 4(R8)
 	FMADDS	F4, F0, F4, F0
-	SUBS	$1, R11, R11
+	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
-	FMULS	F31, F0, F28
-	FADDS	F29, F28, F28
-	FSQRTS	F28, F28
-	FDIVS	F28, F30, F28
+	FMULS	F31, F0, F26
+	FADDS	F30, F26, F26
+	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	FCMPS	F28, F26
+	BMI	done
+	FCMPS	F27, F26
+	BGT	done
+	FSQRTS	F26, F26
+	FDIVS	F26, F29, F26
 	// pass 2 over the row
-	VDUP	V28.S[0], V28.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
-	MOVD	R4, R10
-	LSR	$4, R6, R11
-	CBZ	R11, pass2mainDone
+	MOVD	R2, R10
+	MOVD	R3, R11
+	MOVD	R4, R12
+	LSR	$4, R6, R13
+	CBZ	R13, pass2mainDone
 pass2main:
-	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R9)
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
-	SUBS	$1, R11, R11
+	SUBS	$1, R13, R13
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R6, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass2vecDone
+	LSR	$2, R6, R13
+	AND	$3, R13, R13
+	CBZ	R13, pass2vecDone
 pass2vec:
-	VLD1.P	16(R9), [V0.S4]
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	VLD1.P	16(R10), [V4.S4]
+	VLD1.P	16(R10), [V0.S4]
+	VLD1.P	16(R11), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	VST1.P	[V0.S4], 16(R9)
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VLD1.P	16(R12), [V4.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	VST1.P	[V0.S4], 16(R8)
-	SUBS	$1, R11, R11
+	SUBS	$1, R13, R13
 	BNE	pass2vec
 pass2vecDone:
-	AND	$3, R6, R11
-	CBZ	R11, pass2tailDone
+	AND	$3, R6, R13
+	CBZ	R13, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R9), F0
-	FMULS	F28, F0, F0
-	FMOVS.P	4(R10), F4
+	FMOVS.P	4(R10), F0
+	FMOVS.P	4(R11), F4
+	FADDS	F4, F0, F0
+	FMOVS.P	F0, 4(R9)
+	FMULS	F26, F0, F0
+	FMOVS.P	4(R12), F4
 	FMULS	F4, F0, F0
 	FMOVS.P	F0, 4(R8)
-	SUBS	$1, R11, R11
+	SUBS	$1, R13, R13
 	BNE	pass2tail
 pass2tailDone:
 	// next row
@@ -909,4 +1070,8 @@ pass2tailDone:
 	ADD	R7, R3, R3
 	SUBS	$1, R5, R5
 	BNE	row
+done:
+	MOVD	rows+40(FP), R8
+	SUB	R5, R8, R8
+	MOVD	R8, ret+56(FP)
 	RET

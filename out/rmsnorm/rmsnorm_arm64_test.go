@@ -12,7 +12,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+				runRMSNorm2048(neonRMSNorm2048, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 4096:
@@ -20,7 +20,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonRMSNorm4096(&a[0][0], &a[1][0], &a[2][0], rows)
+				runRMSNorm4096(neonRMSNorm4096, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 5120:
@@ -28,7 +28,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonRMSNorm5120(&a[0][0], &a[1][0], &a[2][0], rows)
+				runRMSNorm5120(neonRMSNorm5120, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 8192:
@@ -36,7 +36,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonRMSNorm8192(&a[0][0], &a[1][0], &a[2][0], rows)
+				runRMSNorm8192(neonRMSNorm8192, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && anySize:
@@ -44,7 +44,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonRMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+				runRMSNormAny(neonRMSNormAny, a[0], a[1], a[2], rows, h)
 			},
 		})
 	case kernel == "GemmaRMSNorm" && !anySize && h == 2048:
@@ -52,7 +52,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonGemmaRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], rows)
+				runGemmaRMSNorm2048(neonGemmaRMSNorm2048, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "GemmaRMSNorm" && !anySize && h == 3072:
@@ -60,7 +60,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonGemmaRMSNorm3072(&a[0][0], &a[1][0], &a[2][0], rows)
+				runGemmaRMSNorm3072(neonGemmaRMSNorm3072, a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "GemmaRMSNorm" && anySize:
@@ -68,7 +68,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonGemmaRMSNormAny(&a[0][0], &a[1][0], &a[2][0], rows, h)
+				runGemmaRMSNormAny(neonGemmaRMSNormAny, a[0], a[1], a[2], rows, h)
 			},
 		})
 	case kernel == "AddRMSNorm" && !anySize && h == 2048:
@@ -76,7 +76,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddRMSNorm2048(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+				runAddRMSNorm2048(neonAddRMSNorm2048, a[0], a[1], a[2], a[3], a[4], rows)
 			},
 		})
 	case kernel == "AddRMSNorm" && !anySize && h == 4096:
@@ -84,7 +84,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddRMSNorm4096(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows)
+				runAddRMSNorm4096(neonAddRMSNorm4096, a[0], a[1], a[2], a[3], a[4], rows)
 			},
 		})
 	case kernel == "AddRMSNorm" && anySize:
@@ -92,7 +92,7 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				neonAddRMSNormAny(&a[0][0], &a[1][0], &a[2][0], &a[3][0], &a[4][0], rows, h)
+				runAddRMSNormAny(neonAddRMSNormAny, a[0], a[1], a[2], a[3], a[4], rows, h)
 			},
 		})
 	}

@@ -6,58 +6,58 @@ import "math"
 
 // goRMSNormAny is the pure-Go RMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 func goRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	invLen := 1 / float32(h)
+	invLen := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		var acc0 float64
 		for i := range h {
-			v0 := xRow[i]
-			acc0 += float64(v0) * float64(v0)
+			v0 := float64(xRow[i])
+			acc0 += v0 * v0
 		}
 		s0 := invLen
-		s1 := float32(acc0)
-		s2 := float32(s1 * s0)
-		s3 := float32(1)
-		s4 := float32(1e-06)
-		s5 := s2 + s4
-		s6 := float32(math.Sqrt(float64(s5)))
-		s7 := s3 / s6
+		s1 := acc0
+		s2 := s1 * s0
+		s3 := float64(float32(1e-06))
+		s4 := s2 + s3
+		s5 := float64(float32(1))
+		s6 := math.Sqrt(s4)
+		s7 := s5 / s6
 		for i := range h {
-			dstRow[i] = float32(float32(xRow[i]*s7) * gamma[i])
+			dstRow[i] = float32(float64(xRow[i]) * s7 * float64(gamma[i]))
 		}
 	}
 }
 
 // goGemmaRMSNormAny is the pure-Go GemmaRMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
 func goGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	invLen := 1 / float32(h)
+	invLen := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		var acc0 float64
 		for i := range h {
-			v0 := xRow[i]
-			acc0 += float64(v0) * float64(v0)
+			v0 := float64(xRow[i])
+			acc0 += v0 * v0
 		}
 		s0 := invLen
-		s1 := float32(acc0)
-		s2 := float32(s1 * s0)
-		s3 := float32(1)
-		s4 := float32(1e-06)
-		s5 := s2 + s4
-		s6 := float32(math.Sqrt(float64(s5)))
-		s7 := s3 / s6
-		s8 := float32(1)
+		s1 := acc0
+		s2 := s1 * s0
+		s3 := float64(float32(1e-06))
+		s4 := s2 + s3
+		s5 := float64(float32(1))
+		s6 := math.Sqrt(s4)
+		s7 := s5 / s6
+		s8 := float64(float32(1))
 		for i := range h {
-			dstRow[i] = float32(float32(xRow[i]*s7) * (gamma[i] + s8))
+			dstRow[i] = float32(float64(xRow[i]) * s7 * (float64(gamma[i]) + s8))
 		}
 	}
 }
 
 // goAddRMSNormAny is the pure-Go AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
 func goAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
-	invLen := 1 / float32(h)
+	invLen := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		sumRow := sum[r*h : r*h+h]
@@ -65,20 +65,21 @@ func goAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 		fRow := f[r*h : r*h+h]
 		var acc0 float64
 		for i := range h {
-			v2 := (xRow[i] + fRow[i])
-			sumRow[i] = v2
-			acc0 += float64(v2) * float64(v2)
+			v2 := (float64(xRow[i]) + float64(fRow[i]))
+			acc0 += v2 * v2
 		}
 		s0 := invLen
-		s1 := float32(acc0)
-		s2 := float32(s1 * s0)
-		s3 := float32(1)
-		s4 := float32(1e-06)
-		s5 := s2 + s4
-		s6 := float32(math.Sqrt(float64(s5)))
-		s7 := s3 / s6
+		s1 := acc0
+		s2 := s1 * s0
+		s3 := float64(float32(1e-06))
+		s4 := s2 + s3
+		s5 := float64(float32(1))
+		s6 := math.Sqrt(s4)
+		s7 := s5 / s6
 		for i := range h {
-			dstRow[i] = float32(float32(sumRow[i]*s7) * gamma[i])
+			v2 := (float64(xRow[i]) + float64(fRow[i]))
+			sumRow[i] = float32(v2)
+			dstRow[i] = float32(v2 * s7 * float64(gamma[i]))
 		}
 	}
 }
