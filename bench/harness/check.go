@@ -6,14 +6,20 @@ import (
 	"sort"
 )
 
-// Reference computes op in float64 (two passes, eps inside the sqrt): the
-// oracle every implementation is checked against. beta may be nil.
+// Reference computes op in float64 (two passes, eps inside the sqrt) with
+// the op's default epsilon: the oracle every implementation is checked
+// against. beta may be nil.
 func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
+	return ReferenceEps(op, op.Eps(), x, gamma, beta, h)
+}
+
+// ReferenceEps is Reference with the given epsilon.
+func ReferenceEps(op Op, eps32 float32, x, gamma, beta []float32, h int) []float64 {
 	if op == BatchNorm {
-		return referenceBatch(x, gamma, beta, h)
+		return referenceBatch(x, gamma, beta, h, float64(eps32))
 	}
 	out := make([]float64, len(x))
-	eps := float64(op.Eps())
+	eps := float64(eps32)
 	for r := 0; r+h <= len(x); r += h {
 		row := x[r : r+h]
 		mean := 0.0
@@ -41,7 +47,7 @@ func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
 }
 
 // referenceBatch normalizes each of the h columns of x over its rows.
-func referenceBatch(x, gamma, beta []float32, h int) []float64 {
+func referenceBatch(x, gamma, beta []float32, h int, eps float64) []float64 {
 	out := make([]float64, len(x))
 	rows := len(x) / h
 	mean, ss := make([]float64, h), make([]float64, h)
@@ -60,7 +66,7 @@ func referenceBatch(x, gamma, beta []float32, h int) []float64 {
 		}
 	}
 	for c := range ss {
-		ss[c] = 1 / math.Sqrt(ss[c]/float64(rows)+float64(BatchNorm.Eps()))
+		ss[c] = 1 / math.Sqrt(ss[c]/float64(rows)+eps)
 	}
 	for r := 0; r < rows; r++ {
 		for c, v := range x[r*h : r*h+h] {

@@ -67,11 +67,12 @@ type Func func(dst, x, gamma, beta []float32)
 type Impl struct {
 	Name  string // short label: a table column and a plot legend entry
 	About string // one sentence: what it is
-	// Prepare returns the function for op at hidden size h and the given
-	// number of rows, or nil with a reason when this implementation does not
-	// provide that kernel (reported as "n/a", not as an error). It is called
-	// once per shape, outside timing, so it may allocate and set up state.
-	Prepare func(op Op, h, rows int) (Func, string)
+	// Prepare returns the function for the shape's kernel (s.Op with
+	// s.Epsilon(), hidden size s.H, s.Rows rows), or nil with a reason when
+	// this implementation does not provide that kernel (reported as "n/a",
+	// not as an error). It is called once per shape, outside timing, so it
+	// may allocate and set up state.
+	Prepare func(s Shape) (Func, string)
 }
 
 // Level names where a shape's data lives.
@@ -88,13 +89,37 @@ type Shape struct {
 	H     int
 	Rows  int
 	Level Level
+
+	// Optional, for kernels other than the standard ones (a driver
+	// benchmarking a user's own spec, say):
+	Kernel string  // the name shown in tables and plots (default: Op)
+	Eps    float32 // epsilon (default: Op.Eps())
+	// Ref computes the float64 oracle the output is checked against
+	// (default: Reference for Op with Epsilon). beta is nil when !Op.HasShift().
+	Ref func(x, gamma, beta []float32, h int) []float64
+}
+
+// Epsilon is the shape's epsilon.
+func (s Shape) Epsilon() float32 {
+	if s.Eps != 0 {
+		return s.Eps
+	}
+	return s.Op.Eps()
+}
+
+// Label names the shape's kernel.
+func (s Shape) Label() string {
+	if s.Kernel != "" {
+		return s.Kernel
+	}
+	return s.Op.String()
 }
 
 // Bytes is the traffic the copy bound moves: x read plus dst written.
 func (s Shape) Bytes() int64 { return 2 * 4 * int64(s.H) * int64(s.Rows) }
 
 func (s Shape) String() string {
-	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
 }
 
 // Shapes returns, for every op and h (BatchNorm: C), one shape with x of about l2Bytes
@@ -298,7 +323,12 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	if !s.Op.HasShift() {
 		beta = nil
 	}
-	ref := Reference(s.Op, x0, b.gamma, beta, s.H)
+	var ref []float64
+	if s.Ref != nil {
+		ref = s.Ref(x0, b.gamma, beta, s.H)
+	} else {
+		ref = ReferenceEps(s.Op, s.Epsilon(), x0, b.gamma, beta, s.H)
+	}
 
 	sr := ShapeResult{Shape: s, Sets: sets}
 	copyF := func(dst, x, _, _ []float32) { copy(dst, x) }
@@ -408,7 +438,7 @@ func prepare(im Impl, s Shape) (f Func, why string) {
 			f, why = nil, fmt.Sprintf("prepare panicked: %v", e)
 		}
 	}()
-	return im.Prepare(s.Op, s.H, s.Rows)
+	return im.Prepare(s)
 }
 
 // FillInput writes rows of h values with varied offsets and scales, so that

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -122,20 +123,20 @@ func TestShapes(t *testing.T) {
 }
 
 func TestRunAndReport(t *testing.T) {
-	slow := func(op Op, h, rows int) (Func, string) {
-		f := good(op, h)
+	slow := func(s Shape) (Func, string) {
+		f := good(s.Op, s.H)
 		return func(dst, x, gamma, beta []float32) { f(dst, x, gamma, beta) }, ""
 	}
 	impls := []Impl{
 		{Name: "ref64", About: "float64 reference", Prepare: slow},
-		{Name: "broken", About: "forgets beta", Prepare: func(op Op, h, rows int) (Func, string) {
-			return func(dst, x, gamma, beta []float32) { good(op, h)(dst, x, gamma, nil) }, ""
+		{Name: "broken", About: "forgets beta", Prepare: func(s Shape) (Func, string) {
+			return func(dst, x, gamma, beta []float32) { good(s.Op, s.H)(dst, x, gamma, nil) }, ""
 		}},
-		{Name: "lnonly", About: "LayerNorm only", Prepare: func(op Op, h, rows int) (Func, string) {
-			if op != LayerNorm {
+		{Name: "lnonly", About: "LayerNorm only", Prepare: func(s Shape) (Func, string) {
+			if s.Op != LayerNorm {
 				return nil, "no RMSNorm"
 			}
-			return slow(op, h, rows)
+			return slow(s)
 		}},
 	}
 	cfg := Config{Budget: 20 * time.Millisecond, MinRounds: 3, MaxRounds: 50, Sample: 20 * time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard}
@@ -220,5 +221,57 @@ func TestReferenceBatch(t *testing.T) {
 		if math.Abs(y[i]-want[i]) > 1e-12 {
 			t.Fatalf("y = %v, want %v", y, want)
 		}
+	}
+}
+
+// A driver for a user's own kernel names it, sets its epsilon and brings
+// its own oracle: here Gemma's RMSNorm, y = x/rms * (1 + gamma), eps 1e-5.
+func TestCustomKernel(t *testing.T) {
+	const eps = 1e-5
+	gemma := func(x, gamma, _ []float32, h int) []float64 {
+		y := make([]float64, len(x))
+		for r := 0; r < len(x); r += h {
+			ss := 0.0
+			for _, v := range x[r : r+h] {
+				ss += float64(v) * float64(v)
+			}
+			inv := 1 / math.Sqrt(ss/float64(h)+eps)
+			for i := range h {
+				y[r+i] = float64(x[r+i]) * inv * (1 + float64(gamma[i]))
+			}
+		}
+		return y
+	}
+	impl := func(eps float32) Impl {
+		return Impl{Name: fmt.Sprint(eps), Prepare: func(s Shape) (Func, string) {
+			return func(dst, x, gamma, _ []float32) {
+				h := s.H
+				for r := 0; r < len(x); r += h {
+					var ss float32
+					for _, v := range x[r : r+h] {
+						ss += v * v
+					}
+					inv := float32(1 / math.Sqrt(float64(ss/float32(h)+eps)))
+					for i := range h {
+						dst[r+i] = x[r+i] * inv * (1 + gamma[i])
+					}
+				}
+			}, ""
+		}}
+	}
+	s := Shape{Op: RMSNorm, H: 16, Rows: 3, Level: L2, Kernel: "GemmaRMSNorm", Eps: eps, Ref: gemma}
+	cfg := Config{Budget: 5 * time.Millisecond, MinRounds: 2, MaxRounds: 5, Sample: 10 * time.Microsecond, Log: io.Discard, Seed: 1}
+	rep := Run(cfg, []Shape{s}, []Impl{impl(eps)})
+	r := rep.Shapes[0].Results
+	if r[1].Status != OK {
+		t.Errorf("right kernel: %+v", r[1])
+	}
+	if rep.Shapes[0].Shape.Label() != "GemmaRMSNorm" || s.Epsilon() != eps {
+		t.Errorf("label %q eps %g", s.Label(), s.Epsilon())
+	}
+	var md bytes.Buffer
+	rep.WriteMarkdown(&md, "")
+	if !strings.Contains(md.String(), "| GemmaRMSNorm | 16 |") {
+		t.Errorf("markdown lacks the kernel's name:\n%s", md.String())
 	}
 }

@@ -71,7 +71,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		best := sr.best()
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Op, s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			cell := r.cell(func(r Result) string {
 				return fmt.Sprintf("%.2fx (%.2f-%.2f)", r.Ratio.Median, r.Ratio.P25, r.Ratio.P75)
@@ -87,7 +87,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	header("copy")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Op, s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			fmt.Fprintf(&b, " %s |", r.cell(func(r Result) string { return fmt.Sprintf("%.1f", r.GBps(s)) }))
 		}
@@ -96,7 +96,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	b.WriteString("\n## Details\n\n")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
-		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Op, s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
 		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled; timed by %s; the benchmark thread was on the CPU %.0f%% of the wall time.\n\n", sr.Rounds, sr.Sets, sr.Clock, 100*sr.OnCPU)
 		b.WriteString("| implementation | ratio median | p25 | p75 | min | max | time/call | GB/s | max rel. error |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, r := range sr.Results {

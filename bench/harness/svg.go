@@ -14,13 +14,14 @@ var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#
 // one panel per kernel, one group of bars per (data level, H), a log scale,
 // whiskers from p25 to p75, and the copy bound as the line at 1.
 func (rep *Report) WriteSVG(w io.Writer) error {
-	var ops []Op
-	byOp := map[Op][]ShapeResult{}
+	var ops []string // kernels, in order of appearance: one panel each
+	byOp := map[string][]ShapeResult{}
 	for _, sr := range rep.Shapes {
-		if _, ok := byOp[sr.Shape.Op]; !ok {
-			ops = append(ops, sr.Shape.Op)
+		k := sr.Shape.Label()
+		if _, ok := byOp[k]; !ok {
+			ops = append(ops, k)
 		}
-		byOp[sr.Shape.Op] = append(byOp[sr.Shape.Op], sr)
+		byOp[k] = append(byOp[k], sr)
 	}
 	lo, hi := 1.0, 1.0
 	for _, sr := range rep.Shapes {
@@ -72,7 +73,7 @@ func (rep *Report) WriteSVG(w io.Writer) error {
 		ys := func(v float64) float64 {
 			return y1 - (math.Log(v)-math.Log(lo))/(math.Log(hi)-math.Log(lo))*panelH
 		}
-		text(left, y0-8, "start", `font-size="14" font-weight="bold"`, op.String())
+		text(left, y0-8, "start", `font-size="14" font-weight="bold"`, op)
 		// grid
 		for _, t := range ticks(lo, hi) {
 			y := ys(t)

@@ -66,9 +66,13 @@ func (p pkg) impl() harness.Impl {
 		Name: "normgen-" + p.isa,
 		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes.",
 			about[p.isa], p.isa, p.isa),
-		Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+		Prepare: func(s harness.Shape) (harness.Func, string) {
+			op, h := s.Op, s.H
 			if why := runnable(p.isa); why != "" {
 				return nil, why
+			}
+			if s.Epsilon() != op.Eps() || s.Ref != nil {
+				return nil, "bench/specs declare the standard kernels only"
 			}
 			switch op {
 			case harness.LayerNorm:

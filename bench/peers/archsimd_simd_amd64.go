@@ -18,14 +18,14 @@ import (
 var ArchSIMD = harness.Impl{
 	Name:  "archsimd",
 	About: "Go 1.26 `simd/archsimd` (GOEXPERIMENT=simd), hand-vectorized with Float32x8 (AVX2+FMA): two passes for the statistics with 4 accumulators, FMA, one pass for the output, scalar tail, ClearAVXUpperBits (VZEROUPPER) before returning.",
-	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+	Prepare: func(s harness.Shape) (harness.Func, string) {
+		op, h, eps := s.Op, s.H, s.Epsilon()
 		if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 			return nil, "the CPU lacks AVX2 or FMA"
 		}
 		if op == harness.BatchNorm {
 			return nil, "not written for BatchNorm (a per-row peer)"
 		}
-		eps := op.Eps()
 		if op == harness.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { simdRMSNorm8(dst, x, gamma, h, eps) }, ""
 		}
@@ -37,14 +37,14 @@ var ArchSIMD = harness.Impl{
 var ArchSIMD512 = harness.Impl{
 	Name:  "archsimd512",
 	About: "the same archsimd code with Float32x16 (AVX-512F), 4 accumulators of 16 lanes; only where the CPU has AVX-512.",
-	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+	Prepare: func(s harness.Shape) (harness.Func, string) {
+		op, h, eps := s.Op, s.H, s.Epsilon()
 		if !archsimd.X86.AVX512() {
 			return nil, "the CPU lacks AVX-512"
 		}
 		if op == harness.BatchNorm {
 			return nil, "not written for BatchNorm (a per-row peer)"
 		}
-		eps := op.Eps()
 		if op == harness.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { simdRMSNorm16(dst, x, gamma, h, eps) }, ""
 		}

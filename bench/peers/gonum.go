@@ -16,11 +16,11 @@ import (
 var Gonum = harness.Impl{
 	Name:  "gonum",
 	About: "gonum v0.17 float32 BLAS (`blas32`; `floats` is float64-only): Dot against a ones vector for the sum, Copy + Axpy(-mean) to center, Dot for the squared deviations (RMSNorm: one Dot), then a Go loop for gamma and beta.",
-	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+	Prepare: func(s harness.Shape) (harness.Func, string) {
+		op, h, eps := s.Op, s.H, s.Epsilon()
 		if op == harness.BatchNorm {
 			return nil, "gonum has no batch normalization"
 		}
-		eps := op.Eps()
 		ones := make([]float32, h)
 		for i := range ones {
 			ones[i] = 1

@@ -17,8 +17,8 @@ import (
 var Naive = harness.Impl{
 	Name:  "naive",
 	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums).",
-	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
-		eps := op.Eps()
+	Prepare: func(s harness.Shape) (harness.Func, string) {
+		op, h, eps := s.Op, s.H, s.Epsilon()
 		if op == harness.BatchNorm {
 			mean, rstd := make([]float32, h), make([]float32, h)
 			return func(dst, x, gamma, beta []float32) { naiveBatchNorm(dst, x, gamma, beta, mean, rstd, h, eps) }, ""

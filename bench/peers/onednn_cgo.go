@@ -144,7 +144,8 @@ func dnnlInit() error {
 var OneDNN = harness.Impl{
 	Name:  "onednn",
 	About: "oneDNN (Debian libdnnl-dev) through cgo, one OpenMP thread, src and dst handles set per call: the layer normalization primitive (forward inference, scale and shift) and the batch normalization primitive (forward training: batch statistics, scale and shift). This oneDNN has no RMS normalization.",
-	Prepare: func(op harness.Op, h, rows int) (harness.Func, string) {
+	Prepare: func(s harness.Shape) (harness.Func, string) {
+		op, h, rows, eps := s.Op, s.H, s.Rows, s.Epsilon()
 		if op == harness.RMSNorm {
 			return nil, "oneDNN " + OneDNNVersion() + " has no RMS normalization"
 		}
@@ -156,7 +157,7 @@ var OneDNN = harness.Impl{
 			return nil, err.Error()
 		}
 		p := (*C.nb_lnorm)(C.calloc(1, C.size_t(unsafe.Sizeof(C.nb_lnorm{}))))
-		if rc := C.nb_lnorm_create(p, C.longlong(rows), C.longlong(h), C.float(op.Eps()), 1, batch); rc != 0 {
+		if rc := C.nb_lnorm_create(p, C.longlong(rows), C.longlong(h), C.float(eps), 1, batch); rc != 0 {
 			return nil, fmt.Sprintf("primitive creation failed (step %d)", rc)
 		}
 		dnnlImpl[C.GoString(&p.impl[0])] = true

@@ -14,7 +14,7 @@ func TestPeersMatchReference(t *testing.T) {
 		for _, op := range harness.Ops {
 			for _, h := range []int{1, 7, 8, 33, 100, 768, 1000, 4096} {
 				rows := 5
-				f, why := im.Prepare(op, h, rows)
+				f, why := im.Prepare(harness.Shape{Op: op, H: h, Rows: rows, Level: harness.L2})
 				if f == nil {
 					t.Logf("%s %s h=%d: n/a: %s", im.Name, op, h, why)
 					continue
