@@ -91,6 +91,7 @@ GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/normgen-avx512.XXXXXX")
 bochs_pid=
+# shellcheck disable=SC2317 # (called by the trap)
 cleanup() {
 	if [ -n "$bochs_pid" ] && kill -0 "$bochs_pid" 2>/dev/null; then
 		kill "$bochs_pid" 2>/dev/null || true
@@ -163,16 +164,17 @@ as_root() {
 apt_get() {
 	mkdir -p "$cache/apt/archives/partial"
 	local opts=(-y -q -o DPkg::Lock::Timeout=600 -o "Dir::Cache::Archives=$cache/apt/archives")
-	if ! DEBIAN_FRONTEND=noninteractive as_root apt-get "${opts[@]}" "$@" >"$work/apt.log" 2>&1; then
+	if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get "${opts[@]}" "$@" >"$work/apt.log" 2>&1; then
 		say "apt-get $1 failed; updating the package lists and trying again"
 		as_root apt-get -q -o DPkg::Lock::Timeout=600 update >>"$work/apt.log" 2>&1 || true
-		DEBIAN_FRONTEND=noninteractive as_root apt-get "${opts[@]}" "$@" >>"$work/apt.log" 2>&1 || {
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get "${opts[@]}" "$@" >>"$work/apt.log" 2>&1 || {
 			tail -n 20 "$work/apt.log" >&2
 			die "apt-get $* failed (log above)"
 		}
 	fi
 }
 
+# (No cpio: tests/avx512/runner writes the initramfs itself.)
 packages=(bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso)
 missing=()
 for p in "${packages[@]}"; do
@@ -192,42 +194,56 @@ done
 command -v bochs >/dev/null || die "bochs is not in PATH although its package is installed"
 
 # The kernel: Debian's own, the package that linux-image-amd64 depends on,
-# cached as $cache/kernel/<package>.vmlinuz.
+# cached as $cache/kernel/<package>.vmlinuz. Offline, or if the download fails,
+# the newest cached kernel does.
 kernel_pkg() {
 	apt-cache depends linux-image-amd64 2>/dev/null |
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 }
+download_kernel() { # package, destination
+	local d=$work/kdeb
+	mkdir -p "$d"
+	chmod 777 "$d" # apt-get download drops its privileges to _apt where it can
+	(cd "$d" && apt-get -q download "$1" >"$work/apt.log" 2>&1) || {
+		tail -n 5 "$work/apt.log" >&2
+		return 1
+	}
+	dpkg-deb --fsys-tarfile "$d"/*.deb | tar -x -C "$d" --wildcards './boot/vmlinuz-*' || return 1
+	local k
+	for k in "$d"/boot/vmlinuz-*; do
+		[ -f "$k" ] || return 1
+		mv "$k" "$2.tmp" && mv "$2.tmp" "$2"
+		break
+	done
+	rm -rf "$d"
+}
 mkdir -p "$cache/kernel"
-kpkg=$(kernel_pkg)
+kpkg=$(kernel_pkg || true)
 if [ -z "$kpkg" ]; then
 	as_root apt-get -q -o DPkg::Lock::Timeout=600 update >"$work/apt.log" 2>&1 || true
-	kpkg=$(kernel_pkg)
+	kpkg=$(kernel_pkg || true)
 fi
+kernel=
 if [ -n "$kpkg" ]; then
 	kernel=$cache/kernel/$kpkg.vmlinuz
 	if [ ! -s "$kernel" ]; then
-		say "downloading the kernel ($kpkg)"
-		mkdir -p "$work/kdeb"
-		# apt-get download drops its privileges to _apt where it can.
-		chmod 777 "$work/kdeb"
-		(cd "$work/kdeb" && apt-get -q download "$kpkg" >"$work/apt.log" 2>&1) || {
-			tail -n 20 "$work/apt.log" >&2
-			die "apt-get download $kpkg failed"
-		}
-		deb=$(ls "$work"/kdeb/*.deb)
-		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/kdeb" --wildcards './boot/vmlinuz-*' ||
-			die "no ./boot/vmlinuz-* in $deb"
-		mv "$(ls "$work"/kdeb/boot/vmlinuz-* | head -n 1)" "$kernel.tmp"
-		mv "$kernel.tmp" "$kernel"
-		rm -rf "$work/kdeb"
-		# Older kernels are of no more use.
-		find "$cache/kernel" -name '*.vmlinuz' ! -name "$kpkg.vmlinuz" -delete
+		say "downloading the kernel ($kpkg, once: it is cached in $cache/kernel)"
+		if download_kernel "$kpkg" "$kernel"; then
+			# Older kernels are of no more use.
+			find "$cache/kernel" -name '*.vmlinuz' ! -name "$kpkg.vmlinuz" -delete
+		else
+			say "could not download or unpack $kpkg"
+			kernel=
+		fi
 	fi
 else
-	# No package lists (offline?): take a cached kernel if there is one.
+	say "apt-cache does not know linux-image-amd64's kernel package"
+fi
+if [ -z "$kernel" ]; then
+	# shellcheck disable=SC2012 # (the names are ours; ls sorts by time)
 	kernel=$(ls -t "$cache"/kernel/*.vmlinuz 2>/dev/null | head -n 1 || true)
-	[ -n "$kernel" ] || die "cannot find the package that linux-image-amd64 depends on (apt-cache depends linux-image-amd64), and no kernel is cached in $cache/kernel"
-	say "apt-cache has no kernel package; using the cached $(basename "$kernel")"
+	[ -n "$kernel" ] || die "no kernel: none could be downloaded and none is cached in $cache/kernel"
+	say "using the cached kernel $(basename "$kernel" .vmlinuz)"
 fi
 
 "$work/runner" prepare -mode bochs "${prepare_args[@]}" "${bins[@]}" || die "preparing the initramfs failed"
@@ -277,10 +293,12 @@ com1: enabled=1, mode=file, dev="$work/serial.log"
 display_library: rfb, options="timeout=0"
 clock: sync=none, time0=local
 mouse: enabled=0
+speaker: enabled=0
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
 log: $work/bochs.log
 panic: action=fatal
 error: action=report
-info: action=report
+info: action=ignore
 debug: action=ignore
 EOF
 echo c >"$work/bochs.rc"
@@ -301,7 +319,8 @@ while kill -0 "$bochs_pid" 2>/dev/null; do
 	sleep 2
 	size=$(stat -c %s "$work/serial.log")
 	if [ "$size" -gt "$printed" ]; then
-		tail -c +$((printed + 1)) "$work/serial.log" | head -c $((size - printed)) | tr -d '\r'
+		# (|| true: tail may get SIGPIPE when the log grew meanwhile.)
+		tail -c +$((printed + 1)) "$work/serial.log" | head -c $((size - printed)) | tr -d '\r' || true
 		printed=$size
 	fi
 	now=$(date +%s)
@@ -328,7 +347,7 @@ wait "$bochs_pid" || bochs_rc=$?
 bochs_pid=
 size=$(stat -c %s "$work/serial.log")
 if [ "$size" -gt "$printed" ]; then
-	tail -c +$((printed + 1)) "$work/serial.log" | tr -d '\r'
+	tail -c +$((printed + 1)) "$work/serial.log" | tr -d '\r' || true
 fi
 end=$(date +%s)
 boot_msg=
