@@ -18,6 +18,11 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 	ops, words := map[string]bool{}, map[wordOp]bool{}
 	for _, in := range f.Insts() {
 		ops[in.Op] = true
+		if in.Op == "MOVD" {
+			if _, ok := in.Args[len(in.Args)-1].(Param); ok {
+				ops["MOVDParam"] = true // a store to an argument slot
+			}
+		}
 		if in.wop > 0 {
 			words[in.wop-1] = true
 		}
@@ -29,7 +34,7 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 		case name == "Label" || name == "Comment" || name == "Insts" || name == "Err" || wordMethods[name]:
 			continue
 		}
-		op := name
+		op := name // MOVDParam is recorded under its own name above
 		if name == "VLD1P" || name == "VST1P" || name == "FMOVSP" {
 			op = strings.TrimSuffix(name, "P") + ".P" // post-index forms
 		}
@@ -112,6 +117,8 @@ func TestMisuse(t *testing.T) {
 		"lane 4":          func(f *Func) { f.VDUP(VReg(0).SLane(4), VReg(1).S4()) },
 		"VFMLA mixed":     func(f *Func) { f.VFMLA(VReg(0).S4(), VReg(1).S2(), VReg(2).S4()) },
 		"MOVW too big":    func(f *Func) { f.MOVW(Imm(1<<33), 1) },
+		"unaligned slot":  func(f *Func) { f.MOVDParam(1, Param{"ret", 4}) },
+		"ret to R28":      func(f *Func) { f.MOVDParam(28, Param{"ret", 8}) },
 	} {
 		file := NewFile("", "")
 		f := NewFunc("bad", 0)

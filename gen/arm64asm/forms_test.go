@@ -6,10 +6,13 @@ func allForms(f *Func) {
 	f.MOVD(Param{"x", 0}, 0)
 	f.MOVD(Imm(5), 3)
 	f.MOVD(Reg(1), 5)
+	f.MOVDParam(6, Param{"ret", 8})
 	f.MOVW(Hex(0x3f800000), 3)
 	f.MOVW(Imm(7), 4)
 	f.ADD(Imm(16), 1, 2)
 	f.ADD(Reg(4), 1, 2)
+	f.SUB(Imm(2), 5, 6)
+	f.SUB(Reg(7), 8, 9)
 	f.SUBS(Imm(1), 3, 4)
 	f.SUBS(Reg(5), 3, 4)
 	f.AND(Imm(3), 3, 4)
@@ -19,6 +22,8 @@ func allForms(f *Func) {
 	f.CBZ(6, "top")
 	f.CBNZ(7, "top")
 	f.BNE("top")
+	f.BMI("top")
+	f.BGT("top")
 	f.B("top")
 	f.VLD1(Mem{Base: 8}, VReg(4).List(1, S4))
 	f.VLD1(Mem{Base: 8}, VReg(30).List(4, S4))
@@ -51,6 +56,8 @@ func allForms(f *Func) {
 	f.FDIVS(10, 11, 12)
 	f.FSQRTS(13, 14)
 	f.FMADDS(1, 2, 3, 4)
+	f.FCMPS(1, 2)
+	f.FCMPS(7, 3)
 	f.SCVTFS(3, 6)
 	f.RET()
 }
@@ -62,10 +69,13 @@ var allFormsGNU = []string{
 	"ldr x0, [sp,#8]",
 	"mov x3, #0x5",
 	"mov x5, x1",
+	"str x6, [sp,#16]",
 	"mov w3, #0x3f800000",
 	"orr w4, wzr, #0x7",
 	"add x2, x1, #0x10",
 	"add x2, x1, x4",
+	"sub x6, x5, #0x2",
+	"sub x9, x8, x7",
 	"subs x4, x3, #0x1",
 	"subs x4, x3, x5",
 	"and x4, x3, #0x3",
@@ -74,6 +84,8 @@ var allFormsGNU = []string{
 	"cbz x6,",
 	"cbnz x7,",
 	"b.ne",
+	"b.mi",
+	"b.gt",
 	"b",
 	"ld1 {v4.4s}, [x8]",
 	"ld1 {v30.4s, v31.4s, v0.4s, v1.4s}, [x8]",
@@ -106,6 +118,8 @@ var allFormsGNU = []string{
 	"fdiv s12, s11, s10",
 	"fsqrt s14, s13",
 	"fmadd s4, s3, s1, s2",
+	"fcmp s2, s1",
+	"fcmp s3, s7",
 	"scvtf s6, x3",
 	"ret",
 }

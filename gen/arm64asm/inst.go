@@ -125,11 +125,24 @@ func (f *Func) arith(op string, a Operand, n, d Reg) {
 // ADD: d = n + a.
 func (f *Func) ADD(a Operand, n, d Reg) { f.arith("ADD", a, n, d) }
 
+// SUB: d = n - a.
+func (f *Func) SUB(a Operand, n, d Reg) { f.arith("SUB", a, n, d) }
+
 // SUBS: d = n - a, setting the flags.
 func (f *Func) SUBS(a Operand, n, d Reg) { f.arith("SUBS", a, n, d) }
 
 // AND: d = n & a.
 func (f *Func) AND(a Operand, n, d Reg) { f.arith("AND", a, n, d) }
+
+// MOVDParam stores r into the Go argument or result slot p, name+off(FP)
+// (a result is spelled ret+off(FP) when the Go declaration leaves it
+// unnamed, as go vet's asmdecl expects).
+func (f *Func) MOVDParam(r Reg, p Param) {
+	if p.Off < 0 || p.Off%8 != 0 {
+		f.failf("MOVD: slot %s is not an 8-byte aligned argument", p.asm())
+	}
+	f.emit("MOVD", r, p)
+}
 
 // LSR: d = n >> s (logical).
 func (f *Func) LSR(s Imm, n, d Reg) { f.emit("LSR", s, n, d) }
@@ -145,6 +158,16 @@ func (f *Func) CBNZ(r Reg, l Label) { f.emit("CBNZ", r, l) }
 
 // BNE branches to l when the last flag-setting result was not zero.
 func (f *Func) BNE(l Label) { f.emit("BNE", l) }
+
+// BMI branches to l when the last flag-setting result was negative (N set).
+// After FCMPS this means strictly less than: an unordered compare (a NaN
+// operand) sets N=0, Z=0, C=1, V=1, so unlike BLT it never branches on NaN.
+func (f *Func) BMI(l Label) { f.emit("BMI", l) }
+
+// BGT branches to l when the last flag-setting result was greater than
+// (Z=0 and N=V). After FCMPS this means strictly greater than: an
+// unordered compare sets V=1, N=0, so unlike BHI it never branches on NaN.
+func (f *Func) BGT(l Label) { f.emit("BGT", l) }
 
 // B branches to l.
 func (f *Func) B(l Label) { f.emit("B", l) }
@@ -277,6 +300,11 @@ func (f *Func) FSQRTS(n, d FReg) { f.emit("FSQRTS", n, d) }
 
 // FMADDS: d = n*m + a with one rounding.
 func (f *Func) FMADDS(m, a, n, d FReg) { f.emit("FMADDS", m, a, n, d) }
+
+// FCMPS compares n with m and sets the flags (fcmp Sn, Sm): n < m gives
+// N=1 (MI), n == m Z=1 C=1, n > m C=1 (GT), and unordered (either a NaN)
+// C=1 V=1, the one outcome neither MI nor GT accepts.
+func (f *Func) FCMPS(m, n FReg) { f.emit("FCMPS", m, n) }
 
 // SCVTFS: d = float32(r) for a signed 64-bit r, rounded to nearest.
 func (f *Func) SCVTFS(r Reg, d FReg) { f.emit("SCVTFS", r, d) }

@@ -16,6 +16,15 @@
 // broadcasts is duplicated in place (VDUP Vs.S[0], Vs.S4), which leaves
 // its scalar view intact. Scalars that do not depend on the row (constants,
 // 1/H and what follows from them) are computed once before the row loop.
+//
+// Every function returns the number of rows it completed (ret+N(FP), after
+// the arguments): rows, or the index of the row an ir.SGuard abandoned. A
+// guard compares its operand with its bounds (FCMPS) and branches to the
+// exit on MI (below Lo) or GT (above Hi), the two conditions an unordered
+// compare does not meet, so NaN passes; the exit computes the count from
+// the rows argument and the rows still to do. The bounds live in registers
+// for the whole function, or, when the loops need those registers, are
+// loaded at the guard each row.
 package arm64
 
 import (
@@ -92,16 +101,32 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 		if tf.H > 0 && u > 1 && tf.H < 4*u {
 			continue
 		}
-		fn, err := newLowering(tf, u).function()
-		if errors.Is(err, errPressure) {
-			continue
+		// Guard bounds kept in registers cost a few instructions less per
+		// row than loading them each time, but less than a smaller unroll.
+		for _, hoist := range []bool{true, false} {
+			if !hoist && !hasGuard(tf.Kernel) {
+				break // the same function again
+			}
+			fn, err := newLowering(tf, u, hoist).function()
+			if errors.Is(err, errPressure) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+			}
+			return fn, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
-		}
-		return fn, nil
 	}
 	return nil, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
+}
+
+func hasGuard(k *ir.Kernel) bool {
+	for _, st := range k.Body {
+		if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SGuard {
+			return true
+		}
+	}
+	return false
 }
 
 // gpRegs are the general registers a kernel may use: R18 is the
@@ -118,10 +143,11 @@ var gpRegs = func() []arm64asm.Reg {
 }()
 
 type lowering struct {
-	k  *ir.Kernel
-	h  int // fixed row length, 0 when taken at run time
-	u  int // vectors per main-loop iteration
-	fn *arm64asm.Func
+	k     *ir.Kernel
+	h     int  // fixed row length, 0 when taken at run time
+	u     int  // vectors per main-loop iteration
+	hoist bool // guard bounds in registers for the whole function
+	fn    *arm64asm.Func
 
 	gpUsed map[arm64asm.Reg]bool
 	base   []arm64asm.Reg // per array: its current row (or the parameters)
@@ -135,24 +161,30 @@ type lowering struct {
 	invariant []bool          // statement computes a scalar that does not depend on the row
 	inv       []bool          // scalar does not depend on the row
 	accOut    map[int]arm64asm.VReg
-	bcast     map[ir.S]bool // row scalars already broadcast in this row's code
+	bcast     map[ir.S]bool            // row scalars already broadcast in this row's code
+	bounds    map[int][2]arm64asm.VReg // guard statement -> registers of Lo, Hi (hoisted)
 	loopN     int
 	err       error // first failure of gp
 }
 
-func newLowering(tf target.Func, u int) *lowering {
+// exit is the label of the code that stores the rows completed and returns.
+const exit = arm64asm.Label("done")
+
+func newLowering(tf target.Func, u int, hoist bool) *lowering {
 	k := tf.Kernel
 	sReg := make([]arm64asm.VReg, k.NumScalars)
 	for i := range sReg {
 		sReg[i] = noReg
 	}
 	return &lowering{
-		k: k, h: tf.H, u: u,
-		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*b2i(tf.H == 0)),
+		k: k, h: tf.H, u: u, hoist: hoist,
+		// The arguments, then the int result.
+		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*b2i(tf.H == 0)+8),
 		gpUsed: map[arm64asm.Reg]bool{},
 		sReg:   sReg,
 		accOut: map[int]arm64asm.VReg{},
 		bcast:  map[ir.S]bool{},
+		bounds: map[int][2]arm64asm.VReg{},
 	}
 }
 
@@ -179,13 +211,17 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 		fn.MOVD(arm64asm.Param{Name: a.Name, Off: off}, r)
 		off += 8
 	}
+	rowsArg := arm64asm.Param{Name: "rows", Off: off}
 	l.rows = l.gp()
-	fn.MOVD(arm64asm.Param{Name: "rows", Off: off}, l.rows)
+	fn.MOVD(rowsArg, l.rows)
+	off += 8
 	if l.h == 0 {
 		l.hReg, l.stride = l.gp(), l.gp()
-		fn.MOVD(arm64asm.Param{Name: "h", Off: off + 8}, l.hReg)
+		fn.MOVD(arm64asm.Param{Name: "h", Off: off}, l.hReg)
 		fn.LSL(2, l.hReg, l.stride)
+		off += 8
 	}
+	ret := arm64asm.Param{Name: "ret", Off: off}
 
 	l.analyze()
 	if err := l.prologue(); err != nil {
@@ -224,6 +260,15 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	}
 	fn.SUBS(arm64asm.Imm(1), l.rows, l.rows)
 	fn.BNE("row")
+
+	// Here l.rows holds the rows not completed: none, or those from the
+	// one a guard abandoned.
+	fn.Label(exit)
+	done := l.gp()
+	fn.MOVD(rowsArg, done)
+	fn.SUB(l.rows, done, done)
+	fn.MOVDParam(done, ret)
+	l.gpFree(done)
 	fn.RET()
 	if l.err != nil {
 		return nil, l.err
@@ -256,7 +301,8 @@ func (l *lowering) analyze() {
 					inv[st.Dst] = inv[st.Dst] && inv[a]
 				}
 			}
-			l.invariant[si] = st.Code != ir.SStore && inv[st.Dst]
+			// Stores and guards act on the row; neither defines a scalar.
+			l.invariant[si] = st.Code != ir.SStore && st.Code != ir.SGuard && inv[st.Dst]
 		case *ir.Loop:
 			for _, op := range st.Ops {
 				if op.Code == ir.VSplat {
@@ -307,6 +353,29 @@ func (l *lowering) prologue() error {
 			consts[math.Float32bits(st.Const)] = d
 		}
 		regs = append(regs, st.Dst)
+	}
+	if l.hoist {
+		for si, st := range l.k.Body {
+			if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SGuard {
+				var b [2]arm64asm.VReg
+				for i, c := range []float32{st.Lo, st.Hi} {
+					if !boundNeeded(c, i == 0) {
+						continue
+					}
+					r, ok := consts[math.Float32bits(c)]
+					if !ok {
+						var err error
+						if r, err = l.vreg(); err != nil {
+							return err
+						}
+						l.constant(c, r)
+						consts[math.Float32bits(c)] = r
+					}
+					b[i] = r
+				}
+				l.bounds[si] = b
+			}
+		}
 	}
 	done := map[arm64asm.VReg]bool{}
 	for _, s := range regs {
@@ -409,8 +478,11 @@ func (l *lowering) sumsAfter(si, acc int) int {
 
 // scalar lowers one per-row scalar statement.
 func (l *lowering) scalar(si int, st *ir.Scalar) error {
-	if st.Code == ir.SStore {
+	switch st.Code {
+	case ir.SStore:
 		return l.emitScalar(st, 0)
+	case ir.SGuard:
+		return l.guard(si, st)
 	}
 	if l.sLast[st.Dst] < 0 {
 		if st.Code == ir.SSum && l.sumsAfter(si, st.Acc) == 0 {
@@ -497,6 +569,54 @@ func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
 		fn.FMOVS(arg(0), arm64asm.Mem{Base: l.base[st.Array]})
 	default:
 		return fmt.Errorf("unknown scalar op %v", st.Code)
+	}
+	return nil
+}
+
+// boundNeeded reports whether a guard must compare with bound c, its Lo
+// when lo: nothing is below -Inf or above +Inf.
+func boundNeeded(c float32, lo bool) bool {
+	if lo {
+		return !math.IsInf(float64(c), -1)
+	}
+	return !math.IsInf(float64(c), 1)
+}
+
+// guard leaves the row for the exit, before anything of it is stored,
+// when the operand is below Lo (MI) or above Hi (GT). An unordered
+// compare sets C and V only, which neither condition accepts: NaN passes,
+// as ir.Eval's v < Lo || v > Hi says. Equal passes too.
+func (l *lowering) guard(si int, st *ir.Scalar) error {
+	fn := l.fn
+	v := l.sReg[st.Args[0]].F()
+	fn.Comment(fmt.Sprintf("guard: the row is left to the caller unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi))
+	var tmp arm64asm.VReg = noReg
+	for i, c := range []float32{st.Lo, st.Hi} {
+		if !boundNeeded(c, i == 0) {
+			continue
+		}
+		var r arm64asm.VReg
+		if l.hoist {
+			r = l.bounds[si][i]
+		} else {
+			if tmp == noReg {
+				var err error
+				if tmp, err = l.vreg(); err != nil {
+					return err
+				}
+			}
+			r = tmp
+			l.constant(c, r)
+		}
+		fn.FCMPS(r.F(), v)
+		if i == 0 {
+			fn.BMI(exit)
+		} else {
+			fn.BGT(exit)
+		}
+	}
+	if tmp != noReg {
+		l.vFree(tmp, 1)
 	}
 	return nil
 }

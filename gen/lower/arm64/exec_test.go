@@ -45,16 +45,27 @@ var testSizes = []int{1, 3, 4, 5, 7, 8, 16, 17, 33, 64, 100, 768, 4096}
 
 var testRows = []int{1, 2, 5}
 
+// testKernels is every spec kernel (each with gen/algo's guard on
+// var+eps), the synthetic ones, and a few spec kernels with a second guard
+// on var+eps whose bounds, 4*eps and 1e20, the test rows reach from both
+// sides (rows of tiny spread and constant rows; huge rows), where
+// gen/algo's bounds only catch what float32 lost.
 func testKernels(t testing.TB) []*ir.Kernel {
-	var ks []*ir.Kernel
+	var ks, gs []*ir.Kernel
 	for _, s := range testSpecs {
 		k, err := algo.Build(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ks = append(ks, k)
+		switch s.Name {
+		case "LayerNorm", "RMSNormShift", "AddLayerNorm", "AddGemmaStats":
+			gs = append(gs, guarded(t, k, float32(4*s.Epsilon), 1e20))
+		}
 	}
-	return append(ks, mixKernel(t), pressureKernel(t))
+	ks = append(ks, mixKernel(t), pressureKernel(t))
+	ks = append(ks, gs...)
+	return append(ks, guardEdgesKernel(t), guardPointKernel(t), guardConstKernel(t))
 }
 
 // testFuncs is every kernel at every fixed size, then with H at run time.
@@ -104,7 +115,11 @@ func TestExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, n := buildCases(funcs)
+	cases, n, cov := buildCases(funcs)
+	t.Logf("guard cases: %+v", cov)
+	if cov.none == 0 || cov.first == 0 || cov.middle == 0 || cov.last == 0 || cov.nanKept == 0 {
+		t.Fatalf("the guard cases do not abandon rows at every position: %+v", cov)
+	}
 	files := map[string][]byte{
 		"go.mod":           []byte("module k\n\ngo 1.26\n"),
 		"kernels_arm64.s":  asm,
@@ -158,7 +173,7 @@ func stubs(funcs []target.Func) []byte {
 // table maps each function's name to a call with the harness's arguments.
 func table(funcs []target.Func) []byte {
 	var b bytes.Buffer
-	b.WriteString("//go:build !purego\n\npackage k\n\nvar funcs = map[string]func(p []*float32, rows, h int){\n")
+	b.WriteString("//go:build !purego\n\npackage k\n\nvar funcs = map[string]func(p []*float32, rows, h int) int{\n")
 	for _, f := range funcs {
 		args := make([]string, len(f.Kernel.Arrays))
 		for i := range args {
@@ -168,20 +183,55 @@ func table(funcs []target.Func) []byte {
 		if f.H == 0 {
 			args = append(args, "h")
 		}
-		fmt.Fprintf(&b, "\t%q: func(p []*float32, rows, h int) { %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
+		fmt.Fprintf(&b, "\t%q: func(p []*float32, rows, h int) int { return %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
 }
 
+// rowKind is how the x values of one row are drawn.
+type rowKind int
+
+const (
+	rowNormal    rowKind = iota // 3 + 2*N(0,1)
+	rowSmall                    // scaled by 1e-2: passes every guard
+	rowTiny                     // scaled by 1e-6: var+eps below 4*eps
+	rowSubnormal                // N(0,1)*1e-42: squares underflow to 0
+	rowBig                      // scaled by 1e6: passes every guard
+	rowHuge                     // scaled by 1e12: var above 1e20
+	rowOverflow                 // scaled by 1e25: squares overflow to Inf
+	rowConst                    // one value repeated: var is exactly 0
+	rowNaN                      // normal, one element NaN
+	rowInf                      // normal, one element +Inf
+	rowNegInf                   // normal, one element -Inf
+	numRowKinds
+)
+
+// rowPlan says how one row's inputs are drawn: x by kind, and the per-row
+// scalar inputs of a guard kernel from scalars (array index -> value;
+// others 1, inside every synthetic guard's bounds).
+type rowPlan struct {
+	kind    rowKind
+	scalars map[int]float32
+}
+
+// guardCoverage counts the guard cases by what ir.Eval returned.
+type guardCoverage struct {
+	none, first, middle, last int // no row abandoned; row 0; a middle one; the last
+	nanKept                   int // completed rows with a NaN among their inputs
+}
+
 // buildCases writes, for every function, length and row count, the inputs
-// of each array and, for written ones, what ir.Eval makes of them. One
-// extra case per function runs in place (dst is x).
-func buildCases(funcs []target.Func) ([]byte, int) {
+// of each array and, for written ones, what ir.Eval makes of them, with
+// the rows it completes. One extra case per function runs in place (dst
+// is x). Kernels with a guard get rows of every kind in the middle of
+// normal ones, per-row inputs of every special value, and random mixes.
+func buildCases(funcs []target.Func) ([]byte, int, guardCoverage) {
 	var b bytes.Buffer
 	var scratch [4]byte
 	put := func(v uint32) { b.Write(binary.LittleEndian.AppendUint32(scratch[:0], v)) }
 	n := 0
+	var cov guardCoverage
 	rng := rand.New(rand.NewPCG(7, 9))
 	for _, f := range funcs {
 		hs := []int{f.H}
@@ -189,23 +239,100 @@ func buildCases(funcs []target.Func) ([]byte, int) {
 			hs = testSizes
 		}
 		k := f.Kernel
+		guard := hasGuard(k)
+		add := func(h int, plans []rowPlan, inPlace bool) {
+			done, nan := writeCase(&b, put, rng, f, h, plans, inPlace)
+			n++
+			if !guard {
+				return
+			}
+			rows := len(plans)
+			switch {
+			case done == rows:
+				cov.none++
+			case done == 0:
+				cov.first++
+			case done == rows-1:
+				cov.last++
+			default:
+				cov.middle++
+			}
+			cov.nanKept += nan
+		}
 		for _, h := range hs {
 			for _, rows := range testRows {
 				for _, inPlace := range []bool{false, rows == 2} {
 					if inPlace && k.ArrayIndex("x") < 0 {
 						continue
 					}
-					writeCase(&b, put, rng, f, h, rows, inPlace)
-					n++
+					add(h, make([]rowPlan, rows), inPlace)
 				}
+			}
+			if !guard || (f.H == 0 && h != 1 && h != 17 && h != 100) {
+				continue // the fixed sizes cover every loop shape
+			}
+			for kind := rowKind(1); kind < numRowKinds; kind++ {
+				add(h, []rowPlan{{}, {kind: kind}, {}}, false)
+			}
+			for a, arr := range k.Arrays {
+				if arr.Role != ir.RowScalarIn {
+					continue
+				}
+				for _, v := range guardSpecials {
+					add(h, []rowPlan{{}, {scalars: map[int]float32{a: v}}, {}}, false)
+				}
+			}
+			for i := range 3 {
+				plans := make([]rowPlan, 8)
+				for r := range plans {
+					if rng.IntN(3) == 0 {
+						plans[r].kind = rowKind(rng.IntN(int(numRowKinds)))
+					}
+					for a, arr := range k.Arrays {
+						if arr.Role == ir.RowScalarIn && rng.IntN(4) == 0 {
+							if plans[r].scalars == nil {
+								plans[r].scalars = map[int]float32{}
+							}
+							plans[r].scalars[a] = guardSpecials[rng.IntN(len(guardSpecials))]
+						}
+					}
+				}
+				add(h, plans, i == 1 && k.ArrayIndex("x") >= 0)
 			}
 		}
 	}
-	return append(binary.LittleEndian.AppendUint32(nil, uint32(n)), b.Bytes()...), n
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(n)), b.Bytes()...), n, cov
 }
 
-func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func, h, rows int, inPlace bool) {
+// fillRow draws one row of x.
+func fillRow(rng *rand.Rand, kind rowKind, v []float32) {
+	scale := map[rowKind]float64{rowSmall: 1e-2, rowTiny: 1e-6, rowBig: 1e6, rowHuge: 1e12, rowOverflow: 1e25}[kind]
+	if scale == 0 {
+		scale = 1
+	}
+	c := float32(3 + 2*rng.NormFloat64())
+	for j := range v {
+		switch kind {
+		case rowSubnormal:
+			v[j] = float32(1e-42 * rng.NormFloat64())
+		case rowConst:
+			v[j] = c
+		default:
+			v[j] = float32(scale * (3 + 2*rng.NormFloat64()))
+		}
+	}
+	special := map[rowKind]float64{rowNaN: math.NaN(), rowInf: math.Inf(1), rowNegInf: math.Inf(-1)}
+	if x, ok := special[kind]; ok {
+		v[rng.IntN(len(v))] = float32(x)
+	}
+}
+
+// writeCase writes one case of len(plans) rows and returns the rows
+// ir.Eval completes and how many of those had a NaN input.
+func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func, h int, plans []rowPlan, inPlace bool) (done, nanKept int) {
 	k := f.Kernel
+	rows := len(plans)
+	guard := hasGuard(k)
 	name := f.Name()
 	put(uint32(len(name)))
 	b.WriteString(name)
@@ -215,15 +342,18 @@ func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func,
 	arrays := make([][]float32, len(k.Arrays))
 	inputs := make([][]float32, len(k.Arrays))
 	alias := make([]int, len(k.Arrays))
+	width := make([]int, len(k.Arrays)) // values per row; 0 for parameters
+	nanRow := make([]bool, rows)
 	dst, x := k.ArrayIndex("dst"), k.ArrayIndex("x")
 	for i, a := range k.Arrays {
 		alias[i] = -1
 		n := rows * h
+		width[i] = h
 		switch a.Role {
 		case ir.Param:
-			n = h
+			n, width[i] = h, 0
 		case ir.RowScalarIn, ir.RowScalarOut:
-			n = rows
+			n, width[i] = rows, 1
 		}
 		v := make([]float32, n)
 		for j := range v {
@@ -234,10 +364,25 @@ func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func,
 				v[j] = float32(1 + 0.2*rng.NormFloat64())
 			case a.Name == "x":
 				v[j] = float32(3 + 2*rng.NormFloat64())
+			case a.Role == ir.RowScalarIn && guard:
+				v[j] = 1
 			case a.Role == ir.RowScalarIn:
 				v[j] = float32(0.25 * rng.NormFloat64())
 			default:
 				v[j] = float32(rng.NormFloat64())
+			}
+		}
+		for r, p := range plans {
+			if a.Name == "x" && p.kind != rowNormal {
+				fillRow(rng, p.kind, v[r*h:(r+1)*h])
+			}
+			if s, ok := p.scalars[i]; ok {
+				v[r] = s
+			}
+			if !a.Role.Written() && a.Role != ir.Param {
+				for _, e := range v[r*width[i] : (r+1)*width[i]] {
+					nanRow[r] = nanRow[r] || e != e
+				}
 			}
 		}
 		arrays[i] = v
@@ -251,11 +396,16 @@ func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func,
 	for i := range arrays {
 		inputs[i] = append([]float32(nil), arrays[i]...)
 	}
-	ir.Eval(k, h, rows, arrays)
+	done = ir.Eval(k, h, rows, arrays)
+	for r := range done {
+		nanKept += b2i(nanRow[r])
+	}
+	put(uint32(done))
 	for i, a := range k.Arrays {
 		put(uint32(int32(alias[i])))
 		written := a.Role.Written() || (inPlace && i == x)
 		put(uint32(b2i(written)))
+		put(uint32(width[i]))
 		put(uint32(len(inputs[i])))
 		for _, v := range inputs[i] {
 			put(math.Float32bits(v))
@@ -266,4 +416,5 @@ func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func,
 			}
 		}
 	}
+	return done, nanKept
 }

@@ -44,7 +44,7 @@ func TestFileLayout(t *testing.T) {
 		t.Fatalf("%d TEXT lines for %d functions", len(texts), len(funcs))
 	}
 	for i, f := range funcs {
-		args := len(f.Kernel.Arrays) + 1
+		args := len(f.Kernel.Arrays) + 1 + 1 // arrays, rows, the result
 		if f.H == 0 {
 			args++
 		}

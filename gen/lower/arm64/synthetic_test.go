@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"math"
 	"testing"
 
 	"github.com/normgen/normgen/gen/ir"
@@ -103,4 +104,115 @@ func impossibleKernel(t testing.TB) *ir.Kernel {
 		l.Store(dst, t)
 	})
 	return mustKernel(t, b)
+}
+
+// Guard kernels. gen/algo guards var+eps (the operand of the sqrt) before
+// the last loop of every kernel; guarded adds a second guard there with
+// other bounds. The synthetic ones put their guards on per-row inputs, so
+// that the tests choose exactly which rows fall outside the bounds, on
+// them, next to them, at NaN, Inf, zero and subnormals.
+
+// minNormal is the smallest normal float32.
+const minNormal = 0x1p-126
+
+// guarded is k with another guard, Guard(var+eps, lo, hi), before its
+// last loop.
+func guarded(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
+	last, arg := -1, ir.S(-1)
+	for si, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Loop:
+			last = si
+		case *ir.Scalar:
+			if st.Code == ir.SSqrt {
+				arg = st.Args[0]
+			}
+		}
+	}
+	if arg < 0 {
+		t.Fatalf("%s: no sqrt to guard", k.Name)
+	}
+	c := *k
+	c.Name = k.Name + "Guarded"
+	c.Body = append(append(append([]ir.Stmt(nil), k.Body[:last]...),
+		&ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{arg}, Lo: lo, Hi: hi}),
+		k.Body[last:]...)
+	if err := ir.Check(&c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+// guardEdgesKernel guards two per-row inputs before anything else, one
+// with finite bounds on both sides and one with [smallest normal, max
+// float32] (what catches underflow to subnormals or 0, and overflow to
+// Inf), then uses them in a loop and a per-row output.
+func guardEdgesKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardEdges", "synthetic")
+	dst := b.Array("dst", ir.RowOut, "")
+	st := b.Array("st", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	ga := b.Array("a", ir.RowScalarIn, "")
+	gb := b.Array("b", ir.RowScalarIn, "")
+	a := b.LoadRow(ga)
+	b.Guard(a, -1.5, 2.5)
+	bb := b.LoadRow(gb)
+	b.Guard(bb, minNormal, math.MaxFloat32)
+	acc := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := l.FMA(l.Load(x), l.Splat(a), l.Splat(bb))
+		l.Store(dst, v)
+		l.Acc(acc, v)
+	})
+	b.StoreRow(st, b.Add(b.Sum(acc), a))
+	return mustKernel(t, b)
+}
+
+// guardPointKernel guards a loop-computed statistic: the row's sum of
+// squares scaled by a per-row input must be exactly 1 (lo == hi, one
+// register for both bounds), and a second guard with infinite bounds,
+// which can never fire, sits before the store loop.
+func guardPointKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardPoint", "synthetic")
+	dst := b.Array("dst", ir.RowOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gs := b.Array("s", ir.RowScalarIn, "")
+	s := b.LoadRow(gs)
+	b.Guard(s, 1, 1)
+	acc := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := l.Load(x)
+		l.AccMul(acc, v, v)
+	})
+	ms := b.Mul(b.Sum(acc), b.InvLen())
+	b.Guard(ms, float32(math.Inf(-1)), float32(math.Inf(1)))
+	b.Guard(b.Mul(ms, s), 0, 1e30)
+	b.Loop(func(l *ir.LoopBuilder) {
+		l.Store(dst, l.Mul(l.Load(x), l.Splat(ms)))
+	})
+	return mustKernel(t, b)
+}
+
+// guardConstKernel's guard has a row-invariant operand out of its bounds:
+// every call returns 0 and writes nothing.
+func guardConstKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardConst", "synthetic")
+	dst := b.Array("dst", ir.RowOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	c := b.Add(b.Const(2), b.InvLen())
+	b.Guard(c, -1, 1)
+	b.Loop(func(l *ir.LoopBuilder) {
+		l.Store(dst, l.Mul(l.Load(x), l.Splat(c)))
+	})
+	return mustKernel(t, b)
+}
+
+// guardSpecials are the per-row inputs of the synthetic guard kernels: the
+// bounds of each guard and their neighbours, zeros, subnormals, the
+// extremes, infinities and NaN.
+var guardSpecials = []float32{
+	1, -1.5, math.Nextafter32(-1.5, -2), 2.5, math.Nextafter32(2.5, 3),
+	math.Nextafter32(1, 2), math.Nextafter32(1, 0),
+	minNormal, math.Nextafter32(minNormal, 0), 0x1p-149, 0, float32(math.Copysign(0, -1)),
+	math.MaxFloat32, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
 }

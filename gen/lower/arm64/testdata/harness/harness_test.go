@@ -2,10 +2,14 @@
 
 // This file is copied into the scratch package that exec_test.go builds for
 // GOARCH=arm64 and runs under qemu. It replays the cases in cases.bin: each
-// gives the inputs of every array and what ir.Eval computed for the written
-// ones. Every case runs twice: with poison values fenced around each array
-// (a stray write is reported), then with each array ending flush against
-// an inaccessible page (a stray read past the end faults).
+// gives the inputs of every array, the rows ir.Eval completed (a guard may
+// abandon one) and what it computed for the written arrays. The function
+// must return the same count, leave the abandoned row and those after it
+// bit for bit as they were, and match ir.Eval on the rows it completed
+// (NaN where it has NaN, the same infinity where it has one). Every case
+// runs twice: with poison values fenced around each array (a stray write
+// is reported), then with each array ending flush against an inaccessible
+// page (a stray read past the end faults).
 package k
 
 import (
@@ -25,6 +29,7 @@ const poison = 0x7fc0dead
 type array struct {
 	alias   int // index of the array whose memory this one shares, or -1
 	written bool
+	width   int // values per row; 0 for parameters
 	in      []float32
 	want    []float32 // for written arrays
 }
@@ -32,8 +37,9 @@ type array struct {
 type kase struct {
 	name       string
 	h, rows    int
+	done       int // rows completed
 	arrays     []array
-	fn         func(p []*float32, rows, h int)
+	fn         func(p []*float32, rows, h int) int
 	bufs, mems [][]float32
 }
 
@@ -65,9 +71,10 @@ func readCases(t *testing.T) []*kase {
 		r.b = r.b[len(name):]
 		k := &kase{name: name, h: int(r.u32()), rows: int(r.u32())}
 		k.arrays = make([]array, r.u32())
+		k.done = int(r.u32())
 		for a := range k.arrays {
 			ar := &k.arrays[a]
-			ar.alias, ar.written = int(int32(r.u32())), r.u32() == 1
+			ar.alias, ar.written, ar.width = int(int32(r.u32())), r.u32() == 1, int(r.u32())
 			ar.in = r.floats(int(r.u32()))
 			if ar.written {
 				ar.want = r.floats(len(ar.in))
@@ -91,8 +98,9 @@ func fenced(n int) (mem, buf []float32) {
 	return buf[guard : guard+n], buf
 }
 
-// flush returns n floats that end where an inaccessible page begins.
-func flush(t *testing.T, n int) []float32 {
+// flush returns n floats that end where an inaccessible page begins, and
+// the function that unmaps them.
+func flush(t *testing.T, n int) ([]float32, func()) {
 	page := os.Getpagesize()
 	size := (4*n+page-1)/page*page + page
 	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
@@ -102,9 +110,8 @@ func flush(t *testing.T, n int) []float32 {
 	if err := syscall.Mprotect(b[size-page:], syscall.PROT_NONE); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Munmap(b) })
 	end := size - page
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[end-4*n])), n)
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[end-4*n])), n), func() { syscall.Munmap(b) }
 }
 
 func run(t *testing.T, k *kase, pageFenced bool) (failures int) {
@@ -117,14 +124,19 @@ func run(t *testing.T, k *kase, pageFenced bool) (failures int) {
 			continue
 		}
 		if pageFenced {
-			mems[a] = flush(t, len(ar.in))
+			var unmap func()
+			mems[a], unmap = flush(t, len(ar.in))
+			defer unmap()
 		} else {
 			mems[a], bufs[a] = fenced(len(ar.in))
 		}
 		copy(mems[a], ar.in)
 		ptrs[a] = &mems[a][0]
 	}
-	k.fn(ptrs, k.rows, k.h)
+	if done := k.fn(ptrs, k.rows, k.h); done != k.done {
+		t.Errorf("%s h=%d rows=%d: returned %d rows completed, want %d", k.name, k.h, k.rows, done, k.done)
+		failures++
+	}
 	for a, ar := range k.arrays {
 		if bufs[a] != nil {
 			for i := range bufs[a] {
@@ -136,20 +148,20 @@ func run(t *testing.T, k *kase, pageFenced bool) (failures int) {
 				}
 			}
 		}
-		want, exact := ar.want, false
-		if !ar.written {
-			want, exact = ar.in, true
-		}
-		for i, w := range want {
+		for i := range ar.in {
 			got := mems[a][i]
 			var bad bool
-			if exact {
-				bad = math.Float32bits(got) != math.Float32bits(w)
+			if !ar.written || (ar.width > 0 && i/ar.width >= k.done) {
+				// Read only, or in a row not completed: untouched.
+				bad = math.Float32bits(got) != math.Float32bits(ar.in[i])
 			} else {
-				diff := math.Abs(float64(got) - float64(w))
-				bad = !(diff <= 1e-4+1e-4*math.Abs(float64(w)))
+				bad = !near(got, ar.want[i])
 			}
 			if bad {
+				w := ar.want[i]
+				if !ar.written {
+					w = ar.in[i]
+				}
 				t.Errorf("%s h=%d rows=%d: array %d [%d]: got %g, want %g", k.name, k.h, k.rows, a, i, got, w)
 				failures++
 				break
@@ -157,6 +169,19 @@ func run(t *testing.T, k *kase, pageFenced bool) (failures int) {
 		}
 	}
 	return failures
+}
+
+// near reports whether a computed value matches ir.Eval's: within 1e-4
+// absolutely or relatively, or the same non-finite value.
+func near(got, want float32) bool {
+	g, w := float64(got), float64(want)
+	switch {
+	case math.IsNaN(w):
+		return math.IsNaN(g)
+	case math.IsInf(w, 0):
+		return g == w
+	}
+	return math.Abs(g-w) <= 1e-4+1e-4*math.Abs(w)
 }
 
 func TestKernels(t *testing.T) {
