@@ -13,7 +13,7 @@ Runs every BIN (built with CGO_ENABLED=0 go test -c) with -test.v TESTARGS and
 NORMGEN_REQUIRE_ISA=avx512, in one Bochs boot with an AVX-512 CPU model, or
 natively when /proc/cpuinfo shows avx512f. Exits 0 only if every binary
 exited 0 and printed "normgen dispatch: avx512". With @PKGDIR, the binary
-runs in a copy of PKGDIR/testdata's parent, as under go test (seed corpora).
+runs where PKGDIR/testdata is found, as under go test (seed corpora).
 
 options:
   --force-bochs          use Bochs even on a CPU with AVX-512
