@@ -18,9 +18,11 @@ func APIFile(p *Package) ([]byte, error) {
 	for _, k := range p.Kernels {
 		for _, h := range k.sizesAndAny() {
 			f.Add(entryPoint(p.Name, k, h)).Line()
+			f.Add(parallelEntryPoint(p.Name, k, h)).Line()
+			f.Add(checkFunc(k, h)).Line()
 		}
 	}
-	f.Add(checkHelpers())
+	f.Add(checkHelpers()).Line().Line().Add(parallelHelper())
 	return render(f)
 }
 
@@ -53,11 +55,9 @@ build tag.`)
 	return b.String()
 }
 
-// entryPoint writes the exported function of kernel k for size h (0: h is
-// a parameter).
-func entryPoint(pkg string, k Kernel, h int) jen.Code {
-	name := entryName(k.IR, h)
-	arrays := k.IR.Arrays
+// entryParams is the parameter list of kernel k's entry points at size h:
+// the arrays as slices, then h when it is chosen at run time.
+func entryParams(arrays []ir.Array, h int) []jen.Code {
 	params := make([]jen.Code, 0, len(arrays)+1)
 	for i, a := range arrays {
 		p := jen.Id(a.Name)
@@ -66,21 +66,40 @@ func entryPoint(pkg string, k Kernel, h int) jen.Code {
 		}
 		params = append(params, p)
 	}
-	hExpr := jen.Lit(h)
 	if h == 0 {
 		params = append(params, jen.Id("h").Int())
-		hExpr = jen.Id("h")
 	}
-	qualified := jen.Lit(pkg + "." + name)
+	return params
+}
 
+// entryArgs passes the entry point's arrays (and h) on.
+func entryArgs(arrays []ir.Array, h int, extra ...jen.Code) []jen.Code {
+	args := append([]jen.Code{}, extra...)
+	for _, a := range arrays {
+		args = append(args, jen.Id(a.Name))
+	}
+	if h == 0 {
+		args = append(args, jen.Id("h"))
+	}
+	return args
+}
+
+func checkName(k *ir.Kernel, h int) string { return "check" + entryName(k, h) }
+
+// checkFunc writes the argument checks shared by kernel k's entry points
+// at size h: every length and every overlap, panicking with the calling
+// entry point's name. It returns the number of rows.
+func checkFunc(k Kernel, h int) jen.Code {
+	arrays := k.IR.Arrays
+	name := jen.Id("name")
 	first := firstRowInput(k.IR)
 	var body []jen.Code
 	if h == 0 {
 		body = append(body, jen.If(jen.Id("h").Op("<").Lit(1)).Block(
-			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s: h = %d, want h >= 1"), qualified, jen.Id("h")))))
+			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s: h = %d, want h >= 1"), name, jen.Id("h")))))
 	}
 	body = append(body, jen.Id("rows").Op(":=").Id("rowCount").Call(
-		qualified, jen.Lit(arrays[first].Name), jen.Len(jen.Id(arrays[first].Name)), hExpr))
+		name, jen.Lit(arrays[first].Name), jen.Len(jen.Id(arrays[first].Name)), hExpr(h)))
 	for i, a := range arrays {
 		if i == first {
 			continue
@@ -88,13 +107,13 @@ func entryPoint(pkg string, k Kernel, h int) jen.Code {
 		var want jen.Code
 		switch a.Role {
 		case ir.RowIn, ir.RowOut:
-			want = jen.Id("rows").Op("*").Add(hExpr)
+			want = jen.Id("rows").Op("*").Add(hExpr(h))
 		case ir.Param:
-			want = hExpr
+			want = hExpr(h)
 		case ir.RowScalarIn, ir.RowScalarOut:
 			want = jen.Id("rows")
 		}
-		body = append(body, jen.Id("checkLen").Call(qualified, jen.Lit(a.Name), jen.Len(jen.Id(a.Name)), want))
+		body = append(body, jen.Id("checkLen").Call(name, jen.Lit(a.Name), jen.Len(jen.Id(a.Name)), want))
 	}
 	for i, out := range arrays {
 		if !out.Role.Written() {
@@ -105,23 +124,66 @@ func entryPoint(pkg string, k Kernel, h int) jen.Code {
 				continue
 			}
 			mayBeSame := out.Role == ir.RowOut && other.Role == ir.RowIn
-			body = append(body, jen.Id("checkOverlap").Call(qualified,
+			body = append(body, jen.Id("checkOverlap").Call(name,
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(mayBeSame)))
 		}
 	}
-	args := make([]jen.Code, 0, len(arrays)+2)
-	for _, a := range arrays {
-		args = append(args, jen.Id(a.Name))
-	}
-	args = append(args, jen.Id("rows"))
-	if h == 0 {
-		args = append(args, jen.Id("h"))
-	}
-	body = append(body,
-		jen.If(jen.Id("rows").Op("==").Lit(0)).Block(jen.Return()),
-		jen.Id(implName(k.IR, h)).Call(args...))
+	body = append(body, jen.Return(jen.Id("rows")))
+	params := append([]jen.Code{jen.Id("name").String()}, entryParams(arrays, h)...)
+	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+}
 
-	return jen.Comment(entryDoc(k, h)).Line().Func().Id(name).Params(params...).Block(body...)
+// entryPoint writes the exported function of kernel k for size h (0: h is
+// a parameter).
+func entryPoint(pkg string, k Kernel, h int) jen.Code {
+	name := entryName(k.IR, h)
+	arrays := k.IR.Arrays
+	var implArgs []jen.Code
+	for _, a := range arrays {
+		implArgs = append(implArgs, jen.Id(a.Name))
+	}
+	implArgs = append(implArgs, jen.Id("rows"))
+	if h == 0 {
+		implArgs = append(implArgs, jen.Id("h"))
+	}
+	body := []jen.Code{
+		jen.Id("rows").Op(":=").Id(checkName(k.IR, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
+		jen.If(jen.Id("rows").Op("==").Lit(0)).Block(jen.Return()),
+		jen.Id(implName(k.IR, h)).Call(implArgs...),
+	}
+	return jen.Comment(entryDoc(k, h)).Line().Func().Id(name).Params(entryParams(arrays, h)...).Block(body...)
+}
+
+// parallelEntryPoint writes NameHParallel: the same computation with the
+// rows split across goroutines.
+func parallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
+	name := entryName(k.IR, h) + "Parallel"
+	arrays := k.IR.Arrays
+	var chunk []jen.Code
+	for _, a := range arrays {
+		switch a.Role {
+		case ir.Param:
+			chunk = append(chunk, jen.Id(a.Name))
+		case ir.RowScalarIn, ir.RowScalarOut:
+			chunk = append(chunk, jen.Id(a.Name).Index(jen.Id("lo"), jen.Id("hi")))
+		default:
+			chunk = append(chunk, jen.Id(a.Name).Index(jen.Id("lo").Op("*").Add(hExpr(h)), jen.Id("hi").Op("*").Add(hExpr(h))))
+		}
+	}
+	chunk = append(chunk, jen.Id("hi").Op("-").Id("lo"))
+	if h == 0 {
+		chunk = append(chunk, jen.Id("h"))
+	}
+	body := []jen.Code{
+		jen.Id("rows").Op(":=").Id(checkName(k.IR, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
+		jen.Id("parallelRows").Call(jen.Id("rows"), hExpr(h), jen.Func().Params(jen.List(jen.Id("lo"), jen.Id("hi")).Int()).Block(
+			jen.Id(implName(k.IR, h)).Call(chunk...))),
+	}
+	doc := fmt.Sprintf("// %s is %s with its rows split into contiguous\n"+
+		"// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x\n"+
+		"// (smaller inputs run on the calling goroutine). It returns when every\n"+
+		"// chunk is done.", name, entryName(k.IR, h))
+	return jen.Comment(doc).Line().Func().Id(name).Params(entryParams(arrays, h)...).Block(body...)
 }
 
 func firstRowInput(k *ir.Kernel) int {
@@ -154,6 +216,36 @@ func entryDoc(k Kernel, h int) string {
 	}
 	b.WriteString("//\n// Outputs may be the same slice as a row input; other overlaps panic.")
 	return "// " + b.String()
+}
+
+// parallelHelper writes parallelRows, the row splitting of the Parallel
+// entry points.
+func parallelHelper() jen.Code {
+	id := jen.Id
+	return jen.Comment("parallelMinBytes is the least input a goroutine of a Parallel entry point gets:").Line().
+		Comment("below it, starting the goroutine costs more than it saves.").Line().
+		Var().Id("parallelMinBytes").Op("=").Lit(256).Op("<<").Lit(10).Line().Line().
+		Comment("parallelRows runs f over [0, rows) in contiguous chunks on up to GOMAXPROCS").Line().
+		Comment("goroutines, the last on the calling one, and waits for all of them.").Line().
+		Func().Id("parallelRows").Params(jen.List(id("rows"), id("h")).Int(), id("f").Func().Params(jen.List(id("lo"), id("hi")).Int())).Block(
+		id("workers").Op(":=").Qual("runtime", "GOMAXPROCS").Call(jen.Lit(0)),
+		jen.If(id("n").Op(":=").Id("rows").Op("*").Id("h").Op("*").Lit(4).Op("/").Id("parallelMinBytes"), id("n").Op("<").Id("workers")).Block(
+			id("workers").Op("=").Id("n")),
+		id("workers").Op("=").Min(id("workers"), id("rows")),
+		jen.If(id("workers").Op("<=").Lit(1)).Block(
+			jen.If(id("rows").Op(">").Lit(0)).Block(id("f").Call(jen.Lit(0), id("rows"))),
+			jen.Return()),
+		jen.Var().Id("wg").Qual("sync", "WaitGroup"),
+		jen.For(id("w").Op(":=").Lit(0), id("w").Op("<").Id("workers").Op("-").Lit(1), id("w").Op("++")).Block(
+			id("wg").Dot("Add").Call(jen.Lit(1)),
+			jen.Go().Func().Params(jen.List(id("lo"), id("hi")).Int()).Block(
+				jen.Defer().Id("wg").Dot("Done").Call(),
+				id("f").Call(id("lo"), id("hi")),
+			).Call(id("rows").Op("*").Id("w").Op("/").Id("workers"), id("rows").Op("*").Parens(id("w").Op("+").Lit(1)).Op("/").Id("workers")),
+		),
+		id("f").Call(id("rows").Op("*").Parens(id("workers").Op("-").Lit(1)).Op("/").Id("workers"), id("rows")),
+		id("wg").Dot("Wait").Call(),
+	)
 }
 
 // checkHelpers are the panicking argument checks shared by every entry point.

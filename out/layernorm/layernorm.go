@@ -30,6 +30,8 @@ package layernorm
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -42,17 +44,33 @@ import (
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func LayerNorm768(dst, x, gamma, beta []float32) {
-	rows := rowCount("layernorm.LayerNorm768", "x", len(x), 768)
-	checkLen("layernorm.LayerNorm768", "dst", len(dst), rows*768)
-	checkLen("layernorm.LayerNorm768", "gamma", len(gamma), 768)
-	checkLen("layernorm.LayerNorm768", "beta", len(beta), 768)
-	checkOverlap("layernorm.LayerNorm768", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.LayerNorm768", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.LayerNorm768", "dst", dst, "beta", beta, false)
+	rows := checkLayerNorm768("layernorm.LayerNorm768", dst, x, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implLayerNorm768(dst, x, gamma, beta, rows)
+}
+
+// LayerNorm768Parallel is LayerNorm768 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func LayerNorm768Parallel(dst, x, gamma, beta []float32) {
+	rows := checkLayerNorm768("layernorm.LayerNorm768Parallel", dst, x, gamma, beta)
+	parallelRows(rows, 768, func(lo, hi int) {
+		implLayerNorm768(dst[lo*768:hi*768], x[lo*768:hi*768], gamma, beta, hi-lo)
+	})
+}
+
+func checkLayerNorm768(name string, dst, x, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 768)
+	checkLen(name, "dst", len(dst), rows*768)
+	checkLen(name, "gamma", len(gamma), 768)
+	checkLen(name, "beta", len(beta), 768)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	return rows
 }
 
 // LayerNorm1024 normalizes each row of 1024 values: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
@@ -64,17 +82,33 @@ func LayerNorm768(dst, x, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func LayerNorm1024(dst, x, gamma, beta []float32) {
-	rows := rowCount("layernorm.LayerNorm1024", "x", len(x), 1024)
-	checkLen("layernorm.LayerNorm1024", "dst", len(dst), rows*1024)
-	checkLen("layernorm.LayerNorm1024", "gamma", len(gamma), 1024)
-	checkLen("layernorm.LayerNorm1024", "beta", len(beta), 1024)
-	checkOverlap("layernorm.LayerNorm1024", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.LayerNorm1024", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.LayerNorm1024", "dst", dst, "beta", beta, false)
+	rows := checkLayerNorm1024("layernorm.LayerNorm1024", dst, x, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implLayerNorm1024(dst, x, gamma, beta, rows)
+}
+
+// LayerNorm1024Parallel is LayerNorm1024 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func LayerNorm1024Parallel(dst, x, gamma, beta []float32) {
+	rows := checkLayerNorm1024("layernorm.LayerNorm1024Parallel", dst, x, gamma, beta)
+	parallelRows(rows, 1024, func(lo, hi int) {
+		implLayerNorm1024(dst[lo*1024:hi*1024], x[lo*1024:hi*1024], gamma, beta, hi-lo)
+	})
+}
+
+func checkLayerNorm1024(name string, dst, x, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 1024)
+	checkLen(name, "dst", len(dst), rows*1024)
+	checkLen(name, "gamma", len(gamma), 1024)
+	checkLen(name, "beta", len(beta), 1024)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	return rows
 }
 
 // LayerNorm4096 normalizes each row of 4096 values: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
@@ -86,17 +120,33 @@ func LayerNorm1024(dst, x, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func LayerNorm4096(dst, x, gamma, beta []float32) {
-	rows := rowCount("layernorm.LayerNorm4096", "x", len(x), 4096)
-	checkLen("layernorm.LayerNorm4096", "dst", len(dst), rows*4096)
-	checkLen("layernorm.LayerNorm4096", "gamma", len(gamma), 4096)
-	checkLen("layernorm.LayerNorm4096", "beta", len(beta), 4096)
-	checkOverlap("layernorm.LayerNorm4096", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.LayerNorm4096", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.LayerNorm4096", "dst", dst, "beta", beta, false)
+	rows := checkLayerNorm4096("layernorm.LayerNorm4096", dst, x, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implLayerNorm4096(dst, x, gamma, beta, rows)
+}
+
+// LayerNorm4096Parallel is LayerNorm4096 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func LayerNorm4096Parallel(dst, x, gamma, beta []float32) {
+	rows := checkLayerNorm4096("layernorm.LayerNorm4096Parallel", dst, x, gamma, beta)
+	parallelRows(rows, 4096, func(lo, hi int) {
+		implLayerNorm4096(dst[lo*4096:hi*4096], x[lo*4096:hi*4096], gamma, beta, hi-lo)
+	})
+}
+
+func checkLayerNorm4096(name string, dst, x, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 4096)
+	checkLen(name, "dst", len(dst), rows*4096)
+	checkLen(name, "gamma", len(gamma), 4096)
+	checkLen(name, "beta", len(beta), 4096)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	return rows
 }
 
 // LayerNorm8192 normalizes each row of 8192 values: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
@@ -108,17 +158,33 @@ func LayerNorm4096(dst, x, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func LayerNorm8192(dst, x, gamma, beta []float32) {
-	rows := rowCount("layernorm.LayerNorm8192", "x", len(x), 8192)
-	checkLen("layernorm.LayerNorm8192", "dst", len(dst), rows*8192)
-	checkLen("layernorm.LayerNorm8192", "gamma", len(gamma), 8192)
-	checkLen("layernorm.LayerNorm8192", "beta", len(beta), 8192)
-	checkOverlap("layernorm.LayerNorm8192", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.LayerNorm8192", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.LayerNorm8192", "dst", dst, "beta", beta, false)
+	rows := checkLayerNorm8192("layernorm.LayerNorm8192", dst, x, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implLayerNorm8192(dst, x, gamma, beta, rows)
+}
+
+// LayerNorm8192Parallel is LayerNorm8192 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func LayerNorm8192Parallel(dst, x, gamma, beta []float32) {
+	rows := checkLayerNorm8192("layernorm.LayerNorm8192Parallel", dst, x, gamma, beta)
+	parallelRows(rows, 8192, func(lo, hi int) {
+		implLayerNorm8192(dst[lo*8192:hi*8192], x[lo*8192:hi*8192], gamma, beta, hi-lo)
+	})
+}
+
+func checkLayerNorm8192(name string, dst, x, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 8192)
+	checkLen(name, "dst", len(dst), rows*8192)
+	checkLen(name, "gamma", len(gamma), 8192)
+	checkLen(name, "beta", len(beta), 8192)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	return rows
 }
 
 // LayerNormAny normalizes each row of h values: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
@@ -130,20 +196,36 @@ func LayerNorm8192(dst, x, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func LayerNormAny(dst, x, gamma, beta []float32, h int) {
-	if h < 1 {
-		panic(fmt.Sprintf("%s: h = %d, want h >= 1", "layernorm.LayerNormAny", h))
-	}
-	rows := rowCount("layernorm.LayerNormAny", "x", len(x), h)
-	checkLen("layernorm.LayerNormAny", "dst", len(dst), rows*h)
-	checkLen("layernorm.LayerNormAny", "gamma", len(gamma), h)
-	checkLen("layernorm.LayerNormAny", "beta", len(beta), h)
-	checkOverlap("layernorm.LayerNormAny", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.LayerNormAny", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.LayerNormAny", "dst", dst, "beta", beta, false)
+	rows := checkLayerNormAny("layernorm.LayerNormAny", dst, x, gamma, beta, h)
 	if rows == 0 {
 		return
 	}
 	implLayerNormAny(dst, x, gamma, beta, rows, h)
+}
+
+// LayerNormAnyParallel is LayerNormAny with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func LayerNormAnyParallel(dst, x, gamma, beta []float32, h int) {
+	rows := checkLayerNormAny("layernorm.LayerNormAnyParallel", dst, x, gamma, beta, h)
+	parallelRows(rows, h, func(lo, hi int) {
+		implLayerNormAny(dst[lo*h:hi*h], x[lo*h:hi*h], gamma, beta, hi-lo, h)
+	})
+}
+
+func checkLayerNormAny(name string, dst, x, gamma, beta []float32, h int) int {
+	if h < 1 {
+		panic(fmt.Sprintf("%s: h = %d, want h >= 1", name, h))
+	}
+	rows := rowCount(name, "x", len(x), h)
+	checkLen(name, "dst", len(dst), rows*h)
+	checkLen(name, "gamma", len(gamma), h)
+	checkLen(name, "beta", len(beta), h)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	return rows
 }
 
 // AddLayerNorm768 normalizes each row of 768 values: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
@@ -157,25 +239,41 @@ func LayerNormAny(dst, x, gamma, beta []float32, h int) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddLayerNorm768(dst, sum, x, f, gamma, beta []float32) {
-	rows := rowCount("layernorm.AddLayerNorm768", "x", len(x), 768)
-	checkLen("layernorm.AddLayerNorm768", "dst", len(dst), rows*768)
-	checkLen("layernorm.AddLayerNorm768", "sum", len(sum), rows*768)
-	checkLen("layernorm.AddLayerNorm768", "f", len(f), rows*768)
-	checkLen("layernorm.AddLayerNorm768", "gamma", len(gamma), 768)
-	checkLen("layernorm.AddLayerNorm768", "beta", len(beta), 768)
-	checkOverlap("layernorm.AddLayerNorm768", "dst", dst, "sum", sum, false)
-	checkOverlap("layernorm.AddLayerNorm768", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.AddLayerNorm768", "dst", dst, "f", f, true)
-	checkOverlap("layernorm.AddLayerNorm768", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNorm768", "dst", dst, "beta", beta, false)
-	checkOverlap("layernorm.AddLayerNorm768", "sum", sum, "x", x, true)
-	checkOverlap("layernorm.AddLayerNorm768", "sum", sum, "f", f, true)
-	checkOverlap("layernorm.AddLayerNorm768", "sum", sum, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNorm768", "sum", sum, "beta", beta, false)
+	rows := checkAddLayerNorm768("layernorm.AddLayerNorm768", dst, sum, x, f, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implAddLayerNorm768(dst, sum, x, f, gamma, beta, rows)
+}
+
+// AddLayerNorm768Parallel is AddLayerNorm768 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddLayerNorm768Parallel(dst, sum, x, f, gamma, beta []float32) {
+	rows := checkAddLayerNorm768("layernorm.AddLayerNorm768Parallel", dst, sum, x, f, gamma, beta)
+	parallelRows(rows, 768, func(lo, hi int) {
+		implAddLayerNorm768(dst[lo*768:hi*768], sum[lo*768:hi*768], x[lo*768:hi*768], f[lo*768:hi*768], gamma, beta, hi-lo)
+	})
+}
+
+func checkAddLayerNorm768(name string, dst, sum, x, f, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 768)
+	checkLen(name, "dst", len(dst), rows*768)
+	checkLen(name, "sum", len(sum), rows*768)
+	checkLen(name, "f", len(f), rows*768)
+	checkLen(name, "gamma", len(gamma), 768)
+	checkLen(name, "beta", len(beta), 768)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "beta", beta, false)
+	return rows
 }
 
 // AddLayerNorm4096 normalizes each row of 4096 values: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
@@ -189,25 +287,41 @@ func AddLayerNorm768(dst, sum, x, f, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddLayerNorm4096(dst, sum, x, f, gamma, beta []float32) {
-	rows := rowCount("layernorm.AddLayerNorm4096", "x", len(x), 4096)
-	checkLen("layernorm.AddLayerNorm4096", "dst", len(dst), rows*4096)
-	checkLen("layernorm.AddLayerNorm4096", "sum", len(sum), rows*4096)
-	checkLen("layernorm.AddLayerNorm4096", "f", len(f), rows*4096)
-	checkLen("layernorm.AddLayerNorm4096", "gamma", len(gamma), 4096)
-	checkLen("layernorm.AddLayerNorm4096", "beta", len(beta), 4096)
-	checkOverlap("layernorm.AddLayerNorm4096", "dst", dst, "sum", sum, false)
-	checkOverlap("layernorm.AddLayerNorm4096", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.AddLayerNorm4096", "dst", dst, "f", f, true)
-	checkOverlap("layernorm.AddLayerNorm4096", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNorm4096", "dst", dst, "beta", beta, false)
-	checkOverlap("layernorm.AddLayerNorm4096", "sum", sum, "x", x, true)
-	checkOverlap("layernorm.AddLayerNorm4096", "sum", sum, "f", f, true)
-	checkOverlap("layernorm.AddLayerNorm4096", "sum", sum, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNorm4096", "sum", sum, "beta", beta, false)
+	rows := checkAddLayerNorm4096("layernorm.AddLayerNorm4096", dst, sum, x, f, gamma, beta)
 	if rows == 0 {
 		return
 	}
 	implAddLayerNorm4096(dst, sum, x, f, gamma, beta, rows)
+}
+
+// AddLayerNorm4096Parallel is AddLayerNorm4096 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddLayerNorm4096Parallel(dst, sum, x, f, gamma, beta []float32) {
+	rows := checkAddLayerNorm4096("layernorm.AddLayerNorm4096Parallel", dst, sum, x, f, gamma, beta)
+	parallelRows(rows, 4096, func(lo, hi int) {
+		implAddLayerNorm4096(dst[lo*4096:hi*4096], sum[lo*4096:hi*4096], x[lo*4096:hi*4096], f[lo*4096:hi*4096], gamma, beta, hi-lo)
+	})
+}
+
+func checkAddLayerNorm4096(name string, dst, sum, x, f, gamma, beta []float32) int {
+	rows := rowCount(name, "x", len(x), 4096)
+	checkLen(name, "dst", len(dst), rows*4096)
+	checkLen(name, "sum", len(sum), rows*4096)
+	checkLen(name, "f", len(f), rows*4096)
+	checkLen(name, "gamma", len(gamma), 4096)
+	checkLen(name, "beta", len(beta), 4096)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "beta", beta, false)
+	return rows
 }
 
 // AddLayerNormAny normalizes each row of h values: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
@@ -221,28 +335,44 @@ func AddLayerNorm4096(dst, sum, x, f, gamma, beta []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddLayerNormAny(dst, sum, x, f, gamma, beta []float32, h int) {
-	if h < 1 {
-		panic(fmt.Sprintf("%s: h = %d, want h >= 1", "layernorm.AddLayerNormAny", h))
-	}
-	rows := rowCount("layernorm.AddLayerNormAny", "x", len(x), h)
-	checkLen("layernorm.AddLayerNormAny", "dst", len(dst), rows*h)
-	checkLen("layernorm.AddLayerNormAny", "sum", len(sum), rows*h)
-	checkLen("layernorm.AddLayerNormAny", "f", len(f), rows*h)
-	checkLen("layernorm.AddLayerNormAny", "gamma", len(gamma), h)
-	checkLen("layernorm.AddLayerNormAny", "beta", len(beta), h)
-	checkOverlap("layernorm.AddLayerNormAny", "dst", dst, "sum", sum, false)
-	checkOverlap("layernorm.AddLayerNormAny", "dst", dst, "x", x, true)
-	checkOverlap("layernorm.AddLayerNormAny", "dst", dst, "f", f, true)
-	checkOverlap("layernorm.AddLayerNormAny", "dst", dst, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNormAny", "dst", dst, "beta", beta, false)
-	checkOverlap("layernorm.AddLayerNormAny", "sum", sum, "x", x, true)
-	checkOverlap("layernorm.AddLayerNormAny", "sum", sum, "f", f, true)
-	checkOverlap("layernorm.AddLayerNormAny", "sum", sum, "gamma", gamma, false)
-	checkOverlap("layernorm.AddLayerNormAny", "sum", sum, "beta", beta, false)
+	rows := checkAddLayerNormAny("layernorm.AddLayerNormAny", dst, sum, x, f, gamma, beta, h)
 	if rows == 0 {
 		return
 	}
 	implAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, h)
+}
+
+// AddLayerNormAnyParallel is AddLayerNormAny with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddLayerNormAnyParallel(dst, sum, x, f, gamma, beta []float32, h int) {
+	rows := checkAddLayerNormAny("layernorm.AddLayerNormAnyParallel", dst, sum, x, f, gamma, beta, h)
+	parallelRows(rows, h, func(lo, hi int) {
+		implAddLayerNormAny(dst[lo*h:hi*h], sum[lo*h:hi*h], x[lo*h:hi*h], f[lo*h:hi*h], gamma, beta, hi-lo, h)
+	})
+}
+
+func checkAddLayerNormAny(name string, dst, sum, x, f, gamma, beta []float32, h int) int {
+	if h < 1 {
+		panic(fmt.Sprintf("%s: h = %d, want h >= 1", name, h))
+	}
+	rows := rowCount(name, "x", len(x), h)
+	checkLen(name, "dst", len(dst), rows*h)
+	checkLen(name, "sum", len(sum), rows*h)
+	checkLen(name, "f", len(f), rows*h)
+	checkLen(name, "gamma", len(gamma), h)
+	checkLen(name, "beta", len(beta), h)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "dst", dst, "beta", beta, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "beta", beta, false)
+	return rows
 }
 
 // rowCount returns n/h, the number of rows, or panics if n is not a multiple of h.
@@ -274,4 +404,34 @@ func checkOverlap(name string, outName string, out []float32, otherName string, 
 		return
 	}
 	panic(fmt.Sprintf("%s: %s and %s overlap", name, outName, otherName))
+}
+
+// parallelMinBytes is the least input a goroutine of a Parallel entry point gets:
+// below it, starting the goroutine costs more than it saves.
+var parallelMinBytes = 256 << 10
+
+// parallelRows runs f over [0, rows) in contiguous chunks on up to GOMAXPROCS
+// goroutines, the last on the calling one, and waits for all of them.
+func parallelRows(rows, h int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n := rows * h * 4 / parallelMinBytes; n < workers {
+		workers = n
+	}
+	workers = min(workers, rows)
+	if workers <= 1 {
+		if rows > 0 {
+			f(0, rows)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(rows*w/workers, rows*(w+1)/workers)
+	}
+	f(rows*(workers-1)/workers, rows)
+	wg.Wait()
 }

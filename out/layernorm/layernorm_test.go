@@ -49,8 +49,9 @@ type kernel struct {
 	arrays      []string
 	roles       []int
 	sizes       []int
-	fixed       func(h int) func(a [][]float32, rows int) // the entry point for a fixed size
-	anySize     func(a [][]float32, rows, h int)          // the run-time-size entry point
+	fixed       func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize     func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel    func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo      func(a [][]float32, rows, h int)
 }
 
@@ -77,7 +78,23 @@ var kernels = []*kernel{
 			panic("no fixed size")
 		},
 		anySize: func(a [][]float32, rows, h int) { LayerNormAny(a[0], a[1], a[2], a[3], h) },
-		pureGo:  func(a [][]float32, rows, h int) { goLayerNormAny(a[0], a[1], a[2], a[3], rows, h) },
+		parallel: func(h int, anySize bool) func(a [][]float32, rows int) {
+			if anySize {
+				return func(a [][]float32, rows int) { LayerNormAnyParallel(a[0], a[1], a[2], a[3], h) }
+			}
+			switch h {
+			case 768:
+				return func(a [][]float32, rows int) { LayerNorm768Parallel(a[0], a[1], a[2], a[3]) }
+			case 1024:
+				return func(a [][]float32, rows int) { LayerNorm1024Parallel(a[0], a[1], a[2], a[3]) }
+			case 4096:
+				return func(a [][]float32, rows int) { LayerNorm4096Parallel(a[0], a[1], a[2], a[3]) }
+			case 8192:
+				return func(a [][]float32, rows int) { LayerNorm8192Parallel(a[0], a[1], a[2], a[3]) }
+			}
+			panic("no fixed size")
+		},
+		pureGo: func(a [][]float32, rows, h int) { goLayerNormAny(a[0], a[1], a[2], a[3], rows, h) },
 	},
 	{
 		name: "AddLayerNorm", mean: true, eps: 1e-05,
@@ -97,7 +114,19 @@ var kernels = []*kernel{
 			panic("no fixed size")
 		},
 		anySize: func(a [][]float32, rows, h int) { AddLayerNormAny(a[0], a[1], a[2], a[3], a[4], a[5], h) },
-		pureGo:  func(a [][]float32, rows, h int) { goAddLayerNormAny(a[0], a[1], a[2], a[3], a[4], a[5], rows, h) },
+		parallel: func(h int, anySize bool) func(a [][]float32, rows int) {
+			if anySize {
+				return func(a [][]float32, rows int) { AddLayerNormAnyParallel(a[0], a[1], a[2], a[3], a[4], a[5], h) }
+			}
+			switch h {
+			case 768:
+				return func(a [][]float32, rows int) { AddLayerNorm768Parallel(a[0], a[1], a[2], a[3], a[4], a[5]) }
+			case 4096:
+				return func(a [][]float32, rows int) { AddLayerNorm4096Parallel(a[0], a[1], a[2], a[3], a[4], a[5]) }
+			}
+			panic("no fixed size")
+		},
+		pureGo: func(a [][]float32, rows, h int) { goAddLayerNormAny(a[0], a[1], a[2], a[3], a[4], a[5], rows, h) },
 	},
 }
 
@@ -127,7 +156,11 @@ func (k *kernel) impls(h int, anySize bool) []impl {
 	} else {
 		entry.run = k.fixed(h)
 	}
-	out := []impl{entry, {name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }}}
+	out := []impl{
+		entry,
+		{name: "parallel(" + isaOf(k.name) + ")", run: k.parallel(h, anySize)},
+		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
+	}
 	return append(out, asmImpls(k.name, h, anySize)...)
 }
 
@@ -405,6 +438,9 @@ func (k *kernel) cases() []sizeCase {
 // the margins around every array against stray writes.
 func TestEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Let the Parallel entry points split even the small inputs here.
+	defer func(saved int) { parallelMinBytes = saved }(parallelMinBytes)
+	parallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range kernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)

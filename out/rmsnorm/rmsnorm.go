@@ -33,6 +33,8 @@ package rmsnorm
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -44,15 +46,31 @@ import (
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func RMSNorm2048(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.RMSNorm2048", "x", len(x), 2048)
-	checkLen("rmsnorm.RMSNorm2048", "dst", len(dst), rows*2048)
-	checkLen("rmsnorm.RMSNorm2048", "gamma", len(gamma), 2048)
-	checkOverlap("rmsnorm.RMSNorm2048", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.RMSNorm2048", "dst", dst, "gamma", gamma, false)
+	rows := checkRMSNorm2048("rmsnorm.RMSNorm2048", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implRMSNorm2048(dst, x, gamma, rows)
+}
+
+// RMSNorm2048Parallel is RMSNorm2048 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func RMSNorm2048Parallel(dst, x, gamma []float32) {
+	rows := checkRMSNorm2048("rmsnorm.RMSNorm2048Parallel", dst, x, gamma)
+	parallelRows(rows, 2048, func(lo, hi int) {
+		implRMSNorm2048(dst[lo*2048:hi*2048], x[lo*2048:hi*2048], gamma, hi-lo)
+	})
+}
+
+func checkRMSNorm2048(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 2048)
+	checkLen(name, "dst", len(dst), rows*2048)
+	checkLen(name, "gamma", len(gamma), 2048)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // RMSNorm4096 normalizes each row of 4096 values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
@@ -63,15 +81,31 @@ func RMSNorm2048(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func RMSNorm4096(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.RMSNorm4096", "x", len(x), 4096)
-	checkLen("rmsnorm.RMSNorm4096", "dst", len(dst), rows*4096)
-	checkLen("rmsnorm.RMSNorm4096", "gamma", len(gamma), 4096)
-	checkOverlap("rmsnorm.RMSNorm4096", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.RMSNorm4096", "dst", dst, "gamma", gamma, false)
+	rows := checkRMSNorm4096("rmsnorm.RMSNorm4096", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implRMSNorm4096(dst, x, gamma, rows)
+}
+
+// RMSNorm4096Parallel is RMSNorm4096 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func RMSNorm4096Parallel(dst, x, gamma []float32) {
+	rows := checkRMSNorm4096("rmsnorm.RMSNorm4096Parallel", dst, x, gamma)
+	parallelRows(rows, 4096, func(lo, hi int) {
+		implRMSNorm4096(dst[lo*4096:hi*4096], x[lo*4096:hi*4096], gamma, hi-lo)
+	})
+}
+
+func checkRMSNorm4096(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 4096)
+	checkLen(name, "dst", len(dst), rows*4096)
+	checkLen(name, "gamma", len(gamma), 4096)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // RMSNorm5120 normalizes each row of 5120 values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
@@ -82,15 +116,31 @@ func RMSNorm4096(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func RMSNorm5120(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.RMSNorm5120", "x", len(x), 5120)
-	checkLen("rmsnorm.RMSNorm5120", "dst", len(dst), rows*5120)
-	checkLen("rmsnorm.RMSNorm5120", "gamma", len(gamma), 5120)
-	checkOverlap("rmsnorm.RMSNorm5120", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.RMSNorm5120", "dst", dst, "gamma", gamma, false)
+	rows := checkRMSNorm5120("rmsnorm.RMSNorm5120", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implRMSNorm5120(dst, x, gamma, rows)
+}
+
+// RMSNorm5120Parallel is RMSNorm5120 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func RMSNorm5120Parallel(dst, x, gamma []float32) {
+	rows := checkRMSNorm5120("rmsnorm.RMSNorm5120Parallel", dst, x, gamma)
+	parallelRows(rows, 5120, func(lo, hi int) {
+		implRMSNorm5120(dst[lo*5120:hi*5120], x[lo*5120:hi*5120], gamma, hi-lo)
+	})
+}
+
+func checkRMSNorm5120(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 5120)
+	checkLen(name, "dst", len(dst), rows*5120)
+	checkLen(name, "gamma", len(gamma), 5120)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // RMSNorm8192 normalizes each row of 8192 values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
@@ -101,15 +151,31 @@ func RMSNorm5120(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func RMSNorm8192(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.RMSNorm8192", "x", len(x), 8192)
-	checkLen("rmsnorm.RMSNorm8192", "dst", len(dst), rows*8192)
-	checkLen("rmsnorm.RMSNorm8192", "gamma", len(gamma), 8192)
-	checkOverlap("rmsnorm.RMSNorm8192", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.RMSNorm8192", "dst", dst, "gamma", gamma, false)
+	rows := checkRMSNorm8192("rmsnorm.RMSNorm8192", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implRMSNorm8192(dst, x, gamma, rows)
+}
+
+// RMSNorm8192Parallel is RMSNorm8192 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func RMSNorm8192Parallel(dst, x, gamma []float32) {
+	rows := checkRMSNorm8192("rmsnorm.RMSNorm8192Parallel", dst, x, gamma)
+	parallelRows(rows, 8192, func(lo, hi int) {
+		implRMSNorm8192(dst[lo*8192:hi*8192], x[lo*8192:hi*8192], gamma, hi-lo)
+	})
+}
+
+func checkRMSNorm8192(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 8192)
+	checkLen(name, "dst", len(dst), rows*8192)
+	checkLen(name, "gamma", len(gamma), 8192)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // RMSNormAny normalizes each row of h values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
@@ -120,18 +186,34 @@ func RMSNorm8192(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func RMSNormAny(dst, x, gamma []float32, h int) {
-	if h < 1 {
-		panic(fmt.Sprintf("%s: h = %d, want h >= 1", "rmsnorm.RMSNormAny", h))
-	}
-	rows := rowCount("rmsnorm.RMSNormAny", "x", len(x), h)
-	checkLen("rmsnorm.RMSNormAny", "dst", len(dst), rows*h)
-	checkLen("rmsnorm.RMSNormAny", "gamma", len(gamma), h)
-	checkOverlap("rmsnorm.RMSNormAny", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.RMSNormAny", "dst", dst, "gamma", gamma, false)
+	rows := checkRMSNormAny("rmsnorm.RMSNormAny", dst, x, gamma, h)
 	if rows == 0 {
 		return
 	}
 	implRMSNormAny(dst, x, gamma, rows, h)
+}
+
+// RMSNormAnyParallel is RMSNormAny with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func RMSNormAnyParallel(dst, x, gamma []float32, h int) {
+	rows := checkRMSNormAny("rmsnorm.RMSNormAnyParallel", dst, x, gamma, h)
+	parallelRows(rows, h, func(lo, hi int) {
+		implRMSNormAny(dst[lo*h:hi*h], x[lo*h:hi*h], gamma, hi-lo, h)
+	})
+}
+
+func checkRMSNormAny(name string, dst, x, gamma []float32, h int) int {
+	if h < 1 {
+		panic(fmt.Sprintf("%s: h = %d, want h >= 1", name, h))
+	}
+	rows := rowCount(name, "x", len(x), h)
+	checkLen(name, "dst", len(dst), rows*h)
+	checkLen(name, "gamma", len(gamma), h)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // GemmaRMSNorm2048 normalizes each row of 2048 values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
@@ -142,15 +224,31 @@ func RMSNormAny(dst, x, gamma []float32, h int) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func GemmaRMSNorm2048(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.GemmaRMSNorm2048", "x", len(x), 2048)
-	checkLen("rmsnorm.GemmaRMSNorm2048", "dst", len(dst), rows*2048)
-	checkLen("rmsnorm.GemmaRMSNorm2048", "gamma", len(gamma), 2048)
-	checkOverlap("rmsnorm.GemmaRMSNorm2048", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.GemmaRMSNorm2048", "dst", dst, "gamma", gamma, false)
+	rows := checkGemmaRMSNorm2048("rmsnorm.GemmaRMSNorm2048", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implGemmaRMSNorm2048(dst, x, gamma, rows)
+}
+
+// GemmaRMSNorm2048Parallel is GemmaRMSNorm2048 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func GemmaRMSNorm2048Parallel(dst, x, gamma []float32) {
+	rows := checkGemmaRMSNorm2048("rmsnorm.GemmaRMSNorm2048Parallel", dst, x, gamma)
+	parallelRows(rows, 2048, func(lo, hi int) {
+		implGemmaRMSNorm2048(dst[lo*2048:hi*2048], x[lo*2048:hi*2048], gamma, hi-lo)
+	})
+}
+
+func checkGemmaRMSNorm2048(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 2048)
+	checkLen(name, "dst", len(dst), rows*2048)
+	checkLen(name, "gamma", len(gamma), 2048)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // GemmaRMSNorm3072 normalizes each row of 3072 values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
@@ -161,15 +259,31 @@ func GemmaRMSNorm2048(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func GemmaRMSNorm3072(dst, x, gamma []float32) {
-	rows := rowCount("rmsnorm.GemmaRMSNorm3072", "x", len(x), 3072)
-	checkLen("rmsnorm.GemmaRMSNorm3072", "dst", len(dst), rows*3072)
-	checkLen("rmsnorm.GemmaRMSNorm3072", "gamma", len(gamma), 3072)
-	checkOverlap("rmsnorm.GemmaRMSNorm3072", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.GemmaRMSNorm3072", "dst", dst, "gamma", gamma, false)
+	rows := checkGemmaRMSNorm3072("rmsnorm.GemmaRMSNorm3072", dst, x, gamma)
 	if rows == 0 {
 		return
 	}
 	implGemmaRMSNorm3072(dst, x, gamma, rows)
+}
+
+// GemmaRMSNorm3072Parallel is GemmaRMSNorm3072 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func GemmaRMSNorm3072Parallel(dst, x, gamma []float32) {
+	rows := checkGemmaRMSNorm3072("rmsnorm.GemmaRMSNorm3072Parallel", dst, x, gamma)
+	parallelRows(rows, 3072, func(lo, hi int) {
+		implGemmaRMSNorm3072(dst[lo*3072:hi*3072], x[lo*3072:hi*3072], gamma, hi-lo)
+	})
+}
+
+func checkGemmaRMSNorm3072(name string, dst, x, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 3072)
+	checkLen(name, "dst", len(dst), rows*3072)
+	checkLen(name, "gamma", len(gamma), 3072)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // GemmaRMSNormAny normalizes each row of h values: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
@@ -180,18 +294,34 @@ func GemmaRMSNorm3072(dst, x, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func GemmaRMSNormAny(dst, x, gamma []float32, h int) {
-	if h < 1 {
-		panic(fmt.Sprintf("%s: h = %d, want h >= 1", "rmsnorm.GemmaRMSNormAny", h))
-	}
-	rows := rowCount("rmsnorm.GemmaRMSNormAny", "x", len(x), h)
-	checkLen("rmsnorm.GemmaRMSNormAny", "dst", len(dst), rows*h)
-	checkLen("rmsnorm.GemmaRMSNormAny", "gamma", len(gamma), h)
-	checkOverlap("rmsnorm.GemmaRMSNormAny", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.GemmaRMSNormAny", "dst", dst, "gamma", gamma, false)
+	rows := checkGemmaRMSNormAny("rmsnorm.GemmaRMSNormAny", dst, x, gamma, h)
 	if rows == 0 {
 		return
 	}
 	implGemmaRMSNormAny(dst, x, gamma, rows, h)
+}
+
+// GemmaRMSNormAnyParallel is GemmaRMSNormAny with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func GemmaRMSNormAnyParallel(dst, x, gamma []float32, h int) {
+	rows := checkGemmaRMSNormAny("rmsnorm.GemmaRMSNormAnyParallel", dst, x, gamma, h)
+	parallelRows(rows, h, func(lo, hi int) {
+		implGemmaRMSNormAny(dst[lo*h:hi*h], x[lo*h:hi*h], gamma, hi-lo, h)
+	})
+}
+
+func checkGemmaRMSNormAny(name string, dst, x, gamma []float32, h int) int {
+	if h < 1 {
+		panic(fmt.Sprintf("%s: h = %d, want h >= 1", name, h))
+	}
+	rows := rowCount(name, "x", len(x), h)
+	checkLen(name, "dst", len(dst), rows*h)
+	checkLen(name, "gamma", len(gamma), h)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	return rows
 }
 
 // AddRMSNorm2048 normalizes each row of 2048 values: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
@@ -204,22 +334,38 @@ func GemmaRMSNormAny(dst, x, gamma []float32, h int) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddRMSNorm2048(dst, sum, x, f, gamma []float32) {
-	rows := rowCount("rmsnorm.AddRMSNorm2048", "x", len(x), 2048)
-	checkLen("rmsnorm.AddRMSNorm2048", "dst", len(dst), rows*2048)
-	checkLen("rmsnorm.AddRMSNorm2048", "sum", len(sum), rows*2048)
-	checkLen("rmsnorm.AddRMSNorm2048", "f", len(f), rows*2048)
-	checkLen("rmsnorm.AddRMSNorm2048", "gamma", len(gamma), 2048)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "dst", dst, "sum", sum, false)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "dst", dst, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "dst", dst, "gamma", gamma, false)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "sum", sum, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "sum", sum, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNorm2048", "sum", sum, "gamma", gamma, false)
+	rows := checkAddRMSNorm2048("rmsnorm.AddRMSNorm2048", dst, sum, x, f, gamma)
 	if rows == 0 {
 		return
 	}
 	implAddRMSNorm2048(dst, sum, x, f, gamma, rows)
+}
+
+// AddRMSNorm2048Parallel is AddRMSNorm2048 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddRMSNorm2048Parallel(dst, sum, x, f, gamma []float32) {
+	rows := checkAddRMSNorm2048("rmsnorm.AddRMSNorm2048Parallel", dst, sum, x, f, gamma)
+	parallelRows(rows, 2048, func(lo, hi int) {
+		implAddRMSNorm2048(dst[lo*2048:hi*2048], sum[lo*2048:hi*2048], x[lo*2048:hi*2048], f[lo*2048:hi*2048], gamma, hi-lo)
+	})
+}
+
+func checkAddRMSNorm2048(name string, dst, sum, x, f, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 2048)
+	checkLen(name, "dst", len(dst), rows*2048)
+	checkLen(name, "sum", len(sum), rows*2048)
+	checkLen(name, "f", len(f), rows*2048)
+	checkLen(name, "gamma", len(gamma), 2048)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	return rows
 }
 
 // AddRMSNorm4096 normalizes each row of 4096 values: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
@@ -232,22 +378,38 @@ func AddRMSNorm2048(dst, sum, x, f, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddRMSNorm4096(dst, sum, x, f, gamma []float32) {
-	rows := rowCount("rmsnorm.AddRMSNorm4096", "x", len(x), 4096)
-	checkLen("rmsnorm.AddRMSNorm4096", "dst", len(dst), rows*4096)
-	checkLen("rmsnorm.AddRMSNorm4096", "sum", len(sum), rows*4096)
-	checkLen("rmsnorm.AddRMSNorm4096", "f", len(f), rows*4096)
-	checkLen("rmsnorm.AddRMSNorm4096", "gamma", len(gamma), 4096)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "dst", dst, "sum", sum, false)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "dst", dst, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "dst", dst, "gamma", gamma, false)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "sum", sum, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "sum", sum, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNorm4096", "sum", sum, "gamma", gamma, false)
+	rows := checkAddRMSNorm4096("rmsnorm.AddRMSNorm4096", dst, sum, x, f, gamma)
 	if rows == 0 {
 		return
 	}
 	implAddRMSNorm4096(dst, sum, x, f, gamma, rows)
+}
+
+// AddRMSNorm4096Parallel is AddRMSNorm4096 with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddRMSNorm4096Parallel(dst, sum, x, f, gamma []float32) {
+	rows := checkAddRMSNorm4096("rmsnorm.AddRMSNorm4096Parallel", dst, sum, x, f, gamma)
+	parallelRows(rows, 4096, func(lo, hi int) {
+		implAddRMSNorm4096(dst[lo*4096:hi*4096], sum[lo*4096:hi*4096], x[lo*4096:hi*4096], f[lo*4096:hi*4096], gamma, hi-lo)
+	})
+}
+
+func checkAddRMSNorm4096(name string, dst, sum, x, f, gamma []float32) int {
+	rows := rowCount(name, "x", len(x), 4096)
+	checkLen(name, "dst", len(dst), rows*4096)
+	checkLen(name, "sum", len(sum), rows*4096)
+	checkLen(name, "f", len(f), rows*4096)
+	checkLen(name, "gamma", len(gamma), 4096)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	return rows
 }
 
 // AddRMSNormAny normalizes each row of h values: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
@@ -260,25 +422,41 @@ func AddRMSNorm4096(dst, sum, x, f, gamma []float32) {
 //
 // Outputs may be the same slice as a row input; other overlaps panic.
 func AddRMSNormAny(dst, sum, x, f, gamma []float32, h int) {
-	if h < 1 {
-		panic(fmt.Sprintf("%s: h = %d, want h >= 1", "rmsnorm.AddRMSNormAny", h))
-	}
-	rows := rowCount("rmsnorm.AddRMSNormAny", "x", len(x), h)
-	checkLen("rmsnorm.AddRMSNormAny", "dst", len(dst), rows*h)
-	checkLen("rmsnorm.AddRMSNormAny", "sum", len(sum), rows*h)
-	checkLen("rmsnorm.AddRMSNormAny", "f", len(f), rows*h)
-	checkLen("rmsnorm.AddRMSNormAny", "gamma", len(gamma), h)
-	checkOverlap("rmsnorm.AddRMSNormAny", "dst", dst, "sum", sum, false)
-	checkOverlap("rmsnorm.AddRMSNormAny", "dst", dst, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNormAny", "dst", dst, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNormAny", "dst", dst, "gamma", gamma, false)
-	checkOverlap("rmsnorm.AddRMSNormAny", "sum", sum, "x", x, true)
-	checkOverlap("rmsnorm.AddRMSNormAny", "sum", sum, "f", f, true)
-	checkOverlap("rmsnorm.AddRMSNormAny", "sum", sum, "gamma", gamma, false)
+	rows := checkAddRMSNormAny("rmsnorm.AddRMSNormAny", dst, sum, x, f, gamma, h)
 	if rows == 0 {
 		return
 	}
 	implAddRMSNormAny(dst, sum, x, f, gamma, rows, h)
+}
+
+// AddRMSNormAnyParallel is AddRMSNormAny with its rows split into contiguous
+// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). It returns when every
+// chunk is done.
+func AddRMSNormAnyParallel(dst, sum, x, f, gamma []float32, h int) {
+	rows := checkAddRMSNormAny("rmsnorm.AddRMSNormAnyParallel", dst, sum, x, f, gamma, h)
+	parallelRows(rows, h, func(lo, hi int) {
+		implAddRMSNormAny(dst[lo*h:hi*h], sum[lo*h:hi*h], x[lo*h:hi*h], f[lo*h:hi*h], gamma, hi-lo, h)
+	})
+}
+
+func checkAddRMSNormAny(name string, dst, sum, x, f, gamma []float32, h int) int {
+	if h < 1 {
+		panic(fmt.Sprintf("%s: h = %d, want h >= 1", name, h))
+	}
+	rows := rowCount(name, "x", len(x), h)
+	checkLen(name, "dst", len(dst), rows*h)
+	checkLen(name, "sum", len(sum), rows*h)
+	checkLen(name, "f", len(f), rows*h)
+	checkLen(name, "gamma", len(gamma), h)
+	checkOverlap(name, "dst", dst, "sum", sum, false)
+	checkOverlap(name, "dst", dst, "x", x, true)
+	checkOverlap(name, "dst", dst, "f", f, true)
+	checkOverlap(name, "dst", dst, "gamma", gamma, false)
+	checkOverlap(name, "sum", sum, "x", x, true)
+	checkOverlap(name, "sum", sum, "f", f, true)
+	checkOverlap(name, "sum", sum, "gamma", gamma, false)
+	return rows
 }
 
 // rowCount returns n/h, the number of rows, or panics if n is not a multiple of h.
@@ -310,4 +488,34 @@ func checkOverlap(name string, outName string, out []float32, otherName string, 
 		return
 	}
 	panic(fmt.Sprintf("%s: %s and %s overlap", name, outName, otherName))
+}
+
+// parallelMinBytes is the least input a goroutine of a Parallel entry point gets:
+// below it, starting the goroutine costs more than it saves.
+var parallelMinBytes = 256 << 10
+
+// parallelRows runs f over [0, rows) in contiguous chunks on up to GOMAXPROCS
+// goroutines, the last on the calling one, and waits for all of them.
+func parallelRows(rows, h int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n := rows * h * 4 / parallelMinBytes; n < workers {
+		workers = n
+	}
+	workers = min(workers, rows)
+	if workers <= 1 {
+		if rows > 0 {
+			f(0, rows)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(rows*w/workers, rows*(w+1)/workers)
+	}
+	f(rows*(workers-1)/workers, rows)
+	wg.Wait()
 }

@@ -49,8 +49,9 @@ type kernel struct {
 	arrays      []string
 	roles       []int
 	sizes       []int
-	fixed       func(h int) func(a [][]float32, rows int) // the entry point for a fixed size
-	anySize     func(a [][]float32, rows, h int)          // the run-time-size entry point
+	fixed       func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize     func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel    func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo      func(a [][]float32, rows, h int)
 }
 
@@ -77,7 +78,23 @@ var kernels = []*kernel{
 			panic("no fixed size")
 		},
 		anySize: func(a [][]float32, rows, h int) { RMSNormAny(a[0], a[1], a[2], h) },
-		pureGo:  func(a [][]float32, rows, h int) { goRMSNormAny(a[0], a[1], a[2], rows, h) },
+		parallel: func(h int, anySize bool) func(a [][]float32, rows int) {
+			if anySize {
+				return func(a [][]float32, rows int) { RMSNormAnyParallel(a[0], a[1], a[2], h) }
+			}
+			switch h {
+			case 2048:
+				return func(a [][]float32, rows int) { RMSNorm2048Parallel(a[0], a[1], a[2]) }
+			case 4096:
+				return func(a [][]float32, rows int) { RMSNorm4096Parallel(a[0], a[1], a[2]) }
+			case 5120:
+				return func(a [][]float32, rows int) { RMSNorm5120Parallel(a[0], a[1], a[2]) }
+			case 8192:
+				return func(a [][]float32, rows int) { RMSNorm8192Parallel(a[0], a[1], a[2]) }
+			}
+			panic("no fixed size")
+		},
+		pureGo: func(a [][]float32, rows, h int) { goRMSNormAny(a[0], a[1], a[2], rows, h) },
 	},
 	{
 		name: "GemmaRMSNorm", mean: false, eps: 1e-06,
@@ -97,7 +114,19 @@ var kernels = []*kernel{
 			panic("no fixed size")
 		},
 		anySize: func(a [][]float32, rows, h int) { GemmaRMSNormAny(a[0], a[1], a[2], h) },
-		pureGo:  func(a [][]float32, rows, h int) { goGemmaRMSNormAny(a[0], a[1], a[2], rows, h) },
+		parallel: func(h int, anySize bool) func(a [][]float32, rows int) {
+			if anySize {
+				return func(a [][]float32, rows int) { GemmaRMSNormAnyParallel(a[0], a[1], a[2], h) }
+			}
+			switch h {
+			case 2048:
+				return func(a [][]float32, rows int) { GemmaRMSNorm2048Parallel(a[0], a[1], a[2]) }
+			case 3072:
+				return func(a [][]float32, rows int) { GemmaRMSNorm3072Parallel(a[0], a[1], a[2]) }
+			}
+			panic("no fixed size")
+		},
+		pureGo: func(a [][]float32, rows, h int) { goGemmaRMSNormAny(a[0], a[1], a[2], rows, h) },
 	},
 	{
 		name: "AddRMSNorm", mean: false, eps: 1e-06,
@@ -117,7 +146,19 @@ var kernels = []*kernel{
 			panic("no fixed size")
 		},
 		anySize: func(a [][]float32, rows, h int) { AddRMSNormAny(a[0], a[1], a[2], a[3], a[4], h) },
-		pureGo:  func(a [][]float32, rows, h int) { goAddRMSNormAny(a[0], a[1], a[2], a[3], a[4], rows, h) },
+		parallel: func(h int, anySize bool) func(a [][]float32, rows int) {
+			if anySize {
+				return func(a [][]float32, rows int) { AddRMSNormAnyParallel(a[0], a[1], a[2], a[3], a[4], h) }
+			}
+			switch h {
+			case 2048:
+				return func(a [][]float32, rows int) { AddRMSNorm2048Parallel(a[0], a[1], a[2], a[3], a[4]) }
+			case 4096:
+				return func(a [][]float32, rows int) { AddRMSNorm4096Parallel(a[0], a[1], a[2], a[3], a[4]) }
+			}
+			panic("no fixed size")
+		},
+		pureGo: func(a [][]float32, rows, h int) { goAddRMSNormAny(a[0], a[1], a[2], a[3], a[4], rows, h) },
 	},
 }
 
@@ -147,7 +188,11 @@ func (k *kernel) impls(h int, anySize bool) []impl {
 	} else {
 		entry.run = k.fixed(h)
 	}
-	out := []impl{entry, {name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }}}
+	out := []impl{
+		entry,
+		{name: "parallel(" + isaOf(k.name) + ")", run: k.parallel(h, anySize)},
+		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
+	}
 	return append(out, asmImpls(k.name, h, anySize)...)
 }
 
@@ -425,6 +470,9 @@ func (k *kernel) cases() []sizeCase {
 // the margins around every array against stray writes.
 func TestEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Let the Parallel entry points split even the small inputs here.
+	defer func(saved int) { parallelMinBytes = saved }(parallelMinBytes)
+	parallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range kernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)
