@@ -334,8 +334,9 @@ func (l *lowering) prologue() error {
 		if !ok || !l.invariant[si] || l.sLast[st.Dst] < 0 {
 			continue
 		}
-		if st.Code == ir.SConst {
-			if r, ok := consts[math.Float32bits(st.Const)]; ok {
+		c, isConst := l.constValue(st)
+		if isConst {
+			if r, ok := consts[math.Float32bits(c)]; ok {
 				l.sReg[st.Dst] = r
 				regs = append(regs, st.Dst)
 				continue
@@ -349,8 +350,8 @@ func (l *lowering) prologue() error {
 		if err := l.emitScalar(st, d); err != nil {
 			return err
 		}
-		if st.Code == ir.SConst {
-			consts[math.Float32bits(st.Const)] = d
+		if isConst {
+			consts[math.Float32bits(c)] = d
 		}
 		regs = append(regs, st.Dst)
 	}
@@ -385,6 +386,20 @@ func (l *lowering) prologue() error {
 		}
 	}
 	return nil
+}
+
+// constValue is the value of a statement known when generating: a
+// constant, or 1/H for a fixed H.
+func (l *lowering) constValue(st *ir.Scalar) (float32, bool) {
+	switch {
+	case st.Code == ir.SConst:
+		return st.Const, true
+	case st.Code == ir.SInvLen && l.h > 0:
+		// Rounded once, as float32(1)/float32(H) is at run time.
+		one, n := float32(1), float32(l.h)
+		return one / n, true
+	}
+	return 0, false
 }
 
 // gp takes a free general register. Running out (a kernel with some twenty
@@ -538,10 +553,8 @@ func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
 	case ir.SConst:
 		l.constant(st.Const, d)
 	case ir.SInvLen:
-		if l.h > 0 {
-			// Rounded once, as float32(1)/float32(H) is at run time.
-			one, n := float32(1), float32(l.h)
-			l.constant(one/n, d)
+		if c, ok := l.constValue(st); ok {
+			l.constant(c, d)
 			break
 		}
 		one, err := l.vreg()

@@ -65,7 +65,7 @@ func testKernels(t testing.TB) []*ir.Kernel {
 	}
 	ks = append(ks, mixKernel(t), pressureKernel(t))
 	ks = append(ks, gs...)
-	return append(ks, guardEdgesKernel(t), guardPointKernel(t), guardConstKernel(t))
+	return append(ks, guardEdgesKernel(t), guardPointKernel(t), guardConstKernel(t), guardTightKernel(t))
 }
 
 // testFuncs is every kernel at every fixed size, then with H at run time.

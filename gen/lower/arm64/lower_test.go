@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,5 +125,107 @@ func TestManyArrays(t *testing.T) {
 	_, err := Generate(header, []target.Func{{Kernel: mustKernel(t, b), H: 8, ISA: target.NEON}})
 	if err == nil || !strings.Contains(err.Error(), "general registers") {
 		t.Errorf("got %v, want an error about general registers", err)
+	}
+}
+
+// guardBlocks returns the instructions of each guard in the generated
+// text: the lines from a "// guard:" comment to its last branch.
+func guardBlocks(s string) [][]string {
+	var blocks [][]string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "// guard:"):
+			in, cur = true, nil
+			blocks = append(blocks, nil)
+		case in && (strings.HasPrefix(line, "MOVW") || strings.HasPrefix(line, "FMOVS\tR") ||
+			strings.HasPrefix(line, "FCMPS") || strings.HasPrefix(line, "B")):
+			cur = append(cur, line)
+			blocks[len(blocks)-1] = cur
+		default:
+			in = false
+		}
+	}
+	return blocks
+}
+
+// TestGuardCode checks the guards' instructions: FCMPS then BMI for Lo and
+// BGT for Hi (the conditions an unordered compare, a NaN, does not meet;
+// LT, LE, HI, HS/CS, VS would), nothing for infinite bounds, one register
+// for Lo == Hi, bounds kept in registers, or loaded at the guard when the
+// loops need every register, and every function's result stored.
+func TestGuardCode(t *testing.T) {
+	gen := func(k *ir.Kernel, h int) string {
+		t.Helper()
+		out, err := Generate(header, []target.Func{{Kernel: k, H: h, ISA: target.NEON}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	s := gen(guardPointKernel(t), 64)
+	blocks := guardBlocks(s)
+	if len(blocks) != 3 {
+		t.Fatalf("%d guards, want 3:\n%s", len(blocks), s)
+	}
+	cmp := regexp.MustCompile(`^FCMPS\t(F\d+), (F\d+)$`)
+	for i, bl := range blocks {
+		if i == 1 {
+			if len(bl) != 0 {
+				t.Errorf("guard 1 has infinite bounds, yet %q", bl)
+			}
+			continue
+		}
+		if len(bl) != 4 || !cmp.MatchString(bl[0]) || bl[1] != "BMI\tdone" || !cmp.MatchString(bl[2]) || bl[3] != "BGT\tdone" {
+			t.Fatalf("guard %d: %q, want FCMPS, BMI done, FCMPS, BGT done", i, bl)
+		}
+		lo, hi := cmp.FindStringSubmatch(bl[0]), cmp.FindStringSubmatch(bl[2])
+		if lo[2] != hi[2] || (i == 0) != (lo[1] == hi[1]) {
+			t.Errorf("guard %d: %q: want one operand, and one bound register only for lo == hi", i, bl)
+		}
+	}
+	if m := regexp.MustCompile(`\bB(LT|LE|GE|HI|HS|CS|LS|LO|CC|VS|VC|PL|EQ)\b`).FindString(s); m != "" {
+		t.Errorf("generated code uses %s", m)
+	}
+
+	// Thirty-one vectors live at once: the bounds cannot stay in
+	// registers, so they are loaded at the guard, without a smaller unroll.
+	tight := guardTightKernel(t)
+	s = gen(tight, 4)
+	blocks = guardBlocks(s)
+	if len(blocks) != 1 || len(blocks[0]) != 8 || !strings.HasPrefix(blocks[0][0], "MOVW\t$0xbf800000") ||
+		!strings.HasPrefix(blocks[0][4], "MOVW\t$0x3f800000") {
+		t.Errorf("GuardTight: guard %q, want the bounds -1 and 1 loaded at the guard", blocks)
+	}
+	if !strings.Contains(s, "1 vectors per iteration") {
+		t.Error("GuardTight: want 1 vector per iteration")
+	}
+	// With room to spare, the bounds are loaded once, before the row loop.
+	s = gen(guardEdgesKernel(t), 4096)
+	for _, bl := range guardBlocks(s) {
+		if len(bl) != 4 || !strings.HasPrefix(bl[0], "FCMPS") {
+			t.Errorf("GuardEdges: guard %q, want the bounds in registers", bl)
+		}
+	}
+	if !strings.Contains(s, "4 vectors per iteration") {
+		t.Error("GuardEdges: want 4 vectors per iteration")
+	}
+
+	// Every function ends by storing rows minus the rows not done.
+	for _, k := range testKernels(t) {
+		s := gen(k, 0)
+		re := regexp.MustCompile(`(?m)^done:\n\tMOVD\trows\+(\d+)\(FP\), (R\d+)\n\tSUB\t(R\d+), (R\d+), (R\d+)\n\tMOVD\t(R\d+), ret\+(\d+)\(FP\)\n\tRET\n$`)
+		m := re.FindStringSubmatch(s)
+		if m == nil || m[2] != m[4] || m[4] != m[5] || m[5] != m[6] {
+			t.Errorf("%s: no exit storing rows-done:\n%s", k.Name, s[max(0, len(s)-300):])
+			continue
+		}
+		rowsOff, _ := strconv.Atoi(m[1])
+		retOff, _ := strconv.Atoi(m[7])
+		if rowsOff != 8*len(k.Arrays) || retOff != rowsOff+16 {
+			t.Errorf("%s: rows at %d and ret at %d, want %d and %d", k.Name, rowsOff, retOff, 8*len(k.Arrays), 8*len(k.Arrays)+16)
+		}
 	}
 }

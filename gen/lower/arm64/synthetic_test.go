@@ -207,6 +207,28 @@ func guardConstKernel(t testing.TB) *ir.Kernel {
 	return mustKernel(t, b)
 }
 
+// guardTightKernel keeps thirty-one vectors live in its loop, so that the
+// guard before it cannot keep its bounds in registers.
+func guardTightKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardTight", "synthetic")
+	dst := b.Array("dst", ir.RowOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gs := b.Array("gs", ir.RowScalarIn, "")
+	b.Guard(b.LoadRow(gs), -1, 1)
+	b.Loop(func(l *ir.LoopBuilder) {
+		vs := make([]ir.V, 31)
+		for i := range vs {
+			vs[i] = l.Load(x)
+		}
+		sum := vs[0]
+		for _, v := range vs[1:] {
+			sum = l.Add(sum, v)
+		}
+		l.Store(dst, sum)
+	})
+	return mustKernel(t, b)
+}
+
 // guardSpecials are the per-row inputs of the synthetic guard kernels: the
 // bounds of each guard and their neighbours, zeros, subnormals, the
 // extremes, infinities and NaN.
