@@ -19,7 +19,7 @@ options:
   --force-bochs          use Bochs even on a CPU with AVX-512
   --no-dispatch-check    do not require "normgen dispatch: avx512" (fixtures only)
   --env KEY=VALUE        add to every binary's environment (repeatable)
-  --timeout SECONDS      limit for the whole Bochs run (default 1200, or
+  --timeout SECONDS      limit for the whole run (default 1200, or
                          $AVX512_BOCHS_TIMEOUT)
   --test-timeout DUR     -test.timeout for each binary (default 10m)
   --cpu MODEL            Bochs CPU model (default corei7_skylake_x)
@@ -140,7 +140,9 @@ if [ "$force_bochs" = 0 ] && grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
 	say "this CPU has AVX-512 (avx512f in /proc/cpuinfo): running natively (--force-bochs to emulate)"
 	"$work/runner" prepare -mode native "${prepare_args[@]}" "${bins[@]}" || die "preparing the run failed"
 	set +e
-	"$work/guestinit" -config "$work/guest.json" 2>&1 | tr -d '\r' | tee "$work/native.log"
+	timeout --kill-after=10 "$timeout_s" "$work/guestinit" -config "$work/guest.json" 2>&1 |
+		tr -d '\r' | tee "$work/native.log"
+	[ "${PIPESTATUS[0]}" != 124 ] || say "stopped by the timeout (${timeout_s}s; --timeout to change)"
 	set -e
 	finish "$work/native.log" native
 fi
