@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 )
 
 // ISAs are the instruction sets of the benchmark specs, best first.
@@ -20,8 +20,8 @@ var ISAs = []string{"avx512", "avx2", "neon", "purego"}
 
 // Impls is normgen's generated kernels, one implementation per instruction
 // set built in, best first.
-func Impls() []harness.Impl {
-	var out []harness.Impl
+func Impls() []benchkit.Impl {
+	var out []benchkit.Impl
 	for _, isa := range ISAs {
 		if p, ok := packages[isa]; ok {
 			out = append(out, p.impl())
@@ -61,12 +61,12 @@ var about = map[string]string{
 	"purego": "pure Go (the generated fallback)",
 }
 
-func (p pkg) impl() harness.Impl {
-	return harness.Impl{
+func (p pkg) impl() benchkit.Impl {
+	return benchkit.Impl{
 		Name: "normgen-" + p.isa,
 		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes.",
 			about[p.isa], p.isa, p.isa),
-		Prepare: func(s harness.Shape) (harness.Func, string) {
+		Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 			op, h := s.Op, s.H
 			if why := runnable(p.isa); why != "" {
 				return nil, why
@@ -75,12 +75,12 @@ func (p pkg) impl() harness.Impl {
 				return nil, "bench/specs declare the standard kernels only"
 			}
 			switch op {
-			case harness.LayerNorm:
+			case benchkit.LayerNorm:
 				if f, ok := p.ln[h]; ok {
 					return f, ""
 				}
 				return func(dst, x, gamma, beta []float32) { p.lnAny(dst, x, gamma, beta, h) }, ""
-			case harness.RMSNorm:
+			case benchkit.RMSNorm:
 				if f, ok := p.rms[h]; ok {
 					return func(dst, x, gamma, _ []float32) { f(dst, x, gamma) }, ""
 				}

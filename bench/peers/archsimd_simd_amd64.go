@@ -6,7 +6,7 @@ import (
 	"math"
 	"simd/archsimd"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 )
 
 // ArchSIMD is LayerNorm and RMSNorm hand-vectorized with Go's experimental
@@ -15,18 +15,18 @@ import (
 // the squared deviations and the affine step, a scalar loop for a tail
 // shorter than 8, and VZEROUPPER (archsimd.ClearAVXUpperBits) before
 // returning, as the package asks when Go code follows 256-bit code.
-var ArchSIMD = harness.Impl{
+var ArchSIMD = benchkit.Impl{
 	Name:  "archsimd",
 	About: "Go 1.26 `simd/archsimd` (GOEXPERIMENT=simd), hand-vectorized with Float32x8 (AVX2+FMA): two passes for the statistics with 4 accumulators, FMA, one pass for the output, scalar tail, ClearAVXUpperBits (VZEROUPPER) before returning.",
-	Prepare: func(s harness.Shape) (harness.Func, string) {
+	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
 		if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 			return nil, "the CPU lacks AVX2 or FMA"
 		}
-		if op == harness.BatchNorm {
+		if op == benchkit.BatchNorm {
 			return nil, "not written for BatchNorm (a per-row peer)"
 		}
-		if op == harness.RMSNorm {
+		if op == benchkit.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { simdRMSNorm8(dst, x, gamma, h, eps) }, ""
 		}
 		return func(dst, x, gamma, beta []float32) { simdLayerNorm8(dst, x, gamma, beta, h, eps) }, ""
@@ -34,25 +34,25 @@ var ArchSIMD = harness.Impl{
 }
 
 // ArchSIMD512 is the same with Float32x16 (AVX-512F): 16 lanes.
-var ArchSIMD512 = harness.Impl{
+var ArchSIMD512 = benchkit.Impl{
 	Name:  "archsimd512",
 	About: "the same archsimd code with Float32x16 (AVX-512F), 4 accumulators of 16 lanes; only where the CPU has AVX-512.",
-	Prepare: func(s harness.Shape) (harness.Func, string) {
+	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
 		if !archsimd.X86.AVX512() {
 			return nil, "the CPU lacks AVX-512"
 		}
-		if op == harness.BatchNorm {
+		if op == benchkit.BatchNorm {
 			return nil, "not written for BatchNorm (a per-row peer)"
 		}
-		if op == harness.RMSNorm {
+		if op == benchkit.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { simdRMSNorm16(dst, x, gamma, h, eps) }, ""
 		}
 		return func(dst, x, gamma, beta []float32) { simdLayerNorm16(dst, x, gamma, beta, h, eps) }, ""
 	},
 }
 
-func init() { archSIMDPeers = []harness.Impl{ArchSIMD, ArchSIMD512} }
+func init() { archSIMDPeers = []benchkit.Impl{ArchSIMD, ArchSIMD512} }
 
 func hsum8(v archsimd.Float32x8) float32 {
 	q := v.GetLo().Add(v.GetHi())

@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas32"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 )
 
 // Gonum is the float32 kernels of gonum, where they fit: gonum's `floats`
@@ -13,12 +13,12 @@ import (
 // gonum's own assembly for Dot and Axpy on amd64), computes the sums and
 // the centering; BLAS has no elementwise product, so the affine step is a
 // Go loop.
-var Gonum = harness.Impl{
+var Gonum = benchkit.Impl{
 	Name:  "gonum",
 	About: "gonum v0.17 float32 BLAS (`blas32`; `floats` is float64-only): Dot against a ones vector for the sum, Copy + Axpy(-mean) to center, Dot for the squared deviations (RMSNorm: one Dot), then a Go loop for gamma and beta.",
-	Prepare: func(s harness.Shape) (harness.Func, string) {
+	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
-		if op == harness.BatchNorm {
+		if op == benchkit.BatchNorm {
 			return nil, "gonum has no batch normalization"
 		}
 		ones := make([]float32, h)
@@ -27,7 +27,7 @@ var Gonum = harness.Impl{
 		}
 		one := blas32.Vector{N: h, Inc: 1, Data: ones}
 		vec := func(s []float32) blas32.Vector { return blas32.Vector{N: h, Inc: 1, Data: s} }
-		if op == harness.RMSNorm {
+		if op == benchkit.RMSNorm {
 			return func(dst, x, gamma, _ []float32) {
 				for r := 0; r+h <= len(x); r += h {
 					row, out := x[r:r+h], dst[r:r+h]

@@ -1,29 +1,29 @@
 // Package peers holds the implementations normgen is measured against.
 //
 // Every peer normalizes rows of float32 in place of its own dst, with the
-// epsilon the harness gives (harness.Op.Eps), and is checked against the
+// epsilon the harness gives (benchkit.Op.Eps), and is checked against the
 // harness's float64 reference before it is timed.
 package peers
 
 import (
 	"math"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 )
 
 // Naive is the code a Go user writes first: straight float32 loops, two
 // passes for the statistics (sum, then squared deviations), one for the
 // output, math.Sqrt through float64.
-var Naive = harness.Impl{
+var Naive = benchkit.Impl{
 	Name:  "naive",
 	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums).",
-	Prepare: func(s harness.Shape) (harness.Func, string) {
+	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
-		if op == harness.BatchNorm {
+		if op == benchkit.BatchNorm {
 			mean, rstd := make([]float32, h), make([]float32, h)
 			return func(dst, x, gamma, beta []float32) { naiveBatchNorm(dst, x, gamma, beta, mean, rstd, h, eps) }, ""
 		}
-		if op == harness.RMSNorm {
+		if op == benchkit.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { naiveRMSNorm(dst, x, gamma, h, eps) }, ""
 		}
 		return func(dst, x, gamma, beta []float32) { naiveLayerNorm(dst, x, gamma, beta, h, eps) }, ""

@@ -121,7 +121,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 )
 
 var (
@@ -141,16 +141,16 @@ func dnnlInit() error {
 
 // OneDNN is oneDNN's layer normalization primitive (forward inference,
 // scale and shift), called through cgo on one thread.
-var OneDNN = harness.Impl{
+var OneDNN = benchkit.Impl{
 	Name:  "onednn",
 	About: "oneDNN (Debian libdnnl-dev) through cgo, one OpenMP thread, src and dst handles set per call: the layer normalization primitive (forward inference, scale and shift) and the batch normalization primitive (forward training: batch statistics, scale and shift). This oneDNN has no RMS normalization.",
-	Prepare: func(s harness.Shape) (harness.Func, string) {
+	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, rows, eps := s.Op, s.H, s.Rows, s.Epsilon()
-		if op == harness.RMSNorm {
+		if op == benchkit.RMSNorm {
 			return nil, "oneDNN " + OneDNNVersion() + " has no RMS normalization"
 		}
 		batch := C.int(0)
-		if op == harness.BatchNorm {
+		if op == benchkit.BatchNorm {
 			batch = 1
 		}
 		if err := dnnlInit(); err != nil {
@@ -193,6 +193,6 @@ func oneDNNNotes() []string {
 }
 
 func init() {
-	oneDNNPeers = []harness.Impl{OneDNN}
+	oneDNNPeers = []benchkit.Impl{OneDNN}
 	notes = append(notes, oneDNNNotes)
 }

@@ -1,11 +1,11 @@
 package peers
 
-import "github.com/normgen/normgen/bench/harness"
+import "github.com/normgen/normgen/benchkit"
 
 // Set by the build-tagged files: empty when a peer is not built in.
 var (
-	archSIMDPeers []harness.Impl // GOEXPERIMENT=simd on amd64
-	oneDNNPeers   []harness.Impl // cgo and the onednn build tag
+	archSIMDPeers []benchkit.Impl // GOEXPERIMENT=simd on amd64
+	oneDNNPeers   []benchkit.Impl // cgo and the onednn build tag
 )
 
 // Missing explains the peers this binary was built without.
@@ -22,8 +22,8 @@ func Missing() []string {
 
 // All is every peer built into this binary, in table order (normgen's own
 // kernels are added by the caller).
-func All() []harness.Impl {
-	out := []harness.Impl{Naive, Gonum}
+func All() []benchkit.Impl {
+	out := []benchkit.Impl{Naive, Gonum}
 	out = append(out, archSIMDPeers...)
 	out = append(out, oneDNNPeers...)
 	return out
@@ -34,7 +34,7 @@ func All() []harness.Impl {
 var notes []func() []string
 
 // Notes describes the peers' libraries as loaded, for the report's machine
-// section (call it after harness.Run: some notes depend on what ran).
+// section (call it after benchkit.Run: some notes depend on what ran).
 func Notes() []string {
 	var out []string
 	for _, f := range notes {

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/normgen/normgen/bench/harness"
+	"github.com/normgen/normgen/benchkit"
 	"github.com/normgen/normgen/bench/normgen"
 	"github.com/normgen/normgen/bench/peers"
 )
@@ -41,9 +41,9 @@ func main() {
 	})
 	flag.Parse()
 
-	cfg := harness.DefaultConfig()
+	cfg := benchkit.DefaultConfig()
 	if *quick {
-		cfg = harness.QuickConfig()
+		cfg = benchkit.QuickConfig()
 	}
 	if *budget > 0 {
 		cfg.Budget, cfg.DRAMBudget = *budget, 2**budget
@@ -58,25 +58,25 @@ func main() {
 		}
 		sizes = append(sizes, h)
 	}
-	var opList []harness.Op
+	var opList []benchkit.Op
 	for _, s := range strings.Split(*ops, ",") {
-		i := slices.IndexFunc(harness.Ops, func(o harness.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
+		i := slices.IndexFunc(benchkit.Ops, func(o benchkit.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
 		if i < 0 {
 			fatalf("-ops: unknown kernel %q; allowed: LayerNorm, RMSNorm, BatchNorm", s)
 		}
-		opList = append(opList, harness.Ops[i])
+		opList = append(opList, benchkit.Ops[i])
 	}
 
 	impls := append(peers.All(), normgen.Impls()...)
 	if *only != "" {
 		want := strings.Split(*only, ",")
-		impls = slices.DeleteFunc(impls, func(im harness.Impl) bool { return !slices.Contains(want, im.Name) })
+		impls = slices.DeleteFunc(impls, func(im benchkit.Impl) bool { return !slices.Contains(want, im.Name) })
 	}
 	for _, m := range append(peers.Missing(), normgen.Missing()...) {
 		fmt.Fprintln(os.Stderr, "note:", m)
 	}
 
-	rep := harness.Run(cfg, harness.Shapes(opList, sizes, *l2, *dram), impls)
+	rep := benchkit.Run(cfg, benchkit.Shapes(opList, sizes, *l2, *dram), impls)
 	rep.Machine.Extra = append(rep.Machine.Extra, peers.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, normgen.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, extra...)

@@ -1,10 +1,11 @@
-// Package harness times normalization kernels against the cost of copying the
-// same bytes, in one process and one run, and reports the result as a
+// Package benchkit times normalization kernels against the cost of copying
+// the same bytes, in one process and one run, and reports the result as a
 // markdown table and an SVG plot.
 //
-// It imports only the standard library, so that any program can use it
-// (normbench in this module, or a driver that `normgen bench` writes for a
-// user's own spec) without pulling in the peers' dependencies.
+// It imports only the standard library, so that any program can use it:
+// bench/cmd/normbench (normgen against its peers), and the program that
+// `normgen bench` writes, next to a copy of this package's source (Source),
+// for a user's own spec.
 //
 // Method, for each shape (kernel, hidden size H, input size):
 //   - every implementation is first run once and its output compared with a
@@ -21,7 +22,7 @@
 //     cache-resident buffers); for inputs larger than the last-level cache,
 //     every call uses the next of several buffer sets, so that each call
 //     finds its x and dst in DRAM, not in a cache warmed by the call before.
-package harness
+package benchkit
 
 import (
 	"fmt"

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package harness
+package benchkit
 
 func threadCPU() (int64, bool) { return 0, false }
