@@ -3,6 +3,9 @@
 # (one boot for all of them) on a machine whose CPU lacks AVX-512, natively
 # on one that has it. See tests/avx512/README.md.
 set -euo pipefail
+# Bash reads a script as it runs it: the braces make it read all of it first,
+# so that editing (or checking out) this file during a run cannot break it.
+{
 
 prog=avx512-bochs
 usage() {
@@ -365,3 +368,4 @@ if [ -z "$started_at" ]; then
 	tail -n 15 "$work/bochs.out" "$work/bochs.log" 2>/dev/null | sed 's/^/    /' || true
 fi
 finish "$work/serial.log" bochs
+}

@@ -4,6 +4,9 @@
 # this script and the binaries (CGO_ENABLED=0 go test -c) to the machine.
 # See tests/avx512/README.md.
 set -euo pipefail
+# Bash reads a script as it runs it: the braces make it read all of it first,
+# so that editing (or checking out) this file during a run cannot break it.
+{
 
 prog=avx512-native
 usage() {
@@ -175,4 +178,6 @@ else
 	verdict "$prog: FAIL: $passed passed, $failed failed"
 fi
 say "results in $out"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] || exit 1
+exit 0
+}
