@@ -3,6 +3,7 @@ package benchkit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -87,39 +88,98 @@ const Tolerance = 1e-4
 // relative error seen, and an error when it exceeds Tolerance, when f
 // panics, or when f modified x.
 func Check(op Op, f Func, dst, x, gamma, beta []float32, ref []float64, h int) (maxErr float64, err error) {
+	a := &Args{Out: [][]float32{dst}, In: [][]float32{x}, Gamma: gamma, Beta: beta}
+	kf := func(a *Args) { f(a.Out[0], a.In[0], a.Gamma, a.Beta) }
+	return checkArgs(kf, a, [][]float64{ref}, nil, arrayNames{}, h)
+}
+
+// arrayNames name a kernel's arrays in error messages.
+type arrayNames struct{ out, in, stats []string }
+
+func arrayName(names []string, i int, def string) string {
+	if i < len(names) {
+		return names[i]
+	}
+	return def
+}
+
+// checkArgs is Check for a kernel of any arrays: every row output (Out) and
+// per-row output (Stats) is NaN-filled, compared with refOut and refStats,
+// and every input (In, Gamma, Beta) must be left as it was.
+func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayNames, h int) (maxErr float64, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			err = fmt.Errorf("panicked: %v", e)
 		}
 	}()
 	nan := float32(math.NaN())
-	for i := range dst {
-		dst[i] = nan
-	}
-	x0 := append([]float32(nil), x...)
-	f(dst, x, gamma, beta)
-	for i := range x {
-		if math.Float32bits(x[i]) != math.Float32bits(x0[i]) {
-			copy(x, x0)
-			return 0, fmt.Errorf("modified its input x at %d", i)
+	for _, o := range append(slices.Clip(a.Out), a.Stats...) {
+		for i := range o {
+			o[i] = nan
 		}
 	}
-	worst := -1
-	for i, y := range dst {
-		e := math.Abs(float64(y)-ref[i]) / (1 + math.Abs(ref[i]))
-		if !(e <= maxErr) { // NaN too
-			maxErr, worst = e, i
-			if math.IsNaN(e) {
-				maxErr = math.Inf(1)
-				break
+	type saved struct {
+		name     string
+		now, was []float32
+	}
+	var ins []saved
+	for i, x := range a.In {
+		ins = append(ins, saved{arrayName(names.in, i, "x"), x, slices.Clone(x)})
+	}
+	ins = append(ins, saved{"gamma", a.Gamma, slices.Clone(a.Gamma)}, saved{"beta", a.Beta, slices.Clone(a.Beta)})
+	f(a)
+	for _, in := range ins {
+		for i := range in.now {
+			if math.Float32bits(in.now[i]) != math.Float32bits(in.was[i]) {
+				for _, in := range ins {
+					copy(in.now, in.was)
+				}
+				return 0, fmt.Errorf("modified its input %s at %d", in.name, i)
 			}
 		}
 	}
-	if maxErr > Tolerance {
-		return maxErr, fmt.Errorf("row %d col %d: got %g, want %g (relative error %.3g > %g)",
-			worst/h, worst%h, dst[worst], ref[worst], maxErr, Tolerance)
+	// compare checks one output; per is the number of values per row.
+	compare := func(what string, y []float32, ref []float64, per int) error {
+		worst, e := relErr(y, ref)
+		maxErr = max(maxErr, e)
+		if e > Tolerance {
+			where := fmt.Sprintf("row %d", worst/per)
+			if per > 1 {
+				where += fmt.Sprintf(" col %d", worst%per)
+			}
+			if what != "" {
+				where = what + " " + where
+			}
+			return fmt.Errorf("%s: got %g, want %g (relative error %.3g > %g)", where, y[worst], ref[worst], e, Tolerance)
+		}
+		return nil
+	}
+	for i, y := range a.Out {
+		if err := compare(arrayName(names.out, i, ""), y, refOut[i], h); err != nil {
+			return maxErr, err
+		}
+	}
+	for i, y := range a.Stats {
+		if err := compare(arrayName(names.stats, i, "stat"), y, refStats[i], 1); err != nil {
+			return maxErr, err
+		}
 	}
 	return maxErr, nil
+}
+
+// relErr is the largest |y - ref| / (1 + |ref|) and where it is; NaN counts
+// as +Inf.
+func relErr(y []float32, ref []float64) (worst int, maxErr float64) {
+	for i, v := range y {
+		e := math.Abs(float64(v)-ref[i]) / (1 + math.Abs(ref[i]))
+		if !(e <= maxErr) { // NaN too
+			maxErr, worst = e, i
+			if math.IsNaN(e) {
+				return i, math.Inf(1)
+			}
+		}
+	}
+	return worst, maxErr
 }
 
 // Stats summarizes samples.

@@ -64,6 +64,24 @@ func (o Op) HasShift() bool { return o != RMSNorm }
 // (BatchNorm: every column). beta is nil for RMSNorm.
 type Func func(dst, x, gamma, beta []float32)
 
+// Args holds the arrays of one call of a kernel that reads or writes more
+// than x and dst (a fused residual add, saved statistics): see KernelFunc.
+type Args struct {
+	// Out holds the row outputs (rows*H values each) in the order of the
+	// shape's Outputs, Out[0] being dst; In the row inputs, In[0] being x;
+	// Stats the per-row outputs (rows values each), in the order of the
+	// shape's Stats.
+	Out, In, Stats [][]float32
+	// Gamma and Beta are the parameters, H values each. Beta is nil for an
+	// Op without shift, unless the shape has an Oracle.
+	Gamma, Beta []float32
+
+	scratch [][]float32 // outputs of the bound beyond Out
+}
+
+// KernelFunc computes one call of a kernel on a's arrays.
+type KernelFunc func(a *Args)
+
 // Impl is one implementation under test.
 type Impl struct {
 	Name  string // short label: a table column and a plot legend entry
@@ -74,6 +92,10 @@ type Impl struct {
 	// not as an error). It is called once per shape, outside timing, so it
 	// may allocate and set up state.
 	Prepare func(s Shape) (Func, string)
+	// PrepareArgs, when not nil, is used instead of Prepare: it returns a
+	// function of all the shape's arrays (Args), as kernels with more
+	// arrays than x and dst need. The same rules apply.
+	PrepareArgs func(s Shape) (KernelFunc, string)
 }
 
 // Level names where a shape's data lives.
@@ -98,7 +120,44 @@ type Shape struct {
 	// Ref computes the float64 oracle the output is checked against
 	// (default: Reference for Op with Epsilon). beta is nil when !Op.HasShift().
 	Ref func(x, gamma, beta []float32, h int) []float64
+
+	// Inputs and Outputs name the kernel's row arrays (rows*H values each)
+	// and Stats its per-row outputs (rows values each), in the order of
+	// Args: a fused residual kernel reads {"x", "f"} and may write
+	// {"dst", "sum"} and {"mean", "rstd"}. nil Inputs means {"x"}, nil
+	// Outputs {"dst"}. The implementations of a shape with more arrays
+	// than x and dst need PrepareArgs.
+	Inputs, Outputs, Stats []string
+	// Oracle, when not nil, computes the float64 reference of every output
+	// (out in the order of Outputs, stats in that of Stats) from a's inputs
+	// and parameters; it must not write to a. It replaces Ref, and is
+	// required when the shape has more arrays than x and dst.
+	Oracle func(a *Args, h int) (out, stats [][]float64)
 }
+
+func (s Shape) inputs() []string {
+	if s.Inputs == nil {
+		return []string{"x"}
+	}
+	return s.Inputs
+}
+
+func (s Shape) outputs() []string {
+	if s.Outputs == nil {
+		return []string{"dst"}
+	}
+	return s.Outputs
+}
+
+// general reports whether the shape has arrays beyond x and dst.
+func (s Shape) general() bool {
+	return len(s.inputs()) != 1 || len(s.outputs()) != 1 || len(s.Stats) != 0
+}
+
+// copies is the number of row arrays the bound copies: every row input is
+// copied into a row output of its own (a scratch buffer when the kernel
+// writes fewer row arrays than it reads), and every row output is written.
+func (s Shape) copies() int { return max(len(s.inputs()), len(s.outputs())) }
 
 // Epsilon is the shape's epsilon.
 func (s Shape) Epsilon() float32 {
@@ -116,8 +175,10 @@ func (s Shape) Label() string {
 	return s.Op.String()
 }
 
-// Bytes is the traffic the copy bound moves: x read plus dst written.
-func (s Shape) Bytes() int64 { return 2 * 4 * int64(s.H) * int64(s.Rows) }
+// Bytes is the traffic the copy bound moves: x read plus dst written (for a
+// kernel with more row arrays, each row input read and copied into a row
+// output of its own).
+func (s Shape) Bytes() int64 { return 2 * 4 * int64(s.H) * int64(s.Rows) * int64(s.copies()) }
 
 func (s Shape) String() string {
 	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
@@ -138,9 +199,7 @@ func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
 				continue
 			}
 			for _, h := range hs {
-				rows := int(math.Round(float64(size) / float64(4*h)))
-				rows = max(rows, 1)
-				out = append(out, Shape{Op: op, H: h, Rows: rows, Level: level})
+				out = append(out, Shape{Op: op, H: h, Rows: rowsFor(size, h), Level: level})
 			}
 		}
 	}
@@ -241,12 +300,9 @@ type Report struct {
 }
 
 // Bound is Go's copy of x into dst: the time every figure is divided by.
+// For a kernel with more row arrays (Shape.Inputs, Shape.Outputs), the
+// bound copies each row input into a row output of its own.
 const Bound = "copy"
-
-type buffers struct {
-	x, dst      [][]float32
-	gamma, beta []float32
-}
 
 // Run checks and times impls at every shape. The bound is added by Run.
 func Run(cfg Config, shapes []Shape, impls []Impl) *Report {
@@ -275,7 +331,7 @@ func logf(cfg Config, format string, args ...any) {
 
 type timed struct {
 	name  string
-	f     Func
+	f     KernelFunc
 	n     int // calls per sample
 	ratio []float64
 	ns    []float64
@@ -291,54 +347,109 @@ func clock(cfg Config) (func() int64, string) {
 	return func() int64 { return int64(time.Since(t0)) }, "wall clock"
 }
 
+// buffers makes the shape's arrays: the reference inputs (set 0) and
+// parameters from the seed, then as many sets of row arrays as asked, each
+// with its own copy of the inputs.
+func buffers(cfg Config, s Shape, sets int) (args []*Args) {
+	n := s.H * s.Rows
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s.H)*1000003+uint64(s.Rows)))
+	in0 := make([][]float32, len(s.inputs()))
+	for i := range in0 {
+		in0[i] = make([]float32, n)
+	}
+	// x, then gamma and beta, then any other input: the standard shapes
+	// see the same data as before inputs other than x existed.
+	FillInput(rng, in0[0], s.H)
+	gamma, beta := make([]float32, s.H), make([]float32, s.H)
+	for i := range gamma {
+		gamma[i] = float32(0.5 + rng.Float64())
+		beta[i] = float32(rng.NormFloat64() * 0.1)
+	}
+	for _, in := range in0[1:] {
+		FillInput(rng, in, s.H)
+	}
+	if !s.Op.HasShift() && s.Oracle == nil {
+		beta = nil
+	}
+	nOut := len(s.outputs())
+	for i := 0; i < sets; i++ {
+		a := &Args{Gamma: gamma, Beta: beta}
+		for _, x := range in0 {
+			if i > 0 {
+				x = slices.Clone(x)
+			}
+			a.In = append(a.In, x)
+		}
+		for j := 0; j < s.copies(); j++ {
+			out := make([]float32, n)
+			copy(out, in0[0]) // fault the pages in now, not in the first timed call
+			if j < nOut {
+				a.Out = append(a.Out, out)
+			} else {
+				a.scratch = append(a.scratch, out)
+			}
+		}
+		for range s.Stats {
+			st := make([]float32, s.Rows)
+			copy(st, in0[0])
+			a.Stats = append(a.Stats, st)
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+// reference computes the oracle's outputs on set 0's inputs.
+func reference(s Shape, a *Args) (out, stats [][]float64) {
+	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta}
+	switch {
+	case s.Oracle != nil:
+		out, stats = s.Oracle(in, s.H)
+	case s.general():
+		panic(fmt.Sprintf("benchkit: shape %s has arrays beyond x and dst but no Oracle", s))
+	case s.Ref != nil:
+		out = [][]float64{s.Ref(a.In[0], a.Gamma, a.Beta, s.H)}
+	default:
+		out = [][]float64{ReferenceEps(s.Op, s.Epsilon(), a.In[0], a.Gamma, a.Beta, s.H)}
+	}
+	if len(out) != len(s.outputs()) || len(stats) != len(s.Stats) {
+		panic(fmt.Sprintf("benchkit: shape %s: the oracle gave %d row outputs and %d per-row outputs, want %d and %d",
+			s, len(out), len(stats), len(s.outputs()), len(s.Stats)))
+	}
+	return out, stats
+}
+
 func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	logf(cfg, "%s\n", s)
 	n := s.H * s.Rows
 	sets := 1
 	if s.Level == DRAM {
-		// Between two uses of a set, the other sets' x and dst are touched:
+		// Between two uses of a set, the other sets' arrays are touched:
 		// make that at least twice the last-level cache.
-		per := 2 * 4 * int64(n)
+		per := 4 * (int64(n)*int64(len(s.inputs())+s.copies()) + int64(s.Rows)*int64(len(s.Stats)))
 		sets = 1 + int((2*cfg.LLCBytes+per-1)/per)
 		sets = max(sets, 2)
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s.H)*1000003+uint64(s.Rows)))
-	b := &buffers{gamma: make([]float32, s.H), beta: make([]float32, s.H)}
-	x0 := make([]float32, n)
-	FillInput(rng, x0, s.H)
-	for i := range b.gamma {
-		b.gamma[i] = float32(0.5 + rng.Float64())
-		b.beta[i] = float32(rng.NormFloat64() * 0.1)
-	}
-	for i := 0; i < sets; i++ {
-		x := x0
-		if i > 0 {
-			x = slices.Clone(x0)
-		}
-		dst := make([]float32, n)
-		copy(dst, x0) // fault the pages in now, not in the first timed call
-		b.x = append(b.x, x)
-		b.dst = append(b.dst, dst)
-	}
-	beta := b.beta
-	if !s.Op.HasShift() {
-		beta = nil
-	}
-	var ref []float64
-	if s.Ref != nil {
-		ref = s.Ref(x0, b.gamma, beta, s.H)
-	} else {
-		ref = ReferenceEps(s.Op, s.Epsilon(), x0, b.gamma, beta, s.H)
-	}
+	args := buffers(cfg, s, sets)
+	refOut, refStats := reference(s, args[0])
 
 	sr := ShapeResult{Shape: s, Sets: sets}
-	copyF := func(dst, x, _, _ []float32) { copy(dst, x) }
+	nIn, nOut := len(s.inputs()), len(s.outputs())
+	copyF := func(a *Args) {
+		for i, o := range a.Out {
+			copy(o, a.In[i%nIn])
+		}
+		for i, o := range a.scratch {
+			copy(o, a.In[(nOut+i)%nIn])
+		}
+	}
 	sr.Results = make([]Result, 1+len(impls))
 	sr.Results[0] = Result{Impl: Bound, Status: OK}
 	for i, im := range impls {
 		sr.Results[i+1] = Result{Impl: im.Name}
 	}
 	ts := []*timed{{name: Bound, f: copyF, res: &sr.Results[0]}}
+	names := arrayNames{out: s.outputs(), in: s.inputs(), stats: s.Stats}
 	for i, im := range impls {
 		r := &sr.Results[i+1]
 		f, why := prepare(im, s)
@@ -347,7 +458,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 			logf(cfg, "  %-16s n/a: %s\n", im.Name, why)
 			continue
 		}
-		maxErr, err := Check(s.Op, f, b.dst[0], b.x[0], b.gamma, beta, ref, s.H)
+		maxErr, err := checkArgs(f, args[0], refOut, refStats, names, s.H)
 		r.MaxErr = maxErr
 		if err != nil {
 			r.Status, r.Note = Wrong, err.Error()
@@ -357,21 +468,17 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		r.Status = OK
 		ts = append(ts, &timed{name: im.Name, f: f, res: r})
 	}
-	// Restore x (an implementation could have written to it) and warm up.
-	for _, x := range b.x {
-		copy(x, x0)
-	}
 	next := 0
 	now, clockName := clock(cfg)
 	sr.Clock = clockName
 	var wallNs, clockNs int64
 	call := func(t *timed) time.Duration {
-		set := next % sets
+		a := args[next%sets]
 		next++
 		t0 := time.Now()
 		c0 := now()
 		for i := 0; i < t.n; i++ {
-			t.f(b.dst[set], b.x[set], b.gamma, beta)
+			t.f(a)
 		}
 		c := now() - c0
 		wallNs += int64(time.Since(t0))
@@ -432,14 +539,27 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	return sr
 }
 
-// prepare calls im.Prepare, turning a panic into a reason.
-func prepare(im Impl, s Shape) (f Func, why string) {
+// prepare calls im.PrepareArgs or im.Prepare, turning a panic into a reason.
+func prepare(im Impl, s Shape) (f KernelFunc, why string) {
 	defer func() {
 		if e := recover(); e != nil {
 			f, why = nil, fmt.Sprintf("prepare panicked: %v", e)
 		}
 	}()
-	return im.Prepare(s)
+	if im.PrepareArgs != nil {
+		return im.PrepareArgs(s)
+	}
+	if s.general() {
+		return nil, "takes x and dst only"
+	}
+	if im.Prepare == nil {
+		return nil, "no kernels"
+	}
+	g, why := im.Prepare(s)
+	if g == nil {
+		return nil, why
+	}
+	return func(a *Args) { g(a.Out[0], a.In[0], a.Gamma, a.Beta) }, ""
 }
 
 // FillInput writes rows of h values with varied offsets and scales, so that

@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/normgen/normgen/benchkit"
 	"github.com/normgen/normgen/bench/normgen"
 	"github.com/normgen/normgen/bench/peers"
+	"github.com/normgen/normgen/benchkit"
 )
 
 func main() {
