@@ -67,8 +67,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) (s
 	return 0
 }
 
-// knownLong are the flags that may be written with one dash, Go style.
-var knownLong = map[string]bool{"spec": true, "out": true, "package": true, "version": true, "help": true}
+// knownLong are the flags that may be written with one dash, Go style
+// (quick, keep and hidden are normgen bench's).
+var knownLong = map[string]bool{"spec": true, "out": true, "package": true, "version": true, "help": true, "quick": true, "keep": true, "hidden": true}
 
 // longFlags rewrites -spec, -out, ... to --spec, --out: pflag would read
 // "-spec" as the shorthands -s -p -e -c. Only known names are rewritten,
@@ -164,7 +165,7 @@ directory exactly as for generation.`,
 			return o.check(cmd)
 		},
 	}
-	root.AddCommand(check)
+	root.AddCommand(check, newBench(o))
 	return root
 }
 

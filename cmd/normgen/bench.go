@@ -1,0 +1,551 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/cpu"
+
+	"github.com/normgen/normgen/benchkit"
+	"github.com/normgen/normgen/gen"
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/write"
+	"github.com/normgen/normgen/spec"
+)
+
+// The golang.org/x/sys requirement of normgen's go.mod and its go.sum
+// lines: the generated packages import golang.org/x/sys/cpu, and the
+// program bench writes requires that version, so that it builds offline
+// when the module cache has it. TestBenchXSysMatchesGoMod keeps these in
+// step with go.mod and go.sum.
+const (
+	xsysVersion = "v0.50.0"
+	xsysSum     = `golang.org/x/sys v0.50.0 h1:dkKZEFTEKaLr1sjhs0WiKqoi8Jj5nHbS3Njmx1UoMJs=
+golang.org/x/sys v0.50.0/go.mod h1:hNLxWAXmnKAxqDtdwIYC4bM9oQPEecfsnNMuSxOs3og=
+`
+	// xsysGo is the go version golang.org/x/sys xsysVersion declares: the
+	// least the program's go.mod may say.
+	xsysGo = "1.26.0"
+	// benchModule is the module path of the program bench writes.
+	benchModule = "normgenbench"
+)
+
+// benchOptions are bench's own flags.
+type benchOptions struct {
+	quick, keep bool
+	hidden      []int
+}
+
+const benchLong = `bench generates the spec's kernels once for each instruction set this CPU
+can run among the spec's targets (AVX-512, AVX2+FMA, NEON; pure Go always),
+each into a package of its own in a temporary directory, next to a copy of
+normgen's benchmark harness (package benchkit) and a small main. It then
+runs that program with go run, which needs the Go toolchain on PATH and
+golang.org/x/sys ` + xsysVersion + ` (from the module cache, or downloaded).
+
+The program checks every kernel against a float64 reference of the spec's
+formula, then times it on one thread at every hidden size, with inputs of
+about 128 KiB (in cache) and 32 MiB (from memory), against Go's copy of the
+same bytes in the same interleaved rounds. It prints a markdown report on
+standard output: the time of each instruction set as a ratio to the copy
+(median and p25-p75; 1.0 is the copy bound), the throughput, and the
+machine. Progress goes to standard error.
+
+Nothing is written next to the spec; the temporary directory is removed
+afterwards unless -keep is given. A full run takes about 25 seconds per
+kernel and hidden size; -quick about 5, with noisier figures.`
+
+func newBench(o *options) *cobra.Command {
+	bo := &benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench -spec FILE [-quick] [-h SIZES] [-keep]",
+		Short: "Time the spec's kernels on this machine, as a ratio to Go's copy",
+		Long:  benchLong,
+		Example: `  normgen bench -spec rmsnorm.yaml
+  normgen bench -spec rmsnorm.yaml -quick -h 4096,8192 > bench.md`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.bench(cmd, bo)
+		},
+	}
+	fl := cmd.Flags()
+	// -h is the hidden sizes here; help is --help (or -help) alone.
+	fl.Bool("help", false, "help for bench")
+	fl.BoolVar(&bo.quick, "quick", false, "a short run (about 5 s per kernel and size): noisier figures")
+	fl.IntSliceVarP(&bo.hidden, "hidden", "h", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
+	fl.BoolVar(&bo.keep, "keep", false, "keep the generated program's directory and print its path")
+	return cmd
+}
+
+// benchKernel is one kernel of the spec as the program times it.
+type benchKernel struct {
+	spec   spec.Kernel
+	norm   benchkit.Norm
+	hidden []int
+	args   []string // the entry point's arguments, as Go expressions of a *benchkit.Args named a
+}
+
+// benchPkg is one generated package: an instruction set.
+type benchPkg struct {
+	isa     string
+	name    string // nb<isa>
+	kernels []string
+}
+
+func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
+	for _, name := range []string{"out", "package"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("bench writes nothing but its report: -%s does not apply (-keep keeps the generated program)", name)
+		}
+	}
+	if o.spec == "" {
+		return errors.New("bench needs -spec FILE: the spec whose kernels to time (run normgen bench --help)")
+	}
+	f, err := spec.Load(o.spec)
+	if err != nil {
+		return err
+	}
+	kernels, err := benchKernels(f, bo.hidden)
+	if err != nil {
+		return err
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return errors.New("bench builds and runs a Go program, but there is no go command on PATH: install Go (https://go.dev/dl/) or add its bin directory to PATH")
+	}
+	isas, skipped := benchISAs(kernels, runs)
+	for _, s := range skipped {
+		fmt.Fprintf(o.stderr, "normgen bench: %s\n", s)
+	}
+
+	dir, err := os.MkdirTemp("", "normgen-bench-")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if !bo.keep {
+		defer os.RemoveAll(dir)
+	}
+	pkgs, err := writeBenchPackages(dir, f, kernels, isas)
+	if err != nil {
+		return err
+	}
+	notes := []string{"spec: " + f.Path, "normgen: " + gen.Version}
+	notes = append(notes, skipped...)
+	if err := writeBenchProgram(dir, f, kernels, pkgs, notes); err != nil {
+		return err
+	}
+	var names []string
+	for _, p := range pkgs {
+		names = append(names, p.isa)
+	}
+	n := 0
+	for _, k := range kernels {
+		n += len(k.hidden)
+	}
+	runArgs := []string{"run", "."}
+	if bo.quick {
+		runArgs = append(runArgs, "-quick")
+	}
+	if bo.keep {
+		fmt.Fprintf(o.stderr, "normgen bench: the program is in %s (to run it again: cd %s && go %s)\n", dir, dir, strings.Join(runArgs, " "))
+	}
+	fmt.Fprintf(o.stderr, "normgen bench: %d kernel(s), %d kernel size(s), instruction sets %s: building with %s\n",
+		len(kernels), n, strings.Join(names, ", "), goTool)
+
+	c := exec.Command(goTool, runArgs...)
+	c.Dir = dir
+	c.Env = benchEnv(os.Environ())
+	tail := &tailWriter{max: 4096}
+	c.Stdout, c.Stderr = o.stdout, io.MultiWriter(o.stderr, tail)
+	// Ctrl-C reaches the program too; normgen waits for it to stop, then
+	// removes the directory.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	err = c.Run()
+	interrupted := false
+	select {
+	case <-sig:
+		interrupted = true
+	default:
+	}
+	if err != nil || interrupted {
+		where := " (-keep keeps the program to look at)"
+		if bo.keep {
+			where = " (the program is in " + dir + ")"
+		}
+		if interrupted {
+			return errors.New("bench: interrupted" + where)
+		}
+		msg := fmt.Sprintf("bench: go run of the benchmark program failed: %v%s", err, where)
+		if strings.Contains(string(tail.b), "golang.org/x/sys") {
+			msg += fmt.Sprintf("; the generated packages need golang.org/x/sys %s: with network access, `go mod download golang.org/x/sys@%s` puts it in the module cache", xsysVersion, xsysVersion)
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > w.max {
+		w.b = append(w.b[:0], w.b[len(w.b)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+// benchEnv is env for go run: the program's own module (no workspace, go.mod
+// updated as needed, none of the user's GOFLAGS such as -tags purego, which
+// would time pure Go under every name), built for this machine.
+func benchEnv(env []string) []string {
+	return append(slices.Clip(env), "GOFLAGS=-mod=mod", "GOWORK=off", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+}
+
+// benchKernels turns the spec's kernels into what the program times, with
+// the hidden sizes in hidden (all when empty), and checks that normgen's
+// entry points take the arrays benchkit.Norm says they do.
+func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
+	for _, h := range hidden {
+		found := false
+		for _, k := range f.Kernels {
+			found = found || slices.Contains(k.Hidden, h)
+		}
+		if !found {
+			var all []int
+			for _, k := range f.Kernels {
+				all = append(all, k.Hidden...)
+			}
+			slices.Sort(all)
+			return nil, fmt.Errorf("-h %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
+		}
+	}
+	var out []benchKernel
+	for _, k := range f.Kernels {
+		hs := k.Hidden
+		if len(hidden) > 0 {
+			hs = slices.DeleteFunc(slices.Clone(hs), func(h int) bool { return !slices.Contains(hidden, h) })
+		}
+		if len(hs) == 0 {
+			continue
+		}
+		bk := benchKernel{spec: k, norm: benchNorm(k), hidden: hs}
+		args, err := entryArgs(k, bk.norm)
+		if err != nil {
+			return nil, err
+		}
+		bk.args = args
+		out = append(out, bk)
+	}
+	return out, nil
+}
+
+// benchNorm is the math of a spec kernel, for the reference.
+func benchNorm(k spec.Kernel) benchkit.Norm {
+	n := benchkit.Norm{Mean: k.Mean, Epsilon: k.Epsilon, Scale: k.Scale, ScaleOffset: k.ScaleOffset, Shift: k.Shift, SaveStats: k.SaveStats}
+	if r := k.Residual; r != nil {
+		n.Residual, n.Alpha, n.StoreSum = true, r.Alpha, r.StoreSum
+	}
+	return n
+}
+
+// entryArgs is the argument list of k's generated entry points, from the
+// same description the generator uses, as expressions of a *benchkit.Args
+// named a; it fails when those arrays are not the ones n describes (a
+// generator that grew a kind of array bench does not know).
+func entryArgs(k spec.Kernel, n benchkit.Norm) ([]string, error) {
+	irk, err := algo.Build(k)
+	if err != nil {
+		return nil, err
+	}
+	outputs, stats, inputs, params := n.Arrays()
+	want := slices.Concat(outputs, stats, inputs, params)
+	var got, args []string
+	var nOut, nStat, nIn int
+	for _, a := range irk.Arrays {
+		got = append(got, a.Name)
+		switch {
+		case a.Role == ir.RowOut:
+			args = append(args, fmt.Sprintf("a.Out[%d]", nOut))
+			nOut++
+		case a.Role == ir.RowScalarOut:
+			args = append(args, fmt.Sprintf("a.Stats[%d]", nStat))
+			nStat++
+		case a.Role == ir.RowIn:
+			args = append(args, fmt.Sprintf("a.In[%d]", nIn))
+			nIn++
+		case a.Role == ir.Param && a.Name == "gamma":
+			args = append(args, "a.Gamma")
+		case a.Role == ir.Param && a.Name == "beta":
+			args = append(args, "a.Beta")
+		default:
+			got = append(got, "?")
+		}
+	}
+	if !slices.Equal(got, want) {
+		return nil, fmt.Errorf("bench: kernel %s: its entry points take (%s), the benchmark expects (%s); please report this with the spec",
+			k.Name, strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	return args, nil
+}
+
+// runs reports whether this CPU runs isa, by the same test as the dispatch
+// of the generated packages.
+func runs(isa string) bool {
+	switch isa {
+	case "avx512":
+		return runtime.GOARCH == "amd64" && cpu.X86.HasAVX512F
+	case "avx2":
+		return runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	case "neon":
+		return runtime.GOARCH == "arm64"
+	case "purego":
+		return true
+	}
+	return false
+}
+
+// benchISAs is the instruction sets among the kernels' targets that this
+// CPU runs (by runs), in spec.Targets order, and why the others are left out.
+func benchISAs(kernels []benchKernel, runs func(string) bool) (isas, skipped []string) {
+	for _, isa := range spec.Targets {
+		listed := isa == "purego"
+		for _, k := range kernels {
+			listed = listed || slices.Contains(k.spec.Targets, isa)
+		}
+		switch {
+		case !listed:
+		case runs(isa):
+			isas = append(isas, isa)
+		default:
+			skipped = append(skipped, fmt.Sprintf("not timed: %s, which this machine (%s/%s) cannot run", isa, runtime.GOOS, runtime.GOARCH))
+		}
+	}
+	return isas, skipped
+}
+
+// writeBenchPackages generates the spec once per instruction set, as
+// package nb<isa> under dir with targets [isa], holding the kernels that
+// list isa among their targets (all of them for purego).
+func writeBenchPackages(dir string, f *spec.File, kernels []benchKernel, isas []string) ([]benchPkg, error) {
+	var pkgs []benchPkg
+	for _, isa := range isas {
+		p := benchPkg{isa: isa, name: "nb" + isa}
+		g := *f
+		g.Package = p.name
+		g.Kernels = nil
+		for _, k := range kernels {
+			if isa != "purego" && !slices.Contains(k.spec.Targets, isa) {
+				continue
+			}
+			sk := k.spec
+			sk.Hidden = k.hidden
+			sk.Targets = []string{isa}
+			g.Kernels = append(g.Kernels, sk)
+			p.kernels = append(p.kernels, sk.Name)
+		}
+		if len(g.Kernels) == 0 {
+			continue
+		}
+		gp, err := generate(&g, gen.Version)
+		if err != nil {
+			return nil, fmt.Errorf("bench: generating for %s: %w", isa, err)
+		}
+		if err := write.Package(filepath.Join(dir, p.name), gp); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// writeBenchProgram writes the harness's source, main.go, go.mod and go.sum
+// into dir.
+func writeBenchProgram(dir string, f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []string) error {
+	if err := benchkit.WriteSource(filepath.Join(dir, "benchkit")); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	src, err := benchMain(f, kernels, pkgs, notes)
+	if err != nil {
+		return err
+	}
+	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire golang.org/x/sys %s\n", benchModule, xsysGo, xsysVersion)
+	for name, data := range map[string][]byte{"main.go": src, "go.mod": []byte(gomod), "go.sum": []byte(xsysSum)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	return nil
+}
+
+var isaAbout = map[string]string{
+	"avx512": "AVX-512 assembly",
+	"avx2":   "AVX2+FMA assembly",
+	"neon":   "NEON assembly",
+	"purego": "pure Go",
+}
+
+var benchMainTemplate = template.Must(template.New("main").Parse(`// Code generated by normgen bench from {{.Spec}}. DO NOT EDIT.
+
+// Command {{.Module}} times the kernels of {{.Spec}}, generated by normgen
+// once per instruction set (packages nb<isa>), against Go's copy of the
+// same bytes, and prints the report in markdown: go run . [-quick]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"{{.Module}}/benchkit"
+{{- range .Pkgs}}
+	"{{$.Module}}/{{.Name}}"
+{{- end}}
+)
+
+var kernels = []benchkit.NormKernel{
+{{- range .Kernels}}
+	{Name: {{printf "%q" .Name}}, Hidden: []int{ {{- .Hidden -}} }, Norm: benchkit.Norm{ {{- .Norm -}} }},
+{{- end}}
+}
+
+var impls = []benchkit.Impl{
+{{- range .Pkgs}}
+	benchkit.FuncImpl({{printf "%q" .Impl}}, {{printf "%q" .About}}, map[string]benchkit.KernelFunc{
+	{{- $p := .}}
+	{{- range .Entries}}
+		benchkit.Key({{printf "%q" .Kernel}}, {{.H}}): func(a *benchkit.Args) { {{$p.Name}}.{{.Func}}({{.Args}}) },
+	{{- end}}
+	}, "not among the kernel's targets"),
+{{- end}}
+}
+
+var notes = []string{
+{{- range .Notes}}
+	{{printf "%q" .}},
+{{- end}}
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "a short run: noisier figures")
+	flag.Parse()
+	cfg := benchkit.DefaultConfig()
+	if *quick {
+		cfg = benchkit.QuickConfig()
+		notes = append(notes, "mode: -quick (short budget: noisier figures)")
+	}
+	cfg.Log = os.Stderr
+	var shapes []benchkit.Shape
+	for _, k := range kernels {
+		shapes = append(shapes, k.Shapes(benchkit.L2Bytes, benchkit.DRAMBytes)...)
+	}
+	rep := benchkit.Run(cfg, shapes, impls)
+	rep.Machine.Extra = append(rep.Machine.Extra, notes...)
+	if err := rep.WriteMarkdown(os.Stdout, ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if wrong := rep.Wrong(); len(wrong) > 0 {
+		for _, w := range wrong {
+			fmt.Fprintln(os.Stderr, "WRONG:", w)
+		}
+		fmt.Fprintln(os.Stderr, "generated kernels failed the float64 reference check: please report it to normgen with the spec")
+		os.Exit(3)
+	}
+}
+`))
+
+type mainEntry struct {
+	Kernel string
+	H      int
+	Func   string
+	Args   string
+}
+
+type mainPkg struct {
+	Name, Impl, About string
+	Entries           []mainEntry
+}
+
+type mainKernel struct {
+	Name, Hidden, Norm string
+}
+
+// benchMain is the program's main.go.
+func benchMain(f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []string) ([]byte, error) {
+	data := struct {
+		Spec, Module string
+		Kernels      []mainKernel
+		Pkgs         []mainPkg
+		Notes        []string
+	}{Spec: filepath.Base(f.Path), Module: benchModule, Notes: notes}
+	byName := map[string]benchKernel{}
+	for _, k := range kernels {
+		byName[k.spec.Name] = k
+		data.Kernels = append(data.Kernels, mainKernel{Name: k.spec.Name, Hidden: joinInts(k.hidden), Norm: normLiteral(k.norm)})
+	}
+	for _, p := range pkgs {
+		mp := mainPkg{Name: p.name, Impl: "normgen-" + p.isa,
+			About: fmt.Sprintf("normgen's %s (package %s, generated with targets: [%s])", isaAbout[p.isa], p.name, p.isa)}
+		for _, name := range p.kernels {
+			k := byName[name]
+			for _, h := range k.hidden {
+				mp.Entries = append(mp.Entries, mainEntry{Kernel: name, H: h, Func: name + strconv.Itoa(h), Args: strings.Join(k.args, ", ")})
+			}
+		}
+		data.Pkgs = append(data.Pkgs, mp)
+	}
+	var b bytes.Buffer
+	if err := benchMainTemplate.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("bench: writing main.go: %w", err)
+	}
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("bench: main.go: %w", err)
+	}
+	return src, nil
+}
+
+// normLiteral is the fields of a benchkit.Norm literal.
+func normLiteral(n benchkit.Norm) string {
+	fl := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	fields := []string{fmt.Sprintf("Mean: %t", n.Mean), "Epsilon: " + fl(n.Epsilon), fmt.Sprintf("Scale: %t", n.Scale)}
+	if n.ScaleOffset != 0 {
+		fields = append(fields, "ScaleOffset: "+fl(n.ScaleOffset))
+	}
+	fields = append(fields, fmt.Sprintf("Shift: %t", n.Shift))
+	if n.Residual {
+		fields = append(fields, "Residual: true", "Alpha: "+fl(n.Alpha), fmt.Sprintf("StoreSum: %t", n.StoreSum))
+	}
+	if n.SaveStats {
+		fields = append(fields, "SaveStats: true")
+	}
+	return strings.Join(fields, ", ")
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
