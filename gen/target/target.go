@@ -57,12 +57,44 @@ type Func struct {
 	Kernel *ir.Kernel
 	H      int
 	ISA    ISA
+	// NT asks for non-temporal (streaming) stores of the row outputs, for
+	// outputs too large to stay in cache (see NTMinBytes). Only where
+	// ISA.NonTemporal(H) says so. Same signature and results as the
+	// function without NT, which it falls back to when the outputs are not
+	// aligned for streaming stores.
+	NT bool
 }
 
 // Name is the unexported Go name of the implementation, e.g. avx2RMSNorm4096
-// or, for run-time H, avx2RMSNormAny.
+// or, for run-time H, avx2RMSNormAny; NT variants end in NT
+// (avx2RMSNorm4096NT).
 func (f Func) Name() string {
-	return f.ISA.prefix() + f.Kernel.Name + SizeSuffix(f.H)
+	name := f.ISA.prefix() + f.Kernel.Name + SizeSuffix(f.H)
+	if f.NT {
+		name += "NT"
+	}
+	return name
+}
+
+// NTMinBytes is the size of a call's row outputs (all of them together,
+// in bytes) from which the dispatch chooses a function's NT variant:
+// streaming stores bypass the caches, which pays for outputs larger than
+// the caches keep (no read for ownership, no eviction of the inputs) and
+// costs dearly for outputs that would have stayed in L2.
+const NTMinBytes = 1 << 20
+
+// NonTemporal reports whether the ISA has NT variants at row length h (0:
+// chosen at run time): amd64's vector ISAs, when every row starts at the
+// same alignment as the first (4h a multiple of the vector size; checked
+// at run time for h = 0).
+func (i ISA) NonTemporal(h int) bool {
+	switch i {
+	case AVX512:
+		return h%16 == 0
+	case AVX2:
+		return h%8 == 0
+	}
+	return false
 }
 
 // SizeSuffix is what follows a kernel's name in its entry points for size h.

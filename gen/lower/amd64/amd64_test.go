@@ -79,6 +79,9 @@ func TestErrors(t *testing.T) {
 		{[]target.Func{{Kernel: k, H: 1 << 29, ISA: target.AVX2}}, "out of range"},
 		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2}, {Kernel: k, H: 8, ISA: target.AVX2}}, "avx2LayerNorm8: generated twice"},
 		{[]target.Func{{H: 8, ISA: target.AVX2}}, "no kernel"},
+		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2, NT: true}}, "avx2LayerNorm8NT: its fallback avx2LayerNorm8 is not generated with it"},
+		{[]target.Func{{Kernel: k, H: 12, ISA: target.AVX2}, {Kernel: k, H: 12, ISA: target.AVX2, NT: true}}, "no non-temporal variant at hidden size 12"},
+		{[]target.Func{{Kernel: k, H: 24, ISA: target.AVX512}, {Kernel: k, H: 24, ISA: target.AVX512, NT: true}}, "no non-temporal variant at hidden size 24"},
 	} {
 		_, err := Generate(testHeader, c.funcs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -212,4 +215,66 @@ func functions(src []byte) map[string]string {
 		out[string(src[p[2]:p[3]])] = string(src[p[0]:end])
 	}
 	return out
+}
+
+// TestNonTemporal checks the shape of NT functions: every whole-vector
+// store of the output streams (VMOVNTPS) and no other store does, the
+// alignment check falls back to the twin by a tail jump, SFENCE comes
+// before the return, and the later loops prefetch the rows ahead, as many
+// lines per row as the row has, never more. Twins have none of that.
+func TestNonTemporal(t *testing.T) {
+	ks := buildKernels(t)
+	for _, c := range []struct {
+		kernel    *ir.Kernel
+		h         int
+		isa       target.ISA
+		prefetchs int // PREFETCHT1 instructions
+		lines     int // lines prefetched per row, per stream
+	}{
+		{ks[0], 4096, target.AVX2, 2, 4096 / 16},   // LayerNorm: 1 line per block in loops 1 and 2
+		{ks[0], 4096, target.AVX512, 4, 4096 / 16}, // 2 lines per block in loops 1 and 2
+		{ks[2], 768, target.AVX2, 2, 768 / 16},     // RMSNorm: 2 lines per block in loop 1
+		{ks[2], 768, target.AVX512, 4, 768 / 16},   // 4 lines per block in loop 1
+		{ks[5], 768, target.AVX2, 4, 768 / 16},     // AddLayerNormSum: x and f
+		{ks[0], 0, target.AVX2, 2, -1},
+		{ks[0], 64, target.AVX2, 0, 0}, // no block loop: no prefetch
+		{ks[0], 64, target.AVX512, 0, 0},
+	} {
+		nt := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa, NT: true}
+		twin := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
+		src, err := Generate(testHeader, []target.Func{twin, nt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fns := functions(src)
+		text, plain := fns[nt.Name()], fns[twin.Name()]
+		count := func(s, re string) int { return len(regexp.MustCompile(re).FindAllString(s, -1)) }
+		// Whole-vector stores of the twin become streaming stores.
+		stores := count(plain, `(?m)^\s+VMOVUPS\s+[XYZ]\d+, `)
+		if n := count(text, `(?m)^\s+VMOVNTPS\s`); n == 0 || n != stores {
+			t.Errorf("%s: %d VMOVNTPS, want %d (the twin's whole-vector stores)", nt.Name(), n, stores)
+		}
+		if n := count(text, `(?m)^\s+VMOVUPS\s+[XYZ]\d+, `); n != 0 {
+			t.Errorf("%s: %d ordinary whole-vector stores left", nt.Name(), n)
+		}
+		if !strings.Contains(text, "\tJMP ·"+twin.Name()+"+0(SB)\n") || !strings.Contains(text, "\tSFENCE\n\tVZEROUPPER\n\tRET\n") {
+			t.Errorf("%s: want a tail jump to %s and SFENCE before the return", nt.Name(), twin.Name())
+		}
+		if n := count(text, `PREFETCHT1`); n != c.prefetchs {
+			t.Errorf("%s: %d prefetches, want %d", nt.Name(), n, c.prefetchs)
+		}
+		if c.lines > 0 {
+			// Every prefetch runs once per block iteration of its loop.
+			streams := strings.Count(c.kernel.Name, "Add") + 1 // x, and f with a residual
+			blocks := c.h / (4 * map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[c.isa])
+			if got := blocks * c.prefetchs / streams; got != c.lines {
+				t.Errorf("%s: %d lines prefetched per row and stream, want %d", nt.Name(), got, c.lines)
+			}
+		}
+		for _, bad := range []string{"VMOVNTPS", "SFENCE", "PREFETCH", "JMP"} {
+			if strings.Contains(plain, bad) {
+				t.Errorf("%s: has %s", twin.Name(), bad)
+			}
+		}
+	}
 }

@@ -142,13 +142,19 @@ func guardKernel(t testing.TB) *ir.Kernel {
 }
 
 // testFuncs is every kernel at every test size and at run-time size, for
-// both ISAs.
+// both ISAs, each followed by its NT variant where there is one. The
+// harness's heap placement misaligns every array (the NT variant falls
+// back to its twin) and its fenced placements align them to the page (it
+// streams).
 func testFuncs(ks []*ir.Kernel) []target.Func {
 	var fs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range ks {
 			for _, h := range append(append([]int{}, testSizes...), 0) {
 				fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa})
+				if isa.NonTemporal(h) {
+					fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa, NT: true})
+				}
 			}
 		}
 	}

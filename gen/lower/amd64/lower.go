@@ -51,6 +51,16 @@ type lowering struct {
 	// by vector number while the row is lowered.
 	resident []bool
 	rowRegs  map[int][]reg.Register
+
+	// Streaming (stream.go): ntFrom[a] is the first loop whose stores to
+	// array a are non-temporal (-1: none); pf is the byte offset of the
+	// lines to prefetch from each of pfStreams, pfLines lines per block
+	// iteration of each of the loops 1..pfLoops.
+	ntFrom    []int
+	pf        reg.GPVirtual
+	pfStreams []int
+	pfLines   int
+	pfLoops   int
 }
 
 // accState is where one accumulator's partial sums live during and after
@@ -88,17 +98,24 @@ func lower(f target.Func) (*avoir.Function, error) {
 	fn.SetSignature(sig)
 	l.emitter = newEmitter(fn)
 	l.scal = make([]reg.Register, k.NumScalars)
+	if f.NT && !f.ISA.NonTemporal(f.H) {
+		return nil, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+	}
 	l.planResident()
+	l.planStreaming()
 
 	l.prologue(sig)
+	l.alignmentCheck()
 	// The row loop: rows >= 1 is the caller's guarantee. Row blocking
 	// (several rows per trip, gamma and beta read once) would wrap body.
 	l.label("row")
+	l.startPrefetch()
 	l.body()
 	l.advance()
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
 	l.epilogue(sig)
+	l.fallback()
 	return fn, l.err
 }
 
@@ -120,6 +137,7 @@ func (l *lowering) epilogue(sig *gotypes.Signature) {
 	} else {
 		l.I(x86.MOVQ(n, ret.Addr))
 	}
+	l.ntEpilogue()
 	l.I(x86.VZEROUPPER())
 	l.I(x86.RET())
 }

@@ -33,6 +33,7 @@ type slot struct {
 
 // sweepState is what every slot of one loop shares.
 type sweepState struct {
+	n     int // the loop's index among the kernel's loops
 	loop  *ir.Loop
 	splat map[ir.S]reg.VecVirtual // scalars broadcast before the loop
 	last  []int                   // last op that reads each value
@@ -45,6 +46,7 @@ func (l *lowering) sweep(loop *ir.Loop) {
 	l.loops++
 	l.comment("loop %d: %s", n, describe(l.k, loop))
 	sw := &sweepState{
+		n:     n,
 		loop:  loop,
 		splat: map[ir.S]reg.VecVirtual{},
 		last:  make([]int, len(loop.Ops)),
@@ -96,6 +98,7 @@ func (l *lowering) fixedSweep(sw *sweepState, n int) {
 		l.I(x86.XORQ(i, i))
 		top := fmt.Sprintf("loop%d", n)
 		l.label(top)
+		l.prefetch(n)
 		for j := range unroll {
 			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j})
 		}
@@ -135,6 +138,7 @@ func (l *lowering) runtimeSweep(sw *sweepState, n int) {
 	l.I(x86.ANDQ(imm32(-unroll*l.lanes), end))
 	jump(x86.JZ, "_vectors")
 	l.label(lbl(""))
+	l.prefetch(n)
 	for j := range unroll {
 		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
 	}
@@ -230,7 +234,7 @@ func (l *lowering) slot(sw *sweepState, s slot) {
 		case ir.VFMA:
 			val[oi] = l.fma(sw, s, oi, val)
 		case ir.VStore:
-			l.store(s, op.Array, arg(0))
+			l.store(s, op.Array, arg(0), l.ntStore(sw.n, op.Array))
 			l.remember(op.Array, s, arg(0))
 		case ir.VAcc:
 			st := l.accs[op.Acc]
@@ -314,11 +318,17 @@ func (l *lowering) load(s slot, array int, d reg.Register) {
 }
 
 // store writes the slot's elements of an array. It is the one place that
-// writes row outputs: non-temporal stores for large outputs would go here.
-func (l *lowering) store(s slot, array int, v reg.Register) {
+// writes row outputs. Whole vectors of an nt store are non-temporal
+// (aligned: the NT function checked); partial vectors never run in an NT
+// function (it requires whole-vector rows) and stay ordinary stores.
+func (l *lowering) store(s slot, array int, v reg.Register, nt bool) {
 	m := l.addr(array, s)
 	switch s.kind {
 	case full:
+		if nt {
+			l.I(x86.VMOVNTPS(v, m))
+			return
+		}
 		l.I(x86.VMOVUPS(v, m))
 	case masked:
 		l.I(x86.VMOVUPS(v, l.tail, m))
