@@ -1,0 +1,421 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/normgen/normgen/benchkit"
+	"github.com/normgen/normgen/out/layernorm"
+	"github.com/normgen/normgen/out/rmsnorm"
+	"github.com/normgen/normgen/spec"
+)
+
+// tinySpec has a kernel of each kind of array: a DeepNorm-style LayerNorm
+// with the residual sum and the statistics; a Gemma RMSNorm with a residual,
+// no sum, its rstd, and AVX2 alone among its targets; and one that -h 256
+// leaves out.
+const tinySpec = `version: 1
+package: tiny
+kernels:
+  - name: AddLN
+    mean: true
+    shift: true
+    save_stats: true
+    residual: {alpha: 2, store_sum: true}
+    hidden: [256, 320]
+  - name: GemmaRes
+    mean: false
+    scale_offset: 1
+    save_stats: true
+    residual: {alpha: 0.5}
+    hidden: [256]
+    targets: [avx2]
+  - name: Plain
+    mean: false
+    scale: false
+    hidden: [320]
+`
+
+// The -h, -quick and -keep flags take one dash or two.
+func TestBenchLongFlags(t *testing.T) {
+	got := strings.Join(longFlags(strings.Fields("bench -spec s.yaml -quick -keep -hidden=768 -h 4096 -h=8")), " ")
+	if want := "bench --spec s.yaml --quick --keep --hidden=768 -h 4096 -h=8"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	workdir(t)
+	if err := os.WriteFile("tiny.yaml", []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("bad.yaml", []byte("version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [0]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "bench needs -spec FILE"},
+		{[]string{"bench", "-spec", "missing.yaml"}, "missing.yaml:1:1: no such file"},
+		{[]string{"bench", "-spec", "bad.yaml"}, "bad.yaml:6:14: "},
+		{[]string{"bench", "-spec", "tiny.yaml", "-h", "100"}, "-h 100: no kernel of tiny.yaml has that hidden size; its sizes: 256, 320"},
+		{[]string{"bench", "-spec", "tiny.yaml", "-h", "x"}, `invalid argument "x"`},
+		{[]string{"bench", "-spec", "tiny.yaml", "-out", "d"}, "-out does not apply"},
+		{[]string{"bench", "-spec", "tiny.yaml", "-package", "p"}, "-package does not apply"},
+		{[]string{"bench", "-spec", "tiny.yaml", "extra"}, `unexpected argument "extra"`},
+	} {
+		r := normgen(t, nil, c.args...)
+		if r.status != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: status %d, stderr %q; want one line with %q", c.args, r.status, r.stderr, c.want)
+		}
+	}
+
+	// No go command: said before anything is written.
+	t.Setenv("PATH", t.TempDir())
+	r := normgen(t, nil, "bench", "-spec", "tiny.yaml")
+	if r.status != 1 || !strings.Contains(r.stderr, "no go command on PATH") {
+		t.Errorf("without go: %+v", r)
+	}
+
+	r = normgen(t, nil, "bench", "--help")
+	for _, want := range []string{"-h, --hidden SIZES", "--quick", "--keep", "ratio to the copy"} {
+		if r.status != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("bench --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// fakeGo puts on PATH a go command that records how it was run (arguments,
+// directory, environment, the files there) into log, and exits with status.
+func fakeGo(t *testing.T, status int) (log string) {
+	t.Helper()
+	bin := t.TempDir()
+	log = filepath.Join(t.TempDir(), "log")
+	script := fmt.Sprintf(`#!/bin/sh
+{ echo "args: $*"; echo "dir: $PWD"; echo "GOFLAGS=$GOFLAGS GOWORK=$GOWORK GOARCH=$GOARCH"; ls . benchkit nb*; } > %q
+echo "go: golang.org/x/sys@v0.50.0: module lookup disabled" >&2
+exit %d
+`, log, status)
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// What bench writes and how it runs go, without building anything: the
+// temporary directory holds the module, and is gone afterwards (kept with
+// -keep); the user's GOFLAGS do not reach the build.
+func TestBenchRunsGo(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake go command is a shell script")
+	}
+	workdir(t)
+	if err := os.WriteFile("tiny.yaml", []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("GOFLAGS", "-tags=purego")
+
+	log := fakeGo(t, 0)
+	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-h", "256")
+	if r.status != 0 {
+		t.Fatalf("bench: %+v", r)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	want := []string{"args: run . -quick", "GOFLAGS=-mod=mod GOWORK=off GOARCH=" + runtime.GOARCH,
+		"go.mod", "go.sum", "main.go", "harness.go", "norm.go", "nbpurego.go"}
+	if runs("avx2") {
+		want = append(want, "nbavx2_amd64.s")
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("the go command's log lacks %q:\n%s", w, got)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "normgen-bench-*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if _, err := os.Stat("out"); err == nil {
+		t.Error("bench wrote into the current directory")
+	}
+
+	// A failure keeps nothing either, and says what to do about x/sys.
+	fakeGo(t, 1)
+	r = normgen(t, nil, "bench", "-spec", "tiny.yaml")
+	if r.status != 1 || !strings.Contains(r.stderr, "go run of the benchmark program failed: exit status 1") ||
+		!strings.Contains(r.stderr, "go mod download golang.org/x/sys@"+xsysVersion) {
+		t.Errorf("failing go: %+v", r)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "normgen-bench-*")); len(left) != 0 {
+		t.Errorf("left behind after a failure: %v", left)
+	}
+
+	// -keep: the directory stays, and its path is printed.
+	fakeGo(t, 0)
+	r = normgen(t, nil, "bench", "-spec", "tiny.yaml", "-keep")
+	left, _ := filepath.Glob(filepath.Join(tmp, "normgen-bench-*"))
+	if r.status != 0 || len(left) != 1 || !strings.Contains(r.stderr, "the program is in "+left[0]) {
+		t.Errorf("-keep: %+v, directories %v", r, left)
+	}
+}
+
+// The program's main.go calls each entry point with its arrays in the
+// generated signature's order, and only in the packages of the kernel's
+// targets.
+func TestBenchMain(t *testing.T) {
+	f, err := spec.Parse("tiny.yaml", []byte(tinySpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := benchKernels(f, []int{256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 2 || !slices.Equal(ks[0].hidden, []int{256}) {
+		t.Fatalf("kernels: %+v", ks)
+	}
+	if got := strings.Join(ks[0].args, ", "); got != "a.Out[0], a.Out[1], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.Gamma, a.Beta" {
+		t.Errorf("AddLN args: %s", got)
+	}
+	if got := strings.Join(ks[1].args, ", "); got != "a.Out[0], a.Stats[0], a.In[0], a.In[1], a.Gamma" {
+		t.Errorf("GemmaRes args: %s", got)
+	}
+	all := func(string) bool { return true }
+	isas, skipped := benchISAs(ks, all)
+	if !slices.Equal(isas, []string{"avx512", "avx2", "neon", "purego"}) || skipped != nil {
+		t.Errorf("every ISA runnable: %v %v", isas, skipped)
+	}
+	isas, skipped = benchISAs(ks[1:], func(isa string) bool { return isa != "avx2" })
+	if !slices.Equal(isas, []string{"purego"}) || len(skipped) != 1 || !strings.Contains(skipped[0], "avx2") {
+		t.Errorf("GemmaRes without AVX2: %v %v", isas, skipped)
+	}
+
+	dir := t.TempDir()
+	pkgs, err := writeBenchPackages(dir, f, ks, []string{"avx2", "neon", "purego"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 3 || !slices.Equal(pkgs[1].kernels, []string{"AddLN"}) || !slices.Equal(pkgs[2].kernels, []string{"AddLN", "GemmaRes"}) {
+		t.Fatalf("packages: %+v", pkgs)
+	}
+	if err := writeBenchProgram(dir, f, ks, pkgs, []string{"spec: tiny.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{Name: "AddLN", Hidden: []int{256}, Norm: benchkit.Norm{Mean: true, Epsilon: 1e-05, Scale: true, Shift: true, Residual: true, Alpha: 2, StoreSum: true, SaveStats: true}},`,
+		`{Name: "GemmaRes", Hidden: []int{256}, Norm: benchkit.Norm{Mean: false, Epsilon: 1e-05, Scale: true, ScaleOffset: 1, Shift: false, Residual: true, Alpha: 0.5, StoreSum: false, SaveStats: true}},`,
+		`nbneon.AddLN256(a.Out[0], a.Out[1], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.Gamma, a.Beta)`,
+		`benchkit.Key("GemmaRes", 256): func(a *benchkit.Args) { nbavx2.GemmaRes256(a.Out[0], a.Stats[0], a.In[0], a.In[1], a.Gamma) },`,
+		`benchkit.Key("AddLN", 256): func(a *benchkit.Args) {`,
+		`"normgenbench/nbpurego"`,
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("main.go lacks\n\t%s\n%s", want, src)
+		}
+	}
+	if strings.Contains(string(src), "nbneon.GemmaRes") || strings.Contains(string(src), "Plain") {
+		t.Errorf("main.go calls what it should not:\n%s", src)
+	}
+	// The generated signatures are the ones called.
+	for _, p := range []struct{ file, want string }{
+		{"nbavx2/nbavx2.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
+		{"nbavx2/nbavx2.go", "func GemmaRes256(dst, rstd, x, f, gamma []float32)"},
+		{"nbneon/nbneon.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, p.file))
+		if err != nil || !strings.Contains(string(b), p.want) {
+			t.Errorf("%s lacks %q (%v)", p.file, p.want, err)
+		}
+	}
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(gomod), "require golang.org/x/sys "+xsysVersion) {
+		t.Errorf("go.mod:\n%s", gomod)
+	}
+}
+
+// The program's x/sys requirement is normgen's own.
+func TestBenchXSysMatchesGoMod(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Skip("no go.mod: not in normgen's checkout")
+	}
+	if m := regexp.MustCompile(`(?m)^\s*golang\.org/x/sys (v\S+)`).FindSubmatch(mod); m == nil || string(m[1]) != xsysVersion {
+		t.Errorf("go.mod requires golang.org/x/sys %q; bench.go says %s", m, xsysVersion)
+	}
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(string(sum)))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "golang.org/x/sys "+xsysVersion+" ") || strings.HasPrefix(sc.Text(), "golang.org/x/sys "+xsysVersion+"/go.mod ") {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if got := strings.Join(lines, "\n") + "\n"; got != xsysSum {
+		t.Errorf("go.sum has\n%s\nbench.go's xsysSum is\n%s", got, xsysSum)
+	}
+	// The go version x/sys declares, when the module cache has it.
+	if gomodcache, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
+		b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(gomodcache)), "cache/download/golang.org/x/sys/@v", xsysVersion+".mod"))
+		if err == nil && !strings.Contains(string(b), "\ngo "+xsysGo+"\n") {
+			t.Errorf("golang.org/x/sys %s's go.mod:\n%s\nbench.go's xsysGo is %s", xsysVersion, b, xsysGo)
+		}
+	}
+}
+
+// The reference of every kernel of the built-in catalogue (LayerNorm,
+// AddLayerNorm, RMSNorm, Gemma's, AddRMSNorm), as bench derives it from the
+// spec, accepts the generated kernels in out/ on this machine.
+func TestBenchReferenceMatchesOut(t *testing.T) {
+	files, err := spec.Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := map[string]benchkit.KernelFunc{
+		"LayerNorm": func(a *benchkit.Args) { layernorm.LayerNormAny(a.Out[0], a.In[0], a.Gamma, a.Beta, len(a.Gamma)) },
+		"AddLayerNorm": func(a *benchkit.Args) {
+			layernorm.AddLayerNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta, len(a.Gamma))
+		},
+		"RMSNorm":      func(a *benchkit.Args) { rmsnorm.RMSNormAny(a.Out[0], a.In[0], a.Gamma, len(a.Gamma)) },
+		"GemmaRMSNorm": func(a *benchkit.Args) { rmsnorm.GemmaRMSNormAny(a.Out[0], a.In[0], a.Gamma, len(a.Gamma)) },
+		"AddRMSNorm": func(a *benchkit.Args) {
+			rmsnorm.AddRMSNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, len(a.Gamma))
+		},
+	}
+	var shapes []benchkit.Shape
+	impl := map[string]benchkit.KernelFunc{}
+	for _, f := range files {
+		ks, err := benchKernels(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			fn, ok := funcs[k.spec.Name]
+			if !ok {
+				t.Errorf("no test for the catalogue's kernel %s", k.spec.Name)
+				continue
+			}
+			h := k.hidden[0]
+			nk := benchkit.NormKernel{Name: k.spec.Name, Norm: k.norm, Hidden: []int{h}}
+			shapes = append(shapes, nk.Shapes(int64(4*3*h), 0)...)
+			impl[benchkit.Key(k.spec.Name, h)] = fn
+		}
+	}
+	cfg := benchkit.Config{Budget: time.Millisecond, MinRounds: 1, MaxRounds: 2, Sample: time.Microsecond, LLCBytes: 1 << 20, Log: io.Discard, Seed: 1}
+	rep := benchkit.Run(cfg, shapes, []benchkit.Impl{benchkit.FuncImpl("out", "out/", impl, "missing")})
+	for _, sr := range rep.Shapes {
+		if r := sr.Results[1]; r.Status != benchkit.OK || !(r.MaxErr < 1e-5) || math.IsNaN(r.MaxErr) {
+			t.Errorf("%s: %s %s (max error %g)", sr.Shape, r.Status, r.Note, r.MaxErr)
+		}
+	}
+	if len(rep.Shapes) != len(funcs) {
+		t.Errorf("%d shapes for %d kernels", len(rep.Shapes), len(funcs))
+	}
+}
+
+// normgen bench for real: generates, builds with the go command, checks
+// and times the tiny spec's kernels (-quick), and prints the table.
+func TestBenchEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a benchmark (about 30 s)")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	workdir(t)
+	if err := os.WriteFile("tiny.yaml", []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOPROXY", "off") // offline: x/sys comes from the module cache
+	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-h", "256", "-keep")
+	m := regexp.MustCompile(`the program is in (\S+) `).FindStringSubmatch(r.stderr)
+	if m != nil {
+		t.Cleanup(func() { os.RemoveAll(m[1]) })
+	}
+	if r.status != 0 {
+		t.Fatalf("normgen bench: status %d\nstderr:\n%s\nstdout:\n%s", r.status, r.stderr, r.stdout)
+	}
+	if m == nil {
+		t.Errorf("-keep printed no directory:\n%s", r.stderr)
+	} else if _, err := os.Stat(filepath.Join(m[1], "main.go")); err != nil {
+		t.Errorf("-keep: %v", err)
+	}
+
+	var isas []string
+	for _, isa := range spec.Targets {
+		if runs(isa) {
+			isas = append(isas, isa)
+		}
+	}
+	header := "| kernel | H | data | copy GB/s |"
+	for _, isa := range isas {
+		header += " normgen-" + isa + " |"
+	}
+	_, table, ok := strings.Cut(r.stdout, "## Time / copy time")
+	table, _, _ = strings.Cut(table, "\n## ")
+	if !ok || !strings.Contains(table, header+"\n") {
+		t.Fatalf("no table with the header %q:\n%s", header, r.stdout)
+	}
+	ratio := `\**\d+\.\d\dx \(\d+\.\d\d-\d+\.\d\d\)\**`
+	var rows []string
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| kernel") {
+			rows = append(rows, line)
+		}
+	}
+	wantRows := []string{"| AddLN | 256 | L2 128 KiB |", "| AddLN | 256 | DRAM 32 MiB |", "| GemmaRes | 256 | L2 128 KiB |", "| GemmaRes | 256 | DRAM 32 MiB |"}
+	if len(rows) != len(wantRows) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(wantRows), table)
+	}
+	for i, row := range rows {
+		if !strings.HasPrefix(row, wantRows[i]) {
+			t.Errorf("row %d: %q, want it to start %q", i, row, wantRows[i])
+		}
+		cells := strings.Split(strings.Trim(row, "| "), " | ")
+		if len(cells) != 4+len(isas) {
+			t.Errorf("row %q: %d cells, want %d", row, len(cells), 4+len(isas))
+			continue
+		}
+		for j, isa := range isas {
+			cell := cells[4+j]
+			want := ratio
+			if strings.HasPrefix(row, "| GemmaRes") && isa != "avx2" && isa != "purego" {
+				want = `n/a` // not among its targets
+			}
+			if !regexp.MustCompile(`^` + want + `$`).MatchString(cell) {
+				t.Errorf("row %q, %s: %q does not match %s", row, isa, cell, want)
+			}
+		}
+	}
+	if strings.Contains(r.stdout, "WRONG") || strings.Contains(r.stderr, "WRONG") {
+		t.Errorf("a kernel failed its check:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "| spec | tiny.yaml |") || !strings.Contains(r.stdout, "| mode | -quick") {
+		t.Errorf("the machine section lacks the spec or the mode:\n%s", r.stdout)
+	}
+}
