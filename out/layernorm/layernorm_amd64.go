@@ -16,56 +16,114 @@ var (
 func avx512LayerNorm768(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512LayerNorm768NT(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2LayerNorm768(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2LayerNorm768NT(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512LayerNorm1024(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512LayerNorm1024NT(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2LayerNorm1024(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2LayerNorm1024NT(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512LayerNorm4096(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512LayerNorm4096NT(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2LayerNorm4096(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2LayerNorm4096NT(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512LayerNorm8192(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512LayerNorm8192NT(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2LayerNorm8192(dst, x, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2LayerNorm8192NT(dst, x, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512LayerNormAny(dst, x, gamma, beta *float32, rows, h int) int
 
 //go:noescape
+func avx512LayerNormAnyNT(dst, x, gamma, beta *float32, rows, h int) int
+
+//go:noescape
 func avx2LayerNormAny(dst, x, gamma, beta *float32, rows, h int) int
+
+//go:noescape
+func avx2LayerNormAnyNT(dst, x, gamma, beta *float32, rows, h int) int
 
 //go:noescape
 func avx512AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512AddLayerNorm768NT(dst, sum, x, f, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2AddLayerNorm768(dst, sum, x, f, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2AddLayerNorm768NT(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
+func avx512AddLayerNorm4096NT(dst, sum, x, f, gamma, beta *float32, rows int) int
+
+//go:noescape
 func avx2AddLayerNorm4096(dst, sum, x, f, gamma, beta *float32, rows int) int
+
+//go:noescape
+func avx2AddLayerNorm4096NT(dst, sum, x, f, gamma, beta *float32, rows int) int
 
 //go:noescape
 func avx512AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int) int
 
 //go:noescape
+func avx512AddLayerNormAnyNT(dst, sum, x, f, gamma, beta *float32, rows, h int) int
+
+//go:noescape
 func avx2AddLayerNormAny(dst, sum, x, f, gamma, beta *float32, rows, h int) int
+
+//go:noescape
+func avx2AddLayerNormAnyNT(dst, sum, x, f, gamma, beta *float32, rows, h int) int
 
 func implLayerNorm768(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runLayerNorm768(avx512LayerNorm768, dst, x, gamma, beta, rows)
+		if rows*3072 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm768(avx512LayerNorm768NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm768(avx512LayerNorm768, dst, x, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runLayerNorm768(avx2LayerNorm768, dst, x, gamma, beta, rows)
+		if rows*3072 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm768(avx2LayerNorm768NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm768(avx2LayerNorm768, dst, x, gamma, beta, rows)
+		}
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 768)
 	}
@@ -84,9 +142,19 @@ func runLayerNorm768(kern func(dst, x, gamma, beta *float32, rows int) int, dst,
 func implLayerNorm1024(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runLayerNorm1024(avx512LayerNorm1024, dst, x, gamma, beta, rows)
+		if rows*4096 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm1024(avx512LayerNorm1024NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm1024(avx512LayerNorm1024, dst, x, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runLayerNorm1024(avx2LayerNorm1024, dst, x, gamma, beta, rows)
+		if rows*4096 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm1024(avx2LayerNorm1024NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm1024(avx2LayerNorm1024, dst, x, gamma, beta, rows)
+		}
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 1024)
 	}
@@ -105,9 +173,19 @@ func runLayerNorm1024(kern func(dst, x, gamma, beta *float32, rows int) int, dst
 func implLayerNorm4096(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runLayerNorm4096(avx512LayerNorm4096, dst, x, gamma, beta, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm4096(avx512LayerNorm4096NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm4096(avx512LayerNorm4096, dst, x, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runLayerNorm4096(avx2LayerNorm4096, dst, x, gamma, beta, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm4096(avx2LayerNorm4096NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm4096(avx2LayerNorm4096, dst, x, gamma, beta, rows)
+		}
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 4096)
 	}
@@ -126,9 +204,19 @@ func runLayerNorm4096(kern func(dst, x, gamma, beta *float32, rows int) int, dst
 func implLayerNorm8192(dst, x, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runLayerNorm8192(avx512LayerNorm8192, dst, x, gamma, beta, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm8192(avx512LayerNorm8192NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm8192(avx512LayerNorm8192, dst, x, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runLayerNorm8192(avx2LayerNorm8192, dst, x, gamma, beta, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNorm8192(avx2LayerNorm8192NT, dst, x, gamma, beta, rows)
+		} else {
+			runLayerNorm8192(avx2LayerNorm8192, dst, x, gamma, beta, rows)
+		}
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, 8192)
 	}
@@ -147,9 +235,19 @@ func runLayerNorm8192(kern func(dst, x, gamma, beta *float32, rows int) int, dst
 func implLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		runLayerNormAny(avx512LayerNormAny, dst, x, gamma, beta, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNormAny(avx512LayerNormAnyNT, dst, x, gamma, beta, rows, h)
+		} else {
+			runLayerNormAny(avx512LayerNormAny, dst, x, gamma, beta, rows, h)
+		}
 	case hasAVX2:
-		runLayerNormAny(avx2LayerNormAny, dst, x, gamma, beta, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runLayerNormAny(avx2LayerNormAnyNT, dst, x, gamma, beta, rows, h)
+		} else {
+			runLayerNormAny(avx2LayerNormAny, dst, x, gamma, beta, rows, h)
+		}
 	default:
 		goLayerNormAny(dst, x, gamma, beta, rows, h)
 	}
@@ -168,9 +266,19 @@ func runLayerNormAny(kern func(dst, x, gamma, beta *float32, rows, h int) int, d
 func implAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runAddLayerNorm768(avx512AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
+		if rows*6144 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNorm768(avx512AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
+		} else {
+			runAddLayerNorm768(avx512AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runAddLayerNorm768(avx2AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
+		if rows*6144 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNorm768(avx2AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
+		} else {
+			runAddLayerNorm768(avx2AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
+		}
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, 768)
 	}
@@ -189,9 +297,19 @@ func runAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32, rows int
 func implAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runAddLayerNorm4096(avx512AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNorm4096(avx512AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
+		} else {
+			runAddLayerNorm4096(avx512AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
+		}
 	case hasAVX2:
-		runAddLayerNorm4096(avx2AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNorm4096(avx2AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
+		} else {
+			runAddLayerNorm4096(avx2AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
+		}
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, 4096)
 	}
@@ -210,9 +328,19 @@ func runAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32, rows in
 func implAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		runAddLayerNormAny(avx512AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
+		if rows*h*8 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNormAny(avx512AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
+		} else {
+			runAddLayerNormAny(avx512AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
+		}
 	case hasAVX2:
-		runAddLayerNormAny(avx2AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
+		if rows*h*8 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddLayerNormAny(avx2AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
+		} else {
+			runAddLayerNormAny(avx2AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
+		}
 	default:
 		goAddLayerNormAny(dst, sum, x, f, gamma, beta, rows, h)
 	}

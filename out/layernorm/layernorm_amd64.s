@@ -189,6 +189,213 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512LayerNorm768NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512LayerNorm768NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+3072, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R8
+	CMPQ    R8, $+768
+	JB      loop0
+
+	// s1 = 1/768
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMOVUPS     (BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(R8*4), Z4
+	VMOVUPS     64(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMOVUPS     128(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(R8*4), Z4
+	VMOVUPS     192(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R8*4)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
+	JB          loop2
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512LayerNorm768+0(SB)
+
 // func avx2LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2LayerNorm768(SB), NOSPLIT, $0-48
@@ -369,6 +576,207 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx2LayerNorm768NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2LayerNorm768NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+3072, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R8
+	CMPQ    R8, $+768
+	JB      loop0
+
+	// s1 = 1/768
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R8
+	CMPQ        R8, $+768
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R8*4), Y4
+	VMOVUPS     (BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R8*4)
+	VMOVUPS     32(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(DX)(R8*4), Y4
+	VMOVUPS     32(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(DX)(R8*4), Y4
+	VMOVUPS     64(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VMOVUPS     96(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(DX)(R8*4), Y4
+	VMOVUPS     96(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R8*4)
+	ADDQ        $+32, R8
+	CMPQ        R8, $+768
+	JB          loop2
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2LayerNorm768+0(SB)
 
 // func avx512LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -555,6 +963,213 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512LayerNorm1024NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512LayerNorm1024NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+4096, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R8
+	CMPQ    R8, $+1024
+	JB      loop0
+
+	// s1 = 1/1024
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMOVUPS     (BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(R8*4), Z4
+	VMOVUPS     64(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMOVUPS     128(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(R8*4), Z4
+	VMOVUPS     192(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R8*4)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
+	JB          loop2
+	ADDQ        $+4096, AX
+	ADDQ        $+4096, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512LayerNorm1024+0(SB)
+
 // func avx2LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2LayerNorm1024(SB), NOSPLIT, $0-48
@@ -735,6 +1350,207 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx2LayerNorm1024NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2LayerNorm1024NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+4096, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R8
+	CMPQ    R8, $+1024
+	JB      loop0
+
+	// s1 = 1/1024
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R8
+	CMPQ        R8, $+1024
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R8*4), Y4
+	VMOVUPS     (BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R8*4)
+	VMOVUPS     32(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(DX)(R8*4), Y4
+	VMOVUPS     32(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(DX)(R8*4), Y4
+	VMOVUPS     64(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VMOVUPS     96(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(DX)(R8*4), Y4
+	VMOVUPS     96(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R8*4)
+	ADDQ        $+32, R8
+	CMPQ        R8, $+1024
+	JB          loop2
+	ADDQ        $+4096, AX
+	ADDQ        $+4096, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2LayerNorm1024+0(SB)
 
 // func avx512LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -921,6 +1737,213 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512LayerNorm4096NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512LayerNorm4096NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R8
+	CMPQ    R8, $+4096
+	JB      loop0
+
+	// s1 = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMOVUPS     (BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(R8*4), Z4
+	VMOVUPS     64(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMOVUPS     128(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(R8*4), Z4
+	VMOVUPS     192(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R8*4)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
+	JB          loop2
+	ADDQ        $+16384, AX
+	ADDQ        $+16384, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512LayerNorm4096+0(SB)
+
 // func avx2LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2LayerNorm4096(SB), NOSPLIT, $0-48
@@ -1101,6 +2124,207 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx2LayerNorm4096NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2LayerNorm4096NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R8
+	CMPQ    R8, $+4096
+	JB      loop0
+
+	// s1 = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R8
+	CMPQ        R8, $+4096
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R8*4), Y4
+	VMOVUPS     (BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R8*4)
+	VMOVUPS     32(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(DX)(R8*4), Y4
+	VMOVUPS     32(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(DX)(R8*4), Y4
+	VMOVUPS     64(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VMOVUPS     96(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(DX)(R8*4), Y4
+	VMOVUPS     96(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R8*4)
+	ADDQ        $+32, R8
+	CMPQ        R8, $+4096
+	JB          loop2
+	ADDQ        $+16384, AX
+	ADDQ        $+16384, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2LayerNorm4096+0(SB)
 
 // func avx512LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1287,6 +2511,213 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512LayerNorm8192NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512LayerNorm8192NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+32768, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R8*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R8
+	CMPQ    R8, $+8192
+	JB      loop0
+
+	// s1 = 1/8192
+	MOVL  $0x39000000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(CX)(R8*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R8
+	CMPQ        R8, $+8192
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VMOVUPS     (CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMOVUPS     (BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(R8*4), Z4
+	VMOVUPS     64(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMOVUPS     128(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(R8*4), Z4
+	VMOVUPS     192(BX)(R8*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R8*4)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+8192
+	JB          loop2
+	ADDQ        $+32768, AX
+	ADDQ        $+32768, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512LayerNorm8192+0(SB)
+
 // func avx2LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2LayerNorm8192(SB), NOSPLIT, $0-48
@@ -1467,6 +2898,207 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx2LayerNorm8192NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2LayerNorm8192NT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+32768, DI, DI
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R8, R8
+
+loop0:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R8
+	CMPQ    R8, $+8192
+	JB      loop0
+
+	// s1 = 1/8192
+	MOVL  $0x39000000, R8
+	VMOVD R8, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R8, R8
+
+loop1:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(CX)(R8*4), Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R8
+	CMPQ        R8, $+8192
+	JB          loop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop2:
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVUPS     (CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R8*4), Y4
+	VMOVUPS     (BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R8*4)
+	VMOVUPS     32(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(DX)(R8*4), Y4
+	VMOVUPS     32(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(DX)(R8*4), Y4
+	VMOVUPS     64(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VMOVUPS     96(CX)(R8*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(DX)(R8*4), Y4
+	VMOVUPS     96(BX)(R8*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R8*4)
+	ADDQ        $+32, R8
+	CMPQ        R8, $+8192
+	JB          loop2
+	ADDQ        $+32768, AX
+	ADDQ        $+32768, CX
+	DECQ        SI
+	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2LayerNorm8192+0(SB)
 
 // func avx512LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -1749,6 +3381,313 @@ done:
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func avx512LayerNormAnyNT(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512LayerNormAnyNT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  h+40(FP), DI
+	MOVL  DI, R9
+	ANDL  $0x0f, R9
+	XORL  R8, R8
+	BTSL  R9, R8
+	DECL  R8
+	KMOVW R8, K1
+	MOVQ  AX, R8
+	TESTQ $0x0000000f, DI
+	JNZ   unaligned
+	TESTQ $0x0000003f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   DI, R8
+	SHLQ    $0x02, R8
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS (CX)(R9*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R9*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R9*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R9*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R9
+	CMPQ    R9, R10
+	JB      loop0
+
+loop0_vectors:
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS (CX)(R9*4), Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JB      loop0_vector
+
+loop0_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z6
+	VSUBPS    Z1, Z6, Z1
+	VADDPS    Z1, Z2, K1, Z2
+
+loop0_done:
+	// s1 = 1/h
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ DI, X1, X6
+	VDIVSS     X6, X1, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(CX)(R9*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(CX)(R9*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(CX)(R9*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop1
+
+loop1_vectors:
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS     (CX)(R9*4), Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z9
+	VSUBPS      Z3, Z9, Z3
+	VSUBPS      Z4, Z3, Z3
+	VFMADD231PS Z3, Z3, K1, Z5
+
+loop1_done:
+	// s4 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
+	JZ           loop2_vectors
+
+loop2:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(R9*4), Z4
+	VMOVUPS     64(BX)(R9*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(R9*4), Z4
+	VMOVUPS     128(BX)(R9*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(R9*4), Z4
+	VMOVUPS     192(BX)(R9*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop2
+
+loop2_vectors:
+	MOVQ DI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
+	JAE  loop2_tail
+
+loop2_vector:
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R9*4)
+	ADDQ        $+16, R9
+	CMPQ        R9, R8
+	JB          loop2_vector
+
+loop2_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop2_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z2, Z0, Z0
+	VMULPS      Z1, Z0, Z0
+	VMOVUPS.Z   (DX)(R9*4), K1, Z1
+	VMOVUPS.Z   (BX)(R9*4), K1, Z2
+	VFMADD231PS Z1, Z0, Z2
+	VMOVUPS     Z2, K1, (AX)(R9*4)
+
+loop2_done:
+	LEAQ (AX)(DI*4), AX
+	LEAQ (CX)(DI*4), CX
+	DECQ SI
+	JNZ  row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512LayerNormAny+0(SB)
 
 // func avx2LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -2041,6 +3980,320 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx2LayerNormAnyNT(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2LayerNormAnyNT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  h+40(FP), DI
+	MOVQ  AX, R8
+	TESTQ $0x00000007, DI
+	JNZ   unaligned
+	TESTQ $0x0000001f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   DI, R8
+	SHLQ    $0x02, R8
+
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       X6, X6, X6
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-32, R10
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(CX)(R9*4), Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(CX)(R9*4), Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(CX)(R9*4), Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
+	JB      loop0
+
+loop0_vectors:
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JB      loop0_vector
+
+loop0_tail:
+	CMPQ R9, DI
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (CX)(R9*4), X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R9
+	CMPQ   R9, DI
+	JB     loop0_element
+
+loop0_done:
+	// s1 = 1/h
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ DI, X1, X7
+	VDIVSS     X7, X1, X1
+
+	// s2 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X6, X2, X2
+
+	// s3 = s2 mul s1
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       X9, X9, X9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-32, R10
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     32(CX)(R9*4), Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     64(CX)(R9*4), Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     96(CX)(R9*4), Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y8
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop1
+
+loop1_vectors:
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS     (CX)(R9*4), Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y5
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop1_vector
+
+loop1_tail:
+	CMPQ R9, DI
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (CX)(R9*4), X10
+	VSUBSS      X3, X10, X10
+	VSUBSS      X4, X10, X10
+	VFMADD231SS X10, X10, X9
+	INCQ        R9
+	CMPQ        R9, DI
+	JB          loop1_element
+
+loop1_done:
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VADDSS       X9, X3, X3
+
+	// s5 = s4 mul s1
+	VMULSS X1, X3, X1
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
+
+	// s7 = s5 add s6
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s8 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
+
+	// s9 = sqrt s7
+	VSQRTSS X1, X1, X1
+
+	// s10 = s8 div s9
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-32, R10
+	JZ           loop2_vectors
+
+loop2:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R9*4), Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(DX)(R9*4), Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(DX)(R9*4), Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(DX)(R9*4), Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop2
+
+loop2_vectors:
+	MOVQ DI, R8
+	ANDQ $-8, R8
+	CMPQ R9, R8
+	JAE  loop2_tail
+
+loop2_vector:
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (DX)(R9*4), Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	ADDQ        $+8, R9
+	CMPQ        R9, R8
+	JB          loop2_vector
+
+loop2_tail:
+	CMPQ R9, DI
+	JAE  loop2_done
+
+loop2_element:
+	VMOVSS      (CX)(R9*4), X3
+	VSUBSS      X0, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
+	VMOVSS      (DX)(R9*4), X4
+	VMOVSS      (BX)(R9*4), X5
+	VFMADD231SS X4, X3, X5
+	VMOVSS      X5, (AX)(R9*4)
+	INCQ        R9
+	CMPQ        R9, DI
+	JB          loop2_element
+
+loop2_done:
+	LEAQ (AX)(DI*4), AX
+	LEAQ (CX)(DI*4), CX
+	DECQ SI
+	JNZ  row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2LayerNormAny+0(SB)
+
 // func avx512AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
 TEXT ·avx512AddLayerNorm768(SB), NOSPLIT, $0-64
@@ -2264,6 +4517,256 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512AddLayerNorm768NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddLayerNorm768NT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x0000003f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000002, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+3072, R9, R9
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R10, R10
+
+loop0:
+	VMOVUPS (DX)(R10*4), Z6
+	VMOVUPS (BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(DX)(R10*4), Z6
+	VMOVUPS 64(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(DX)(R10*4), Z6
+	VMOVUPS 128(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(DX)(R10*4), Z6
+	VMOVUPS 192(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R10
+	CMPQ    R10, $+768
+	JB      loop0
+
+	// s3 = 1/768
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R10, R10
+
+loop1:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	PREFETCHT1  64(BX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (DX)(R10*4), Z9
+	VMOVUPS     (BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(DX)(R10*4), Z9
+	VMOVUPS     64(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(DX)(R10*4), Z9
+	VMOVUPS     128(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(DX)(R10*4), Z9
+	VMOVUPS     192(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
+	JB          loop1
+
+	// s6 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R10, R10
+
+loop2:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	PREFETCHT1  64(BX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (DX)(R10*4), Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, (CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (SI)(R10*4), Z4
+	VMOVUPS     (DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R10*4)
+	VMOVUPS     64(DX)(R10*4), Z3
+	VMOVUPS     64(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 64(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(SI)(R10*4), Z4
+	VMOVUPS     64(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R10*4)
+	VMOVUPS     128(DX)(R10*4), Z3
+	VMOVUPS     128(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 128(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(SI)(R10*4), Z4
+	VMOVUPS     128(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R10*4)
+	VMOVUPS     192(DX)(R10*4), Z3
+	VMOVUPS     192(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 192(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(SI)(R10*4), Z4
+	VMOVUPS     192(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
+	JB          loop2
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	ADDQ        $+3072, DX
+	ADDQ        $+3072, BX
+	DECQ        R8
+	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddLayerNorm768+0(SB)
+
 // func avx2AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2AddLayerNorm768(SB), NOSPLIT, $0-64
@@ -2482,6 +4985,248 @@ done:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddLayerNorm768NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddLayerNorm768NT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x0000001f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000002, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+3072, R9, R9
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R10, R10
+
+loop0:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(DX)(R10*4), Y6
+	VMOVUPS 32(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(DX)(R10*4), Y6
+	VMOVUPS 64(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(DX)(R10*4), Y6
+	VMOVUPS 96(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R10
+	CMPQ    R10, $+768
+	JB      loop0
+
+	// s3 = 1/768
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R10, R10
+
+loop1:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (DX)(R10*4), Y9
+	VMOVUPS     (BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(DX)(R10*4), Y9
+	VMOVUPS     32(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(DX)(R10*4), Y9
+	VMOVUPS     64(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(DX)(R10*4), Y9
+	VMOVUPS     96(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
+	JB          loop1
+
+	// s6 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R10, R10
+
+loop2:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (DX)(R10*4), Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, (CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (SI)(R10*4), Y4
+	VMOVUPS     (DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R10*4)
+	VMOVUPS     32(DX)(R10*4), Y3
+	VMOVUPS     32(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 32(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(SI)(R10*4), Y4
+	VMOVUPS     32(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R10*4)
+	VMOVUPS     64(DX)(R10*4), Y3
+	VMOVUPS     64(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 64(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(SI)(R10*4), Y4
+	VMOVUPS     64(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R10*4)
+	VMOVUPS     96(DX)(R10*4), Y3
+	VMOVUPS     96(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 96(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(SI)(R10*4), Y4
+	VMOVUPS     96(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
+	JB          loop2
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	ADDQ        $+3072, DX
+	ADDQ        $+3072, BX
+	DECQ        R8
+	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddLayerNorm768+0(SB)
 
 // func avx512AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -2706,6 +5451,256 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512AddLayerNorm4096NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddLayerNorm4096NT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x0000003f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+16384, R9, R9
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R10, R10
+
+loop0:
+	VMOVUPS (DX)(R10*4), Z6
+	VMOVUPS (BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(DX)(R10*4), Z6
+	VMOVUPS 64(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(DX)(R10*4), Z6
+	VMOVUPS 128(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(DX)(R10*4), Z6
+	VMOVUPS 192(BX)(R10*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R10
+	CMPQ    R10, $+4096
+	JB      loop0
+
+	// s3 = 1/4096
+	MOVL  $0x39800000, R10
+	VMOVD R10, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R10, R10
+
+loop1:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	PREFETCHT1  64(BX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (DX)(R10*4), Z9
+	VMOVUPS     (BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(DX)(R10*4), Z9
+	VMOVUPS     64(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(DX)(R10*4), Z9
+	VMOVUPS     128(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(DX)(R10*4), Z9
+	VMOVUPS     192(BX)(R10*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R10
+	CMPQ        R10, $+4096
+	JB          loop1
+
+	// s6 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R10, R10
+
+loop2:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	PREFETCHT1  64(BX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (DX)(R10*4), Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, (CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (SI)(R10*4), Z4
+	VMOVUPS     (DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R10*4)
+	VMOVUPS     64(DX)(R10*4), Z3
+	VMOVUPS     64(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 64(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(SI)(R10*4), Z4
+	VMOVUPS     64(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R10*4)
+	VMOVUPS     128(DX)(R10*4), Z3
+	VMOVUPS     128(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 128(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(SI)(R10*4), Z4
+	VMOVUPS     128(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R10*4)
+	VMOVUPS     192(DX)(R10*4), Z3
+	VMOVUPS     192(BX)(R10*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 192(CX)(R10*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(SI)(R10*4), Z4
+	VMOVUPS     192(DI)(R10*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+4096
+	JB          loop2
+	ADDQ        $+16384, AX
+	ADDQ        $+16384, CX
+	ADDQ        $+16384, DX
+	ADDQ        $+16384, BX
+	DECQ        R8
+	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddLayerNorm4096+0(SB)
+
 // func avx2AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2AddLayerNorm4096(SB), NOSPLIT, $0-64
@@ -2924,6 +5919,248 @@ done:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddLayerNorm4096NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddLayerNorm4096NT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x0000001f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+16384, R9, R9
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R10, R10
+
+loop0:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(DX)(R10*4), Y6
+	VMOVUPS 32(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 64(DX)(R10*4), Y6
+	VMOVUPS 64(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 96(DX)(R10*4), Y6
+	VMOVUPS 96(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	ADDQ    $+32, R10
+	CMPQ    R10, $+4096
+	JB      loop0
+
+	// s3 = 1/4096
+	MOVL  $0x39800000, R10
+	VMOVD R10, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R10, R10
+
+loop1:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (DX)(R10*4), Y9
+	VMOVUPS     (BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(DX)(R10*4), Y9
+	VMOVUPS     32(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(DX)(R10*4), Y9
+	VMOVUPS     64(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(DX)(R10*4), Y9
+	VMOVUPS     96(BX)(R10*4), Y10
+	VADDPS      Y10, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VSUBPS      Y4, Y9, Y9
+	VFMADD231PS Y9, Y9, Y8
+	ADDQ        $+32, R10
+	CMPQ        R10, $+4096
+	JB          loop1
+
+	// s6 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R10, R10
+
+loop2:
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (DX)(R10*4), Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, (CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (SI)(R10*4), Y4
+	VMOVUPS     (DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R10*4)
+	VMOVUPS     32(DX)(R10*4), Y3
+	VMOVUPS     32(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 32(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(SI)(R10*4), Y4
+	VMOVUPS     32(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R10*4)
+	VMOVUPS     64(DX)(R10*4), Y3
+	VMOVUPS     64(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 64(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(SI)(R10*4), Y4
+	VMOVUPS     64(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R10*4)
+	VMOVUPS     96(DX)(R10*4), Y3
+	VMOVUPS     96(BX)(R10*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 96(CX)(R10*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(SI)(R10*4), Y4
+	VMOVUPS     96(DI)(R10*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+4096
+	JB          loop2
+	ADDQ        $+16384, AX
+	ADDQ        $+16384, CX
+	ADDQ        $+16384, DX
+	ADDQ        $+16384, BX
+	DECQ        R8
+	JNZ         row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddLayerNorm4096+0(SB)
 
 // func avx512AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -3258,6 +6495,370 @@ done:
 	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// func avx512AddLayerNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddLayerNormAnyNT(SB), NOSPLIT, $0-72
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  h+56(FP), R9
+	MOVL  R9, R11
+	ANDL  $0x0f, R11
+	XORL  R10, R10
+	BTSL  R11, R10
+	DECL  R10
+	KMOVW R10, K1
+	MOVQ  AX, R10
+	ORQ   CX, R10
+	TESTQ $0x0000000f, R9
+	JNZ   unaligned
+	TESTQ $0x0000003f, R10
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x02, R10
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS (DX)(R11*4), Z6
+	VMOVUPS (BX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(DX)(R11*4), Z6
+	VMOVUPS 64(BX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(DX)(R11*4), Z6
+	VMOVUPS 128(BX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(DX)(R11*4), Z6
+	VMOVUPS 192(BX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	JB      loop0
+
+loop0_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS (DX)(R11*4), Z6
+	VMOVUPS (BX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JB      loop0_vector
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (DX)(R11*4), K1, Z6
+	VMOVUPS.Z (BX)(R11*4), K1, Z7
+	VADDPS    Z7, Z6, Z6
+	VSUBPS    Z1, Z6, Z1
+	VADDPS    Z1, Z2, K1, Z2
+
+loop0_done:
+	// s3 = 1/h
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X1
+	VCVTSI2SSQ R9, X1, X6
+	VDIVSS     X6, X1, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Z3
+	VBROADCASTSS X2, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z9
+	VMOVUPS     (BX)(R11*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     64(DX)(R11*4), Z9
+	VMOVUPS     64(BX)(R11*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z6
+	VMOVUPS     128(DX)(R11*4), Z9
+	VMOVUPS     128(BX)(R11*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z7
+	VMOVUPS     192(DX)(R11*4), Z9
+	VMOVUPS     192(BX)(R11*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z8
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop1
+
+loop1_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS     (DX)(R11*4), Z9
+	VMOVUPS     (BX)(R11*4), Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VSUBPS      Z4, Z9, Z9
+	VFMADD231PS Z9, Z9, Z5
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (DX)(R11*4), K1, Z9
+	VMOVUPS.Z   (BX)(R11*4), K1, Z10
+	VADDPS      Z10, Z9, Z9
+	VSUBPS      Z3, Z9, Z3
+	VSUBPS      Z4, Z3, Z3
+	VFMADD231PS Z3, Z3, K1, Z5
+
+loop1_done:
+	// s6 = sum of accumulator 1
+	VADDPS     Z6, Z5, Z3
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
+	JZ           loop2_vectors
+
+loop2:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, (CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (SI)(R11*4), Z4
+	VMOVUPS     (DI)(R11*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Z3
+	VMOVUPS     64(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 64(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(SI)(R11*4), Z4
+	VMOVUPS     64(DI)(R11*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 64(AX)(R11*4)
+	VMOVUPS     128(DX)(R11*4), Z3
+	VMOVUPS     128(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 128(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(SI)(R11*4), Z4
+	VMOVUPS     128(DI)(R11*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 128(AX)(R11*4)
+	VMOVUPS     192(DX)(R11*4), Z3
+	VMOVUPS     192(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 192(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(SI)(R11*4), Z4
+	VMOVUPS     192(DI)(R11*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop2
+
+loop2_vectors:
+	MOVQ R9, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
+	JAE  loop2_tail
+
+loop2_vector:
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, (CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (SI)(R11*4), Z4
+	VMOVUPS     (DI)(R11*4), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVNTPS    Z5, (AX)(R11*4)
+	ADDQ        $+16, R11
+	CMPQ        R11, R10
+	JB          loop2_vector
+
+loop2_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop2_done
+	VMOVUPS.Z   (DX)(R11*4), K1, Z3
+	VMOVUPS.Z   (BX)(R11*4), K1, Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, K1, (CX)(R11*4)
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z2, Z0, Z0
+	VMULPS      Z1, Z0, Z0
+	VMOVUPS.Z   (SI)(R11*4), K1, Z1
+	VMOVUPS.Z   (DI)(R11*4), K1, Z2
+	VFMADD231PS Z1, Z0, Z2
+	VMOVUPS     Z2, K1, (AX)(R11*4)
+
+loop2_done:
+	LEAQ (AX)(R9*4), AX
+	LEAQ (CX)(R9*4), CX
+	LEAQ (DX)(R9*4), DX
+	LEAQ (BX)(R9*4), BX
+	DECQ R8
+	JNZ  row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+64(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddLayerNormAny+0(SB)
 
 // func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -3601,3 +7202,372 @@ done:
 	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddLayerNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddLayerNormAnyNT(SB), NOSPLIT, $0-72
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  h+56(FP), R9
+	MOVQ  AX, R10
+	ORQ   CX, R10
+	TESTQ $0x00000007, R9
+	JNZ   unaligned
+	TESTQ $0x0000001f, R10
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x02, R10
+
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s1 = f[row]
+	VMOVSS (BX), X1
+
+	// s2 = s0 add s1
+	VADDSS X1, X0, X0
+
+	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       X6, X6, X6
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS (DX)(R11*4), Y7
+	VMOVUPS (BX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(DX)(R11*4), Y7
+	VMOVUPS 32(BX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(DX)(R11*4), Y7
+	VMOVUPS 64(BX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(DX)(R11*4), Y7
+	VMOVUPS 96(BX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
+	JB      loop0
+
+loop0_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS (DX)(R11*4), Y7
+	VMOVUPS (BX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JB      loop0_vector
+
+loop0_tail:
+	CMPQ R11, R9
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (DX)(R11*4), X7
+	VMOVSS (BX)(R11*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R11
+	CMPQ   R11, R9
+	JB     loop0_element
+
+loop0_done:
+	// s3 = 1/h
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X1
+	VCVTSI2SSQ R9, X1, X7
+	VDIVSS     X7, X1, X1
+
+	// s4 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X6, X2, X2
+
+	// s5 = s4 mul s3
+	VMULSS X1, X2, X2
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Y3
+	VBROADCASTSS X2, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       X9, X9, X9
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y10
+	VMOVUPS     (BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     32(DX)(R11*4), Y10
+	VMOVUPS     32(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     64(DX)(R11*4), Y10
+	VMOVUPS     64(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     96(DX)(R11*4), Y10
+	VMOVUPS     96(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y8
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1
+
+loop1_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS     (DX)(R11*4), Y10
+	VMOVUPS     (BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y3, Y10, Y10
+	VSUBPS      Y4, Y10, Y10
+	VFMADD231PS Y10, Y10, Y5
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1_vector
+
+loop1_tail:
+	CMPQ R11, R9
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (DX)(R11*4), X10
+	VMOVSS      (BX)(R11*4), X11
+	VADDSS      X11, X10, X10
+	VSUBSS      X3, X10, X10
+	VSUBSS      X4, X10, X10
+	VFMADD231SS X10, X10, X9
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop1_element
+
+loop1_done:
+	// s6 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y3
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VADDSS       X9, X3, X3
+
+	// s7 = s6 mul s3
+	VMULSS X1, X3, X1
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
+
+	// s9 = s7 add s8
+	VADDSS X3, X1, X1
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
+	VUCOMISS X3, X1
+	JA       done
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
+	VUCOMISS X1, X3
+	JA       done
+
+	// s10 = 1
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
+
+	// s11 = sqrt s9
+	VSQRTSS X1, X1, X1
+
+	// s12 = s10 div s11
+	VDIVSS X1, X3, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
+	JZ           loop2_vectors
+
+loop2:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y3
+	VMOVUPS     (BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, (CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (SI)(R11*4), Y4
+	VMOVUPS     (DI)(R11*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y3
+	VMOVUPS     32(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 32(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     32(SI)(R11*4), Y4
+	VMOVUPS     32(DI)(R11*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y3
+	VMOVUPS     64(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 64(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     64(SI)(R11*4), Y4
+	VMOVUPS     64(DI)(R11*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y3
+	VMOVUPS     96(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, 96(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     96(SI)(R11*4), Y4
+	VMOVUPS     96(DI)(R11*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop2
+
+loop2_vectors:
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	CMPQ R11, R10
+	JAE  loop2_tail
+
+loop2_vector:
+	VMOVUPS     (DX)(R11*4), Y3
+	VMOVUPS     (BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVNTPS    Y3, (CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     (SI)(R11*4), Y4
+	VMOVUPS     (DI)(R11*4), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVNTPS    Y5, (AX)(R11*4)
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
+	JB          loop2_vector
+
+loop2_tail:
+	CMPQ R11, R9
+	JAE  loop2_done
+
+loop2_element:
+	VMOVSS      (DX)(R11*4), X3
+	VMOVSS      (BX)(R11*4), X4
+	VADDSS      X4, X3, X3
+	VMOVSS      X3, (CX)(R11*4)
+	VSUBSS      X0, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
+	VMOVSS      (SI)(R11*4), X4
+	VMOVSS      (DI)(R11*4), X5
+	VFMADD231SS X4, X3, X5
+	VMOVSS      X5, (AX)(R11*4)
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop2_element
+
+loop2_done:
+	LEAQ (AX)(R9*4), AX
+	LEAQ (CX)(R9*4), CX
+	LEAQ (DX)(R9*4), DX
+	LEAQ (BX)(R9*4), BX
+	DECQ R8
+	JNZ  row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+64(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddLayerNormAny+0(SB)

@@ -17,12 +17,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm768(avx512LayerNorm768NT, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runLayerNorm768(avx2LayerNorm768, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm768(avx2LayerNorm768NT, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -36,12 +54,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm1024(avx512LayerNorm1024NT, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runLayerNorm1024(avx2LayerNorm1024, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm1024(avx2LayerNorm1024NT, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -55,12 +91,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm4096(avx512LayerNorm4096NT, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runLayerNorm4096(avx2LayerNorm4096, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm4096(avx2LayerNorm4096NT, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -74,12 +128,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm8192(avx512LayerNorm8192NT, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runLayerNorm8192(avx2LayerNorm8192, a[0], a[1], a[2], a[3], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNorm8192(avx2LayerNorm8192NT, a[0], a[1], a[2], a[3], rows)
 				},
 			})
 		}
@@ -93,12 +165,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNormAny(avx512LayerNormAnyNT, a[0], a[1], a[2], a[3], rows, h)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runLayerNormAny(avx2LayerNormAny, a[0], a[1], a[2], a[3], rows, h)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runLayerNormAny(avx2LayerNormAnyNT, a[0], a[1], a[2], a[3], rows, h)
 				},
 			})
 		}
@@ -112,12 +202,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNorm768(avx512AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddLayerNorm768(avx2AddLayerNorm768, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNorm768(avx2AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -131,12 +239,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNorm4096(avx512AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddLayerNorm4096(avx2AddLayerNorm4096, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNorm4096(avx2AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -150,12 +276,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNormAny(avx512AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddLayerNormAny(avx2AddLayerNormAny, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddLayerNormAny(avx2AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 				},
 			})
 		}

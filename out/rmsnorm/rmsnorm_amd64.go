@@ -16,74 +16,150 @@ var (
 func avx512RMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512RMSNorm2048NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2RMSNorm2048(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2RMSNorm2048NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512RMSNorm4096(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512RMSNorm4096NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2RMSNorm4096(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2RMSNorm4096NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512RMSNorm5120(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512RMSNorm5120NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2RMSNorm5120(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2RMSNorm5120NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512RMSNorm8192(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512RMSNorm8192NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2RMSNorm8192(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2RMSNorm8192NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512RMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
+func avx512RMSNormAnyNT(dst, x, gamma *float32, rows, h int) int
+
+//go:noescape
 func avx2RMSNormAny(dst, x, gamma *float32, rows, h int) int
+
+//go:noescape
+func avx2RMSNormAnyNT(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
 func avx512GemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512GemmaRMSNorm2048NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2GemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2GemmaRMSNorm2048NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512GemmaRMSNorm3072(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func avx512GemmaRMSNorm3072NT(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func avx2GemmaRMSNorm3072(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func avx2GemmaRMSNorm3072NT(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func avx512GemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
+func avx512GemmaRMSNormAnyNT(dst, x, gamma *float32, rows, h int) int
+
+//go:noescape
 func avx2GemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
+
+//go:noescape
+func avx2GemmaRMSNormAnyNT(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
 func avx512AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
+func avx512AddRMSNorm2048NT(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
 func avx2AddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
+func avx2AddRMSNorm2048NT(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
 func avx512AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
+func avx512AddRMSNorm4096NT(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
 func avx2AddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
+func avx2AddRMSNorm4096NT(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
 func avx512AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
 
 //go:noescape
+func avx512AddRMSNormAnyNT(dst, sum, x, f, gamma *float32, rows, h int) int
+
+//go:noescape
 func avx2AddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
+
+//go:noescape
+func avx2AddRMSNormAnyNT(dst, sum, x, f, gamma *float32, rows, h int) int
 
 func implRMSNorm2048(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runRMSNorm2048(avx512RMSNorm2048, dst, x, gamma, rows)
+		if rows*8192 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm2048(avx512RMSNorm2048NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm2048(avx512RMSNorm2048, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runRMSNorm2048(avx2RMSNorm2048, dst, x, gamma, rows)
+		if rows*8192 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm2048(avx2RMSNorm2048NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm2048(avx2RMSNorm2048, dst, x, gamma, rows)
+		}
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 2048)
 	}
@@ -102,9 +178,19 @@ func runRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gam
 func implRMSNorm4096(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runRMSNorm4096(avx512RMSNorm4096, dst, x, gamma, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm4096(avx512RMSNorm4096NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm4096(avx512RMSNorm4096, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runRMSNorm4096(avx2RMSNorm4096, dst, x, gamma, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm4096(avx2RMSNorm4096NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm4096(avx2RMSNorm4096, dst, x, gamma, rows)
+		}
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 4096)
 	}
@@ -123,9 +209,19 @@ func runRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst, x, gam
 func implRMSNorm5120(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runRMSNorm5120(avx512RMSNorm5120, dst, x, gamma, rows)
+		if rows*20480 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm5120(avx512RMSNorm5120NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm5120(avx512RMSNorm5120, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runRMSNorm5120(avx2RMSNorm5120, dst, x, gamma, rows)
+		if rows*20480 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm5120(avx2RMSNorm5120NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm5120(avx2RMSNorm5120, dst, x, gamma, rows)
+		}
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 5120)
 	}
@@ -144,9 +240,19 @@ func runRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst, x, gam
 func implRMSNorm8192(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runRMSNorm8192(avx512RMSNorm8192, dst, x, gamma, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm8192(avx512RMSNorm8192NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm8192(avx512RMSNorm8192, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runRMSNorm8192(avx2RMSNorm8192, dst, x, gamma, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNorm8192(avx2RMSNorm8192NT, dst, x, gamma, rows)
+		} else {
+			runRMSNorm8192(avx2RMSNorm8192, dst, x, gamma, rows)
+		}
 	default:
 		goRMSNormAny(dst, x, gamma, rows, 8192)
 	}
@@ -165,9 +271,19 @@ func runRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst, x, gam
 func implRMSNormAny(dst, x, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		runRMSNormAny(avx512RMSNormAny, dst, x, gamma, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNormAny(avx512RMSNormAnyNT, dst, x, gamma, rows, h)
+		} else {
+			runRMSNormAny(avx512RMSNormAny, dst, x, gamma, rows, h)
+		}
 	case hasAVX2:
-		runRMSNormAny(avx2RMSNormAny, dst, x, gamma, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runRMSNormAny(avx2RMSNormAnyNT, dst, x, gamma, rows, h)
+		} else {
+			runRMSNormAny(avx2RMSNormAny, dst, x, gamma, rows, h)
+		}
 	default:
 		goRMSNormAny(dst, x, gamma, rows, h)
 	}
@@ -186,9 +302,19 @@ func runRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, g
 func implGemmaRMSNorm2048(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runGemmaRMSNorm2048(avx512GemmaRMSNorm2048, dst, x, gamma, rows)
+		if rows*8192 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNorm2048(avx512GemmaRMSNorm2048NT, dst, x, gamma, rows)
+		} else {
+			runGemmaRMSNorm2048(avx512GemmaRMSNorm2048, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runGemmaRMSNorm2048(avx2GemmaRMSNorm2048, dst, x, gamma, rows)
+		if rows*8192 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNorm2048(avx2GemmaRMSNorm2048NT, dst, x, gamma, rows)
+		} else {
+			runGemmaRMSNorm2048(avx2GemmaRMSNorm2048, dst, x, gamma, rows)
+		}
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, 2048)
 	}
@@ -207,9 +333,19 @@ func runGemmaRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x
 func implGemmaRMSNorm3072(dst, x, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runGemmaRMSNorm3072(avx512GemmaRMSNorm3072, dst, x, gamma, rows)
+		if rows*12288 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNorm3072(avx512GemmaRMSNorm3072NT, dst, x, gamma, rows)
+		} else {
+			runGemmaRMSNorm3072(avx512GemmaRMSNorm3072, dst, x, gamma, rows)
+		}
 	case hasAVX2:
-		runGemmaRMSNorm3072(avx2GemmaRMSNorm3072, dst, x, gamma, rows)
+		if rows*12288 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNorm3072(avx2GemmaRMSNorm3072NT, dst, x, gamma, rows)
+		} else {
+			runGemmaRMSNorm3072(avx2GemmaRMSNorm3072, dst, x, gamma, rows)
+		}
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, 3072)
 	}
@@ -228,9 +364,19 @@ func runGemmaRMSNorm3072(kern func(dst, x, gamma *float32, rows int) int, dst, x
 func implGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		runGemmaRMSNormAny(avx512GemmaRMSNormAny, dst, x, gamma, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNormAny(avx512GemmaRMSNormAnyNT, dst, x, gamma, rows, h)
+		} else {
+			runGemmaRMSNormAny(avx512GemmaRMSNormAny, dst, x, gamma, rows, h)
+		}
 	case hasAVX2:
-		runGemmaRMSNormAny(avx2GemmaRMSNormAny, dst, x, gamma, rows, h)
+		if rows*h*4 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runGemmaRMSNormAny(avx2GemmaRMSNormAnyNT, dst, x, gamma, rows, h)
+		} else {
+			runGemmaRMSNormAny(avx2GemmaRMSNormAny, dst, x, gamma, rows, h)
+		}
 	default:
 		goGemmaRMSNormAny(dst, x, gamma, rows, h)
 	}
@@ -249,9 +395,19 @@ func runGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst,
 func implAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runAddRMSNorm2048(avx512AddRMSNorm2048, dst, sum, x, f, gamma, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNorm2048(avx512AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
+		} else {
+			runAddRMSNorm2048(avx512AddRMSNorm2048, dst, sum, x, f, gamma, rows)
+		}
 	case hasAVX2:
-		runAddRMSNorm2048(avx2AddRMSNorm2048, dst, sum, x, f, gamma, rows)
+		if rows*16384 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNorm2048(avx2AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
+		} else {
+			runAddRMSNorm2048(avx2AddRMSNorm2048, dst, sum, x, f, gamma, rows)
+		}
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, 2048)
 	}
@@ -270,9 +426,19 @@ func runAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int) int, 
 func implAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
 	switch {
 	case hasAVX512:
-		runAddRMSNorm4096(avx512AddRMSNorm4096, dst, sum, x, f, gamma, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNorm4096(avx512AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
+		} else {
+			runAddRMSNorm4096(avx512AddRMSNorm4096, dst, sum, x, f, gamma, rows)
+		}
 	case hasAVX2:
-		runAddRMSNorm4096(avx2AddRMSNorm4096, dst, sum, x, f, gamma, rows)
+		if rows*32768 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNorm4096(avx2AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
+		} else {
+			runAddRMSNorm4096(avx2AddRMSNorm4096, dst, sum, x, f, gamma, rows)
+		}
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, 4096)
 	}
@@ -291,9 +457,19 @@ func runAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int) int, 
 func implAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 	switch {
 	case hasAVX512:
-		runAddRMSNormAny(avx512AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+		if rows*h*8 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNormAny(avx512AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
+		} else {
+			runAddRMSNormAny(avx512AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+		}
 	case hasAVX2:
-		runAddRMSNormAny(avx2AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+		if rows*h*8 >= 1048576 {
+			// Outputs larger than the caches keep: streaming stores.
+			runAddRMSNormAny(avx2AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
+		} else {
+			runAddRMSNormAny(avx2AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+		}
 	default:
 		goAddRMSNormAny(dst, sum, x, f, gamma, rows, h)
 	}

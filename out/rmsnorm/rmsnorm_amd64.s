@@ -120,6 +120,143 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512RMSNorm2048NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512RMSNorm2048NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512RMSNorm2048+0(SB)
+
 // func avx2RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2RMSNorm2048(SB), NOSPLIT, $0-40
@@ -233,6 +370,139 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2RMSNorm2048NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2RMSNorm2048NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2RMSNorm2048+0(SB)
 
 // func avx512RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -350,6 +620,143 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512RMSNorm4096NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512RMSNorm4096NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+16384, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+4096
+	JB          loop0
+
+	// s0 = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+4096
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512RMSNorm4096+0(SB)
+
 // func avx2RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2RMSNorm4096(SB), NOSPLIT, $0-40
@@ -463,6 +870,139 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2RMSNorm4096NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2RMSNorm4096NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+16384, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+4096
+	JB          loop0
+
+	// s0 = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+4096
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2RMSNorm4096+0(SB)
 
 // func avx512RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -580,6 +1120,143 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512RMSNorm5120NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512RMSNorm5120NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+20480, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+5120
+	JB          loop0
+
+	// s0 = 1/5120
+	MOVL  $0x394ccccd, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+5120
+	JB         loop1
+	ADDQ       $+20480, AX
+	ADDQ       $+20480, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512RMSNorm5120+0(SB)
+
 // func avx2RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2RMSNorm5120(SB), NOSPLIT, $0-40
@@ -693,6 +1370,139 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2RMSNorm5120NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2RMSNorm5120NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+20480, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+5120
+	JB          loop0
+
+	// s0 = 1/5120
+	MOVL  $0x394ccccd, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+5120
+	JB         loop1
+	ADDQ       $+20480, AX
+	ADDQ       $+20480, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2RMSNorm5120+0(SB)
 
 // func avx512RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -810,6 +1620,143 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512RMSNorm8192NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512RMSNorm8192NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+32768, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+8192
+	JB          loop0
+
+	// s0 = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(DI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+8192
+	JB         loop1
+	ADDQ       $+32768, AX
+	ADDQ       $+32768, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512RMSNorm8192+0(SB)
+
 // func avx2RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2RMSNorm8192(SB), NOSPLIT, $0-40
@@ -923,6 +1870,139 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2RMSNorm8192NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2RMSNorm8192NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+32768, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+8192
+	JB          loop0
+
+	// s0 = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(DI*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+8192
+	JB         loop1
+	ADDQ       $+32768, AX
+	ADDQ       $+32768, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2RMSNorm8192+0(SB)
 
 // func avx512RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -1101,6 +2181,208 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx512RMSNormAnyNT(dst *float32, x *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512RMSNormAnyNT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVL  SI, R8
+	ANDL  $0x0f, R8
+	XORL  DI, DI
+	BTSL  R8, DI
+	DECL  DI
+	KMOVW DI, K1
+	MOVQ  AX, DI
+	TESTQ $0x0000000f, SI
+	JNZ   unaligned
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x02, DI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R8, R8
+	MOVQ   SI, R9
+	ANDQ   $-64, R9
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop0
+
+loop0_vectors:
+	MOVQ SI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0_done
+	VMOVUPS.Z   (CX)(R8*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X4
+	VCVTSI2SSQ SI, X4, X5
+	VDIVSS     X5, X4, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-16, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (CX)(R8*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVUPS  (DX)(R8*4), Z2
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(R8*4)
+	ADDQ     $+16, R8
+	CMPQ     R8, DI
+	JB       loop1_vector
+
+loop1_tail:
+	TESTQ     $0x0000000f, SI
+	JZ        loop1_done
+	VMOVUPS.Z (CX)(R8*4), K1, Z1
+	VMULPS    Z0, Z1, Z0
+	VMOVUPS.Z (DX)(R8*4), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(R8*4)
+
+loop1_done:
+	LEAQ (AX)(SI*4), AX
+	LEAQ (CX)(SI*4), CX
+	DECQ BX
+	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512RMSNormAny+0(SB)
 
 // func avx2RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -1284,6 +2566,210 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx2RMSNormAnyNT(dst *float32, x *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2RMSNormAnyNT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x00000007, SI
+	JNZ   unaligned
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x02, DI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	XORQ   R8, R8
+	MOVQ   SI, R9
+	ANDQ   $-32, R9
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop0
+
+loop0_vectors:
+	MOVQ SI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop0_vector
+
+loop0_tail:
+	CMPQ R8, SI
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS      (CX)(R8*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R8
+	CMPQ        R8, SI
+	JB          loop0_element
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X5
+	VCVTSI2SSQ SI, X5, X6
+	VDIVSS     X6, X5, X5
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X4, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X5, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-32, R9
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-8, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (CX)(R8*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVUPS  (DX)(R8*4), Y2
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(R8*4)
+	ADDQ     $+8, R8
+	CMPQ     R8, DI
+	JB       loop1_vector
+
+loop1_tail:
+	CMPQ R8, SI
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS (CX)(R8*4), X1
+	VMULSS X0, X1, X1
+	VMOVSS (DX)(R8*4), X2
+	VMULSS X2, X1, X1
+	VMOVSS X1, (AX)(R8*4)
+	INCQ   R8
+	CMPQ   R8, SI
+	JB     loop1_element
+
+loop1_done:
+	LEAQ (AX)(SI*4), AX
+	LEAQ (CX)(SI*4), CX
+	DECQ BX
+	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2RMSNormAny+0(SB)
+
 // func avx512GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
 TEXT ·avx512GemmaRMSNorm2048(SB), NOSPLIT, $0-40
@@ -1409,6 +2895,152 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512GemmaRMSNorm2048NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512GemmaRMSNorm2048NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512GemmaRMSNorm2048+0(SB)
+
 // func avx2GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2GemmaRMSNorm2048(SB), NOSPLIT, $0-40
@@ -1531,6 +3163,148 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2GemmaRMSNorm2048NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2GemmaRMSNorm2048NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2GemmaRMSNorm2048+0(SB)
 
 // func avx512GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1657,6 +3431,152 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512GemmaRMSNorm3072NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512GemmaRMSNorm3072NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000003f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+12288, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, $+3072
+	JB          loop0
+
+	// s0 = 1/3072
+	MOVL  $0x39aaaaab, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	PREFETCHT1 128(CX)(SI*1)
+	PREFETCHT1 192(CX)(SI*1)
+	ADDQ       $+256, SI
+	VMOVUPS    (CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, (AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 64(AX)(DI*4)
+	VMOVUPS    128(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 128(AX)(DI*4)
+	VMOVUPS    192(CX)(DI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(DI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 192(AX)(DI*4)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+3072
+	JB         loop1
+	ADDQ       $+12288, AX
+	ADDQ       $+12288, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512GemmaRMSNorm3072+0(SB)
+
 // func avx2GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2GemmaRMSNorm3072(SB), NOSPLIT, $0-40
@@ -1779,6 +3699,148 @@ done:
 	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func avx2GemmaRMSNorm3072NT(dst *float32, x *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2GemmaRMSNorm3072NT(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  AX, SI
+	TESTQ $0x0000001f, SI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+12288, SI, SI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   DI, DI
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(CX)(DI*4), Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, $+3072
+	JB          loop0
+
+	// s0 = 1/3072
+	MOVL  $0x39aaaaab, DI
+	VMOVD DI, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VMOVUPS    (CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(DI*4)
+	VMOVUPS    32(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(DI*4)
+	VMOVUPS    64(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(DI*4)
+	VMOVUPS    96(CX)(DI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(DI*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(DI*4)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+3072
+	JB         loop1
+	ADDQ       $+12288, AX
+	ADDQ       $+12288, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2GemmaRMSNorm3072+0(SB)
 
 // func avx512GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -1968,6 +4030,219 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func avx512GemmaRMSNormAnyNT(dst *float32, x *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512GemmaRMSNormAnyNT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVL  SI, R8
+	ANDL  $0x0f, R8
+	XORL  DI, DI
+	BTSL  R8, DI
+	DECL  DI
+	KMOVW DI, K1
+	MOVQ  AX, DI
+	TESTQ $0x0000000f, SI
+	JNZ   unaligned
+	TESTQ $0x0000003f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x02, DI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R8, R8
+	MOVQ   SI, R9
+	ANDQ   $-64, R9
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop0
+
+loop0_vectors:
+	MOVQ SI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (CX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0_done
+	VMOVUPS.Z   (CX)(R8*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X4
+	VCVTSI2SSQ SI, X4, X5
+	VDIVSS     X5, X4, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-16, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (CX)(R8*4), Z2
+	VMULPS   Z0, Z2, Z2
+	VMOVUPS  (DX)(R8*4), Z3
+	VADDPS   Z1, Z3, Z3
+	VMULPS   Z3, Z2, Z2
+	VMOVNTPS Z2, (AX)(R8*4)
+	ADDQ     $+16, R8
+	CMPQ     R8, DI
+	JB       loop1_vector
+
+loop1_tail:
+	TESTQ     $0x0000000f, SI
+	JZ        loop1_done
+	VMOVUPS.Z (CX)(R8*4), K1, Z2
+	VMULPS    Z0, Z2, Z0
+	VMOVUPS.Z (DX)(R8*4), K1, Z2
+	VADDPS    Z1, Z2, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(R8*4)
+
+loop1_done:
+	LEAQ (AX)(SI*4), AX
+	LEAQ (CX)(SI*4), CX
+	DECQ BX
+	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512GemmaRMSNormAny+0(SB)
 
 // func avx2GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -2162,6 +4437,221 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx2GemmaRMSNormAnyNT(dst *float32, x *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2GemmaRMSNormAnyNT(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVQ  AX, DI
+	TESTQ $0x00000007, SI
+	JNZ   unaligned
+	TESTQ $0x0000001f, DI
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x02, DI
+
+	// loop 0: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	XORQ   R8, R8
+	MOVQ   SI, R9
+	ANDQ   $-32, R9
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop0
+
+loop0_vectors:
+	MOVQ SI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop0_vector
+
+loop0_tail:
+	CMPQ R8, SI
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS      (CX)(R8*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R8
+	CMPQ        R8, SI
+	JB          loop0_element
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X5
+	VCVTSI2SSQ SI, X5, X6
+	VDIVSS     X6, X5, X5
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X4, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X5, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// s8 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-32, R9
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-8, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (CX)(R8*4), Y2
+	VMULPS   Y0, Y2, Y2
+	VMOVUPS  (DX)(R8*4), Y3
+	VADDPS   Y1, Y3, Y3
+	VMULPS   Y3, Y2, Y2
+	VMOVNTPS Y2, (AX)(R8*4)
+	ADDQ     $+8, R8
+	CMPQ     R8, DI
+	JB       loop1_vector
+
+loop1_tail:
+	CMPQ R8, SI
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS (CX)(R8*4), X2
+	VMULSS X0, X2, X2
+	VMOVSS (DX)(R8*4), X3
+	VADDSS X1, X3, X3
+	VMULSS X3, X2, X2
+	VMOVSS X2, (AX)(R8*4)
+	INCQ   R8
+	CMPQ   R8, SI
+	JB     loop1_element
+
+loop1_done:
+	LEAQ (AX)(SI*4), AX
+	LEAQ (CX)(SI*4), CX
+	DECQ BX
+	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2GemmaRMSNormAny+0(SB)
+
 // func avx512AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
 TEXT ·avx512AddRMSNorm2048(SB), NOSPLIT, $0-56
@@ -2302,6 +4792,172 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512AddRMSNorm2048NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddRMSNorm2048NT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  AX, R8
+	ORQ   CX, R8
+	TESTQ $0x0000003f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R9, R9
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R9*4), Z4
+	VMOVUPS     64(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R9*4), Z4
+	VMOVUPS     128(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R9*4), Z4
+	VMOVUPS     192(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, R9
+	VMOVD R9, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 128(DX)(R8*1)
+	PREFETCHT1 192(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	PREFETCHT1 128(BX)(R8*1)
+	PREFETCHT1 192(BX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (DX)(R9*4), Z1
+	VMOVUPS    (BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(R9*4)
+	VMOVUPS    64(DX)(R9*4), Z1
+	VMOVUPS    64(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(R9*4)
+	VMOVUPS    128(DX)(R9*4), Z1
+	VMOVUPS    128(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(R9*4)
+	VMOVUPS    192(DX)(R9*4), Z1
+	VMOVUPS    192(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddRMSNorm2048+0(SB)
+
 // func avx2AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2AddRMSNorm2048(SB), NOSPLIT, $0-56
@@ -2439,6 +5095,166 @@ done:
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddRMSNorm2048NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddRMSNorm2048NT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  AX, R8
+	ORQ   CX, R8
+	TESTQ $0x0000001f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R9, R9
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(DX)(R9*4), Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(DX)(R9*4), Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(DX)(R9*4), Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, $+2048
+	JB          loop0
+
+	// s0 = 1/2048
+	MOVL  $0x3a000000, R9
+	VMOVD R9, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (DX)(R9*4), Y1
+	VMOVUPS    (BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(R9*4)
+	VMOVUPS    32(DX)(R9*4), Y1
+	VMOVUPS    32(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(R9*4)
+	VMOVUPS    64(DX)(R9*4), Y1
+	VMOVUPS    64(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(R9*4)
+	VMOVUPS    96(DX)(R9*4), Y1
+	VMOVUPS    96(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, $+2048
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddRMSNorm2048+0(SB)
 
 // func avx512AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -2580,6 +5396,172 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512AddRMSNorm4096NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddRMSNorm4096NT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  AX, R8
+	ORQ   CX, R8
+	TESTQ $0x0000003f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+16384, R8, R8
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R9, R9
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R9*4), Z4
+	VMOVUPS     64(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R9*4), Z4
+	VMOVUPS     128(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R9*4), Z4
+	VMOVUPS     192(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, $+4096
+	JB          loop0
+
+	// s0 = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 128(DX)(R8*1)
+	PREFETCHT1 192(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	PREFETCHT1 128(BX)(R8*1)
+	PREFETCHT1 192(BX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (DX)(R9*4), Z1
+	VMOVUPS    (BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(R9*4)
+	VMOVUPS    64(DX)(R9*4), Z1
+	VMOVUPS    64(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(R9*4)
+	VMOVUPS    128(DX)(R9*4), Z1
+	VMOVUPS    128(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(R9*4)
+	VMOVUPS    192(DX)(R9*4), Z1
+	VMOVUPS    192(BX)(R9*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(CX)(R9*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	ADDQ       $+16384, DX
+	ADDQ       $+16384, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddRMSNorm4096+0(SB)
+
 // func avx2AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·avx2AddRMSNorm4096(SB), NOSPLIT, $0-56
@@ -2717,6 +5699,166 @@ done:
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddRMSNorm4096NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddRMSNorm4096NT(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  AX, R8
+	ORQ   CX, R8
+	TESTQ $0x0000001f, R8
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+16384, R8, R8
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R9, R9
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	VMOVUPS     32(DX)(R9*4), Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y1
+	VMOVUPS     64(DX)(R9*4), Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y2
+	VMOVUPS     96(DX)(R9*4), Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, $+4096
+	JB          loop0
+
+	// s0 = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (DX)(R9*4), Y1
+	VMOVUPS    (BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(R9*4)
+	VMOVUPS    32(DX)(R9*4), Y1
+	VMOVUPS    32(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(R9*4)
+	VMOVUPS    64(DX)(R9*4), Y1
+	VMOVUPS    64(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(R9*4)
+	VMOVUPS    96(DX)(R9*4), Y1
+	VMOVUPS    96(BX)(R9*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(CX)(R9*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	ADDQ       $+16384, DX
+	ADDQ       $+16384, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddRMSNorm4096+0(SB)
 
 // func avx512AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -2929,6 +6071,247 @@ done:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func avx512AddRMSNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512F, CMOV, MMX+
+TEXT ·avx512AddRMSNormAnyNT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVL  R8, R10
+	ANDL  $0x0f, R10
+	XORL  R9, R9
+	BTSL  R10, R9
+	DECL  R9
+	KMOVW R9, K1
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x0000000f, R8
+	JNZ   unaligned
+	TESTQ $0x0000003f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x02, R9
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R10, R10
+	MOVQ   R8, R11
+	ANDQ   $-64, R11
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (DX)(R10*4), Z4
+	VMOVUPS     (BX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R10*4), Z4
+	VMOVUPS     64(BX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R10*4), Z4
+	VMOVUPS     128(BX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R10*4), Z4
+	VMOVUPS     192(BX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop0
+
+loop0_vectors:
+	MOVQ R8, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (DX)(R10*4), Z4
+	VMOVUPS     (BX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVUPS.Z   (DX)(R10*4), K1, Z4
+	VMOVUPS.Z   (BX)(R10*4), K1, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X4
+	VCVTSI2SSQ R8, X4, X5
+	VDIVSS     X5, X4, X4
+
+	// s1 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X4, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Z0
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 128(DX)(R9*1)
+	PREFETCHT1 192(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	PREFETCHT1 128(BX)(R9*1)
+	PREFETCHT1 192(BX)(R9*1)
+	ADDQ       $+256, R9
+	VMOVUPS    (DX)(R10*4), Z1
+	VMOVUPS    (BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, (AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Z1
+	VMOVUPS    64(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 64(AX)(R10*4)
+	VMOVUPS    128(DX)(R10*4), Z1
+	VMOVUPS    128(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 128(AX)(R10*4)
+	VMOVUPS    192(DX)(R10*4), Z1
+	VMOVUPS    192(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 192(AX)(R10*4)
+	ADDQ       $+64, R10
+	CMPQ       R10, R11
+	JB         loop1
+
+loop1_vectors:
+	MOVQ R8, R9
+	ANDQ $-16, R9
+	CMPQ R10, R9
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (DX)(R10*4), Z1
+	VMOVUPS  (BX)(R10*4), Z2
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (CX)(R10*4)
+	VMULPS   Z0, Z1, Z1
+	VMOVUPS  (SI)(R10*4), Z2
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(R10*4)
+	ADDQ     $+16, R10
+	CMPQ     R10, R9
+	JB       loop1_vector
+
+loop1_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop1_done
+	VMOVUPS.Z (DX)(R10*4), K1, Z1
+	VMOVUPS.Z (BX)(R10*4), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (CX)(R10*4)
+	VMULPS    Z0, Z1, Z0
+	VMOVUPS.Z (SI)(R10*4), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(R10*4)
+
+loop1_done:
+	LEAQ (AX)(R8*4), AX
+	LEAQ (CX)(R8*4), CX
+	LEAQ (DX)(R8*4), DX
+	LEAQ (BX)(R8*4), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx512AddRMSNormAny+0(SB)
 
 // func avx2AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -3145,3 +6528,244 @@ done:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func avx2AddRMSNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·avx2AddRMSNormAnyNT(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVQ  AX, R9
+	ORQ   CX, R9
+	TESTQ $0x00000007, R8
+	JNZ   unaligned
+	TESTQ $0x0000001f, R9
+	JNZ   unaligned
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x02, R9
+
+	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	XORQ   R10, R10
+	MOVQ   R8, R11
+	ANDQ   $-32, R11
+	JZ     loop0_vectors
+
+loop0:
+	VMOVUPS     (DX)(R10*4), Y5
+	VMOVUPS     (BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R10*4), Y5
+	VMOVUPS     32(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R10*4), Y5
+	VMOVUPS     64(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R10*4), Y5
+	VMOVUPS     96(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop0
+
+loop0_vectors:
+	MOVQ R8, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (DX)(R10*4), Y5
+	VMOVUPS     (BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop0_vector
+
+loop0_tail:
+	CMPQ R10, R8
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS      (DX)(R10*4), X5
+	VMOVSS      (BX)(R10*4), X6
+	VADDSS      X6, X5, X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R10
+	CMPQ        R10, R8
+	JB          loop0_element
+
+loop0_done:
+	// s0 = 1/h
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X5
+	VCVTSI2SSQ R8, X5, X6
+	VDIVSS     X6, X5, X5
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X4, X0, X0
+
+	// s2 = s1 mul s0
+	VMULSS X5, X0, X0
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
+
+	// s4 = s2 add s3
+	VADDSS X1, X0, X0
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
+	VUCOMISS X1, X0
+	JA       done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// s5 = 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s7 = s5 div s6
+	VDIVSS X0, X1, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Y0
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-32, R11
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VMOVUPS    (DX)(R10*4), Y1
+	VMOVUPS    (BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, (AX)(R10*4)
+	VMOVUPS    32(DX)(R10*4), Y1
+	VMOVUPS    32(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 32(AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Y1
+	VMOVUPS    64(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 64(AX)(R10*4)
+	VMOVUPS    96(DX)(R10*4), Y1
+	VMOVUPS    96(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVNTPS   Y1, 96(AX)(R10*4)
+	ADDQ       $+32, R10
+	CMPQ       R10, R11
+	JB         loop1
+
+loop1_vectors:
+	MOVQ R8, R9
+	ANDQ $-8, R9
+	CMPQ R10, R9
+	JAE  loop1_tail
+
+loop1_vector:
+	VMOVUPS  (DX)(R10*4), Y1
+	VMOVUPS  (BX)(R10*4), Y2
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (CX)(R10*4)
+	VMULPS   Y0, Y1, Y1
+	VMOVUPS  (SI)(R10*4), Y2
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(R10*4)
+	ADDQ     $+8, R10
+	CMPQ     R10, R9
+	JB       loop1_vector
+
+loop1_tail:
+	CMPQ R10, R8
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS (DX)(R10*4), X1
+	VMOVSS (BX)(R10*4), X2
+	VADDSS X2, X1, X1
+	VMOVSS X1, (CX)(R10*4)
+	VMULSS X0, X1, X1
+	VMOVSS (SI)(R10*4), X2
+	VMULSS X2, X1, X1
+	VMOVSS X1, (AX)(R10*4)
+	INCQ   R10
+	CMPQ   R10, R8
+	JB     loop1_element
+
+loop1_done:
+	LEAQ (AX)(R8*4), AX
+	LEAQ (CX)(R8*4), CX
+	LEAQ (DX)(R8*4), DX
+	LEAQ (BX)(R8*4), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
+	SFENCE
+	VZEROUPPER
+	RET
+
+unaligned:
+	// outputs not aligned for streaming stores: the function without them
+	JMP ·avx2AddRMSNormAny+0(SB)

@@ -17,12 +17,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm2048(avx512RMSNorm2048NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runRMSNorm2048(avx2RMSNorm2048, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm2048(avx2RMSNorm2048NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -36,12 +54,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm4096(avx512RMSNorm4096NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runRMSNorm4096(avx2RMSNorm4096, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm4096(avx2RMSNorm4096NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -55,12 +91,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm5120(avx512RMSNorm5120NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runRMSNorm5120(avx2RMSNorm5120, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm5120(avx2RMSNorm5120NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -74,12 +128,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm8192(avx512RMSNorm8192NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runRMSNorm8192(avx2RMSNorm8192, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNorm8192(avx2RMSNorm8192NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -93,12 +165,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNormAny(avx512RMSNormAnyNT, a[0], a[1], a[2], rows, h)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runRMSNormAny(avx2RMSNormAny, a[0], a[1], a[2], rows, h)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runRMSNormAny(avx2RMSNormAnyNT, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -112,12 +202,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNorm2048(avx512GemmaRMSNorm2048NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runGemmaRMSNorm2048(avx2GemmaRMSNorm2048, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNorm2048(avx2GemmaRMSNorm2048NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -131,12 +239,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNorm3072(avx512GemmaRMSNorm3072NT, a[0], a[1], a[2], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runGemmaRMSNorm3072(avx2GemmaRMSNorm3072, a[0], a[1], a[2], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNorm3072(avx2GemmaRMSNorm3072NT, a[0], a[1], a[2], rows)
 				},
 			})
 		}
@@ -150,12 +276,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNormAny(avx512GemmaRMSNormAnyNT, a[0], a[1], a[2], rows, h)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runGemmaRMSNormAny(avx2GemmaRMSNormAny, a[0], a[1], a[2], rows, h)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runGemmaRMSNormAny(avx2GemmaRMSNormAnyNT, a[0], a[1], a[2], rows, h)
 				},
 			})
 		}
@@ -169,12 +313,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNorm2048(avx512AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddRMSNorm2048(avx2AddRMSNorm2048, a[0], a[1], a[2], a[3], a[4], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNorm2048(avx2AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -188,12 +350,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNorm4096(avx512AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddRMSNorm4096(avx2AddRMSNorm4096, a[0], a[1], a[2], a[3], a[4], rows)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNorm4096(avx2AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -207,12 +387,30 @@ func asmImpls(kernel string, h int, anySize bool) []impl {
 				},
 			})
 		}
+		if hasAVX512 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx512-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNormAny(avx512AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
+				},
+			})
+		}
 		if hasAVX2 {
 			out = append(out, impl{
 				asm:  true,
 				name: "avx2",
 				run: func(a [][]float32, rows int) {
 					runAddRMSNormAny(avx2AddRMSNormAny, a[0], a[1], a[2], a[3], a[4], rows, h)
+				},
+			})
+		}
+		if hasAVX2 {
+			out = append(out, impl{
+				asm:  true,
+				name: "avx2-nt",
+				run: func(a [][]float32, rows int) {
+					runAddRMSNormAny(avx2AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
 				},
 			})
 		}

@@ -1,0 +1,107 @@
+// Package variants generates kernels the shipped specs do not contain
+// (tests/variants/variants.yaml) into a scratch module and runs their
+// generated tests on every instruction set this machine can execute:
+// natively, with the purego tag, with AVX-512 and AVX2 switched off, and
+// for arm64 under qemu-user.
+package variants
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/normgen/normgen/gen"
+	"github.com/normgen/normgen/gen/write"
+	"github.com/normgen/normgen/spec"
+)
+
+func TestVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a generated package: not in -short")
+	}
+	f, err := spec.Load("variants.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := gen.Generate(f, gen.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := t.TempDir()
+	if err := write.Package(filepath.Join(mod, p.Name), p); err != nil {
+		t.Fatal(err)
+	}
+	writeModule(t, mod)
+
+	run := func(env []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir = mod
+		cmd.Env = append(append(os.Environ(), "GOFLAGS=-mod=mod"), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out)
+		}
+		t.Logf("%s go %s: ok", strings.Join(env, " "), strings.Join(args, " "))
+	}
+	run([]string{"GOARCH=amd64"}, "vet", "./...")
+	run([]string{"GOARCH=arm64"}, "vet", "./...")
+	if runtime.GOARCH == "amd64" {
+		run(nil, "test", "-count=1", "./...")
+		run(nil, "test", "-count=1", "-tags", "purego", "./...")
+		run([]string{"GODEBUG=cpu.avx512f=off"}, "test", "-count=1", "./...")
+		run([]string{"GODEBUG=cpu.avx512f=off,cpu.avx2=off,cpu.fma=off"}, "test", "-count=1", "./...")
+	}
+	qemu, err := exec.LookPath("qemu-aarch64-static")
+	switch {
+	case err == nil:
+		run([]string{"GOARCH=arm64"}, "test", "-count=1", "-exec", qemu, "./...")
+	case os.Getenv("NORMGEN_CI") == "1":
+		t.Fatal("qemu-aarch64-static is missing (apt-get install qemu-user-static)")
+	default:
+		t.Log("qemu-aarch64-static is missing: arm64 not run")
+	}
+}
+
+// writeModule makes mod a module that needs only golang.org/x/sys, at the
+// version and checksums normgen's own go.mod and go.sum pin.
+func writeModule(t *testing.T, mod string) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sysVersion string
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "golang.org/x/sys" {
+			sysVersion = fields[1]
+		}
+	}
+	if sysVersion == "" {
+		t.Fatal("golang.org/x/sys not found in go.mod")
+	}
+	modFile := "module variantstest\n\ngo 1.24\n\nrequire golang.org/x/sys " + sysVersion + "\n"
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(modFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.Open(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sum.Close()
+	var lines []string
+	sc := bufio.NewScanner(sum)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "golang.org/x/sys ") {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.sum"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
