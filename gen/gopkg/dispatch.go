@@ -97,6 +97,20 @@ func asmParams(fn target.Func) jen.Code {
 	return jen.Params(params...).Int()
 }
 
+// outBytesPerRow is the bytes of row outputs per row of kernel k at size h.
+func outBytesPerRow(k *ir.Kernel, h int) *jen.Statement {
+	n := 0
+	for _, a := range k.Arrays {
+		if a.Role == ir.RowOut {
+			n++
+		}
+	}
+	if h == 0 {
+		return jen.Id("h").Op("*").Lit(4 * n)
+	}
+	return jen.Lit(4 * n * h)
+}
+
 // runName is the function that drives an assembly kernel of k at size h
 // over the rows (see runFunc).
 func runName(k *ir.Kernel, h int) string { return "run" + entryName(k, h) }
@@ -110,13 +124,27 @@ func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
 	if len(isas) == 0 {
 		return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(goCall)
 	}
-	runCall := func(isa target.ISA) jen.Code {
-		call := append([]jen.Code{jen.Id(target.Func{Kernel: k.IR, H: h, ISA: isa}.Name())}, args...)
+	runOne := func(fn target.Func) jen.Code {
+		call := append([]jen.Code{jen.Id(fn.Name())}, args...)
 		call = append(call, jen.Id("rows"))
 		if h == 0 {
 			call = append(call, jen.Id("h"))
 		}
 		return jen.Id(runName(k.IR, h)).Call(call...)
+	}
+	// runCall runs isa's kernel; with an NT variant, that one for row
+	// outputs of target.NTMinBytes or more.
+	runCall := func(isa target.ISA) jen.Code {
+		fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
+		if !isa.NonTemporal(h) {
+			return runOne(fn)
+		}
+		nt := fn
+		nt.NT = true
+		return jen.If(jen.Id("rows").Op("*").Add(outBytesPerRow(k.IR, h)).Op(">=").Lit(target.NTMinBytes)).Block(
+			jen.Comment("Outputs larger than the caches keep: streaming stores."),
+			runOne(nt),
+		).Else().Block(runOne(fn))
 	}
 	var body jen.Code
 	if len(isas) == 1 && feature[isas[0]].name == "" {

@@ -32,7 +32,8 @@ type Package struct {
 }
 
 // Funcs lists every assembly implementation for one architecture, in a
-// stable order: kernel, then fixed sizes then run-time size, then ISA.
+// stable order: kernel, then fixed sizes then run-time size, then ISA,
+// each followed by its NT variant where the ISA has one at that size.
 func (p *Package) Funcs(goarch string) []target.Func {
 	var out []target.Func
 	for _, k := range p.Kernels {
@@ -40,6 +41,9 @@ func (p *Package) Funcs(goarch string) []target.Func {
 			for _, isa := range k.ISAs {
 				if isa.GOARCH() == goarch {
 					out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa})
+					if isa.NonTemporal(h) {
+						out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
+					}
 				}
 			}
 		}

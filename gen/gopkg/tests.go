@@ -85,8 +85,19 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				cond = cond.Op("&&").Op("!").Id("anySize").Op("&&").Id("h").Op("==").Lit(h)
 			}
 			var body []jen.Code
+			var fns []target.Func
 			for _, isa := range isas {
-				fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
+				fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa})
+				if isa.NonTemporal(h) {
+					fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
+				}
+			}
+			for _, fn := range fns {
+				isa := fn.ISA
+				name := isa.Name()
+				if fn.NT {
+					name += "-nt"
+				}
 				args := []jen.Code{jen.Id(fn.Name())}
 				for i := range k.IR.Arrays {
 					args = append(args, jen.Id("a").Index(jen.Lit(i)))
@@ -96,7 +107,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 					args = append(args, jen.Id("h"))
 				}
 				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
-					jen.Id("name"): jen.Lit(isa.Name()),
+					jen.Id("name"): jen.Lit(name),
 					jen.Id("asm"):  jen.True(),
 					jen.Id("run"): jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(
 						jen.Id(runName(k.IR, h)).Call(args...)),
