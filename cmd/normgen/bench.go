@@ -85,6 +85,7 @@ func newBench(o *options) *cobra.Command {
 	fl := cmd.Flags()
 	// -h is the hidden sizes here; help is --help (or -help) alone.
 	fl.Bool("help", false, "help for bench")
+	fl.StringVar(&o.spec, "spec", "", "the YAML spec `FILE` whose kernels to time (required)")
 	fl.BoolVar(&bo.quick, "quick", false, "a short run (about 5 s per kernel and size): noisier figures")
 	fl.IntSliceVarP(&bo.hidden, "hidden", "h", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
 	fl.BoolVar(&bo.keep, "keep", false, "keep the generated program's directory and print its path")
