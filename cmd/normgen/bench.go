@@ -137,7 +137,13 @@ func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	if !bo.keep {
+	runArgs := []string{"run", "."}
+	if bo.quick {
+		runArgs = append(runArgs, "-quick")
+	}
+	if bo.keep {
+		fmt.Fprintf(o.stderr, "normgen bench: the program is in %s (to run it again: cd %s && go %s)\n", dir, dir, strings.Join(runArgs, " "))
+	} else {
 		defer os.RemoveAll(dir)
 	}
 	pkgs, err := writeBenchPackages(dir, f, kernels, isas)
@@ -157,14 +163,7 @@ func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
 	for _, k := range kernels {
 		n += len(k.hidden)
 	}
-	runArgs := []string{"run", "."}
-	if bo.quick {
-		runArgs = append(runArgs, "-quick")
-	}
-	if bo.keep {
-		fmt.Fprintf(o.stderr, "normgen bench: the program is in %s (to run it again: cd %s && go %s)\n", dir, dir, strings.Join(runArgs, " "))
-	}
-	fmt.Fprintf(o.stderr, "normgen bench: %d kernel(s), %d kernel size(s), instruction sets %s: building with %s\n",
+	fmt.Fprintf(o.stderr, "normgen bench: %d kernel(s), %d (kernel, hidden size) pair(s), instruction sets %s: building with %s\n",
 		len(kernels), n, strings.Join(names, ", "), goTool)
 
 	c := exec.Command(goTool, runArgs...)
