@@ -369,7 +369,7 @@ for i in "${!plan_t[@]}"; do
 		status="FAIL"
 	fi
 	[ -z "$new" ] || status="CRASHER"
-	if [ "$status" != ok ]; then
+	if [[ $status != ok* ]]; then
 		failed=1
 		say "  $status; the end of $log:"
 		grep -vE '^fuzz: elapsed' "$log" | tail -n 15 | sed 's/^/    /'
