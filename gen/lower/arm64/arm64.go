@@ -88,6 +88,9 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 	if tf.H < 0 {
 		return nil, fmt.Errorf("arm64: %s: negative H %d", tf.Name(), tf.H)
 	}
+	if tf.NT {
+		return nil, fmt.Errorf("arm64: %s: NEON has no non-temporal variant (target.NonTemporal)", tf.Name())
+	}
 	if err := ir.Check(tf.Kernel); err != nil {
 		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
 	}

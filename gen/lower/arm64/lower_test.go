@@ -69,6 +69,7 @@ func TestErrors(t *testing.T) {
 		{Kernel: k, H: 8, ISA: target.AVX2},
 		{Kernel: nil, H: 8, ISA: target.NEON},
 		{Kernel: k, H: -1, ISA: target.NEON},
+		{Kernel: k, H: 8, ISA: target.NEON, NT: true},
 		{Kernel: impossibleKernel(t), H: 64, ISA: target.NEON},
 		{Kernel: renamed(k, "g"), H: 8, ISA: target.NEON},
 		{Kernel: renamed(k, "R1"), H: 8, ISA: target.NEON},
