@@ -41,6 +41,17 @@ type Kernel struct {
 	// SaveStats writes each row's mean (when Mean) and rstd for a backward pass.
 	SaveStats bool
 
+	// Statistic is what the row is divided by, inside the sqrt with
+	// Epsilon: "variance" (with Mean), "rms" (mean of squares), "l2" (sum
+	// of squares: WeightNorm's ||v||) or "none" (no normalization: the
+	// affine alone, BatchNorm at inference with folded statistics). Empty
+	// means variance with Mean and rms without.
+	Statistic string
+	// AffinePerRow makes the scale and shift one value per row (WeightNorm's
+	// g; InstanceNorm's and BatchNorm's per-channel parameters, one row per
+	// image and channel) instead of one per element of the row.
+	AffinePerRow bool
+
 	// Hidden lists the fixed row lengths that get specialised entry points.
 	Hidden []int
 	// Targets lists the instruction sets to generate (default: all).

@@ -26,14 +26,28 @@ func Build(k spec.Kernel) (*ir.Kernel, error) {
 //
 //	s    = alpha*x + f                  (with a residual; else s = x)
 //	mu   = K + sum(s-K)/H               (with mean, K = s_0; else mu = 0)
-//	var  = sum((s-mu)^2)/H              (two passes: no E[x^2]-mu^2 cancellation)
+//	var  = sum((s-mu)^2)/H              (two passes: no E[x^2]-mu^2 cancellation;
+//	                                     l2: the plain sum; none: no statistic)
 //	rstd = 1/sqrt(var + eps)
 //	y    = (s-mu)*rstd*(gamma+offset) + beta
 //
-// Arrays follow one order in every signature: outputs first, then inputs,
-// then parameters, as in copy(dst, src).
+// gamma and beta hold one value per element, or with AffinePerRow one per
+// row (then named gain and bias). Arrays follow one order in every
+// signature: outputs first, then inputs, then parameters, as in
+// copy(dst, src).
 func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name, formula(k))
+	statistic := k.Statistic
+	if statistic == "" {
+		statistic = "rms"
+		if k.Mean {
+			statistic = "variance"
+		}
+	}
+	if (statistic == "variance") != k.Mean {
+		return nil, fmt.Errorf("kernel %s: statistic %q does not go with mean: %v", k.Name, statistic, k.Mean)
+	}
+	normalize := statistic != "none"
 
 	dst := b.Array("dst", ir.RowOut, "the normalized rows")
 	sumOut := -1
@@ -41,11 +55,11 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		sumOut = b.Array("sum", ir.RowOut, "the residual sum alpha*x + f, the next layer's residual stream")
 	}
 	meanOut, rstdOut := -1, -1
-	if k.SaveStats {
+	if k.SaveStats && normalize {
 		if k.Mean {
 			meanOut = b.Array("mean", ir.RowScalarOut, "each row's mean")
 		}
-		rstdOut = b.Array("rstd", ir.RowScalarOut, "each row's 1/sqrt(var+eps)")
+		rstdOut = b.Array("rstd", ir.RowScalarOut, "each row's 1/sqrt(statistic+eps)")
 	}
 	x := b.Array("x", ir.RowIn, "the input rows")
 	f := -1
@@ -53,33 +67,23 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		f = b.Array("f", ir.RowIn, "the sublayer output added to the residual stream")
 	}
 	gamma, beta := -1, -1
-	if k.Scale {
+	switch {
+	case k.Scale && k.AffinePerRow:
+		gamma = b.Array("gain", ir.RowScalarIn, "each row's scale")
+	case k.Scale:
 		gamma = b.Array("gamma", ir.Param, "the per-element scale")
 	}
-	if k.Shift {
+	switch {
+	case k.Shift && k.AffinePerRow:
+		beta = b.Array("bias", ir.RowScalarIn, "each row's shift")
+	case k.Shift:
 		beta = b.Array("beta", ir.Param, "the per-element shift")
 	}
 
-	// The mean is accumulated around a pivot K, the row's first value of s:
-	// sums of s-K stay near the row's spread rather than its offset, so
-	// |mean| >> std loses no accuracy, and a constant row gives s-K = 0
-	// exactly, hence y = beta exactly. K is computed with the same float32
-	// operations as the vector lanes, so that s_0 - K is exactly 0.
 	var alpha ir.S = -1
 	if f >= 0 && k.Residual.Alpha != 1 {
 		alpha = b.Const(float32(k.Residual.Alpha))
 	}
-	var pivot ir.S = -1
-	if k.Mean {
-		pivot = b.LoadRow(x)
-		if f >= 0 {
-			if alpha >= 0 {
-				pivot = b.Mul(alpha, pivot)
-			}
-			pivot = b.Add(pivot, b.LoadRow(f))
-		}
-	}
-
 	// sumOf loads s for the current elements. With a residual it is
 	// recomputed from x and f in every pass rather than stored in the first
 	// one: nothing may be written before the guard, so that a row handed
@@ -94,81 +98,127 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		}
 		return s
 	}
-	// centered is s - K (with a mean) or s.
-	centered := func(l *ir.LoopBuilder, s ir.V) ir.V {
-		if pivot < 0 {
-			return s
-		}
-		return l.Sub(s, l.Splat(pivot))
-	}
 
-	stat := b.NewAcc()
-	b.Loop(func(l *ir.LoopBuilder) {
-		s := sumOf(l)
-		if k.Mean {
-			l.Acc(stat, centered(l, s))
-		} else {
-			l.AccMul(stat, s, s)
-		}
-	})
-	invLen := b.InvLen()
-	meanSq := b.Mul(b.Sum(stat), invLen)
-	// deviation is s - mean, computed as (s-K) - d with d = mean - K.
-	var d ir.S = -1
-	deviation := func(l *ir.LoopBuilder, s ir.V) ir.V {
-		v := centered(l, s)
-		if d >= 0 {
-			v = l.Sub(v, l.Splat(d))
-		}
-		return v
-	}
+	// The mean is accumulated around a pivot K, the row's first value of s:
+	// sums of s-K stay near the row's spread rather than its offset, so
+	// |mean| >> std loses no accuracy, and a constant row gives s-K = 0
+	// exactly, hence y = beta exactly. K is computed with the same float32
+	// operations as the vector lanes, so that s_0 - K is exactly 0.
+	var pivot, d ir.S = -1, -1
 	if k.Mean {
-		d = meanSq
-		dev := b.NewAcc()
+		pivot = b.LoadRow(x)
+		if f >= 0 {
+			if alpha >= 0 {
+				pivot = b.Mul(alpha, pivot)
+			}
+			pivot = b.Add(pivot, b.LoadRow(f))
+		}
+	}
+	// deviation is s - mean, computed as (s-K) - d with d = mean - K; or s.
+	deviation := func(l *ir.LoopBuilder, s ir.V) ir.V {
+		if pivot >= 0 {
+			s = l.Sub(s, l.Splat(pivot))
+		}
+		if d >= 0 {
+			s = l.Sub(s, l.Splat(d))
+		}
+		return s
+	}
+	var invLen ir.S = -1
+	average := func(sum ir.S) ir.S {
+		if statistic == "l2" {
+			return sum
+		}
+		if invLen < 0 {
+			invLen = b.InvLen()
+		}
+		return b.Mul(sum, invLen)
+	}
+	// sumOfSquares sweeps the row once, accumulating deviation^2.
+	sumOfSquares := func() ir.S {
+		acc := b.NewAcc()
 		b.Loop(func(l *ir.LoopBuilder) {
 			t := deviation(l, sumOf(l))
-			l.AccMul(dev, t, t)
+			l.AccMul(acc, t, t)
 		})
-		meanSq = b.Mul(b.Sum(dev), invLen)
+		return b.Sum(acc)
 	}
-	variance := b.Add(meanSq, b.Const(float32(k.Epsilon)))
-	// A float32 sum of squares that overflowed (|s| beyond about 1e19) is
-	// Inf; one of squares that underflowed (tiny rows with a tiny epsilon)
-	// has lost its precision. Either way the row goes to the float64 path.
-	b.Guard(variance, guardLo, math.MaxFloat32)
-	rstd := b.Div(b.Const(1), b.Sqrt(variance))
+
+	var factor ir.S = -1 // what each deviation is multiplied by
+	if normalize {
+		if k.Mean {
+			acc := b.NewAcc()
+			b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, deviation(l, sumOf(l))) })
+			d = average(b.Sum(acc))
+		}
+		variance := b.Add(average(sumOfSquares()), b.Const(float32(k.Epsilon)))
+		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
+		// is Inf; one of squares that underflowed (tiny rows with a tiny
+		// epsilon) has lost its precision. Either way the row goes to the
+		// float64 path.
+		b.Guard(variance, guardLo, math.MaxFloat32)
+		factor = b.Div(b.Const(1), b.Sqrt(variance))
+		if rstdOut >= 0 {
+			defer b.StoreRow(rstdOut, factor)
+		}
+		if meanOut >= 0 {
+			defer b.StoreRow(meanOut, b.Add(pivot, d))
+		}
+	}
 	var offset ir.S = -1
 	if k.Scale && k.ScaleOffset != 0 {
 		offset = b.Const(float32(k.ScaleOffset))
+	}
+	// A per-row scale folds into the factor: one scalar per row.
+	var rowShift ir.S = -1
+	if k.AffinePerRow {
+		if k.Scale {
+			gain := b.LoadRow(gamma)
+			if offset >= 0 {
+				gain = b.Add(gain, offset)
+			}
+			if factor >= 0 {
+				gain = b.Mul(factor, gain)
+			}
+			factor = gain
+		}
+		if k.Shift {
+			rowShift = b.LoadRow(beta)
+		}
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
 		s := sumOf(l)
 		if sumOut >= 0 {
 			l.Store(sumOut, s)
 		}
-		v := l.Mul(deviation(l, s), l.Splat(rstd))
+		v := deviation(l, s)
+		if factor >= 0 {
+			v = l.Mul(v, l.Splat(factor))
+		}
+		var shift ir.V = -1
 		switch {
-		case k.Scale:
+		case rowShift >= 0:
+			shift = l.Splat(rowShift)
+		case k.Shift:
+			shift = l.Load(beta)
+		}
+		if k.Scale && !k.AffinePerRow {
 			g := l.Load(gamma)
 			if offset >= 0 {
 				g = l.Add(g, l.Splat(offset))
 			}
-			if k.Shift {
-				v = l.FMA(v, g, l.Load(beta))
+			if shift >= 0 {
+				v = l.FMA(v, g, shift)
+				shift = -1
 			} else {
 				v = l.Mul(v, g)
 			}
-		case k.Shift:
-			v = l.Add(v, l.Load(beta))
+		}
+		if shift >= 0 {
+			v = l.Add(v, shift)
 		}
 		l.Store(dst, v)
 	})
-	if meanOut >= 0 {
-		b.StoreRow(meanOut, b.Add(pivot, d))
-	}
-	if rstdOut >= 0 {
-		b.StoreRow(rstdOut, rstd)
-	}
 	return b.Kernel()
 }
 
@@ -189,20 +239,29 @@ func formula(k spec.Kernel) string {
 		}
 		in = "s"
 	}
-	if k.Mean {
+	switch {
+	case k.Mean:
 		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, k.Epsilon, in)
-	} else {
+	case k.Statistic == "l2":
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+	case k.Statistic == "none":
+		fmt.Fprintf(&sb, "y = %s", in)
+	default:
 		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+	}
+	scale, shift := "gamma", "beta"
+	if k.AffinePerRow {
+		scale, shift = "gain[row]", "bias[row]"
 	}
 	if k.Scale {
 		if k.ScaleOffset != 0 {
-			fmt.Fprintf(&sb, "*(%g + gamma)", k.ScaleOffset)
+			fmt.Fprintf(&sb, "*(%g + %s)", k.ScaleOffset, scale)
 		} else {
-			sb.WriteString("*gamma")
+			sb.WriteString("*" + scale)
 		}
 	}
 	if k.Shift {
-		sb.WriteString(" + beta")
+		sb.WriteString(" + " + shift)
 	}
 	return sb.String()
 }

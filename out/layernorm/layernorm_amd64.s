@@ -42,29 +42,29 @@ loop0:
 	CMPQ    DI, $+768
 	JB      loop0
 
-	// s1 = 1/768
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/768
 	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -105,24 +105,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -130,50 +130,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(DI*4), Z4
-	VMOVUPS     (BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(DI*4), Z4
-	VMOVUPS     64(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(DI*4)
 	VMOVUPS     128(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(DI*4), Z4
-	VMOVUPS     128(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(DI*4)
 	VMOVUPS     192(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(DI*4), Z4
-	VMOVUPS     192(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          loop2
@@ -238,29 +238,29 @@ loop0:
 	CMPQ    R8, $+768
 	JB      loop0
 
-	// s1 = 1/768
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/768
 	MOVL  $0x3aaaaaab, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -304,24 +304,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -329,15 +329,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 
 loop2:
@@ -346,36 +346,36 @@ loop2:
 	ADDQ        $+128, DI
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     64(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R8*4), Z4
+	VMOVUPS     64(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R8*4)
 	VMOVUPS     128(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     128(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R8*4), Z4
+	VMOVUPS     128(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R8*4)
 	VMOVUPS     192(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     192(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R8*4), Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+768
 	JB          loop2
@@ -434,27 +434,27 @@ loop0:
 	CMPQ    DI, $+768
 	JB      loop0
 
-	// s1 = 1/768
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/768
 	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -493,24 +493,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -518,50 +518,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(DI*4), Y4
-	VMOVUPS     (BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(DI*4)
 	VMOVUPS     32(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(DI*4), Y4
-	VMOVUPS     32(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(DI*4), Y4
-	VMOVUPS     64(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(DI*4)
 	VMOVUPS     96(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(DI*4), Y4
-	VMOVUPS     96(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(DI*4)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          loop2
@@ -626,27 +626,27 @@ loop0:
 	CMPQ    R8, $+768
 	JB      loop0
 
-	// s1 = 1/768
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/768
 	MOVL  $0x3aaaaaab, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -687,24 +687,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -712,15 +712,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R8, R8
 
 loop2:
@@ -728,36 +728,36 @@ loop2:
 	ADDQ        $+64, DI
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R8*4)
 	VMOVUPS     32(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R8*4), Y4
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R8*4), Y4
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R8*4)
 	VMOVUPS     96(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R8*4), Y4
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R8*4)
 	ADDQ        $+32, R8
 	CMPQ        R8, $+768
 	JB          loop2
@@ -816,29 +816,29 @@ loop0:
 	CMPQ    DI, $+1024
 	JB      loop0
 
-	// s1 = 1/1024
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/1024
 	MOVL  $0x3a800000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -879,24 +879,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -904,50 +904,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(DI*4), Z4
-	VMOVUPS     (BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(DI*4), Z4
-	VMOVUPS     64(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(DI*4)
 	VMOVUPS     128(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(DI*4), Z4
-	VMOVUPS     128(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(DI*4)
 	VMOVUPS     192(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(DI*4), Z4
-	VMOVUPS     192(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          loop2
@@ -1012,29 +1012,29 @@ loop0:
 	CMPQ    R8, $+1024
 	JB      loop0
 
-	// s1 = 1/1024
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/1024
 	MOVL  $0x3a800000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -1078,24 +1078,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -1103,15 +1103,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 
 loop2:
@@ -1120,36 +1120,36 @@ loop2:
 	ADDQ        $+128, DI
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     64(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R8*4), Z4
+	VMOVUPS     64(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R8*4)
 	VMOVUPS     128(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     128(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R8*4), Z4
+	VMOVUPS     128(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R8*4)
 	VMOVUPS     192(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     192(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R8*4), Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          loop2
@@ -1208,27 +1208,27 @@ loop0:
 	CMPQ    DI, $+1024
 	JB      loop0
 
-	// s1 = 1/1024
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/1024
 	MOVL  $0x3a800000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -1267,24 +1267,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -1292,50 +1292,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(DI*4), Y4
-	VMOVUPS     (BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(DI*4)
 	VMOVUPS     32(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(DI*4), Y4
-	VMOVUPS     32(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(DI*4), Y4
-	VMOVUPS     64(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(DI*4)
 	VMOVUPS     96(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(DI*4), Y4
-	VMOVUPS     96(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(DI*4)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          loop2
@@ -1400,27 +1400,27 @@ loop0:
 	CMPQ    R8, $+1024
 	JB      loop0
 
-	// s1 = 1/1024
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/1024
 	MOVL  $0x3a800000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -1461,24 +1461,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -1486,15 +1486,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R8, R8
 
 loop2:
@@ -1502,36 +1502,36 @@ loop2:
 	ADDQ        $+64, DI
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R8*4)
 	VMOVUPS     32(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R8*4), Y4
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R8*4), Y4
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R8*4)
 	VMOVUPS     96(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R8*4), Y4
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R8*4)
 	ADDQ        $+32, R8
 	CMPQ        R8, $+1024
 	JB          loop2
@@ -1590,29 +1590,29 @@ loop0:
 	CMPQ    DI, $+4096
 	JB      loop0
 
-	// s1 = 1/4096
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/4096
 	MOVL  $0x39800000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -1653,24 +1653,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -1678,50 +1678,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(DI*4), Z4
-	VMOVUPS     (BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(DI*4), Z4
-	VMOVUPS     64(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(DI*4)
 	VMOVUPS     128(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(DI*4), Z4
-	VMOVUPS     128(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(DI*4)
 	VMOVUPS     192(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(DI*4), Z4
-	VMOVUPS     192(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop2
@@ -1786,29 +1786,29 @@ loop0:
 	CMPQ    R8, $+4096
 	JB      loop0
 
-	// s1 = 1/4096
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/4096
 	MOVL  $0x39800000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -1852,24 +1852,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -1877,15 +1877,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 
 loop2:
@@ -1894,36 +1894,36 @@ loop2:
 	ADDQ        $+128, DI
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     64(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R8*4), Z4
+	VMOVUPS     64(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R8*4)
 	VMOVUPS     128(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     128(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R8*4), Z4
+	VMOVUPS     128(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R8*4)
 	VMOVUPS     192(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     192(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R8*4), Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+4096
 	JB          loop2
@@ -1982,27 +1982,27 @@ loop0:
 	CMPQ    DI, $+4096
 	JB      loop0
 
-	// s1 = 1/4096
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/4096
 	MOVL  $0x39800000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -2041,24 +2041,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -2066,50 +2066,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(DI*4), Y4
-	VMOVUPS     (BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(DI*4)
 	VMOVUPS     32(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(DI*4), Y4
-	VMOVUPS     32(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(DI*4), Y4
-	VMOVUPS     64(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(DI*4)
 	VMOVUPS     96(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(DI*4), Y4
-	VMOVUPS     96(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(DI*4)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+4096
 	JB          loop2
@@ -2174,27 +2174,27 @@ loop0:
 	CMPQ    R8, $+4096
 	JB      loop0
 
-	// s1 = 1/4096
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/4096
 	MOVL  $0x39800000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -2235,24 +2235,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -2260,15 +2260,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R8, R8
 
 loop2:
@@ -2276,36 +2276,36 @@ loop2:
 	ADDQ        $+64, DI
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R8*4)
 	VMOVUPS     32(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R8*4), Y4
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R8*4), Y4
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R8*4)
 	VMOVUPS     96(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R8*4), Y4
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R8*4)
 	ADDQ        $+32, R8
 	CMPQ        R8, $+4096
 	JB          loop2
@@ -2364,29 +2364,29 @@ loop0:
 	CMPQ    DI, $+8192
 	JB      loop0
 
-	// s1 = 1/8192
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/8192
 	MOVL  $0x39000000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -2427,24 +2427,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -2452,50 +2452,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(DI*4), Z4
-	VMOVUPS     (BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(DI*4), Z4
-	VMOVUPS     64(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(DI*4)
 	VMOVUPS     128(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(DI*4), Z4
-	VMOVUPS     128(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(DI*4)
 	VMOVUPS     192(CX)(DI*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(DI*4), Z4
-	VMOVUPS     192(BX)(DI*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(DI*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+8192
 	JB          loop2
@@ -2560,29 +2560,29 @@ loop0:
 	CMPQ    R8, $+8192
 	JB      loop0
 
-	// s1 = 1/8192
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/8192
 	MOVL  $0x39000000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -2626,24 +2626,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -2651,15 +2651,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 
 loop2:
@@ -2668,36 +2668,36 @@ loop2:
 	ADDQ        $+128, DI
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     64(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R8*4), Z4
+	VMOVUPS     64(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R8*4)
 	VMOVUPS     128(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     128(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R8*4), Z4
+	VMOVUPS     128(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R8*4)
 	VMOVUPS     192(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     192(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R8*4), Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+8192
 	JB          loop2
@@ -2756,27 +2756,27 @@ loop0:
 	CMPQ    DI, $+8192
 	JB      loop0
 
-	// s1 = 1/8192
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/8192
 	MOVL  $0x39000000, DI
-	VMOVD DI, X1
+	VMOVD DI, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -2815,24 +2815,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -2840,50 +2840,50 @@ loop1:
 	VMOVD DI, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
 	VMOVUPS     (CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(DI*4), Y4
-	VMOVUPS     (BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(DI*4)
 	VMOVUPS     32(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(DI*4), Y4
-	VMOVUPS     32(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(DI*4)
 	VMOVUPS     64(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(DI*4), Y4
-	VMOVUPS     64(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(DI*4)
 	VMOVUPS     96(CX)(DI*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(DI*4), Y4
-	VMOVUPS     96(BX)(DI*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(DI*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(DI*4)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+8192
 	JB          loop2
@@ -2948,27 +2948,27 @@ loop0:
 	CMPQ    R8, $+8192
 	JB      loop0
 
-	// s1 = 1/8192
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s2 = 1/8192
 	MOVL  $0x39000000, R8
-	VMOVD R8, X1
+	VMOVD R8, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -3009,24 +3009,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -3034,15 +3034,15 @@ loop1:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R8, R8
 
 loop2:
@@ -3050,36 +3050,36 @@ loop2:
 	ADDQ        $+64, DI
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R8*4)
 	VMOVUPS     32(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R8*4), Y4
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R8*4), Y4
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R8*4)
 	VMOVUPS     96(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R8*4), Y4
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R8*4)
 	ADDQ        $+32, R8
 	CMPQ        R8, $+8192
 	JB          loop2
@@ -3170,31 +3170,31 @@ loop0_tail:
 	VADDPS    Z1, Z2, K1, Z2
 
 loop0_done:
-	// s1 = 1/h
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/h
 	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
-	VCVTSI2SSQ DI, X1, X6
-	VDIVSS     X6, X1, X1
+	VMOVD      R8, X2
+	VCVTSI2SSQ DI, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -3262,24 +3262,24 @@ loop1_done:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -3287,15 +3287,15 @@ loop1_done:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
@@ -3304,36 +3304,36 @@ loop1_done:
 loop2:
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     64(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R8*4), Z4
+	VMOVUPS     64(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R8*4)
 	VMOVUPS     128(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     128(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R8*4), Z4
+	VMOVUPS     128(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R8*4)
 	VMOVUPS     192(CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     192(BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R8*4), Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop2
@@ -3347,12 +3347,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS     (CX)(R8*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     (BX)(R8*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R8*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R8*4), Z4
+	VMOVUPS     (DX)(R8*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R8*4)
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JB          loop2_vector
@@ -3362,12 +3362,12 @@ loop2_tail:
 	JZ          loop2_done
 	VMOVUPS.Z   (CX)(R8*4), K1, Z3
 	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z2, Z0, Z0
-	VMULPS      Z1, Z0, Z0
-	VMOVUPS.Z   (DX)(R8*4), K1, Z1
-	VMOVUPS.Z   (BX)(R8*4), K1, Z2
-	VFMADD231PS Z1, Z0, Z2
-	VMOVUPS     Z2, K1, (AX)(R8*4)
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (BX)(R8*4), K1, Z1
+	VMOVUPS.Z   (DX)(R8*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R8*4)
 
 loop2_done:
 	LEAQ (AX)(DI*4), AX
@@ -3466,31 +3466,31 @@ loop0_tail:
 	VADDPS    Z1, Z2, K1, Z2
 
 loop0_done:
-	// s1 = 1/h
+	// s1 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s2 = 1/h
 	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
-	VCVTSI2SSQ DI, X1, X6
-	VDIVSS     X6, X1, X1
+	VMOVD      R9, X2
+	VCVTSI2SSQ DI, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -3561,24 +3561,24 @@ loop1_done:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -3586,15 +3586,15 @@ loop1_done:
 	VMOVD R9, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 	MOVQ         DI, R10
 	ANDQ         $-64, R10
@@ -3606,36 +3606,36 @@ loop2:
 	ADDQ        $+128, R8
 	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R9*4), Z4
-	VMOVUPS     (BX)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R9*4)
 	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(R9*4), Z4
-	VMOVUPS     64(BX)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R9*4)
 	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(R9*4), Z4
-	VMOVUPS     128(BX)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R9*4)
 	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(R9*4), Z4
-	VMOVUPS     192(BX)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop2
@@ -3649,12 +3649,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(R9*4), Z4
-	VMOVUPS     (BX)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R9*4)
 	ADDQ        $+16, R9
 	CMPQ        R9, R8
 	JB          loop2_vector
@@ -3664,12 +3664,12 @@ loop2_tail:
 	JZ          loop2_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z3
 	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z2, Z0, Z0
-	VMULPS      Z1, Z0, Z0
-	VMOVUPS.Z   (DX)(R9*4), K1, Z1
-	VMOVUPS.Z   (BX)(R9*4), K1, Z2
-	VFMADD231PS Z1, Z0, Z2
-	VMOVUPS     Z2, K1, (AX)(R9*4)
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (BX)(R9*4), K1, Z1
+	VMOVUPS.Z   (DX)(R9*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R9*4)
 
 loop2_done:
 	LEAQ (AX)(DI*4), AX
@@ -3759,30 +3759,30 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	// s1 = 1/h
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s2 = 1/h
 	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
-	VCVTSI2SSQ DI, X1, X7
-	VDIVSS     X7, X1, X1
+	VMOVD      R8, X2
+	VCVTSI2SSQ DI, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-	VADDSS       X6, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -3855,24 +3855,24 @@ loop1_done:
 	VADDSS       X4, X3, X3
 	VADDSS       X9, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -3880,15 +3880,15 @@ loop1_done:
 	VMOVD R8, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
@@ -3897,36 +3897,36 @@ loop1_done:
 loop2:
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R8*4)
 	VMOVUPS     32(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R8*4), Y4
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R8*4)
 	VMOVUPS     64(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R8*4), Y4
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R8*4)
 	VMOVUPS     96(CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R8*4), Y4
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R8*4)
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
 	JB          loop2
@@ -3940,12 +3940,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS     (CX)(R8*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R8*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R8*4), Y4
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R8*4)
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JB          loop2_vector
@@ -3957,12 +3957,12 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (CX)(R8*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
-	VMOVSS      (DX)(R8*4), X4
-	VMOVSS      (BX)(R8*4), X5
-	VFMADD231SS X4, X3, X5
-	VMOVSS      X5, (AX)(R8*4)
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
+	VMOVSS      (BX)(R8*4), X4
+	VMOVSS      (DX)(R8*4), X5
+	VFMADD231SS X5, X3, X4
+	VMOVSS      X4, (AX)(R8*4)
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop2_element
@@ -4064,30 +4064,30 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	// s1 = 1/h
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s2 = 1/h
 	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
-	VCVTSI2SSQ DI, X1, X7
-	VDIVSS     X7, X1, X1
+	VMOVD      R9, X2
+	VCVTSI2SSQ DI, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s2 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-	VADDSS       X6, X2, X2
-
-	// s3 = s2 mul s1
-	VMULSS X1, X2, X2
+	// s3 = s1 mul s2
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -4162,24 +4162,24 @@ loop1_done:
 	VADDSS       X4, X3, X3
 	VADDSS       X9, X3, X3
 
-	// s5 = s4 mul s1
-	VMULSS X1, X3, X1
+	// s5 = s4 mul s2
+	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s7 = s5 add s6
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
@@ -4187,15 +4187,15 @@ loop1_done:
 	VMOVD R9, X3
 
 	// s9 = sqrt s7
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s10 = s8 div s9
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=gamma v8=beta v9=fma[6 7 8] dst=v9
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 	MOVQ         DI, R10
 	ANDQ         $-32, R10
@@ -4206,36 +4206,36 @@ loop2:
 	ADDQ        $+64, R8
 	VMOVUPS     (CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R9*4), Y4
-	VMOVUPS     (BX)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R9*4)
 	VMOVUPS     32(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(DX)(R9*4), Y4
-	VMOVUPS     32(BX)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R9*4)
 	VMOVUPS     64(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(DX)(R9*4), Y4
-	VMOVUPS     64(BX)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R9*4)
 	VMOVUPS     96(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(DX)(R9*4), Y4
-	VMOVUPS     96(BX)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop2
@@ -4249,12 +4249,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS     (CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (DX)(R9*4), Y4
-	VMOVUPS     (BX)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R9*4)
 	ADDQ        $+8, R9
 	CMPQ        R9, R8
 	JB          loop2_vector
@@ -4266,12 +4266,12 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (CX)(R9*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
-	VMOVSS      (DX)(R9*4), X4
-	VMOVSS      (BX)(R9*4), X5
-	VFMADD231SS X4, X3, X5
-	VMOVSS      X5, (AX)(R9*4)
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
+	VMOVSS      (BX)(R9*4), X4
+	VMOVSS      (DX)(R9*4), X5
+	VFMADD231SS X5, X3, X4
+	VMOVSS      X4, (AX)(R9*4)
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop2_element
@@ -4348,29 +4348,29 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s3 = 1/768
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/768
 	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X1
+	VMOVD R9, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -4419,24 +4419,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -4444,15 +4444,15 @@ loop1:
 	VMOVD R9, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
@@ -4461,45 +4461,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, (CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R9*4), Z4
-	VMOVUPS     (DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R9*4), Z4
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
 	VMOVUPS     64(DX)(R9*4), Z3
 	VMOVUPS     64(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 64(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R9*4), Z4
-	VMOVUPS     64(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R9*4), Z4
+	VMOVUPS     64(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
 	VMOVUPS     128(DX)(R9*4), Z3
 	VMOVUPS     128(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 128(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R9*4), Z4
-	VMOVUPS     128(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R9*4), Z4
+	VMOVUPS     128(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
 	VMOVUPS     192(DX)(R9*4), Z3
 	VMOVUPS     192(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 192(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R9*4), Z4
-	VMOVUPS     192(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R9*4), Z4
+	VMOVUPS     192(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop2
@@ -4583,29 +4583,29 @@ loop0:
 	CMPQ    R10, $+768
 	JB      loop0
 
-	// s3 = 1/768
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/768
 	MOVL  $0x3aaaaaab, R10
-	VMOVD R10, X1
+	VMOVD R10, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -4659,24 +4659,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -4684,15 +4684,15 @@ loop1:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R10, R10
 
 loop2:
@@ -4706,45 +4706,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R10*4), Z4
-	VMOVUPS     (DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R10*4), Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Z3
 	VMOVUPS     64(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 64(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R10*4), Z4
-	VMOVUPS     64(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R10*4), Z4
+	VMOVUPS     64(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R10*4)
 	VMOVUPS     128(DX)(R10*4), Z3
 	VMOVUPS     128(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 128(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R10*4), Z4
-	VMOVUPS     128(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R10*4), Z4
+	VMOVUPS     128(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R10*4)
 	VMOVUPS     192(DX)(R10*4), Z3
 	VMOVUPS     192(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 192(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R10*4), Z4
-	VMOVUPS     192(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R10*4), Z4
+	VMOVUPS     192(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R10*4)
 	ADDQ        $+64, R10
 	CMPQ        R10, $+768
 	JB          loop2
@@ -4821,27 +4821,27 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s3 = 1/768
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s4 = 1/768
 	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X1
+	VMOVD R9, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -4888,24 +4888,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -4913,15 +4913,15 @@ loop1:
 	VMOVD R9, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
@@ -4930,45 +4930,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, (CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R9*4), Y4
-	VMOVUPS     (DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R9*4), Y4
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
 	VMOVUPS     32(DX)(R9*4), Y3
 	VMOVUPS     32(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 32(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R9*4), Y4
-	VMOVUPS     32(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R9*4), Y4
+	VMOVUPS     32(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
 	VMOVUPS     64(DX)(R9*4), Y3
 	VMOVUPS     64(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 64(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R9*4), Y4
-	VMOVUPS     64(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R9*4), Y4
+	VMOVUPS     64(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
 	VMOVUPS     96(DX)(R9*4), Y3
 	VMOVUPS     96(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 96(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R9*4), Y4
-	VMOVUPS     96(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R9*4), Y4
+	VMOVUPS     96(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop2
@@ -5052,27 +5052,27 @@ loop0:
 	CMPQ    R10, $+768
 	JB      loop0
 
-	// s3 = 1/768
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s4 = 1/768
 	MOVL  $0x3aaaaaab, R10
-	VMOVD R10, X1
+	VMOVD R10, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -5122,24 +5122,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -5147,15 +5147,15 @@ loop1:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R10, R10
 
 loop2:
@@ -5167,45 +5167,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R10*4), Y4
-	VMOVUPS     (DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R10*4), Y4
+	VMOVUPS     (SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R10*4)
 	VMOVUPS     32(DX)(R10*4), Y3
 	VMOVUPS     32(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 32(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R10*4), Y4
-	VMOVUPS     32(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R10*4), Y4
+	VMOVUPS     32(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Y3
 	VMOVUPS     64(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 64(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R10*4), Y4
-	VMOVUPS     64(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R10*4), Y4
+	VMOVUPS     64(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R10*4)
 	VMOVUPS     96(DX)(R10*4), Y3
 	VMOVUPS     96(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 96(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R10*4), Y4
-	VMOVUPS     96(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R10*4), Y4
+	VMOVUPS     96(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R10*4)
 	ADDQ        $+32, R10
 	CMPQ        R10, $+768
 	JB          loop2
@@ -5282,29 +5282,29 @@ loop0:
 	CMPQ    R9, $+4096
 	JB      loop0
 
-	// s3 = 1/4096
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/4096
 	MOVL  $0x39800000, R9
-	VMOVD R9, X1
+	VMOVD R9, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -5353,24 +5353,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -5378,15 +5378,15 @@ loop1:
 	VMOVD R9, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
@@ -5395,45 +5395,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, (CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R9*4), Z4
-	VMOVUPS     (DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R9*4), Z4
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
 	VMOVUPS     64(DX)(R9*4), Z3
 	VMOVUPS     64(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 64(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R9*4), Z4
-	VMOVUPS     64(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R9*4), Z4
+	VMOVUPS     64(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
 	VMOVUPS     128(DX)(R9*4), Z3
 	VMOVUPS     128(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 128(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R9*4), Z4
-	VMOVUPS     128(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R9*4), Z4
+	VMOVUPS     128(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
 	VMOVUPS     192(DX)(R9*4), Z3
 	VMOVUPS     192(BX)(R9*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 192(CX)(R9*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R9*4), Z4
-	VMOVUPS     192(DI)(R9*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(R9*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R9*4), Z4
+	VMOVUPS     192(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop2
@@ -5517,29 +5517,29 @@ loop0:
 	CMPQ    R10, $+4096
 	JB      loop0
 
-	// s3 = 1/4096
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/4096
 	MOVL  $0x39800000, R10
-	VMOVD R10, X1
+	VMOVD R10, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -5593,24 +5593,24 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -5618,15 +5618,15 @@ loop1:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R10, R10
 
 loop2:
@@ -5640,45 +5640,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R10*4), Z4
-	VMOVUPS     (DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R10*4), Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Z3
 	VMOVUPS     64(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 64(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R10*4), Z4
-	VMOVUPS     64(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R10*4), Z4
+	VMOVUPS     64(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R10*4)
 	VMOVUPS     128(DX)(R10*4), Z3
 	VMOVUPS     128(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 128(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R10*4), Z4
-	VMOVUPS     128(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R10*4), Z4
+	VMOVUPS     128(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R10*4)
 	VMOVUPS     192(DX)(R10*4), Z3
 	VMOVUPS     192(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 192(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R10*4), Z4
-	VMOVUPS     192(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R10*4), Z4
+	VMOVUPS     192(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R10*4)
 	ADDQ        $+64, R10
 	CMPQ        R10, $+4096
 	JB          loop2
@@ -5755,27 +5755,27 @@ loop0:
 	CMPQ    R9, $+4096
 	JB      loop0
 
-	// s3 = 1/4096
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s4 = 1/4096
 	MOVL  $0x39800000, R9
-	VMOVD R9, X1
+	VMOVD R9, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -5822,24 +5822,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -5847,15 +5847,15 @@ loop1:
 	VMOVD R9, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
@@ -5864,45 +5864,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, (CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R9*4), Y4
-	VMOVUPS     (DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R9*4), Y4
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
 	VMOVUPS     32(DX)(R9*4), Y3
 	VMOVUPS     32(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 32(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R9*4), Y4
-	VMOVUPS     32(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R9*4), Y4
+	VMOVUPS     32(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
 	VMOVUPS     64(DX)(R9*4), Y3
 	VMOVUPS     64(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 64(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R9*4), Y4
-	VMOVUPS     64(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R9*4), Y4
+	VMOVUPS     64(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
 	VMOVUPS     96(DX)(R9*4), Y3
 	VMOVUPS     96(BX)(R9*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 96(CX)(R9*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R9*4), Y4
-	VMOVUPS     96(DI)(R9*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(R9*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R9*4), Y4
+	VMOVUPS     96(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop2
@@ -5986,27 +5986,27 @@ loop0:
 	CMPQ    R10, $+4096
 	JB      loop0
 
-	// s3 = 1/4096
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s4 = 1/4096
 	MOVL  $0x39800000, R10
-	VMOVD R10, X1
+	VMOVD R10, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -6056,24 +6056,24 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -6081,15 +6081,15 @@ loop1:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R10, R10
 
 loop2:
@@ -6101,45 +6101,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R10*4), Y4
-	VMOVUPS     (DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R10*4), Y4
+	VMOVUPS     (SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R10*4)
 	VMOVUPS     32(DX)(R10*4), Y3
 	VMOVUPS     32(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 32(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R10*4), Y4
-	VMOVUPS     32(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R10*4), Y4
+	VMOVUPS     32(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Y3
 	VMOVUPS     64(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 64(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R10*4), Y4
-	VMOVUPS     64(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R10*4), Y4
+	VMOVUPS     64(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R10*4)
 	VMOVUPS     96(DX)(R10*4), Y3
 	VMOVUPS     96(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 96(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R10*4), Y4
-	VMOVUPS     96(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R10*4), Y4
+	VMOVUPS     96(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R10*4)
 	ADDQ        $+32, R10
 	CMPQ        R10, $+4096
 	JB          loop2
@@ -6252,31 +6252,31 @@ loop0_tail:
 	VADDPS    Z1, Z2, K1, Z2
 
 loop0_done:
-	// s3 = 1/h
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/h
 	MOVL       $0x3f800000, R10
-	VMOVD      R10, X1
-	VCVTSI2SSQ R9, X1, X6
-	VDIVSS     X6, X1, X1
+	VMOVD      R10, X2
+	VCVTSI2SSQ R9, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -6356,24 +6356,24 @@ loop1_done:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -6381,15 +6381,15 @@ loop1_done:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
@@ -6401,45 +6401,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R10*4), Z4
-	VMOVUPS     (DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R10*4), Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Z3
 	VMOVUPS     64(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 64(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R10*4), Z4
-	VMOVUPS     64(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 64(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R10*4), Z4
+	VMOVUPS     64(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R10*4)
 	VMOVUPS     128(DX)(R10*4), Z3
 	VMOVUPS     128(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 128(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R10*4), Z4
-	VMOVUPS     128(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 128(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R10*4), Z4
+	VMOVUPS     128(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R10*4)
 	VMOVUPS     192(DX)(R10*4), Z3
 	VMOVUPS     192(BX)(R10*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, 192(CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R10*4), Z4
-	VMOVUPS     192(DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, 192(AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R10*4), Z4
+	VMOVUPS     192(SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R10*4)
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop2
@@ -6456,12 +6456,12 @@ loop2_vector:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R10*4), Z4
-	VMOVUPS     (DI)(R10*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVUPS     Z5, (AX)(R10*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R10*4), Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R10*4)
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop2_vector
@@ -6474,12 +6474,12 @@ loop2_tail:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, K1, (CX)(R10*4)
 	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z2, Z0, Z0
-	VMULPS      Z1, Z0, Z0
-	VMOVUPS.Z   (SI)(R10*4), K1, Z1
-	VMOVUPS.Z   (DI)(R10*4), K1, Z2
-	VFMADD231PS Z1, Z0, Z2
-	VMOVUPS     Z2, K1, (AX)(R10*4)
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (DI)(R10*4), K1, Z1
+	VMOVUPS.Z   (SI)(R10*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R10*4)
 
 loop2_done:
 	LEAQ (AX)(R9*4), AX
@@ -6601,31 +6601,31 @@ loop0_tail:
 	VADDPS    Z1, Z2, K1, Z2
 
 loop0_done:
-	// s3 = 1/h
+	// s3 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s4 = 1/h
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X1
-	VCVTSI2SSQ R9, X1, X6
-	VDIVSS     X6, X1, X1
+	VMOVD      R11, X2
+	VCVTSI2SSQ R9, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0x4e, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VSHUFF32X4 $0xb1, Z2, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0x4e, Z2, Z3
-	VADDPS     Z3, Z2, Z2
-	VPERMILPS  $0xb1, Z2, Z3
-	VADDSS     X3, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Z3
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X1, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -6710,24 +6710,24 @@ loop1_done:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R11
 	VMOVD    R11, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -6735,15 +6735,15 @@ loop1_done:
 	VMOVD R11, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R11, R11
 	MOVQ         R9, R12
 	ANDQ         $-64, R12
@@ -6760,45 +6760,45 @@ loop2:
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, (CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R11*4), Z4
-	VMOVUPS     (DI)(R11*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R11*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R11*4)
 	VMOVUPS     64(DX)(R11*4), Z3
 	VMOVUPS     64(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 64(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(SI)(R11*4), Z4
-	VMOVUPS     64(DI)(R11*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 64(AX)(R11*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R11*4), Z4
+	VMOVUPS     64(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 64(AX)(R11*4)
 	VMOVUPS     128(DX)(R11*4), Z3
 	VMOVUPS     128(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 128(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(SI)(R11*4), Z4
-	VMOVUPS     128(DI)(R11*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 128(AX)(R11*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R11*4), Z4
+	VMOVUPS     128(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 128(AX)(R11*4)
 	VMOVUPS     192(DX)(R11*4), Z3
 	VMOVUPS     192(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, 192(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(SI)(R11*4), Z4
-	VMOVUPS     192(DI)(R11*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, 192(AX)(R11*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R11*4), Z4
+	VMOVUPS     192(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 192(AX)(R11*4)
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop2
@@ -6815,12 +6815,12 @@ loop2_vector:
 	VADDPS      Z4, Z3, Z3
 	VMOVNTPS    Z3, (CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z2, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (SI)(R11*4), Z4
-	VMOVUPS     (DI)(R11*4), Z5
-	VFMADD231PS Z4, Z3, Z5
-	VMOVNTPS    Z5, (AX)(R11*4)
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, (AX)(R11*4)
 	ADDQ        $+16, R11
 	CMPQ        R11, R10
 	JB          loop2_vector
@@ -6833,12 +6833,12 @@ loop2_tail:
 	VADDPS      Z4, Z3, Z3
 	VMOVUPS     Z3, K1, (CX)(R11*4)
 	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z2, Z0, Z0
-	VMULPS      Z1, Z0, Z0
-	VMOVUPS.Z   (SI)(R11*4), K1, Z1
-	VMOVUPS.Z   (DI)(R11*4), K1, Z2
-	VFMADD231PS Z1, Z0, Z2
-	VMOVUPS     Z2, K1, (AX)(R11*4)
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (DI)(R11*4), K1, Z1
+	VMOVUPS.Z   (SI)(R11*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R11*4)
 
 loop2_done:
 	LEAQ (AX)(R9*4), AX
@@ -6950,30 +6950,30 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	// s3 = 1/h
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s4 = 1/h
 	MOVL       $0x3f800000, R10
-	VMOVD      R10, X1
-	VCVTSI2SSQ R9, X1, X7
-	VDIVSS     X7, X1, X1
+	VMOVD      R10, X2
+	VCVTSI2SSQ R9, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-	VADDSS       X6, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -7058,24 +7058,24 @@ loop1_done:
 	VADDSS       X4, X3, X3
 	VADDSS       X9, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -7083,15 +7083,15 @@ loop1_done:
 	VMOVD R10, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
@@ -7103,45 +7103,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R10*4), Y4
-	VMOVUPS     (DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R10*4), Y4
+	VMOVUPS     (SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R10*4)
 	VMOVUPS     32(DX)(R10*4), Y3
 	VMOVUPS     32(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 32(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R10*4), Y4
-	VMOVUPS     32(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 32(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R10*4), Y4
+	VMOVUPS     32(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R10*4)
 	VMOVUPS     64(DX)(R10*4), Y3
 	VMOVUPS     64(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 64(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R10*4), Y4
-	VMOVUPS     64(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 64(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R10*4), Y4
+	VMOVUPS     64(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R10*4)
 	VMOVUPS     96(DX)(R10*4), Y3
 	VMOVUPS     96(BX)(R10*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, 96(CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R10*4), Y4
-	VMOVUPS     96(DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, 96(AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R10*4), Y4
+	VMOVUPS     96(SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R10*4)
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop2
@@ -7158,12 +7158,12 @@ loop2_vector:
 	VADDPS      Y4, Y3, Y3
 	VMOVUPS     Y3, (CX)(R10*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R10*4), Y4
-	VMOVUPS     (DI)(R10*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVUPS     Y5, (AX)(R10*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R10*4), Y4
+	VMOVUPS     (SI)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R10*4)
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop2_vector
@@ -7178,12 +7178,12 @@ loop2_element:
 	VADDSS      X4, X3, X3
 	VMOVSS      X3, (CX)(R10*4)
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
-	VMOVSS      (SI)(R10*4), X4
-	VMOVSS      (DI)(R10*4), X5
-	VFMADD231SS X4, X3, X5
-	VMOVSS      X5, (AX)(R10*4)
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
+	VMOVSS      (DI)(R10*4), X4
+	VMOVSS      (SI)(R10*4), X5
+	VFMADD231SS X5, X3, X4
+	VMOVSS      X4, (AX)(R10*4)
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop2_element
@@ -7308,30 +7308,30 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	// s3 = 1/h
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s4 = 1/h
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X1
-	VCVTSI2SSQ R9, X1, X7
-	VDIVSS     X7, X1, X1
+	VMOVD      R11, X2
+	VCVTSI2SSQ R9, X2, X3
+	VDIVSS     X3, X2, X2
 
-	// s4 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-	VADDSS       X6, X2, X2
-
-	// s5 = s4 mul s3
-	VMULSS X1, X2, X2
+	// s5 = s3 mul s4
+	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
 	VBROADCASTSS X0, Y3
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X1, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
@@ -7419,24 +7419,24 @@ loop1_done:
 	VADDSS       X4, X3, X3
 	VADDSS       X9, X3, X3
 
-	// s7 = s6 mul s3
-	VMULSS X1, X3, X1
+	// s7 = s6 mul s4
+	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
 	// s9 = s7 add s8
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
-	VUCOMISS X3, X1
+	VUCOMISS X3, X2
 	JA       done
 	MOVL     $0x15f79688, R11
 	VMOVD    R11, X3
-	VUCOMISS X1, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
@@ -7444,15 +7444,15 @@ loop1_done:
 	VMOVD R11, X3
 
 	// s11 = sqrt s9
-	VSQRTSS X1, X1, X1
+	VSQRTSS X2, X2, X2
 
 	// s12 = s10 div s11
-	VDIVSS X1, X3, X1
+	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=gamma v11=beta v12=fma[9 10 11] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R11, R11
 	MOVQ         R9, R12
 	ANDQ         $-32, R12
@@ -7467,45 +7467,45 @@ loop2:
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, (CX)(R11*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R11*4), Y4
-	VMOVUPS     (DI)(R11*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R11*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R11*4), Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R11*4)
 	VMOVUPS     32(DX)(R11*4), Y3
 	VMOVUPS     32(BX)(R11*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 32(CX)(R11*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     32(SI)(R11*4), Y4
-	VMOVUPS     32(DI)(R11*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 32(AX)(R11*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R11*4), Y4
+	VMOVUPS     32(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 32(AX)(R11*4)
 	VMOVUPS     64(DX)(R11*4), Y3
 	VMOVUPS     64(BX)(R11*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 64(CX)(R11*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     64(SI)(R11*4), Y4
-	VMOVUPS     64(DI)(R11*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 64(AX)(R11*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R11*4), Y4
+	VMOVUPS     64(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 64(AX)(R11*4)
 	VMOVUPS     96(DX)(R11*4), Y3
 	VMOVUPS     96(BX)(R11*4), Y4
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, 96(CX)(R11*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     96(SI)(R11*4), Y4
-	VMOVUPS     96(DI)(R11*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, 96(AX)(R11*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R11*4), Y4
+	VMOVUPS     96(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, 96(AX)(R11*4)
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop2
@@ -7522,12 +7522,12 @@ loop2_vector:
 	VADDPS      Y4, Y3, Y3
 	VMOVNTPS    Y3, (CX)(R11*4)
 	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y2, Y3, Y3
-	VMULPS      Y1, Y3, Y3
-	VMOVUPS     (SI)(R11*4), Y4
-	VMOVUPS     (DI)(R11*4), Y5
-	VFMADD231PS Y4, Y3, Y5
-	VMOVNTPS    Y5, (AX)(R11*4)
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R11*4), Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVNTPS    Y4, (AX)(R11*4)
 	ADDQ        $+8, R11
 	CMPQ        R11, R10
 	JB          loop2_vector
@@ -7542,12 +7542,12 @@ loop2_element:
 	VADDSS      X4, X3, X3
 	VMOVSS      X3, (CX)(R11*4)
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
-	VMOVSS      (SI)(R11*4), X4
-	VMOVSS      (DI)(R11*4), X5
-	VFMADD231SS X4, X3, X5
-	VMOVSS      X5, (AX)(R11*4)
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
+	VMOVSS      (DI)(R11*4), X4
+	VMOVSS      (SI)(R11*4), X5
+	VFMADD231SS X5, X3, X4
+	VMOVSS      X4, (AX)(R11*4)
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop2_element

@@ -15,16 +15,16 @@ func goLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		for i := range h {
 			acc0 += (float64(xRow[i]) - s0)
 		}
-		s1 := invLen
-		s2 := acc0
-		s3 := s2 * s1
+		s1 := acc0
+		s2 := invLen
+		s3 := s1 * s2
 		var acc1 float64
 		for i := range h {
 			v4 := ((float64(xRow[i]) - s0) - s3)
 			acc1 += v4 * v4
 		}
 		s4 := acc1
-		s5 := s4 * s1
+		s5 := s4 * s2
 		s6 := float64(float32(1e-05))
 		s7 := s5 + s6
 		s8 := float64(float32(1))
@@ -51,16 +51,16 @@ func goAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 		for i := range h {
 			acc0 += ((float64(xRow[i]) + float64(fRow[i])) - s2)
 		}
-		s3 := invLen
-		s4 := acc0
-		s5 := s4 * s3
+		s3 := acc0
+		s4 := invLen
+		s5 := s3 * s4
 		var acc1 float64
 		for i := range h {
 			v6 := (((float64(xRow[i]) + float64(fRow[i])) - s2) - s5)
 			acc1 += v6 * v6
 		}
 		s6 := acc1
-		s7 := s6 * s3
+		s7 := s6 * s4
 		s8 := float64(float32(1e-05))
 		s9 := s7 + s8
 		s10 := float64(float32(1))

@@ -43,6 +43,9 @@ type kernel struct {
 	scale       bool
 	scaleOffset float64
 	shift       bool
+	l2          bool // the statistic is the sum of squares (WeightNorm), not their mean
+	scalePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat      bool // no normalization: the affine alone
 	residual    bool
 	alpha       float64
 	isas        []string // instruction sets generated for it
@@ -59,6 +62,7 @@ var kernels = []*kernel{
 	{
 		name: "LayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
+		l2: false, scalePerRow: false, noStat: false,
 		residual: false, alpha: 1,
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma", "beta"},
@@ -99,6 +103,7 @@ var kernels = []*kernel{
 	{
 		name: "AddLayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
+		l2: false, scalePerRow: false, noStat: false,
 		residual: true, alpha: 1,
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "sum", "x", "f", "gamma", "beta"},
@@ -202,16 +207,21 @@ func (k *kernel) oracle(x, f, gamma, beta []float32, rows, h int) reference {
 		for _, v := range s {
 			variance += (v - mu) * (v - mu)
 		}
-		variance /= float64(h)
+		if !k.l2 {
+			variance /= float64(h) // l2 (WeightNorm) divides by the plain norm
+		}
 		sigma := math.Sqrt(variance + k.eps)
+		if k.noStat {
+			sigma = 1
+		}
 		r.mean[row], r.rstd[row], r.scaleOfRow[row] = mu, 1/sigma, maxAbs/sigma
 		for i, v := range s {
 			y := (v - mu) / sigma
 			if k.scale {
-				y *= float64(gamma[i]) + k.scaleOffset
+				y *= k.scaleAt(gamma, row, i)
 			}
 			if k.shift {
-				y += float64(beta[i])
+				y += k.shiftAt(beta, row, i)
 			}
 			r.y[row*h+i] = y
 		}
@@ -219,19 +229,52 @@ func (k *kernel) oracle(x, f, gamma, beta []float32, rows, h int) reference {
 	return r
 }
 
-// gain is |gamma_i + offset|, or 1 without a scale.
-func (k *kernel) gain(gamma []float32, i int) float64 {
+// scaleAt is the effective scale of element i of a row: gamma_i + offset,
+// or gain_row + offset when the scale is one value per row.
+func (k *kernel) scaleAt(gamma []float32, row, i int) float64 {
+	if k.scalePerRow {
+		return float64(gamma[row]) + k.scaleOffset
+	}
+	return float64(gamma[i]) + k.scaleOffset
+}
+
+// shiftAt is the shift of element i of a row: beta_i, or bias_row.
+func (k *kernel) shiftAt(beta []float32, row, i int) float64 {
+	if k.scalePerRow {
+		return float64(beta[row])
+	}
+	return float64(beta[i])
+}
+
+// shiftOf returns the shift array of a call: beta, or bias per row.
+func (k *kernel) shiftOf(c *args) []float32 {
+	if k.scalePerRow {
+		return k.get(c, "bias")
+	}
+	return k.get(c, "beta")
+}
+
+// scaleOf returns the scale array of a call: gamma, or gain per row.
+func (k *kernel) scaleOf(c *args) []float32 {
+	if k.scalePerRow {
+		return k.get(c, "gain")
+	}
+	return k.get(c, "gamma")
+}
+
+// gain is |the effective scale|, or 1 without a scale.
+func (k *kernel) gain(gamma []float32, row, i int) float64 {
 	if !k.scale {
 		return 1
 	}
-	return math.Abs(float64(gamma[i]) + k.scaleOffset)
+	return math.Abs(k.scaleAt(gamma, row, i))
 }
 
 const epsilon32 = 1.0 / (1 << 24)
 
 // bound is the contract's allowed error for output element i of a row.
 func (k *kernel) bound(ref reference, gamma []float32, row, i, h int) float64 {
-	return tolerance * epsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, i%h)*(1+ref.scaleOfRow[row]))
+	return tolerance * epsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
 }
 
 // args holds one call's arrays, each placed at an offset inside a larger
@@ -354,7 +397,7 @@ var worst = map[string]float64{}
 // verify compares one implementation's outputs (got) with the oracle's,
 // for the inputs in.
 func (k *kernel) verify(got, in *args, ref reference, fam family, h int) error {
-	gamma, beta := k.get(in, "gamma"), k.get(in, "beta")
+	gamma, beta := k.scaleOf(in), k.shiftOf(in)
 	y := k.get(got, "dst")
 	for j, v := range y {
 		row, i := j/h, j%h
@@ -363,7 +406,7 @@ func (k *kernel) verify(got, in *args, ref reference, fam family, h int) error {
 			// that with eps = 0 it is 0/0, NaN, as in PyTorch.
 			want := float32(0)
 			if k.shift {
-				want = beta[i]
+				want = float32(k.shiftAt(beta, row, i))
 			}
 			if k.eps == 0 {
 				want = float32(math.NaN())
@@ -472,7 +515,7 @@ func TestEquivalence(t *testing.T) {
 						}
 						in := k.newArgs(rows, h, rng)
 						k.fill(in, fam, rows, h, rng)
-						ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.get(in, "gamma"), k.get(in, "beta"), rows, h)
+						ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 						for _, im := range k.impls(h, tc.anySize) {
 							if im.asm && rows == 0 {
 								continue
@@ -500,7 +543,8 @@ func TestEquivalence(t *testing.T) {
 // TestNonFinite checks the documented outcome of a NaN or an Inf in a row,
 // identical on every implementation: NaN anywhere in the row makes the whole
 // row NaN, and so does an Inf with a mean; without a mean, an Inf gives NaN
-// at its own position and zero times the scale elsewhere.
+// at its own position and zero times the scale elsewhere. Without a
+// statistic, only that element is affected.
 func TestNonFinite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for _, k := range kernels {
@@ -515,7 +559,7 @@ func TestNonFinite(t *testing.T) {
 					in := k.newArgs(rows, h, rng)
 					k.fill(in, families[0], rows, h, rng)
 					k.get(in, where)[h+pos] = float32(bad) // row 1 only
-					ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.get(in, "gamma"), k.get(in, "beta"), rows, h)
+					ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 					for _, im := range k.impls(h, tc.anySize) {
 						got := in.clone()
 						im.run(got.a, rows)
@@ -524,6 +568,11 @@ func TestNonFinite(t *testing.T) {
 							row, i := j/h, j%h
 							v := float64(y[j])
 							switch {
+							case k.noStat:
+								nonFinite := math.IsNaN(v) || math.IsInf(v, 0)
+								if nonFinite != (row == 1 && i == pos) {
+									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v: without a statistic exactly that element is not finite", tc.label, im.name, bad, where, h+pos, j, v)
+								}
 							case row != 1:
 								if math.IsNaN(v) != math.IsNaN(ref.y[j]) || math.IsInf(v, 0) {
 									t.Fatalf("%s %s: %v in row 1 leaked into dst[%d] = %v (oracle %v)", tc.label, im.name, bad, j, v, ref.y[j])
@@ -533,7 +582,7 @@ func TestNonFinite(t *testing.T) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want NaN", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							default:
-								if v != 0 && !(k.shift && y[j] == k.get(in, "beta")[i]) {
+								if v != 0 && !(k.shift && y[j] == float32(k.shiftAt(k.shiftOf(in), row, i))) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want zero (times the scale, plus any shift)", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							}
@@ -762,7 +811,7 @@ func fuzzKernel(f *testing.F, name string, h int) {
 				}
 			}
 		}
-		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.get(in, "gamma"), k.get(in, "beta"), rows, h)
+		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)
 		for _, im := range asmImpls(k.name, h, false) {
@@ -780,7 +829,7 @@ func fuzzKernel(f *testing.F, name string, h int) {
 				if !representable(ref, k, row, h) || math.IsNaN(float64(y[j])) || y[j] == w[j] {
 					continue
 				}
-				if d := math.Abs(float64(y[j]) - float64(w[j])); !(d <= 2*k.bound(ref, k.get(in, "gamma"), row, j%h, h)) {
+				if d := math.Abs(float64(y[j]) - float64(w[j])); !(d <= 2*k.bound(ref, k.scaleOf(in), row, j%h, h)) {
 					t.Fatalf("%s: dst[%d] = %v, pure Go %v, oracle %v", im.name, j, y[j], w[j], ref.y[j])
 				}
 			}

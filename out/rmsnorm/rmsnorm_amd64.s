@@ -33,11 +33,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -50,8 +46,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -160,11 +160,7 @@ loop0:
 	CMPQ        DI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -177,8 +173,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -286,11 +286,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -301,8 +297,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -411,11 +411,7 @@ loop0:
 	CMPQ        DI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -426,8 +422,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -533,11 +533,7 @@ loop0:
 	CMPQ        SI, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -550,8 +546,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -660,11 +660,7 @@ loop0:
 	CMPQ        DI, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -677,8 +673,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -786,11 +786,7 @@ loop0:
 	CMPQ        SI, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -801,8 +797,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -911,11 +911,7 @@ loop0:
 	CMPQ        DI, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -926,8 +922,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -1033,11 +1033,7 @@ loop0:
 	CMPQ        SI, $+5120
 	JB          loop0
 
-	// s0 = 1/5120
-	MOVL  $0x394ccccd, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1050,8 +1046,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/5120
+	MOVL  $0x394ccccd, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -1160,11 +1160,7 @@ loop0:
 	CMPQ        DI, $+5120
 	JB          loop0
 
-	// s0 = 1/5120
-	MOVL  $0x394ccccd, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1177,8 +1173,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/5120
+	MOVL  $0x394ccccd, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -1286,11 +1286,7 @@ loop0:
 	CMPQ        SI, $+5120
 	JB          loop0
 
-	// s0 = 1/5120
-	MOVL  $0x394ccccd, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1301,8 +1297,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/5120
+	MOVL  $0x394ccccd, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -1411,11 +1411,7 @@ loop0:
 	CMPQ        DI, $+5120
 	JB          loop0
 
-	// s0 = 1/5120
-	MOVL  $0x394ccccd, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1426,8 +1422,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/5120
+	MOVL  $0x394ccccd, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -1533,11 +1533,7 @@ loop0:
 	CMPQ        SI, $+8192
 	JB          loop0
 
-	// s0 = 1/8192
-	MOVL  $0x39000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1550,8 +1546,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/8192
+	MOVL  $0x39000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -1660,11 +1660,7 @@ loop0:
 	CMPQ        DI, $+8192
 	JB          loop0
 
-	// s0 = 1/8192
-	MOVL  $0x39000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1677,8 +1673,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -1786,11 +1786,7 @@ loop0:
 	CMPQ        SI, $+8192
 	JB          loop0
 
-	// s0 = 1/8192
-	MOVL  $0x39000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1801,8 +1797,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/8192
+	MOVL  $0x39000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -1911,11 +1911,7 @@ loop0:
 	CMPQ        DI, $+8192
 	JB          loop0
 
-	// s0 = 1/8192
-	MOVL  $0x39000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1926,8 +1922,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -2063,13 +2063,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X4
-	VCVTSI2SSQ SI, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2082,8 +2076,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, DI
+	VMOVD      DI, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -2255,13 +2255,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X4
-	VCVTSI2SSQ SI, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2274,8 +2268,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -2443,13 +2443,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X5
-	VCVTSI2SSQ SI, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -2461,8 +2455,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, DI
+	VMOVD      DI, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -2639,13 +2639,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X5
-	VCVTSI2SSQ SI, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -2657,8 +2651,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -2799,11 +2799,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2816,8 +2812,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -2935,11 +2935,7 @@ loop0:
 	CMPQ        DI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2952,8 +2948,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -3070,11 +3070,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -3085,8 +3081,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -3204,11 +3204,7 @@ loop0:
 	CMPQ        DI, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -3219,8 +3215,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -3335,11 +3335,7 @@ loop0:
 	CMPQ        SI, $+3072
 	JB          loop0
 
-	// s0 = 1/3072
-	MOVL  $0x39aaaaab, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -3352,8 +3348,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/3072
+	MOVL  $0x39aaaaab, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -3471,11 +3471,7 @@ loop0:
 	CMPQ        DI, $+3072
 	JB          loop0
 
-	// s0 = 1/3072
-	MOVL  $0x39aaaaab, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -3488,8 +3484,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/3072
+	MOVL  $0x39aaaaab, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -3606,11 +3606,7 @@ loop0:
 	CMPQ        SI, $+3072
 	JB          loop0
 
-	// s0 = 1/3072
-	MOVL  $0x39aaaaab, SI
-	VMOVD SI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -3621,8 +3617,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/3072
+	MOVL  $0x39aaaaab, SI
+	VMOVD SI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, SI
@@ -3740,11 +3740,7 @@ loop0:
 	CMPQ        DI, $+3072
 	JB          loop0
 
-	// s0 = 1/3072
-	MOVL  $0x39aaaaab, DI
-	VMOVD DI, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -3755,8 +3751,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/3072
+	MOVL  $0x39aaaaab, DI
+	VMOVD DI, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -3901,13 +3901,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X4
-	VCVTSI2SSQ SI, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -3920,8 +3914,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, DI
+	VMOVD      DI, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -4104,13 +4104,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X4
-	VCVTSI2SSQ SI, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4123,8 +4117,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -4303,13 +4303,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X5
-	VCVTSI2SSQ SI, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -4321,8 +4315,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, DI
+	VMOVD      DI, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, DI
@@ -4510,13 +4510,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X5
-	VCVTSI2SSQ SI, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -4528,8 +4522,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -4691,11 +4691,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, R8
-	VMOVD R8, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4708,8 +4704,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -4843,11 +4843,7 @@ loop0:
 	CMPQ        R9, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, R9
-	VMOVD R9, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4860,8 +4856,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R9
+	VMOVD R9, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -4997,11 +4997,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, R8
-	VMOVD R8, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5012,8 +5008,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -5147,11 +5147,7 @@ loop0:
 	CMPQ        R9, $+2048
 	JB          loop0
 
-	// s0 = 1/2048
-	MOVL  $0x3a000000, R9
-	VMOVD R9, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5162,8 +5158,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R9
+	VMOVD R9, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -5295,11 +5295,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -5312,8 +5308,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -5447,11 +5447,7 @@ loop0:
 	CMPQ        R9, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, R9
-	VMOVD R9, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -5464,8 +5460,12 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -5601,11 +5601,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5616,8 +5612,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R8
@@ -5751,11 +5751,7 @@ loop0:
 	CMPQ        R9, $+4096
 	JB          loop0
 
-	// s0 = 1/4096
-	MOVL  $0x39800000, R9
-	VMOVD R9, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5766,8 +5762,12 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -5933,13 +5933,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X4
-	VCVTSI2SSQ R8, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -5952,8 +5946,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -6160,13 +6160,7 @@ loop0_tail:
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X4
-	VCVTSI2SSQ R8, X4, X5
-	VDIVSS     X5, X4, X4
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -6179,8 +6173,14 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X4, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R10
@@ -6386,13 +6386,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X5
-	VCVTSI2SSQ R8, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -6404,8 +6398,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R9
@@ -6617,13 +6617,7 @@ loop0_element:
 	JB          loop0_element
 
 loop0_done:
-	// s0 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X5
-	VCVTSI2SSQ R8, X5, X6
-	VDIVSS     X6, X5, X5
-
-	// s1 = sum of accumulator 0
+	// s0 = sum of accumulator 0
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -6635,8 +6629,14 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s2 = s1 mul s0
-	VMULSS X5, X0, X0
+	// s1 = 1/h
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// s2 = s0 mul s1
+	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
 	MOVL  $0x358637bd, R10

@@ -15,9 +15,9 @@ func goRMSNormAny(dst, x, gamma []float32, rows, h int) {
 			v0 := float64(xRow[i])
 			acc0 += v0 * v0
 		}
-		s0 := invLen
-		s1 := acc0
-		s2 := s1 * s0
+		s0 := acc0
+		s1 := invLen
+		s2 := s0 * s1
 		s3 := float64(float32(1e-06))
 		s4 := s2 + s3
 		s5 := float64(float32(1))
@@ -40,9 +40,9 @@ func goGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 			v0 := float64(xRow[i])
 			acc0 += v0 * v0
 		}
-		s0 := invLen
-		s1 := acc0
-		s2 := s1 * s0
+		s0 := acc0
+		s1 := invLen
+		s2 := s0 * s1
 		s3 := float64(float32(1e-06))
 		s4 := s2 + s3
 		s5 := float64(float32(1))
@@ -68,9 +68,9 @@ func goAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 			v2 := (float64(xRow[i]) + float64(fRow[i]))
 			acc0 += v2 * v2
 		}
-		s0 := invLen
-		s1 := acc0
-		s2 := s1 * s0
+		s0 := acc0
+		s1 := invLen
+		s2 := s0 * s1
 		s3 := float64(float32(1e-06))
 		s4 := s2 + s3
 		s5 := float64(float32(1))
