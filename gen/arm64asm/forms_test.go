@@ -22,8 +22,9 @@ func allForms(f *Func) {
 	f.CBZ(6, "top")
 	f.CBNZ(7, "top")
 	f.BNE("top")
-	f.BMI("top")
-	f.BGT("top")
+	f.BLT("top")
+	f.BHI("top")
+	f.BVS("top")
 	f.B("top")
 	f.VLD1(Mem{Base: 8}, VReg(4).List(1, S4))
 	f.VLD1(Mem{Base: 8}, VReg(30).List(4, S4))
@@ -84,8 +85,9 @@ var allFormsGNU = []string{
 	"cbz x6,",
 	"cbnz x7,",
 	"b.ne",
-	"b.mi",
-	"b.gt",
+	"b.lt",
+	"b.hi",
+	"b.vs",
 	"b",
 	"ld1 {v4.4s}, [x8]",
 	"ld1 {v30.4s, v31.4s, v0.4s, v1.4s}, [x8]",

@@ -159,15 +159,18 @@ func (f *Func) CBNZ(r Reg, l Label) { f.emit("CBNZ", r, l) }
 // BNE branches to l when the last flag-setting result was not zero.
 func (f *Func) BNE(l Label) { f.emit("BNE", l) }
 
-// BMI branches to l when the last flag-setting result was negative (N set).
-// After FCMPS this means strictly less than: an unordered compare (a NaN
-// operand) sets N=0, Z=0, C=1, V=1, so unlike BLT it never branches on NaN.
-func (f *Func) BMI(l Label) { f.emit("BMI", l) }
+// BLT branches to l when the last flag-setting result was less than
+// (N != V). After FCMPS this means less than or unordered: an unordered
+// compare (a NaN operand) sets N=0, Z=0, C=1, V=1.
+func (f *Func) BLT(l Label) { f.emit("BLT", l) }
 
-// BGT branches to l when the last flag-setting result was greater than
-// (Z=0 and N=V). After FCMPS this means strictly greater than: an
-// unordered compare sets V=1, N=0, so unlike BHI it never branches on NaN.
-func (f *Func) BGT(l Label) { f.emit("BGT", l) }
+// BHI branches to l when the last flag-setting result was higher (C=1 and
+// Z=0). After FCMPS this means greater than or unordered.
+func (f *Func) BHI(l Label) { f.emit("BHI", l) }
+
+// BVS branches to l when the overflow flag is set: after FCMPS, exactly
+// when the compare was unordered (a NaN operand).
+func (f *Func) BVS(l Label) { f.emit("BVS", l) }
 
 // B branches to l.
 func (f *Func) B(l Label) { f.emit("B", l) }

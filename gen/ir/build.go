@@ -68,8 +68,8 @@ func (b *Builder) StoreRow(array int, v S) {
 	b.k.Body = append(b.k.Body, &Scalar{Code: SStore, Dst: -1, Args: []S{v}, Array: array})
 }
 
-// Guard abandons the row, for the caller to compute another way, when v is
-// below lo or above hi.
+// Guard abandons the row, for the caller to compute another way, unless
+// lo <= v <= hi (NaN included).
 func (b *Builder) Guard(v S, lo, hi float32) {
 	b.k.Body = append(b.k.Body, &Scalar{Code: SGuard, Dst: -1, Args: []S{v}, Lo: lo, Hi: hi})
 }

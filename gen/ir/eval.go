@@ -28,7 +28,7 @@ func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
 			switch st := st.(type) {
 			case *Scalar:
 				if st.Code == SGuard {
-					if v := scalars[st.Args[0]]; v < st.Lo || v > st.Hi {
+					if v := scalars[st.Args[0]]; !(v >= st.Lo && v <= st.Hi) {
 						return r
 					}
 					continue

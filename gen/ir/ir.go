@@ -129,12 +129,14 @@ const (
 	SSqrt                     // sqrt(Args[0])
 	SLoad                     // the current row's value of a RowScalarIn Array, or the first element of the current row of a RowIn Array
 	SStore                    // Array's current row value <- Args[0]; Dst unused
-	// SGuard abandons the row when Args[0] < Lo or Args[0] > Hi (never for
-	// NaN): the kernel returns the number of rows completed before it, and
-	// the caller computes that row another way (in float64) and resumes
+	// SGuard abandons the row unless Lo <= Args[0] <= Hi (so also when it
+	// is NaN): the kernel returns the number of rows completed before it,
+	// and the caller computes that row another way (in float64) and resumes
 	// after it. It must come before any store of the row. It is how a
-	// float32 statistic that overflowed or lost its precision to underflow
-	// is caught at the cost of a compare per row. Dst unused.
+	// float32 statistic that overflowed, lost its precision to underflow or
+	// became NaN through an intermediate overflow is caught at the cost of
+	// a compare per row; rows whose inputs hold a NaN take the float64
+	// path too, and come out NaN there as well. Dst unused.
 	SGuard
 )
 

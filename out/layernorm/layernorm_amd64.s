@@ -120,6 +120,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -319,6 +320,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -508,6 +510,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -702,6 +705,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -894,6 +898,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -1093,6 +1098,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -1282,6 +1288,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -1476,6 +1483,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -1668,6 +1676,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -1867,6 +1876,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -2056,6 +2066,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -2250,6 +2261,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -2442,6 +2454,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -2641,6 +2654,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -2830,6 +2844,7 @@ loop1:
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X3
 	VUCOMISS X2, X3
@@ -3024,6 +3039,7 @@ loop1:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -3277,6 +3293,7 @@ loop1_done:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -3576,6 +3593,7 @@ loop1_done:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -3870,6 +3888,7 @@ loop1_done:
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X3
 	VUCOMISS X2, X3
@@ -4177,6 +4196,7 @@ loop1_done:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -4434,6 +4454,7 @@ loop1:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -4674,6 +4695,7 @@ loop1:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -4903,6 +4925,7 @@ loop1:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -5137,6 +5160,7 @@ loop1:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -5368,6 +5392,7 @@ loop1:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -5608,6 +5633,7 @@ loop1:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -5837,6 +5863,7 @@ loop1:
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X3
 	VUCOMISS X2, X3
@@ -6071,6 +6098,7 @@ loop1:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -6371,6 +6399,7 @@ loop1_done:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -6725,6 +6754,7 @@ loop1_done:
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R11
 	VMOVD    R11, X3
 	VUCOMISS X2, X3
@@ -7073,6 +7103,7 @@ loop1_done:
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X3
 	VUCOMISS X2, X3
@@ -7434,6 +7465,7 @@ loop1_done:
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R11
 	VMOVD    R11, X3
 	VUCOMISS X2, X3

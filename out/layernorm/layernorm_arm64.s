@@ -82,9 +82,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -206,9 +206,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -330,9 +330,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -454,9 +454,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -626,9 +626,9 @@ pass2tailDone:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -797,9 +797,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -947,9 +947,9 @@ pass2main:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row
@@ -1153,9 +1153,9 @@ pass2tailDone:
 	FADDS	F30, F24, F24
 	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
 	FCMPS	F28, F24
-	BMI	done
+	BLT	done
 	FCMPS	F27, F24
-	BGT	done
+	BHI	done
 	FSQRTS	F24, F24
 	FDIVS	F24, F29, F24
 	// pass 3 over the row

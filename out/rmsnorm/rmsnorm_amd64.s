@@ -65,6 +65,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -192,6 +193,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -316,6 +318,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -441,6 +444,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -565,6 +569,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -692,6 +697,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -816,6 +822,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -941,6 +948,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -1065,6 +1073,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -1192,6 +1201,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -1316,6 +1326,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -1441,6 +1452,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -1565,6 +1577,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -1692,6 +1705,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -1816,6 +1830,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -1941,6 +1956,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -2097,6 +2113,7 @@ loop0_done:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -2289,6 +2306,7 @@ loop0_done:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -2476,6 +2494,7 @@ loop0_done:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -2672,6 +2691,7 @@ loop0_done:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -2831,6 +2851,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -2967,6 +2988,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -3100,6 +3122,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -3234,6 +3257,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -3367,6 +3391,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -3503,6 +3528,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -3636,6 +3662,7 @@ loop0:
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, SI
 	VMOVD    SI, X1
 	VUCOMISS X0, X1
@@ -3770,6 +3797,7 @@ loop0:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -3935,6 +3963,7 @@ loop0_done:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -4138,6 +4167,7 @@ loop0_done:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -4336,6 +4366,7 @@ loop0_done:
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X1
 	VUCOMISS X0, X1
@@ -4543,6 +4574,7 @@ loop0_done:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -4723,6 +4755,7 @@ loop0:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -4875,6 +4908,7 @@ loop0:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -5027,6 +5061,7 @@ loop0:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -5177,6 +5212,7 @@ loop0:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -5327,6 +5363,7 @@ loop0:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -5479,6 +5516,7 @@ loop0:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -5631,6 +5669,7 @@ loop0:
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X1
 	VUCOMISS X0, X1
@@ -5781,6 +5820,7 @@ loop0:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -5967,6 +6007,7 @@ loop0_done:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -6194,6 +6235,7 @@ loop0_done:
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X1
 	VUCOMISS X0, X1
@@ -6419,6 +6461,7 @@ loop0_done:
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X1
 	VUCOMISS X0, X1
@@ -6650,6 +6693,7 @@ loop0_done:
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
+	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X1
 	VUCOMISS X0, X1

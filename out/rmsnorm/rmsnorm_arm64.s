@@ -45,9 +45,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -122,9 +122,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -199,9 +199,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -276,9 +276,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -376,9 +376,9 @@ pass1tailDone:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -479,9 +479,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -561,9 +561,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -666,9 +666,9 @@ pass1tailDone:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -782,9 +782,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -877,9 +877,9 @@ pass1main:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row
@@ -999,9 +999,9 @@ pass1tailDone:
 	FADDS	F30, F26, F26
 	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
 	FCMPS	F28, F26
-	BMI	done
+	BLT	done
 	FCMPS	F27, F26
-	BGT	done
+	BHI	done
 	FSQRTS	F26, F26
 	FDIVS	F26, F29, F26
 	// pass 2 over the row

@@ -854,12 +854,16 @@ func fuzzKernel(f *testing.F, name string, h int) {
 				t.Fatalf("%s: %v", im.name, err)
 			}
 			y, w := k.get(got, "dst"), k.get(want, "dst")
+			inRange := make([]bool, rows)
+			for row := range inRange {
+				inRange[row] = representable(ref, row, h)
+			}
 			for j := range y {
 				row := j / h
 				if math.IsNaN(float64(y[j])) != math.IsNaN(float64(w[j])) {
 					t.Fatalf("%s: dst[%d] = %v, pure Go %v: NaN positions differ", im.name, j, y[j], w[j])
 				}
-				if !representable(ref, k, row, h) || math.IsNaN(float64(y[j])) || y[j] == w[j] {
+				if !inRange[row] || math.IsNaN(float64(y[j])) || y[j] == w[j] {
 					continue
 				}
 				if d := math.Abs(float64(y[j]) - float64(w[j])); !(d <= 2*k.bound(ref, k.scaleOf(in), row, j%h, h)) {
@@ -873,7 +877,7 @@ func fuzzKernel(f *testing.F, name string, h int) {
 // representable reports whether a row is inside the range where the
 // accuracy contract applies: finite, with max|s| * H < 1e38, so that even
 // float32 sums of |s - pivot| cannot overflow.
-func representable(ref reference, k *kernel, row, h int) bool {
+func representable(ref reference, row, h int) bool {
 	maxAbs := 0.0
 	for _, v := range ref.s[row*h : (row+1)*h] {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

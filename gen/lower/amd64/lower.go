@@ -312,18 +312,30 @@ func (l *lowering) scalar(st *ir.Scalar) {
 }
 
 // guard leaves the row loop for the exit, with this row counted as not
-// done, when v < Lo or v > Hi. VUCOMISS b, a sets CF=ZF=0 exactly when
-// a > b, and CF=ZF=PF=1 when either is NaN, so JA (CF=0 and ZF=0) never
-// jumps for NaN. An infinite bound needs no compare.
+// done, unless Lo <= v <= Hi. VUCOMISS b, a sets CF=ZF=0 exactly when
+// a > b, and CF=ZF=PF=1 when either is NaN: JA (CF=0 and ZF=0) takes the
+// ordered "greater", JP the unordered (NaN). An infinite bound needs no
+// compare, but NaN is still checked.
 func (l *lowering) guard(st *ir.Scalar, v reg.Register) {
 	l.comment("abandon the row unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi)
+	nanChecked := false
 	if !math.IsInf(float64(st.Hi), 1) {
 		l.I(x86.VUCOMISS(l.constant(st.Hi), v)) // v > Hi
 		l.I(x86.JA(operand.LabelRef(exitLabel)))
+		l.I(x86.JPS(operand.LabelRef(exitLabel)))
+		nanChecked = true
 	}
 	if !math.IsInf(float64(st.Lo), -1) {
 		l.I(x86.VUCOMISS(v, l.constant(st.Lo))) // Lo > v
 		l.I(x86.JA(operand.LabelRef(exitLabel)))
+		if !nanChecked {
+			l.I(x86.JPS(operand.LabelRef(exitLabel)))
+			nanChecked = true
+		}
+	}
+	if !nanChecked {
+		l.I(x86.VUCOMISS(v, v)) // unordered only for NaN
+		l.I(x86.JPS(operand.LabelRef(exitLabel)))
 	}
 }
 

@@ -20,8 +20,8 @@
 // Every function returns the number of rows it completed (ret+N(FP), after
 // the arguments): rows, or the index of the row an ir.SGuard abandoned. A
 // guard compares its operand with its bounds (FCMPS) and branches to the
-// exit on MI (below Lo) or GT (above Hi), the two conditions an unordered
-// compare does not meet, so NaN passes; the exit computes the count from
+// exit on LT (below Lo) or HI (above Hi), the two conditions an unordered
+// compare also meets, so NaN leaves too; the exit computes the count from
 // the rows argument and the rows still to do. The bounds live in registers
 // for the whole function, or, when the loops need those registers, are
 // loaded at the guard each row.
@@ -599,14 +599,16 @@ func boundNeeded(c float32, lo bool) bool {
 }
 
 // guard leaves the row for the exit, before anything of it is stored,
-// when the operand is below Lo (MI) or above Hi (GT). An unordered
-// compare sets C and V only, which neither condition accepts: NaN passes,
-// as ir.Eval's v < Lo || v > Hi says. Equal passes too.
+// unless Lo <= v <= Hi: FCMPS then BLT for Lo and BHI for Hi, the
+// conditions that also hold after an unordered compare (N=0, Z=0, C=1,
+// V=1), so a NaN leaves too, as ir.Eval says. Equal passes. With both
+// bounds infinite, FCMPS v, v and BVS catch NaN alone.
 func (l *lowering) guard(si int, st *ir.Scalar) error {
 	fn := l.fn
 	v := l.sReg[st.Args[0]].F()
 	fn.Comment(fmt.Sprintf("guard: the row is left to the caller unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi))
 	var tmp arm64asm.VReg = noReg
+	compared := false
 	for i, c := range []float32{st.Lo, st.Hi} {
 		if !boundNeeded(c, i == 0) {
 			continue
@@ -626,10 +628,15 @@ func (l *lowering) guard(si int, st *ir.Scalar) error {
 		}
 		fn.FCMPS(r.F(), v)
 		if i == 0 {
-			fn.BMI(exit)
+			fn.BLT(exit)
 		} else {
-			fn.BGT(exit)
+			fn.BHI(exit)
 		}
+		compared = true
+	}
+	if !compared {
+		fn.FCMPS(v, v)
+		fn.BVS(exit)
 	}
 	if tmp != noReg {
 		l.vFree(tmp, 1)

@@ -152,9 +152,9 @@ func guardBlocks(s string) [][]string {
 	return blocks
 }
 
-// TestGuardCode checks the guards' instructions: FCMPS then BMI for Lo and
-// BGT for Hi (the conditions an unordered compare, a NaN, does not meet;
-// LT, LE, HI, HS/CS, VS would), nothing for infinite bounds, one register
+// TestGuardCode checks the guards' instructions: FCMPS then BLT for Lo and
+// BHI for Hi (the conditions an unordered compare, a NaN, also meets; MI
+// and GT would let NaN through), FCMPS v, v and BVS for infinite bounds, one register
 // for Lo == Hi, bounds kept in registers, or loaded at the guard when the
 // loops need every register, and every function's result stored.
 func TestGuardCode(t *testing.T) {
@@ -174,20 +174,20 @@ func TestGuardCode(t *testing.T) {
 	cmp := regexp.MustCompile(`^FCMPS\t(F\d+), (F\d+)$`)
 	for i, bl := range blocks {
 		if i == 1 {
-			if len(bl) != 0 {
-				t.Errorf("guard 1 has infinite bounds, yet %q", bl)
+			if len(bl) != 2 || !cmp.MatchString(bl[0]) || bl[1] != "BVS\tdone" {
+				t.Errorf("guard 1 has infinite bounds: %q, want only the NaN check FCMPS v, v; BVS done", bl)
 			}
 			continue
 		}
-		if len(bl) != 4 || !cmp.MatchString(bl[0]) || bl[1] != "BMI\tdone" || !cmp.MatchString(bl[2]) || bl[3] != "BGT\tdone" {
-			t.Fatalf("guard %d: %q, want FCMPS, BMI done, FCMPS, BGT done", i, bl)
+		if len(bl) != 4 || !cmp.MatchString(bl[0]) || bl[1] != "BLT\tdone" || !cmp.MatchString(bl[2]) || bl[3] != "BHI\tdone" {
+			t.Fatalf("guard %d: %q, want FCMPS, BLT done, FCMPS, BHI done", i, bl)
 		}
 		lo, hi := cmp.FindStringSubmatch(bl[0]), cmp.FindStringSubmatch(bl[2])
 		if lo[2] != hi[2] || (i == 0) != (lo[1] == hi[1]) {
 			t.Errorf("guard %d: %q: want one operand, and one bound register only for lo == hi", i, bl)
 		}
 	}
-	if m := regexp.MustCompile(`\bB(LT|LE|GE|HI|HS|CS|LS|LO|CC|VS|VC|PL|EQ)\b`).FindString(s); m != "" {
+	if m := regexp.MustCompile(`\bB(MI|GT|LE|GE|HS|CS|LS|LO|CC|VC|PL|EQ)\b`).FindString(s); m != "" {
 		t.Errorf("generated code uses %s", m)
 	}
 
