@@ -25,7 +25,7 @@ func TestFile(p *Package) ([]byte, error) {
 	type kernel struct {
 		Name, GoName, Args           string
 		Mean, Scale, Shift, Residual bool
-		L2, ScalePerRow, NoStat      bool
+		L2, AffinePerRow, NoStat     bool
 		Eps, ScaleOffset, Alpha      string
 		Sizes                        []int
 		ISAs                         []string
@@ -40,7 +40,7 @@ func TestFile(p *Package) ([]byte, error) {
 		tk := kernel{
 			Name: k.IR.Name, GoName: goName(k.IR),
 			Mean: k.Spec.Mean, Scale: k.Spec.Scale, Shift: k.Spec.Shift, Residual: k.Spec.Residual != nil,
-			L2: k.Spec.Statistic == "l2", ScalePerRow: k.Spec.AffinePerRow, NoStat: k.Spec.Statistic == "none",
+			L2: k.Spec.Statistic == "l2", AffinePerRow: k.Spec.AffinePerRow, NoStat: k.Spec.Statistic == "none",
 			Eps: float(k.Spec.Epsilon), ScaleOffset: float(k.Spec.ScaleOffset), Alpha: "1",
 			Sizes: k.Sizes,
 		}

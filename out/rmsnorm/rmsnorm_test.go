@@ -37,32 +37,32 @@ const (
 const tolerance = 64
 
 type kernel struct {
-	name        string
-	mean        bool
-	eps         float64
-	scale       bool
-	scaleOffset float64
-	shift       bool
-	l2          bool // the statistic is the sum of squares (WeightNorm), not their mean
-	scalePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
-	noStat      bool // no normalization: the affine alone
-	residual    bool
-	alpha       float64
-	isas        []string // instruction sets generated for it
-	arrays      []string
-	roles       []int
-	sizes       []int
-	fixed       func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
-	anySize     func(a [][]float32, rows, h int)                        // the run-time-size entry point
-	parallel    func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
-	pureGo      func(a [][]float32, rows, h int)
+	name         string
+	mean         bool
+	eps          float64
+	scale        bool
+	scaleOffset  float64
+	shift        bool
+	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
+	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat       bool // no normalization: the affine alone
+	residual     bool
+	alpha        float64
+	isas         []string // instruction sets generated for it
+	arrays       []string
+	roles        []int
+	sizes        []int
+	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
+	pureGo       func(a [][]float32, rows, h int)
 }
 
 var kernels = []*kernel{
 	{
 		name: "RMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 0, shift: false,
-		l2: false, scalePerRow: false, noStat: false,
+		l2: false, affinePerRow: false, noStat: false,
 		residual: false, alpha: 1,
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma"},
@@ -103,7 +103,7 @@ var kernels = []*kernel{
 	{
 		name: "GemmaRMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 1, shift: false,
-		l2: false, scalePerRow: false, noStat: false,
+		l2: false, affinePerRow: false, noStat: false,
 		residual: false, alpha: 1,
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma"},
@@ -136,7 +136,7 @@ var kernels = []*kernel{
 	{
 		name: "AddRMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 0, shift: false,
-		l2: false, scalePerRow: false, noStat: false,
+		l2: false, affinePerRow: false, noStat: false,
 		residual: true, alpha: 1,
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "sum", "x", "f", "gamma"},
@@ -265,7 +265,7 @@ func (k *kernel) oracle(x, f, gamma, beta []float32, rows, h int) reference {
 // scaleAt is the effective scale of element i of a row: gamma_i + offset,
 // or gain_row + offset when the scale is one value per row.
 func (k *kernel) scaleAt(gamma []float32, row, i int) float64 {
-	if k.scalePerRow {
+	if k.affinePerRow {
 		return float64(gamma[row]) + k.scaleOffset
 	}
 	return float64(gamma[i]) + k.scaleOffset
@@ -273,7 +273,7 @@ func (k *kernel) scaleAt(gamma []float32, row, i int) float64 {
 
 // shiftAt is the shift of element i of a row: beta_i, or bias_row.
 func (k *kernel) shiftAt(beta []float32, row, i int) float64 {
-	if k.scalePerRow {
+	if k.affinePerRow {
 		return float64(beta[row])
 	}
 	return float64(beta[i])
@@ -281,7 +281,7 @@ func (k *kernel) shiftAt(beta []float32, row, i int) float64 {
 
 // shiftOf returns the shift array of a call: beta, or bias per row.
 func (k *kernel) shiftOf(c *args) []float32 {
-	if k.scalePerRow {
+	if k.affinePerRow {
 		return k.get(c, "bias")
 	}
 	return k.get(c, "beta")
@@ -289,7 +289,7 @@ func (k *kernel) shiftOf(c *args) []float32 {
 
 // scaleOf returns the scale array of a call: gamma, or gain per row.
 func (k *kernel) scaleOf(c *args) []float32 {
-	if k.scalePerRow {
+	if k.affinePerRow {
 		return k.get(c, "gain")
 	}
 	return k.get(c, "gamma")
