@@ -38,9 +38,16 @@ var Targets = []string{"avx512", "avx2", "neon", "purego"}
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
 	fileKeys     = []string{"version", "package", "kernels"}
-	kernelKeys   = []string{"name", "doc", "axis", "mean", "epsilon", "scale", "scale_offset", "shift", "residual", "save_stats", "hidden", "targets"}
-	residualKeys = []string{"alpha", "store_sum"}
+	kernelKeys   = []string{"name", "doc", "axis", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "hidden", "targets"}
+	residualKeys = []string{"alpha", "deepnorm", "store_sum"}
+	deepnormKeys = []string{"encoder_layers", "decoder_layers", "side"}
 )
+
+// Statistics lists the values of a kernel's statistic, in REFERENCE.md's order.
+var Statistics = []string{"variance", "rms", "l2", "none"}
+
+// MaxLayers bounds DeepNorm's layer counts (DeepNet trained 1000 layers).
+const MaxLayers = 100000
 
 var (
 	packageRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -419,6 +426,8 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 			}
 		case "mean":
 			k.Mean, e = d.boolean(v, "mean")
+		case "statistic":
+			k.Statistic, e = d.statistic(v)
 		case "epsilon":
 			k.Epsilon, e = d.epsilon(v)
 		case "scale":
@@ -427,6 +436,8 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 			k.ScaleOffset, e = d.finite32(v, "scale_offset", "a finite number, e.g. 1 for Gemma's (1 + gamma)", false)
 		case "shift":
 			k.Shift, e = d.boolean(v, "shift")
+		case "affine_per":
+			k.AffinePerRow, e = d.affinePer(v)
 		case "residual":
 			k.Residual, e = d.residual(v)
 		case "save_stats":
@@ -452,10 +463,88 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 	if v, ok := fs.vals["scale_offset"]; ok && !k.Scale && k.ScaleOffset != 0 {
 		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", lit(v.Value))
 	}
+	if e := d.combinations(k, fs); e != nil {
+		return nil, e
+	}
 	if k.Targets == nil {
 		k.Targets = append([]string(nil), Targets...)
 	}
 	return k, nil
+}
+
+// combinations checks the fields that depend on each other (statistic,
+// mean, epsilon, save_stats, scale, shift, affine_per) and fills in the
+// default statistic. Of several problems, the first in the file is reported.
+func (d *decoder) combinations(k *kernel, fs *fields) *Error {
+	stat, explicit := fs.vals["statistic"]
+	if !explicit {
+		k.Statistic = "rms"
+		if k.Mean {
+			k.Statistic = "variance"
+		}
+	}
+	var errs []*Error
+	switch {
+	case k.Statistic == "variance" && !k.Mean:
+		errs = append(errs, d.errf(stat, "statistic variance with mean: false (at %s); allowed: variance only with mean: true (it is taken about the mean), rms, l2 or none with mean: false", at(fs.vals["mean"])))
+	case k.Statistic != "variance" && k.Mean:
+		errs = append(errs, d.errf(stat, "statistic %s with mean: true (at %s); allowed: variance with mean: true (LayerNorm), %s only with mean: false", k.Statistic, at(fs.vals["mean"]), k.Statistic))
+	}
+	if k.Statistic == "none" {
+		if v, ok := fs.vals["epsilon"]; ok {
+			errs = append(errs, d.errf(v, "epsilon with statistic none (at %s), which takes no square root to add it to; allowed: no epsilon with statistic none (fold it into gain and bias, as BatchNorm's running variance is)", at(stat)))
+		}
+		if v, ok := fs.vals["save_stats"]; ok && k.SaveStats {
+			errs = append(errs, d.errf(v, "save_stats: true with statistic none (at %s), which computes no statistics; allowed: save_stats: false, or a statistic variance, rms or l2", at(stat)))
+		}
+		if !k.Scale && !k.Shift {
+			errs = append(errs, d.errf(stat, "statistic none with neither scale nor shift leaves the kernel nothing to do; allowed: statistic none with scale: true or shift: true (y = x*gain + bias)"))
+		}
+		k.Epsilon = 0 // not used: no square root
+	}
+	if v, ok := fs.vals["affine_per"]; ok && k.AffinePerRow && !k.Scale && !k.Shift {
+		errs = append(errs, d.errf(v, "affine_per: row with neither scale nor shift; allowed: affine_per: row with scale: true (gain) or shift: true (bias), or leave affine_per out"))
+	}
+	var first *Error
+	for _, e := range errs {
+		if first == nil || e.Line < first.Line || e.Line == first.Line && e.Col < first.Col {
+			first = e
+		}
+	}
+	return first
+}
+
+// at words a node's position for a message, "LINE:COL".
+func at(n *yaml.Node) string { return fmt.Sprintf("%d:%d", n.Line, n.Column) }
+
+// statistic reads what the row is divided by.
+func (d *decoder) statistic(n *yaml.Node) (string, *Error) {
+	const allowed = "variance (LayerNorm, with mean: true), rms (RMSNorm), l2 (WeightNorm's ||v||) or none (no normalization: the affine alone)"
+	s, e := d.str(n, "statistic", allowed)
+	if e != nil {
+		return "", e
+	}
+	if !contains(Statistics, s) {
+		return "", d.errf(n, "unknown statistic %s%s; allowed: %s", lit(s), suggest(s, Statistics), allowed)
+	}
+	return s, nil
+}
+
+// affinePer reads whether scale and shift hold one value per element of
+// the row or one per row.
+func (d *decoder) affinePer(n *yaml.Node) (bool, *Error) {
+	const allowed = "element (gamma and beta, one value per element of the row) or row (gain and bias, one value per row)"
+	s, e := d.str(n, "affine_per", allowed)
+	if e != nil {
+		return false, e
+	}
+	switch s {
+	case "element":
+		return false, nil
+	case "row":
+		return true, nil
+	}
+	return false, d.errf(n, "affine_per %s is not supported%s; allowed: %s", lit(s), suggest(s, []string{"element", "row"}), allowed)
 }
 
 // kernelName checks a kernel name: it prefixes exported Go functions and
@@ -551,10 +640,19 @@ func (d *decoder) residual(n *yaml.Node) (*Residual, *Error) {
 		return nil, e
 	}
 	r := &Residual{Alpha: 1}
+	var alphaKey *yaml.Node // the first of alpha and deepnorm
 	for j := 0; j < len(n.Content); j += 2 {
-		switch v := n.Content[j+1]; n.Content[j].Value {
-		case "alpha":
-			r.Alpha, e = d.finite32(v, "alpha", "a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)", true)
+		switch k, v := n.Content[j], n.Content[j+1]; k.Value {
+		case "alpha", "deepnorm":
+			if alphaKey != nil {
+				return nil, d.errf(k, "residual has both alpha (at %s) and deepnorm; allowed: one of them: alpha, or deepnorm to derive alpha from the layer counts", at(alphaKey))
+			}
+			alphaKey = k
+			if k.Value == "alpha" {
+				r.Alpha, e = d.finite32(v, "alpha", "a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)", true)
+			} else {
+				r.DeepNorm, r.Alpha, e = d.deepNorm(v)
+			}
 		case "store_sum":
 			r.StoreSum, e = d.boolean(v, "store_sum")
 		}
@@ -563,6 +661,57 @@ func (d *decoder) residual(n *yaml.Node) (*Residual, *Error) {
 		}
 	}
 	return r, nil
+}
+
+// deepNorm reads DeepNorm's layer counts and derives alpha from them
+// (Wang et al. 2022, "DeepNet", table 1).
+func (d *decoder) deepNorm(n *yaml.Node) (*DeepNorm, float64, *Error) {
+	const sides = "encoder or decoder, the stack of an encoder-decoder model the kernel normalizes"
+	_, e := d.mapping(n, "deepnorm", "{encoder_layers: 18}", deepnormKeys)
+	if e != nil {
+		return nil, 0, e
+	}
+	dn := &DeepNorm{}
+	var sideNode *yaml.Node
+	for j := 0; j < len(n.Content); j += 2 {
+		switch v := n.Content[j+1]; n.Content[j].Value {
+		case "encoder_layers":
+			dn.EncoderLayers, e = d.integer(v, "encoder_layers", 1, MaxLayers)
+		case "decoder_layers":
+			dn.DecoderLayers, e = d.integer(v, "decoder_layers", 1, MaxLayers)
+		case "side":
+			sideNode = v
+			dn.Side, e = d.str(v, "side", sides)
+			if e == nil && dn.Side != "encoder" && dn.Side != "decoder" {
+				e = d.errf(v, "side %s is not supported%s; allowed: %s", lit(dn.Side), suggest(dn.Side, []string{"encoder", "decoder"}), sides)
+			}
+		}
+		if e != nil {
+			return nil, 0, e
+		}
+	}
+	enc, dec := float64(dn.EncoderLayers), float64(dn.DecoderLayers)
+	switch {
+	case enc == 0 && dec == 0:
+		return nil, 0, d.errf(n, "deepnorm has neither encoder_layers nor decoder_layers; allowed: encoder_layers: N (encoder-only), decoder_layers: M (decoder-only), or both with side: encoder or side: decoder")
+	case enc > 0 && dec > 0:
+		switch dn.Side {
+		case "encoder":
+			return dn, 0.81 * math.Pow(math.Pow(enc, 4)*dec, 1.0/16), nil
+		case "decoder":
+			return dn, math.Pow(3*dec, 0.25), nil
+		}
+		return nil, 0, d.errf(n, "deepnorm of an encoder-decoder model (encoder_layers and decoder_layers) has no side; allowed: side: %s (their alphas differ)", sides)
+	}
+	only, count := "encoder", enc
+	if dec > 0 {
+		only, count = "decoder", dec
+	}
+	if sideNode != nil && dn.Side != only {
+		return nil, 0, d.errf(sideNode, "side %s, but deepnorm has only %s_layers; allowed: side: %s or no side when only %s_layers is given, or both layer counts for an encoder-decoder model", dn.Side, only, only, only)
+	}
+	dn.Side = only
+	return dn, math.Pow(2*count, 0.25), nil
 }
 
 // hidden reads the list of row lengths.

@@ -25,6 +25,9 @@ func FuzzParse(f *testing.F) {
 		"", "---", "version: 1\n---\n", "a: b: c", "\t", "[", "{", "*a", "&a [*a, *a]", "!!binary AAAA",
 		head + "    mean: true\n    hidden: [1, 2]\n    targets: [avx2]\n    residual: {alpha: -2}\n",
 		head + "    mean: true\n    hidden: [12]\n  - name: K1\n    mean: true\n    hidden: [2]\n",
+		head + "    mean: false\n    statistic: l2\n    epsilon: 0\n    affine_per: row\n    hidden: [768]\n",
+		head + "    mean: false\n    statistic: none\n    shift: true\n    affine_per: row\n    hidden: [1]\n",
+		head + "    mean: true\n    hidden: [8]\n    residual: {deepnorm: {encoder_layers: 6, decoder_layers: 6, side: decoder}}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -70,6 +73,19 @@ func checkValid(t *testing.T, f *File, data []byte) {
 		}
 		if r := k.Residual; r != nil && (r.Alpha == 0 || r.Alpha != r.Alpha || r.Alpha > 3.5e38 || r.Alpha < -3.5e38) {
 			t.Fatalf("invalid alpha accepted: %+v", r)
+		}
+		if !contains(Statistics, k.Statistic) || (k.Statistic == "variance") != k.Mean ||
+			k.Statistic == "none" && (k.SaveStats || k.Epsilon != 0 || !k.Scale && !k.Shift) ||
+			k.AffinePerRow && !k.Scale && !k.Shift {
+			t.Fatalf("invalid statistic or affine accepted: %+v", k)
+		}
+		if r := k.Residual; r != nil && r.DeepNorm != nil {
+			dn := r.DeepNorm
+			if !(r.Alpha > 0) || dn.EncoderLayers < 0 || dn.DecoderLayers < 0 || dn.EncoderLayers+dn.DecoderLayers == 0 ||
+				dn.Side != "encoder" && dn.Side != "decoder" ||
+				dn.Side == "encoder" && dn.EncoderLayers == 0 || dn.Side == "decoder" && dn.DecoderLayers == 0 {
+				t.Fatalf("invalid deepnorm accepted: %+v %+v", r, dn)
+			}
 		}
 		if len(k.Hidden) == 0 || len(k.Targets) == 0 || k.Targets[len(k.Targets)-1] != "purego" {
 			t.Fatalf("invalid lists accepted: %+v", k)

@@ -25,7 +25,8 @@ type Kernel struct {
 	// Mean subtracts the mean (LayerNorm); without it the statistic is the
 	// root mean square (RMSNorm).
 	Mean bool
-	// Epsilon is added to the variance (or mean square) inside the sqrt.
+	// Epsilon is added to the variance (or mean square) inside the sqrt; 0
+	// with Statistic "none".
 	Epsilon float64
 
 	// Scale multiplies by gamma (one value per element of the axis) plus
@@ -44,8 +45,9 @@ type Kernel struct {
 	// Statistic is what the row is divided by, inside the sqrt with
 	// Epsilon: "variance" (with Mean), "rms" (mean of squares), "l2" (sum
 	// of squares: WeightNorm's ||v||) or "none" (no normalization: the
-	// affine alone, BatchNorm at inference with folded statistics). Empty
-	// means variance with Mean and rms without.
+	// affine alone, BatchNorm at inference with folded statistics). Parse
+	// fills in the default: variance with Mean and rms without; an empty
+	// value (a Kernel built in code) means the same.
 	Statistic string
 	// AffinePerRow makes the scale and shift one value per row (WeightNorm's
 	// g; InstanceNorm's and BatchNorm's per-channel parameters, one row per
@@ -62,10 +64,23 @@ type Kernel struct {
 
 // Residual describes the fused residual input.
 type Residual struct {
-	// Alpha scales the residual stream x: s = Alpha*x + f (1 for Post-LN and Pre-LN).
+	// Alpha scales the residual stream x: s = Alpha*x + f (1 for Post-LN and
+	// Pre-LN). With DeepNorm it is derived from the layer counts.
 	Alpha float64
+	// DeepNorm, when set, is where Alpha came from.
+	DeepNorm *DeepNorm
 	// StoreSum also writes s, the Pre-LN residual stream, to its own output.
 	StoreSum bool
+}
+
+// DeepNorm holds the layer counts DeepNorm's alpha is derived from (Wang
+// et al. 2022): encoder-only or decoder-only, alpha = (2N)^(1/4); in an
+// encoder-decoder model, the encoder's alpha = 0.81*(N^4*M)^(1/16) and the
+// decoder's (3M)^(1/4), for N encoder and M decoder layers.
+type DeepNorm struct {
+	EncoderLayers int    // N; 0 when the model has no encoder
+	DecoderLayers int    // M; 0 when the model has no decoder
+	Side          string // "encoder" or "decoder": the stack this kernel is in
 }
 
 // Pos is a position in a spec file (1-based).

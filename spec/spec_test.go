@@ -22,7 +22,7 @@ func TestParseGood(t *testing.T) {
 		name: "defaults",
 		src:  head + "    mean: false\n    hidden: [4096]\n",
 		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
-			Name: "K", Axis: "last", Epsilon: 1e-5, Scale: true,
+			Name: "K", Axis: "last", Epsilon: 1e-5, Scale: true, Statistic: "rms",
 			Hidden: []int{4096}, Targets: all, Pos: Pos{4, 5},
 		}}},
 	}, {
@@ -43,7 +43,7 @@ func TestParseGood(t *testing.T) {
 `,
 		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
 			Name: "K", Doc: "Fused: s = 2*x + f.", Axis: "last", Mean: true, Epsilon: 0,
-			Scale: true, ScaleOffset: -0.5, Shift: true,
+			Scale: true, ScaleOffset: -0.5, Shift: true, Statistic: "variance",
 			Residual:  &Residual{Alpha: 2.5, StoreSum: true},
 			SaveStats: true, Hidden: []int{8192, 1, 1048576},
 			Targets: []string{"avx2", "purego"}, Pos: Pos{4, 5},
@@ -52,7 +52,7 @@ func TestParseGood(t *testing.T) {
 		name: "flow style, CRLF, BOM, purego added",
 		src:  "\uFEFFversion: 1\r\npackage: Upper_2\r\nkernels: [{name: A_1, mean: true, hidden: [0x10], targets: [neon], residual: {}, epsilon: 1.2e-38}]\r\n",
 		want: File{Version: 1, Package: "Upper_2", Kernels: []Kernel{{
-			Name: "A_1", Axis: "last", Mean: true, Epsilon: 1.2e-38, Scale: true,
+			Name: "A_1", Axis: "last", Mean: true, Epsilon: 1.2e-38, Scale: true, Statistic: "variance",
 			Residual: &Residual{Alpha: 1}, Hidden: []int{16},
 			Targets: []string{"neon", "purego"}, Pos: Pos{3, 11},
 		}}},
@@ -61,9 +61,39 @@ func TestParseGood(t *testing.T) {
 		src: head + "    mean: false\n    scale: false\n    scale_offset: 0\n    hidden: [1]\n" +
 			"  - name: K2\n    mean: true\n    hidden: [1]\n",
 		want: File{Version: 1, Package: "p", Kernels: []Kernel{
-			{Name: "K", Axis: "last", Epsilon: 1e-5, Hidden: []int{1}, Targets: all, Pos: Pos{4, 5}},
-			{Name: "K2", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Hidden: []int{1}, Targets: all, Pos: Pos{9, 5}},
+			{Name: "K", Axis: "last", Epsilon: 1e-5, Statistic: "rms", Hidden: []int{1}, Targets: all, Pos: Pos{4, 5}},
+			{Name: "K2", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Statistic: "variance", Hidden: []int{1}, Targets: all, Pos: Pos{9, 5}},
 		}},
+	}, {
+		name: "WeightNorm: l2, epsilon 0, a gain per row",
+		src:  head + "    mean: false\n    statistic: l2\n    epsilon: 0\n    affine_per: row\n    save_stats: true\n    hidden: [768]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
+			Name: "K", Axis: "last", Statistic: "l2", Scale: true, AffinePerRow: true, SaveStats: true,
+			Hidden: []int{768}, Targets: all, Pos: Pos{4, 5},
+		}}},
+	}, {
+		name: "folded BatchNorm: none, gain and bias per row, epsilon not used",
+		src:  head + "    mean: false\n    statistic: none\n    shift: true\n    affine_per: row\n    save_stats: false\n    hidden: [1]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
+			Name: "K", Axis: "last", Statistic: "none", Scale: true, Shift: true, AffinePerRow: true,
+			Hidden: []int{1}, Targets: all, Pos: Pos{4, 5},
+		}}},
+	}, {
+		name: "explicit defaults: variance, rms, affine_per element",
+		src: head + "    mean: true\n    statistic: variance\n    affine_per: element\n    hidden: [2]\n" +
+			"  - name: K2\n    mean: false\n    statistic: rms\n    hidden: [2]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{
+			{Name: "K", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Statistic: "variance", Hidden: []int{2}, Targets: all, Pos: Pos{4, 5}},
+			{Name: "K2", Axis: "last", Epsilon: 1e-5, Scale: true, Statistic: "rms", Hidden: []int{2}, Targets: all, Pos: Pos{9, 5}},
+		}},
+	}, {
+		name: "DeepNorm encoder-only, store_sum after deepnorm",
+		src:  head + "    mean: true\n    residual:\n      deepnorm: {encoder_layers: 18}\n      store_sum: true\n    hidden: [1024]\n",
+		want: File{Version: 1, Package: "p", Kernels: []Kernel{{
+			Name: "K", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Statistic: "variance",
+			Residual: &Residual{Alpha: math.Pow(36, 0.25), StoreSum: true, DeepNorm: &DeepNorm{EncoderLayers: 18, Side: "encoder"}},
+			Hidden:   []int{1024}, Targets: all, Pos: Pos{4, 5},
+		}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +113,8 @@ func TestParseGood(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	k := head + "    mean: true\n" // a kernel needing only hidden
+	k := head + "    mean: true\n"  // a kernel needing only hidden
+	r := head + "    mean: false\n" // the same without the mean
 	tests := []struct{ src, want string }{
 		{"", "1:1: empty spec; a spec is a YAML mapping that starts with version: 1"},
 		{"# only a comment\n", "1:1: empty spec; a spec is a YAML mapping that starts with version: 1"},
@@ -121,7 +152,7 @@ func TestParseErrors(t *testing.T) {
 		{k + "    hidden: [1]\n    scale: false\n    scale_offset: 1\n", "8:19: scale_offset 1 without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)"},
 		{k + "    hidden: [1]\n    residual: {alpha: 0}\n", "7:23: alpha is 0; allowed: a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)"},
 		{k + "    hidden: [1]\n    residual: {alpha: 1e39}\n", "7:23: alpha 1e39 overflows float32; allowed: a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)"},
-		{k + "    hidden: [1]\n    residual: {beta: 1}\n", `7:16: unknown key "beta" in residual; allowed keys: alpha, store_sum`},
+		{k + "    hidden: [1]\n    residual: {beta: 1}\n", `7:16: unknown key "beta" in residual; allowed keys: alpha, deepnorm, store_sum`},
 		{k + "    hidden: [1]\n    residual: true\n", "7:15: residual is the boolean true; allowed: a mapping, e.g. {alpha: 1, store_sum: true}"},
 		{k + "    hidden: [1]\n    targets: []\n", "7:14: targets is empty; allowed: a list of distinct instruction sets from avx512, avx2, neon, purego (leave targets out for all)"},
 		{k + "    hidden: [1]\n    targets: [avx]\n", `7:15: unknown target "avx" (did you mean avx2?); allowed: avx512, avx2, neon, purego`},
@@ -140,6 +171,31 @@ func TestParseErrors(t *testing.T) {
 		{"version: !!str 1\n", `1:10: version is the string "1"; allowed: the integer 1`},
 		{"version: !x 1\n", "1:10: version has the tag !x; custom tags are not supported: remove it"},
 		{"? [a]\n: 1\n", "1:3: a list as a key in the spec; allowed keys: version, package, kernels"},
+		// statistic, affine_per and how they combine with the other fields.
+		{k + "    hidden: [1]\n    statistic: l1\n", `7:16: unknown statistic l1 (did you mean l2?); allowed: variance (LayerNorm, with mean: true), rms (RMSNorm), l2 (WeightNorm's ||v||) or none (no normalization: the affine alone)`},
+		{k + "    hidden: [1]\n    statistic: true\n", `7:16: statistic is the boolean true; allowed: variance (LayerNorm, with mean: true), rms (RMSNorm), l2 (WeightNorm's ||v||) or none (no normalization: the affine alone)`},
+		{k + "    hidden: [1]\n    statistic: l2\n", "7:16: statistic l2 with mean: true (at 5:11); allowed: variance with mean: true (LayerNorm), l2 only with mean: false"},
+		{k + "    hidden: [1]\n    statistic: none\n", "7:16: statistic none with mean: true (at 5:11); allowed: variance with mean: true (LayerNorm), none only with mean: false"},
+		{r + "    statistic: variance\n    hidden: [1]\n", "6:16: statistic variance with mean: false (at 5:11); allowed: variance only with mean: true (it is taken about the mean), rms, l2 or none with mean: false"},
+		{r + "    hidden: [1]\n    statistic: none\n    epsilon: 0\n", "8:14: epsilon with statistic none (at 7:16), which takes no square root to add it to; allowed: no epsilon with statistic none (fold it into gain and bias, as BatchNorm's running variance is)"},
+		{r + "    hidden: [1]\n    save_stats: true\n    statistic: none\n", "7:17: save_stats: true with statistic none (at 8:16), which computes no statistics; allowed: save_stats: false, or a statistic variance, rms or l2"},
+		{r + "    hidden: [1]\n    statistic: none\n    scale: false\n", "7:16: statistic none with neither scale nor shift leaves the kernel nothing to do; allowed: statistic none with scale: true or shift: true (y = x*gain + bias)"},
+		// The first problem in the file is the one reported.
+		{r + "    epsilon: 1e-6\n    save_stats: true\n    statistic: none\n    hidden: [1]\n", "6:14: epsilon with statistic none (at 8:16), which takes no square root to add it to; allowed: no epsilon with statistic none (fold it into gain and bias, as BatchNorm's running variance is)"},
+		{r + "    hidden: [1]\n    affine_per: channel\n", "7:17: affine_per channel is not supported; allowed: element (gamma and beta, one value per element of the row) or row (gain and bias, one value per row)"},
+		{r + "    hidden: [1]\n    affine_per: rows\n", "7:17: affine_per rows is not supported (did you mean row?); allowed: element (gamma and beta, one value per element of the row) or row (gain and bias, one value per row)"},
+		{r + "    hidden: [1]\n    affine_per: row\n    scale: false\n", "7:17: affine_per: row with neither scale nor shift; allowed: affine_per: row with scale: true (gain) or shift: true (bias), or leave affine_per out"},
+		// DeepNorm's derived alpha.
+		{k + "    hidden: [1]\n    residual: {alpha: 2, deepnorm: {encoder_layers: 6}}\n", "7:26: residual has both alpha (at 7:16) and deepnorm; allowed: one of them: alpha, or deepnorm to derive alpha from the layer counts"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {decoder_layers: 6}, alpha: 2}\n", "7:47: residual has both alpha (at 7:16) and deepnorm; allowed: one of them: alpha, or deepnorm to derive alpha from the layer counts"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {}}\n", "7:26: deepnorm has neither encoder_layers nor decoder_layers; allowed: encoder_layers: N (encoder-only), decoder_layers: M (decoder-only), or both with side: encoder or side: decoder"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: 18}\n", "7:26: deepnorm is the integer 18; allowed: a mapping, e.g. {encoder_layers: 18}"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {layers: 18}}\n", `7:27: unknown key "layers" in deepnorm; allowed keys: encoder_layers, decoder_layers, side`},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {encoder_layers: 0}}\n", "7:43: encoder_layers 0 is out of range; allowed: an integer from 1 to 100000"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {decoder_layers: 2.5}}\n", "7:43: decoder_layers 2.5 is not an integer; allowed: an integer from 1 to 100000"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {encoder_layers: 6, decoder_layers: 6}}\n", "7:26: deepnorm of an encoder-decoder model (encoder_layers and decoder_layers) has no side; allowed: side: encoder or decoder, the stack of an encoder-decoder model the kernel normalizes (their alphas differ)"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {encoder_layers: 6, side: decoder}}\n", "7:52: side decoder, but deepnorm has only encoder_layers; allowed: side: encoder or no side when only encoder_layers is given, or both layer counts for an encoder-decoder model"},
+		{k + "    hidden: [1]\n    residual: {deepnorm: {encoder_layers: 6, decoder_layers: 6, side: both}}\n", "7:71: side both is not supported; allowed: encoder or decoder, the stack of an encoder-decoder model the kernel normalizes"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("e.yaml", []byte(tt.src))
@@ -217,10 +273,19 @@ func TestShipped(t *testing.T) {
 			t.Errorf("%s: the embedded copy differs from the file", f.Path)
 		}
 	}
-	if want := []string{"spec/layernorm.yaml", "spec/rmsnorm.yaml"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"spec/deepnorm.yaml", "spec/layernorm.yaml", "spec/rmsnorm.yaml", "spec/weightnorm.yaml"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("catalogue %v, want %v", names, want)
 	}
-	ln, rms := files[0], files[1]
+	dn, ln, rms, wn := files[0], files[1], files[2], files[3]
+	if k := dn.Kernels[0]; dn.Package != "deepnorm" || !k.Mean || !k.Shift || k.Residual == nil ||
+		k.Residual.DeepNorm == nil || k.Residual.DeepNorm.EncoderLayers != 18 || k.Residual.StoreSum ||
+		math.Abs(k.Residual.Alpha-math.Sqrt(6)) > 1e-15 || !reflect.DeepEqual(k.Hidden, []int{1024}) {
+		t.Errorf("deepnorm.yaml: %+v %+v", k, k.Residual)
+	}
+	if k := wn.Kernels[0]; wn.Package != "weightnorm" || k.Name != "WeightNorm" || k.Mean || k.Statistic != "l2" ||
+		k.Epsilon != 0 || !k.Scale || !k.AffinePerRow || k.Shift || k.Residual != nil || k.SaveStats {
+		t.Errorf("weightnorm.yaml: %+v", k)
+	}
 	if ln.Package != "layernorm" || !ln.Kernels[0].Mean || ln.Kernels[0].Epsilon != 1e-5 ||
 		!reflect.DeepEqual(ln.Kernels[0].Hidden, []int{768, 1024, 4096, 8192}) {
 		t.Errorf("layernorm.yaml: %+v", ln.Kernels[0])
@@ -248,5 +313,36 @@ func TestCheckPackageName(t *testing.T) {
 func TestFloat32Limits(t *testing.T) {
 	if float32(minNormal32) != math.SmallestNonzeroFloat32*(1<<23) {
 		t.Errorf("minNormal32 = %g", float32(minNormal32))
+	}
+}
+
+// TestDeepNormAlpha checks the derived alphas against NORMS.md's formulas,
+// written out here as numbers: DeepNet (Wang et al. 2022), table 1.
+func TestDeepNormAlpha(t *testing.T) {
+	for _, tt := range []struct {
+		deepnorm string
+		alpha    float64
+		dn       DeepNorm
+	}{
+		{"{encoder_layers: 18}", 2.4494897427831781, DeepNorm{EncoderLayers: 18, Side: "encoder"}},                // 36^(1/4) = sqrt(6)
+		{"{encoder_layers: 8, side: encoder}", 2, DeepNorm{EncoderLayers: 8, Side: "encoder"}},                    // 16^(1/4)
+		{"{decoder_layers: 50}", 3.1622776601683795, DeepNorm{DecoderLayers: 50, Side: "decoder"}},                // 100^(1/4) = sqrt(10)
+		{"{decoder_layers: 12, side: decoder}", 2.2133638394006434, DeepNorm{DecoderLayers: 12, Side: "decoder"}}, // 24^(1/4)
+		// 0.81 * (16^4 * 16)^(1/16) = 0.81 * 16^(5/16) = 0.81 * 2^(5/4)
+		{"{encoder_layers: 16, decoder_layers: 16, side: encoder}", 0.81 * 2.3784142300054421, DeepNorm{16, 16, "encoder"}},
+		// (3*27)^(1/4) = 81^(1/4) = 3
+		{"{side: decoder, encoder_layers: 100, decoder_layers: 27}", 3, DeepNorm{100, 27, "decoder"}},
+		{"{encoder_layers: 1000, decoder_layers: 1000, side: encoder}", 0.81 * 8.6596432336006535, DeepNorm{1000, 1000, "encoder"}}, // 0.81 * 1000^(5/16) = 0.81 * 10^(15/16)
+	} {
+		src := head + "    mean: true\n    hidden: [8]\n    residual:\n      deepnorm: " + tt.deepnorm + "\n"
+		f, err := Parse("d.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", tt.deepnorm, err)
+			continue
+		}
+		r := f.Kernels[0].Residual
+		if math.Abs(r.Alpha-tt.alpha) > 1e-12*tt.alpha || r.DeepNorm == nil || *r.DeepNorm != tt.dn || r.StoreSum {
+			t.Errorf("%s: alpha %.17g, %+v; want %.17g, %+v", tt.deepnorm, r.Alpha, r.DeepNorm, tt.alpha, tt.dn)
+		}
 	}
 }
