@@ -254,21 +254,30 @@ TEXT ·avx512DeepNorm1024NT(SB), NOSPLIT, $0-56
 	MOVQ  beta+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	TESTQ $0x0000003f, R8
-	JNZ   unaligned
+	ANDQ  $+63, R8
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+63, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+4096, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+4096, R9, R9
 
 	// s0 = 2.4494898
-	MOVL  $0x401cc471, R9
-	VMOVD R9, X0
+	MOVL  $0x401cc471, R10
+	VMOVD R10, X0
 
 	// s1 = x[row]
 	VMOVSS (CX), X1
@@ -289,35 +298,35 @@ row:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z8
+	VMOVUPS (CX)(R10*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS (DX)(R9*4), Z9
+	VMOVUPS (DX)(R10*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*4), Z8
+	VMOVUPS 64(CX)(R10*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 64(DX)(R9*4), Z9
+	VMOVUPS 64(DX)(R10*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*4), Z8
+	VMOVUPS 128(CX)(R10*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 128(DX)(R9*4), Z9
+	VMOVUPS 128(DX)(R10*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*4), Z8
+	VMOVUPS 192(CX)(R10*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 192(DX)(R9*4), Z9
+	VMOVUPS 192(DX)(R10*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z7, Z7
-	ADDQ    $+64, R9
-	CMPQ    R9, $+1024
+	ADDQ    $+64, R10
+	CMPQ    R10, $+1024
 	JB      loop0
 
 	// s5 = sum of accumulator 0
@@ -334,8 +343,8 @@ loop0:
 	VADDSS     X3, X2, X2
 
 	// s6 = 1/1024
-	MOVL  $0x3a800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3a800000, R10
+	VMOVD R10, X3
 
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
@@ -348,44 +357,44 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	PREFETCHT1  (DX)(R8*1)
-	PREFETCHT1  64(DX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z11
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     (DX)(R9*4), Z12
+	VMOVUPS     (DX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
+	VMOVUPS     64(CX)(R10*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     64(DX)(R9*4), Z12
+	VMOVUPS     64(DX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
+	VMOVUPS     128(CX)(R10*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     128(DX)(R9*4), Z12
+	VMOVUPS     128(DX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
+	VMOVUPS     192(CX)(R10*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     192(DX)(R9*4), Z12
+	VMOVUPS     192(DX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R9
-	CMPQ        R9, $+1024
+	ADDQ        $+64, R10
+	CMPQ        R10, $+1024
 	JB          loop1
 
 	// s8 = sum of accumulator 1
@@ -405,26 +414,26 @@ loop1:
 	VMULSS X3, X4, X3
 
 	// s10 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X4
 
 	// s11 = s9 add s10
 	VADDSS X4, X3, X3
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// s12 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X4
 
 	// s13 = sqrt s11
 	VSQRTSS X3, X3, X3
@@ -433,70 +442,199 @@ loop1:
 	VDIVSS X3, X4, X3
 
 	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	TESTQ        R8, R8
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	XORQ         R9, R9
+	XORL         R10, R10
+	BTSL         R8, R10
+	DECL         R10
+	KMOVW        R10, K1
+	NOTL         R10
+	KMOVW        R10, K2
+	VMOVUPS      (CX), Z4
+	VMULPS       Z4, Z0, Z4
+	VMOVUPS      (DX), Z5
+	VADDPS       Z5, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VSUBPS       Z2, Z4, Z4
+	VMULPS       Z3, Z4, Z4
+	VMOVUPS      (SI), Z5
+	VMOVUPS      (BX), Z6
+	VFMADD231PS  Z6, Z4, Z5
+	VMOVUPS      Z5, K1, (AX)
+	MOVQ         R8, R10
+	LEAQ         960(R8), R11
 
 loop2:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	PREFETCHT1  (DX)(R8*1)
-	PREFETCHT1  64(DX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z4
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     (DX)(R9*4), Z5
+	VMOVUPS     (DX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     (SI)(R9*4), Z5
-	VMOVUPS     (BX)(R9*4), Z6
+	VMOVUPS     (SI)(R10*4), Z5
+	VMOVUPS     (BX)(R10*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z4
+	VMOVNTPS    Z5, (AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     64(DX)(R9*4), Z5
+	VMOVUPS     64(DX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     64(SI)(R9*4), Z5
-	VMOVUPS     64(BX)(R9*4), Z6
+	VMOVUPS     64(SI)(R10*4), Z5
+	VMOVUPS     64(BX)(R10*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z4
+	VMOVNTPS    Z5, 64(AX)(R10*4)
+	VMOVUPS     128(CX)(R10*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     128(DX)(R9*4), Z5
+	VMOVUPS     128(DX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     128(SI)(R9*4), Z5
-	VMOVUPS     128(BX)(R9*4), Z6
+	VMOVUPS     128(SI)(R10*4), Z5
+	VMOVUPS     128(BX)(R10*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z4
+	VMOVNTPS    Z5, 128(AX)(R10*4)
+	VMOVUPS     192(CX)(R10*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     192(DX)(R9*4), Z5
+	VMOVUPS     192(DX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     192(SI)(R9*4), Z5
-	VMOVUPS     192(BX)(R9*4), Z6
+	VMOVUPS     192(SI)(R10*4), Z5
+	VMOVUPS     192(BX)(R10*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 192(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+1024
+	VMOVNTPS    Z5, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
 	JB          loop2
-	ADDQ        $+4096, AX
-	ADDQ        $+4096, CX
-	ADDQ        $+4096, DX
-	DECQ        DI
-	JNZ         row
+	VMOVUPS     3840(CX)(R8*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     3840(DX)(R8*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     3840(SI)(R8*4), Z5
+	VMOVUPS     3840(BX)(R8*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVNTPS    Z5, 3840(AX)(R8*4)
+	VMOVUPS     3904(CX)(R8*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     3904(DX)(R8*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     3904(SI)(R8*4), Z5
+	VMOVUPS     3904(BX)(R8*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVNTPS    Z5, 3904(AX)(R8*4)
+	VMOVUPS     3968(CX)(R8*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     3968(DX)(R8*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     3968(SI)(R8*4), Z5
+	VMOVUPS     3968(BX)(R8*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVNTPS    Z5, 3968(AX)(R8*4)
+	VMOVUPS     4032(CX), Z4
+	VMULPS      Z4, Z0, Z0
+	VMOVUPS     4032(DX), Z4
+	VADDPS      Z4, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VSUBPS      Z2, Z0, Z0
+	VMULPS      Z3, Z0, Z0
+	VMOVUPS     4032(SI), Z1
+	VMOVUPS     4032(BX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 4032(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	XORQ         R10, R10
+
+loop2p:
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     (DX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VMOVUPS     (BX)(R10*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, (AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     64(DX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     64(SI)(R10*4), Z5
+	VMOVUPS     64(BX)(R10*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 64(AX)(R10*4)
+	VMOVUPS     128(CX)(R10*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     128(DX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     128(SI)(R10*4), Z5
+	VMOVUPS     128(BX)(R10*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 128(AX)(R10*4)
+	VMOVUPS     192(CX)(R10*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     192(DX)(R10*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     192(SI)(R10*4), Z5
+	VMOVUPS     192(BX)(R10*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+1024
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+4096, AX
+	ADDQ $+4096, CX
+	ADDQ $+4096, DX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -505,10 +643,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512DeepNorm1024+0(SB)
 
 // func avx2DeepNorm1024(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -756,21 +890,30 @@ TEXT ·avx2DeepNorm1024NT(SB), NOSPLIT, $0-56
 	MOVQ  beta+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	TESTQ $0x0000001f, R8
-	JNZ   unaligned
+	ANDQ  $+31, R8
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+31, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+4096, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+4096, R9, R9
 
 	// s0 = 2.4494898
-	MOVL  $0x401cc471, R9
-	VMOVD R9, X0
+	MOVL  $0x401cc471, R10
+	VMOVD R10, X0
 
 	// s1 = x[row]
 	VMOVSS (CX), X1
@@ -791,35 +934,35 @@ row:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y8
+	VMOVUPS (CX)(R10*4), Y8
 	VMULPS  Y8, Y2, Y8
-	VMOVUPS (DX)(R9*4), Y9
+	VMOVUPS (DX)(R10*4), Y9
 	VADDPS  Y9, Y8, Y8
 	VSUBPS  Y3, Y8, Y8
 	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*4), Y8
+	VMOVUPS 32(CX)(R10*4), Y8
 	VMULPS  Y8, Y2, Y8
-	VMOVUPS 32(DX)(R9*4), Y9
+	VMOVUPS 32(DX)(R10*4), Y9
 	VADDPS  Y9, Y8, Y8
 	VSUBPS  Y3, Y8, Y8
 	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*4), Y8
+	VMOVUPS 64(CX)(R10*4), Y8
 	VMULPS  Y8, Y2, Y8
-	VMOVUPS 64(DX)(R9*4), Y9
+	VMOVUPS 64(DX)(R10*4), Y9
 	VADDPS  Y9, Y8, Y8
 	VSUBPS  Y3, Y8, Y8
 	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*4), Y8
+	VMOVUPS 96(CX)(R10*4), Y8
 	VMULPS  Y8, Y2, Y8
-	VMOVUPS 96(DX)(R9*4), Y9
+	VMOVUPS 96(DX)(R10*4), Y9
 	VADDPS  Y9, Y8, Y8
 	VSUBPS  Y3, Y8, Y8
 	VADDPS  Y8, Y7, Y7
-	ADDQ    $+32, R9
-	CMPQ    R9, $+1024
+	ADDQ    $+32, R10
+	CMPQ    R10, $+1024
 	JB      loop0
 
 	// s5 = sum of accumulator 0
@@ -834,8 +977,8 @@ loop0:
 	VADDSS       X3, X2, X2
 
 	// s6 = 1/1024
-	MOVL  $0x3a800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3a800000, R10
+	VMOVD R10, X3
 
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
@@ -848,42 +991,42 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  (DX)(R8*1)
-	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y11
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y11
 	VMULPS      Y11, Y4, Y11
-	VMOVUPS     (DX)(R9*4), Y12
+	VMOVUPS     (DX)(R10*4), Y12
 	VADDPS      Y12, Y11, Y11
 	VSUBPS      Y5, Y11, Y11
 	VSUBPS      Y6, Y11, Y11
 	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(R9*4), Y11
+	VMOVUPS     32(CX)(R10*4), Y11
 	VMULPS      Y11, Y4, Y11
-	VMOVUPS     32(DX)(R9*4), Y12
+	VMOVUPS     32(DX)(R10*4), Y12
 	VADDPS      Y12, Y11, Y11
 	VSUBPS      Y5, Y11, Y11
 	VSUBPS      Y6, Y11, Y11
 	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(R9*4), Y11
+	VMOVUPS     64(CX)(R10*4), Y11
 	VMULPS      Y11, Y4, Y11
-	VMOVUPS     64(DX)(R9*4), Y12
+	VMOVUPS     64(DX)(R10*4), Y12
 	VADDPS      Y12, Y11, Y11
 	VSUBPS      Y5, Y11, Y11
 	VSUBPS      Y6, Y11, Y11
 	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(R9*4), Y11
+	VMOVUPS     96(CX)(R10*4), Y11
 	VMULPS      Y11, Y4, Y11
-	VMOVUPS     96(DX)(R9*4), Y12
+	VMOVUPS     96(DX)(R10*4), Y12
 	VADDPS      Y12, Y11, Y11
 	VSUBPS      Y5, Y11, Y11
 	VSUBPS      Y6, Y11, Y11
 	VFMADD231PS Y11, Y11, Y10
-	ADDQ        $+32, R9
-	CMPQ        R9, $+1024
+	ADDQ        $+32, R10
+	CMPQ        R10, $+1024
 	JB          loop1
 
 	// s8 = sum of accumulator 1
@@ -901,26 +1044,26 @@ loop1:
 	VMULSS X3, X4, X3
 
 	// s10 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X4
 
 	// s11 = s9 add s10
 	VADDSS X4, X3, X3
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// s12 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X4
 
 	// s13 = sqrt s11
 	VSQRTSS X3, X3, X3
@@ -929,68 +1072,199 @@ loop1:
 	VDIVSS X3, X4, X3
 
 	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	TESTQ        R8, R8
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X3, Y3
-	XORQ         R9, R9
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X4
+	VPMOVZXBD    X4, Y4
+	VMOVQ        R8, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y4, Y5, Y5
+	LEAQ         -1(R8), R10
+	VMOVQ        R10, X6
+	VPBROADCASTD X6, Y6
+	VPCMPGTD     Y6, Y4, Y4
+	VMOVUPS      (CX), Y6
+	VMULPS       Y6, Y0, Y6
+	VMOVUPS      (DX), Y7
+	VADDPS       Y7, Y6, Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VMOVUPS      (SI), Y7
+	VMOVUPS      (BX), Y8
+	VFMADD231PS  Y8, Y6, Y7
+	VMASKMOVPS   Y7, Y5, (AX)
+	MOVQ         R8, R10
+	LEAQ         992(R8), R11
 
 loop2:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  (DX)(R8*1)
-	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     (DX)(R9*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     (SI)(R9*4), Y5
-	VMOVUPS     (BX)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, (AX)(R9*4)
-	VMOVUPS     32(CX)(R9*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     32(DX)(R9*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     32(SI)(R9*4), Y5
-	VMOVUPS     32(BX)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 32(AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     64(DX)(R9*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     64(SI)(R9*4), Y5
-	VMOVUPS     64(BX)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 64(AX)(R9*4)
-	VMOVUPS     96(CX)(R9*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     96(DX)(R9*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     96(SI)(R9*4), Y5
-	VMOVUPS     96(BX)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 96(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+1024
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     (DX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     (SI)(R10*4), Y6
+	VMOVUPS     (BX)(R10*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, (AX)(R10*4)
+	VMOVUPS     32(CX)(R10*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     32(DX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     32(SI)(R10*4), Y6
+	VMOVUPS     32(BX)(R10*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 32(AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     64(DX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     64(SI)(R10*4), Y6
+	VMOVUPS     64(BX)(R10*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 64(AX)(R10*4)
+	VMOVUPS     96(CX)(R10*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     96(DX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     96(SI)(R10*4), Y6
+	VMOVUPS     96(BX)(R10*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
 	JB          loop2
-	ADDQ        $+4096, AX
-	ADDQ        $+4096, CX
-	ADDQ        $+4096, DX
-	DECQ        DI
-	JNZ         row
+	VMOVUPS     3968(CX)(R8*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     3968(DX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     3968(SI)(R8*4), Y6
+	VMOVUPS     3968(BX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 3968(AX)(R8*4)
+	VMOVUPS     4000(CX)(R8*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     4000(DX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     4000(SI)(R8*4), Y6
+	VMOVUPS     4000(BX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 4000(AX)(R8*4)
+	VMOVUPS     4032(CX)(R8*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     4032(DX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     4032(SI)(R8*4), Y6
+	VMOVUPS     4032(BX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 4032(AX)(R8*4)
+	VMOVUPS     4064(CX), Y5
+	VMULPS      Y5, Y0, Y0
+	VMOVUPS     4064(DX), Y5
+	VADDPS      Y5, Y0, Y0
+	VSUBPS      Y1, Y0, Y0
+	VSUBPS      Y2, Y0, Y0
+	VMULPS      Y3, Y0, Y0
+	VMOVUPS     4064(SI), Y1
+	VMOVUPS     4064(BX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y4, 4064(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	XORQ         R10, R10
+
+loop2p:
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     (DX)(R10*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     (SI)(R10*4), Y5
+	VMOVUPS     (BX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, (AX)(R10*4)
+	VMOVUPS     32(CX)(R10*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     32(DX)(R10*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     32(SI)(R10*4), Y5
+	VMOVUPS     32(BX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 32(AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     64(DX)(R10*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     64(SI)(R10*4), Y5
+	VMOVUPS     64(BX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 64(AX)(R10*4)
+	VMOVUPS     96(CX)(R10*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     96(DX)(R10*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     96(SI)(R10*4), Y5
+	VMOVUPS     96(BX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+1024
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+4096, AX
+	ADDQ $+4096, CX
+	ADDQ $+4096, DX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -999,10 +1273,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2DeepNorm1024+0(SB)
 
 // func avx512DeepNormAny(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -1375,25 +1645,34 @@ TEXT ·avx512DeepNormAnyNT(SB), NOSPLIT, $0-64
 	BTSL  R10, R9
 	DECL  R9
 	KMOVW R9, K1
-	MOVQ  AX, R9
 	TESTQ $0x0000000f, R8
-	JNZ   unaligned
-	TESTQ $0x0000003f, R9
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R9
+	ANDQ  $+63, R9
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+63, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMULQ   R8, R9
-	SHLQ    $0x02, R9
+	MOVQ    DI, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R8, R10
+	SHLQ    $0x02, R10
 
 	// s0 = 2.4494898
-	MOVL  $0x401cc471, R10
-	VMOVD R10, X0
+	MOVL  $0x401cc471, R11
+	VMOVD R11, X0
 
 	// s1 = x[row]
 	VMOVSS (CX), X1
@@ -1414,63 +1693,63 @@ row:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-64, R12
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R10*4), Z8
+	VMOVUPS (CX)(R11*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS (DX)(R10*4), Z9
+	VMOVUPS (DX)(R11*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R10*4), Z8
+	VMOVUPS 64(CX)(R11*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 64(DX)(R10*4), Z9
+	VMOVUPS 64(DX)(R11*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R10*4), Z8
+	VMOVUPS 128(CX)(R11*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 128(DX)(R10*4), Z9
+	VMOVUPS 128(DX)(R11*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R10*4), Z8
+	VMOVUPS 192(CX)(R11*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS 192(DX)(R10*4), Z9
+	VMOVUPS 192(DX)(R11*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z7, Z7
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
 	JB      loop0
 
 loop0_vectors:
-	MOVQ R8, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R10*4), Z8
+	VMOVUPS (CX)(R11*4), Z8
 	VMULPS  Z8, Z2, Z8
-	VMOVUPS (DX)(R10*4), Z9
+	VMOVUPS (DX)(R11*4), Z9
 	VADDPS  Z9, Z8, Z8
 	VSUBPS  Z3, Z8, Z8
 	VADDPS  Z8, Z4, Z4
-	ADDQ    $+16, R10
-	CMPQ    R10, R11
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
 	JB      loop0_vector
 
 loop0_tail:
 	TESTQ     $0x0000000f, R8
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R10*4), K1, Z8
+	VMOVUPS.Z (CX)(R11*4), K1, Z8
 	VMULPS    Z8, Z2, Z2
-	VMOVUPS.Z (DX)(R10*4), K1, Z8
+	VMOVUPS.Z (DX)(R11*4), K1, Z8
 	VADDPS    Z8, Z2, Z2
 	VSUBPS    Z3, Z2, Z2
 	VADDPS    Z2, Z4, K1, Z4
@@ -1490,8 +1769,8 @@ loop0_done:
 	VADDSS     X3, X2, X2
 
 	// s6 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X3
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
@@ -1506,73 +1785,73 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-64, R12
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (CX)(R9*1)
-	PREFETCHT1  64(CX)(R9*1)
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z11
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (CX)(R11*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     (DX)(R10*4), Z12
+	VMOVUPS     (DX)(R11*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R10*4), Z11
+	VMOVUPS     64(CX)(R11*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     64(DX)(R10*4), Z12
+	VMOVUPS     64(DX)(R11*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R10*4), Z11
+	VMOVUPS     128(CX)(R11*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     128(DX)(R10*4), Z12
+	VMOVUPS     128(DX)(R11*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R10*4), Z11
+	VMOVUPS     192(CX)(R11*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     192(DX)(R10*4), Z12
+	VMOVUPS     192(DX)(R11*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R8, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Z11
+	VMOVUPS     (CX)(R11*4), Z11
 	VMULPS      Z11, Z4, Z11
-	VMOVUPS     (DX)(R10*4), Z12
+	VMOVUPS     (DX)(R11*4), Z12
 	VADDPS      Z12, Z11, Z11
 	VSUBPS      Z5, Z11, Z11
 	VSUBPS      Z6, Z11, Z11
 	VFMADD231PS Z11, Z11, Z7
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z11
+	VMOVUPS.Z   (CX)(R11*4), K1, Z11
 	VMULPS      Z11, Z4, Z4
-	VMOVUPS.Z   (DX)(R10*4), K1, Z11
+	VMOVUPS.Z   (DX)(R11*4), K1, Z11
 	VADDPS      Z11, Z4, Z4
 	VSUBPS      Z5, Z4, Z4
 	VSUBPS      Z6, Z4, Z4
@@ -1596,26 +1875,26 @@ loop1_done:
 	VMULSS X3, X4, X3
 
 	// s10 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X4
 
 	// s11 = s9 add s10
 	VADDSS X4, X3, X3
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// s12 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X4
 
 	// s13 = sqrt s11
 	VSQRTSS X3, X3, X3
@@ -1624,107 +1903,231 @@ loop1_done:
 	VDIVSS X3, X4, X3
 
 	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-64, R11
-	JZ           loop2_vectors
+	XORL         R11, R11
+	BTSL         R9, R11
+	DECL         R11
+	KMOVW        R11, K2
+	NOTL         R11
+	KMOVW        R11, K3
+	VMOVUPS      (CX), Z4
+	VMULPS       Z4, Z0, Z4
+	VMOVUPS      (DX), Z5
+	VADDPS       Z5, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VSUBPS       Z2, Z4, Z4
+	VMULPS       Z3, Z4, Z4
+	VMOVUPS      (SI), Z5
+	VMOVUPS      (BX), Z6
+	VFMADD231PS  Z6, Z4, Z5
+	VMOVUPS      Z5, K2, (AX)
+	MOVQ         R9, R11
+	MOVQ         R8, R12
+	SUBQ         $+16, R12
+	MOVQ         R12, R13
+	ANDQ         $-64, R13
+	ADDQ         R9, R13
+	CMPQ         R11, R13
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (CX)(R9*1)
-	PREFETCHT1  64(CX)(R9*1)
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z4
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (CX)(R11*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     (DX)(R10*4), Z5
+	VMOVUPS     (DX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     (SI)(R10*4), Z5
-	VMOVUPS     (BX)(R10*4), Z6
+	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (BX)(R11*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, (AX)(R10*4)
-	VMOVUPS     64(CX)(R10*4), Z4
+	VMOVNTPS    Z5, (AX)(R11*4)
+	VMOVUPS     64(CX)(R11*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     64(DX)(R10*4), Z5
+	VMOVUPS     64(DX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     64(SI)(R10*4), Z5
-	VMOVUPS     64(BX)(R10*4), Z6
+	VMOVUPS     64(SI)(R11*4), Z5
+	VMOVUPS     64(BX)(R11*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 64(AX)(R10*4)
-	VMOVUPS     128(CX)(R10*4), Z4
+	VMOVNTPS    Z5, 64(AX)(R11*4)
+	VMOVUPS     128(CX)(R11*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     128(DX)(R10*4), Z5
+	VMOVUPS     128(DX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     128(SI)(R10*4), Z5
-	VMOVUPS     128(BX)(R10*4), Z6
+	VMOVUPS     128(SI)(R11*4), Z5
+	VMOVUPS     128(BX)(R11*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 128(AX)(R10*4)
-	VMOVUPS     192(CX)(R10*4), Z4
+	VMOVNTPS    Z5, 128(AX)(R11*4)
+	VMOVUPS     192(CX)(R11*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     192(DX)(R10*4), Z5
+	VMOVUPS     192(DX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     192(SI)(R10*4), Z5
-	VMOVUPS     192(BX)(R10*4), Z6
+	VMOVUPS     192(SI)(R11*4), Z5
+	VMOVUPS     192(BX)(R11*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, 192(AX)(R10*4)
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	VMOVNTPS    Z5, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
 	JB          loop2
 
 loop2_vectors:
-	MOVQ R8, R9
-	ANDQ $-16, R9
-	CMPQ R10, R9
+	LEAQ (R9)(R12*1), R10
+	CMPQ R11, R10
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R10*4), Z4
+	VMOVUPS     (CX)(R11*4), Z4
 	VMULPS      Z4, Z0, Z4
-	VMOVUPS     (DX)(R10*4), Z5
+	VMOVUPS     (DX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VSUBPS      Z1, Z4, Z4
 	VSUBPS      Z2, Z4, Z4
 	VMULPS      Z3, Z4, Z4
-	VMOVUPS     (SI)(R10*4), Z5
-	VMOVUPS     (BX)(R10*4), Z6
+	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (BX)(R11*4), Z6
 	VFMADD231PS Z6, Z4, Z5
-	VMOVNTPS    Z5, (AX)(R10*4)
-	ADDQ        $+16, R10
-	CMPQ        R10, R9
+	VMOVNTPS    Z5, (AX)(R11*4)
+	ADDQ        $+16, R11
+	CMPQ        R11, R10
 	JB          loop2_vector
 
 loop2_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop2_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z4
+	VMOVUPS     (CX)(R12*4), Z4
 	VMULPS      Z4, Z0, Z0
-	VMOVUPS.Z   (DX)(R10*4), K1, Z4
+	VMOVUPS     (DX)(R12*4), Z4
 	VADDPS      Z4, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VSUBPS      Z2, Z0, Z0
 	VMULPS      Z3, Z0, Z0
-	VMOVUPS.Z   (SI)(R10*4), K1, Z1
-	VMOVUPS.Z   (BX)(R10*4), K1, Z2
+	VMOVUPS     (SI)(R12*4), Z1
+	VMOVUPS     (BX)(R12*4), Z2
 	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K1, (AX)(R10*4)
+	VMOVUPS     Z1, K3, (AX)(R12*4)
+	JMP         loop2_end
 
-loop2_done:
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-64, R12
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (CX)(R11*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     (DX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (BX)(R11*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, (AX)(R11*4)
+	VMOVUPS     64(CX)(R11*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     64(DX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     64(SI)(R11*4), Z5
+	VMOVUPS     64(BX)(R11*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 64(AX)(R11*4)
+	VMOVUPS     128(CX)(R11*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     128(DX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     128(SI)(R11*4), Z5
+	VMOVUPS     128(BX)(R11*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 128(AX)(R11*4)
+	VMOVUPS     192(CX)(R11*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     192(DX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     192(SI)(R11*4), Z5
+	VMOVUPS     192(BX)(R11*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop2p
+
+loop2p_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
+	JAE  loop2p_tail
+
+loop2p_vector:
+	VMOVUPS     (CX)(R11*4), Z4
+	VMULPS      Z4, Z0, Z4
+	VMOVUPS     (DX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (BX)(R11*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, (AX)(R11*4)
+	ADDQ        $+16, R11
+	CMPQ        R11, R10
+	JB          loop2p_vector
+
+loop2p_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop2p_done
+	VMOVUPS.Z   (CX)(R11*4), K1, Z4
+	VMULPS      Z4, Z0, Z0
+	VMOVUPS.Z   (DX)(R11*4), K1, Z4
+	VADDPS      Z4, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VSUBPS      Z2, Z0, Z0
+	VMULPS      Z3, Z0, Z0
+	VMOVUPS.Z   (SI)(R11*4), K1, Z1
+	VMOVUPS.Z   (BX)(R11*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R11*4)
+
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(R8*4), AX
 	LEAQ (CX)(R8*4), CX
 	LEAQ (DX)(R8*4), DX
@@ -1738,10 +2141,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512DeepNormAny+0(SB)
 
 // func avx2DeepNormAny(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -2117,25 +2516,34 @@ TEXT ·avx2DeepNormAnyNT(SB), NOSPLIT, $0-64
 	MOVQ  beta+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVQ  AX, R9
 	TESTQ $0x00000007, R8
-	JNZ   unaligned
-	TESTQ $0x0000001f, R9
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R9
+	ANDQ  $+31, R9
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+31, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMULQ   R8, R9
-	SHLQ    $0x02, R9
+	MOVQ    DI, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R8, R10
+	SHLQ    $0x02, R10
 
 	// s0 = 2.4494898
-	MOVL  $0x401cc471, R10
-	VMOVD R10, X0
+	MOVL  $0x401cc471, R11
+	VMOVD R11, X0
 
 	// s1 = x[row]
 	VMOVSS (CX), X1
@@ -2157,70 +2565,70 @@ row:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       X8, X8, X8
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-32, R12
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R10*4), Y9
+	VMOVUPS (CX)(R11*4), Y9
 	VMULPS  Y9, Y2, Y9
-	VMOVUPS (DX)(R10*4), Y10
+	VMOVUPS (DX)(R11*4), Y10
 	VADDPS  Y10, Y9, Y9
 	VSUBPS  Y3, Y9, Y9
 	VADDPS  Y9, Y4, Y4
-	VMOVUPS 32(CX)(R10*4), Y9
+	VMOVUPS 32(CX)(R11*4), Y9
 	VMULPS  Y9, Y2, Y9
-	VMOVUPS 32(DX)(R10*4), Y10
+	VMOVUPS 32(DX)(R11*4), Y10
 	VADDPS  Y10, Y9, Y9
 	VSUBPS  Y3, Y9, Y9
 	VADDPS  Y9, Y5, Y5
-	VMOVUPS 64(CX)(R10*4), Y9
+	VMOVUPS 64(CX)(R11*4), Y9
 	VMULPS  Y9, Y2, Y9
-	VMOVUPS 64(DX)(R10*4), Y10
+	VMOVUPS 64(DX)(R11*4), Y10
 	VADDPS  Y10, Y9, Y9
 	VSUBPS  Y3, Y9, Y9
 	VADDPS  Y9, Y6, Y6
-	VMOVUPS 96(CX)(R10*4), Y9
+	VMOVUPS 96(CX)(R11*4), Y9
 	VMULPS  Y9, Y2, Y9
-	VMOVUPS 96(DX)(R10*4), Y10
+	VMOVUPS 96(DX)(R11*4), Y10
 	VADDPS  Y10, Y9, Y9
 	VSUBPS  Y3, Y9, Y9
 	VADDPS  Y9, Y7, Y7
-	ADDQ    $+32, R10
-	CMPQ    R10, R11
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
 	JB      loop0
 
 loop0_vectors:
-	MOVQ R8, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R10*4), Y9
+	VMOVUPS (CX)(R11*4), Y9
 	VMULPS  Y9, Y2, Y9
-	VMOVUPS (DX)(R10*4), Y10
+	VMOVUPS (DX)(R11*4), Y10
 	VADDPS  Y10, Y9, Y9
 	VSUBPS  Y3, Y9, Y9
 	VADDPS  Y9, Y4, Y4
-	ADDQ    $+8, R10
-	CMPQ    R10, R11
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
 	JB      loop0_vector
 
 loop0_tail:
-	CMPQ R10, R8
+	CMPQ R11, R8
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R10*4), X9
+	VMOVSS (CX)(R11*4), X9
 	VMULSS X9, X2, X9
-	VMOVSS (DX)(R10*4), X10
+	VMOVSS (DX)(R11*4), X10
 	VADDSS X10, X9, X9
 	VSUBSS X3, X9, X9
 	VADDSS X9, X8, X8
-	INCQ   R10
-	CMPQ   R10, R8
+	INCQ   R11
+	CMPQ   R11, R8
 	JB     loop0_element
 
 loop0_done:
@@ -2237,8 +2645,8 @@ loop0_done:
 	VADDSS       X8, X2, X2
 
 	// s6 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X3
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
@@ -2254,79 +2662,79 @@ loop0_done:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       X11, X11, X11
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-32, R12
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (CX)(R9*1)
-	PREFETCHT1  (DX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y12
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (CX)(R11*4), Y12
 	VMULPS      Y12, Y4, Y12
-	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (DX)(R11*4), Y13
 	VADDPS      Y13, Y12, Y12
 	VSUBPS      Y5, Y12, Y12
 	VSUBPS      Y6, Y12, Y12
 	VFMADD231PS Y12, Y12, Y7
-	VMOVUPS     32(CX)(R10*4), Y12
+	VMOVUPS     32(CX)(R11*4), Y12
 	VMULPS      Y12, Y4, Y12
-	VMOVUPS     32(DX)(R10*4), Y13
+	VMOVUPS     32(DX)(R11*4), Y13
 	VADDPS      Y13, Y12, Y12
 	VSUBPS      Y5, Y12, Y12
 	VSUBPS      Y6, Y12, Y12
 	VFMADD231PS Y12, Y12, Y8
-	VMOVUPS     64(CX)(R10*4), Y12
+	VMOVUPS     64(CX)(R11*4), Y12
 	VMULPS      Y12, Y4, Y12
-	VMOVUPS     64(DX)(R10*4), Y13
+	VMOVUPS     64(DX)(R11*4), Y13
 	VADDPS      Y13, Y12, Y12
 	VSUBPS      Y5, Y12, Y12
 	VSUBPS      Y6, Y12, Y12
 	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     96(CX)(R10*4), Y12
+	VMOVUPS     96(CX)(R11*4), Y12
 	VMULPS      Y12, Y4, Y12
-	VMOVUPS     96(DX)(R10*4), Y13
+	VMOVUPS     96(DX)(R11*4), Y13
 	VADDPS      Y13, Y12, Y12
 	VSUBPS      Y5, Y12, Y12
 	VSUBPS      Y6, Y12, Y12
 	VFMADD231PS Y12, Y12, Y10
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R8, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Y12
+	VMOVUPS     (CX)(R11*4), Y12
 	VMULPS      Y12, Y4, Y12
-	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (DX)(R11*4), Y13
 	VADDPS      Y13, Y12, Y12
 	VSUBPS      Y5, Y12, Y12
 	VSUBPS      Y6, Y12, Y12
 	VFMADD231PS Y12, Y12, Y7
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
 	JB          loop1_vector
 
 loop1_tail:
-	CMPQ R10, R8
+	CMPQ R11, R8
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R10*4), X12
+	VMOVSS      (CX)(R11*4), X12
 	VMULSS      X12, X4, X12
-	VMOVSS      (DX)(R10*4), X13
+	VMOVSS      (DX)(R11*4), X13
 	VADDSS      X13, X12, X12
 	VSUBSS      X5, X12, X12
 	VSUBSS      X6, X12, X12
 	VFMADD231SS X12, X12, X11
-	INCQ        R10
-	CMPQ        R10, R8
+	INCQ        R11
+	CMPQ        R11, R8
 	JB          loop1_element
 
 loop1_done:
@@ -2346,26 +2754,26 @@ loop1_done:
 	VMULSS X3, X4, X3
 
 	// s10 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X4
 
 	// s11 = s9 add s10
 	VADDSS X4, X3, X3
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// s12 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X4
 
 	// s13 = sqrt s11
 	VSQRTSS X3, X3, X3
@@ -2374,110 +2782,236 @@ loop1_done:
 	VDIVSS X3, X4, X3
 
 	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X3, Y3
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-32, R11
-	JZ           loop2_vectors
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X4
+	VPMOVZXBD    X4, Y4
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y4, Y5, Y5
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X6
+	VPBROADCASTD X6, Y6
+	VPCMPGTD     Y6, Y4, Y4
+	VMOVUPS      (CX), Y6
+	VMULPS       Y6, Y0, Y6
+	VMOVUPS      (DX), Y7
+	VADDPS       Y7, Y6, Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VMOVUPS      (SI), Y7
+	VMOVUPS      (BX), Y8
+	VFMADD231PS  Y8, Y6, Y7
+	VMASKMOVPS   Y7, Y5, (AX)
+	MOVQ         R9, R11
+	MOVQ         R8, R12
+	SUBQ         $+8, R12
+	MOVQ         R12, R13
+	ANDQ         $-32, R13
+	ADDQ         R9, R13
+	CMPQ         R11, R13
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (CX)(R9*1)
-	PREFETCHT1  (DX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     (DX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     (SI)(R10*4), Y5
-	VMOVUPS     (BX)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, (AX)(R10*4)
-	VMOVUPS     32(CX)(R10*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     32(DX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     32(SI)(R10*4), Y5
-	VMOVUPS     32(BX)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 32(AX)(R10*4)
-	VMOVUPS     64(CX)(R10*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     64(DX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     64(SI)(R10*4), Y5
-	VMOVUPS     64(BX)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 64(AX)(R10*4)
-	VMOVUPS     96(CX)(R10*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     96(DX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     96(SI)(R10*4), Y5
-	VMOVUPS     96(BX)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, 96(AX)(R10*4)
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (CX)(R11*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     (DX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     (SI)(R11*4), Y6
+	VMOVUPS     (BX)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, (AX)(R11*4)
+	VMOVUPS     32(CX)(R11*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     32(DX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     32(SI)(R11*4), Y6
+	VMOVUPS     32(BX)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 32(AX)(R11*4)
+	VMOVUPS     64(CX)(R11*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     64(DX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     64(SI)(R11*4), Y6
+	VMOVUPS     64(BX)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 64(AX)(R11*4)
+	VMOVUPS     96(CX)(R11*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     96(DX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     96(SI)(R11*4), Y6
+	VMOVUPS     96(BX)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, R13
 	JB          loop2
 
 loop2_vectors:
-	MOVQ R8, R9
-	ANDQ $-8, R9
-	CMPQ R10, R9
+	LEAQ (R9)(R12*1), R10
+	CMPQ R11, R10
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R10*4), Y4
+	VMOVUPS     (CX)(R11*4), Y5
+	VMULPS      Y5, Y0, Y5
+	VMOVUPS     (DX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     (SI)(R11*4), Y6
+	VMOVUPS     (BX)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVNTPS    Y6, (AX)(R11*4)
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
+	JB          loop2_vector
+
+loop2_tail:
+	VMOVUPS     (CX)(R12*4), Y5
+	VMULPS      Y5, Y0, Y0
+	VMOVUPS     (DX)(R12*4), Y5
+	VADDPS      Y5, Y0, Y0
+	VSUBPS      Y1, Y0, Y0
+	VSUBPS      Y2, Y0, Y0
+	VMULPS      Y3, Y0, Y0
+	VMOVUPS     (SI)(R12*4), Y1
+	VMOVUPS     (BX)(R12*4), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y4, (AX)(R12*4)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-32, R12
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (CX)(R11*4), Y4
 	VMULPS      Y4, Y0, Y4
-	VMOVUPS     (DX)(R10*4), Y5
+	VMOVUPS     (DX)(R11*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VSUBPS      Y1, Y4, Y4
 	VSUBPS      Y2, Y4, Y4
 	VMULPS      Y3, Y4, Y4
-	VMOVUPS     (SI)(R10*4), Y5
-	VMOVUPS     (BX)(R10*4), Y6
+	VMOVUPS     (SI)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
 	VFMADD231PS Y6, Y4, Y5
-	VMOVNTPS    Y5, (AX)(R10*4)
-	ADDQ        $+8, R10
-	CMPQ        R10, R9
-	JB          loop2_vector
+	VMOVUPS     Y5, (AX)(R11*4)
+	VMOVUPS     32(CX)(R11*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     32(DX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     32(SI)(R11*4), Y5
+	VMOVUPS     32(BX)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 32(AX)(R11*4)
+	VMOVUPS     64(CX)(R11*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     64(DX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     64(SI)(R11*4), Y5
+	VMOVUPS     64(BX)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 64(AX)(R11*4)
+	VMOVUPS     96(CX)(R11*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     96(DX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     96(SI)(R11*4), Y5
+	VMOVUPS     96(BX)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop2p
 
-loop2_tail:
-	CMPQ R10, R8
-	JAE  loop2_done
+loop2p_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R11, R10
+	JAE  loop2p_tail
 
-loop2_element:
-	VMOVSS      (CX)(R10*4), X4
+loop2p_vector:
+	VMOVUPS     (CX)(R11*4), Y4
+	VMULPS      Y4, Y0, Y4
+	VMOVUPS     (DX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VSUBPS      Y2, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVUPS     Y5, (AX)(R11*4)
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
+	JB          loop2p_vector
+
+loop2p_tail:
+	CMPQ R11, R8
+	JAE  loop2p_done
+
+loop2p_element:
+	VMOVSS      (CX)(R11*4), X4
 	VMULSS      X4, X0, X4
-	VMOVSS      (DX)(R10*4), X5
+	VMOVSS      (DX)(R11*4), X5
 	VADDSS      X5, X4, X4
 	VSUBSS      X1, X4, X4
 	VSUBSS      X2, X4, X4
 	VMULSS      X3, X4, X4
-	VMOVSS      (SI)(R10*4), X5
-	VMOVSS      (BX)(R10*4), X6
+	VMOVSS      (SI)(R11*4), X5
+	VMOVSS      (BX)(R11*4), X6
 	VFMADD231SS X6, X4, X5
-	VMOVSS      X5, (AX)(R10*4)
-	INCQ        R10
-	CMPQ        R10, R8
-	JB          loop2_element
+	VMOVSS      X5, (AX)(R11*4)
+	INCQ        R11
+	CMPQ        R11, R8
+	JB          loop2p_element
 
-loop2_done:
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(R8*4), AX
 	LEAQ (CX)(R8*4), CX
 	LEAQ (DX)(R8*4), DX
@@ -2491,7 +3025,3 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2DeepNormAny+0(SB)

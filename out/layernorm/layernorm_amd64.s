@@ -199,17 +199,26 @@ TEXT ·avx512LayerNorm768NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000002, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+3072, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000002, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+3072, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -220,23 +229,23 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Z6
+	VMOVUPS (CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R8*4), Z6
+	VMOVUPS 64(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R8*4), Z6
+	VMOVUPS 128(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R8*4), Z6
+	VMOVUPS 192(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R8
-	CMPQ    R8, $+768
+	ADDQ    $+64, R9
+	CMPQ    R9, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -253,8 +262,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s2 = 1/768
-	MOVL  $0x3aaaaaab, R8
-	VMOVD R8, X2
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -266,30 +275,30 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z9
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R8*4), Z9
+	VMOVUPS     64(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R8*4), Z9
+	VMOVUPS     128(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R8*4), Z9
+	VMOVUPS     192(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R8
-	CMPQ        R8, $+768
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -309,26 +318,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -337,54 +346,153 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R8, R8
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K1
+	NOTL         R9
+	KMOVW        R9, K2
+	VMOVUPS      (CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX), Z4
+	VMOVUPS      (DX), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         DI, R9
+	LEAQ         704(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z3
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R8*4), Z4
-	VMOVUPS     (DX)(R8*4), Z5
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z3
+	VMOVNTPS    Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R8*4), Z4
-	VMOVUPS     64(DX)(R8*4), Z5
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R8*4), Z4
-	VMOVUPS     128(DX)(R8*4), Z5
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R8*4), Z4
-	VMOVUPS     192(DX)(R8*4), Z5
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R8*4)
-	ADDQ        $+64, R8
-	CMPQ        R8, $+768
+	VMOVNTPS    Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+3072, AX
-	ADDQ        $+3072, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     2816(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2816(BX)(DI*4), Z4
+	VMOVUPS     2816(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2816(AX)(DI*4)
+	VMOVUPS     2880(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2880(BX)(DI*4), Z4
+	VMOVUPS     2880(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2880(AX)(DI*4)
+	VMOVUPS     2944(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2944(BX)(DI*4), Z4
+	VMOVUPS     2944(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2944(AX)(DI*4)
+	VMOVUPS     3008(CX), Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     3008(BX), Z1
+	VMOVUPS     3008(DX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 3008(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -393,10 +501,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512LayerNorm768+0(SB)
 
 // func avx2LayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -589,17 +693,26 @@ TEXT ·avx2LayerNorm768NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000002, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+3072, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000002, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+3072, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -610,23 +723,23 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Y6
+	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R8*4), Y6
+	VMOVUPS 32(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R8*4), Y6
+	VMOVUPS 64(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R8*4), Y6
+	VMOVUPS 96(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, $+768
+	ADDQ    $+32, R9
+	CMPQ    R9, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -641,8 +754,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s2 = 1/768
-	MOVL  $0x3aaaaaab, R8
-	VMOVD R8, X2
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -654,29 +767,29 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y9
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R8*4), Y9
+	VMOVUPS     32(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R8*4), Y9
+	VMOVUPS     64(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R8*4), Y9
+	VMOVUPS     96(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R8
-	CMPQ        R8, $+768
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -694,26 +807,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -722,53 +835,155 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R8, R8
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         DI, R9
+	LEAQ         736(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R8*4), Y4
-	VMOVUPS     (DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R8*4)
-	VMOVUPS     32(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(BX)(R8*4), Y4
-	VMOVUPS     32(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(BX)(R8*4), Y4
-	VMOVUPS     64(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R8*4)
-	VMOVUPS     96(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(BX)(R8*4), Y4
-	VMOVUPS     96(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+768
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+3072, AX
-	ADDQ        $+3072, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     2944(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     2944(BX)(DI*4), Y5
+	VMOVUPS     2944(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 2944(AX)(DI*4)
+	VMOVUPS     2976(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     2976(BX)(DI*4), Y5
+	VMOVUPS     2976(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 2976(AX)(DI*4)
+	VMOVUPS     3008(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     3008(BX)(DI*4), Y5
+	VMOVUPS     3008(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 3008(AX)(DI*4)
+	VMOVUPS     3040(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     3040(BX), Y1
+	VMOVUPS     3040(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 3040(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -777,10 +992,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2LayerNorm768+0(SB)
 
 // func avx512LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -977,17 +1188,26 @@ TEXT ·avx512LayerNorm1024NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+4096, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+4096, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -998,23 +1218,23 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Z6
+	VMOVUPS (CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R8*4), Z6
+	VMOVUPS 64(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R8*4), Z6
+	VMOVUPS 128(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R8*4), Z6
+	VMOVUPS 192(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R8
-	CMPQ    R8, $+1024
+	ADDQ    $+64, R9
+	CMPQ    R9, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -1031,8 +1251,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s2 = 1/1024
-	MOVL  $0x3a800000, R8
-	VMOVD R8, X2
+	MOVL  $0x3a800000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -1044,30 +1264,30 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z9
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R8*4), Z9
+	VMOVUPS     64(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R8*4), Z9
+	VMOVUPS     128(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R8*4), Z9
+	VMOVUPS     192(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R8
-	CMPQ        R8, $+1024
+	ADDQ        $+64, R9
+	CMPQ        R9, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -1087,26 +1307,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -1115,54 +1335,153 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R8, R8
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K1
+	NOTL         R9
+	KMOVW        R9, K2
+	VMOVUPS      (CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX), Z4
+	VMOVUPS      (DX), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         DI, R9
+	LEAQ         960(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z3
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R8*4), Z4
-	VMOVUPS     (DX)(R8*4), Z5
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z3
+	VMOVNTPS    Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R8*4), Z4
-	VMOVUPS     64(DX)(R8*4), Z5
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R8*4), Z4
-	VMOVUPS     128(DX)(R8*4), Z5
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R8*4), Z4
-	VMOVUPS     192(DX)(R8*4), Z5
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R8*4)
-	ADDQ        $+64, R8
-	CMPQ        R8, $+1024
+	VMOVNTPS    Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+4096, AX
-	ADDQ        $+4096, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     3840(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     3840(BX)(DI*4), Z4
+	VMOVUPS     3840(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 3840(AX)(DI*4)
+	VMOVUPS     3904(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     3904(BX)(DI*4), Z4
+	VMOVUPS     3904(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 3904(AX)(DI*4)
+	VMOVUPS     3968(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     3968(BX)(DI*4), Z4
+	VMOVUPS     3968(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 3968(AX)(DI*4)
+	VMOVUPS     4032(CX), Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     4032(BX), Z1
+	VMOVUPS     4032(DX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 4032(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+1024
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+4096, AX
+	ADDQ $+4096, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -1171,10 +1490,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512LayerNorm1024+0(SB)
 
 // func avx2LayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -1367,17 +1682,26 @@ TEXT ·avx2LayerNorm1024NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+4096, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+4096, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -1388,23 +1712,23 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Y6
+	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R8*4), Y6
+	VMOVUPS 32(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R8*4), Y6
+	VMOVUPS 64(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R8*4), Y6
+	VMOVUPS 96(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, $+1024
+	ADDQ    $+32, R9
+	CMPQ    R9, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -1419,8 +1743,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s2 = 1/1024
-	MOVL  $0x3a800000, R8
-	VMOVD R8, X2
+	MOVL  $0x3a800000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -1432,29 +1756,29 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y9
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R8*4), Y9
+	VMOVUPS     32(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R8*4), Y9
+	VMOVUPS     64(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R8*4), Y9
+	VMOVUPS     96(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R8
-	CMPQ        R8, $+1024
+	ADDQ        $+32, R9
+	CMPQ        R9, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -1472,26 +1796,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -1500,53 +1824,155 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R8, R8
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         DI, R9
+	LEAQ         992(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R8*4), Y4
-	VMOVUPS     (DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R8*4)
-	VMOVUPS     32(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(BX)(R8*4), Y4
-	VMOVUPS     32(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(BX)(R8*4), Y4
-	VMOVUPS     64(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R8*4)
-	VMOVUPS     96(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(BX)(R8*4), Y4
-	VMOVUPS     96(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+1024
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+4096, AX
-	ADDQ        $+4096, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     3968(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     3968(BX)(DI*4), Y5
+	VMOVUPS     3968(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 3968(AX)(DI*4)
+	VMOVUPS     4000(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     4000(BX)(DI*4), Y5
+	VMOVUPS     4000(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 4000(AX)(DI*4)
+	VMOVUPS     4032(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     4032(BX)(DI*4), Y5
+	VMOVUPS     4032(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 4032(AX)(DI*4)
+	VMOVUPS     4064(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     4064(BX), Y1
+	VMOVUPS     4064(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 4064(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+1024
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+4096, AX
+	ADDQ $+4096, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -1555,10 +1981,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2LayerNorm1024+0(SB)
 
 // func avx512LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1755,17 +2177,26 @@ TEXT ·avx512LayerNorm4096NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+16384, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+16384, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -1776,23 +2207,23 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Z6
+	VMOVUPS (CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R8*4), Z6
+	VMOVUPS 64(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R8*4), Z6
+	VMOVUPS 128(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R8*4), Z6
+	VMOVUPS 192(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R8
-	CMPQ    R8, $+4096
+	ADDQ    $+64, R9
+	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -1809,8 +2240,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s2 = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X2
+	MOVL  $0x39800000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -1822,30 +2253,30 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z9
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R8*4), Z9
+	VMOVUPS     64(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R8*4), Z9
+	VMOVUPS     128(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R8*4), Z9
+	VMOVUPS     192(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R8
-	CMPQ        R8, $+4096
+	ADDQ        $+64, R9
+	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -1865,26 +2296,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -1893,54 +2324,153 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R8, R8
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K1
+	NOTL         R9
+	KMOVW        R9, K2
+	VMOVUPS      (CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX), Z4
+	VMOVUPS      (DX), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         DI, R9
+	LEAQ         4032(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z3
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R8*4), Z4
-	VMOVUPS     (DX)(R8*4), Z5
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z3
+	VMOVNTPS    Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R8*4), Z4
-	VMOVUPS     64(DX)(R8*4), Z5
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R8*4), Z4
-	VMOVUPS     128(DX)(R8*4), Z5
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R8*4), Z4
-	VMOVUPS     192(DX)(R8*4), Z5
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R8*4)
-	ADDQ        $+64, R8
-	CMPQ        R8, $+4096
+	VMOVNTPS    Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+16384, AX
-	ADDQ        $+16384, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     16128(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16128(BX)(DI*4), Z4
+	VMOVUPS     16128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16128(AX)(DI*4)
+	VMOVUPS     16192(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16192(BX)(DI*4), Z4
+	VMOVUPS     16192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16192(AX)(DI*4)
+	VMOVUPS     16256(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16256(BX)(DI*4), Z4
+	VMOVUPS     16256(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16256(AX)(DI*4)
+	VMOVUPS     16320(CX), Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     16320(BX), Z1
+	VMOVUPS     16320(DX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 16320(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+4096
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -1949,10 +2479,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512LayerNorm4096+0(SB)
 
 // func avx2LayerNorm4096(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -2145,17 +2671,26 @@ TEXT ·avx2LayerNorm4096NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+16384, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+16384, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -2166,23 +2701,23 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Y6
+	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R8*4), Y6
+	VMOVUPS 32(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R8*4), Y6
+	VMOVUPS 64(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R8*4), Y6
+	VMOVUPS 96(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, $+4096
+	ADDQ    $+32, R9
+	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -2197,8 +2732,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s2 = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X2
+	MOVL  $0x39800000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -2210,29 +2745,29 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y9
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R8*4), Y9
+	VMOVUPS     32(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R8*4), Y9
+	VMOVUPS     64(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R8*4), Y9
+	VMOVUPS     96(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R8
-	CMPQ        R8, $+4096
+	ADDQ        $+32, R9
+	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -2250,26 +2785,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -2278,53 +2813,155 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R8, R8
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         DI, R9
+	LEAQ         4064(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R8*4), Y4
-	VMOVUPS     (DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R8*4)
-	VMOVUPS     32(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(BX)(R8*4), Y4
-	VMOVUPS     32(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(BX)(R8*4), Y4
-	VMOVUPS     64(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R8*4)
-	VMOVUPS     96(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(BX)(R8*4), Y4
-	VMOVUPS     96(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+4096
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+16384, AX
-	ADDQ        $+16384, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     16256(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16256(BX)(DI*4), Y5
+	VMOVUPS     16256(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16256(AX)(DI*4)
+	VMOVUPS     16288(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16288(BX)(DI*4), Y5
+	VMOVUPS     16288(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16288(AX)(DI*4)
+	VMOVUPS     16320(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16320(BX)(DI*4), Y5
+	VMOVUPS     16320(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16320(AX)(DI*4)
+	VMOVUPS     16352(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     16352(BX), Y1
+	VMOVUPS     16352(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 16352(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+4096
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -2333,10 +2970,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2LayerNorm4096+0(SB)
 
 // func avx512LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -2533,17 +3166,26 @@ TEXT ·avx512LayerNorm8192NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+32768, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+32768, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -2554,23 +3196,23 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Z6
+	VMOVUPS (CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R8*4), Z6
+	VMOVUPS 64(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R8*4), Z6
+	VMOVUPS 128(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R8*4), Z6
+	VMOVUPS 192(CX)(R9*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R8
-	CMPQ    R8, $+8192
+	ADDQ    $+64, R9
+	CMPQ    R9, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -2587,8 +3229,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s2 = 1/8192
-	MOVL  $0x39000000, R8
-	VMOVD R8, X2
+	MOVL  $0x39000000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -2600,30 +3242,30 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z9
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R8*4), Z9
+	VMOVUPS     64(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R8*4), Z9
+	VMOVUPS     128(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R8*4), Z9
+	VMOVUPS     192(CX)(R9*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R8
-	CMPQ        R8, $+8192
+	ADDQ        $+64, R9
+	CMPQ        R9, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -2643,26 +3285,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -2671,54 +3313,153 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R8, R8
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K1
+	NOTL         R9
+	KMOVW        R9, K2
+	VMOVUPS      (CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX), Z4
+	VMOVUPS      (DX), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         DI, R9
+	LEAQ         8128(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	PREFETCHT1  64(CX)(DI*1)
-	ADDQ        $+128, DI
-	VMOVUPS     (CX)(R8*4), Z3
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R8*4), Z4
-	VMOVUPS     (DX)(R8*4), Z5
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z3
+	VMOVNTPS    Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R8*4), Z4
-	VMOVUPS     64(DX)(R8*4), Z5
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R8*4), Z4
-	VMOVUPS     128(DX)(R8*4), Z5
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z3
+	VMOVNTPS    Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R8*4), Z4
-	VMOVUPS     192(DX)(R8*4), Z5
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R8*4)
-	ADDQ        $+64, R8
-	CMPQ        R8, $+8192
+	VMOVNTPS    Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+32768, AX
-	ADDQ        $+32768, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     32512(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     32512(BX)(DI*4), Z4
+	VMOVUPS     32512(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 32512(AX)(DI*4)
+	VMOVUPS     32576(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     32576(BX)(DI*4), Z4
+	VMOVUPS     32576(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 32576(AX)(DI*4)
+	VMOVUPS     32640(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     32640(BX)(DI*4), Z4
+	VMOVUPS     32640(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 32640(AX)(DI*4)
+	VMOVUPS     32704(CX), Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     32704(BX), Z1
+	VMOVUPS     32704(DX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 32704(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	PREFETCHT1  64(CX)(R8*1)
+	ADDQ        $+128, R8
+	VMOVUPS     (CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VMOVUPS     (DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VMOVUPS     64(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VMOVUPS     128(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VMOVUPS     192(DX)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+8192
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+32768, AX
+	ADDQ $+32768, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -2727,10 +3468,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512LayerNorm8192+0(SB)
 
 // func avx2LayerNorm8192(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -2923,17 +3660,26 @@ TEXT ·avx2LayerNorm8192NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMUL3Q  $+32768, DI, DI
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+32768, R8, R8
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -2944,23 +3690,23 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R8*4), Y6
+	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R8*4), Y6
+	VMOVUPS 32(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R8*4), Y6
+	VMOVUPS 64(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R8*4), Y6
+	VMOVUPS 96(CX)(R9*4), Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, $+8192
+	ADDQ    $+32, R9
+	CMPQ    R9, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
@@ -2975,8 +3721,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s2 = 1/8192
-	MOVL  $0x39000000, R8
-	VMOVD R8, X2
+	MOVL  $0x39000000, R9
+	VMOVD R9, X2
 
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
@@ -2988,29 +3734,29 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R8, R8
+	XORQ         R9, R9
 
 loop1:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y9
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R8*4), Y9
+	VMOVUPS     32(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R8*4), Y9
+	VMOVUPS     64(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R8*4), Y9
+	VMOVUPS     96(CX)(R9*4), Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R8
-	CMPQ        R8, $+8192
+	ADDQ        $+32, R9
+	CMPQ        R9, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
@@ -3028,26 +3774,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -3056,53 +3802,155 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        DI, DI
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R8, R8
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         DI, R9
+	LEAQ         8160(DI), R10
 
 loop2:
-	PREFETCHT1  (CX)(DI*1)
-	ADDQ        $+64, DI
-	VMOVUPS     (CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R8*4), Y4
-	VMOVUPS     (DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R8*4)
-	VMOVUPS     32(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(BX)(R8*4), Y4
-	VMOVUPS     32(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(BX)(R8*4), Y4
-	VMOVUPS     64(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R8*4)
-	VMOVUPS     96(CX)(R8*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(BX)(R8*4), Y4
-	VMOVUPS     96(DX)(R8*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+8192
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop2
-	ADDQ        $+32768, AX
-	ADDQ        $+32768, CX
-	DECQ        SI
-	JNZ         row
+	VMOVUPS     32640(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32640(BX)(DI*4), Y5
+	VMOVUPS     32640(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32640(AX)(DI*4)
+	VMOVUPS     32672(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32672(BX)(DI*4), Y5
+	VMOVUPS     32672(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32672(AX)(DI*4)
+	VMOVUPS     32704(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32704(BX)(DI*4), Y5
+	VMOVUPS     32704(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32704(AX)(DI*4)
+	VMOVUPS     32736(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     32736(BX), Y1
+	VMOVUPS     32736(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 32736(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+
+loop2p:
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+8192
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+32768, AX
+	ADDQ $+32768, CX
+	DECQ SI
+	JNZ  row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -3111,10 +3959,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2LayerNorm8192+0(SB)
 
 // func avx512LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -3414,21 +4258,30 @@ TEXT ·avx512LayerNormAnyNT(SB), NOSPLIT, $0-56
 	BTSL  R9, R8
 	DECL  R8
 	KMOVW R8, K1
-	MOVQ  AX, R8
 	TESTQ $0x0000000f, DI
-	JNZ   unaligned
-	TESTQ $0x0000003f, R8
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R8
+	ANDQ  $+63, R8
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+63, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMULQ   DI, R8
-	SHLQ    $0x02, R8
+	MOVQ    SI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   DI, R9
+	SHLQ    $0x02, R9
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -3439,46 +4292,46 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-64, R10
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-64, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
+	VMOVUPS (CX)(R10*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R9*4), Z6
+	VMOVUPS 64(CX)(R10*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R9*4), Z6
+	VMOVUPS 128(CX)(R10*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R9*4), Z6
+	VMOVUPS 192(CX)(R10*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R9
-	CMPQ    R9, R10
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
 	JB      loop0
 
 loop0_vectors:
-	MOVQ DI, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
+	MOVQ DI, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R9*4), Z6
+	VMOVUPS (CX)(R10*4), Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	ADDQ    $+16, R9
-	CMPQ    R9, R10
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
 	JB      loop0_vector
 
 loop0_tail:
 	TESTQ     $0x0000000f, DI
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R9*4), K1, Z6
+	VMOVUPS.Z (CX)(R10*4), K1, Z6
 	VSUBPS    Z1, Z6, Z1
 	VADDPS    Z1, Z2, K1, Z2
 
@@ -3497,8 +4350,8 @@ loop0_done:
 	VADDSS     X2, X1, X1
 
 	// s2 = 1/h
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X2
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -3512,54 +4365,54 @@ loop0_done:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-64, R10
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z9
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
+	VMOVUPS     64(CX)(R10*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
+	VMOVUPS     128(CX)(R10*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
+	VMOVUPS     192(CX)(R10*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R9
-	CMPQ        R9, R10
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
 	JB          loop1
 
 loop1_vectors:
-	MOVQ DI, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
+	MOVQ DI, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Z9
+	VMOVUPS     (CX)(R10*4), Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
 	JB          loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z9
+	VMOVUPS.Z   (CX)(R10*4), K1, Z9
 	VSUBPS      Z3, Z9, Z3
 	VSUBPS      Z4, Z3, Z3
 	VFMADD231PS Z3, Z3, K1, Z5
@@ -3582,26 +4435,26 @@ loop1_done:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -3610,86 +4463,186 @@ loop1_done:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        R8, R8
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-64, R10
-	JZ           loop2_vectors
+	XORL         R10, R10
+	BTSL         R8, R10
+	DECL         R10
+	KMOVW        R10, K2
+	NOTL         R10
+	KMOVW        R10, K3
+	VMOVUPS      (CX), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX), Z4
+	VMOVUPS      (DX), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K2, (AX)
+	MOVQ         R8, R10
+	MOVQ         DI, R11
+	SUBQ         $+16, R11
+	MOVQ         R11, R12
+	ANDQ         $-64, R12
+	ADDQ         R8, R12
+	CMPQ         R10, R12
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z3
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
+	VMOVUPS     (BX)(R10*4), Z4
+	VMOVUPS     (DX)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
+	VMOVNTPS    Z4, (AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VMOVUPS     64(DX)(R9*4), Z5
+	VMOVUPS     64(BX)(R10*4), Z4
+	VMOVUPS     64(DX)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
+	VMOVNTPS    Z4, 64(AX)(R10*4)
+	VMOVUPS     128(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VMOVUPS     128(DX)(R9*4), Z5
+	VMOVUPS     128(BX)(R10*4), Z4
+	VMOVUPS     128(DX)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
+	VMOVNTPS    Z4, 128(AX)(R10*4)
+	VMOVUPS     192(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VMOVUPS     192(DX)(R9*4), Z5
+	VMOVUPS     192(BX)(R10*4), Z4
+	VMOVUPS     192(DX)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, R10
+	VMOVNTPS    Z4, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
 	JB          loop2
 
 loop2_vectors:
-	MOVQ DI, R8
-	ANDQ $-16, R8
-	CMPQ R9, R8
+	LEAQ (R8)(R11*1), R9
+	CMPQ R10, R9
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R9*4), Z3
+	VMOVUPS     (CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
+	VMOVUPS     (BX)(R10*4), Z4
+	VMOVUPS     (DX)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R9*4)
-	ADDQ        $+16, R9
-	CMPQ        R9, R8
+	VMOVNTPS    Z4, (AX)(R10*4)
+	ADDQ        $+16, R10
+	CMPQ        R10, R9
 	JB          loop2_vector
 
 loop2_tail:
-	TESTQ       $0x0000000f, DI
-	JZ          loop2_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z3
+	VMOVUPS     (CX)(R11*4), Z3
 	VSUBPS      Z0, Z3, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (BX)(R9*4), K1, Z1
-	VMOVUPS.Z   (DX)(R9*4), K1, Z2
+	VMOVUPS     (BX)(R11*4), Z1
+	VMOVUPS     (DX)(R11*4), Z2
 	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K1, (AX)(R9*4)
+	VMOVUPS     Z1, K3, (AX)(R11*4)
+	JMP         loop2_end
 
-loop2_done:
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-64, R11
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VMOVUPS     (DX)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R10*4), Z4
+	VMOVUPS     64(DX)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R10*4)
+	VMOVUPS     128(CX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R10*4), Z4
+	VMOVUPS     128(DX)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R10*4)
+	VMOVUPS     192(CX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R10*4), Z4
+	VMOVUPS     192(DX)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R10*4)
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop2p
+
+loop2p_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R10, R9
+	JAE  loop2p_tail
+
+loop2p_vector:
+	VMOVUPS     (CX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VMOVUPS     (DX)(R10*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R10*4)
+	ADDQ        $+16, R10
+	CMPQ        R10, R9
+	JB          loop2p_vector
+
+loop2p_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop2p_done
+	VMOVUPS.Z   (CX)(R10*4), K1, Z3
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (BX)(R10*4), K1, Z1
+	VMOVUPS.Z   (DX)(R10*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R10*4)
+
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(DI*4), AX
 	LEAQ (CX)(DI*4), CX
 	DECQ SI
@@ -3702,10 +4655,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512LayerNormAny+0(SB)
 
 // func avx2LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -4008,21 +4957,30 @@ TEXT ·avx2LayerNormAnyNT(SB), NOSPLIT, $0-56
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  h+40(FP), DI
-	MOVQ  AX, R8
 	TESTQ $0x00000007, DI
-	JNZ   unaligned
-	TESTQ $0x0000001f, R8
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R8
+	ANDQ  $+31, R8
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+31, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    SI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMULQ   DI, R8
-	SHLQ    $0x02, R8
+	MOVQ    SI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   DI, R9
+	SHLQ    $0x02, R9
 
 	// s0 = x[row]
 	VMOVSS (CX), X0
@@ -4034,52 +4992,52 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-32, R10
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-32, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y7
+	VMOVUPS (CX)(R10*4), Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(CX)(R9*4), Y7
+	VMOVUPS 32(CX)(R10*4), Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(CX)(R9*4), Y7
+	VMOVUPS 64(CX)(R10*4), Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(CX)(R9*4), Y7
+	VMOVUPS 96(CX)(R10*4), Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R9
-	CMPQ    R9, R10
+	ADDQ    $+32, R10
+	CMPQ    R10, R11
 	JB      loop0
 
 loop0_vectors:
-	MOVQ DI, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
+	MOVQ DI, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R9*4), Y7
+	VMOVUPS (CX)(R10*4), Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	ADDQ    $+8, R9
-	CMPQ    R9, R10
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
 	JB      loop0_vector
 
 loop0_tail:
-	CMPQ R9, DI
+	CMPQ R10, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R9*4), X7
+	VMOVSS (CX)(R10*4), X7
 	VSUBSS X1, X7, X7
 	VADDSS X7, X6, X6
-	INCQ   R9
-	CMPQ   R9, DI
+	INCQ   R10
+	CMPQ   R10, DI
 	JB     loop0_element
 
 loop0_done:
@@ -4096,8 +5054,8 @@ loop0_done:
 	VADDSS       X6, X1, X1
 
 	// s2 = 1/h
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X2
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -4112,60 +5070,60 @@ loop0_done:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       X9, X9, X9
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-32, R10
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-32, R11
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (CX)(R8*1)
-	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y10
+	PREFETCHT1  (CX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(CX)(R9*4), Y10
+	VMOVUPS     32(CX)(R10*4), Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(CX)(R9*4), Y10
+	VMOVUPS     64(CX)(R10*4), Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(R9*4), Y10
+	VMOVUPS     96(CX)(R10*4), Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y8
-	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
 	JB          loop1
 
 loop1_vectors:
-	MOVQ DI, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
+	MOVQ DI, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Y10
+	VMOVUPS     (CX)(R10*4), Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
 	JB          loop1_vector
 
 loop1_tail:
-	CMPQ R9, DI
+	CMPQ R10, DI
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X10
+	VMOVSS      (CX)(R10*4), X10
 	VSUBSS      X3, X10, X10
 	VSUBSS      X4, X10, X10
 	VFMADD231SS X10, X10, X9
-	INCQ        R9
-	CMPQ        R9, DI
+	INCQ        R10
+	CMPQ        R10, DI
 	JB          loop1_element
 
 loop1_done:
@@ -4185,26 +5143,26 @@ loop1_done:
 	VMULSS X2, X3, X2
 
 	// s6 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
 
 	// s7 = s5 add s6
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s8 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
 
 	// s9 = sqrt s7
 	VSQRTSS X2, X2, X2
@@ -4213,90 +5171,193 @@ loop1_done:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	TESTQ        R8, R8
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R9, R9
-	MOVQ         DI, R10
-	ANDQ         $-32, R10
-	JZ           loop2_vectors
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        R8, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(R8), R10
+	VMOVQ        R10, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         R8, R10
+	MOVQ         DI, R11
+	SUBQ         $+8, R11
+	MOVQ         R11, R12
+	ANDQ         $-32, R12
+	ADDQ         R8, R12
+	CMPQ         R10, R12
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (CX)(R8*1)
-	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R9*4), Y4
-	VMOVUPS     (DX)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R9*4)
-	VMOVUPS     32(CX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(BX)(R9*4), Y4
-	VMOVUPS     32(DX)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(BX)(R9*4), Y4
-	VMOVUPS     64(DX)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R9*4)
-	VMOVUPS     96(CX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(BX)(R9*4), Y4
-	VMOVUPS     96(DX)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	PREFETCHT1  (CX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R10*4), Y5
+	VMOVUPS     (DX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R10*4)
+	VMOVUPS     32(CX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R10*4), Y5
+	VMOVUPS     32(DX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R10*4), Y5
+	VMOVUPS     64(DX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R10*4)
+	VMOVUPS     96(CX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R10*4), Y5
+	VMOVUPS     96(DX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
 	JB          loop2
 
 loop2_vectors:
-	MOVQ DI, R8
-	ANDQ $-8, R8
-	CMPQ R9, R8
+	LEAQ (R8)(R11*1), R9
+	CMPQ R10, R9
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (CX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (BX)(R9*4), Y4
-	VMOVUPS     (DX)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R9*4)
-	ADDQ        $+8, R9
-	CMPQ        R9, R8
+	VMOVUPS     (CX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R10*4), Y5
+	VMOVUPS     (DX)(R10*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R10*4)
+	ADDQ        $+8, R10
+	CMPQ        R10, R9
 	JB          loop2_vector
 
 loop2_tail:
-	CMPQ R9, DI
-	JAE  loop2_done
+	VMOVUPS     (CX)(R11*4), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     (BX)(R11*4), Y1
+	VMOVUPS     (DX)(R11*4), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, (AX)(R11*4)
+	JMP         loop2_end
 
-loop2_element:
-	VMOVSS      (CX)(R9*4), X3
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R10, R10
+	MOVQ         DI, R11
+	ANDQ         $-32, R11
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (CX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VMOVUPS     (DX)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R10*4)
+	VMOVUPS     32(CX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R10*4), Y4
+	VMOVUPS     32(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R10*4), Y4
+	VMOVUPS     64(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R10*4)
+	VMOVUPS     96(CX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R10*4), Y4
+	VMOVUPS     96(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R10*4)
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop2p
+
+loop2p_vectors:
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	CMPQ R10, R9
+	JAE  loop2p_tail
+
+loop2p_vector:
+	VMOVUPS     (CX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VMOVUPS     (DX)(R10*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R10*4)
+	ADDQ        $+8, R10
+	CMPQ        R10, R9
+	JB          loop2p_vector
+
+loop2p_tail:
+	CMPQ R10, DI
+	JAE  loop2p_done
+
+loop2p_element:
+	VMOVSS      (CX)(R10*4), X3
 	VSUBSS      X0, X3, X3
 	VSUBSS      X1, X3, X3
 	VMULSS      X2, X3, X3
-	VMOVSS      (BX)(R9*4), X4
-	VMOVSS      (DX)(R9*4), X5
+	VMOVSS      (BX)(R10*4), X4
+	VMOVSS      (DX)(R10*4), X5
 	VFMADD231SS X5, X3, X4
-	VMOVSS      X4, (AX)(R9*4)
-	INCQ        R9
-	CMPQ        R9, DI
-	JB          loop2_element
+	VMOVSS      X4, (AX)(R10*4)
+	INCQ        R10
+	CMPQ        R10, DI
+	JB          loop2p_element
 
-loop2_done:
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(DI*4), AX
 	LEAQ (CX)(DI*4), CX
 	DECQ SI
@@ -4309,10 +5370,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2LayerNormAny+0(SB)
 
 // func avx512AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -4549,18 +5606,30 @@ TEXT ·avx512AddLayerNorm768NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ORQ   CX, R9
-	TESTQ $0x0000003f, R9
-	JNZ   unaligned
+	ANDQ  $+63, R9
+	MOVQ  CX, R10
+	ANDQ  $+63, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+63, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    R8, R9
-	DECQ    R9
-	MOVQ    $0x00000002, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMUL3Q  $+3072, R9, R9
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000002, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMUL3Q  $+3072, R10, R10
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -4577,31 +5646,31 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R10*4), Z6
-	VMOVUPS (BX)(R10*4), Z7
+	VMOVUPS (DX)(R11*4), Z6
+	VMOVUPS (BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R10*4), Z6
-	VMOVUPS 64(BX)(R10*4), Z7
+	VMOVUPS 64(DX)(R11*4), Z6
+	VMOVUPS 64(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R10*4), Z6
-	VMOVUPS 128(BX)(R10*4), Z7
+	VMOVUPS 128(DX)(R11*4), Z6
+	VMOVUPS 128(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R10*4), Z6
-	VMOVUPS 192(BX)(R10*4), Z7
+	VMOVUPS 192(DX)(R11*4), Z6
+	VMOVUPS 192(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R10
-	CMPQ    R10, $+768
+	ADDQ    $+64, R11
+	CMPQ    R11, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
@@ -4618,8 +5687,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s4 = 1/768
-	MOVL  $0x3aaaaaab, R10
-	VMOVD R10, X2
+	MOVL  $0x3aaaaaab, R11
+	VMOVD R11, X2
 
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
@@ -4631,40 +5700,40 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop1:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	PREFETCHT1  64(BX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (DX)(R10*4), Z9
-	VMOVUPS     (BX)(R10*4), Z10
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z9
+	VMOVUPS     (BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R10*4), Z9
-	VMOVUPS     64(BX)(R10*4), Z10
+	VMOVUPS     64(DX)(R11*4), Z9
+	VMOVUPS     64(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R10*4), Z9
-	VMOVUPS     128(BX)(R10*4), Z10
+	VMOVUPS     128(DX)(R11*4), Z9
+	VMOVUPS     128(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R10*4), Z9
-	VMOVUPS     192(BX)(R10*4), Z10
+	VMOVUPS     192(DX)(R11*4), Z9
+	VMOVUPS     192(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R10
-	CMPQ        R10, $+768
+	ADDQ        $+64, R11
+	CMPQ        R11, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
@@ -4684,26 +5753,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -4712,70 +5781,198 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R10, R10
+	XORL         R11, R11
+	BTSL         R9, R11
+	DECL         R11
+	KMOVW        R11, K1
+	NOTL         R11
+	KMOVW        R11, K2
+	VMOVUPS      (DX), Z3
+	VMOVUPS      (BX), Z4
+	VADDPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, (CX)
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (DI), Z4
+	VMOVUPS      (SI), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         R9, R11
+	LEAQ         704(R9), R12
 
 loop2:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	PREFETCHT1  64(BX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (DX)(R10*4), Z3
-	VMOVUPS     (BX)(R10*4), Z4
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, (CX)(R10*4)
+	VMOVNTPS    Z3, (CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R10*4), Z4
-	VMOVUPS     (SI)(R10*4), Z5
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Z3
-	VMOVUPS     64(BX)(R10*4), Z4
+	VMOVNTPS    Z4, (AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Z3
+	VMOVUPS     64(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 64(CX)(R10*4)
+	VMOVNTPS    Z3, 64(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R10*4), Z4
-	VMOVUPS     64(SI)(R10*4), Z5
+	VMOVUPS     64(DI)(R11*4), Z4
+	VMOVUPS     64(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R10*4)
-	VMOVUPS     128(DX)(R10*4), Z3
-	VMOVUPS     128(BX)(R10*4), Z4
+	VMOVNTPS    Z4, 64(AX)(R11*4)
+	VMOVUPS     128(DX)(R11*4), Z3
+	VMOVUPS     128(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 128(CX)(R10*4)
+	VMOVNTPS    Z3, 128(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R10*4), Z4
-	VMOVUPS     128(SI)(R10*4), Z5
+	VMOVUPS     128(DI)(R11*4), Z4
+	VMOVUPS     128(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R10*4)
-	VMOVUPS     192(DX)(R10*4), Z3
-	VMOVUPS     192(BX)(R10*4), Z4
+	VMOVNTPS    Z4, 128(AX)(R11*4)
+	VMOVUPS     192(DX)(R11*4), Z3
+	VMOVUPS     192(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 192(CX)(R10*4)
+	VMOVNTPS    Z3, 192(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R10*4), Z4
-	VMOVUPS     192(SI)(R10*4), Z5
+	VMOVUPS     192(DI)(R11*4), Z4
+	VMOVUPS     192(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R10*4)
-	ADDQ        $+64, R10
-	CMPQ        R10, $+768
+	VMOVNTPS    Z4, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop2
-	ADDQ        $+3072, AX
-	ADDQ        $+3072, CX
-	ADDQ        $+3072, DX
-	ADDQ        $+3072, BX
-	DECQ        R8
-	JNZ         row
+	VMOVUPS     2816(DX)(R9*4), Z3
+	VMOVUPS     2816(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 2816(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2816(DI)(R9*4), Z4
+	VMOVUPS     2816(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2816(AX)(R9*4)
+	VMOVUPS     2880(DX)(R9*4), Z3
+	VMOVUPS     2880(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 2880(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2880(DI)(R9*4), Z4
+	VMOVUPS     2880(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2880(AX)(R9*4)
+	VMOVUPS     2944(DX)(R9*4), Z3
+	VMOVUPS     2944(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 2944(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     2944(DI)(R9*4), Z4
+	VMOVUPS     2944(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 2944(AX)(R9*4)
+	VMOVUPS     3008(DX), Z3
+	VMOVUPS     3008(BX), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, K2, 3008(CX)
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     3008(DI), Z1
+	VMOVUPS     3008(SI), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 3008(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R11, R11
+
+loop2p:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Z3
+	VMOVUPS     64(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R11*4), Z4
+	VMOVUPS     64(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R11*4)
+	VMOVUPS     128(DX)(R11*4), Z3
+	VMOVUPS     128(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R11*4), Z4
+	VMOVUPS     128(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R11*4)
+	VMOVUPS     192(DX)(R11*4), Z3
+	VMOVUPS     192(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R11*4), Z4
+	VMOVUPS     192(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, $+768
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	ADDQ $+3072, DX
+	ADDQ $+3072, BX
+	DECQ R8
+	JNZ  row
 
 done:
 	MOVQ rows+48(FP), AX
@@ -4784,10 +5981,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddLayerNorm768+0(SB)
 
 // func avx2AddLayerNorm768(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -5020,18 +6213,30 @@ TEXT ·avx2AddLayerNorm768NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ORQ   CX, R9
-	TESTQ $0x0000001f, R9
-	JNZ   unaligned
+	ANDQ  $+31, R9
+	MOVQ  CX, R10
+	ANDQ  $+31, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+31, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    R8, R9
-	DECQ    R9
-	MOVQ    $0x00000002, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMUL3Q  $+3072, R9, R9
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000002, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMUL3Q  $+3072, R10, R10
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -5048,31 +6253,31 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
+	VMOVUPS (DX)(R11*4), Y6
+	VMOVUPS (BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R10*4), Y6
-	VMOVUPS 32(BX)(R10*4), Y7
+	VMOVUPS 32(DX)(R11*4), Y6
+	VMOVUPS 32(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R10*4), Y6
-	VMOVUPS 64(BX)(R10*4), Y7
+	VMOVUPS 64(DX)(R11*4), Y6
+	VMOVUPS 64(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R10*4), Y6
-	VMOVUPS 96(BX)(R10*4), Y7
+	VMOVUPS 96(DX)(R11*4), Y6
+	VMOVUPS 96(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R10
-	CMPQ    R10, $+768
+	ADDQ    $+32, R11
+	CMPQ    R11, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
@@ -5087,8 +6292,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s4 = 1/768
-	MOVL  $0x3aaaaaab, R10
-	VMOVD R10, X2
+	MOVL  $0x3aaaaaab, R11
+	VMOVD R11, X2
 
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
@@ -5100,38 +6305,38 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop1:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (DX)(R10*4), Y9
-	VMOVUPS     (BX)(R10*4), Y10
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y9
+	VMOVUPS     (BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R10*4), Y9
-	VMOVUPS     32(BX)(R10*4), Y10
+	VMOVUPS     32(DX)(R11*4), Y9
+	VMOVUPS     32(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R10*4), Y9
-	VMOVUPS     64(BX)(R10*4), Y10
+	VMOVUPS     64(DX)(R11*4), Y9
+	VMOVUPS     64(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R10*4), Y9
-	VMOVUPS     96(BX)(R10*4), Y10
+	VMOVUPS     96(DX)(R11*4), Y9
+	VMOVUPS     96(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R10
-	CMPQ        R10, $+768
+	ADDQ        $+32, R11
+	CMPQ        R11, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
@@ -5149,26 +6354,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -5177,68 +6382,198 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R10, R10
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        R9, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (DX), Y5
+	VMOVUPS      (BX), Y6
+	VADDPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y4, (CX)
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (SI), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         R9, R11
+	LEAQ         736(R9), R12
 
 loop2:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (DX)(R10*4), Y3
-	VMOVUPS     (BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, (CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R10*4), Y4
-	VMOVUPS     (SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R10*4)
-	VMOVUPS     32(DX)(R10*4), Y3
-	VMOVUPS     32(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 32(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(DI)(R10*4), Y4
-	VMOVUPS     32(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Y3
-	VMOVUPS     64(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 64(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(DI)(R10*4), Y4
-	VMOVUPS     64(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R10*4)
-	VMOVUPS     96(DX)(R10*4), Y3
-	VMOVUPS     96(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 96(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(DI)(R10*4), Y4
-	VMOVUPS     96(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R10*4)
-	ADDQ        $+32, R10
-	CMPQ        R10, $+768
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y4
+	VMOVUPS     (BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, (CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (DI)(R11*4), Y5
+	VMOVUPS     (SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y4
+	VMOVUPS     32(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 32(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(DI)(R11*4), Y5
+	VMOVUPS     32(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y4
+	VMOVUPS     64(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 64(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(DI)(R11*4), Y5
+	VMOVUPS     64(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y4
+	VMOVUPS     96(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 96(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(DI)(R11*4), Y5
+	VMOVUPS     96(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop2
-	ADDQ        $+3072, AX
-	ADDQ        $+3072, CX
-	ADDQ        $+3072, DX
-	ADDQ        $+3072, BX
-	DECQ        R8
-	JNZ         row
+	VMOVUPS     2944(DX)(R9*4), Y4
+	VMOVUPS     2944(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 2944(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     2944(DI)(R9*4), Y5
+	VMOVUPS     2944(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 2944(AX)(R9*4)
+	VMOVUPS     2976(DX)(R9*4), Y4
+	VMOVUPS     2976(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 2976(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     2976(DI)(R9*4), Y5
+	VMOVUPS     2976(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 2976(AX)(R9*4)
+	VMOVUPS     3008(DX)(R9*4), Y4
+	VMOVUPS     3008(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 3008(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     3008(DI)(R9*4), Y5
+	VMOVUPS     3008(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 3008(AX)(R9*4)
+	VMOVUPS     3040(DX), Y4
+	VMOVUPS     3040(BX), Y5
+	VADDPS      Y5, Y4, Y4
+	VMASKMOVPS  Y4, Y3, 3040(CX)
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     3040(DI), Y1
+	VMOVUPS     3040(SI), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 3040(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R11, R11
+
+loop2p:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y3
+	VMOVUPS     (BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R11*4), Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y3
+	VMOVUPS     32(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R11*4), Y4
+	VMOVUPS     32(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y3
+	VMOVUPS     64(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R11*4), Y4
+	VMOVUPS     64(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y3
+	VMOVUPS     96(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R11*4), Y4
+	VMOVUPS     96(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, $+768
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	ADDQ $+3072, DX
+	ADDQ $+3072, BX
+	DECQ R8
+	JNZ  row
 
 done:
 	MOVQ rows+48(FP), AX
@@ -5247,10 +6582,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddLayerNorm768+0(SB)
 
 // func avx512AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -5487,18 +6818,30 @@ TEXT ·avx512AddLayerNorm4096NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ORQ   CX, R9
-	TESTQ $0x0000003f, R9
-	JNZ   unaligned
+	ANDQ  $+63, R9
+	MOVQ  CX, R10
+	ANDQ  $+63, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+63, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    R8, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMUL3Q  $+16384, R9, R9
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMUL3Q  $+16384, R10, R10
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -5515,31 +6858,31 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R10*4), Z6
-	VMOVUPS (BX)(R10*4), Z7
+	VMOVUPS (DX)(R11*4), Z6
+	VMOVUPS (BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R10*4), Z6
-	VMOVUPS 64(BX)(R10*4), Z7
+	VMOVUPS 64(DX)(R11*4), Z6
+	VMOVUPS 64(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R10*4), Z6
-	VMOVUPS 128(BX)(R10*4), Z7
+	VMOVUPS 128(DX)(R11*4), Z6
+	VMOVUPS 128(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R10*4), Z6
-	VMOVUPS 192(BX)(R10*4), Z7
+	VMOVUPS 192(DX)(R11*4), Z6
+	VMOVUPS 192(BX)(R11*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R10
-	CMPQ    R10, $+4096
+	ADDQ    $+64, R11
+	CMPQ    R11, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
@@ -5556,8 +6899,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// s4 = 1/4096
-	MOVL  $0x39800000, R10
-	VMOVD R10, X2
+	MOVL  $0x39800000, R11
+	VMOVD R11, X2
 
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
@@ -5569,40 +6912,40 @@ loop0:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop1:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	PREFETCHT1  64(BX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (DX)(R10*4), Z9
-	VMOVUPS     (BX)(R10*4), Z10
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z9
+	VMOVUPS     (BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R10*4), Z9
-	VMOVUPS     64(BX)(R10*4), Z10
+	VMOVUPS     64(DX)(R11*4), Z9
+	VMOVUPS     64(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R10*4), Z9
-	VMOVUPS     128(BX)(R10*4), Z10
+	VMOVUPS     128(DX)(R11*4), Z9
+	VMOVUPS     128(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R10*4), Z9
-	VMOVUPS     192(BX)(R10*4), Z10
+	VMOVUPS     192(DX)(R11*4), Z9
+	VMOVUPS     192(BX)(R11*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R10
-	CMPQ        R10, $+4096
+	ADDQ        $+64, R11
+	CMPQ        R11, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
@@ -5622,26 +6965,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -5650,70 +6993,198 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R10, R10
+	XORL         R11, R11
+	BTSL         R9, R11
+	DECL         R11
+	KMOVW        R11, K1
+	NOTL         R11
+	KMOVW        R11, K2
+	VMOVUPS      (DX), Z3
+	VMOVUPS      (BX), Z4
+	VADDPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, (CX)
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (DI), Z4
+	VMOVUPS      (SI), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K1, (AX)
+	MOVQ         R9, R11
+	LEAQ         4032(R9), R12
 
 loop2:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  64(DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	PREFETCHT1  64(BX)(R9*1)
-	ADDQ        $+128, R9
-	VMOVUPS     (DX)(R10*4), Z3
-	VMOVUPS     (BX)(R10*4), Z4
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, (CX)(R10*4)
+	VMOVNTPS    Z3, (CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R10*4), Z4
-	VMOVUPS     (SI)(R10*4), Z5
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Z3
-	VMOVUPS     64(BX)(R10*4), Z4
+	VMOVNTPS    Z4, (AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Z3
+	VMOVUPS     64(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 64(CX)(R10*4)
+	VMOVNTPS    Z3, 64(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R10*4), Z4
-	VMOVUPS     64(SI)(R10*4), Z5
+	VMOVUPS     64(DI)(R11*4), Z4
+	VMOVUPS     64(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R10*4)
-	VMOVUPS     128(DX)(R10*4), Z3
-	VMOVUPS     128(BX)(R10*4), Z4
+	VMOVNTPS    Z4, 64(AX)(R11*4)
+	VMOVUPS     128(DX)(R11*4), Z3
+	VMOVUPS     128(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 128(CX)(R10*4)
+	VMOVNTPS    Z3, 128(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R10*4), Z4
-	VMOVUPS     128(SI)(R10*4), Z5
+	VMOVUPS     128(DI)(R11*4), Z4
+	VMOVUPS     128(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R10*4)
-	VMOVUPS     192(DX)(R10*4), Z3
-	VMOVUPS     192(BX)(R10*4), Z4
+	VMOVNTPS    Z4, 128(AX)(R11*4)
+	VMOVUPS     192(DX)(R11*4), Z3
+	VMOVUPS     192(BX)(R11*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 192(CX)(R10*4)
+	VMOVNTPS    Z3, 192(CX)(R11*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R10*4), Z4
-	VMOVUPS     192(SI)(R10*4), Z5
+	VMOVUPS     192(DI)(R11*4), Z4
+	VMOVUPS     192(SI)(R11*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R10*4)
-	ADDQ        $+64, R10
-	CMPQ        R10, $+4096
+	VMOVNTPS    Z4, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop2
-	ADDQ        $+16384, AX
-	ADDQ        $+16384, CX
-	ADDQ        $+16384, DX
-	ADDQ        $+16384, BX
-	DECQ        R8
-	JNZ         row
+	VMOVUPS     16128(DX)(R9*4), Z3
+	VMOVUPS     16128(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 16128(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16128(DI)(R9*4), Z4
+	VMOVUPS     16128(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16128(AX)(R9*4)
+	VMOVUPS     16192(DX)(R9*4), Z3
+	VMOVUPS     16192(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 16192(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16192(DI)(R9*4), Z4
+	VMOVUPS     16192(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16192(AX)(R9*4)
+	VMOVUPS     16256(DX)(R9*4), Z3
+	VMOVUPS     16256(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVNTPS    Z3, 16256(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     16256(DI)(R9*4), Z4
+	VMOVUPS     16256(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVNTPS    Z4, 16256(AX)(R9*4)
+	VMOVUPS     16320(DX), Z3
+	VMOVUPS     16320(BX), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, K2, 16320(CX)
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS     16320(DI), Z1
+	VMOVUPS     16320(SI), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K2, 16320(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R11, R11
+
+loop2p:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	PREFETCHT1  64(BX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (DX)(R11*4), Z3
+	VMOVUPS     (BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R11*4), Z4
+	VMOVUPS     (SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Z3
+	VMOVUPS     64(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R11*4), Z4
+	VMOVUPS     64(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R11*4)
+	VMOVUPS     128(DX)(R11*4), Z3
+	VMOVUPS     128(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R11*4), Z4
+	VMOVUPS     128(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R11*4)
+	VMOVUPS     192(DX)(R11*4), Z3
+	VMOVUPS     192(BX)(R11*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R11*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R11*4), Z4
+	VMOVUPS     192(SI)(R11*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R11*4)
+	ADDQ        $+64, R11
+	CMPQ        R11, $+4096
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $+16384, DX
+	ADDQ $+16384, BX
+	DECQ R8
+	JNZ  row
 
 done:
 	MOVQ rows+48(FP), AX
@@ -5722,10 +7193,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddLayerNorm4096+0(SB)
 
 // func avx2AddLayerNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -5958,18 +7425,30 @@ TEXT ·avx2AddLayerNorm4096NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ORQ   CX, R9
-	TESTQ $0x0000001f, R9
-	JNZ   unaligned
+	ANDQ  $+31, R9
+	MOVQ  CX, R10
+	ANDQ  $+31, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+31, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    R8, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMUL3Q  $+16384, R9, R9
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMUL3Q  $+16384, R10, R10
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -5986,31 +7465,31 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
+	VMOVUPS (DX)(R11*4), Y6
+	VMOVUPS (BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R10*4), Y6
-	VMOVUPS 32(BX)(R10*4), Y7
+	VMOVUPS 32(DX)(R11*4), Y6
+	VMOVUPS 32(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R10*4), Y6
-	VMOVUPS 64(BX)(R10*4), Y7
+	VMOVUPS 64(DX)(R11*4), Y6
+	VMOVUPS 64(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R10*4), Y6
-	VMOVUPS 96(BX)(R10*4), Y7
+	VMOVUPS 96(DX)(R11*4), Y6
+	VMOVUPS 96(BX)(R11*4), Y7
 	VADDPS  Y7, Y6, Y6
 	VSUBPS  Y1, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R10
-	CMPQ    R10, $+4096
+	ADDQ    $+32, R11
+	CMPQ    R11, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
@@ -6025,8 +7504,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// s4 = 1/4096
-	MOVL  $0x39800000, R10
-	VMOVD R10, X2
+	MOVL  $0x39800000, R11
+	VMOVD R11, X2
 
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
@@ -6038,38 +7517,38 @@ loop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
-	XORQ         R10, R10
+	XORQ         R11, R11
 
 loop1:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (DX)(R10*4), Y9
-	VMOVUPS     (BX)(R10*4), Y10
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y9
+	VMOVUPS     (BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R10*4), Y9
-	VMOVUPS     32(BX)(R10*4), Y10
+	VMOVUPS     32(DX)(R11*4), Y9
+	VMOVUPS     32(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R10*4), Y9
-	VMOVUPS     64(BX)(R10*4), Y10
+	VMOVUPS     64(DX)(R11*4), Y9
+	VMOVUPS     64(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R10*4), Y9
-	VMOVUPS     96(BX)(R10*4), Y10
+	VMOVUPS     96(DX)(R11*4), Y9
+	VMOVUPS     96(BX)(R11*4), Y10
 	VADDPS      Y10, Y9, Y9
 	VSUBPS      Y3, Y9, Y9
 	VSUBPS      Y4, Y9, Y9
 	VFMADD231PS Y9, Y9, Y8
-	ADDQ        $+32, R10
-	CMPQ        R10, $+4096
+	ADDQ        $+32, R11
+	CMPQ        R11, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
@@ -6087,26 +7566,26 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -6115,68 +7594,198 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R9, R9
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R10, R10
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        R9, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (DX), Y5
+	VMOVUPS      (BX), Y6
+	VADDPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y4, (CX)
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (SI), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         R9, R11
+	LEAQ         4064(R9), R12
 
 loop2:
-	PREFETCHT1  (DX)(R9*1)
-	PREFETCHT1  (BX)(R9*1)
-	ADDQ        $+64, R9
-	VMOVUPS     (DX)(R10*4), Y3
-	VMOVUPS     (BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, (CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R10*4), Y4
-	VMOVUPS     (SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R10*4)
-	VMOVUPS     32(DX)(R10*4), Y3
-	VMOVUPS     32(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 32(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(DI)(R10*4), Y4
-	VMOVUPS     32(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Y3
-	VMOVUPS     64(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 64(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(DI)(R10*4), Y4
-	VMOVUPS     64(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R10*4)
-	VMOVUPS     96(DX)(R10*4), Y3
-	VMOVUPS     96(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 96(CX)(R10*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(DI)(R10*4), Y4
-	VMOVUPS     96(SI)(R10*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R10*4)
-	ADDQ        $+32, R10
-	CMPQ        R10, $+4096
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y4
+	VMOVUPS     (BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, (CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (DI)(R11*4), Y5
+	VMOVUPS     (SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y4
+	VMOVUPS     32(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 32(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(DI)(R11*4), Y5
+	VMOVUPS     32(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y4
+	VMOVUPS     64(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 64(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(DI)(R11*4), Y5
+	VMOVUPS     64(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y4
+	VMOVUPS     96(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 96(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(DI)(R11*4), Y5
+	VMOVUPS     96(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop2
-	ADDQ        $+16384, AX
-	ADDQ        $+16384, CX
-	ADDQ        $+16384, DX
-	ADDQ        $+16384, BX
-	DECQ        R8
-	JNZ         row
+	VMOVUPS     16256(DX)(R9*4), Y4
+	VMOVUPS     16256(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16256(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16256(DI)(R9*4), Y5
+	VMOVUPS     16256(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16256(AX)(R9*4)
+	VMOVUPS     16288(DX)(R9*4), Y4
+	VMOVUPS     16288(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16288(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16288(DI)(R9*4), Y5
+	VMOVUPS     16288(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16288(AX)(R9*4)
+	VMOVUPS     16320(DX)(R9*4), Y4
+	VMOVUPS     16320(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16320(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16320(DI)(R9*4), Y5
+	VMOVUPS     16320(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16320(AX)(R9*4)
+	VMOVUPS     16352(DX), Y4
+	VMOVUPS     16352(BX), Y5
+	VADDPS      Y5, Y4, Y4
+	VMASKMOVPS  Y4, Y3, 16352(CX)
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     16352(DI), Y1
+	VMOVUPS     16352(SI), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 16352(AX)
+	JMP         loop2_end
+
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R11, R11
+
+loop2p:
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y3
+	VMOVUPS     (BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R11*4), Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y3
+	VMOVUPS     32(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R11*4), Y4
+	VMOVUPS     32(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y3
+	VMOVUPS     64(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R11*4), Y4
+	VMOVUPS     64(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y3
+	VMOVUPS     96(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R11*4), Y4
+	VMOVUPS     96(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R11*4)
+	ADDQ        $+32, R11
+	CMPQ        R11, $+4096
+	JB          loop2p
+
+loop2_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $+16384, DX
+	ADDQ $+16384, BX
+	DECQ R8
+	JNZ  row
 
 done:
 	MOVQ rows+48(FP), AX
@@ -6185,10 +7794,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddLayerNorm4096+0(SB)
 
 // func avx512AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -6542,22 +8147,34 @@ TEXT ·avx512AddLayerNormAnyNT(SB), NOSPLIT, $0-72
 	BTSL  R11, R10
 	DECL  R10
 	KMOVW R10, K1
-	MOVQ  AX, R10
-	ORQ   CX, R10
 	TESTQ $0x0000000f, R9
-	JNZ   unaligned
-	TESTQ $0x0000003f, R10
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R10
+	ANDQ  $+63, R10
+	MOVQ  CX, R11
+	ANDQ  $+63, R11
+	CMPQ  R11, R10
+	JNE   nostream
+	TESTQ $0x00000003, R10
+	JNZ   nostream
+	NEGQ  R10
+	ANDQ  $+63, R10
+	SHRQ  $0x02, R10
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R10
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    R8, R10
-	DECQ    R10
-	MOVQ    $0x00000001, R11
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
-	IMULQ   R9, R10
-	SHLQ    $0x02, R10
+	MOVQ    R8, R11
+	DECQ    R11
+	MOVQ    $0x00000001, R12
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
+	IMULQ   R9, R11
+	SHLQ    $0x02, R11
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -6574,57 +8191,57 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-64, R12
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-64, R13
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R11*4), Z6
-	VMOVUPS (BX)(R11*4), Z7
+	VMOVUPS (DX)(R12*4), Z6
+	VMOVUPS (BX)(R12*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R11*4), Z6
-	VMOVUPS 64(BX)(R11*4), Z7
+	VMOVUPS 64(DX)(R12*4), Z6
+	VMOVUPS 64(BX)(R12*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R11*4), Z6
-	VMOVUPS 128(BX)(R11*4), Z7
+	VMOVUPS 128(DX)(R12*4), Z6
+	VMOVUPS 128(BX)(R12*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R11*4), Z6
-	VMOVUPS 192(BX)(R11*4), Z7
+	VMOVUPS 192(DX)(R12*4), Z6
+	VMOVUPS 192(BX)(R12*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z5, Z5
-	ADDQ    $+64, R11
-	CMPQ    R11, R12
+	ADDQ    $+64, R12
+	CMPQ    R12, R13
 	JB      loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R11*4), Z6
-	VMOVUPS (BX)(R11*4), Z7
+	VMOVUPS (DX)(R12*4), Z6
+	VMOVUPS (BX)(R12*4), Z7
 	VADDPS  Z7, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
 	VADDPS  Z6, Z2, Z2
-	ADDQ    $+16, R11
-	CMPQ    R11, R12
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
 	JB      loop0_vector
 
 loop0_tail:
 	TESTQ     $0x0000000f, R9
 	JZ        loop0_done
-	VMOVUPS.Z (DX)(R11*4), K1, Z6
-	VMOVUPS.Z (BX)(R11*4), K1, Z7
+	VMOVUPS.Z (DX)(R12*4), K1, Z6
+	VMOVUPS.Z (BX)(R12*4), K1, Z7
 	VADDPS    Z7, Z6, Z6
 	VSUBPS    Z1, Z6, Z1
 	VADDPS    Z1, Z2, K1, Z2
@@ -6644,8 +8261,8 @@ loop0_done:
 	VADDSS     X2, X1, X1
 
 	// s4 = 1/h
-	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
+	MOVL       $0x3f800000, R12
+	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -6659,67 +8276,67 @@ loop0_done:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-64, R12
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-64, R13
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  64(DX)(R10*1)
-	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z9
-	VMOVUPS     (BX)(R11*4), Z10
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  64(DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (DX)(R12*4), Z9
+	VMOVUPS     (BX)(R12*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R11*4), Z9
-	VMOVUPS     64(BX)(R11*4), Z10
+	VMOVUPS     64(DX)(R12*4), Z9
+	VMOVUPS     64(BX)(R12*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R11*4), Z9
-	VMOVUPS     128(BX)(R11*4), Z10
+	VMOVUPS     128(DX)(R12*4), Z9
+	VMOVUPS     128(BX)(R12*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R11*4), Z9
-	VMOVUPS     192(BX)(R11*4), Z10
+	VMOVUPS     192(DX)(R12*4), Z9
+	VMOVUPS     192(BX)(R12*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z8
-	ADDQ        $+64, R11
-	CMPQ        R11, R12
+	ADDQ        $+64, R12
+	CMPQ        R12, R13
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R11*4), Z9
-	VMOVUPS     (BX)(R11*4), Z10
+	VMOVUPS     (DX)(R12*4), Z9
+	VMOVUPS     (BX)(R12*4), Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z9
 	VSUBPS      Z4, Z9, Z9
 	VFMADD231PS Z9, Z9, Z5
-	ADDQ        $+16, R11
-	CMPQ        R11, R12
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
 	JB          loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R11*4), K1, Z9
-	VMOVUPS.Z   (BX)(R11*4), K1, Z10
+	VMOVUPS.Z   (DX)(R12*4), K1, Z9
+	VMOVUPS.Z   (BX)(R12*4), K1, Z10
 	VADDPS      Z10, Z9, Z9
 	VSUBPS      Z3, Z9, Z3
 	VSUBPS      Z4, Z3, Z3
@@ -6743,26 +8360,26 @@ loop1_done:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	MOVL  $0x3727c5ac, R12
+	VMOVD R12, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
+	MOVL     $0x7f7fffff, R12
+	VMOVD    R12, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
+	MOVL     $0x15f79688, R12
+	VMOVD    R12, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	MOVL  $0x3f800000, R12
+	VMOVD R12, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -6771,106 +8388,229 @@ loop1_done:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R10, R10
+	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-64, R12
-	JZ           loop2_vectors
+	XORL         R12, R12
+	BTSL         R10, R12
+	DECL         R12
+	KMOVW        R12, K2
+	NOTL         R12
+	KMOVW        R12, K3
+	VMOVUPS      (DX), Z3
+	VMOVUPS      (BX), Z4
+	VADDPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K2, (CX)
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (DI), Z4
+	VMOVUPS      (SI), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVUPS      Z4, K2, (AX)
+	MOVQ         R10, R12
+	MOVQ         R9, R13
+	SUBQ         $+16, R13
+	MOVQ         R13, R14
+	ANDQ         $-64, R14
+	ADDQ         R10, R14
+	CMPQ         R12, R14
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  64(DX)(R10*1)
-	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z3
-	VMOVUPS     (BX)(R11*4), Z4
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  64(DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (DX)(R12*4), Z3
+	VMOVUPS     (BX)(R12*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, (CX)(R11*4)
+	VMOVNTPS    Z3, (CX)(R12*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R11*4), Z4
-	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (DI)(R12*4), Z4
+	VMOVUPS     (SI)(R12*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R11*4)
-	VMOVUPS     64(DX)(R11*4), Z3
-	VMOVUPS     64(BX)(R11*4), Z4
+	VMOVNTPS    Z4, (AX)(R12*4)
+	VMOVUPS     64(DX)(R12*4), Z3
+	VMOVUPS     64(BX)(R12*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 64(CX)(R11*4)
+	VMOVNTPS    Z3, 64(CX)(R12*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R11*4), Z4
-	VMOVUPS     64(SI)(R11*4), Z5
+	VMOVUPS     64(DI)(R12*4), Z4
+	VMOVUPS     64(SI)(R12*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R11*4)
-	VMOVUPS     128(DX)(R11*4), Z3
-	VMOVUPS     128(BX)(R11*4), Z4
+	VMOVNTPS    Z4, 64(AX)(R12*4)
+	VMOVUPS     128(DX)(R12*4), Z3
+	VMOVUPS     128(BX)(R12*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 128(CX)(R11*4)
+	VMOVNTPS    Z3, 128(CX)(R12*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R11*4), Z4
-	VMOVUPS     128(SI)(R11*4), Z5
+	VMOVUPS     128(DI)(R12*4), Z4
+	VMOVUPS     128(SI)(R12*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R11*4)
-	VMOVUPS     192(DX)(R11*4), Z3
-	VMOVUPS     192(BX)(R11*4), Z4
+	VMOVNTPS    Z4, 128(AX)(R12*4)
+	VMOVUPS     192(DX)(R12*4), Z3
+	VMOVUPS     192(BX)(R12*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 192(CX)(R11*4)
+	VMOVNTPS    Z3, 192(CX)(R12*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R11*4), Z4
-	VMOVUPS     192(SI)(R11*4), Z5
+	VMOVUPS     192(DI)(R12*4), Z4
+	VMOVUPS     192(SI)(R12*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R11*4)
-	ADDQ        $+64, R11
-	CMPQ        R11, R12
+	VMOVNTPS    Z4, 192(AX)(R12*4)
+	ADDQ        $+64, R12
+	CMPQ        R12, R14
 	JB          loop2
 
 loop2_vectors:
-	MOVQ R9, R10
-	ANDQ $-16, R10
-	CMPQ R11, R10
+	LEAQ (R10)(R13*1), R11
+	CMPQ R12, R11
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (DX)(R11*4), Z3
-	VMOVUPS     (BX)(R11*4), Z4
+	VMOVUPS     (DX)(R12*4), Z3
+	VMOVUPS     (BX)(R12*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, (CX)(R11*4)
+	VMOVNTPS    Z3, (CX)(R12*4)
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R11*4), Z4
-	VMOVUPS     (SI)(R11*4), Z5
+	VMOVUPS     (DI)(R12*4), Z4
+	VMOVUPS     (SI)(R12*4), Z5
 	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R11*4)
-	ADDQ        $+16, R11
-	CMPQ        R11, R10
+	VMOVNTPS    Z4, (AX)(R12*4)
+	ADDQ        $+16, R12
+	CMPQ        R12, R11
 	JB          loop2_vector
 
 loop2_tail:
-	TESTQ       $0x0000000f, R9
-	JZ          loop2_done
-	VMOVUPS.Z   (DX)(R11*4), K1, Z3
-	VMOVUPS.Z   (BX)(R11*4), K1, Z4
+	VMOVUPS     (DX)(R13*4), Z3
+	VMOVUPS     (BX)(R13*4), Z4
 	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, K1, (CX)(R11*4)
+	VMOVUPS     Z3, K3, (CX)(R13*4)
 	VSUBPS      Z0, Z3, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (DI)(R11*4), K1, Z1
-	VMOVUPS.Z   (SI)(R11*4), K1, Z2
+	VMOVUPS     (DI)(R13*4), Z1
+	VMOVUPS     (SI)(R13*4), Z2
 	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K1, (AX)(R11*4)
+	VMOVUPS     Z1, K3, (AX)(R13*4)
+	JMP         loop2_end
 
-loop2_done:
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-64, R13
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  64(DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (DX)(R12*4), Z3
+	VMOVUPS     (BX)(R12*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R12*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R12*4), Z4
+	VMOVUPS     (SI)(R12*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R12*4)
+	VMOVUPS     64(DX)(R12*4), Z3
+	VMOVUPS     64(BX)(R12*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 64(CX)(R12*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R12*4), Z4
+	VMOVUPS     64(SI)(R12*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 64(AX)(R12*4)
+	VMOVUPS     128(DX)(R12*4), Z3
+	VMOVUPS     128(BX)(R12*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 128(CX)(R12*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R12*4), Z4
+	VMOVUPS     128(SI)(R12*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 128(AX)(R12*4)
+	VMOVUPS     192(DX)(R12*4), Z3
+	VMOVUPS     192(BX)(R12*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 192(CX)(R12*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R12*4), Z4
+	VMOVUPS     192(SI)(R12*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 192(AX)(R12*4)
+	ADDQ        $+64, R12
+	CMPQ        R12, R13
+	JB          loop2p
+
+loop2p_vectors:
+	MOVQ R9, R11
+	ANDQ $-16, R11
+	CMPQ R12, R11
+	JAE  loop2p_tail
+
+loop2p_vector:
+	VMOVUPS     (DX)(R12*4), Z3
+	VMOVUPS     (BX)(R12*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, (CX)(R12*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R12*4), Z4
+	VMOVUPS     (SI)(R12*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, (AX)(R12*4)
+	ADDQ        $+16, R12
+	CMPQ        R12, R11
+	JB          loop2p_vector
+
+loop2p_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop2p_done
+	VMOVUPS.Z   (DX)(R12*4), K1, Z3
+	VMOVUPS.Z   (BX)(R12*4), K1, Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, K1, (CX)(R12*4)
+	VSUBPS      Z0, Z3, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (DI)(R12*4), K1, Z1
+	VMOVUPS.Z   (SI)(R12*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (AX)(R12*4)
+
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(R9*4), AX
 	LEAQ (CX)(R9*4), CX
 	LEAQ (DX)(R9*4), DX
@@ -6885,10 +8625,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddLayerNormAny+0(SB)
 
 // func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -7245,22 +8981,34 @@ TEXT ·avx2AddLayerNormAnyNT(SB), NOSPLIT, $0-72
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  h+56(FP), R9
-	MOVQ  AX, R10
-	ORQ   CX, R10
 	TESTQ $0x00000007, R9
-	JNZ   unaligned
-	TESTQ $0x0000001f, R10
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R10
+	ANDQ  $+31, R10
+	MOVQ  CX, R11
+	ANDQ  $+31, R11
+	CMPQ  R11, R10
+	JNE   nostream
+	TESTQ $0x00000003, R10
+	JNZ   nostream
+	NEGQ  R10
+	ANDQ  $+31, R10
+	SHRQ  $0x02, R10
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R10
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    R8, R10
-	DECQ    R10
-	MOVQ    $0x00000001, R11
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
-	IMULQ   R9, R10
-	SHLQ    $0x02, R10
+	MOVQ    R8, R11
+	DECQ    R11
+	MOVQ    $0x00000001, R12
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
+	IMULQ   R9, R11
+	SHLQ    $0x02, R11
 
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -7278,64 +9026,64 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-32, R12
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-32, R13
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R11*4), Y7
-	VMOVUPS (BX)(R11*4), Y8
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
 	VADDPS  Y8, Y7, Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(DX)(R11*4), Y7
-	VMOVUPS 32(BX)(R11*4), Y8
+	VMOVUPS 32(DX)(R12*4), Y7
+	VMOVUPS 32(BX)(R12*4), Y8
 	VADDPS  Y8, Y7, Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(DX)(R11*4), Y7
-	VMOVUPS 64(BX)(R11*4), Y8
+	VMOVUPS 64(DX)(R12*4), Y7
+	VMOVUPS 64(BX)(R12*4), Y8
 	VADDPS  Y8, Y7, Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(DX)(R11*4), Y7
-	VMOVUPS 96(BX)(R11*4), Y8
+	VMOVUPS 96(DX)(R12*4), Y7
+	VMOVUPS 96(BX)(R12*4), Y8
 	VADDPS  Y8, Y7, Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R11
-	CMPQ    R11, R12
+	ADDQ    $+32, R12
+	CMPQ    R12, R13
 	JB      loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R11*4), Y7
-	VMOVUPS (BX)(R11*4), Y8
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
 	VADDPS  Y8, Y7, Y7
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	ADDQ    $+8, R11
-	CMPQ    R11, R12
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
 	JB      loop0_vector
 
 loop0_tail:
-	CMPQ R11, R9
+	CMPQ R12, R9
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (DX)(R11*4), X7
-	VMOVSS (BX)(R11*4), X8
+	VMOVSS (DX)(R12*4), X7
+	VMOVSS (BX)(R12*4), X8
 	VADDSS X8, X7, X7
 	VSUBSS X1, X7, X7
 	VADDSS X7, X6, X6
-	INCQ   R11
-	CMPQ   R11, R9
+	INCQ   R12
+	CMPQ   R12, R9
 	JB     loop0_element
 
 loop0_done:
@@ -7352,8 +9100,8 @@ loop0_done:
 	VADDSS       X6, X1, X1
 
 	// s4 = 1/h
-	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
+	MOVL       $0x3f800000, R12
+	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -7368,73 +9116,73 @@ loop0_done:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       X9, X9, X9
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-32, R12
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-32, R13
 	JZ           loop1_vectors
 
 loop1:
-	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  (BX)(R10*1)
-	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y10
-	VMOVUPS     (BX)(R11*4), Y11
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (DX)(R12*4), Y10
+	VMOVUPS     (BX)(R12*4), Y11
 	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(DX)(R11*4), Y10
-	VMOVUPS     32(BX)(R11*4), Y11
+	VMOVUPS     32(DX)(R12*4), Y10
+	VMOVUPS     32(BX)(R12*4), Y11
 	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(DX)(R11*4), Y10
-	VMOVUPS     64(BX)(R11*4), Y11
+	VMOVUPS     64(DX)(R12*4), Y10
+	VMOVUPS     64(BX)(R12*4), Y11
 	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(DX)(R11*4), Y10
-	VMOVUPS     96(BX)(R11*4), Y11
+	VMOVUPS     96(DX)(R12*4), Y10
+	VMOVUPS     96(BX)(R12*4), Y11
 	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y8
-	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	ADDQ        $+32, R12
+	CMPQ        R12, R13
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R11*4), Y10
-	VMOVUPS     (BX)(R11*4), Y11
+	VMOVUPS     (DX)(R12*4), Y10
+	VMOVUPS     (BX)(R12*4), Y11
 	VADDPS      Y11, Y10, Y10
 	VSUBPS      Y3, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
 	VFMADD231PS Y10, Y10, Y5
-	ADDQ        $+8, R11
-	CMPQ        R11, R12
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
 	JB          loop1_vector
 
 loop1_tail:
-	CMPQ R11, R9
+	CMPQ R12, R9
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R11*4), X10
-	VMOVSS      (BX)(R11*4), X11
+	VMOVSS      (DX)(R12*4), X10
+	VMOVSS      (BX)(R12*4), X11
 	VADDSS      X11, X10, X10
 	VSUBSS      X3, X10, X10
 	VSUBSS      X4, X10, X10
 	VFMADD231SS X10, X10, X9
-	INCQ        R11
-	CMPQ        R11, R9
+	INCQ        R12
+	CMPQ        R12, R9
 	JB          loop1_element
 
 loop1_done:
@@ -7454,26 +9202,26 @@ loop1_done:
 	VMULSS X2, X3, X2
 
 	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	MOVL  $0x3727c5ac, R12
+	VMOVD R12, X3
 
 	// s9 = s7 add s8
 	VADDSS X3, X2, X2
 
 	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
+	MOVL     $0x7f7fffff, R12
+	VMOVD    R12, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
+	MOVL     $0x15f79688, R12
+	VMOVD    R12, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// s10 = 1
-	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	MOVL  $0x3f800000, R12
+	VMOVD R12, X3
 
 	// s11 = sqrt s9
 	VSQRTSS X2, X2, X2
@@ -7482,109 +9230,234 @@ loop1_done:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	TESTQ        R10, R10
+	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
-	XORQ         R11, R11
-	MOVQ         R9, R12
-	ANDQ         $-32, R12
-	JZ           loop2_vectors
+	MOVQ         $0x0706050403020100, R12
+	VMOVQ        R12, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        R10, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(R10), R12
+	VMOVQ        R12, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (DX), Y5
+	VMOVUPS      (BX), Y6
+	VADDPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y4, (CX)
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (SI), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
+	MOVQ         R10, R12
+	MOVQ         R9, R13
+	SUBQ         $+8, R13
+	MOVQ         R13, R14
+	ANDQ         $-32, R14
+	ADDQ         R10, R14
+	CMPQ         R12, R14
+	JAE          loop2_vectors
 
 loop2:
-	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  (BX)(R10*1)
-	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y3
-	VMOVUPS     (BX)(R11*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, (CX)(R11*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R11*4), Y4
-	VMOVUPS     (SI)(R11*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R11*4)
-	VMOVUPS     32(DX)(R11*4), Y3
-	VMOVUPS     32(BX)(R11*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 32(CX)(R11*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(DI)(R11*4), Y4
-	VMOVUPS     32(SI)(R11*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 32(AX)(R11*4)
-	VMOVUPS     64(DX)(R11*4), Y3
-	VMOVUPS     64(BX)(R11*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 64(CX)(R11*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(DI)(R11*4), Y4
-	VMOVUPS     64(SI)(R11*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 64(AX)(R11*4)
-	VMOVUPS     96(DX)(R11*4), Y3
-	VMOVUPS     96(BX)(R11*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, 96(CX)(R11*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(DI)(R11*4), Y4
-	VMOVUPS     96(SI)(R11*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, 96(AX)(R11*4)
-	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (DX)(R12*4), Y4
+	VMOVUPS     (BX)(R12*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, (CX)(R12*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (DI)(R12*4), Y5
+	VMOVUPS     (SI)(R12*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R12*4)
+	VMOVUPS     32(DX)(R12*4), Y4
+	VMOVUPS     32(BX)(R12*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 32(CX)(R12*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(DI)(R12*4), Y5
+	VMOVUPS     32(SI)(R12*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R12*4)
+	VMOVUPS     64(DX)(R12*4), Y4
+	VMOVUPS     64(BX)(R12*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 64(CX)(R12*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(DI)(R12*4), Y5
+	VMOVUPS     64(SI)(R12*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R12*4)
+	VMOVUPS     96(DX)(R12*4), Y4
+	VMOVUPS     96(BX)(R12*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 96(CX)(R12*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(DI)(R12*4), Y5
+	VMOVUPS     96(SI)(R12*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R12*4)
+	ADDQ        $+32, R12
+	CMPQ        R12, R14
 	JB          loop2
 
 loop2_vectors:
-	MOVQ R9, R10
-	ANDQ $-8, R10
-	CMPQ R11, R10
+	LEAQ (R10)(R13*1), R11
+	CMPQ R12, R11
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (DX)(R11*4), Y3
-	VMOVUPS     (BX)(R11*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVNTPS    Y3, (CX)(R11*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R11*4), Y4
-	VMOVUPS     (SI)(R11*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVNTPS    Y4, (AX)(R11*4)
-	ADDQ        $+8, R11
-	CMPQ        R11, R10
+	VMOVUPS     (DX)(R12*4), Y4
+	VMOVUPS     (BX)(R12*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, (CX)(R12*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (DI)(R12*4), Y5
+	VMOVUPS     (SI)(R12*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R12*4)
+	ADDQ        $+8, R12
+	CMPQ        R12, R11
 	JB          loop2_vector
 
 loop2_tail:
-	CMPQ R11, R9
-	JAE  loop2_done
+	VMOVUPS     (DX)(R13*4), Y4
+	VMOVUPS     (BX)(R13*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMASKMOVPS  Y4, Y3, (CX)(R13*4)
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     (DI)(R13*4), Y1
+	VMOVUPS     (SI)(R13*4), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, (AX)(R13*4)
+	JMP         loop2_end
 
-loop2_element:
-	VMOVSS      (DX)(R11*4), X3
-	VMOVSS      (BX)(R11*4), X4
+loop2_plain:
+	// loop 2 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	XORQ         R12, R12
+	MOVQ         R9, R13
+	ANDQ         $-32, R13
+	JZ           loop2p_vectors
+
+loop2p:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (DX)(R12*4), Y3
+	VMOVUPS     (BX)(R12*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R12*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R12*4), Y4
+	VMOVUPS     (SI)(R12*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R12*4)
+	VMOVUPS     32(DX)(R12*4), Y3
+	VMOVUPS     32(BX)(R12*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R12*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R12*4), Y4
+	VMOVUPS     32(SI)(R12*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R12*4)
+	VMOVUPS     64(DX)(R12*4), Y3
+	VMOVUPS     64(BX)(R12*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R12*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R12*4), Y4
+	VMOVUPS     64(SI)(R12*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R12*4)
+	VMOVUPS     96(DX)(R12*4), Y3
+	VMOVUPS     96(BX)(R12*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R12*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R12*4), Y4
+	VMOVUPS     96(SI)(R12*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R12*4)
+	ADDQ        $+32, R12
+	CMPQ        R12, R13
+	JB          loop2p
+
+loop2p_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R12, R11
+	JAE  loop2p_tail
+
+loop2p_vector:
+	VMOVUPS     (DX)(R12*4), Y3
+	VMOVUPS     (BX)(R12*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R12*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R12*4), Y4
+	VMOVUPS     (SI)(R12*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R12*4)
+	ADDQ        $+8, R12
+	CMPQ        R12, R11
+	JB          loop2p_vector
+
+loop2p_tail:
+	CMPQ R12, R9
+	JAE  loop2p_done
+
+loop2p_element:
+	VMOVSS      (DX)(R12*4), X3
+	VMOVSS      (BX)(R12*4), X4
 	VADDSS      X4, X3, X3
-	VMOVSS      X3, (CX)(R11*4)
+	VMOVSS      X3, (CX)(R12*4)
 	VSUBSS      X0, X3, X3
 	VSUBSS      X1, X3, X3
 	VMULSS      X2, X3, X3
-	VMOVSS      (DI)(R11*4), X4
-	VMOVSS      (SI)(R11*4), X5
+	VMOVSS      (DI)(R12*4), X4
+	VMOVSS      (SI)(R12*4), X5
 	VFMADD231SS X5, X3, X4
-	VMOVSS      X4, (AX)(R11*4)
-	INCQ        R11
-	CMPQ        R11, R9
-	JB          loop2_element
+	VMOVSS      X4, (AX)(R12*4)
+	INCQ        R12
+	CMPQ        R12, R9
+	JB          loop2p_element
 
-loop2_done:
+loop2p_done:
+loop2_end:
 	LEAQ (AX)(R9*4), AX
 	LEAQ (CX)(R9*4), CX
 	LEAQ (DX)(R9*4), DX
@@ -7599,7 +9472,3 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddLayerNormAny+0(SB)

@@ -129,36 +129,45 @@ TEXT ·avx512RMSNorm2048NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+8192, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+2048
+	ADDQ        $+64, R8
+	CMPQ        R8, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -175,33 +184,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X1
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -210,42 +219,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         1984(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (DX)(DI*4), Z2
+	VMOVUPS    (DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(DX)(DI*4), Z2
+	VMOVUPS    64(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(DX)(DI*4), Z2
+	VMOVUPS    128(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(DX)(DI*4), Z2
+	VMOVUPS    192(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+2048
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    7936(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    7936(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 7936(AX)(SI*4)
+	VMOVUPS    8000(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    8000(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8000(AX)(SI*4)
+	VMOVUPS    8064(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    8064(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8064(AX)(SI*4)
+	VMOVUPS    8128(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    8128(DX), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 8128(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -254,10 +335,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512RMSNorm2048+0(SB)
 
 // func avx2RMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -382,36 +459,45 @@ TEXT ·avx2RMSNorm2048NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+8192, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+2048
+	ADDQ        $+32, R8
+	CMPQ        R8, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -426,33 +512,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X1
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -461,40 +547,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         2016(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+2048
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    8064(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8064(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8064(AX)(SI*4)
+	VMOVUPS    8096(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8096(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8096(AX)(SI*4)
+	VMOVUPS    8128(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8128(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8128(AX)(SI*4)
+	VMOVUPS    8160(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    8160(DX), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 8160(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -503,10 +663,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2RMSNorm2048+0(SB)
 
 // func avx512RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -633,36 +789,45 @@ TEXT ·avx512RMSNorm4096NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+16384, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -679,33 +844,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X1
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -714,42 +879,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         4032(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (DX)(DI*4), Z2
+	VMOVUPS    (DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(DX)(DI*4), Z2
+	VMOVUPS    64(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(DX)(DI*4), Z2
+	VMOVUPS    128(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(DX)(DI*4), Z2
+	VMOVUPS    192(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+4096
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    16128(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16128(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16128(AX)(SI*4)
+	VMOVUPS    16192(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16192(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16192(AX)(SI*4)
+	VMOVUPS    16256(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16256(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16256(AX)(SI*4)
+	VMOVUPS    16320(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    16320(DX), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 16320(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -758,10 +995,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512RMSNorm4096+0(SB)
 
 // func avx2RMSNorm4096(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -886,36 +1119,45 @@ TEXT ·avx2RMSNorm4096NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+16384, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+32, R8
+	CMPQ        R8, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -930,33 +1172,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X1
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -965,40 +1207,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         4064(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+4096
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    16256(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16256(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16256(AX)(SI*4)
+	VMOVUPS    16288(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16288(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16288(AX)(SI*4)
+	VMOVUPS    16320(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16320(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16320(AX)(SI*4)
+	VMOVUPS    16352(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    16352(DX), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 16352(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1007,10 +1323,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2RMSNorm4096+0(SB)
 
 // func avx512RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1137,36 +1449,45 @@ TEXT ·avx512RMSNorm5120NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+20480, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+20480, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+5120
+	ADDQ        $+64, R8
+	CMPQ        R8, $+5120
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1183,33 +1504,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/5120
-	MOVL  $0x394ccccd, DI
-	VMOVD DI, X1
+	MOVL  $0x394ccccd, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -1218,42 +1539,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         5056(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (DX)(DI*4), Z2
+	VMOVUPS    (DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(DX)(DI*4), Z2
+	VMOVUPS    64(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(DX)(DI*4), Z2
+	VMOVUPS    128(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(DX)(DI*4), Z2
+	VMOVUPS    192(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+5120
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+20480, AX
-	ADDQ       $+20480, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    20224(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    20224(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 20224(AX)(SI*4)
+	VMOVUPS    20288(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    20288(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 20288(AX)(SI*4)
+	VMOVUPS    20352(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    20352(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 20352(AX)(SI*4)
+	VMOVUPS    20416(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    20416(DX), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 20416(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+5120
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+20480, AX
+	ADDQ $+20480, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1262,10 +1655,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512RMSNorm5120+0(SB)
 
 // func avx2RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -1390,36 +1779,45 @@ TEXT ·avx2RMSNorm5120NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+20480, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+20480, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+5120
+	ADDQ        $+32, R8
+	CMPQ        R8, $+5120
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1434,33 +1832,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/5120
-	MOVL  $0x394ccccd, DI
-	VMOVD DI, X1
+	MOVL  $0x394ccccd, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -1469,40 +1867,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         5088(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+5120
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+20480, AX
-	ADDQ       $+20480, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    20352(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    20352(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 20352(AX)(SI*4)
+	VMOVUPS    20384(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    20384(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 20384(AX)(SI*4)
+	VMOVUPS    20416(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    20416(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 20416(AX)(SI*4)
+	VMOVUPS    20448(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    20448(DX), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 20448(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+5120
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+20480, AX
+	ADDQ $+20480, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1511,10 +1983,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2RMSNorm5120+0(SB)
 
 // func avx512RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1641,36 +2109,45 @@ TEXT ·avx512RMSNorm8192NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+32768, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+32768, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+8192
+	ADDQ        $+64, R8
+	CMPQ        R8, $+8192
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1687,33 +2164,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/8192
-	MOVL  $0x39000000, DI
-	VMOVD DI, X1
+	MOVL  $0x39000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -1722,42 +2199,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         8128(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (DX)(DI*4), Z2
+	VMOVUPS    (DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(DX)(DI*4), Z2
+	VMOVUPS    64(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(DX)(DI*4), Z2
+	VMOVUPS    128(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(DX)(DI*4), Z2
+	VMOVUPS    192(DX)(R8*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+8192
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+32768, AX
-	ADDQ       $+32768, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    32512(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    32512(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 32512(AX)(SI*4)
+	VMOVUPS    32576(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    32576(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 32576(AX)(SI*4)
+	VMOVUPS    32640(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    32640(DX)(SI*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 32640(AX)(SI*4)
+	VMOVUPS    32704(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    32704(DX), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 32704(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+8192
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+32768, AX
+	ADDQ $+32768, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1766,10 +2315,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512RMSNorm8192+0(SB)
 
 // func avx2RMSNorm8192(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -1894,36 +2439,45 @@ TEXT ·avx2RMSNorm8192NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+32768, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+32768, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+8192
+	ADDQ        $+32, R8
+	CMPQ        R8, $+8192
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1938,33 +2492,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/8192
-	MOVL  $0x39000000, DI
-	VMOVD DI, X1
+	MOVL  $0x39000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -1973,40 +2527,114 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         8160(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(DX)(DI*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+8192
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+32768, AX
-	ADDQ       $+32768, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    32640(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32640(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32640(AX)(SI*4)
+	VMOVUPS    32672(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32672(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32672(AX)(SI*4)
+	VMOVUPS    32704(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32704(DX)(SI*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32704(AX)(SI*4)
+	VMOVUPS    32736(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    32736(DX), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 32736(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R8*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+8192
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+32768, AX
+	ADDQ $+32768, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -2015,10 +2643,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2RMSNorm8192+0(SB)
 
 // func avx512RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -2213,62 +2837,71 @@ TEXT ·avx512RMSNormAnyNT(SB), NOSPLIT, $0-48
 	BTSL  R8, DI
 	DECL  DI
 	KMOVW DI, K1
-	MOVQ  AX, DI
 	TESTQ $0x0000000f, SI
-	JNZ   unaligned
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-64, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(R8*4), Z4
+	VMOVUPS     64(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(R8*4), Z4
+	VMOVUPS     128(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(R8*4), Z4
+	VMOVUPS     192(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z4
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
@@ -2286,8 +2919,8 @@ loop0_done:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -2295,26 +2928,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -2323,68 +2956,147 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-64, R9
-	JZ           loop1_vectors
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K2
+	NOTL         R9
+	KMOVW        R9, K3
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K2, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+16, R10
+	MOVQ         R10, R11
+	ANDQ         $-64, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	PREFETCHT1 128(CX)(DI*1)
-	PREFETCHT1 192(CX)(DI*1)
-	ADDQ       $+256, DI
-	VMOVUPS    (CX)(R8*4), Z1
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (DX)(R8*4), Z2
+	VMOVUPS    (DX)(R9*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Z1
+	VMOVNTPS   Z1, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(DX)(R8*4), Z2
+	VMOVUPS    64(DX)(R9*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(R8*4)
-	VMOVUPS    128(CX)(R8*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(DX)(R8*4), Z2
+	VMOVUPS    128(DX)(R9*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(R8*4)
-	VMOVUPS    192(CX)(R8*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(DX)(R8*4), Z2
+	VMOVUPS    192(DX)(R9*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(R8*4)
-	ADDQ       $+64, R8
-	CMPQ       R8, R9
+	VMOVNTPS   Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-16, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Z1
+	VMOVUPS  (CX)(R9*4), Z1
 	VMULPS   Z0, Z1, Z1
-	VMOVUPS  (DX)(R8*4), Z2
+	VMOVUPS  (DX)(R9*4), Z2
 	VMULPS   Z2, Z1, Z1
-	VMOVNTPS Z1, (AX)(R8*4)
-	ADDQ     $+16, R8
-	CMPQ     R8, DI
+	VMOVNTPS Z1, (AX)(R9*4)
+	ADDQ     $+16, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
-	TESTQ     $0x0000000f, SI
-	JZ        loop1_done
-	VMOVUPS.Z (CX)(R8*4), K1, Z1
-	VMULPS    Z0, Z1, Z0
-	VMOVUPS.Z (DX)(R8*4), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)(R8*4)
+	VMOVUPS (CX)(R10*4), Z1
+	VMULPS  Z0, Z1, Z0
+	VMOVUPS (DX)(R10*4), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS Z0, K3, (AX)(R10*4)
+	JMP     loop1_end
 
-loop1_done:
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-64, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (DX)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(DX)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(DX)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(DX)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (DX)(R9*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)(R9*4)
+	ADDQ    $+16, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
+	TESTQ     $0x0000000f, SI
+	JZ        loop1p_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z1
+	VMULPS    Z0, Z1, Z0
+	VMOVUPS.Z (DX)(R9*4), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(R9*4)
+
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
@@ -2397,10 +3109,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512RMSNormAny+0(SB)
 
 // func avx2RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -2593,21 +3301,30 @@ TEXT ·avx2RMSNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVQ  AX, DI
 	TESTQ $0x00000007, SI
-	JNZ   unaligned
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
@@ -2615,46 +3332,46 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-32, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	VMOVUPS     32(CX)(R8*4), Y5
+	VMOVUPS     32(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y1
-	VMOVUPS     64(CX)(R8*4), Y5
+	VMOVUPS     64(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(CX)(R8*4), Y5
+	VMOVUPS     96(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-8, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
-	CMPQ R8, SI
+	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R8*4), X5
+	VMOVSS      (CX)(R9*4), X5
 	VFMADD231SS X5, X5, X4
-	INCQ        R8
-	CMPQ        R8, SI
+	INCQ        R9
+	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
@@ -2671,8 +3388,8 @@ loop0_done:
 	VADDSS       X4, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -2680,26 +3397,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -2708,71 +3425,152 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-32, R9
-	JZ           loop1_vectors
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        DI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+8, R10
+	MOVQ         R10, R11
+	ANDQ         $-32, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	ADDQ       $+128, DI
-	VMOVUPS    (CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (DX)(R8*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(R8*4)
-	VMOVUPS    32(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(DX)(R8*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(DX)(R8*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(R8*4)
-	VMOVUPS    96(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(DX)(R8*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(R8*4)
-	ADDQ       $+32, R8
-	CMPQ       R8, R9
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R9*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R9*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R9*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R9*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-8, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Y1
-	VMULPS   Y0, Y1, Y1
-	VMOVUPS  (DX)(R8*4), Y2
-	VMULPS   Y2, Y1, Y1
-	VMOVNTPS Y1, (AX)(R8*4)
-	ADDQ     $+8, R8
-	CMPQ     R8, DI
+	VMOVUPS  (CX)(R9*4), Y2
+	VMULPS   Y0, Y2, Y2
+	VMOVUPS  (DX)(R9*4), Y3
+	VMULPS   Y3, Y2, Y2
+	VMOVNTPS Y2, (AX)(R9*4)
+	ADDQ     $+8, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
-	CMPQ R8, SI
-	JAE  loop1_done
+	VMOVUPS    (CX)(R10*4), Y2
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    (DX)(R10*4), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, (AX)(R10*4)
+	JMP        loop1_end
 
-loop1_element:
-	VMOVSS (CX)(R8*4), X1
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-32, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (DX)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(DX)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(DX)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(DX)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (DX)(R9*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)(R9*4)
+	ADDQ    $+8, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
+	CMPQ R9, SI
+	JAE  loop1p_done
+
+loop1p_element:
+	VMOVSS (CX)(R9*4), X1
 	VMULSS X0, X1, X1
-	VMOVSS (DX)(R8*4), X2
+	VMOVSS (DX)(R9*4), X2
 	VMULSS X2, X1, X1
-	VMOVSS X1, (AX)(R8*4)
-	INCQ   R8
-	CMPQ   R8, SI
-	JB     loop1_element
+	VMOVSS X1, (AX)(R9*4)
+	INCQ   R9
+	CMPQ   R9, SI
+	JB     loop1p_element
 
-loop1_done:
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
@@ -2785,10 +3583,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2RMSNormAny+0(SB)
 
 // func avx512GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -2924,36 +3718,45 @@ TEXT ·avx512GemmaRMSNorm2048NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+8192, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+2048
+	ADDQ        $+64, R8
+	CMPQ        R8, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -2970,33 +3773,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X1
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -3005,51 +3808,133 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z2
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      (DX), Z3
+	VADDPS       Z1, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         1984(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z2
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    (DX)(DI*4), Z3
+	VMOVUPS    (DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z2
+	VMOVNTPS   Z2, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    64(DX)(DI*4), Z3
+	VMOVUPS    64(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z2
+	VMOVNTPS   Z2, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    128(DX)(DI*4), Z3
+	VMOVUPS    128(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z2
+	VMOVNTPS   Z2, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    192(DX)(DI*4), Z3
+	VMOVUPS    192(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+2048
+	VMOVNTPS   Z2, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    7936(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    7936(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 7936(AX)(SI*4)
+	VMOVUPS    8000(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    8000(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 8000(AX)(SI*4)
+	VMOVUPS    8064(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    8064(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 8064(AX)(SI*4)
+	VMOVUPS    8128(CX), Z2
+	VMULPS     Z0, Z2, Z0
+	VMOVUPS    8128(DX), Z2
+	VADDPS     Z1, Z2, Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 8128(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -3058,10 +3943,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512GemmaRMSNorm2048+0(SB)
 
 // func avx2GemmaRMSNorm2048(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -3195,36 +4076,45 @@ TEXT ·avx2GemmaRMSNorm2048NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+8192, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+2048
+	ADDQ        $+32, R8
+	CMPQ        R8, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -3239,33 +4129,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, DI
-	VMOVD DI, X1
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -3274,49 +4164,133 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y2
+	VMOVQ        SI, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y2, Y3, Y3
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y4, Y2, Y2
+	VMOVUPS      (CX), Y4
+	VMULPS       Y0, Y4, Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y1, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y3, (AX)
+	MOVQ         SI, R8
+	LEAQ         2016(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    (DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    32(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    64(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    96(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+2048
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    32(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    96(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    8064(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    8064(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 8064(AX)(SI*4)
+	VMOVUPS    8096(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    8096(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 8096(AX)(SI*4)
+	VMOVUPS    8128(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    8128(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 8128(AX)(SI*4)
+	VMOVUPS    8160(CX), Y3
+	VMULPS     Y0, Y3, Y0
+	VMOVUPS    8160(DX), Y3
+	VADDPS     Y1, Y3, Y1
+	VMULPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y2, 8160(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -3325,10 +4299,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2GemmaRMSNorm2048+0(SB)
 
 // func avx512GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -3464,36 +4434,45 @@ TEXT ·avx512GemmaRMSNorm3072NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+12288, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+12288, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+3072
+	ADDQ        $+64, R8
+	CMPQ        R8, $+3072
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -3510,33 +4489,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/3072
-	MOVL  $0x39aaaaab, DI
-	VMOVD DI, X1
+	MOVL  $0x39aaaaab, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -3545,51 +4524,133 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z2
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      (DX), Z3
+	VADDPS       Z1, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         3008(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z2
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    (DX)(DI*4), Z3
+	VMOVUPS    (DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z2
+	VMOVNTPS   Z2, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    64(DX)(DI*4), Z3
+	VMOVUPS    64(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z2
+	VMOVNTPS   Z2, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    128(DX)(DI*4), Z3
+	VMOVUPS    128(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z2
+	VMOVNTPS   Z2, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    192(DX)(DI*4), Z3
+	VMOVUPS    192(DX)(R8*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+3072
+	VMOVNTPS   Z2, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+12288, AX
-	ADDQ       $+12288, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    12032(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    12032(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 12032(AX)(SI*4)
+	VMOVUPS    12096(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    12096(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 12096(AX)(SI*4)
+	VMOVUPS    12160(CX)(SI*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    12160(DX)(SI*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVNTPS   Z2, 12160(AX)(SI*4)
+	VMOVUPS    12224(CX), Z2
+	VMULPS     Z0, Z2, Z0
+	VMOVUPS    12224(DX), Z2
+	VADDPS     Z1, Z2, Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 12224(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(R8*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+3072
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+12288, AX
+	ADDQ $+12288, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -3598,10 +4659,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512GemmaRMSNorm3072+0(SB)
 
 // func avx2GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -3735,36 +4792,45 @@ TEXT ·avx2GemmaRMSNorm3072NT(SB), NOSPLIT, $0-40
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+12288, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+12288, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+3072
+	ADDQ        $+32, R8
+	CMPQ        R8, $+3072
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -3779,33 +4845,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/3072
-	MOVL  $0x39aaaaab, DI
-	VMOVD DI, X1
+	MOVL  $0x39aaaaab, R8
+	VMOVD R8, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, DI
-	VMOVD DI, X1
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -3814,49 +4880,133 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y2
+	VMOVQ        SI, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y2, Y3, Y3
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y4, Y2, Y2
+	VMOVUPS      (CX), Y4
+	VMULPS       Y0, Y4, Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y1, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y3, (AX)
+	MOVQ         SI, R8
+	LEAQ         3040(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    (DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    32(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    64(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    96(DX)(DI*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+3072
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    32(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    96(DX)(R8*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+12288, AX
-	ADDQ       $+12288, CX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    12160(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    12160(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 12160(AX)(SI*4)
+	VMOVUPS    12192(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    12192(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 12192(AX)(SI*4)
+	VMOVUPS    12224(CX)(SI*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    12224(DX)(SI*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 12224(AX)(SI*4)
+	VMOVUPS    12256(CX), Y3
+	VMULPS     Y0, Y3, Y0
+	VMOVUPS    12256(DX), Y3
+	VADDPS     Y1, Y3, Y1
+	VMULPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y2, 12256(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R8*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+3072
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+12288, AX
+	ADDQ $+12288, CX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -3865,10 +5015,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2GemmaRMSNorm3072+0(SB)
 
 // func avx512GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -4074,62 +5220,71 @@ TEXT ·avx512GemmaRMSNormAnyNT(SB), NOSPLIT, $0-48
 	BTSL  R8, DI
 	DECL  DI
 	KMOVW DI, K1
-	MOVQ  AX, DI
 	TESTQ $0x0000000f, SI
-	JNZ   unaligned
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-64, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(R8*4), Z4
+	VMOVUPS     64(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(R8*4), Z4
+	VMOVUPS     128(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(R8*4), Z4
+	VMOVUPS     192(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z4
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
@@ -4147,8 +5302,8 @@ loop0_done:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -4156,26 +5311,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -4184,79 +5339,166 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-64, R9
-	JZ           loop1_vectors
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K2
+	NOTL         R9
+	KMOVW        R9, K3
+	VMOVUPS      (CX), Z2
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      (DX), Z3
+	VADDPS       Z1, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K2, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+16, R10
+	MOVQ         R10, R11
+	ANDQ         $-64, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	PREFETCHT1 128(CX)(DI*1)
-	PREFETCHT1 192(CX)(DI*1)
-	ADDQ       $+256, DI
-	VMOVUPS    (CX)(R8*4), Z2
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    (DX)(R8*4), Z3
+	VMOVUPS    (DX)(R9*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, (AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Z2
+	VMOVNTPS   Z2, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    64(DX)(R8*4), Z3
+	VMOVUPS    64(DX)(R9*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 64(AX)(R8*4)
-	VMOVUPS    128(CX)(R8*4), Z2
+	VMOVNTPS   Z2, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    128(DX)(R8*4), Z3
+	VMOVUPS    128(DX)(R9*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 128(AX)(R8*4)
-	VMOVUPS    192(CX)(R8*4), Z2
+	VMOVNTPS   Z2, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z2
 	VMULPS     Z0, Z2, Z2
-	VMOVUPS    192(DX)(R8*4), Z3
+	VMOVUPS    192(DX)(R9*4), Z3
 	VADDPS     Z1, Z3, Z3
 	VMULPS     Z3, Z2, Z2
-	VMOVNTPS   Z2, 192(AX)(R8*4)
-	ADDQ       $+64, R8
-	CMPQ       R8, R9
+	VMOVNTPS   Z2, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-16, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Z2
+	VMOVUPS  (CX)(R9*4), Z2
 	VMULPS   Z0, Z2, Z2
-	VMOVUPS  (DX)(R8*4), Z3
+	VMOVUPS  (DX)(R9*4), Z3
 	VADDPS   Z1, Z3, Z3
 	VMULPS   Z3, Z2, Z2
-	VMOVNTPS Z2, (AX)(R8*4)
-	ADDQ     $+16, R8
-	CMPQ     R8, DI
+	VMOVNTPS Z2, (AX)(R9*4)
+	ADDQ     $+16, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
+	VMOVUPS (CX)(R10*4), Z2
+	VMULPS  Z0, Z2, Z0
+	VMOVUPS (DX)(R10*4), Z2
+	VADDPS  Z1, Z2, Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS Z0, K3, (AX)(R10*4)
+	JMP     loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-64, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    (DX)(R9*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    64(DX)(R9*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    128(DX)(R9*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    192(DX)(R9*4), Z3
+	VADDPS     Z1, Z3, Z3
+	VMULPS     Z3, Z2, Z2
+	VMOVUPS    Z2, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS (DX)(R9*4), Z3
+	VADDPS  Z1, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)(R9*4)
+	ADDQ    $+16, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
 	TESTQ     $0x0000000f, SI
-	JZ        loop1_done
-	VMOVUPS.Z (CX)(R8*4), K1, Z2
+	JZ        loop1p_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z2
 	VMULPS    Z0, Z2, Z0
-	VMOVUPS.Z (DX)(R8*4), K1, Z2
+	VMOVUPS.Z (DX)(R9*4), K1, Z2
 	VADDPS    Z1, Z2, Z1
 	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)(R8*4)
+	VMOVUPS   Z0, K1, (AX)(R9*4)
 
-loop1_done:
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
@@ -4269,10 +5511,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512GemmaRMSNormAny+0(SB)
 
 // func avx2GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -4476,21 +5714,30 @@ TEXT ·avx2GemmaRMSNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVQ  AX, DI
 	TESTQ $0x00000007, SI
-	JNZ   unaligned
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
@@ -4498,46 +5745,46 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-32, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	VMOVUPS     32(CX)(R8*4), Y5
+	VMOVUPS     32(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y1
-	VMOVUPS     64(CX)(R8*4), Y5
+	VMOVUPS     64(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(CX)(R8*4), Y5
+	VMOVUPS     96(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-8, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
-	CMPQ R8, SI
+	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R8*4), X5
+	VMOVSS      (CX)(R9*4), X5
 	VFMADD231SS X5, X5, X4
-	INCQ        R8
-	CMPQ        R8, SI
+	INCQ        R9
+	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
@@ -4554,8 +5801,8 @@ loop0_done:
 	VADDSS       X4, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X1
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -4563,26 +5810,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -4591,82 +5838,171 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// s8 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-32, R9
-	JZ           loop1_vectors
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VMOVQ        DI, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y2, Y3, Y3
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y4, Y2, Y2
+	VMOVUPS      (CX), Y4
+	VMULPS       Y0, Y4, Y4
+	VMOVUPS      (DX), Y5
+	VADDPS       Y1, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y3, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+8, R10
+	MOVQ         R10, R11
+	ANDQ         $-32, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	ADDQ       $+128, DI
-	VMOVUPS    (CX)(R8*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    (DX)(R8*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, (AX)(R8*4)
-	VMOVUPS    32(CX)(R8*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    32(DX)(R8*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 32(AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    64(DX)(R8*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 64(AX)(R8*4)
-	VMOVUPS    96(CX)(R8*4), Y2
-	VMULPS     Y0, Y2, Y2
-	VMOVUPS    96(DX)(R8*4), Y3
-	VADDPS     Y1, Y3, Y3
-	VMULPS     Y3, Y2, Y2
-	VMOVNTPS   Y2, 96(AX)(R8*4)
-	ADDQ       $+32, R8
-	CMPQ       R8, R9
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(R9*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    32(DX)(R9*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(R9*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    96(DX)(R9*4), Y4
+	VADDPS     Y1, Y4, Y4
+	VMULPS     Y4, Y3, Y3
+	VMOVNTPS   Y3, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-8, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Y2
-	VMULPS   Y0, Y2, Y2
-	VMOVUPS  (DX)(R8*4), Y3
-	VADDPS   Y1, Y3, Y3
-	VMULPS   Y3, Y2, Y2
-	VMOVNTPS Y2, (AX)(R8*4)
-	ADDQ     $+8, R8
-	CMPQ     R8, DI
+	VMOVUPS  (CX)(R9*4), Y3
+	VMULPS   Y0, Y3, Y3
+	VMOVUPS  (DX)(R9*4), Y4
+	VADDPS   Y1, Y4, Y4
+	VMULPS   Y4, Y3, Y3
+	VMOVNTPS Y3, (AX)(R9*4)
+	ADDQ     $+8, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
-	CMPQ R8, SI
-	JAE  loop1_done
+	VMOVUPS    (CX)(R10*4), Y3
+	VMULPS     Y0, Y3, Y0
+	VMOVUPS    (DX)(R10*4), Y3
+	VADDPS     Y1, Y3, Y1
+	VMULPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y2, (AX)(R10*4)
+	JMP        loop1_end
 
-loop1_element:
-	VMOVSS (CX)(R8*4), X2
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-32, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (DX)(R9*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(DX)(R9*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(DX)(R9*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(DX)(R9*4), Y3
+	VADDPS     Y1, Y3, Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVUPS    Y2, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS (DX)(R9*4), Y3
+	VADDPS  Y1, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, (AX)(R9*4)
+	ADDQ    $+8, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
+	CMPQ R9, SI
+	JAE  loop1p_done
+
+loop1p_element:
+	VMOVSS (CX)(R9*4), X2
 	VMULSS X0, X2, X2
-	VMOVSS (DX)(R8*4), X3
+	VMOVSS (DX)(R9*4), X3
 	VADDSS X1, X3, X3
 	VMULSS X3, X2, X2
-	VMOVSS X2, (AX)(R8*4)
-	INCQ   R8
-	CMPQ   R8, SI
-	JB     loop1_element
+	VMOVSS X2, (AX)(R9*4)
+	INCQ   R9
+	CMPQ   R9, SI
+	JB     loop1p_element
 
-loop1_done:
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	DECQ BX
@@ -4679,10 +6015,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2GemmaRMSNormAny+0(SB)
 
 // func avx512AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -4835,45 +6167,57 @@ TEXT ·avx512AddRMSNorm2048NT(SB), NOSPLIT, $0-56
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	ORQ   CX, R8
-	TESTQ $0x0000003f, R8
-	JNZ   unaligned
+	ANDQ  $+63, R8
+	MOVQ  CX, R9
+	ANDQ  $+63, R9
+	CMPQ  R9, R8
+	JNE   nostream
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+63, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+8192, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+8192, R9, R9
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R9, R9
+	XORQ   R10, R10
 
 loop0:
-	VMOVUPS     (DX)(R9*4), Z4
-	VMOVUPS     (BX)(R9*4), Z5
+	VMOVUPS     (DX)(R10*4), Z4
+	VMOVUPS     (BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(DX)(R9*4), Z4
-	VMOVUPS     64(BX)(R9*4), Z5
+	VMOVUPS     64(DX)(R10*4), Z4
+	VMOVUPS     64(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(DX)(R9*4), Z4
-	VMOVUPS     128(BX)(R9*4), Z5
+	VMOVUPS     128(DX)(R10*4), Z4
+	VMOVUPS     128(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(DX)(R9*4), Z4
-	VMOVUPS     192(BX)(R9*4), Z5
+	VMOVUPS     192(DX)(R10*4), Z4
+	VMOVUPS     192(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R9
-	CMPQ        R9, $+2048
+	ADDQ        $+64, R10
+	CMPQ        R10, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -4890,33 +6234,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, R9
-	VMOVD R9, X1
+	MOVL  $0x3a000000, R10
+	VMOVD R10, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -4925,60 +6269,163 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R8, R8
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         R9, R9
+	XORL         R10, R10
+	BTSL         R8, R10
+	DECL         R10
+	KMOVW        R10, K1
+	NOTL         R10
+	KMOVW        R10, K2
+	VMOVUPS      (DX), Z1
+	VMOVUPS      (BX), Z2
+	VADDPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (CX)
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (SI), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         R8, R10
+	LEAQ         1984(R8), R11
 
 loop1:
-	PREFETCHT1 (DX)(R8*1)
-	PREFETCHT1 64(DX)(R8*1)
-	PREFETCHT1 128(DX)(R8*1)
-	PREFETCHT1 192(DX)(R8*1)
-	PREFETCHT1 (BX)(R8*1)
-	PREFETCHT1 64(BX)(R8*1)
-	PREFETCHT1 128(BX)(R8*1)
-	PREFETCHT1 192(BX)(R8*1)
-	ADDQ       $+256, R8
-	VMOVUPS    (DX)(R9*4), Z1
-	VMOVUPS    (BX)(R9*4), Z2
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 128(DX)(R9*1)
+	PREFETCHT1 192(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	PREFETCHT1 128(BX)(R9*1)
+	PREFETCHT1 192(BX)(R9*1)
+	ADDQ       $+256, R9
+	VMOVUPS    (DX)(R10*4), Z1
+	VMOVUPS    (BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (CX)(R9*4)
+	VMOVNTPS   Z1, (CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (SI)(R9*4), Z2
+	VMOVUPS    (SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(R9*4)
-	VMOVUPS    64(DX)(R9*4), Z1
-	VMOVUPS    64(BX)(R9*4), Z2
+	VMOVNTPS   Z1, (AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Z1
+	VMOVUPS    64(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(CX)(R9*4)
+	VMOVNTPS   Z1, 64(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(SI)(R9*4), Z2
+	VMOVUPS    64(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(R9*4)
-	VMOVUPS    128(DX)(R9*4), Z1
-	VMOVUPS    128(BX)(R9*4), Z2
+	VMOVNTPS   Z1, 64(AX)(R10*4)
+	VMOVUPS    128(DX)(R10*4), Z1
+	VMOVUPS    128(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(CX)(R9*4)
+	VMOVNTPS   Z1, 128(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(SI)(R9*4), Z2
+	VMOVUPS    128(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(R9*4)
-	VMOVUPS    192(DX)(R9*4), Z1
-	VMOVUPS    192(BX)(R9*4), Z2
+	VMOVNTPS   Z1, 128(AX)(R10*4)
+	VMOVUPS    192(DX)(R10*4), Z1
+	VMOVUPS    192(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(CX)(R9*4)
+	VMOVNTPS   Z1, 192(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(SI)(R9*4), Z2
+	VMOVUPS    192(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(R9*4)
-	ADDQ       $+64, R9
-	CMPQ       R9, $+2048
+	VMOVNTPS   Z1, 192(AX)(R10*4)
+	ADDQ       $+64, R10
+	CMPQ       R10, R11
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	ADDQ       $+8192, DX
-	ADDQ       $+8192, BX
-	DECQ       DI
-	JNZ        row
+	VMOVUPS    7936(DX)(R8*4), Z1
+	VMOVUPS    7936(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 7936(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    7936(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 7936(AX)(R8*4)
+	VMOVUPS    8000(DX)(R8*4), Z1
+	VMOVUPS    8000(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8000(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    8000(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8000(AX)(R8*4)
+	VMOVUPS    8064(DX)(R8*4), Z1
+	VMOVUPS    8064(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8064(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    8064(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 8064(AX)(R8*4)
+	VMOVUPS    8128(DX), Z1
+	VMOVUPS    8128(BX), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, K2, 8128(CX)
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    8128(SI), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 8128(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R10, R10
+
+loop1p:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 128(DX)(R9*1)
+	PREFETCHT1 192(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	PREFETCHT1 128(BX)(R9*1)
+	PREFETCHT1 192(BX)(R9*1)
+	ADDQ       $+256, R9
+	VMOVUPS    (DX)(R10*4), Z1
+	VMOVUPS    (BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Z1
+	VMOVUPS    64(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R10*4)
+	VMOVUPS    128(DX)(R10*4), Z1
+	VMOVUPS    128(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R10*4)
+	VMOVUPS    192(DX)(R10*4), Z1
+	VMOVUPS    192(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R10*4)
+	ADDQ       $+64, R10
+	CMPQ       R10, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	ADDQ $+8192, DX
+	ADDQ $+8192, BX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -4987,10 +6434,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddRMSNorm2048+0(SB)
 
 // func avx2AddRMSNorm2048(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -5141,45 +6584,57 @@ TEXT ·avx2AddRMSNorm2048NT(SB), NOSPLIT, $0-56
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	ORQ   CX, R8
-	TESTQ $0x0000001f, R8
-	JNZ   unaligned
+	ANDQ  $+31, R8
+	MOVQ  CX, R9
+	ANDQ  $+31, R9
+	CMPQ  R9, R8
+	JNE   nostream
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+31, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+8192, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+8192, R9, R9
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   R9, R9
+	XORQ   R10, R10
 
 loop0:
-	VMOVUPS     (DX)(R9*4), Y4
-	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R10*4), Y4
+	VMOVUPS     (BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(R9*4), Y4
-	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R10*4), Y4
+	VMOVUPS     32(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(R9*4), Y4
-	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R10*4), Y4
+	VMOVUPS     64(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(R9*4), Y4
-	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R10*4), Y4
+	VMOVUPS     96(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, R9
-	CMPQ        R9, $+2048
+	ADDQ        $+32, R10
+	CMPQ        R10, $+2048
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -5194,33 +6649,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/2048
-	MOVL  $0x3a000000, R9
-	VMOVD R9, X1
+	MOVL  $0x3a000000, R10
+	VMOVD R10, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -5229,56 +6684,159 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R8, R8
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         R9, R9
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        R8, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(R8), R10
+	VMOVQ        R10, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (DX), Y3
+	VMOVUPS      (BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (CX)
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (SI), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         R8, R10
+	LEAQ         2016(R8), R11
 
 loop1:
-	PREFETCHT1 (DX)(R8*1)
-	PREFETCHT1 64(DX)(R8*1)
-	PREFETCHT1 (BX)(R8*1)
-	PREFETCHT1 64(BX)(R8*1)
-	ADDQ       $+128, R8
-	VMOVUPS    (DX)(R9*4), Y1
-	VMOVUPS    (BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(R9*4)
-	VMOVUPS    32(DX)(R9*4), Y1
-	VMOVUPS    32(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(R9*4)
-	VMOVUPS    64(DX)(R9*4), Y1
-	VMOVUPS    64(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(R9*4)
-	VMOVUPS    96(DX)(R9*4), Y1
-	VMOVUPS    96(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(R9*4)
-	ADDQ       $+32, R9
-	CMPQ       R9, $+2048
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VMOVUPS    (DX)(R10*4), Y2
+	VMOVUPS    (BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R10*4)
+	VMOVUPS    32(DX)(R10*4), Y2
+	VMOVUPS    32(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Y2
+	VMOVUPS    64(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R10*4)
+	VMOVUPS    96(DX)(R10*4), Y2
+	VMOVUPS    96(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R10*4)
+	ADDQ       $+32, R10
+	CMPQ       R10, R11
 	JB         loop1
-	ADDQ       $+8192, AX
-	ADDQ       $+8192, CX
-	ADDQ       $+8192, DX
-	ADDQ       $+8192, BX
-	DECQ       DI
-	JNZ        row
+	VMOVUPS    8064(DX)(R8*4), Y2
+	VMOVUPS    8064(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8064(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8064(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8064(AX)(R8*4)
+	VMOVUPS    8096(DX)(R8*4), Y2
+	VMOVUPS    8096(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8096(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8096(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8096(AX)(R8*4)
+	VMOVUPS    8128(DX)(R8*4), Y2
+	VMOVUPS    8128(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8128(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    8128(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 8128(AX)(R8*4)
+	VMOVUPS    8160(DX), Y2
+	VMOVUPS    8160(BX), Y3
+	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS Y2, Y1, 8160(CX)
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    8160(SI), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 8160(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R10, R10
+
+loop1p:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VMOVUPS    (DX)(R10*4), Y1
+	VMOVUPS    (BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R10*4)
+	VMOVUPS    32(DX)(R10*4), Y1
+	VMOVUPS    32(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Y1
+	VMOVUPS    64(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R10*4)
+	VMOVUPS    96(DX)(R10*4), Y1
+	VMOVUPS    96(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R10*4)
+	ADDQ       $+32, R10
+	CMPQ       R10, $+2048
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+8192, AX
+	ADDQ $+8192, CX
+	ADDQ $+8192, DX
+	ADDQ $+8192, BX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -5287,10 +6845,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddRMSNorm2048+0(SB)
 
 // func avx512AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -5443,45 +6997,57 @@ TEXT ·avx512AddRMSNorm4096NT(SB), NOSPLIT, $0-56
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	ORQ   CX, R8
-	TESTQ $0x0000003f, R8
-	JNZ   unaligned
+	ANDQ  $+63, R8
+	MOVQ  CX, R9
+	ANDQ  $+63, R9
+	CMPQ  R9, R8
+	JNE   nostream
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+63, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+16384, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+16384, R9, R9
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R9, R9
+	XORQ   R10, R10
 
 loop0:
-	VMOVUPS     (DX)(R9*4), Z4
-	VMOVUPS     (BX)(R9*4), Z5
+	VMOVUPS     (DX)(R10*4), Z4
+	VMOVUPS     (BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(DX)(R9*4), Z4
-	VMOVUPS     64(BX)(R9*4), Z5
+	VMOVUPS     64(DX)(R10*4), Z4
+	VMOVUPS     64(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(DX)(R9*4), Z4
-	VMOVUPS     128(BX)(R9*4), Z5
+	VMOVUPS     128(DX)(R10*4), Z4
+	VMOVUPS     128(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(DX)(R9*4), Z4
-	VMOVUPS     192(BX)(R9*4), Z5
+	VMOVUPS     192(DX)(R10*4), Z4
+	VMOVUPS     192(BX)(R10*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R9
-	CMPQ        R9, $+4096
+	ADDQ        $+64, R10
+	CMPQ        R10, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -5498,33 +7064,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/4096
-	MOVL  $0x39800000, R9
-	VMOVD R9, X1
+	MOVL  $0x39800000, R10
+	VMOVD R10, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -5533,60 +7099,163 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R8, R8
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         R9, R9
+	XORL         R10, R10
+	BTSL         R8, R10
+	DECL         R10
+	KMOVW        R10, K1
+	NOTL         R10
+	KMOVW        R10, K2
+	VMOVUPS      (DX), Z1
+	VMOVUPS      (BX), Z2
+	VADDPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (CX)
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (SI), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         R8, R10
+	LEAQ         4032(R8), R11
 
 loop1:
-	PREFETCHT1 (DX)(R8*1)
-	PREFETCHT1 64(DX)(R8*1)
-	PREFETCHT1 128(DX)(R8*1)
-	PREFETCHT1 192(DX)(R8*1)
-	PREFETCHT1 (BX)(R8*1)
-	PREFETCHT1 64(BX)(R8*1)
-	PREFETCHT1 128(BX)(R8*1)
-	PREFETCHT1 192(BX)(R8*1)
-	ADDQ       $+256, R8
-	VMOVUPS    (DX)(R9*4), Z1
-	VMOVUPS    (BX)(R9*4), Z2
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 128(DX)(R9*1)
+	PREFETCHT1 192(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	PREFETCHT1 128(BX)(R9*1)
+	PREFETCHT1 192(BX)(R9*1)
+	ADDQ       $+256, R9
+	VMOVUPS    (DX)(R10*4), Z1
+	VMOVUPS    (BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (CX)(R9*4)
+	VMOVNTPS   Z1, (CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (SI)(R9*4), Z2
+	VMOVUPS    (SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(R9*4)
-	VMOVUPS    64(DX)(R9*4), Z1
-	VMOVUPS    64(BX)(R9*4), Z2
+	VMOVNTPS   Z1, (AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Z1
+	VMOVUPS    64(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(CX)(R9*4)
+	VMOVNTPS   Z1, 64(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(SI)(R9*4), Z2
+	VMOVUPS    64(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(R9*4)
-	VMOVUPS    128(DX)(R9*4), Z1
-	VMOVUPS    128(BX)(R9*4), Z2
+	VMOVNTPS   Z1, 64(AX)(R10*4)
+	VMOVUPS    128(DX)(R10*4), Z1
+	VMOVUPS    128(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(CX)(R9*4)
+	VMOVNTPS   Z1, 128(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(SI)(R9*4), Z2
+	VMOVUPS    128(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(R9*4)
-	VMOVUPS    192(DX)(R9*4), Z1
-	VMOVUPS    192(BX)(R9*4), Z2
+	VMOVNTPS   Z1, 128(AX)(R10*4)
+	VMOVUPS    192(DX)(R10*4), Z1
+	VMOVUPS    192(BX)(R10*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(CX)(R9*4)
+	VMOVNTPS   Z1, 192(CX)(R10*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(SI)(R9*4), Z2
+	VMOVUPS    192(SI)(R10*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(R9*4)
-	ADDQ       $+64, R9
-	CMPQ       R9, $+4096
+	VMOVNTPS   Z1, 192(AX)(R10*4)
+	ADDQ       $+64, R10
+	CMPQ       R10, R11
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	ADDQ       $+16384, DX
-	ADDQ       $+16384, BX
-	DECQ       DI
-	JNZ        row
+	VMOVUPS    16128(DX)(R8*4), Z1
+	VMOVUPS    16128(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16128(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16128(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16128(AX)(R8*4)
+	VMOVUPS    16192(DX)(R8*4), Z1
+	VMOVUPS    16192(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16192(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16192(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16192(AX)(R8*4)
+	VMOVUPS    16256(DX)(R8*4), Z1
+	VMOVUPS    16256(BX)(R8*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16256(CX)(R8*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    16256(SI)(R8*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVNTPS   Z1, 16256(AX)(R8*4)
+	VMOVUPS    16320(DX), Z1
+	VMOVUPS    16320(BX), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, K2, 16320(CX)
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    16320(SI), Z1
+	VMULPS     Z1, Z0, Z0
+	VMOVUPS    Z0, K2, 16320(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R10, R10
+
+loop1p:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 128(DX)(R9*1)
+	PREFETCHT1 192(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	PREFETCHT1 128(BX)(R9*1)
+	PREFETCHT1 192(BX)(R9*1)
+	ADDQ       $+256, R9
+	VMOVUPS    (DX)(R10*4), Z1
+	VMOVUPS    (BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Z1
+	VMOVUPS    64(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R10*4)
+	VMOVUPS    128(DX)(R10*4), Z1
+	VMOVUPS    128(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R10*4)
+	VMOVUPS    192(DX)(R10*4), Z1
+	VMOVUPS    192(BX)(R10*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(CX)(R10*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R10*4)
+	ADDQ       $+64, R10
+	CMPQ       R10, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $+16384, DX
+	ADDQ $+16384, BX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -5595,10 +7264,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddRMSNorm4096+0(SB)
 
 // func avx2AddRMSNorm4096(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -5749,45 +7414,57 @@ TEXT ·avx2AddRMSNorm4096NT(SB), NOSPLIT, $0-56
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  AX, R8
-	ORQ   CX, R8
-	TESTQ $0x0000001f, R8
-	JNZ   unaligned
+	ANDQ  $+31, R8
+	MOVQ  CX, R9
+	ANDQ  $+31, R9
+	CMPQ  R9, R8
+	JNE   nostream
+	TESTQ $0x00000003, R8
+	JNZ   nostream
+	NEGQ  R8
+	ANDQ  $+31, R8
+	SHRQ  $0x02, R8
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R8
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R8
-	DECQ    R8
-	MOVQ    $0x00000001, R9
-	CMPQ    R8, R9
-	CMOVQGT R9, R8
-	IMUL3Q  $+16384, R8, R8
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+16384, R9, R9
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   R9, R9
+	XORQ   R10, R10
 
 loop0:
-	VMOVUPS     (DX)(R9*4), Y4
-	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R10*4), Y4
+	VMOVUPS     (BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(R9*4), Y4
-	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R10*4), Y4
+	VMOVUPS     32(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(R9*4), Y4
-	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R10*4), Y4
+	VMOVUPS     64(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(R9*4), Y4
-	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R10*4), Y4
+	VMOVUPS     96(BX)(R10*4), Y5
 	VADDPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, R9
-	CMPQ        R9, $+4096
+	ADDQ        $+32, R10
+	CMPQ        R10, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -5802,33 +7479,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 1/4096
-	MOVL  $0x39800000, R9
-	VMOVD R9, X1
+	MOVL  $0x39800000, R10
+	VMOVD R10, X1
 
 	// s2 = s0 mul s1
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -5837,56 +7514,159 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R8, R8
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         R9, R9
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        R8, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(R8), R10
+	VMOVQ        R10, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (DX), Y3
+	VMOVUPS      (BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (CX)
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (SI), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         R8, R10
+	LEAQ         4064(R8), R11
 
 loop1:
-	PREFETCHT1 (DX)(R8*1)
-	PREFETCHT1 64(DX)(R8*1)
-	PREFETCHT1 (BX)(R8*1)
-	PREFETCHT1 64(BX)(R8*1)
-	ADDQ       $+128, R8
-	VMOVUPS    (DX)(R9*4), Y1
-	VMOVUPS    (BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(R9*4)
-	VMOVUPS    32(DX)(R9*4), Y1
-	VMOVUPS    32(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(R9*4)
-	VMOVUPS    64(DX)(R9*4), Y1
-	VMOVUPS    64(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(R9*4)
-	VMOVUPS    96(DX)(R9*4), Y1
-	VMOVUPS    96(BX)(R9*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(CX)(R9*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(SI)(R9*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(R9*4)
-	ADDQ       $+32, R9
-	CMPQ       R9, $+4096
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VMOVUPS    (DX)(R10*4), Y2
+	VMOVUPS    (BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R10*4)
+	VMOVUPS    32(DX)(R10*4), Y2
+	VMOVUPS    32(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Y2
+	VMOVUPS    64(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R10*4)
+	VMOVUPS    96(DX)(R10*4), Y2
+	VMOVUPS    96(BX)(R10*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(CX)(R10*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(SI)(R10*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R10*4)
+	ADDQ       $+32, R10
+	CMPQ       R10, R11
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	ADDQ       $+16384, DX
-	ADDQ       $+16384, BX
-	DECQ       DI
-	JNZ        row
+	VMOVUPS    16256(DX)(R8*4), Y2
+	VMOVUPS    16256(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16256(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16256(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16256(AX)(R8*4)
+	VMOVUPS    16288(DX)(R8*4), Y2
+	VMOVUPS    16288(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16288(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16288(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16288(AX)(R8*4)
+	VMOVUPS    16320(DX)(R8*4), Y2
+	VMOVUPS    16320(BX)(R8*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16320(CX)(R8*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    16320(SI)(R8*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 16320(AX)(R8*4)
+	VMOVUPS    16352(DX), Y2
+	VMOVUPS    16352(BX), Y3
+	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS Y2, Y1, 16352(CX)
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    16352(SI), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, 16352(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R10, R10
+
+loop1p:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VMOVUPS    (DX)(R10*4), Y1
+	VMOVUPS    (BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R10*4)
+	VMOVUPS    32(DX)(R10*4), Y1
+	VMOVUPS    32(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R10*4)
+	VMOVUPS    64(DX)(R10*4), Y1
+	VMOVUPS    64(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R10*4)
+	VMOVUPS    96(DX)(R10*4), Y1
+	VMOVUPS    96(BX)(R10*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(CX)(R10*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R10*4)
+	ADDQ       $+32, R10
+	CMPQ       R10, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $+16384, DX
+	ADDQ $+16384, BX
+	DECQ DI
+	JNZ  row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -5895,10 +7675,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddRMSNorm4096+0(SB)
 
 // func avx512AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -6129,74 +7905,86 @@ TEXT ·avx512AddRMSNormAnyNT(SB), NOSPLIT, $0-64
 	BTSL  R10, R9
 	DECL  R9
 	KMOVW R9, K1
-	MOVQ  AX, R9
-	ORQ   CX, R9
 	TESTQ $0x0000000f, R8
-	JNZ   unaligned
-	TESTQ $0x0000003f, R9
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R9
+	ANDQ  $+63, R9
+	MOVQ  CX, R10
+	ANDQ  $+63, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+63, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMULQ   R8, R9
-	SHLQ    $0x02, R9
+	MOVQ    DI, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R8, R10
+	SHLQ    $0x02, R10
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R10, R10
-	MOVQ   R8, R11
-	ANDQ   $-64, R11
+	XORQ   R11, R11
+	MOVQ   R8, R12
+	ANDQ   $-64, R12
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (DX)(R10*4), Z4
-	VMOVUPS     (BX)(R10*4), Z5
+	VMOVUPS     (DX)(R11*4), Z4
+	VMOVUPS     (BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(DX)(R10*4), Z4
-	VMOVUPS     64(BX)(R10*4), Z5
+	VMOVUPS     64(DX)(R11*4), Z4
+	VMOVUPS     64(BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(DX)(R10*4), Z4
-	VMOVUPS     128(BX)(R10*4), Z5
+	VMOVUPS     128(DX)(R11*4), Z4
+	VMOVUPS     128(BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(DX)(R10*4), Z4
-	VMOVUPS     192(BX)(R10*4), Z5
+	VMOVUPS     192(DX)(R11*4), Z4
+	VMOVUPS     192(BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop0
 
 loop0_vectors:
-	MOVQ R8, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (DX)(R10*4), Z4
-	VMOVUPS     (BX)(R10*4), Z5
+	VMOVUPS     (DX)(R11*4), Z4
+	VMOVUPS     (BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop0_vector
 
 loop0_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z4
-	VMOVUPS.Z   (BX)(R10*4), K1, Z5
+	VMOVUPS.Z   (DX)(R11*4), K1, Z4
+	VMOVUPS.Z   (BX)(R11*4), K1, Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
@@ -6215,8 +8003,8 @@ loop0_done:
 	VADDSS     X1, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X1
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -6224,26 +8012,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R10
-	VMOVD R10, X1
+	MOVL  $0x358637bd, R11
+	VMOVD R11, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X1
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X1
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X1
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -6252,90 +8040,194 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R9, R9
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-64, R11
-	JZ           loop1_vectors
+	XORL         R11, R11
+	BTSL         R9, R11
+	DECL         R11
+	KMOVW        R11, K2
+	NOTL         R11
+	KMOVW        R11, K3
+	VMOVUPS      (DX), Z1
+	VMOVUPS      (BX), Z2
+	VADDPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K2, (CX)
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      (SI), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K2, (AX)
+	MOVQ         R9, R11
+	MOVQ         R8, R12
+	SUBQ         $+16, R12
+	MOVQ         R12, R13
+	ANDQ         $-64, R13
+	ADDQ         R9, R13
+	CMPQ         R11, R13
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (DX)(R9*1)
-	PREFETCHT1 64(DX)(R9*1)
-	PREFETCHT1 128(DX)(R9*1)
-	PREFETCHT1 192(DX)(R9*1)
-	PREFETCHT1 (BX)(R9*1)
-	PREFETCHT1 64(BX)(R9*1)
-	PREFETCHT1 128(BX)(R9*1)
-	PREFETCHT1 192(BX)(R9*1)
-	ADDQ       $+256, R9
-	VMOVUPS    (DX)(R10*4), Z1
-	VMOVUPS    (BX)(R10*4), Z2
+	PREFETCHT1 (DX)(R10*1)
+	PREFETCHT1 64(DX)(R10*1)
+	PREFETCHT1 128(DX)(R10*1)
+	PREFETCHT1 192(DX)(R10*1)
+	PREFETCHT1 (BX)(R10*1)
+	PREFETCHT1 64(BX)(R10*1)
+	PREFETCHT1 128(BX)(R10*1)
+	PREFETCHT1 192(BX)(R10*1)
+	ADDQ       $+256, R10
+	VMOVUPS    (DX)(R11*4), Z1
+	VMOVUPS    (BX)(R11*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (CX)(R10*4)
+	VMOVNTPS   Z1, (CX)(R11*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    (SI)(R10*4), Z2
+	VMOVUPS    (SI)(R11*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, (AX)(R10*4)
-	VMOVUPS    64(DX)(R10*4), Z1
-	VMOVUPS    64(BX)(R10*4), Z2
+	VMOVNTPS   Z1, (AX)(R11*4)
+	VMOVUPS    64(DX)(R11*4), Z1
+	VMOVUPS    64(BX)(R11*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(CX)(R10*4)
+	VMOVNTPS   Z1, 64(CX)(R11*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    64(SI)(R10*4), Z2
+	VMOVUPS    64(SI)(R11*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(R10*4)
-	VMOVUPS    128(DX)(R10*4), Z1
-	VMOVUPS    128(BX)(R10*4), Z2
+	VMOVNTPS   Z1, 64(AX)(R11*4)
+	VMOVUPS    128(DX)(R11*4), Z1
+	VMOVUPS    128(BX)(R11*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(CX)(R10*4)
+	VMOVNTPS   Z1, 128(CX)(R11*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    128(SI)(R10*4), Z2
+	VMOVUPS    128(SI)(R11*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(R10*4)
-	VMOVUPS    192(DX)(R10*4), Z1
-	VMOVUPS    192(BX)(R10*4), Z2
+	VMOVNTPS   Z1, 128(AX)(R11*4)
+	VMOVUPS    192(DX)(R11*4), Z1
+	VMOVUPS    192(BX)(R11*4), Z2
 	VADDPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(CX)(R10*4)
+	VMOVNTPS   Z1, 192(CX)(R11*4)
 	VMULPS     Z0, Z1, Z1
-	VMOVUPS    192(SI)(R10*4), Z2
+	VMOVUPS    192(SI)(R11*4), Z2
 	VMULPS     Z2, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(R10*4)
-	ADDQ       $+64, R10
-	CMPQ       R10, R11
+	VMOVNTPS   Z1, 192(AX)(R11*4)
+	ADDQ       $+64, R11
+	CMPQ       R11, R13
 	JB         loop1
 
 loop1_vectors:
-	MOVQ R8, R9
-	ANDQ $-16, R9
-	CMPQ R10, R9
+	LEAQ (R9)(R12*1), R10
+	CMPQ R11, R10
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (DX)(R10*4), Z1
-	VMOVUPS  (BX)(R10*4), Z2
+	VMOVUPS  (DX)(R11*4), Z1
+	VMOVUPS  (BX)(R11*4), Z2
 	VADDPS   Z2, Z1, Z1
-	VMOVNTPS Z1, (CX)(R10*4)
+	VMOVNTPS Z1, (CX)(R11*4)
 	VMULPS   Z0, Z1, Z1
-	VMOVUPS  (SI)(R10*4), Z2
+	VMOVUPS  (SI)(R11*4), Z2
 	VMULPS   Z2, Z1, Z1
-	VMOVNTPS Z1, (AX)(R10*4)
-	ADDQ     $+16, R10
-	CMPQ     R10, R9
+	VMOVNTPS Z1, (AX)(R11*4)
+	ADDQ     $+16, R11
+	CMPQ     R11, R10
 	JB       loop1_vector
 
 loop1_tail:
-	TESTQ     $0x0000000f, R8
-	JZ        loop1_done
-	VMOVUPS.Z (DX)(R10*4), K1, Z1
-	VMOVUPS.Z (BX)(R10*4), K1, Z2
-	VADDPS    Z2, Z1, Z1
-	VMOVUPS   Z1, K1, (CX)(R10*4)
-	VMULPS    Z0, Z1, Z0
-	VMOVUPS.Z (SI)(R10*4), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)(R10*4)
+	VMOVUPS (DX)(R12*4), Z1
+	VMOVUPS (BX)(R12*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K3, (CX)(R12*4)
+	VMULPS  Z0, Z1, Z0
+	VMOVUPS (SI)(R12*4), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS Z0, K3, (AX)(R12*4)
+	JMP     loop1_end
 
-loop1_done:
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-64, R12
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (DX)(R10*1)
+	PREFETCHT1 64(DX)(R10*1)
+	PREFETCHT1 128(DX)(R10*1)
+	PREFETCHT1 192(DX)(R10*1)
+	PREFETCHT1 (BX)(R10*1)
+	PREFETCHT1 64(BX)(R10*1)
+	PREFETCHT1 128(BX)(R10*1)
+	PREFETCHT1 192(BX)(R10*1)
+	ADDQ       $+256, R10
+	VMOVUPS    (DX)(R11*4), Z1
+	VMOVUPS    (BX)(R11*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (CX)(R11*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R11*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, (AX)(R11*4)
+	VMOVUPS    64(DX)(R11*4), Z1
+	VMOVUPS    64(BX)(R11*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(CX)(R11*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R11*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R11*4)
+	VMOVUPS    128(DX)(R11*4), Z1
+	VMOVUPS    128(BX)(R11*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(CX)(R11*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R11*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R11*4)
+	VMOVUPS    192(DX)(R11*4), Z1
+	VMOVUPS    192(BX)(R11*4), Z2
+	VADDPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(CX)(R11*4)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R11*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R11*4)
+	ADDQ       $+64, R11
+	CMPQ       R11, R12
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (DX)(R11*4), Z1
+	VMOVUPS (BX)(R11*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (CX)(R11*4)
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (SI)(R11*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)(R11*4)
+	ADDQ    $+16, R11
+	CMPQ    R11, R10
+	JB      loop1p_vector
+
+loop1p_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop1p_done
+	VMOVUPS.Z (DX)(R11*4), K1, Z1
+	VMOVUPS.Z (BX)(R11*4), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (CX)(R11*4)
+	VMULPS    Z0, Z1, Z0
+	VMOVUPS.Z (SI)(R11*4), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(R11*4)
+
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(R8*4), AX
 	LEAQ (CX)(R8*4), CX
 	LEAQ (DX)(R8*4), DX
@@ -6350,10 +8242,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512AddRMSNormAny+0(SB)
 
 // func avx2AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -6582,22 +8470,34 @@ TEXT ·avx2AddRMSNormAnyNT(SB), NOSPLIT, $0-64
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVQ  AX, R9
-	ORQ   CX, R9
 	TESTQ $0x00000007, R8
-	JNZ   unaligned
-	TESTQ $0x0000001f, R9
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, R9
+	ANDQ  $+31, R9
+	MOVQ  CX, R10
+	ANDQ  $+31, R10
+	CMPQ  R10, R9
+	JNE   nostream
+	TESTQ $0x00000003, R9
+	JNZ   nostream
+	NEGQ  R9
+	ANDQ  $+31, R9
+	SHRQ  $0x02, R9
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, R9
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    DI, R9
-	DECQ    R9
-	MOVQ    $0x00000001, R10
-	CMPQ    R9, R10
-	CMOVQGT R10, R9
-	IMULQ   R8, R9
-	SHLQ    $0x02, R9
+	MOVQ    DI, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R8, R10
+	SHLQ    $0x02, R10
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VXORPS Y0, Y0, Y0
@@ -6605,58 +8505,58 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
-	XORQ   R10, R10
-	MOVQ   R8, R11
-	ANDQ   $-32, R11
+	XORQ   R11, R11
+	MOVQ   R8, R12
+	ANDQ   $-32, R12
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (DX)(R10*4), Y5
-	VMOVUPS     (BX)(R10*4), Y6
+	VMOVUPS     (DX)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
-	VMOVUPS     32(DX)(R10*4), Y5
-	VMOVUPS     32(BX)(R10*4), Y6
+	VMOVUPS     32(DX)(R11*4), Y5
+	VMOVUPS     32(BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y1
-	VMOVUPS     64(DX)(R10*4), Y5
-	VMOVUPS     64(BX)(R10*4), Y6
+	VMOVUPS     64(DX)(R11*4), Y5
+	VMOVUPS     64(BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(DX)(R10*4), Y5
-	VMOVUPS     96(BX)(R10*4), Y6
+	VMOVUPS     96(DX)(R11*4), Y5
+	VMOVUPS     96(BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop0
 
 loop0_vectors:
-	MOVQ R8, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (DX)(R10*4), Y5
-	VMOVUPS     (BX)(R10*4), Y6
+	VMOVUPS     (DX)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
 	JB          loop0_vector
 
 loop0_tail:
-	CMPQ R10, R8
+	CMPQ R11, R8
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (DX)(R10*4), X5
-	VMOVSS      (BX)(R10*4), X6
+	VMOVSS      (DX)(R11*4), X5
+	VMOVSS      (BX)(R11*4), X6
 	VADDSS      X6, X5, X5
 	VFMADD231SS X5, X5, X4
-	INCQ        R10
-	CMPQ        R10, R8
+	INCQ        R11
+	CMPQ        R11, R8
 	JB          loop0_element
 
 loop0_done:
@@ -6673,8 +8573,8 @@ loop0_done:
 	VADDSS       X4, X0, X0
 
 	// s1 = 1/h
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X1
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -6682,26 +8582,26 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// s3 = 1e-06
-	MOVL  $0x358637bd, R10
-	VMOVD R10, X1
+	MOVL  $0x358637bd, R11
+	VMOVD R11, X1
 
 	// s4 = s2 add s3
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X1
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X1
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s5 = 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X1
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X1
 
 	// s6 = sqrt s4
 	VSQRTSS X0, X0, X0
@@ -6710,91 +8610,195 @@ loop0_done:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	TESTQ        R9, R9
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         R10, R10
-	MOVQ         R8, R11
-	ANDQ         $-32, R11
-	JZ           loop1_vectors
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        R9, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (DX), Y3
+	VMOVUPS      (BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (CX)
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      (SI), Y4
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         R9, R11
+	MOVQ         R8, R12
+	SUBQ         $+8, R12
+	MOVQ         R12, R13
+	ANDQ         $-32, R13
+	ADDQ         R9, R13
+	CMPQ         R11, R13
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (DX)(R9*1)
-	PREFETCHT1 64(DX)(R9*1)
-	PREFETCHT1 (BX)(R9*1)
-	PREFETCHT1 64(BX)(R9*1)
-	ADDQ       $+128, R9
-	VMOVUPS    (DX)(R10*4), Y1
-	VMOVUPS    (BX)(R10*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (CX)(R10*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    (SI)(R10*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, (AX)(R10*4)
-	VMOVUPS    32(DX)(R10*4), Y1
-	VMOVUPS    32(BX)(R10*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(CX)(R10*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    32(SI)(R10*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(R10*4)
-	VMOVUPS    64(DX)(R10*4), Y1
-	VMOVUPS    64(BX)(R10*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(CX)(R10*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    64(SI)(R10*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(R10*4)
-	VMOVUPS    96(DX)(R10*4), Y1
-	VMOVUPS    96(BX)(R10*4), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(CX)(R10*4)
-	VMULPS     Y0, Y1, Y1
-	VMOVUPS    96(SI)(R10*4), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(R10*4)
-	ADDQ       $+32, R10
-	CMPQ       R10, R11
+	PREFETCHT1 (DX)(R10*1)
+	PREFETCHT1 64(DX)(R10*1)
+	PREFETCHT1 (BX)(R10*1)
+	PREFETCHT1 64(BX)(R10*1)
+	ADDQ       $+128, R10
+	VMOVUPS    (DX)(R11*4), Y2
+	VMOVUPS    (BX)(R11*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (CX)(R11*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    (SI)(R11*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R11*4)
+	VMOVUPS    32(DX)(R11*4), Y2
+	VMOVUPS    32(BX)(R11*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(CX)(R11*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    32(SI)(R11*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R11*4)
+	VMOVUPS    64(DX)(R11*4), Y2
+	VMOVUPS    64(BX)(R11*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(CX)(R11*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    64(SI)(R11*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R11*4)
+	VMOVUPS    96(DX)(R11*4), Y2
+	VMOVUPS    96(BX)(R11*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(CX)(R11*4)
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    96(SI)(R11*4), Y3
+	VMULPS     Y3, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R11*4)
+	ADDQ       $+32, R11
+	CMPQ       R11, R13
 	JB         loop1
 
 loop1_vectors:
-	MOVQ R8, R9
-	ANDQ $-8, R9
-	CMPQ R10, R9
+	LEAQ (R9)(R12*1), R10
+	CMPQ R11, R10
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (DX)(R10*4), Y1
-	VMOVUPS  (BX)(R10*4), Y2
-	VADDPS   Y2, Y1, Y1
-	VMOVNTPS Y1, (CX)(R10*4)
-	VMULPS   Y0, Y1, Y1
-	VMOVUPS  (SI)(R10*4), Y2
-	VMULPS   Y2, Y1, Y1
-	VMOVNTPS Y1, (AX)(R10*4)
-	ADDQ     $+8, R10
-	CMPQ     R10, R9
+	VMOVUPS  (DX)(R11*4), Y2
+	VMOVUPS  (BX)(R11*4), Y3
+	VADDPS   Y3, Y2, Y2
+	VMOVNTPS Y2, (CX)(R11*4)
+	VMULPS   Y0, Y2, Y2
+	VMOVUPS  (SI)(R11*4), Y3
+	VMULPS   Y3, Y2, Y2
+	VMOVNTPS Y2, (AX)(R11*4)
+	ADDQ     $+8, R11
+	CMPQ     R11, R10
 	JB       loop1_vector
 
 loop1_tail:
-	CMPQ R10, R8
-	JAE  loop1_done
+	VMOVUPS    (DX)(R12*4), Y2
+	VMOVUPS    (BX)(R12*4), Y3
+	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS Y2, Y1, (CX)(R12*4)
+	VMULPS     Y0, Y2, Y0
+	VMOVUPS    (SI)(R12*4), Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y1, (AX)(R12*4)
+	JMP        loop1_end
 
-loop1_element:
-	VMOVSS (DX)(R10*4), X1
-	VMOVSS (BX)(R10*4), X2
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R11, R11
+	MOVQ         R8, R12
+	ANDQ         $-32, R12
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (DX)(R10*1)
+	PREFETCHT1 64(DX)(R10*1)
+	PREFETCHT1 (BX)(R10*1)
+	PREFETCHT1 64(BX)(R10*1)
+	ADDQ       $+128, R10
+	VMOVUPS    (DX)(R11*4), Y1
+	VMOVUPS    (BX)(R11*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (CX)(R11*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R11*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)(R11*4)
+	VMOVUPS    32(DX)(R11*4), Y1
+	VMOVUPS    32(BX)(R11*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(CX)(R11*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R11*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R11*4)
+	VMOVUPS    64(DX)(R11*4), Y1
+	VMOVUPS    64(BX)(R11*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(CX)(R11*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R11*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R11*4)
+	VMOVUPS    96(DX)(R11*4), Y1
+	VMOVUPS    96(BX)(R11*4), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(CX)(R11*4)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R11*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R11*4)
+	ADDQ       $+32, R11
+	CMPQ       R11, R12
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R11, R10
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (DX)(R11*4), Y1
+	VMOVUPS (BX)(R11*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (CX)(R11*4)
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (SI)(R11*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)(R11*4)
+	ADDQ    $+8, R11
+	CMPQ    R11, R10
+	JB      loop1p_vector
+
+loop1p_tail:
+	CMPQ R11, R8
+	JAE  loop1p_done
+
+loop1p_element:
+	VMOVSS (DX)(R11*4), X1
+	VMOVSS (BX)(R11*4), X2
 	VADDSS X2, X1, X1
-	VMOVSS X1, (CX)(R10*4)
+	VMOVSS X1, (CX)(R11*4)
 	VMULSS X0, X1, X1
-	VMOVSS (SI)(R10*4), X2
+	VMOVSS (SI)(R11*4), X2
 	VMULSS X2, X1, X1
-	VMOVSS X1, (AX)(R10*4)
-	INCQ   R10
-	CMPQ   R10, R8
-	JB     loop1_element
+	VMOVSS X1, (AX)(R11*4)
+	INCQ   R11
+	CMPQ   R11, R8
+	JB     loop1p_element
 
-loop1_done:
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(R8*4), AX
 	LEAQ (CX)(R8*4), CX
 	LEAQ (DX)(R8*4), DX
@@ -6809,7 +8813,3 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2AddRMSNormAny+0(SB)

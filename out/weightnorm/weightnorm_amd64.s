@@ -121,36 +121,45 @@ TEXT ·avx512WeightNorm768NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000002, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+3072, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+3072, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -167,26 +176,26 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -201,35 +210,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         704(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+768
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+3072, AX
-	ADDQ       $+3072, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    2816(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 2816(AX)(SI*4)
+	VMOVUPS    2880(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 2880(AX)(SI*4)
+	VMOVUPS    2944(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 2944(AX)(SI*4)
+	VMOVUPS    3008(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    Z0, K2, 3008(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+768
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -238,10 +301,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512WeightNorm768+0(SB)
 
 // func avx2WeightNorm768(dst *float32, x *float32, gain *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -358,36 +417,45 @@ TEXT ·avx2WeightNorm768NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 2 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000002, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+3072, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+3072, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+768
+	ADDQ        $+32, R8
+	CMPQ        R8, $+768
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -402,26 +470,26 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -436,33 +504,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         736(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+768
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+3072, AX
-	ADDQ       $+3072, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    2944(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 2944(AX)(SI*4)
+	VMOVUPS    2976(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 2976(AX)(SI*4)
+	VMOVUPS    3008(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 3008(AX)(SI*4)
+	VMOVUPS    3040(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMASKMOVPS Y0, Y1, 3040(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+768
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+3072, AX
+	ADDQ $+3072, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -471,10 +595,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2WeightNorm768+0(SB)
 
 // func avx512WeightNorm3072(dst *float32, x *float32, gain *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -593,36 +713,45 @@ TEXT ·avx512WeightNorm3072NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+12288, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+12288, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+3072
+	ADDQ        $+64, R8
+	CMPQ        R8, $+3072
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -639,26 +768,26 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -673,35 +802,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         3008(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+3072
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+12288, AX
-	ADDQ       $+12288, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    12032(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 12032(AX)(SI*4)
+	VMOVUPS    12096(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 12096(AX)(SI*4)
+	VMOVUPS    12160(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 12160(AX)(SI*4)
+	VMOVUPS    12224(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    Z0, K2, 12224(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+3072
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+12288, AX
+	ADDQ $+12288, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -710,10 +893,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512WeightNorm3072+0(SB)
 
 // func avx2WeightNorm3072(dst *float32, x *float32, gain *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -830,36 +1009,45 @@ TEXT ·avx2WeightNorm3072NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+12288, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+12288, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+3072
+	ADDQ        $+32, R8
+	CMPQ        R8, $+3072
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -874,26 +1062,26 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -908,33 +1096,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         3040(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+3072
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+12288, AX
-	ADDQ       $+12288, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    12160(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 12160(AX)(SI*4)
+	VMOVUPS    12192(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 12192(AX)(SI*4)
+	VMOVUPS    12224(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 12224(AX)(SI*4)
+	VMOVUPS    12256(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMASKMOVPS Y0, Y1, 12256(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+3072
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+12288, AX
+	ADDQ $+12288, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -943,10 +1187,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2WeightNorm3072+0(SB)
 
 // func avx512WeightNorm4096(dst *float32, x *float32, gain *float32, rows int) int
 // Requires: AVX, AVX512F
@@ -1065,36 +1305,45 @@ TEXT ·avx512WeightNorm4096NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000003f, SI
-	JNZ   unaligned
+	ANDQ  $+63, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+63, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+16384, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Z4
+	VMOVUPS     (CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(DI*4), Z4
+	VMOVUPS     64(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(DI*4), Z4
+	VMOVUPS     128(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(DI*4), Z4
+	VMOVUPS     192(CX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1111,26 +1360,26 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -1145,35 +1394,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         DI, DI
+	XORL         R8, R8
+	BTSL         SI, R8
+	DECL         R8
+	KMOVW        R8, K1
+	NOTL         R8
+	KMOVW        R8, K2
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	MOVQ         SI, R8
+	LEAQ         4032(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	PREFETCHT1 128(CX)(SI*1)
-	PREFETCHT1 192(CX)(SI*1)
-	ADDQ       $+256, SI
-	VMOVUPS    (CX)(DI*4), Z1
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, (AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Z1
+	VMOVNTPS   Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(DI*4)
-	VMOVUPS    128(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(DI*4)
-	VMOVUPS    192(CX)(DI*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(DI*4)
-	ADDQ       $+64, DI
-	CMPQ       DI, $+4096
+	VMOVNTPS   Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    16128(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 16128(AX)(SI*4)
+	VMOVUPS    16192(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 16192(AX)(SI*4)
+	VMOVUPS    16256(CX)(SI*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVNTPS   Z1, 16256(AX)(SI*4)
+	VMOVUPS    16320(CX), Z1
+	VMULPS     Z0, Z1, Z0
+	VMOVUPS    Z0, K2, 16320(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	PREFETCHT1 128(CX)(DI*1)
+	PREFETCHT1 192(CX)(DI*1)
+	ADDQ       $+256, DI
+	VMOVUPS    (CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, (AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R8*4)
+	VMOVUPS    128(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R8*4)
+	VMOVUPS    192(CX)(R8*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R8*4)
+	ADDQ       $+64, R8
+	CMPQ       R8, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1182,10 +1485,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512WeightNorm4096+0(SB)
 
 // func avx2WeightNorm4096(dst *float32, x *float32, gain *float32, rows int) int
 // Requires: AVX, AVX2, FMA3
@@ -1302,36 +1601,45 @@ TEXT ·avx2WeightNorm4096NT(SB), NOSPLIT, $0-40
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  AX, SI
-	TESTQ $0x0000001f, SI
-	JNZ   unaligned
+	ANDQ  $+31, SI
+	TESTQ $0x00000003, SI
+	JNZ   nostream
+	NEGQ  SI
+	ANDQ  $+31, SI
+	SHRQ  $0x02, SI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, SI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, SI
-	DECQ    SI
-	MOVQ    $0x00000001, DI
-	CMPQ    SI, DI
-	CMOVQGT DI, SI
-	IMUL3Q  $+16384, SI, SI
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+16384, DI, DI
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   DI, DI
+	XORQ   R8, R8
 
 loop0:
-	VMOVUPS     (CX)(DI*4), Y4
+	VMOVUPS     (CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(DI*4), Y4
+	VMOVUPS     32(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(DI*4), Y4
+	VMOVUPS     64(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(DI*4), Y4
+	VMOVUPS     96(CX)(R8*4), Y4
 	VFMADD231PS Y4, Y4, Y3
-	ADDQ        $+32, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+32, R8
+	CMPQ        R8, $+4096
 	JB          loop0
 
 	// s0 = sum of accumulator 0
@@ -1346,26 +1654,26 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, DI
-	VMOVD DI, X1
+	MOVL  $0x00000000, R8
+	VMOVD R8, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X1
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X1
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -1380,33 +1688,89 @@ loop0:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        SI, SI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         DI, DI
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(SI), R8
+	VMOVQ        R8, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         SI, R8
+	LEAQ         4064(SI), R9
 
 loop1:
-	PREFETCHT1 (CX)(SI*1)
-	PREFETCHT1 64(CX)(SI*1)
-	ADDQ       $+128, SI
-	VMOVUPS    (CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, (AX)(DI*4)
-	VMOVUPS    32(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(DI*4)
-	VMOVUPS    64(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(DI*4)
-	VMOVUPS    96(CX)(DI*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(DI*4)
-	ADDQ       $+32, DI
-	CMPQ       DI, $+4096
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
 	JB         loop1
-	ADDQ       $+16384, AX
-	ADDQ       $+16384, CX
-	ADDQ       $0x04, DX
-	DECQ       BX
-	JNZ        row
+	VMOVUPS    16256(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 16256(AX)(SI*4)
+	VMOVUPS    16288(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 16288(AX)(SI*4)
+	VMOVUPS    16320(CX)(SI*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 16320(AX)(SI*4)
+	VMOVUPS    16352(CX), Y2
+	VMULPS     Y0, Y2, Y0
+	VMASKMOVPS Y0, Y1, 16352(AX)
+	JMP        loop1_end
+
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1p:
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VMOVUPS    (CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, (AX)(R8*4)
+	VMOVUPS    32(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R8*4)
+	VMOVUPS    64(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R8*4)
+	VMOVUPS    96(CX)(R8*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R8*4)
+	ADDQ       $+32, R8
+	CMPQ       R8, $+4096
+	JB         loop1p
+
+loop1_end:
+	ADDQ $+16384, AX
+	ADDQ $+16384, CX
+	ADDQ $0x04, DX
+	DECQ BX
+	JNZ  row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -1415,10 +1779,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2WeightNorm4096+0(SB)
 
 // func avx512WeightNormAny(dst *float32, x *float32, gain *float32, rows int, h int) int
 // Requires: AVX, AVX512F
@@ -1599,62 +1959,71 @@ TEXT ·avx512WeightNormAnyNT(SB), NOSPLIT, $0-48
 	BTSL  R8, DI
 	DECL  DI
 	KMOVW DI, K1
-	MOVQ  AX, DI
 	TESTQ $0x0000000f, SI
-	JNZ   unaligned
-	TESTQ $0x0000003f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+63, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+63, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-64, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(R8*4), Z4
+	VMOVUPS     64(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(R8*4), Z4
+	VMOVUPS     128(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(R8*4), Z4
+	VMOVUPS     192(CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Z4
+	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z4
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0_done:
@@ -1672,26 +2041,26 @@ loop0_done:
 	VADDSS     X1, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, R8
-	VMOVD R8, X1
+	MOVL  $0x00000000, R9
+	VMOVD R9, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -1706,56 +2075,121 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Z0
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-64, R9
-	JZ           loop1_vectors
+	XORL         R9, R9
+	BTSL         DI, R9
+	DECL         R9
+	KMOVW        R9, K2
+	NOTL         R9
+	KMOVW        R9, K3
+	VMOVUPS      (CX), Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K2, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+16, R10
+	MOVQ         R10, R11
+	ANDQ         $-64, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	PREFETCHT1 128(CX)(DI*1)
-	PREFETCHT1 192(CX)(DI*1)
-	ADDQ       $+256, DI
-	VMOVUPS    (CX)(R8*4), Z1
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, (AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Z1
+	VMOVNTPS   Z1, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 64(AX)(R8*4)
-	VMOVUPS    128(CX)(R8*4), Z1
+	VMOVNTPS   Z1, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 128(AX)(R8*4)
-	VMOVUPS    192(CX)(R8*4), Z1
+	VMOVNTPS   Z1, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z1
 	VMULPS     Z0, Z1, Z1
-	VMOVNTPS   Z1, 192(AX)(R8*4)
-	ADDQ       $+64, R8
-	CMPQ       R8, R9
+	VMOVNTPS   Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-16, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Z1
+	VMOVUPS  (CX)(R9*4), Z1
 	VMULPS   Z0, Z1, Z1
-	VMOVNTPS Z1, (AX)(R8*4)
-	ADDQ     $+16, R8
-	CMPQ     R8, DI
+	VMOVNTPS Z1, (AX)(R9*4)
+	ADDQ     $+16, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
-	TESTQ     $0x0000000f, SI
-	JZ        loop1_done
-	VMOVUPS.Z (CX)(R8*4), K1, Z1
-	VMULPS    Z0, Z1, Z0
-	VMOVUPS   Z0, K1, (AX)(R8*4)
+	VMOVUPS (CX)(R10*4), Z1
+	VMULPS  Z0, Z1, Z0
+	VMOVUPS Z0, K3, (AX)(R10*4)
+	JMP     loop1_end
 
-loop1_done:
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-64, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	PREFETCHT1 128(CX)(R8*1)
+	PREFETCHT1 192(CX)(R8*1)
+	ADDQ       $+256, R8
+	VMOVUPS    (CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, (AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 64(AX)(R9*4)
+	VMOVUPS    128(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 128(AX)(R9*4)
+	VMOVUPS    192(CX)(R9*4), Z1
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z1, 192(AX)(R9*4)
+	ADDQ       $+64, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(R9*4)
+	ADDQ    $+16, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
+	TESTQ     $0x0000000f, SI
+	JZ        loop1p_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z1
+	VMULPS    Z0, Z1, Z0
+	VMOVUPS   Z0, K1, (AX)(R9*4)
+
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	ADDQ $0x04, DX
@@ -1769,10 +2203,6 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx512WeightNormAny+0(SB)
 
 // func avx2WeightNormAny(dst *float32, x *float32, gain *float32, rows int, h int) int
 // Requires: AVX, AVX2, FMA3
@@ -1951,21 +2381,30 @@ TEXT ·avx2WeightNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVQ  AX, DI
 	TESTQ $0x00000007, SI
-	JNZ   unaligned
-	TESTQ $0x0000001f, DI
-	JNZ   unaligned
+	JNZ   nostream
+	MOVQ  AX, DI
+	ANDQ  $+31, DI
+	TESTQ $0x00000003, DI
+	JNZ   nostream
+	NEGQ  DI
+	ANDQ  $+31, DI
+	SHRQ  $0x02, DI
+	JMP   nostream_done
 
+nostream:
+	MOVQ $-1, DI
+
+nostream_done:
 row:
 	// prefetch offset: 1 row(s) ahead, fewer near the end
-	MOVQ    BX, DI
-	DECQ    DI
-	MOVQ    $0x00000001, R8
-	CMPQ    DI, R8
-	CMOVQGT R8, DI
-	IMULQ   SI, DI
-	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   SI, R8
+	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VXORPS Y0, Y0, Y0
@@ -1973,46 +2412,46 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
-	XORQ   R8, R8
-	MOVQ   SI, R9
-	ANDQ   $-32, R9
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
 	JZ     loop0_vectors
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	VMOVUPS     32(CX)(R8*4), Y5
+	VMOVUPS     32(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y1
-	VMOVUPS     64(CX)(R8*4), Y5
+	VMOVUPS     64(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(CX)(R8*4), Y5
+	VMOVUPS     96(CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop0
 
 loop0_vectors:
-	MOVQ SI, R9
-	ANDQ $-8, R9
-	CMPQ R8, R9
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS     (CX)(R8*4), Y5
+	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
 	JB          loop0_vector
 
 loop0_tail:
-	CMPQ R8, SI
+	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R8*4), X5
+	VMOVSS      (CX)(R9*4), X5
 	VFMADD231SS X5, X5, X4
-	INCQ        R8
-	CMPQ        R8, SI
+	INCQ        R9
+	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
@@ -2029,26 +2468,26 @@ loop0_done:
 	VADDSS       X4, X0, X0
 
 	// s1 = 0
-	MOVL  $0x00000000, R8
-	VMOVD R8, X1
+	MOVL  $0x00000000, R9
+	VMOVD R9, X1
 
 	// s2 = s0 add s1
 	VADDSS X1, X0, X0
 
 	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// s3 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
 
 	// s4 = sqrt s2
 	VSQRTSS X0, X0, X0
@@ -2063,59 +2502,126 @@ loop0_done:
 	VMULSS X1, X0, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	TESTQ        DI, DI
+	JS           loop1_plain
 	VBROADCASTSS X0, Y0
-	XORQ         R8, R8
-	MOVQ         SI, R9
-	ANDQ         $-32, R9
-	JZ           loop1_vectors
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X1
+	VPMOVZXBD    X1, Y1
+	VMOVQ        DI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     Y1, Y2, Y2
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X3
+	VPBROADCASTD X3, Y3
+	VPCMPGTD     Y3, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VMULPS       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y2, (AX)
+	MOVQ         DI, R9
+	MOVQ         SI, R10
+	SUBQ         $+8, R10
+	MOVQ         R10, R11
+	ANDQ         $-32, R11
+	ADDQ         DI, R11
+	CMPQ         R9, R11
+	JAE          loop1_vectors
 
 loop1:
-	PREFETCHT1 (CX)(DI*1)
-	PREFETCHT1 64(CX)(DI*1)
-	ADDQ       $+128, DI
-	VMOVUPS    (CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, (AX)(R8*4)
-	VMOVUPS    32(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 32(AX)(R8*4)
-	VMOVUPS    64(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 64(AX)(R8*4)
-	VMOVUPS    96(CX)(R8*4), Y1
-	VMULPS     Y0, Y1, Y1
-	VMOVNTPS   Y1, 96(AX)(R8*4)
-	ADDQ       $+32, R8
-	CMPQ       R8, R9
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVNTPS   Y2, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R11
 	JB         loop1
 
 loop1_vectors:
-	MOVQ SI, DI
-	ANDQ $-8, DI
-	CMPQ R8, DI
+	LEAQ (DI)(R10*1), R8
+	CMPQ R9, R8
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS  (CX)(R8*4), Y1
-	VMULPS   Y0, Y1, Y1
-	VMOVNTPS Y1, (AX)(R8*4)
-	ADDQ     $+8, R8
-	CMPQ     R8, DI
+	VMOVUPS  (CX)(R9*4), Y2
+	VMULPS   Y0, Y2, Y2
+	VMOVNTPS Y2, (AX)(R9*4)
+	ADDQ     $+8, R9
+	CMPQ     R9, R8
 	JB       loop1_vector
 
 loop1_tail:
-	CMPQ R8, SI
-	JAE  loop1_done
+	VMOVUPS    (CX)(R10*4), Y2
+	VMULPS     Y0, Y2, Y0
+	VMASKMOVPS Y0, Y1, (AX)(R10*4)
+	JMP        loop1_end
 
-loop1_element:
-	VMOVSS (CX)(R8*4), X1
+loop1_plain:
+	// loop 1 without streaming stores
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+	MOVQ         SI, R10
+	ANDQ         $-32, R10
+	JZ           loop1p_vectors
+
+loop1p:
+	PREFETCHT1 (CX)(R8*1)
+	PREFETCHT1 64(CX)(R8*1)
+	ADDQ       $+128, R8
+	VMOVUPS    (CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, (AX)(R9*4)
+	VMOVUPS    32(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 32(AX)(R9*4)
+	VMOVUPS    64(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 64(AX)(R9*4)
+	VMOVUPS    96(CX)(R9*4), Y1
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    Y1, 96(AX)(R9*4)
+	ADDQ       $+32, R9
+	CMPQ       R9, R10
+	JB         loop1p
+
+loop1p_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ R9, R8
+	JAE  loop1p_tail
+
+loop1p_vector:
+	VMOVUPS (CX)(R9*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(R9*4)
+	ADDQ    $+8, R9
+	CMPQ    R9, R8
+	JB      loop1p_vector
+
+loop1p_tail:
+	CMPQ R9, SI
+	JAE  loop1p_done
+
+loop1p_element:
+	VMOVSS (CX)(R9*4), X1
 	VMULSS X0, X1, X1
-	VMOVSS X1, (AX)(R8*4)
-	INCQ   R8
-	CMPQ   R8, SI
-	JB     loop1_element
+	VMOVSS X1, (AX)(R9*4)
+	INCQ   R9
+	CMPQ   R9, SI
+	JB     loop1p_element
 
-loop1_done:
+loop1p_done:
+loop1_end:
 	LEAQ (AX)(SI*4), AX
 	LEAQ (CX)(SI*4), CX
 	ADDQ $0x04, DX
@@ -2129,7 +2635,3 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
-
-unaligned:
-	// outputs not aligned for streaming stores: the function without them
-	JMP ·avx2WeightNormAny+0(SB)

@@ -23,8 +23,7 @@ import (
 
 // Generate returns one complete Go assembly file holding funcs, in order:
 // header verbatim, the !purego build constraint, textflag.h, then one TEXT
-// per function. Every func must target AVX512 or AVX2, and an NT func
-// needs its twin without NT in funcs (its fallback for unaligned outputs). The arguments of
+// per function. Every func must target AVX512 or AVX2. The arguments of
 // each TEXT follow f.AsmSignature(), so go vet's asmdecl checks them
 // against the Go declarations built from the same signature.
 func Generate(header string, funcs []target.Func) ([]byte, error) {
@@ -43,9 +42,6 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 	}
 	for _, f := range funcs {
 		name := f.Name()
-		if twin := (target.Func{Kernel: f.Kernel, H: f.H, ISA: f.ISA}); f.NT && !seen[twin.Name()] {
-			return nil, fmt.Errorf("amd64: %s: its fallback %s is not generated with it", name, twin.Name())
-		}
 		text, err := compile(f)
 		if err != nil {
 			return nil, fmt.Errorf("amd64: %s: %w", name, err)

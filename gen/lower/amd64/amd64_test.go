@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,7 +80,6 @@ func TestErrors(t *testing.T) {
 		{[]target.Func{{Kernel: k, H: 1 << 29, ISA: target.AVX2}}, "out of range"},
 		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2}, {Kernel: k, H: 8, ISA: target.AVX2}}, "avx2LayerNorm8: generated twice"},
 		{[]target.Func{{H: 8, ISA: target.AVX2}}, "no kernel"},
-		{[]target.Func{{Kernel: k, H: 8, ISA: target.AVX2, NT: true}}, "avx2LayerNorm8NT: its fallback avx2LayerNorm8 is not generated with it"},
 		{[]target.Func{{Kernel: k, H: 12, ISA: target.AVX2}, {Kernel: k, H: 12, ISA: target.AVX2, NT: true}}, "no non-temporal variant at hidden size 12"},
 		{[]target.Func{{Kernel: k, H: 24, ISA: target.AVX512}, {Kernel: k, H: 24, ISA: target.AVX512, NT: true}}, "no non-temporal variant at hidden size 24"},
 	} {
@@ -217,28 +217,34 @@ func functions(src []byte) map[string]string {
 	return out
 }
 
-// TestNonTemporal checks the shape of NT functions: every whole-vector
-// store of the output streams (VMOVNTPS) and no other store does, the
-// alignment check falls back to the twin by a tail jump, SFENCE comes
-// before the return, and the later loops prefetch the rows ahead, as many
-// lines per row as the row has, never more. Twins have none of that.
+// TestNonTemporal checks the shape of NT functions. The loop that stores
+// the output is there twice: shifted to the output's alignment, its whole
+// vectors stored non-temporally and its two edge vectors under masks, and
+// plain, for calls that cannot stream. SFENCE comes before the return. The
+// later loops prefetch the rows ahead, moving the prefetch offset by a line
+// per line prefetched from each stream. Functions without NT have none of
+// that.
 func TestNonTemporal(t *testing.T) {
 	ks := buildKernels(t)
 	for _, c := range []struct {
 		kernel    *ir.Kernel
 		h         int
 		isa       target.ISA
+		nt        int // VMOVNTPS instructions
 		prefetchs int // PREFETCHT1 instructions
-		lines     int // lines prefetched per row, per stream
+		streams   int // arrays prefetched
 	}{
-		{ks[0], 4096, target.AVX2, 2, 4096 / 16},   // LayerNorm: 1 line per block in loops 1 and 2
-		{ks[0], 4096, target.AVX512, 4, 4096 / 16}, // 2 lines per block in loops 1 and 2
-		{ks[2], 768, target.AVX2, 2, 768 / 16},     // RMSNorm: 2 lines per block in loop 1
-		{ks[2], 768, target.AVX512, 4, 768 / 16},   // 4 lines per block in loop 1
-		{ks[5], 768, target.AVX2, 4, 768 / 16},     // AddLayerNormSum: x and f
-		{ks[0], 0, target.AVX2, 2, -1},
-		{ks[0], 64, target.AVX2, 0, 0}, // no block loop: no prefetch
-		{ks[0], 64, target.AVX512, 0, 0},
+		// LayerNorm: a block loop of 4 and 3 more vectors in the
+		// shifted loop; a line per block in loop 1 and both versions of
+		// loop 2.
+		{ks[0], 4096, target.AVX2, 4 + 3, 3, 1},
+		{ks[0], 4096, target.AVX512, 4 + 3, 6, 1}, // 2 lines per block
+		{ks[2], 768, target.AVX2, 4 + 3, 4, 1},    // RMSNorm: 2 lines per block, both versions of loop 1
+		{ks[2], 768, target.AVX512, 4 + 3, 8, 1},
+		{ks[5], 768, target.AVX2, 2 * (4 + 3), 6, 2}, // AddLayerNormSum: dst and sum; x and f prefetched
+		{ks[0], 0, target.AVX2, 4 + 1, 3, 1},         // run-time h: blocks of 4, then vectors one by one
+		{ks[0], 64, target.AVX2, 7, 0, 1},            // 8 vectors, one block loop: no prefetch
+		{ks[0], 64, target.AVX512, 3, 0, 1},
 	} {
 		nt := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa, NT: true}
 		twin := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
@@ -249,29 +255,29 @@ func TestNonTemporal(t *testing.T) {
 		fns := functions(src)
 		text, plain := fns[nt.Name()], fns[twin.Name()]
 		count := func(s, re string) int { return len(regexp.MustCompile(re).FindAllString(s, -1)) }
-		// Whole-vector stores of the twin become streaming stores.
-		stores := count(plain, `(?m)^\s+VMOVUPS\s+[XYZ]\d+, `)
-		if n := count(text, `(?m)^\s+VMOVNTPS\s`); n == 0 || n != stores {
-			t.Errorf("%s: %d VMOVNTPS, want %d (the twin's whole-vector stores)", nt.Name(), n, stores)
+		if n := count(text, `(?m)^\s+VMOVNTPS\s`); n != c.nt {
+			t.Errorf("%s: %d VMOVNTPS, want %d", nt.Name(), n, c.nt)
 		}
-		if n := count(text, `(?m)^\s+VMOVUPS\s+[XYZ]\d+, `); n != 0 {
-			t.Errorf("%s: %d ordinary whole-vector stores left", nt.Name(), n)
+		edge := `(?m)^\s+VMASKMOVPS\s`
+		if c.isa == target.AVX512 {
+			edge = `(?m)^\s+VMOVUPS\s+Z\d+, K\d+, `
 		}
-		if !strings.Contains(text, "\tJMP ·"+twin.Name()+"+0(SB)\n") || !strings.Contains(text, "\tSFENCE\n\tVZEROUPPER\n\tRET\n") {
-			t.Errorf("%s: want a tail jump to %s and SFENCE before the return", nt.Name(), twin.Name())
+		outs := strings.Count(c.kernel.Name, "Sum") + 1 // dst, and sum when stored
+		if n, want := count(text, edge), 2*outs; n != want {
+			t.Errorf("%s: %d masked edge stores, want %d", nt.Name(), n, want)
+		}
+		if !strings.Contains(text, "_plain:\n") || !strings.Contains(text, "\tSFENCE\n\tVZEROUPPER\n\tRET\n") || strings.Contains(text, "JMP ·") {
+			t.Errorf("%s: want a plain version of the loop and SFENCE before the one return", nt.Name())
 		}
 		if n := count(text, `PREFETCHT1`); n != c.prefetchs {
 			t.Errorf("%s: %d prefetches, want %d", nt.Name(), n, c.prefetchs)
 		}
-		if c.lines > 0 {
-			// Every prefetch runs once per block iteration of its loop.
-			streams := strings.Count(c.kernel.Name, "Add") + 1 // x, and f with a residual
-			blocks := c.h / (4 * map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[c.isa])
-			if got := blocks * c.prefetchs / streams; got != c.lines {
-				t.Errorf("%s: %d lines prefetched per row and stream, want %d", nt.Name(), got, c.lines)
+		for _, m := range regexp.MustCompile(`((?:\s+PREFETCHT1 .*\n)+)\s+ADDQ\s+\$\+(\d+), `).FindAllStringSubmatch(text, -1) {
+			if lines := strings.Count(m[1], "PREFETCHT1") / c.streams; m[2] != fmt.Sprint(lines*64) {
+				t.Errorf("%s: %d lines prefetched per stream, offset moved by %s bytes", nt.Name(), lines, m[2])
 			}
 		}
-		for _, bad := range []string{"VMOVNTPS", "SFENCE", "PREFETCH", "JMP"} {
+		for _, bad := range []string{"VMOVNTPS", "SFENCE", "PREFETCH", "VMASKMOVPS"} {
 			if strings.Contains(plain, bad) {
 				t.Errorf("%s: has %s", twin.Name(), bad)
 			}

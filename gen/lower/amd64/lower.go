@@ -53,10 +53,16 @@ type lowering struct {
 	rowRegs  map[int][]reg.Register
 
 	// Streaming (stream.go): ntFrom[a] is the first loop whose stores to
-	// array a are non-temporal (-1: none); pf is the byte offset of the
+	// array a may be non-temporal (-1: none); shift marks the loops that
+	// make such stores, laid out from the outputs' first aligned element,
+	// head (a register; -1: the call cannot stream) elements into the
+	// row, with the edges under edgeMask. pf is the byte offset of the
 	// lines to prefetch from each of pfStreams, pfLines lines per block
 	// iteration of each of the loops 1..pfLoops.
 	ntFrom    []int
+	shift     []bool
+	head      reg.GPVirtual
+	edgeMask  [2]reg.Register
 	pf        reg.GPVirtual
 	pfStreams []int
 	pfLines   int
@@ -105,7 +111,7 @@ func lower(f target.Func) (*avoir.Function, error) {
 	l.planStreaming()
 
 	l.prologue(sig)
-	l.alignmentCheck()
+	l.ntPrologue()
 	// The row loop: rows >= 1 is the caller's guarantee. Row blocking
 	// (several rows per trip, gamma and beta read once) would wrap body.
 	l.label("row")
@@ -115,7 +121,6 @@ func lower(f target.Func) (*avoir.Function, error) {
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
 	l.epilogue(sig)
-	l.fallback()
 	return fn, l.err
 }
 
@@ -156,7 +161,7 @@ func (l *lowering) argAddr(sig *gotypes.Signature, name string) operand.Mem {
 // loops of the kernel: only on AVX-512 with H fixed, and only when the
 // arrays that a later loop reads again fit in residentBudget registers.
 func (l *lowering) planResident() {
-	if !l.avx512 || l.f.H == 0 {
+	if !l.avx512 || l.f.H == 0 || l.f.NT {
 		return
 	}
 	seen := make([]bool, len(l.k.Arrays)) // touched by an earlier loop

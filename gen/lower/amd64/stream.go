@@ -56,6 +56,20 @@ func (l *lowering) planStreaming() {
 		}
 		l.ntFrom[a] = max(lastLoad, 0)
 	}
+	// A loop that also accumulates stores plainly: its shifted layout's
+	// edges overlap the body, which sums would count twice.
+	l.shift = make([]bool, len(loops))
+	for n, loop := range loops {
+		acc := false
+		for _, op := range loop.Ops {
+			acc = acc || op.Code == ir.VAcc || op.Code == ir.VAccMul
+		}
+		for _, op := range loop.Ops {
+			if op.Code == ir.VStore && l.ntFrom[op.Array] >= 0 && n >= l.ntFrom[op.Array] {
+				l.shift[n] = !acc
+			}
+		}
+	}
 
 	if !l.f.NT || len(loops) < 2 || l.resident != nil || (l.f.H > 0 && l.f.H/l.lanes <= 2*unroll) {
 		return // prefetch only where the loops have block iterations
@@ -89,69 +103,109 @@ func containsInt(s []int, v int) bool {
 	return false
 }
 
-// ntStore reports whether loop n's stores to array a are non-temporal.
+// ntStore reports whether loop n's stores to array a are non-temporal in
+// its shifted layout.
 func (l *lowering) ntStore(n, a int) bool {
-	return l.ntFrom != nil && l.ntFrom[a] >= 0 && n >= l.ntFrom[a]
+	return l.shifted(n) && l.ntFrom[a] >= 0 && n >= l.ntFrom[a]
 }
 
-// anyNT reports whether the function makes non-temporal stores.
+// anyNT reports whether some loop stores non-temporally.
 func (l *lowering) anyNT() bool {
-	for _, n := range l.ntFrom {
-		if n >= 0 {
+	for _, s := range l.shift {
+		if s {
 			return true
 		}
 	}
 	return false
 }
 
-// alignmentCheck makes an NT function hand over to its twin without NT
-// stores (a tail jump: both have the same frame) unless every output it
-// streams to is aligned to the vector size, and, for a run-time h, every
-// row keeps that alignment: VMOVNTPS faults on a misaligned address.
-func (l *lowering) alignmentCheck() {
+// shifted reports whether loop n is laid out from the outputs' alignment.
+func (l *lowering) shifted(n int) bool { return l.shift != nil && l.shift[n] }
+
+// ntPrologue sets l.head, the number of elements before the first
+// aligned one of the outputs that stream, or -1 when they cannot stream:
+// for a run-time h, unless every row starts at the same alignment (h a
+// multiple of the lanes), and unless the streamed outputs are misaligned
+// alike, by whole floats.
+func (l *lowering) ntPrologue() {
 	if !l.anyNT() {
 		return
 	}
 	vb := 4 * l.lanes
-	t := l.gp64()
-	first := true
+	l.head = l.gp64()
+	if l.f.H == 0 {
+		l.I(x86.TESTQ(operand.U32(l.lanes-1), l.h))
+		l.I(x86.JNZ(operand.LabelRef(plainLabel)))
+	}
+	var mis reg.GPVirtual // the first streamed output's address mod vb
 	for a := range l.k.Arrays {
 		if l.ntFrom[a] < 0 {
 			continue
 		}
-		if first {
-			l.I(x86.MOVQ(l.ptr[a], t))
-			first = false
-		} else {
-			l.I(x86.ORQ(l.ptr[a], t))
+		t := l.gp64()
+		l.I(x86.MOVQ(l.ptr[a], t))
+		l.I(x86.ANDQ(imm32(vb-1), t))
+		if mis == nil {
+			mis = t
+			continue
 		}
+		l.I(x86.CMPQ(t, mis))
+		l.I(x86.JNE(operand.LabelRef(plainLabel)))
 	}
-	if l.f.H == 0 {
-		l.I(x86.TESTQ(operand.U32(l.lanes-1), l.h))
-		l.I(x86.JNZ(operand.LabelRef(fallbackLabel)))
-	}
-	l.I(x86.TESTQ(operand.U32(vb-1), t))
-	l.I(x86.JNZ(operand.LabelRef(fallbackLabel)))
+	l.I(x86.TESTQ(operand.U32(3), mis))
+	l.I(x86.JNZ(operand.LabelRef(plainLabel)))
+	// head = ((vb - mis) mod vb) / 4
+	l.I(x86.MOVQ(mis, l.head))
+	l.I(x86.NEGQ(l.head))
+	l.I(x86.ANDQ(imm32(vb-1), l.head))
+	l.I(x86.SHRQ(operand.U8(2), l.head))
+	l.I(x86.JMP(operand.LabelRef(plainLabel + "_done")))
+	l.label(plainLabel)
+	l.I(x86.MOVQ(operand.I32(-1), l.head))
+	l.label(plainLabel + "_done")
 }
 
-const fallbackLabel = "unaligned"
+// plainLabel is where ntPrologue marks a call whose outputs cannot stream.
+const plainLabel = "nostream"
 
-// fallback is the tail jump of an NT function to its twin, placed after
-// the return.
-func (l *lowering) fallback() {
-	if !l.anyNT() {
+// edgeMasks sets the masks of a shifted loop's two edge vectors: the
+// first head lanes, and the others. AVX2 compares the lane numbers with
+// head (lane masks for VMASKMOVPS); AVX-512 sets head low bits of a mask
+// register.
+func (l *lowering) edgeMasks() {
+	if l.avx512 {
+		t := l.gp32()
+		l.I(x86.XORL(t, t))
+		l.I(x86.BTSL(l.head.As32(), t))
+		l.I(x86.DECL(t))
+		kh, kt := l.regs.K(), l.regs.K()
+		l.I(x86.KMOVW(t, kh))
+		l.I(x86.NOTL(t))
+		l.I(x86.KMOVW(t, kt))
+		l.edgeMask = [2]reg.Register{kh, kt}
 		return
 	}
-	twin := l.f
-	twin.NT = false
-	l.label(fallbackLabel)
-	l.comment("outputs not aligned for streaming stores: the function without them")
-	i, err := x86.JMP(operand.Mem{Symbol: operand.Symbol{Name: "·" + twin.Name()}, Base: reg.StaticBase})
-	if err == nil {
-		// A jump to another function ends this one: no label target here.
-		i.IsBranch, i.IsTerminal = false, true
-	}
-	l.I(i, err)
+	g := l.gp64()
+	l.I(x86.MOVQ(operand.U64(0x0706050403020100), g))
+	x := l.xmm()
+	l.I(x86.VMOVQ(g, x))
+	lane := l.regs.YMM()
+	l.I(x86.VPMOVZXBD(x, lane))
+	hx := l.xmm()
+	l.I(x86.VMOVQ(l.head, hx))
+	hv := l.regs.YMM()
+	l.I(x86.VPBROADCASTD(hx, hv))
+	headMask := l.regs.YMM()
+	l.I(x86.VPCMPGTD(lane, hv, headMask)) // head > lane
+	m1 := l.gp64()
+	l.I(x86.LEAQ(operand.Mem{Base: l.head, Disp: -1}, m1))
+	m1x := l.xmm()
+	l.I(x86.VMOVQ(m1, m1x))
+	m1v := l.regs.YMM()
+	l.I(x86.VPBROADCASTD(m1x, m1v))
+	tailMask := l.regs.YMM()
+	l.I(x86.VPCMPGTD(m1v, lane, tailMask)) // lane > head-1
+	l.edgeMask = [2]reg.Register{headMask, tailMask}
 }
 
 // startPrefetch sets, at the start of a row, the byte offset from each

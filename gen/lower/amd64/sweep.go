@@ -16,9 +16,11 @@ import (
 type slotKind int
 
 const (
-	full   slotKind = iota // one whole vector
-	masked                 // the row's last, partial vector under the tail mask (AVX-512)
-	single                 // one element, in the low lane of an XMM register (AVX2 tails)
+	full     slotKind = iota // one whole vector
+	masked                   // the row's last, partial vector under the tail mask (AVX-512)
+	single                   // one element, in the low lane of an XMM register (AVX2 tails)
+	edgeHead                 // a whole vector, stored under the head mask (stream.go)
+	edgeTail                 // a whole vector, stored under the complementary mask
 )
 
 // slot is one copy of a loop body: where its elements are and which
@@ -33,20 +35,45 @@ type slot struct {
 
 // sweepState is what every slot of one loop shares.
 type sweepState struct {
-	n     int // the loop's index among the kernel's loops
+	n     int    // the loop's index among the kernel's loops
+	name  string // the start of its labels
+	nt    bool   // shifted, with streaming stores
 	loop  *ir.Loop
 	splat map[ir.S]reg.VecVirtual // scalars broadcast before the loop
 	last  []int                   // last op that reads each value
 	keep  []bool                  // values that must survive their last use in the slot
 }
 
-// sweep lowers one Loop over the whole row.
+// sweep lowers one Loop over the whole row. A loop that stores
+// non-temporally is lowered twice: shifted to the outputs' alignment with
+// streaming stores, and plainly, for calls whose outputs cannot stream
+// (l.head < 0).
 func (l *lowering) sweep(loop *ir.Loop) {
 	n := l.loops
 	l.loops++
 	l.comment("loop %d: %s", n, describe(l.k, loop))
+	name := fmt.Sprintf("loop%d", n)
+	if !l.shifted(n) {
+		l.sweepAs(loop, n, name, false)
+		return
+	}
+	l.I(x86.TESTQ(l.head, l.head))
+	l.I(x86.JS(operand.LabelRef(name + "_plain")))
+	l.sweepAs(loop, n, name, true)
+	l.I(x86.JMP(operand.LabelRef(name + "_end")))
+	l.label(name + "_plain")
+	l.comment("loop %d without streaming stores", n)
+	l.sweepAs(loop, n, name+"p", false)
+	l.label(name + "_end")
+}
+
+// sweepAs lowers loop n with labels starting with name, shifted with
+// streaming stores when nt is set.
+func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool) {
 	sw := &sweepState{
 		n:     n,
+		name:  name,
+		nt:    nt,
 		loop:  loop,
 		splat: map[ir.S]reg.VecVirtual{},
 		last:  make([]int, len(loop.Ops)),
@@ -72,17 +99,20 @@ func (l *lowering) sweep(loop *ir.Loop) {
 			}
 		}
 	}
-	if l.f.H > 0 {
-		l.fixedSweep(sw, n)
-	} else {
-		l.runtimeSweep(sw, n)
+	switch {
+	case nt:
+		l.shiftedSweep(sw)
+	case l.f.H > 0:
+		l.fixedSweep(sw)
+	default:
+		l.runtimeSweep(sw)
 	}
 }
 
 // fixedSweep lays out a loop for a row length known at generation time:
 // a counted loop of unroll-vector blocks (or straight-line code when the
 // row is short or resident), the leftover whole vectors, then the tail.
-func (l *lowering) fixedSweep(sw *sweepState, n int) {
+func (l *lowering) fixedSweep(sw *sweepState) {
 	vb := 4 * l.lanes
 	nfull, rem := l.f.H/l.lanes, l.f.H%l.lanes
 	nvec := nfull
@@ -96,9 +126,9 @@ func (l *lowering) fixedSweep(sw *sweepState, n int) {
 		blocks := nfull / unroll
 		i := l.gp64()
 		l.I(x86.XORQ(i, i))
-		top := fmt.Sprintf("loop%d", n)
+		top := sw.name
 		l.label(top)
-		l.prefetch(n)
+		l.prefetch(sw.n)
 		for j := range unroll {
 			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j})
 		}
@@ -124,9 +154,9 @@ func (l *lowering) fixedSweep(sw *sweepState, n int) {
 // runtimeSweep lays out a loop for a row length in a register: blocks of
 // unroll vectors, then single vectors, then the tail (masked on AVX-512,
 // element by element on AVX2), each guarded by the count left.
-func (l *lowering) runtimeSweep(sw *sweepState, n int) {
+func (l *lowering) runtimeSweep(sw *sweepState) {
 	l.startAccs(sw, unroll, !l.avx512)
-	lbl := func(s string) string { return fmt.Sprintf("loop%d%s", n, s) }
+	lbl := func(s string) string { return sw.name + s }
 	jump := func(j func(operand.Op) (*avoir.Instruction, error), s string) {
 		l.I(j(operand.LabelRef(lbl(s))))
 	}
@@ -138,7 +168,7 @@ func (l *lowering) runtimeSweep(sw *sweepState, n int) {
 	l.I(x86.ANDQ(imm32(-unroll*l.lanes), end))
 	jump(x86.JZ, "_vectors")
 	l.label(lbl(""))
-	l.prefetch(n)
+	l.prefetch(sw.n)
 	for j := range unroll {
 		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
 	}
@@ -234,7 +264,7 @@ func (l *lowering) slot(sw *sweepState, s slot) {
 		case ir.VFMA:
 			val[oi] = l.fma(sw, s, oi, val)
 		case ir.VStore:
-			l.store(s, op.Array, arg(0), l.ntStore(sw.n, op.Array))
+			l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
 			l.remember(op.Array, s, arg(0))
 		case ir.VAcc:
 			st := l.accs[op.Acc]
@@ -314,6 +344,8 @@ func (l *lowering) load(s slot, array int, d reg.Register) {
 		l.I(x86.VMOVUPS_Z(m, l.tail, d))
 	case single:
 		l.I(x86.VMOVSS(m, d))
+	case edgeHead, edgeTail:
+		l.I(x86.VMOVUPS(m, d))
 	}
 }
 
@@ -334,6 +366,13 @@ func (l *lowering) store(s slot, array int, v reg.Register, nt bool) {
 		l.I(x86.VMOVUPS(v, l.tail, m))
 	case single:
 		l.I(x86.VMOVSS(v, m))
+	case edgeHead, edgeTail:
+		mask := l.edgeMask[s.kind-edgeHead]
+		if l.avx512 {
+			l.I(x86.VMOVUPS(v, mask, m))
+		} else {
+			l.I(x86.VMASKMOVPS(v, mask, m))
+		}
 	}
 }
 
@@ -407,4 +446,77 @@ func describe(k *ir.Kernel, loop *ir.Loop) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " ")
+}
+
+// shiftedSweep lays out a loop that stores non-temporally (and has no
+// accumulators) from the outputs' first aligned element, l.head elements
+// into the row: the row's first vector, stored under the head mask; whole
+// vectors from element head on, all but one vector's worth, stored
+// aligned and non-temporally; the row's last vector, stored under the
+// other mask. Every element is stored once. The edges overlap the body
+// only in lanes they do not store, and each lane reads only its own
+// elements, so in-place calls stay correct whatever the order.
+func (l *lowering) shiftedSweep(sw *sweepState) {
+	l.edgeMasks()
+	vb := 4 * l.lanes
+	lbl := func(s string) string { return sw.name + s }
+	jump := func(j func(operand.Op) (*avoir.Instruction, error), s string) {
+		l.I(j(operand.LabelRef(lbl(s))))
+	}
+	l.slot(sw, slot{kind: edgeHead, vec: -1})
+	i := l.gp64()
+	l.I(x86.MOVQ(l.head, i))
+	if l.f.H > 0 {
+		nb := l.f.H/l.lanes - 1 // body vectors
+		start := 0
+		if nb > 2*unroll {
+			blocks := nb / unroll
+			end := l.gp64()
+			l.I(x86.LEAQ(operand.Mem{Base: l.head, Disp: blocks * unroll * l.lanes}, end))
+			l.label(lbl(""))
+			l.prefetch(sw.n)
+			for j := range unroll {
+				l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1})
+			}
+			l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
+			l.I(x86.CMPQ(i, end))
+			jump(x86.JB, "")
+			start = blocks * unroll
+		}
+		for j := start; j < nb; j++ {
+			l.slot(sw, slot{kind: full, idx: l.head, disp: j * vb, vec: -1})
+		}
+		l.slot(sw, slot{kind: edgeTail, disp: nb * vb, vec: -1})
+		return
+	}
+	last := l.gp64() // the last vector's first element, h - lanes
+	l.I(x86.MOVQ(l.h, last))
+	l.I(x86.SUBQ(imm32(l.lanes), last))
+	end := l.gp64()
+	l.I(x86.MOVQ(last, end))
+	l.I(x86.ANDQ(imm32(-unroll*l.lanes), end))
+	l.I(x86.ADDQ(l.head, end))
+	l.I(x86.CMPQ(i, end))
+	jump(x86.JAE, "_vectors")
+	l.label(lbl(""))
+	l.prefetch(sw.n)
+	for j := range unroll {
+		l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1})
+	}
+	l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
+	l.I(x86.CMPQ(i, end))
+	jump(x86.JB, "")
+
+	l.label(lbl("_vectors"))
+	end1 := l.gp64()
+	l.I(x86.LEAQ(operand.Mem{Base: l.head, Index: last, Scale: 1}, end1))
+	l.I(x86.CMPQ(i, end1))
+	jump(x86.JAE, "_tail")
+	l.label(lbl("_vector"))
+	l.slot(sw, slot{kind: full, idx: i, vec: -1})
+	l.I(x86.ADDQ(imm32(l.lanes), i))
+	l.I(x86.CMPQ(i, end1))
+	jump(x86.JB, "_vector")
+	l.label(lbl("_tail"))
+	l.slot(sw, slot{kind: edgeTail, idx: last, vec: -1})
 }

@@ -92,23 +92,27 @@ type placement interface {
 	release()
 }
 
-// heap surrounds the data with sentinel cells, one before (so the data is
-// misaligned) and 16 after.
-type heap struct{ buf []float32 }
+// heap surrounds the data with sentinel cells, skip before (so the data
+// is misaligned; 1 when zero) and 16 after.
+type heap struct {
+	skip int
+	buf  []float32
+}
 
 func (p *heap) place(data []float32) []float32 {
-	p.buf = make([]float32, len(data)+17)
+	p.skip = max(p.skip, 1)
+	p.buf = make([]float32, p.skip+len(data)+16)
 	for i := range p.buf {
 		p.buf[i] = math.Float32frombits(sentinel)
 	}
-	s := p.buf[1 : 1+len(data)]
+	s := p.buf[p.skip : p.skip+len(data)]
 	copy(s, data)
 	return s
 }
 
 func (p *heap) intact() bool {
 	n := len(p.buf)
-	for _, i := range append([]int{0}, seq(n-16, n)...) {
+	for _, i := range append(seq(0, p.skip), seq(n-16, n)...) {
 		if math.Float32bits(p.buf[i]) != sentinel {
 			return false
 		}
@@ -161,11 +165,18 @@ func (p *fenced) intact() bool { return true }
 
 func (p *fenced) release() { syscall.Munmap(p.mem) }
 
+// skew varies the misalignment of the skew placement from one array to
+// the next.
+var skew int
+
 var modes = []struct {
 	name string
 	new  func() placement
 }{
 	{"heap", func() placement { return &heap{} }},
+	// Each array misaligned by a different number of floats: outputs
+	// that cannot all stream, and many shifts of the first.
+	{"skew", func() placement { skew++; return &heap{skip: 16 + skew%16} }},
 	{"fence-end", func() placement { return &fenced{atEnd: true} }},
 	{"fence-start", func() placement { return &fenced{} }},
 }
