@@ -352,6 +352,9 @@ var families = []family{
 	{name: "subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(1e-40 * rng.NormFloat64()) }},
 	{name: "uniform+3", value: func(rng *rand.Rand, _ int) float32 { return float32(3 + rng.Float64()) }},
 	{name: "constant", constant: true, value: func(_ *rand.Rand, row int) float32 { return float32(row)*0.37 - 1.1 }},
+	// All zero: exactly the shift with a mean, zero times the scale without,
+	// and 0/0 = NaN when epsilon is 0 (a zero row of WeightNorm).
+	{name: "zero", constant: true, value: func(*rand.Rand, int) float32 { return 0 }},
 }
 
 // fill sets the inputs: x from the family, f (residual) from the family
@@ -441,7 +444,7 @@ func (k *kernel) verify(got, in *args, ref reference, fam family, h int) error {
 				twice = float32(float32(k.alpha) * x[j])
 			}
 			twice += f[j]
-			once := float32(k.alpha*float64(x[j]) + float64(f[j]))
+			once := float32(float64(float32(k.alpha))*float64(x[j]) + float64(f[j]))
 			if math.Float32bits(v) != math.Float32bits(twice) && math.Float32bits(v) != math.Float32bits(once) {
 				return fmt.Errorf("sum[%d] = %v, want exactly %v (or %v)", j, v, twice, once)
 			}
@@ -457,7 +460,7 @@ func (k *kernel) verify(got, in *args, ref reference, fam family, h int) error {
 	}
 	if r := k.get(got, "rstd"); r != nil {
 		for row, v := range r {
-			if d := math.Abs(float64(v) - ref.rstd[row]); !(d <= tolerance*epsilon32*ref.rstd[row]*(1+ref.scaleOfRow[row])) && float64(v) != ref.rstd[row] {
+			if d := math.Abs(float64(v) - ref.rstd[row]); !(d <= tolerance*epsilon32*ref.rstd[row]*(1+ref.scaleOfRow[row])) && v != float32(ref.rstd[row]) {
 				return fmt.Errorf("rstd[%d] = %v, oracle %v", row, v, ref.rstd[row])
 			}
 		}
