@@ -8,7 +8,8 @@
 #   4. runs the generated tests of every package in out/ natively, with the
 #      purego tag, and with AVX2 (and AVX-512) switched off by GODEBUG,
 #   5. runs them for arm64 NEON under qemu-user,
-#   6. runs them for AVX-512 under the Bochs emulator (natively where the
+#   6. runs ONNX's own node tests (libonnx-testdata) through generated kernels,
+#   7. runs them for AVX-512 under the Bochs emulator (natively where the
 #      CPU has AVX-512).
 # Each stage prints its wall time; any failure stops the run non-zero.
 set -euo pipefail
@@ -56,6 +57,10 @@ t=$(date +%s); stage "generated tests: arm64 NEON under qemu-user"
 GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./out/...
 GOARCH=arm64 go test -count=1 -tags purego -exec qemu-aarch64-static ./out/...
 elapsed "generated tests (arm64)" "$t"
+
+t=$(date +%s); stage "ONNX node tests through generated kernels"
+scripts/test-onnx.sh
+elapsed "ONNX conformance" "$t"
 
 t=$(date +%s); stage "generated tests: AVX-512 (Bochs unless the CPU has it)"
 bindir=$(mktemp -d)
