@@ -105,7 +105,7 @@ func arrayName(names []string, i int, def string) string {
 
 // checkArgs is Check for a kernel of any arrays: every row output (Out) and
 // per-row output (Stats) is NaN-filled, compared with refOut and refStats,
-// and every input (In, Gamma, Beta) must be left as it was.
+// and every input (In, Gamma, Beta, Gain, Bias) must be left as it was.
 func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayNames, h int) (maxErr float64, err error) {
 	defer func() {
 		if e := recover(); e != nil {
@@ -126,7 +126,8 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 	for i, x := range a.In {
 		ins = append(ins, saved{arrayName(names.in, i, "x"), x, slices.Clone(x)})
 	}
-	ins = append(ins, saved{"gamma", a.Gamma, slices.Clone(a.Gamma)}, saved{"beta", a.Beta, slices.Clone(a.Beta)})
+	ins = append(ins, saved{"gamma", a.Gamma, slices.Clone(a.Gamma)}, saved{"beta", a.Beta, slices.Clone(a.Beta)},
+		saved{"gain", a.Gain, slices.Clone(a.Gain)}, saved{"bias", a.Bias, slices.Clone(a.Bias)})
 	f(a)
 	for _, in := range ins {
 		for i := range in.now {

@@ -73,8 +73,13 @@ type Args struct {
 	// shape's Stats.
 	Out, In, Stats [][]float32
 	// Gamma and Beta are the parameters, H values each. Beta is nil for an
-	// Op without shift, unless the shape has an Oracle.
+	// Op without shift, unless the shape has an Oracle; both are nil for a
+	// shape with AffinePerRow.
 	Gamma, Beta []float32
+	// Gain and Bias are the per-row parameters of a shape with
+	// AffinePerRow, one value per row each (nil otherwise): the scale and
+	// the shift of each row.
+	Gain, Bias []float32
 
 	scratch [][]float32 // outputs of the bound beyond Out
 }
@@ -133,6 +138,10 @@ type Shape struct {
 	// and parameters; it must not write to a. It replaces Ref, and is
 	// required when the shape has more arrays than x and dst.
 	Oracle func(a *Args, h int) (out, stats [][]float64)
+	// AffinePerRow gives the kernel per-row parameters: Args.Gain and
+	// Args.Bias hold one value per row, and Args.Gamma and Args.Beta are
+	// nil. It needs an Oracle and PrepareArgs.
+	AffinePerRow bool
 }
 
 func (s Shape) inputs() []string {
@@ -149,10 +158,15 @@ func (s Shape) outputs() []string {
 	return s.Outputs
 }
 
-// general reports whether the shape has arrays beyond x and dst.
-func (s Shape) general() bool {
+// moreArrays reports whether the shape has output or row arrays beyond x
+// and dst.
+func (s Shape) moreArrays() bool {
 	return len(s.inputs()) != 1 || len(s.outputs()) != 1 || len(s.Stats) != 0
 }
+
+// general reports whether the shape's kernels need Args: arrays beyond x
+// and dst, or parameters other than gamma and beta.
+func (s Shape) general() bool { return s.moreArrays() || s.AffinePerRow }
 
 // copies is the number of row arrays the bound copies: every row input is
 // copied into a row output of its own (a scratch buffer when the kernel
@@ -349,7 +363,7 @@ func clock(cfg Config) (func() int64, string) {
 
 // buffers makes the shape's arrays: the reference inputs (set 0) and
 // parameters from the seed, then as many sets of row arrays as asked, each
-// with its own copy of the inputs.
+// with its own copy of the inputs. The parameters, small, are shared.
 func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 	n := s.H * s.Rows
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s.H)*1000003+uint64(s.Rows)))
@@ -371,9 +385,21 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 	if !s.Op.HasShift() && s.Oracle == nil {
 		beta = nil
 	}
+	// Per-row parameters, drawn last, like gamma and beta: a scale of 0.5
+	// to 1.5 (WeightNorm's g, a folded BatchNorm's gamma/sqrt(var+eps))
+	// and a small shift.
+	var gain, bias []float32
+	if s.AffinePerRow {
+		gamma, beta = nil, nil
+		gain, bias = make([]float32, s.Rows), make([]float32, s.Rows)
+		for i := range gain {
+			gain[i] = float32(0.5 + rng.Float64())
+			bias[i] = float32(rng.NormFloat64() * 0.1)
+		}
+	}
 	nOut := len(s.outputs())
 	for i := 0; i < sets; i++ {
-		a := &Args{Gamma: gamma, Beta: beta}
+		a := &Args{Gamma: gamma, Beta: beta, Gain: gain, Bias: bias}
 		for _, x := range in0 {
 			if i > 0 {
 				x = slices.Clone(x)
@@ -401,12 +427,12 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 
 // reference computes the oracle's outputs on set 0's inputs.
 func reference(s Shape, a *Args) (out, stats [][]float64) {
-	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta}
+	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta, Gain: a.Gain, Bias: a.Bias}
 	switch {
 	case s.Oracle != nil:
 		out, stats = s.Oracle(in, s.H)
 	case s.general():
-		panic(fmt.Sprintf("benchkit: shape %s has arrays beyond x and dst but no Oracle", s))
+		panic(fmt.Sprintf("benchkit: shape %s has arrays beyond x and dst (or per-row parameters) but no Oracle", s))
 	case s.Ref != nil:
 		out = [][]float64{s.Ref(a.In[0], a.Gamma, a.Beta, s.H)}
 	default:

@@ -12,29 +12,59 @@ import (
 //
 // Per row of H values (the names are those of the generated entry points):
 //
-//	s    = Alpha*x + f                      (Residual; else s = x)
-//	mu   = mean(s)                          (Mean; else mu = 0)
-//	rstd = 1/sqrt(mean((s-mu)^2) + Epsilon)  (RMSNorm: 1/sqrt(mean(s^2) + Epsilon))
+//	s    = Alpha*x + f                       (Residual; else s = x)
+//	mu   = mean(s)                           (Mean; else mu = 0)
+//	rstd = 1/sqrt(mean((s-mu)^2) + Epsilon)   (Statistic variance or rms)
+//	       1/sqrt(sum(s^2) + Epsilon)         (l2: no 1/H)
+//	       1                                  (none: the affine alone)
 //	dst  = (s-mu)*rstd*(gamma+ScaleOffset) + beta
 //
-// with the factor only when Scale and beta only when Shift; sum = s when
-// StoreSum; mean = mu (when Mean) and rstd per row when SaveStats.
+// with the factor only when Scale and beta only when Shift; with
+// AffinePerRow the scale and shift are gain and bias, one value per row,
+// instead of gamma and beta, one per element. sum = s when StoreSum; mean =
+// mu (when Mean) and rstd per row when SaveStats (never with none, which
+// has no statistic).
 type Norm struct {
-	Mean        bool    // subtract the row mean (LayerNorm); else divide by the RMS (RMSNorm)
-	Epsilon     float64 // added inside the square root
-	Scale       bool    // multiply by gamma + ScaleOffset
-	ScaleOffset float64 // Gemma's (1 + gamma): 1
-	Shift       bool    // add beta
-	Residual    bool    // normalize s = Alpha*x + f, f a second row input
-	Alpha       float64 // the residual stream's factor; 0 means 1
-	StoreSum    bool    // also write s (with Residual)
-	SaveStats   bool    // also write each row's mean (when Mean) and rstd
+	Mean bool // subtract the row mean (LayerNorm); else divide by the RMS (RMSNorm)
+	// Statistic is what the row is divided by: "variance" (with Mean), "rms",
+	// "l2" (the sum of squares, WeightNorm's ||s||^2) or "none" (nothing:
+	// the affine alone); "" is variance with Mean and rms without.
+	Statistic    string
+	Epsilon      float64 // added inside the square root
+	Scale        bool    // multiply by gamma (gain) + ScaleOffset
+	ScaleOffset  float64 // Gemma's (1 + gamma): 1
+	Shift        bool    // add beta (bias)
+	AffinePerRow bool    // the scale and shift are gain and bias, one value per row
+	Residual     bool    // normalize s = Alpha*x + f, f a second row input
+	Alpha        float64 // the residual stream's factor (DeepNorm's derived alpha); 0 means 1
+	StoreSum     bool    // also write s (with Residual)
+	SaveStats    bool    // also write each row's mean (when Mean) and rstd
 }
+
+// statistic is n.Statistic with the default filled in; it panics on a
+// value that is not in Statistics.
+func (n Norm) statistic() string {
+	switch n.Statistic {
+	case "":
+		if n.Mean {
+			return "variance"
+		}
+		return "rms"
+	case "variance", "rms", "l2", "none":
+		return n.Statistic
+	}
+	panic(fmt.Sprintf("benchkit: Norm.Statistic %q; allowed: variance, rms, l2, none or empty", n.Statistic))
+}
+
+// saves reports whether the kernel writes per-row statistics.
+func (n Norm) saves() bool { return n.SaveStats && n.statistic() != "none" }
 
 // Arrays names the kernel's arrays by kind, each in the order of normgen's
 // generated entry points, whose signature is outputs (row outputs, then
 // per-row outputs), then row inputs, then parameters: for example
-// AddLayerNorm768(dst, sum, x, f, gamma, beta).
+// AddLayerNorm768(dst, sum, x, f, gamma, beta). The parameters are gamma
+// and beta (H values each, Args.Gamma and Args.Beta), or with AffinePerRow
+// gain and bias (one value per row, Args.Gain and Args.Bias).
 func (n Norm) Arrays() (outputs, stats, inputs, params []string) {
 	outputs, inputs = []string{"dst"}, []string{"x"}
 	if n.Residual {
@@ -43,17 +73,21 @@ func (n Norm) Arrays() (outputs, stats, inputs, params []string) {
 			outputs = append(outputs, "sum")
 		}
 	}
-	if n.SaveStats {
+	if n.saves() {
 		if n.Mean {
 			stats = append(stats, "mean")
 		}
 		stats = append(stats, "rstd")
 	}
+	scale, shift := "gamma", "beta"
+	if n.AffinePerRow {
+		scale, shift = "gain", "bias"
+	}
 	if n.Scale {
-		params = append(params, "gamma")
+		params = append(params, scale)
 	}
 	if n.Shift {
-		params = append(params, "beta")
+		params = append(params, shift)
 	}
 	return outputs, stats, inputs, params
 }
@@ -67,15 +101,17 @@ type NormOut struct {
 
 // Reference computes the kernel in float64, two passes (mean, then squared
 // deviations), on len(x)/h rows. f is the residual input (ignored without
-// Residual); gamma and beta are ignored without Scale and Shift. The
+// Residual); gamma and beta are ignored without Scale and Shift, and hold H
+// values each, or with AffinePerRow one per row (gain and bias). The
 // constants are rounded to float32 first, as the generated code holds them.
 func (n Norm) Reference(x, f, gamma, beta []float32, h int) NormOut {
 	rows := len(x) / h
+	stat := n.statistic()
 	out := NormOut{Dst: make([]float64, rows*h)}
 	if n.Residual && n.StoreSum {
 		out.Sum = make([]float64, rows*h)
 	}
-	if n.SaveStats {
+	if n.saves() {
 		if n.Mean {
 			out.Mean = make([]float64, rows)
 		}
@@ -104,18 +140,31 @@ func (n Norm) Reference(x, f, gamma, beta []float32, h int) NormOut {
 			}
 			mu /= float64(h)
 		}
-		ss := 0.0
-		for _, v := range s {
-			ss += (v - mu) * (v - mu)
+		rstd := 1.0
+		if stat != "none" {
+			ss := 0.0
+			for _, v := range s {
+				ss += (v - mu) * (v - mu)
+			}
+			if stat != "l2" {
+				ss /= float64(h)
+			}
+			rstd = 1 / math.Sqrt(ss+eps)
 		}
-		rstd := 1 / math.Sqrt(ss/float64(h)+eps)
+		// The per-row scale and shift, or those of element i.
+		param := func(p []float32, i int) float64 {
+			if n.AffinePerRow {
+				return float64(p[r])
+			}
+			return float64(p[i])
+		}
 		for i, v := range s {
 			y := (v - mu) * rstd
 			if n.Scale {
-				y *= float64(gamma[i]) + offset
+				y *= param(gamma, i) + offset
 			}
 			if n.Shift {
-				y += float64(beta[i])
+				y += param(beta, i)
 			}
 			out.Dst[row+i] = y
 		}
@@ -133,13 +182,17 @@ func (n Norm) Reference(x, f, gamma, beta []float32, h int) NormOut {
 }
 
 // Oracle is Reference as Shape.Oracle: a's arrays are in the order of
-// Arrays.
+// Arrays, the parameters in a.Gain and a.Bias with AffinePerRow.
 func (n Norm) Oracle(a *Args, h int) (out, stats [][]float64) {
 	var f []float32
 	if n.Residual {
 		f = a.In[1]
 	}
-	ref := n.Reference(a.In[0], f, a.Gamma, a.Beta, h)
+	scale, shift := a.Gamma, a.Beta
+	if n.AffinePerRow {
+		scale, shift = a.Gain, a.Bias
+	}
+	ref := n.Reference(a.In[0], f, scale, shift, h)
 	out = [][]float64{ref.Dst}
 	if ref.Sum != nil {
 		out = append(out, ref.Sum)
@@ -190,6 +243,7 @@ func (k NormKernel) Shapes(l2Bytes, dramBytes int64) []Shape {
 				Op: op, H: h, Rows: rowsFor(size, h), Level: level,
 				Kernel: k.Name, Eps: float32(k.Norm.Epsilon),
 				Inputs: inputs, Outputs: outputs, Stats: stats, Oracle: k.Norm.Oracle,
+				AffinePerRow: k.Norm.AffinePerRow,
 			})
 		}
 	}

@@ -114,6 +114,69 @@ func TestNormReferenceKinds(t *testing.T) {
 		near(t, "rstd", got.Rstd, []float64{1 / math.Sqrt(12.5+eps32(1e-6))})
 		near(t, "dst", got.Dst, []float64{3 * got.Rstd[0], 4 * got.Rstd[0]})
 	})
+
+	t.Run("l2 (WeightNorm) with per-row gain", func(t *testing.T) {
+		// Rows (3, 4) and (0, 5): ||.|| = 5 and 5; gain 2 and 0.5.
+		n := Norm{Statistic: "l2", Scale: true, AffinePerRow: true}
+		got := n.Reference([]float32{3, 4, 0, 5}, nil, []float32{2, 0.5}, nil, 2)
+		near(t, "dst", got.Dst, []float64{2 * 3.0 / 5, 2 * 4.0 / 5, 0, 0.5})
+		// epsilon 0: an all-zero row is 0/0, NaN, as PyTorch gives.
+		if z := n.Reference([]float32{0, 0}, nil, []float32{1}, nil, 2); !math.IsNaN(z.Dst[0]) {
+			t.Errorf("a zero row with epsilon 0: %v", z.Dst)
+		}
+	})
+
+	t.Run("l2 with epsilon, save_stats, per-row bias and a DeepNorm residual", func(t *testing.T) {
+		alpha := math.Pow(36, 0.25) // 18 encoder layers
+		a32 := float64(float32(alpha))
+		n := Norm{Statistic: "l2", Epsilon: 1e-5, Scale: true, ScaleOffset: 1, Shift: true, AffinePerRow: true,
+			Residual: true, Alpha: alpha, StoreSum: true, SaveStats: true}
+		xr := []float32{1, 2, -1, 0.5}
+		f := []float32{0.5, -1, 2, 0}
+		got := n.Reference(xr, f, []float32{0, 1}, []float32{0.25, -3}, 2)
+		s := []float64{a32 + 0.5, 2*a32 - 1, -a32 + 2, 0.5 * a32}
+		near(t, "sum", got.Sum, s)
+		r0 := 1 / math.Sqrt(s[0]*s[0]+s[1]*s[1]+eps32(1e-5))
+		r1 := 1 / math.Sqrt(s[2]*s[2]+s[3]*s[3]+eps32(1e-5))
+		near(t, "rstd", got.Rstd, []float64{r0, r1})
+		if got.Mean != nil {
+			t.Error("l2 saves no mean")
+		}
+		// gain + scale_offset: 1 and 2.
+		near(t, "dst", got.Dst, []float64{s[0]*r0 + 0.25, s[1]*r0 + 0.25, 2*s[2]*r1 - 3, 2*s[3]*r1 - 3})
+	})
+
+	t.Run("none (folded BatchNorm) per row", func(t *testing.T) {
+		n := Norm{Statistic: "none", Scale: true, Shift: true, AffinePerRow: true, SaveStats: true}
+		got := n.Reference([]float32{1, 2, 3, 4}, nil, []float32{2, -1}, []float32{0.5, 0}, 2)
+		near(t, "dst", got.Dst, []float64{2.5, 4.5, -3, -4})
+		if got.Mean != nil || got.Rstd != nil {
+			t.Errorf("statistics without a statistic: %+v", got)
+		}
+	})
+
+	t.Run("none per element after a residual", func(t *testing.T) {
+		n := Norm{Statistic: "none", Shift: true, Residual: true}
+		got := n.Reference([]float32{1, 2}, []float32{3, -1}, nil, []float32{0.5, 1}, 2)
+		near(t, "dst", got.Dst, []float64{4.5, 2})
+	})
+
+	t.Run("rms and variance named", func(t *testing.T) {
+		for _, c := range []struct{ named, def Norm }{
+			{Norm{Statistic: "rms", Epsilon: 1e-6, Scale: true, SaveStats: true}, Norm{Epsilon: 1e-6, Scale: true, SaveStats: true}},
+			{Norm{Mean: true, Statistic: "variance", Epsilon: 1e-5, Scale: true, SaveStats: true}, Norm{Mean: true, Epsilon: 1e-5, Scale: true, SaveStats: true}},
+		} {
+			got, want := c.named.Reference(x, nil, gamma, nil, h), c.def.Reference(x, nil, gamma, nil, h)
+			near(t, c.named.Statistic+" dst", got.Dst, want.Dst)
+			near(t, c.named.Statistic+" rstd", got.Rstd, want.Rstd)
+		}
+		defer func() {
+			if recover() == nil {
+				t.Error("an unknown statistic does not panic")
+			}
+		}()
+		Norm{Statistic: "l1"}.Reference(x, nil, nil, nil, h)
+	})
 }
 
 // Arrays and Oracle follow the generated entry points' order: outputs (row,
@@ -132,6 +195,11 @@ func TestNormArrays(t *testing.T) {
 		{Mean: true, SaveStats: true}:                                                               "dst | mean,rstd | x | ",
 		{Mean: true, Scale: true, Shift: true, Residual: true, StoreSum: false, SaveStats: false}:   "dst |  | x,f | gamma,beta",
 		{Mean: false, Scale: false, Shift: true, Residual: false, StoreSum: false, SaveStats: true}: "dst | rstd | x | beta",
+		{Statistic: "l2", Scale: true, AffinePerRow: true}:                                          "dst |  | x | gain",
+		{Statistic: "l2", Scale: true, Shift: true, AffinePerRow: true, SaveStats: true}:            "dst | rstd | x | gain,bias",
+		{Statistic: "none", Shift: true, AffinePerRow: true, SaveStats: true}:                       "dst |  | x | bias",
+		{Statistic: "none", Scale: true, Shift: true, Residual: true, StoreSum: true}:               "dst,sum |  | x,f | gamma,beta",
+		{Mean: true, Scale: true, AffinePerRow: true, SaveStats: true}:                              "dst | mean,rstd | x | gain",
 	} {
 		if got := join(n.Arrays()); got != want {
 			t.Errorf("%+v: %q, want %q", n, got, want)
@@ -149,6 +217,16 @@ func TestNormArrays(t *testing.T) {
 	near(t, "out[1]", out[1], ref.Sum)
 	near(t, "stats[0]", stats[0], ref.Mean)
 	near(t, "stats[1]", stats[1], ref.Rstd)
+
+	// With AffinePerRow the oracle takes the parameters from Gain and Bias.
+	n = Norm{Statistic: "l2", Scale: true, Shift: true, AffinePerRow: true, SaveStats: true}
+	a = &Args{In: [][]float32{{3, 4, 0, 5}}, Gain: []float32{2, 1}, Bias: []float32{0, 1}}
+	out, stats = n.Oracle(a, 2)
+	if len(out) != 1 || len(stats) != 1 {
+		t.Fatalf("per-row oracle: %d outputs, %d stats", len(out), len(stats))
+	}
+	near(t, "per-row out[0]", out[0], []float64{1.2, 1.6, 1, 2})
+	near(t, "per-row rstd", stats[0], []float64{0.2, 0.2})
 }
 
 // kernel32 computes n in float32 (two passes), writing a's arrays as the
@@ -159,7 +237,11 @@ func kernel32(n Norm, h int) KernelFunc {
 		if n.Residual {
 			f = a.In[1]
 		}
-		ref := n.Reference(a.In[0], f, a.Gamma, a.Beta, h)
+		scale, shift := a.Gamma, a.Beta
+		if n.AffinePerRow {
+			scale, shift = a.Gain, a.Bias
+		}
+		ref := n.Reference(a.In[0], f, scale, shift, h)
 		for i, v := range ref.Dst {
 			a.Out[0][i] = float32(v)
 		}
@@ -239,6 +321,56 @@ func TestRunFusedKernel(t *testing.T) {
 	for _, s := range []string{"| AddLN | 32 | L2 4 KiB |", "each of its row inputs into a row output of its own"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md.String())
+		}
+	}
+}
+
+// A kernel with per-row parameters gets Gain and Bias, one value per row
+// (Gamma and Beta nil); it is checked against them, and must not write
+// them.
+func TestRunPerRowKernel(t *testing.T) {
+	n := Norm{Statistic: "l2", Scale: true, Shift: true, AffinePerRow: true, SaveStats: true}
+	k := NormKernel{Name: "WN", Norm: n, Hidden: []int{64}}
+	shapes := k.Shapes(16<<10, 0)
+	if len(shapes) != 1 || !shapes[0].AffinePerRow || shapes[0].Rows != 64 {
+		t.Fatalf("shapes: %+v", shapes)
+	}
+	var seen *Args
+	good := func(a *Args) {
+		seen = a
+		kernel32(n, 64)(a)
+	}
+	spoilt := func(name string, spoil func(a *Args)) Impl {
+		return FuncImpl(name, name, map[string]KernelFunc{Key("WN", 64): func(a *Args) {
+			kernel32(n, 64)(a)
+			spoil(a)
+		}}, "")
+	}
+	impls := []Impl{
+		FuncImpl("good", "right", map[string]KernelFunc{Key("WN", 64): good}, ""),
+		spoilt("writesgain", func(a *Args) { a.Gain[3] = 0 }),
+		spoilt("nobias", func(a *Args) {
+			for i := range a.Out[0] {
+				a.Out[0][i] -= a.Bias[i/64]
+			}
+		}),
+		{Name: "old", About: "x and dst only", Prepare: func(Shape) (Func, string) { return func(_, _, _, _ []float32) {}, "" }},
+	}
+	cfg := Config{Budget: time.Millisecond, MinRounds: 1, MaxRounds: 3, Sample: time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard, Seed: 1}
+	rep := Run(cfg, shapes, impls)
+	want := map[string]Status{"copy": OK, "good": OK, "writesgain": Wrong, "nobias": Wrong, "old": NA}
+	notes := map[string]string{"writesgain": "modified its input gain at 3", "nobias": "dst row ", "old": "x and dst only"}
+	for _, r := range rep.Shapes[0].Results {
+		if r.Status != want[r.Impl] || !strings.Contains(r.Note, notes[r.Impl]) {
+			t.Errorf("%s: %s (%s), want %s (%s)", r.Impl, r.Status, r.Note, want[r.Impl], notes[r.Impl])
+		}
+	}
+	if seen == nil || seen.Gamma != nil || seen.Beta != nil || len(seen.Gain) != 64 || len(seen.Bias) != 64 {
+		t.Fatalf("the kernel's arrays: %+v", seen)
+	}
+	for i, g := range seen.Gain {
+		if !(g >= 0.5 && g <= 1.5) || math.Abs(float64(seen.Bias[i])) > 1 || g == seen.Gain[(i+1)%64] {
+			t.Errorf("row %d: gain %g, bias %g", i, g, seen.Bias[i])
 		}
 	}
 }

@@ -15,7 +15,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	fmt.Fprintf(&b, "# normgen benchmark: %s\n\n", m.CPU)
 	fmt.Fprintf(&b, "Single thread, time as a ratio to Go's `copy` of the same bytes (x read, dst written) measured in the same round: lower is better, 1.0 is the copy bound. Medians over interleaved rounds; p25-p75 in brackets.\n\n")
 	for _, sr := range rep.Shapes {
-		if sr.Shape.general() {
+		if sr.Shape.moreArrays() {
 			fmt.Fprintf(&b, "A kernel with more row arrays than x and dst (a fused residual add reads f too) is compared with copying each of its row inputs into a row output of its own: the same bytes read, as many written.\n\n")
 			break
 		}

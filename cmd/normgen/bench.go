@@ -259,9 +259,11 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 	return out, nil
 }
 
-// benchNorm is the math of a spec kernel, for the reference.
+// benchNorm is the math of a spec kernel, for the reference. A DeepNorm
+// residual is its derived Alpha.
 func benchNorm(k spec.Kernel) benchkit.Norm {
-	n := benchkit.Norm{Mean: k.Mean, Epsilon: k.Epsilon, Scale: k.Scale, ScaleOffset: k.ScaleOffset, Shift: k.Shift, SaveStats: k.SaveStats}
+	n := benchkit.Norm{Mean: k.Mean, Statistic: k.Statistic, Epsilon: k.Epsilon, Scale: k.Scale, ScaleOffset: k.ScaleOffset,
+		Shift: k.Shift, AffinePerRow: k.AffinePerRow, SaveStats: k.SaveStats}
 	if r := k.Residual; r != nil {
 		n.Residual, n.Alpha, n.StoreSum = true, r.Alpha, r.StoreSum
 	}
@@ -297,6 +299,10 @@ func entryArgs(k spec.Kernel, n benchkit.Norm) ([]string, error) {
 			args = append(args, "a.Gamma")
 		case a.Role == ir.Param && a.Name == "beta":
 			args = append(args, "a.Beta")
+		case a.Role == ir.RowScalarIn && a.Name == "gain":
+			args = append(args, "a.Gain")
+		case a.Role == ir.RowScalarIn && a.Name == "bias":
+			args = append(args, "a.Bias")
 		default:
 			got = append(got, "?")
 		}
@@ -528,11 +534,23 @@ func benchMain(f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []str
 // normLiteral is the fields of a benchkit.Norm literal.
 func normLiteral(n benchkit.Norm) string {
 	fl := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	fields := []string{fmt.Sprintf("Mean: %t", n.Mean), "Epsilon: " + fl(n.Epsilon), fmt.Sprintf("Scale: %t", n.Scale)}
+	fields := []string{fmt.Sprintf("Mean: %t", n.Mean)}
+	// The statistic only when it is not the one Mean implies.
+	def := "rms"
+	if n.Mean {
+		def = "variance"
+	}
+	if n.Statistic != "" && n.Statistic != def {
+		fields = append(fields, fmt.Sprintf("Statistic: %q", n.Statistic))
+	}
+	fields = append(fields, "Epsilon: "+fl(n.Epsilon), fmt.Sprintf("Scale: %t", n.Scale))
 	if n.ScaleOffset != 0 {
 		fields = append(fields, "ScaleOffset: "+fl(n.ScaleOffset))
 	}
 	fields = append(fields, fmt.Sprintf("Shift: %t", n.Shift))
+	if n.AffinePerRow {
+		fields = append(fields, "AffinePerRow: true")
+	}
 	if n.Residual {
 		fields = append(fields, "Residual: true", "Alpha: "+fl(n.Alpha), fmt.Sprintf("StoreSum: %t", n.StoreSum))
 	}

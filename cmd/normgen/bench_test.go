@@ -11,20 +11,26 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/normgen/normgen/benchkit"
+	"github.com/normgen/normgen/out/deepnorm"
 	"github.com/normgen/normgen/out/layernorm"
 	"github.com/normgen/normgen/out/rmsnorm"
+	"github.com/normgen/normgen/out/weightnorm"
 	"github.com/normgen/normgen/spec"
 )
 
-// tinySpec has a kernel of each kind of array: a DeepNorm-style LayerNorm
-// with the residual sum and the statistics; a Gemma RMSNorm with a residual,
-// no sum, its rstd, and AVX2 alone among its targets; and one that -h 256
-// leaves out.
+// tinySpec has a kernel of each kind of array and of each statistic: a
+// DeepNorm-style LayerNorm with the residual sum and the statistics; a
+// Gemma RMSNorm with a residual, no sum, its rstd, and AVX2 alone among its
+// targets; an L2 norm (WeightNorm's) with per-row gain and bias, a derived
+// DeepNorm alpha, the sum and its rstd; a folded BatchNorm (statistic none,
+// per-row gain and bias); the affine alone per element after a residual;
+// and one that -h 256 leaves out.
 const tinySpec = `version: 1
 package: tiny
 kernels:
@@ -41,6 +47,28 @@ kernels:
     residual: {alpha: 0.5}
     hidden: [256]
     targets: [avx2]
+  - name: WNRow
+    mean: false
+    statistic: l2
+    epsilon: 0
+    affine_per: row
+    shift: true
+    save_stats: true
+    residual: {deepnorm: {encoder_layers: 18}, store_sum: true}
+    hidden: [256]
+  - name: FoldedBN
+    mean: false
+    statistic: none
+    affine_per: row
+    scale_offset: 1
+    shift: true
+    hidden: [256]
+  - name: Affine
+    mean: false
+    statistic: none
+    shift: true
+    residual: {}
+    hidden: [256]
   - name: Plain
     mean: false
     scale: false
@@ -189,21 +217,30 @@ func TestBenchMain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ks) != 2 || !slices.Equal(ks[0].hidden, []int{256}) {
+	if len(ks) != 5 || !slices.Equal(ks[0].hidden, []int{256}) {
 		t.Fatalf("kernels: %+v", ks)
 	}
-	if got := strings.Join(ks[0].args, ", "); got != "a.Out[0], a.Out[1], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.Gamma, a.Beta" {
-		t.Errorf("AddLN args: %s", got)
+	for i, want := range []string{
+		"a.Out[0], a.Out[1], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.Gamma, a.Beta", // AddLN
+		"a.Out[0], a.Stats[0], a.In[0], a.In[1], a.Gamma",                               // GemmaRes
+		"a.Out[0], a.Out[1], a.Stats[0], a.In[0], a.In[1], a.Gain, a.Bias",              // WNRow: no mean
+		"a.Out[0], a.In[0], a.Gain, a.Bias",                                             // FoldedBN: no statistic
+		"a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta",                                   // Affine
+	} {
+		if got := strings.Join(ks[i].args, ", "); got != want {
+			t.Errorf("%s args: %s, want %s", ks[i].spec.Name, got, want)
+		}
 	}
-	if got := strings.Join(ks[1].args, ", "); got != "a.Out[0], a.Stats[0], a.In[0], a.In[1], a.Gamma" {
-		t.Errorf("GemmaRes args: %s", got)
+	// DeepNorm's alpha reaches the reference: (2*18)^(1/4).
+	if a := ks[2].norm.Alpha; math.Abs(a-math.Pow(36, 0.25)) > 1e-12 || ks[2].norm.Statistic != "l2" || !ks[2].norm.AffinePerRow {
+		t.Errorf("WNRow's norm: %+v", ks[2].norm)
 	}
 	all := func(string) bool { return true }
 	isas, skipped := benchISAs(ks, all)
 	if !slices.Equal(isas, []string{"avx512", "avx2", "neon", "purego"}) || skipped != nil {
 		t.Errorf("every ISA runnable: %v %v", isas, skipped)
 	}
-	isas, skipped = benchISAs(ks[1:], func(isa string) bool { return isa != "avx2" })
+	isas, skipped = benchISAs(ks[1:2], func(isa string) bool { return isa != "avx2" })
 	if !slices.Equal(isas, []string{"purego"}) || len(skipped) != 1 || !strings.Contains(skipped[0], "avx2") {
 		t.Errorf("GemmaRes without AVX2: %v %v", isas, skipped)
 	}
@@ -213,7 +250,8 @@ func TestBenchMain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pkgs) != 3 || !slices.Equal(pkgs[1].kernels, []string{"AddLN"}) || !slices.Equal(pkgs[2].kernels, []string{"AddLN", "GemmaRes"}) {
+	if len(pkgs) != 3 || !slices.Equal(pkgs[1].kernels, []string{"AddLN", "WNRow", "FoldedBN", "Affine"}) ||
+		!slices.Equal(pkgs[2].kernels, []string{"AddLN", "GemmaRes", "WNRow", "FoldedBN", "Affine"}) {
 		t.Fatalf("packages: %+v", pkgs)
 	}
 	if err := writeBenchProgram(dir, f, ks, pkgs, []string{"spec: tiny.yaml"}); err != nil {
@@ -223,11 +261,18 @@ func TestBenchMain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	alpha := strconv.FormatFloat(ks[2].norm.Alpha, 'g', -1, 64)
 	for _, want := range []string{
 		`{Name: "AddLN", Hidden: []int{256}, Norm: benchkit.Norm{Mean: true, Epsilon: 1e-05, Scale: true, Shift: true, Residual: true, Alpha: 2, StoreSum: true, SaveStats: true}},`,
 		`{Name: "GemmaRes", Hidden: []int{256}, Norm: benchkit.Norm{Mean: false, Epsilon: 1e-05, Scale: true, ScaleOffset: 1, Shift: false, Residual: true, Alpha: 0.5, StoreSum: false, SaveStats: true}},`,
+		`{Name: "WNRow", Hidden: []int{256}, Norm: benchkit.Norm{Mean: false, Statistic: "l2", Epsilon: 0, Scale: true, Shift: true, AffinePerRow: true, Residual: true, Alpha: ` + alpha + `, StoreSum: true, SaveStats: true}},`,
+		`{Name: "FoldedBN", Hidden: []int{256}, Norm: benchkit.Norm{Mean: false, Statistic: "none", Epsilon: 0, Scale: true, ScaleOffset: 1, Shift: true, AffinePerRow: true}},`,
+		`{Name: "Affine", Hidden: []int{256}, Norm: benchkit.Norm{Mean: false, Statistic: "none", Epsilon: 0, Scale: true, Shift: true, Residual: true, Alpha: 1, StoreSum: false}},`,
 		`nbneon.AddLN256(a.Out[0], a.Out[1], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.Gamma, a.Beta)`,
 		`benchkit.Key("GemmaRes", 256): func(a *benchkit.Args) { nbavx2.GemmaRes256(a.Out[0], a.Stats[0], a.In[0], a.In[1], a.Gamma) },`,
+		`nbpurego.WNRow256(a.Out[0], a.Out[1], a.Stats[0], a.In[0], a.In[1], a.Gain, a.Bias)`,
+		`nbavx2.FoldedBN256(a.Out[0], a.In[0], a.Gain, a.Bias)`,
+		`nbneon.Affine256(a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta)`,
 		`benchkit.Key("AddLN", 256): func(a *benchkit.Args) {`,
 		`"normgenbench/nbpurego"`,
 	} {
@@ -243,6 +288,9 @@ func TestBenchMain(t *testing.T) {
 		{"nbavx2/nbavx2.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
 		{"nbavx2/nbavx2.go", "func GemmaRes256(dst, rstd, x, f, gamma []float32)"},
 		{"nbneon/nbneon.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
+		{"nbpurego/nbpurego.go", "func WNRow256(dst, sum, rstd, x, f, gain, bias []float32)"},
+		{"nbavx2/nbavx2.go", "func FoldedBN256(dst, x, gain, bias []float32)"},
+		{"nbneon/nbneon.go", "func Affine256(dst, x, f, gamma, beta []float32)"},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, p.file))
 		if err != nil || !strings.Contains(string(b), p.want) {
@@ -288,41 +336,60 @@ func TestBenchXSysMatchesGoMod(t *testing.T) {
 }
 
 // The reference of every kernel of the built-in catalogue (LayerNorm,
-// AddLayerNorm, RMSNorm, Gemma's, AddRMSNorm), as bench derives it from the
-// spec, accepts the generated kernels in out/ on this machine.
+// AddLayerNorm, RMSNorm, Gemma's, AddRMSNorm, WeightNorm with its per-row
+// gain, DeepNorm with its derived alpha), as bench derives it from the
+// spec, accepts the generated kernels in out/ on this machine, called with
+// the arguments bench would pass.
 func TestBenchReferenceMatchesOut(t *testing.T) {
 	files, err := spec.Catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
-	funcs := map[string]benchkit.KernelFunc{
-		"LayerNorm": func(a *benchkit.Args) { layernorm.LayerNormAny(a.Out[0], a.In[0], a.Gamma, a.Beta, len(a.Gamma)) },
-		"AddLayerNorm": func(a *benchkit.Args) {
-			layernorm.AddLayerNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta, len(a.Gamma))
+	funcs := map[string]func(a *benchkit.Args, h int){
+		"LayerNorm": func(a *benchkit.Args, h int) { layernorm.LayerNormAny(a.Out[0], a.In[0], a.Gamma, a.Beta, h) },
+		"AddLayerNorm": func(a *benchkit.Args, h int) {
+			layernorm.AddLayerNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta, h)
 		},
-		"RMSNorm":      func(a *benchkit.Args) { rmsnorm.RMSNormAny(a.Out[0], a.In[0], a.Gamma, len(a.Gamma)) },
-		"GemmaRMSNorm": func(a *benchkit.Args) { rmsnorm.GemmaRMSNormAny(a.Out[0], a.In[0], a.Gamma, len(a.Gamma)) },
-		"AddRMSNorm": func(a *benchkit.Args) {
-			rmsnorm.AddRMSNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, len(a.Gamma))
+		"RMSNorm":      func(a *benchkit.Args, h int) { rmsnorm.RMSNormAny(a.Out[0], a.In[0], a.Gamma, h) },
+		"GemmaRMSNorm": func(a *benchkit.Args, h int) { rmsnorm.GemmaRMSNormAny(a.Out[0], a.In[0], a.Gamma, h) },
+		"AddRMSNorm": func(a *benchkit.Args, h int) {
+			rmsnorm.AddRMSNormAny(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, h)
 		},
+		"WeightNorm": func(a *benchkit.Args, h int) { weightnorm.WeightNormAny(a.Out[0], a.In[0], a.Gain, h) },
+		"DeepNorm":   func(a *benchkit.Args, h int) { deepnorm.DeepNormAny(a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta, h) },
+	}
+	// The arguments bench passes, for the ones above.
+	args := map[string]string{
+		"LayerNorm":    "a.Out[0], a.In[0], a.Gamma, a.Beta",
+		"AddLayerNorm": "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta",
+		"RMSNorm":      "a.Out[0], a.In[0], a.Gamma",
+		"GemmaRMSNorm": "a.Out[0], a.In[0], a.Gamma",
+		"AddRMSNorm":   "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma",
+		"WeightNorm":   "a.Out[0], a.In[0], a.Gain",
+		"DeepNorm":     "a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta",
 	}
 	var shapes []benchkit.Shape
 	impl := map[string]benchkit.KernelFunc{}
+	kernels := 0
 	for _, f := range files {
 		ks, err := benchKernels(f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range ks {
+			kernels++
 			fn, ok := funcs[k.spec.Name]
 			if !ok {
-				t.Errorf("no test for the catalogue's kernel %s", k.spec.Name)
+				t.Errorf("no test for the catalogue's kernel %s (%s)", k.spec.Name, f.Path)
 				continue
+			}
+			if got := strings.Join(k.args, ", "); got != args[k.spec.Name] {
+				t.Errorf("%s: bench passes (%s), the test (%s)", k.spec.Name, got, args[k.spec.Name])
 			}
 			h := k.hidden[0]
 			nk := benchkit.NormKernel{Name: k.spec.Name, Norm: k.norm, Hidden: []int{h}}
 			shapes = append(shapes, nk.Shapes(int64(4*3*h), 0)...)
-			impl[benchkit.Key(k.spec.Name, h)] = fn
+			impl[benchkit.Key(k.spec.Name, h)] = func(a *benchkit.Args) { fn(a, h) }
 		}
 	}
 	cfg := benchkit.Config{Budget: time.Millisecond, MinRounds: 1, MaxRounds: 2, Sample: time.Microsecond, LLCBytes: 1 << 20, Log: io.Discard, Seed: 1}
@@ -332,8 +399,8 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 			t.Errorf("%s: %s %s (max error %g)", sr.Shape, r.Status, r.Note, r.MaxErr)
 		}
 	}
-	if len(rep.Shapes) != len(funcs) {
-		t.Errorf("%d shapes for %d kernels", len(rep.Shapes), len(funcs))
+	if len(rep.Shapes) != kernels || kernels < len(funcs) {
+		t.Errorf("%d shapes for %d kernels of the catalogue, %d tested", len(rep.Shapes), kernels, len(funcs))
 	}
 }
 
@@ -341,7 +408,7 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 // and times the tiny spec's kernels (-quick), and prints the table.
 func TestBenchEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a benchmark (about 30 s)")
+		t.Skip("builds and runs a benchmark (about a minute)")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -388,7 +455,10 @@ func TestBenchEndToEnd(t *testing.T) {
 			rows = append(rows, line)
 		}
 	}
-	wantRows := []string{"| AddLN | 256 | L2 128 KiB |", "| AddLN | 256 | DRAM 32 MiB |", "| GemmaRes | 256 | L2 128 KiB |", "| GemmaRes | 256 | DRAM 32 MiB |"}
+	var wantRows []string
+	for _, k := range []string{"AddLN", "GemmaRes", "WNRow", "FoldedBN", "Affine"} {
+		wantRows = append(wantRows, "| "+k+" | 256 | L2 128 KiB |", "| "+k+" | 256 | DRAM 32 MiB |")
+	}
 	if len(rows) != len(wantRows) {
 		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(wantRows), table)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -151,24 +152,45 @@ func TestSpecFlag(t *testing.T) {
 	}
 }
 
+// With no -spec, normgen generates every package of the built-in
+// catalogue, whatever spec/*.yaml holds.
 func TestCatalogue(t *testing.T) {
 	useFake(t)
 	workdir(t)
+	cat, err := spec.Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed, pkgs []string
+	for _, f := range cat {
+		listed = append(listed, f.Package)
+	}
+	pkgs = slices.Sorted(slices.Values(listed))
+	if len(pkgs) < 2 || !slices.Contains(pkgs, "rmsnorm") {
+		t.Fatalf("the catalogue holds %v", pkgs)
+	}
 	if r := normgen(t, nil); r.status != 0 {
 		t.Fatalf("%+v", r)
 	}
-	if got := files(t, "out"); !reflect.DeepEqual(got, []string{"layernorm", "rmsnorm"}) {
-		t.Errorf("out holds %v", got)
+	if got := files(t, "out"); !reflect.DeepEqual(got, pkgs) {
+		t.Errorf("out holds %v, want %v", got, pkgs)
 	}
 	data, err := os.ReadFile("out/rmsnorm/rmsnorm.go")
 	if err != nil || !bytes.Contains(data, []byte(" from rmsnorm.yaml (sha256:")) {
 		t.Errorf("header: %q %v", data, err)
 	}
-	if r := normgen(t, nil, "check"); r.status != 0 || !strings.Contains(r.stdout, "out/rmsnorm: up to date") {
-		t.Errorf("check: %+v", r)
+	r := normgen(t, nil, "check")
+	for _, p := range pkgs {
+		if r.status != 0 || !strings.Contains(r.stdout, "out/"+p+": up to date") {
+			t.Errorf("check, package %s: %+v", p, r)
+		}
 	}
-	if r := normgen(t, nil, "-out", "gen"); r.status != 0 || len(files(t, "gen")) != 2 {
-		t.Errorf("-out gen: %+v", r)
+	if r := normgen(t, nil, "-out", "gen"); r.status != 0 || !reflect.DeepEqual(files(t, "gen"), pkgs) {
+		t.Errorf("-out gen: %+v, gen holds %v", r, files(t, "gen"))
+	}
+	// The help names the catalogue's packages.
+	if r := normgen(t, nil, "--help"); !strings.Contains(r.stdout, "("+strings.Join(listed, ", ")+")") {
+		t.Errorf("--help does not list the catalogue %v:\n%s", listed, r.stdout)
 	}
 }
 
