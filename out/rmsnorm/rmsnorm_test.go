@@ -516,16 +516,26 @@ func (k *kernel) cases() []sizeCase {
 	for _, h := range k.sizes {
 		out = append(out, sizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
 	}
-	for _, h := range append([]int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}, k.sizes...) {
+	tails := []int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}
+	if testing.Short() {
+		tails = []int{3, 17, 33} // a tail, a vector and a tail, several vectors and a tail
+	}
+	for _, h := range append(tails, k.sizes...) {
 		out = append(out, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
 	}
 	return out
 }
 
+// shortFamilies is the subset of families -short runs (under emulators):
+// ordinary data, a large offset, the float64 path, and exact constant rows.
+var shortFamilies = map[string]bool{"normal": true, "offset1e4": true, "1e30": true, "constant": true}
+
 // TestEquivalence runs every implementation on every family of inputs, at
 // row counts 0, 1, 2, 7 (and 300 for short rows), from unaligned starts, in
-// place (on the first family) and not, and checks the outputs against the float64 oracle, and
-// the margins around every array against stray writes.
+// place (on the first family) and not, and checks the outputs against the
+// float64 oracle, and the margins around every array against stray writes.
+// -short (for emulators) keeps every entry point and implementation but
+// fewer sizes, families and row counts.
 func TestEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Let the Parallel entry points split even the small inputs here.
@@ -543,7 +553,13 @@ func TestEquivalence(t *testing.T) {
 			if h <= 128 {
 				rowCounts = append(rowCounts, 300)
 			}
+			if testing.Short() {
+				rowCounts = []int{0, 3}
+			}
 			for fi, fam := range families {
+				if testing.Short() && !shortFamilies[fam.name] {
+					continue
+				}
 				for _, rows := range rowCounts {
 					for _, inPlace := range []bool{false, true} {
 						if inPlace && fi > 0 {
