@@ -13,38 +13,578 @@ TEXT ·avx512LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ beta+24(FP), BX
 	MOVQ rows+32(FP), SI
 
+	// blocks of 4 rows
+	CMPQ SI, $+4
+	JB   row
+
+rows:
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// s0 = x[row]
+	VMOVSS 3072(CX), X1
+
+	// s0 = x[row]
+	VMOVSS 6144(CX), X2
+
+	// s0 = x[row]
+	VMOVSS 9216(CX), X3
+
+	// loop 0, 4 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	XORQ         DI, DI
+
+bloop0:
+	VMOVUPS (CX)(DI*4), Z8
+	VMOVUPS 3072(CX)(DI*4), Z9
+	VMOVUPS 6144(CX)(DI*4), Z10
+	VMOVUPS 9216(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 64(CX)(DI*4), Z8
+	VMOVUPS 3136(CX)(DI*4), Z9
+	VMOVUPS 6208(CX)(DI*4), Z10
+	VMOVUPS 9280(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 128(CX)(DI*4), Z8
+	VMOVUPS 3200(CX)(DI*4), Z9
+	VMOVUPS 6272(CX)(DI*4), Z10
+	VMOVUPS 9344(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 192(CX)(DI*4), Z8
+	VMOVUPS 3264(CX)(DI*4), Z9
+	VMOVUPS 6336(CX)(DI*4), Z10
+	VMOVUPS 9408(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	ADDQ    $+64, DI
+	CMPQ    DI, $+768
+	JB      bloop0
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z8
+	VADDSS     X8, X6, X6
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z8
+	VADDSS     X8, X7, X7
+
+	// s2 = 1/768
+	MOVL  $0x3aaaaaab, DI
+	VMOVD DI, X8
+
+	// s3 = s1 mul s2
+	VMULSS X8, X4, X4
+
+	// s3 = s1 mul s2
+	VMULSS X8, X5, X5
+
+	// s3 = s1 mul s2
+	VMULSS X8, X6, X6
+
+	// s3 = s1 mul s2
+	VMULSS X8, X7, X7
+
+	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X6, Z6
+	VBROADCASTSS X7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	XORQ         DI, DI
+
+bloop1:
+	VMOVUPS     (CX)(DI*4), Z13
+	VMOVUPS     3072(CX)(DI*4), Z14
+	VMOVUPS     6144(CX)(DI*4), Z15
+	VMOVUPS     9216(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(CX)(DI*4), Z13
+	VMOVUPS     3136(CX)(DI*4), Z14
+	VMOVUPS     6208(CX)(DI*4), Z15
+	VMOVUPS     9280(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(CX)(DI*4), Z13
+	VMOVUPS     3200(CX)(DI*4), Z14
+	VMOVUPS     6272(CX)(DI*4), Z15
+	VMOVUPS     9344(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(CX)(DI*4), Z13
+	VMOVUPS     3264(CX)(DI*4), Z14
+	VMOVUPS     6336(CX)(DI*4), Z15
+	VMOVUPS     9408(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          bloop1
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
+
+	// s5 = s4 mul s2
+	VMULSS X8, X9, X9
+
+	// s5 = s4 mul s2
+	VMULSS X8, X10, X10
+
+	// s5 = s4 mul s2
+	VMULSS X8, X11, X11
+
+	// s5 = s4 mul s2
+	VMULSS X8, X12, X8
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X12
+
+	// s7 = s5 add s6
+	VADDSS X12, X9, X9
+
+	// s7 = s5 add s6
+	VADDSS X12, X10, X10
+
+	// s7 = s5 add s6
+	VADDSS X12, X11, X11
+
+	// s7 = s5 add s6
+	VADDSS X12, X8, X8
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X9
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X9, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X11
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X11, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
+	JA       row
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X12
+
+	// s9 = sqrt s7
+	VSQRTSS X9, X9, X9
+
+	// s9 = sqrt s7
+	VSQRTSS X10, X10, X10
+
+	// s9 = sqrt s7
+	VSQRTSS X11, X11, X11
+
+	// s9 = sqrt s7
+	VSQRTSS X8, X8, X8
+
+	// s10 = s8 div s9
+	VDIVSS X9, X12, X9
+
+	// s10 = s8 div s9
+	VDIVSS X10, X12, X10
+
+	// s10 = s8 div s9
+	VDIVSS X11, X12, X11
+
+	// s10 = s8 div s9
+	VDIVSS X8, X12, X8
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X9, Z9
+	XORQ         DI, DI
+
+b0loop2:
+	VMOVUPS     (CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z13
+	VMOVUPS     64(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z13
+	VMOVUPS     192(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b0loop2
+
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X1, Z0
+	VBROADCASTSS X5, Z1
+	VBROADCASTSS X10, Z4
+	XORQ         DI, DI
+
+b1loop2:
+	VMOVUPS     3072(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3072(AX)(DI*4)
+	VMOVUPS     3136(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z9
+	VMOVUPS     64(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3136(AX)(DI*4)
+	VMOVUPS     3200(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3200(AX)(DI*4)
+	VMOVUPS     3264(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z9
+	VMOVUPS     192(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3264(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b1loop2
+
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X2, Z0
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X11, Z2
+	XORQ         DI, DI
+
+b2loop2:
+	VMOVUPS     6144(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(DI*4), Z5
+	VMOVUPS     (DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6144(AX)(DI*4)
+	VMOVUPS     6208(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(BX)(DI*4), Z5
+	VMOVUPS     64(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6208(AX)(DI*4)
+	VMOVUPS     6272(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(BX)(DI*4), Z5
+	VMOVUPS     128(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6272(AX)(DI*4)
+	VMOVUPS     6336(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(BX)(DI*4), Z5
+	VMOVUPS     192(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6336(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b2loop2
+
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X3, Z0
+	VBROADCASTSS X7, Z1
+	VBROADCASTSS X8, Z2
+	XORQ         DI, DI
+
+b3loop2:
+	VMOVUPS     9216(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9216(AX)(DI*4)
+	VMOVUPS     9280(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9280(AX)(DI*4)
+	VMOVUPS     9344(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9344(AX)(DI*4)
+	VMOVUPS     9408(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9408(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b3loop2
+	ADDQ        $+12288, AX
+	ADDQ        $+12288, CX
+	SUBQ        $+4, SI
+	CMPQ        SI, $+4
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
+
 row:
 	// s0 = x[row]
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, DI
 	CMPQ    DI, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -63,38 +603,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -224,33 +764,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -269,41 +809,41 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -511,38 +1051,328 @@ TEXT ·avx2LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ beta+24(FP), BX
 	MOVQ rows+32(FP), SI
 
-row:
+	// blocks of 2 rows
+	CMPQ SI, $+2
+	JB   row
+
+rows:
 	// s0 = x[row]
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	// s0 = x[row]
+	VMOVSS 3072(CX), X1
+
+	// loop 0, 2 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
 
-loop0:
+bloop0:
 	VMOVUPS (CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS 3072(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
 	VMOVUPS 32(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS 3104(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
 	VMOVUPS 64(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS 3136(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
 	VMOVUPS 96(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS 3168(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, DI
+	CMPQ    DI, $+768
+	JB      bloop0
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y5, Y4, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s2 = 1/768
+	MOVL  $0x3aaaaaab, DI
+	VMOVD DI, X4
+
+	// s3 = s1 mul s2
+	VMULSS X4, X2, X2
+
+	// s3 = s1 mul s2
+	VMULSS X4, X3, X3
+
+	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         DI, DI
+
+bloop1:
+	VMOVUPS     (CX)(DI*4), Y9
+	VMOVUPS     3072(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     32(CX)(DI*4), Y9
+	VMOVUPS     3104(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     64(CX)(DI*4), Y9
+	VMOVUPS     3136(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     96(CX)(DI*4), Y9
+	VMOVUPS     3168(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          bloop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+
+	// s5 = s4 mul s2
+	VMULSS X4, X5, X5
+
+	// s5 = s4 mul s2
+	VMULSS X4, X6, X4
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X6
+
+	// s7 = s5 add s6
+	VADDSS X6, X5, X5
+
+	// s7 = s5 add s6
+	VADDSS X6, X4, X4
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X6
+	VUCOMISS X6, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X6
+	VUCOMISS X5, X6
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X6
+	VUCOMISS X6, X4
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X6
+	VUCOMISS X4, X6
+	JA       row
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X6
+
+	// s9 = sqrt s7
+	VSQRTSS X5, X5, X5
+
+	// s9 = sqrt s7
+	VSQRTSS X4, X4, X4
+
+	// s10 = s8 div s9
+	VDIVSS X5, X6, X5
+
+	// s10 = s8 div s9
+	VDIVSS X4, X6, X4
+
+	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X5, Y5
+	XORQ         DI, DI
+
+b0loop2:
+	VMOVUPS     (CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     (BX)(DI*4), Y7
+	VMOVUPS     (DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, (AX)(DI*4)
+	VMOVUPS     32(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 32(AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     64(BX)(DI*4), Y7
+	VMOVUPS     64(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 64(AX)(DI*4)
+	VMOVUPS     96(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 96(AX)(DI*4)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          b0loop2
+
+	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X1, Y0
+	VBROADCASTSS X3, Y1
+	VBROADCASTSS X4, Y2
+	XORQ         DI, DI
+
+b1loop2:
+	VMOVUPS     3072(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3072(AX)(DI*4)
+	VMOVUPS     3104(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3104(AX)(DI*4)
+	VMOVUPS     3136(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3136(AX)(DI*4)
+	VMOVUPS     3168(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3168(AX)(DI*4)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          b1loop2
+	ADDQ        $+6144, AX
+	ADDQ        $+6144, CX
+	SUBQ        $+2, SI
+	CMPQ        SI, $+2
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
+
+row:
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         DI, DI
+
+loop0:
+	VMOVUPS (CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, DI
 	CMPQ    DI, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -559,38 +1389,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -718,33 +1548,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+768
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -761,40 +1591,40 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1002,38 +1832,578 @@ TEXT ·avx512LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ beta+24(FP), BX
 	MOVQ rows+32(FP), SI
 
+	// blocks of 4 rows
+	CMPQ SI, $+4
+	JB   row
+
+rows:
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// s0 = x[row]
+	VMOVSS 4096(CX), X1
+
+	// s0 = x[row]
+	VMOVSS 8192(CX), X2
+
+	// s0 = x[row]
+	VMOVSS 12288(CX), X3
+
+	// loop 0, 4 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	XORQ         DI, DI
+
+bloop0:
+	VMOVUPS (CX)(DI*4), Z8
+	VMOVUPS 4096(CX)(DI*4), Z9
+	VMOVUPS 8192(CX)(DI*4), Z10
+	VMOVUPS 12288(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 64(CX)(DI*4), Z8
+	VMOVUPS 4160(CX)(DI*4), Z9
+	VMOVUPS 8256(CX)(DI*4), Z10
+	VMOVUPS 12352(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 128(CX)(DI*4), Z8
+	VMOVUPS 4224(CX)(DI*4), Z9
+	VMOVUPS 8320(CX)(DI*4), Z10
+	VMOVUPS 12416(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 192(CX)(DI*4), Z8
+	VMOVUPS 4288(CX)(DI*4), Z9
+	VMOVUPS 8384(CX)(DI*4), Z10
+	VMOVUPS 12480(CX)(DI*4), Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	ADDQ    $+64, DI
+	CMPQ    DI, $+1024
+	JB      bloop0
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z8
+	VADDSS     X8, X6, X6
+
+	// s1 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z8
+	VADDSS     X8, X7, X7
+
+	// s2 = 1/1024
+	MOVL  $0x3a800000, DI
+	VMOVD DI, X8
+
+	// s3 = s1 mul s2
+	VMULSS X8, X4, X4
+
+	// s3 = s1 mul s2
+	VMULSS X8, X5, X5
+
+	// s3 = s1 mul s2
+	VMULSS X8, X6, X6
+
+	// s3 = s1 mul s2
+	VMULSS X8, X7, X7
+
+	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X6, Z6
+	VBROADCASTSS X7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	XORQ         DI, DI
+
+bloop1:
+	VMOVUPS     (CX)(DI*4), Z13
+	VMOVUPS     4096(CX)(DI*4), Z14
+	VMOVUPS     8192(CX)(DI*4), Z15
+	VMOVUPS     12288(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(CX)(DI*4), Z13
+	VMOVUPS     4160(CX)(DI*4), Z14
+	VMOVUPS     8256(CX)(DI*4), Z15
+	VMOVUPS     12352(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(CX)(DI*4), Z13
+	VMOVUPS     4224(CX)(DI*4), Z14
+	VMOVUPS     8320(CX)(DI*4), Z15
+	VMOVUPS     12416(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(CX)(DI*4), Z13
+	VMOVUPS     4288(CX)(DI*4), Z14
+	VMOVUPS     8384(CX)(DI*4), Z15
+	VMOVUPS     12480(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          bloop1
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
+
+	// s4 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
+
+	// s5 = s4 mul s2
+	VMULSS X8, X9, X9
+
+	// s5 = s4 mul s2
+	VMULSS X8, X10, X10
+
+	// s5 = s4 mul s2
+	VMULSS X8, X11, X11
+
+	// s5 = s4 mul s2
+	VMULSS X8, X12, X8
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X12
+
+	// s7 = s5 add s6
+	VADDSS X12, X9, X9
+
+	// s7 = s5 add s6
+	VADDSS X12, X10, X10
+
+	// s7 = s5 add s6
+	VADDSS X12, X11, X11
+
+	// s7 = s5 add s6
+	VADDSS X12, X8, X8
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X9
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X9, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X11
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X11, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
+	JA       row
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X12
+
+	// s9 = sqrt s7
+	VSQRTSS X9, X9, X9
+
+	// s9 = sqrt s7
+	VSQRTSS X10, X10, X10
+
+	// s9 = sqrt s7
+	VSQRTSS X11, X11, X11
+
+	// s9 = sqrt s7
+	VSQRTSS X8, X8, X8
+
+	// s10 = s8 div s9
+	VDIVSS X9, X12, X9
+
+	// s10 = s8 div s9
+	VDIVSS X10, X12, X10
+
+	// s10 = s8 div s9
+	VDIVSS X11, X12, X11
+
+	// s10 = s8 div s9
+	VDIVSS X8, X12, X8
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X9, Z9
+	XORQ         DI, DI
+
+b0loop2:
+	VMOVUPS     (CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z13
+	VMOVUPS     64(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z13
+	VMOVUPS     192(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b0loop2
+
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X1, Z0
+	VBROADCASTSS X5, Z1
+	VBROADCASTSS X10, Z4
+	XORQ         DI, DI
+
+b1loop2:
+	VMOVUPS     4096(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 4096(AX)(DI*4)
+	VMOVUPS     4160(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z9
+	VMOVUPS     64(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 4160(AX)(DI*4)
+	VMOVUPS     4224(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 4224(AX)(DI*4)
+	VMOVUPS     4288(CX)(DI*4), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z9
+	VMOVUPS     192(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 4288(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b1loop2
+
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X2, Z0
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X11, Z2
+	XORQ         DI, DI
+
+b2loop2:
+	VMOVUPS     8192(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(DI*4), Z5
+	VMOVUPS     (DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 8192(AX)(DI*4)
+	VMOVUPS     8256(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(BX)(DI*4), Z5
+	VMOVUPS     64(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 8256(AX)(DI*4)
+	VMOVUPS     8320(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(BX)(DI*4), Z5
+	VMOVUPS     128(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 8320(AX)(DI*4)
+	VMOVUPS     8384(CX)(DI*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(BX)(DI*4), Z5
+	VMOVUPS     192(DX)(DI*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 8384(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b2loop2
+
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X3, Z0
+	VBROADCASTSS X7, Z1
+	VBROADCASTSS X8, Z2
+	XORQ         DI, DI
+
+b3loop2:
+	VMOVUPS     12288(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(DI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 12288(AX)(DI*4)
+	VMOVUPS     12352(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(DI*4), Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 12352(AX)(DI*4)
+	VMOVUPS     12416(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(DI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 12416(AX)(DI*4)
+	VMOVUPS     12480(CX)(DI*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(DI*4), Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 12480(AX)(DI*4)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b3loop2
+	ADDQ        $+16384, AX
+	ADDQ        $+16384, CX
+	SUBQ        $+4, SI
+	CMPQ        SI, $+4
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
+
 row:
 	// s0 = x[row]
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, DI
 	CMPQ    DI, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -1052,38 +2422,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -1213,33 +2583,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -1258,41 +2628,41 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -1500,38 +2870,328 @@ TEXT ·avx2LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ beta+24(FP), BX
 	MOVQ rows+32(FP), SI
 
-row:
+	// blocks of 2 rows
+	CMPQ SI, $+2
+	JB   row
+
+rows:
 	// s0 = x[row]
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	// s0 = x[row]
+	VMOVSS 4096(CX), X1
+
+	// loop 0, 2 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
 
-loop0:
+bloop0:
 	VMOVUPS (CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS 4096(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
 	VMOVUPS 32(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS 4128(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
 	VMOVUPS 64(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS 4160(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
 	VMOVUPS 96(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS 4192(CX)(DI*4), Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, DI
+	CMPQ    DI, $+1024
+	JB      bloop0
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s1 = sum of accumulator 0
+	VADDPS       Y5, Y4, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s2 = 1/1024
+	MOVL  $0x3a800000, DI
+	VMOVD DI, X4
+
+	// s3 = s1 mul s2
+	VMULSS X4, X2, X2
+
+	// s3 = s1 mul s2
+	VMULSS X4, X3, X3
+
+	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         DI, DI
+
+bloop1:
+	VMOVUPS     (CX)(DI*4), Y9
+	VMOVUPS     4096(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     32(CX)(DI*4), Y9
+	VMOVUPS     4128(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     64(CX)(DI*4), Y9
+	VMOVUPS     4160(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     96(CX)(DI*4), Y9
+	VMOVUPS     4192(CX)(DI*4), Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          bloop1
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s4 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+
+	// s5 = s4 mul s2
+	VMULSS X4, X5, X5
+
+	// s5 = s4 mul s2
+	VMULSS X4, X6, X4
+
+	// s6 = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X6
+
+	// s7 = s5 add s6
+	VADDSS X6, X5, X5
+
+	// s7 = s5 add s6
+	VADDSS X6, X4, X4
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X6
+	VUCOMISS X6, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X6
+	VUCOMISS X5, X6
+	JA       row
+
+	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X6
+	VUCOMISS X6, X4
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X6
+	VUCOMISS X4, X6
+	JA       row
+
+	// s8 = 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X6
+
+	// s9 = sqrt s7
+	VSQRTSS X5, X5, X5
+
+	// s9 = sqrt s7
+	VSQRTSS X4, X4, X4
+
+	// s10 = s8 div s9
+	VDIVSS X5, X6, X5
+
+	// s10 = s8 div s9
+	VDIVSS X4, X6, X4
+
+	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X5, Y5
+	XORQ         DI, DI
+
+b0loop2:
+	VMOVUPS     (CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     (BX)(DI*4), Y7
+	VMOVUPS     (DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, (AX)(DI*4)
+	VMOVUPS     32(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 32(AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     64(BX)(DI*4), Y7
+	VMOVUPS     64(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 64(AX)(DI*4)
+	VMOVUPS     96(CX)(DI*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 96(AX)(DI*4)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          b0loop2
+
+	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	VBROADCASTSS X1, Y0
+	VBROADCASTSS X3, Y1
+	VBROADCASTSS X4, Y2
+	XORQ         DI, DI
+
+b1loop2:
+	VMOVUPS     4096(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(DI*4), Y4
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 4096(AX)(DI*4)
+	VMOVUPS     4128(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(DI*4), Y4
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 4128(AX)(DI*4)
+	VMOVUPS     4160(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(DI*4), Y4
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 4160(AX)(DI*4)
+	VMOVUPS     4192(CX)(DI*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(DI*4), Y4
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 4192(AX)(DI*4)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          b1loop2
+	ADDQ        $+8192, AX
+	ADDQ        $+8192, CX
+	SUBQ        $+2, SI
+	CMPQ        SI, $+2
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
+
+row:
+	// s0 = x[row]
+	VMOVSS (CX), X0
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         DI, DI
+
+loop0:
+	VMOVUPS (CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, DI
 	CMPQ    DI, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -1548,38 +3208,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1707,33 +3367,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+1024
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -1750,40 +3410,40 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+1024
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1996,33 +3656,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, DI
 	CMPQ    DI, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -2041,38 +3701,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -2202,33 +3862,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -2247,41 +3907,41 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -2494,33 +4154,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, DI
 	CMPQ    DI, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -2537,38 +4197,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, DI
 	CMPQ        DI, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -2696,33 +4356,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -2739,40 +4399,40 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -2985,33 +4645,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(DI*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(DI*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, DI
 	CMPQ    DI, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -3030,38 +4690,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(DI*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(DI*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, DI
 	CMPQ        DI, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -3191,33 +4851,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R9*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -3236,41 +4896,41 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R9*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R9*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -3483,33 +5143,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
 
 loop0:
-	VMOVUPS (CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(DI*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, DI
 	CMPQ    DI, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -3526,38 +5186,38 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(DI*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, DI
 	CMPQ        DI, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -3685,33 +5345,33 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(CX)(R9*4), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y5, Y5
+	VMOVUPS (CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+8192
 	JB      loop0
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -3728,40 +5388,40 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R9*4), Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(CX)(R9*4), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+8192
 	JB          loop1
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -3981,29 +5641,29 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R8*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R8*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R8*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R8*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R8
 	CMPQ    R8, R9
 	JB      loop0
@@ -4015,9 +5675,9 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R8*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
+	VMOVUPS (CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R8
 	CMPQ    R8, R9
 	JB      loop0_vector
@@ -4025,14 +5685,14 @@ loop0_vector:
 loop0_tail:
 	TESTQ     $0x0000000f, DI
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R8*4), K1, Z6
-	VSUBPS    Z1, Z6, Z1
-	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS.Z (CX)(R8*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
 
 loop0_done:
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -4053,34 +5713,34 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R8*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R8*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R8*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R8*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R8*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R8*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R8*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop1
@@ -4092,10 +5752,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R8*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     (CX)(R8*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JB          loop1_vector
@@ -4103,15 +5763,15 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z9
-	VSUBPS      Z3, Z9, Z3
-	VSUBPS      Z4, Z3, Z3
-	VFMADD231PS Z3, Z3, K1, Z5
+	VMOVUPS.Z   (CX)(R8*4), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, K1, Z3
 
 loop1_done:
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4287,29 +5947,29 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R10*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(CX)(R10*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(CX)(R10*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(CX)(R10*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z5, Z5
+	VMOVUPS (CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	JB      loop0
@@ -4321,9 +5981,9 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R10*4), Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
+	VMOVUPS (CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
 	CMPQ    R10, R11
 	JB      loop0_vector
@@ -4331,14 +5991,14 @@ loop0_vector:
 loop0_tail:
 	TESTQ     $0x0000000f, DI
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R10*4), K1, Z6
-	VSUBPS    Z1, Z6, Z1
-	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS.Z (CX)(R10*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
 
 loop0_done:
 	// s1 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -4359,12 +6019,12 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
@@ -4374,22 +6034,22 @@ loop1:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  64(CX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(CX)(R10*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(CX)(R10*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(CX)(R10*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (CX)(R10*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(R10*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(CX)(R10*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(CX)(R10*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -4401,10 +6061,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     (CX)(R10*4), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -4412,15 +6072,15 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z9
-	VSUBPS      Z3, Z9, Z3
-	VSUBPS      Z4, Z3, Z3
-	VFMADD231PS Z3, Z3, K1, Z5
+	VMOVUPS.Z   (CX)(R10*4), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, K1, Z3
 
 loop1_done:
 	// s4 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4671,30 +6331,30 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       X6, X6, X6
+	VXORPS       X5, X5, X5
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R8*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(CX)(R8*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(CX)(R8*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(CX)(R8*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y5, Y5
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R8
 	CMPQ    R8, R9
 	JB      loop0
@@ -4706,9 +6366,9 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R8*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R8
 	CMPQ    R8, R9
 	JB      loop0_vector
@@ -4718,17 +6378,17 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R8*4), X7
-	VSUBSS X1, X7, X7
-	VADDSS X7, X6, X6
+	VMOVSS (CX)(R8*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
 	INCQ   R8
 	CMPQ   R8, DI
 	JB     loop0_element
 
 loop0_done:
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -4736,7 +6396,7 @@ loop0_done:
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X6, X1, X1
+	VADDSS       X5, X1, X1
 
 	// s2 = 1/h
 	MOVL       $0x3f800000, R8
@@ -4748,35 +6408,35 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       X9, X9, X9
+	VXORPS       X7, X7, X7
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(CX)(R8*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(CX)(R8*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(R8*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (CX)(R8*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     32(CX)(R8*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y4
+	VMOVUPS     64(CX)(R8*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y5
+	VMOVUPS     96(CX)(R8*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y6
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
 	JB          loop1
@@ -4788,10 +6448,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R8*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     (CX)(R8*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JB          loop1_vector
@@ -4801,18 +6461,18 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R8*4), X10
-	VSUBSS      X3, X10, X10
-	VSUBSS      X4, X10, X10
-	VFMADD231SS X10, X10, X9
+	VMOVSS      (CX)(R8*4), X8
+	VSUBSS      X0, X8, X8
+	VSUBSS      X1, X8, X8
+	VFMADD231SS X8, X8, X7
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop1_element
 
 loop1_done:
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -4820,7 +6480,7 @@ loop1_done:
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X9, X3, X3
+	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
 	VMULSS X2, X3, X2
@@ -4986,30 +6646,30 @@ row:
 	VMOVSS (CX), X0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       X6, X6, X6
+	VXORPS       X5, X5, X5
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (CX)(R10*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(CX)(R10*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(CX)(R10*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(CX)(R10*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y5, Y5
+	VMOVUPS (CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
 	CMPQ    R10, R11
 	JB      loop0
@@ -5021,9 +6681,9 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (CX)(R10*4), Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
+	VMOVUPS (CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
 	JB      loop0_vector
@@ -5033,17 +6693,17 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R10*4), X7
-	VSUBSS X1, X7, X7
-	VADDSS X7, X6, X6
+	VMOVSS (CX)(R10*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
 	INCQ   R10
 	CMPQ   R10, DI
 	JB     loop0_element
 
 loop0_done:
 	// s1 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -5051,7 +6711,7 @@ loop0_done:
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X6, X1, X1
+	VADDSS       X5, X1, X1
 
 	// s2 = 1/h
 	MOVL       $0x3f800000, R10
@@ -5063,13 +6723,13 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       X9, X9, X9
+	VXORPS       X7, X7, X7
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
@@ -5078,22 +6738,22 @@ loop0_done:
 loop1:
 	PREFETCHT1  (CX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(CX)(R10*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(CX)(R10*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(R10*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (CX)(R10*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     32(CX)(R10*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y4
+	VMOVUPS     64(CX)(R10*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y5
+	VMOVUPS     96(CX)(R10*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y6
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -5105,10 +6765,10 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     (CX)(R10*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -5118,18 +6778,18 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R10*4), X10
-	VSUBSS      X3, X10, X10
-	VSUBSS      X4, X10, X10
-	VFMADD231SS X10, X10, X9
+	VMOVSS      (CX)(R10*4), X8
+	VSUBSS      X0, X8, X8
+	VSUBSS      X1, X8, X8
+	VFMADD231SS X8, X8, X7
 	INCQ        R10
 	CMPQ        R10, DI
 	JB          loop1_element
 
 loop1_done:
 	// s4 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -5137,7 +6797,7 @@ loop1_done:
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X9, X3, X3
+	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
 	VMULSS X2, X3, X2
@@ -5382,6 +7042,684 @@ TEXT ·avx512AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
+	// blocks of 4 rows
+	CMPQ R8, $+4
+	JB   row
+
+rows:
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s0 = x[row]
+	VMOVSS 3072(DX), X1
+
+	// s0 = x[row]
+	VMOVSS 6144(DX), X2
+
+	// s0 = x[row]
+	VMOVSS 9216(DX), X3
+
+	// s1 = f[row]
+	VMOVSS (BX), X4
+
+	// s1 = f[row]
+	VMOVSS 3072(BX), X5
+
+	// s1 = f[row]
+	VMOVSS 6144(BX), X6
+
+	// s1 = f[row]
+	VMOVSS 9216(BX), X7
+
+	// s2 = s0 add s1
+	VADDSS X4, X0, X0
+
+	// s2 = s0 add s1
+	VADDSS X5, X1, X1
+
+	// s2 = s0 add s1
+	VADDSS X6, X2, X2
+
+	// s2 = s0 add s1
+	VADDSS X7, X3, X3
+
+	// loop 0, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	XORQ         R9, R9
+
+bloop0:
+	VMOVUPS (DX)(R9*4), Z8
+	VMOVUPS 3072(DX)(R9*4), Z9
+	VMOVUPS 6144(DX)(R9*4), Z10
+	VMOVUPS 9216(DX)(R9*4), Z11
+	VMOVUPS (BX)(R9*4), Z12
+	VMOVUPS 3072(BX)(R9*4), Z13
+	VMOVUPS 6144(BX)(R9*4), Z14
+	VMOVUPS 9216(BX)(R9*4), Z15
+	VADDPS  Z12, Z8, Z8
+	VADDPS  Z13, Z9, Z9
+	VADDPS  Z14, Z10, Z10
+	VADDPS  Z15, Z11, Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 64(DX)(R9*4), Z8
+	VMOVUPS 3136(DX)(R9*4), Z9
+	VMOVUPS 6208(DX)(R9*4), Z10
+	VMOVUPS 9280(DX)(R9*4), Z11
+	VMOVUPS 64(BX)(R9*4), Z12
+	VMOVUPS 3136(BX)(R9*4), Z13
+	VMOVUPS 6208(BX)(R9*4), Z14
+	VMOVUPS 9280(BX)(R9*4), Z15
+	VADDPS  Z12, Z8, Z8
+	VADDPS  Z13, Z9, Z9
+	VADDPS  Z14, Z10, Z10
+	VADDPS  Z15, Z11, Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 128(DX)(R9*4), Z8
+	VMOVUPS 3200(DX)(R9*4), Z9
+	VMOVUPS 6272(DX)(R9*4), Z10
+	VMOVUPS 9344(DX)(R9*4), Z11
+	VMOVUPS 128(BX)(R9*4), Z12
+	VMOVUPS 3200(BX)(R9*4), Z13
+	VMOVUPS 6272(BX)(R9*4), Z14
+	VMOVUPS 9344(BX)(R9*4), Z15
+	VADDPS  Z12, Z8, Z8
+	VADDPS  Z13, Z9, Z9
+	VADDPS  Z14, Z10, Z10
+	VADDPS  Z15, Z11, Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	VMOVUPS 192(DX)(R9*4), Z8
+	VMOVUPS 3264(DX)(R9*4), Z9
+	VMOVUPS 6336(DX)(R9*4), Z10
+	VMOVUPS 9408(DX)(R9*4), Z11
+	VMOVUPS 192(BX)(R9*4), Z12
+	VMOVUPS 3264(BX)(R9*4), Z13
+	VMOVUPS 6336(BX)(R9*4), Z14
+	VMOVUPS 9408(BX)(R9*4), Z15
+	VADDPS  Z12, Z8, Z8
+	VADDPS  Z13, Z9, Z9
+	VADDPS  Z14, Z10, Z10
+	VADDPS  Z15, Z11, Z11
+	VSUBPS  Z0, Z8, Z8
+	VSUBPS  Z1, Z9, Z9
+	VSUBPS  Z2, Z10, Z10
+	VSUBPS  Z3, Z11, Z11
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	VADDPS  Z10, Z6, Z6
+	VADDPS  Z11, Z7, Z7
+	ADDQ    $+64, R9
+	CMPQ    R9, $+768
+	JB      bloop0
+
+	// s3 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
+
+	// s3 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
+
+	// s3 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z8
+	VADDSS     X8, X6, X6
+
+	// s3 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z8
+	VADDSS     X8, X7, X7
+
+	// s4 = 1/768
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X8
+
+	// s5 = s3 mul s4
+	VMULSS X8, X4, X4
+
+	// s5 = s3 mul s4
+	VMULSS X8, X5, X5
+
+	// s5 = s3 mul s4
+	VMULSS X8, X6, X6
+
+	// s5 = s3 mul s4
+	VMULSS X8, X7, X7
+
+	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X6, Z6
+	VBROADCASTSS X7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	XORQ         R9, R9
+
+bloop1:
+	VMOVUPS     (DX)(R9*4), Z13
+	VMOVUPS     3072(DX)(R9*4), Z14
+	VMOVUPS     6144(DX)(R9*4), Z15
+	VMOVUPS     9216(DX)(R9*4), Z16
+	VMOVUPS     (BX)(R9*4), Z17
+	VMOVUPS     3072(BX)(R9*4), Z18
+	VMOVUPS     6144(BX)(R9*4), Z19
+	VMOVUPS     9216(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(DX)(R9*4), Z13
+	VMOVUPS     3136(DX)(R9*4), Z14
+	VMOVUPS     6208(DX)(R9*4), Z15
+	VMOVUPS     9280(DX)(R9*4), Z16
+	VMOVUPS     64(BX)(R9*4), Z17
+	VMOVUPS     3136(BX)(R9*4), Z18
+	VMOVUPS     6208(BX)(R9*4), Z19
+	VMOVUPS     9280(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(DX)(R9*4), Z13
+	VMOVUPS     3200(DX)(R9*4), Z14
+	VMOVUPS     6272(DX)(R9*4), Z15
+	VMOVUPS     9344(DX)(R9*4), Z16
+	VMOVUPS     128(BX)(R9*4), Z17
+	VMOVUPS     3200(BX)(R9*4), Z18
+	VMOVUPS     6272(BX)(R9*4), Z19
+	VMOVUPS     9344(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(DX)(R9*4), Z13
+	VMOVUPS     3264(DX)(R9*4), Z14
+	VMOVUPS     6336(DX)(R9*4), Z15
+	VMOVUPS     9408(DX)(R9*4), Z16
+	VMOVUPS     192(BX)(R9*4), Z17
+	VMOVUPS     3264(BX)(R9*4), Z18
+	VMOVUPS     6336(BX)(R9*4), Z19
+	VMOVUPS     9408(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VSUBPS      Z4, Z13, Z13
+	VSUBPS      Z5, Z14, Z14
+	VSUBPS      Z6, Z15, Z15
+	VSUBPS      Z7, Z16, Z16
+	VFMADD231PS Z13, Z13, Z9
+	VFMADD231PS Z14, Z14, Z10
+	VFMADD231PS Z15, Z15, Z11
+	VFMADD231PS Z16, Z16, Z12
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          bloop1
+
+	// s6 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
+
+	// s6 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
+
+	// s6 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
+
+	// s6 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
+
+	// s7 = s6 mul s4
+	VMULSS X8, X9, X9
+
+	// s7 = s6 mul s4
+	VMULSS X8, X10, X10
+
+	// s7 = s6 mul s4
+	VMULSS X8, X11, X11
+
+	// s7 = s6 mul s4
+	VMULSS X8, X12, X8
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X12
+
+	// s9 = s7 add s8
+	VADDSS X12, X9, X9
+
+	// s9 = s7 add s8
+	VADDSS X12, X10, X10
+
+	// s9 = s7 add s8
+	VADDSS X12, X11, X11
+
+	// s9 = s7 add s8
+	VADDSS X12, X8, X8
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X12
+	VUCOMISS X12, X9
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X12
+	VUCOMISS X9, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X12
+	VUCOMISS X12, X10
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X12
+	VUCOMISS X10, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X12
+	VUCOMISS X12, X11
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X12
+	VUCOMISS X11, X12
+	JA       row
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X12
+	VUCOMISS X12, X8
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X12
+	VUCOMISS X8, X12
+	JA       row
+
+	// s10 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X12
+
+	// s11 = sqrt s9
+	VSQRTSS X9, X9, X9
+
+	// s11 = sqrt s9
+	VSQRTSS X10, X10, X10
+
+	// s11 = sqrt s9
+	VSQRTSS X11, X11, X11
+
+	// s11 = sqrt s9
+	VSQRTSS X8, X8, X8
+
+	// s12 = s10 div s11
+	VDIVSS X9, X12, X9
+
+	// s12 = s10 div s11
+	VDIVSS X10, X12, X10
+
+	// s12 = s10 div s11
+	VDIVSS X11, X12, X11
+
+	// s12 = s10 div s11
+	VDIVSS X8, X12, X8
+
+	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X9, Z9
+	XORQ         R9, R9
+
+b0loop2:
+	VMOVUPS     (DX)(R9*4), Z12
+	VMOVUPS     (BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, (CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (DI)(R9*4), Z13
+	VMOVUPS     (SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(R9*4)
+	VMOVUPS     64(DX)(R9*4), Z12
+	VMOVUPS     64(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 64(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(DI)(R9*4), Z13
+	VMOVUPS     64(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(R9*4)
+	VMOVUPS     128(DX)(R9*4), Z12
+	VMOVUPS     128(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 128(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(DI)(R9*4), Z13
+	VMOVUPS     128(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(R9*4)
+	VMOVUPS     192(DX)(R9*4), Z12
+	VMOVUPS     192(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 192(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(DI)(R9*4), Z13
+	VMOVUPS     192(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          b0loop2
+
+	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X1, Z0
+	VBROADCASTSS X5, Z1
+	VBROADCASTSS X10, Z4
+	XORQ         R9, R9
+
+b1loop2:
+	VMOVUPS     3072(DX)(R9*4), Z5
+	VMOVUPS     3072(BX)(R9*4), Z9
+	VADDPS      Z9, Z5, Z5
+	VMOVUPS     Z5, 3072(CX)(R9*4)
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (DI)(R9*4), Z9
+	VMOVUPS     (SI)(R9*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3072(AX)(R9*4)
+	VMOVUPS     3136(DX)(R9*4), Z5
+	VMOVUPS     3136(BX)(R9*4), Z9
+	VADDPS      Z9, Z5, Z5
+	VMOVUPS     Z5, 3136(CX)(R9*4)
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(DI)(R9*4), Z9
+	VMOVUPS     64(SI)(R9*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3136(AX)(R9*4)
+	VMOVUPS     3200(DX)(R9*4), Z5
+	VMOVUPS     3200(BX)(R9*4), Z9
+	VADDPS      Z9, Z5, Z5
+	VMOVUPS     Z5, 3200(CX)(R9*4)
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(DI)(R9*4), Z9
+	VMOVUPS     128(SI)(R9*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3200(AX)(R9*4)
+	VMOVUPS     3264(DX)(R9*4), Z5
+	VMOVUPS     3264(BX)(R9*4), Z9
+	VADDPS      Z9, Z5, Z5
+	VMOVUPS     Z5, 3264(CX)(R9*4)
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(DI)(R9*4), Z9
+	VMOVUPS     192(SI)(R9*4), Z10
+	VFMADD231PS Z10, Z5, Z9
+	VMOVUPS     Z9, 3264(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          b1loop2
+
+	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X2, Z0
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X11, Z2
+	XORQ         R9, R9
+
+b2loop2:
+	VMOVUPS     6144(DX)(R9*4), Z4
+	VMOVUPS     6144(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 6144(CX)(R9*4)
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (DI)(R9*4), Z5
+	VMOVUPS     (SI)(R9*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6144(AX)(R9*4)
+	VMOVUPS     6208(DX)(R9*4), Z4
+	VMOVUPS     6208(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 6208(CX)(R9*4)
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DI)(R9*4), Z5
+	VMOVUPS     64(SI)(R9*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6208(AX)(R9*4)
+	VMOVUPS     6272(DX)(R9*4), Z4
+	VMOVUPS     6272(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 6272(CX)(R9*4)
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(DI)(R9*4), Z5
+	VMOVUPS     128(SI)(R9*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6272(AX)(R9*4)
+	VMOVUPS     6336(DX)(R9*4), Z4
+	VMOVUPS     6336(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 6336(CX)(R9*4)
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DI)(R9*4), Z5
+	VMOVUPS     192(SI)(R9*4), Z6
+	VFMADD231PS Z6, Z4, Z5
+	VMOVUPS     Z5, 6336(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          b2loop2
+
+	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X3, Z0
+	VBROADCASTSS X7, Z1
+	VBROADCASTSS X8, Z2
+	XORQ         R9, R9
+
+b3loop2:
+	VMOVUPS     9216(DX)(R9*4), Z3
+	VMOVUPS     9216(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 9216(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DI)(R9*4), Z4
+	VMOVUPS     (SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9216(AX)(R9*4)
+	VMOVUPS     9280(DX)(R9*4), Z3
+	VMOVUPS     9280(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 9280(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(DI)(R9*4), Z4
+	VMOVUPS     64(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9280(AX)(R9*4)
+	VMOVUPS     9344(DX)(R9*4), Z3
+	VMOVUPS     9344(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 9344(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DI)(R9*4), Z4
+	VMOVUPS     128(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9344(AX)(R9*4)
+	VMOVUPS     9408(DX)(R9*4), Z3
+	VMOVUPS     9408(BX)(R9*4), Z4
+	VADDPS      Z4, Z3, Z3
+	VMOVUPS     Z3, 9408(CX)(R9*4)
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(DI)(R9*4), Z4
+	VMOVUPS     192(SI)(R9*4), Z5
+	VFMADD231PS Z5, Z3, Z4
+	VMOVUPS     Z4, 9408(AX)(R9*4)
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          b3loop2
+	ADDQ        $+12288, AX
+	ADDQ        $+12288, CX
+	ADDQ        $+12288, DX
+	ADDQ        $+12288, BX
+	SUBQ        $+4, R8
+	CMPQ        R8, $+4
+	JAE         rows
+	TESTQ       R8, R8
+	JZ          done
+
 row:
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -5393,41 +7731,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (DX)(R9*4), Z6
-	VMOVUPS (BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R9*4), Z6
-	VMOVUPS 64(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R9*4), Z6
-	VMOVUPS 128(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R9*4), Z6
-	VMOVUPS 192(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R9*4), Z5
+	VMOVUPS (BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R9*4), Z5
+	VMOVUPS 64(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R9*4), Z5
+	VMOVUPS 128(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R9*4), Z5
+	VMOVUPS 192(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -5446,46 +7784,46 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z9
-	VMOVUPS     (BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R9*4), Z9
-	VMOVUPS     64(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R9*4), Z9
-	VMOVUPS     128(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R9*4), Z9
-	VMOVUPS     192(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R9*4), Z7
+	VMOVUPS     (BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R9*4), Z7
+	VMOVUPS     64(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R9*4), Z7
+	VMOVUPS     128(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R9*4), Z7
+	VMOVUPS     192(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -5641,41 +7979,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R11*4), Z6
-	VMOVUPS (BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R11*4), Z6
-	VMOVUPS 64(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R11*4), Z6
-	VMOVUPS 128(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R11*4), Z6
-	VMOVUPS 192(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R11*4), Z5
+	VMOVUPS (BX)(R11*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R11*4), Z5
+	VMOVUPS 64(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R11*4), Z5
+	VMOVUPS 128(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R11*4), Z5
+	VMOVUPS 192(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R11
 	CMPQ    R11, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -5694,12 +8032,12 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R11, R11
 
 loop1:
@@ -5708,37 +8046,37 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z9
-	VMOVUPS     (BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R11*4), Z9
-	VMOVUPS     64(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R11*4), Z9
-	VMOVUPS     128(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R11*4), Z9
-	VMOVUPS     192(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R11*4), Z7
+	VMOVUPS     (BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R11*4), Z7
+	VMOVUPS     64(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R11*4), Z7
+	VMOVUPS     128(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R11*4), Z7
+	VMOVUPS     192(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -5993,6 +8331,366 @@ TEXT ·avx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
+	// blocks of 2 rows
+	CMPQ R8, $+2
+	JB   row
+
+rows:
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s0 = x[row]
+	VMOVSS 3072(DX), X1
+
+	// s1 = f[row]
+	VMOVSS (BX), X2
+
+	// s1 = f[row]
+	VMOVSS 3072(BX), X3
+
+	// s2 = s0 add s1
+	VADDSS X2, X0, X0
+
+	// s2 = s0 add s1
+	VADDSS X3, X1, X1
+
+	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R9, R9
+
+bloop0:
+	VMOVUPS (DX)(R9*4), Y6
+	VMOVUPS 3072(DX)(R9*4), Y7
+	VMOVUPS (BX)(R9*4), Y8
+	VMOVUPS 3072(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 32(DX)(R9*4), Y6
+	VMOVUPS 3104(DX)(R9*4), Y7
+	VMOVUPS 32(BX)(R9*4), Y8
+	VMOVUPS 3104(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	VMOVUPS 64(DX)(R9*4), Y6
+	VMOVUPS 3136(DX)(R9*4), Y7
+	VMOVUPS 64(BX)(R9*4), Y8
+	VMOVUPS 3136(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(DX)(R9*4), Y6
+	VMOVUPS 3168(DX)(R9*4), Y7
+	VMOVUPS 96(BX)(R9*4), Y8
+	VMOVUPS 3168(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R9
+	CMPQ    R9, $+768
+	JB      bloop0
+
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = sum of accumulator 0
+	VADDPS       Y5, Y4, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s4 = 1/768
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X4
+
+	// s5 = s3 mul s4
+	VMULSS X4, X2, X2
+
+	// s5 = s3 mul s4
+	VMULSS X4, X3, X3
+
+	// loop 1, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	XORQ         R9, R9
+
+bloop1:
+	VMOVUPS     (DX)(R9*4), Y9
+	VMOVUPS     3072(DX)(R9*4), Y10
+	VMOVUPS     (BX)(R9*4), Y11
+	VMOVUPS     3072(BX)(R9*4), Y12
+	VADDPS      Y11, Y9, Y9
+	VADDPS      Y12, Y10, Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     32(DX)(R9*4), Y9
+	VMOVUPS     3104(DX)(R9*4), Y10
+	VMOVUPS     32(BX)(R9*4), Y11
+	VMOVUPS     3104(BX)(R9*4), Y12
+	VADDPS      Y11, Y9, Y9
+	VADDPS      Y12, Y10, Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     64(DX)(R9*4), Y9
+	VMOVUPS     3136(DX)(R9*4), Y10
+	VMOVUPS     64(BX)(R9*4), Y11
+	VMOVUPS     3136(BX)(R9*4), Y12
+	VADDPS      Y11, Y9, Y9
+	VADDPS      Y12, Y10, Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y5
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     96(DX)(R9*4), Y9
+	VMOVUPS     3168(DX)(R9*4), Y10
+	VMOVUPS     96(BX)(R9*4), Y11
+	VMOVUPS     3168(BX)(R9*4), Y12
+	VADDPS      Y11, Y9, Y9
+	VADDPS      Y12, Y10, Y10
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y1, Y10, Y10
+	VSUBPS      Y2, Y9, Y9
+	VSUBPS      Y3, Y10, Y10
+	VFMADD231PS Y9, Y9, Y6
+	VFMADD231PS Y10, Y10, Y8
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          bloop1
+
+	// s6 = sum of accumulator 1
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s6 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+
+	// s7 = s6 mul s4
+	VMULSS X4, X5, X5
+
+	// s7 = s6 mul s4
+	VMULSS X4, X6, X4
+
+	// s8 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X6
+
+	// s9 = s7 add s8
+	VADDSS X6, X5, X5
+
+	// s9 = s7 add s8
+	VADDSS X6, X4, X4
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X6
+	VUCOMISS X6, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X6
+	VUCOMISS X5, X6
+	JA       row
+
+	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X6
+	VUCOMISS X6, X4
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X6
+	VUCOMISS X4, X6
+	JA       row
+
+	// s10 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X6
+
+	// s11 = sqrt s9
+	VSQRTSS X5, X5, X5
+
+	// s11 = sqrt s9
+	VSQRTSS X4, X4, X4
+
+	// s12 = s10 div s11
+	VDIVSS X5, X6, X5
+
+	// s12 = s10 div s11
+	VDIVSS X4, X6, X4
+
+	// loop 2, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X5, Y5
+	XORQ         R9, R9
+
+b0loop2:
+	VMOVUPS     (DX)(R9*4), Y6
+	VMOVUPS     (BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, (CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     (DI)(R9*4), Y7
+	VMOVUPS     (SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, (AX)(R9*4)
+	VMOVUPS     32(DX)(R9*4), Y6
+	VMOVUPS     32(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 32(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     32(DI)(R9*4), Y7
+	VMOVUPS     32(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 32(AX)(R9*4)
+	VMOVUPS     64(DX)(R9*4), Y6
+	VMOVUPS     64(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 64(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     64(DI)(R9*4), Y7
+	VMOVUPS     64(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 64(AX)(R9*4)
+	VMOVUPS     96(DX)(R9*4), Y6
+	VMOVUPS     96(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 96(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     96(DI)(R9*4), Y7
+	VMOVUPS     96(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b0loop2
+
+	// loop 2, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X1, Y0
+	VBROADCASTSS X3, Y1
+	VBROADCASTSS X4, Y2
+	XORQ         R9, R9
+
+b1loop2:
+	VMOVUPS     3072(DX)(R9*4), Y3
+	VMOVUPS     3072(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3072(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R9*4), Y4
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3072(AX)(R9*4)
+	VMOVUPS     3104(DX)(R9*4), Y3
+	VMOVUPS     3104(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3104(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R9*4), Y4
+	VMOVUPS     32(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3104(AX)(R9*4)
+	VMOVUPS     3136(DX)(R9*4), Y3
+	VMOVUPS     3136(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3136(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R9*4), Y4
+	VMOVUPS     64(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3136(AX)(R9*4)
+	VMOVUPS     3168(DX)(R9*4), Y3
+	VMOVUPS     3168(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3168(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R9*4), Y4
+	VMOVUPS     96(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3168(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b1loop2
+	ADDQ        $+6144, AX
+	ADDQ        $+6144, CX
+	ADDQ        $+6144, DX
+	ADDQ        $+6144, BX
+	SUBQ        $+2, R8
+	CMPQ        R8, $+2
+	JAE         rows
+	TESTQ       R8, R8
+	JZ          done
+
 row:
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -6004,41 +8702,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (DX)(R9*4), Y6
-	VMOVUPS (BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R9*4), Y6
-	VMOVUPS 32(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R9*4), Y6
-	VMOVUPS 64(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R9*4), Y6
-	VMOVUPS 96(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS (DX)(R9*4), Y5
+	VMOVUPS (BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(DX)(R9*4), Y5
+	VMOVUPS 32(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(DX)(R9*4), Y5
+	VMOVUPS 64(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(DX)(R9*4), Y5
+	VMOVUPS 96(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -6055,46 +8753,46 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y9
-	VMOVUPS     (BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R9*4), Y9
-	VMOVUPS     32(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R9*4), Y9
-	VMOVUPS     64(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R9*4), Y9
-	VMOVUPS     96(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(DX)(R9*4), Y7
+	VMOVUPS     32(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(DX)(R9*4), Y7
+	VMOVUPS     64(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(DX)(R9*4), Y7
+	VMOVUPS     96(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -6248,41 +8946,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R11*4), Y6
-	VMOVUPS (BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R11*4), Y6
-	VMOVUPS 32(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R11*4), Y6
-	VMOVUPS 64(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R11*4), Y6
-	VMOVUPS 96(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS (DX)(R11*4), Y5
+	VMOVUPS (BX)(R11*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(DX)(R11*4), Y5
+	VMOVUPS 32(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(DX)(R11*4), Y5
+	VMOVUPS 64(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(DX)(R11*4), Y5
+	VMOVUPS 96(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R11
 	CMPQ    R11, $+768
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -6299,49 +8997,49 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y9
-	VMOVUPS     (BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R11*4), Y9
-	VMOVUPS     32(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R11*4), Y9
-	VMOVUPS     64(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R11*4), Y9
-	VMOVUPS     96(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(DX)(R11*4), Y7
+	VMOVUPS     32(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(DX)(R11*4), Y7
+	VMOVUPS     64(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(DX)(R11*4), Y7
+	VMOVUPS     96(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -6605,41 +9303,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (DX)(R9*4), Z6
-	VMOVUPS (BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R9*4), Z6
-	VMOVUPS 64(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R9*4), Z6
-	VMOVUPS 128(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R9*4), Z6
-	VMOVUPS 192(BX)(R9*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R9*4), Z5
+	VMOVUPS (BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R9*4), Z5
+	VMOVUPS 64(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R9*4), Z5
+	VMOVUPS 128(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R9*4), Z5
+	VMOVUPS 192(BX)(R9*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -6658,46 +9356,46 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z9
-	VMOVUPS     (BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R9*4), Z9
-	VMOVUPS     64(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R9*4), Z9
-	VMOVUPS     128(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R9*4), Z9
-	VMOVUPS     192(BX)(R9*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R9*4), Z7
+	VMOVUPS     (BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R9*4), Z7
+	VMOVUPS     64(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R9*4), Z7
+	VMOVUPS     128(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R9*4), Z7
+	VMOVUPS     192(BX)(R9*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -6853,41 +9551,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R11*4), Z6
-	VMOVUPS (BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R11*4), Z6
-	VMOVUPS 64(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R11*4), Z6
-	VMOVUPS 128(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R11*4), Z6
-	VMOVUPS 192(BX)(R11*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R11*4), Z5
+	VMOVUPS (BX)(R11*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R11*4), Z5
+	VMOVUPS 64(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R11*4), Z5
+	VMOVUPS 128(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R11*4), Z5
+	VMOVUPS 192(BX)(R11*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R11
 	CMPQ    R11, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -6906,12 +9604,12 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R11, R11
 
 loop1:
@@ -6920,37 +9618,37 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z9
-	VMOVUPS     (BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R11*4), Z9
-	VMOVUPS     64(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R11*4), Z9
-	VMOVUPS     128(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R11*4), Z9
-	VMOVUPS     192(BX)(R11*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R11*4), Z7
+	VMOVUPS     (BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R11*4), Z7
+	VMOVUPS     64(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R11*4), Z7
+	VMOVUPS     128(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R11*4), Z7
+	VMOVUPS     192(BX)(R11*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R11
 	CMPQ        R11, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -7216,41 +9914,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
 
 loop0:
-	VMOVUPS (DX)(R9*4), Y6
-	VMOVUPS (BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R9*4), Y6
-	VMOVUPS 32(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R9*4), Y6
-	VMOVUPS 64(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R9*4), Y6
-	VMOVUPS 96(BX)(R9*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS (DX)(R9*4), Y5
+	VMOVUPS (BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(DX)(R9*4), Y5
+	VMOVUPS 32(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(DX)(R9*4), Y5
+	VMOVUPS 64(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(DX)(R9*4), Y5
+	VMOVUPS 96(BX)(R9*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -7267,46 +9965,46 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y9
-	VMOVUPS     (BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R9*4), Y9
-	VMOVUPS     32(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R9*4), Y9
-	VMOVUPS     64(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R9*4), Y9
-	VMOVUPS     96(BX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(DX)(R9*4), Y7
+	VMOVUPS     32(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(DX)(R9*4), Y7
+	VMOVUPS     64(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(DX)(R9*4), Y7
+	VMOVUPS     96(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -7460,41 +10158,41 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
 
 loop0:
-	VMOVUPS (DX)(R11*4), Y6
-	VMOVUPS (BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(DX)(R11*4), Y6
-	VMOVUPS 32(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 64(DX)(R11*4), Y6
-	VMOVUPS 64(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 96(DX)(R11*4), Y6
-	VMOVUPS 96(BX)(R11*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
+	VMOVUPS (DX)(R11*4), Y5
+	VMOVUPS (BX)(R11*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 32(DX)(R11*4), Y5
+	VMOVUPS 32(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(DX)(R11*4), Y5
+	VMOVUPS 64(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 96(DX)(R11*4), Y5
+	VMOVUPS 96(BX)(R11*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VSUBPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R11
 	CMPQ    R11, $+4096
 	JB      loop0
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -7511,49 +10209,49 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y9
-	VMOVUPS     (BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(DX)(R11*4), Y9
-	VMOVUPS     32(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(DX)(R11*4), Y9
-	VMOVUPS     64(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(DX)(R11*4), Y9
-	VMOVUPS     96(BX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VSUBPS      Y4, Y9, Y9
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(DX)(R11*4), Y7
+	VMOVUPS     32(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     64(DX)(R11*4), Y7
+	VMOVUPS     64(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     96(DX)(R11*4), Y7
+	VMOVUPS     96(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
 	ADDQ        $+32, R11
 	CMPQ        R11, $+4096
 	JB          loop1
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -7824,37 +10522,37 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R10*4), Z6
-	VMOVUPS (BX)(R10*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R10*4), Z6
-	VMOVUPS 64(BX)(R10*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R10*4), Z6
-	VMOVUPS 128(BX)(R10*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R10*4), Z6
-	VMOVUPS 192(BX)(R10*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R10*4), Z5
+	VMOVUPS (BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R10*4), Z5
+	VMOVUPS 64(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R10*4), Z5
+	VMOVUPS 128(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R10*4), Z5
+	VMOVUPS 192(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	JB      loop0
@@ -7866,11 +10564,11 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R10*4), Z6
-	VMOVUPS (BX)(R10*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
+	VMOVUPS (DX)(R10*4), Z5
+	VMOVUPS (BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
 	CMPQ    R10, R11
 	JB      loop0_vector
@@ -7878,16 +10576,16 @@ loop0_vector:
 loop0_tail:
 	TESTQ     $0x0000000f, R9
 	JZ        loop0_done
-	VMOVUPS.Z (DX)(R10*4), K1, Z6
-	VMOVUPS.Z (BX)(R10*4), K1, Z7
-	VADDPS    Z7, Z6, Z6
-	VSUBPS    Z1, Z6, Z1
-	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS.Z (DX)(R10*4), K1, Z5
+	VMOVUPS.Z (BX)(R10*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
 
 loop0_done:
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -7908,42 +10606,42 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Z9
-	VMOVUPS     (BX)(R10*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R10*4), Z9
-	VMOVUPS     64(BX)(R10*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R10*4), Z9
-	VMOVUPS     128(BX)(R10*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R10*4), Z9
-	VMOVUPS     192(BX)(R10*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R10*4), Z7
+	VMOVUPS     (BX)(R10*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R10*4), Z7
+	VMOVUPS     64(BX)(R10*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R10*4), Z7
+	VMOVUPS     128(BX)(R10*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R10*4), Z7
+	VMOVUPS     192(BX)(R10*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -7955,12 +10653,12 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R10*4), Z9
-	VMOVUPS     (BX)(R10*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     (DX)(R10*4), Z7
+	VMOVUPS     (BX)(R10*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -7968,17 +10666,17 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z9
-	VMOVUPS.Z   (BX)(R10*4), K1, Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z3
-	VSUBPS      Z4, Z3, Z3
-	VFMADD231PS Z3, Z3, K1, Z5
+	VMOVUPS.Z   (DX)(R10*4), K1, Z7
+	VMOVUPS.Z   (BX)(R10*4), K1, Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, K1, Z3
 
 loop1_done:
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -8186,37 +10884,37 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Z1
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R12*4), Z6
-	VMOVUPS (BX)(R12*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 64(DX)(R12*4), Z6
-	VMOVUPS 64(BX)(R12*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 128(DX)(R12*4), Z6
-	VMOVUPS 128(BX)(R12*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	VMOVUPS 192(DX)(R12*4), Z6
-	VMOVUPS 192(BX)(R12*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
+	VMOVUPS (DX)(R12*4), Z5
+	VMOVUPS (BX)(R12*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R12*4), Z5
+	VMOVUPS 64(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R12*4), Z5
+	VMOVUPS 128(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R12*4), Z5
+	VMOVUPS 192(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R12
 	CMPQ    R12, R13
 	JB      loop0
@@ -8228,11 +10926,11 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R12*4), Z6
-	VMOVUPS (BX)(R12*4), Z7
-	VADDPS  Z7, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VADDPS  Z6, Z2, Z2
+	VMOVUPS (DX)(R12*4), Z5
+	VMOVUPS (BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R12
 	CMPQ    R12, R13
 	JB      loop0_vector
@@ -8240,16 +10938,16 @@ loop0_vector:
 loop0_tail:
 	TESTQ     $0x0000000f, R9
 	JZ        loop0_done
-	VMOVUPS.Z (DX)(R12*4), K1, Z6
-	VMOVUPS.Z (BX)(R12*4), K1, Z7
-	VADDPS    Z7, Z6, Z6
-	VSUBPS    Z1, Z6, Z1
-	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS.Z (DX)(R12*4), K1, Z5
+	VMOVUPS.Z (BX)(R12*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
 
 loop0_done:
 	// s3 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -8270,12 +10968,12 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Z3
-	VBROADCASTSS X1, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
@@ -8287,30 +10985,30 @@ loop1:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (DX)(R12*4), Z9
-	VMOVUPS     (BX)(R12*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
-	VMOVUPS     64(DX)(R12*4), Z9
-	VMOVUPS     64(BX)(R12*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z6
-	VMOVUPS     128(DX)(R12*4), Z9
-	VMOVUPS     128(BX)(R12*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z7
-	VMOVUPS     192(DX)(R12*4), Z9
-	VMOVUPS     192(BX)(R12*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z8
+	VMOVUPS     (DX)(R12*4), Z7
+	VMOVUPS     (BX)(R12*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(DX)(R12*4), Z7
+	VMOVUPS     64(BX)(R12*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     128(DX)(R12*4), Z7
+	VMOVUPS     128(BX)(R12*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z5
+	VMOVUPS     192(DX)(R12*4), Z7
+	VMOVUPS     192(BX)(R12*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z6
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -8322,12 +11020,12 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R12*4), Z9
-	VMOVUPS     (BX)(R12*4), Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VSUBPS      Z4, Z9, Z9
-	VFMADD231PS Z9, Z9, Z5
+	VMOVUPS     (DX)(R12*4), Z7
+	VMOVUPS     (BX)(R12*4), Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -8335,17 +11033,17 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R12*4), K1, Z9
-	VMOVUPS.Z   (BX)(R12*4), K1, Z10
-	VADDPS      Z10, Z9, Z9
-	VSUBPS      Z3, Z9, Z3
-	VSUBPS      Z4, Z3, Z3
-	VFMADD231PS Z3, Z3, K1, Z5
+	VMOVUPS.Z   (DX)(R12*4), K1, Z7
+	VMOVUPS.Z   (BX)(R12*4), K1, Z8
+	VADDPS      Z8, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z7, K1, Z3
 
 loop1_done:
 	// s6 = sum of accumulator 1
-	VADDPS     Z6, Z5, Z3
-	VADDPS     Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -8649,38 +11347,38 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       X6, X6, X6
+	VXORPS       X5, X5, X5
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R10*4), Y7
-	VMOVUPS (BX)(R10*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(DX)(R10*4), Y7
-	VMOVUPS 32(BX)(R10*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(DX)(R10*4), Y7
-	VMOVUPS 64(BX)(R10*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(DX)(R10*4), Y7
-	VMOVUPS 96(BX)(R10*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y5, Y5
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R10*4), Y6
+	VMOVUPS 32(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R10*4), Y6
+	VMOVUPS 64(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R10*4), Y6
+	VMOVUPS 96(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
 	CMPQ    R10, R11
 	JB      loop0
@@ -8692,11 +11390,11 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R10*4), Y7
-	VMOVUPS (BX)(R10*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
 	JB      loop0_vector
@@ -8706,19 +11404,19 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (DX)(R10*4), X7
-	VMOVSS (BX)(R10*4), X8
-	VADDSS X8, X7, X7
-	VSUBSS X1, X7, X7
+	VMOVSS (DX)(R10*4), X6
+	VMOVSS (BX)(R10*4), X7
 	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
 	INCQ   R10
 	CMPQ   R10, R9
 	JB     loop0_element
 
 loop0_done:
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -8726,7 +11424,7 @@ loop0_done:
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X6, X1, X1
+	VADDSS       X5, X1, X1
 
 	// s4 = 1/h
 	MOVL       $0x3f800000, R10
@@ -8738,43 +11436,43 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       X9, X9, X9
+	VXORPS       X7, X7, X7
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Y10
-	VMOVUPS     (BX)(R10*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(DX)(R10*4), Y10
-	VMOVUPS     32(BX)(R10*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(DX)(R10*4), Y10
-	VMOVUPS     64(BX)(R10*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(DX)(R10*4), Y10
-	VMOVUPS     96(BX)(R10*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (DX)(R10*4), Y8
+	VMOVUPS     (BX)(R10*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     32(DX)(R10*4), Y8
+	VMOVUPS     32(BX)(R10*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y4
+	VMOVUPS     64(DX)(R10*4), Y8
+	VMOVUPS     64(BX)(R10*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y5
+	VMOVUPS     96(DX)(R10*4), Y8
+	VMOVUPS     96(BX)(R10*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y6
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -8786,12 +11484,12 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R10*4), Y10
-	VMOVUPS     (BX)(R10*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     (DX)(R10*4), Y8
+	VMOVUPS     (BX)(R10*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -8801,20 +11499,20 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R10*4), X10
-	VMOVSS      (BX)(R10*4), X11
-	VADDSS      X11, X10, X10
-	VSUBSS      X3, X10, X10
-	VSUBSS      X4, X10, X10
-	VFMADD231SS X10, X10, X9
+	VMOVSS      (DX)(R10*4), X8
+	VMOVSS      (BX)(R10*4), X9
+	VADDSS      X9, X8, X8
+	VSUBSS      X0, X8, X8
+	VSUBSS      X1, X8, X8
+	VFMADD231SS X8, X8, X7
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1_element
 
 loop1_done:
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -8822,7 +11520,7 @@ loop1_done:
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X9, X3, X3
+	VADDSS       X7, X3, X3
 
 	// s7 = s6 mul s4
 	VMULSS X2, X3, X2
@@ -9020,38 +11718,38 @@ row:
 	VADDSS X1, X0, X0
 
 	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y1
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       X6, X6, X6
+	VXORPS       X5, X5, X5
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS (DX)(R12*4), Y7
-	VMOVUPS (BX)(R12*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 32(DX)(R12*4), Y7
-	VMOVUPS 32(BX)(R12*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 64(DX)(R12*4), Y7
-	VMOVUPS 64(BX)(R12*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(DX)(R12*4), Y7
-	VMOVUPS 96(BX)(R12*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y5, Y5
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R12*4), Y6
+	VMOVUPS 32(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R12*4), Y6
+	VMOVUPS 64(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R12*4), Y6
+	VMOVUPS 96(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R12
 	CMPQ    R12, R13
 	JB      loop0
@@ -9063,11 +11761,11 @@ loop0_vectors:
 	JAE  loop0_tail
 
 loop0_vector:
-	VMOVUPS (DX)(R12*4), Y7
-	VMOVUPS (BX)(R12*4), Y8
-	VADDPS  Y8, Y7, Y7
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y7, Y2, Y2
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R12
 	CMPQ    R12, R13
 	JB      loop0_vector
@@ -9077,19 +11775,19 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (DX)(R12*4), X7
-	VMOVSS (BX)(R12*4), X8
-	VADDSS X8, X7, X7
-	VSUBSS X1, X7, X7
+	VMOVSS (DX)(R12*4), X6
+	VMOVSS (BX)(R12*4), X7
 	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
 	INCQ   R12
 	CMPQ   R12, R9
 	JB     loop0_element
 
 loop0_done:
 	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y5, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -9097,7 +11795,7 @@ loop0_done:
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X6, X1, X1
+	VADDSS       X5, X1, X1
 
 	// s4 = 1/h
 	MOVL       $0x3f800000, R12
@@ -9109,13 +11807,13 @@ loop0_done:
 	VMULSS X2, X1, X1
 
 	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X1, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       X9, X9, X9
+	VXORPS       X7, X7, X7
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
@@ -9125,30 +11823,30 @@ loop1:
 	PREFETCHT1  (DX)(R11*1)
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (DX)(R12*4), Y10
-	VMOVUPS     (BX)(R12*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
-	VMOVUPS     32(DX)(R12*4), Y10
-	VMOVUPS     32(BX)(R12*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     64(DX)(R12*4), Y10
-	VMOVUPS     64(BX)(R12*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(DX)(R12*4), Y10
-	VMOVUPS     96(BX)(R12*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (DX)(R12*4), Y8
+	VMOVUPS     (BX)(R12*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     32(DX)(R12*4), Y8
+	VMOVUPS     32(BX)(R12*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y4
+	VMOVUPS     64(DX)(R12*4), Y8
+	VMOVUPS     64(BX)(R12*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y5
+	VMOVUPS     96(DX)(R12*4), Y8
+	VMOVUPS     96(BX)(R12*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y6
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -9160,12 +11858,12 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R12*4), Y10
-	VMOVUPS     (BX)(R12*4), Y11
-	VADDPS      Y11, Y10, Y10
-	VSUBPS      Y3, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VFMADD231PS Y10, Y10, Y5
+	VMOVUPS     (DX)(R12*4), Y8
+	VMOVUPS     (BX)(R12*4), Y9
+	VADDPS      Y9, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -9175,20 +11873,20 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R12*4), X10
-	VMOVSS      (BX)(R12*4), X11
-	VADDSS      X11, X10, X10
-	VSUBSS      X3, X10, X10
-	VSUBSS      X4, X10, X10
-	VFMADD231SS X10, X10, X9
+	VMOVSS      (DX)(R12*4), X8
+	VMOVSS      (BX)(R12*4), X9
+	VADDSS      X9, X8, X8
+	VSUBSS      X0, X8, X8
+	VSUBSS      X1, X8, X8
+	VFMADD231SS X8, X8, X7
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1_element
 
 loop1_done:
 	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y3
-	VADDPS       Y8, Y7, Y4
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -9196,7 +11894,7 @@ loop1_done:
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X9, X3, X3
+	VADDSS       X7, X3, X3
 
 	// s7 = s6 mul s4
 	VMULSS X2, X3, X2

@@ -12,6 +12,184 @@ TEXT ·avx512RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ gamma+16(FP), DX
 	MOVQ rows+24(FP), BX
 
+	// blocks of 2 rows
+	CMPQ BX, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Z4
+	VMOVUPS     8192(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     64(CX)(SI*4), Z4
+	VMOVUPS     8256(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     128(CX)(SI*4), Z4
+	VMOVUPS     8320(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(SI*4), Z4
+	VMOVUPS     8384(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS (DX)(SI*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 64(DX)(SI*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(AX)(SI*4)
+	VMOVUPS 128(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 128(DX)(SI*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 128(AX)(SI*4)
+	VMOVUPS 192(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 192(DX)(SI*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 192(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X1, Z0
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 8192(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (DX)(SI*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8192(AX)(SI*4)
+	VMOVUPS 8256(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 64(DX)(SI*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8256(AX)(SI*4)
+	VMOVUPS 8320(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 128(DX)(SI*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8320(AX)(SI*4)
+	VMOVUPS 8384(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 192(DX)(SI*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8384(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	SUBQ    $+2, BX
+	CMPQ    BX, $+2
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
+
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
@@ -343,6 +521,180 @@ TEXT ·avx2RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
 	MOVQ rows+24(FP), BX
+
+	// blocks of 2 rows
+	CMPQ BX, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Y4
+	VMOVUPS     8192(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     32(CX)(SI*4), Y4
+	VMOVUPS     8224(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     64(CX)(SI*4), Y4
+	VMOVUPS     8256(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y4
+	VMOVUPS     8288(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, SI
+	CMPQ        SI, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X0, Y0
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS (DX)(SI*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 32(DX)(SI*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 64(DX)(SI*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 96(DX)(SI*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 96(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	VBROADCASTSS X1, Y0
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 8192(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (DX)(SI*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8192(AX)(SI*4)
+	VMOVUPS 8224(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 32(DX)(SI*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8224(AX)(SI*4)
+	VMOVUPS 8256(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 64(DX)(SI*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8256(AX)(SI*4)
+	VMOVUPS 8288(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 96(DX)(SI*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8288(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	SUBQ    $+2, BX
+	CMPQ    BX, $+2
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -3592,6 +3944,198 @@ TEXT ·avx512GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ gamma+16(FP), DX
 	MOVQ rows+24(FP), BX
 
+	// blocks of 2 rows
+	CMPQ BX, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Z4
+	VMOVUPS     8192(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     64(CX)(SI*4), Z4
+	VMOVUPS     8256(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     128(CX)(SI*4), Z4
+	VMOVUPS     8320(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(SI*4), Z4
+	VMOVUPS     8384(CX)(SI*4), Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// s8 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z3
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS (DX)(SI*4), Z5
+	VADDPS  Z3, Z5, Z5
+	VMULPS  Z5, Z4, Z4
+	VMOVUPS Z4, (AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS 64(DX)(SI*4), Z5
+	VADDPS  Z3, Z5, Z5
+	VMULPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(AX)(SI*4)
+	VMOVUPS 128(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS 128(DX)(SI*4), Z5
+	VADDPS  Z3, Z5, Z5
+	VMULPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(AX)(SI*4)
+	VMOVUPS 192(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS 192(DX)(SI*4), Z5
+	VADDPS  Z3, Z5, Z5
+	VMULPS  Z5, Z4, Z4
+	VMOVUPS Z4, 192(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X1, Z0
+	VBROADCASTSS X2, Z1
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 8192(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS (DX)(SI*4), Z3
+	VADDPS  Z1, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 8192(AX)(SI*4)
+	VMOVUPS 8256(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 64(DX)(SI*4), Z3
+	VADDPS  Z1, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 8256(AX)(SI*4)
+	VMOVUPS 8320(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 128(DX)(SI*4), Z3
+	VADDPS  Z1, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 8320(AX)(SI*4)
+	VMOVUPS 8384(CX)(SI*4), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 192(DX)(SI*4), Z3
+	VADDPS  Z1, Z3, Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 8384(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	SUBQ    $+2, BX
+	CMPQ    BX, $+2
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
+
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
@@ -3951,6 +4495,194 @@ TEXT ·avx2GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
 	MOVQ rows+24(FP), BX
+
+	// blocks of 2 rows
+	CMPQ BX, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Y4
+	VMOVUPS     8192(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     32(CX)(SI*4), Y4
+	VMOVUPS     8224(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     64(CX)(SI*4), Y4
+	VMOVUPS     8256(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y4
+	VMOVUPS     8288(CX)(SI*4), Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, SI
+	CMPQ        SI, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// s8 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y3
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS (DX)(SI*4), Y5
+	VADDPS  Y3, Y5, Y5
+	VMULPS  Y5, Y4, Y4
+	VMOVUPS Y4, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS 32(DX)(SI*4), Y5
+	VADDPS  Y3, Y5, Y5
+	VMULPS  Y5, Y4, Y4
+	VMOVUPS Y4, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS 64(DX)(SI*4), Y5
+	VADDPS  Y3, Y5, Y5
+	VMULPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS 96(DX)(SI*4), Y5
+	VADDPS  Y3, Y5, Y5
+	VMULPS  Y5, Y4, Y4
+	VMOVUPS Y4, 96(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	VBROADCASTSS X1, Y0
+	VBROADCASTSS X2, Y1
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 8192(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS (DX)(SI*4), Y3
+	VADDPS  Y1, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 8192(AX)(SI*4)
+	VMOVUPS 8224(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 32(DX)(SI*4), Y3
+	VADDPS  Y1, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 8224(AX)(SI*4)
+	VMOVUPS 8256(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 64(DX)(SI*4), Y3
+	VADDPS  Y1, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 8256(AX)(SI*4)
+	VMOVUPS 8288(CX)(SI*4), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 96(DX)(SI*4), Y3
+	VADDPS  Y1, Y3, Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 8288(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	SUBQ    $+2, BX
+	CMPQ    BX, $+2
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -6026,6 +6758,226 @@ TEXT ·avx512AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ gamma+32(FP), SI
 	MOVQ rows+40(FP), DI
 
+	// blocks of 2 rows
+	CMPQ DI, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R8, R8
+
+bloop0:
+	VMOVUPS     (DX)(R8*4), Z4
+	VMOVUPS     8192(DX)(R8*4), Z5
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     8192(BX)(R8*4), Z7
+	VADDPS      Z6, Z4, Z4
+	VADDPS      Z7, Z5, Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     64(DX)(R8*4), Z4
+	VMOVUPS     8256(DX)(R8*4), Z5
+	VMOVUPS     64(BX)(R8*4), Z6
+	VMOVUPS     8256(BX)(R8*4), Z7
+	VADDPS      Z6, Z4, Z4
+	VADDPS      Z7, Z5, Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMOVUPS     8320(DX)(R8*4), Z5
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     8320(BX)(R8*4), Z7
+	VADDPS      Z6, Z4, Z4
+	VADDPS      Z7, Z5, Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(DX)(R8*4), Z4
+	VMOVUPS     8384(DX)(R8*4), Z5
+	VMOVUPS     192(BX)(R8*4), Z6
+	VMOVUPS     8384(BX)(R8*4), Z7
+	VADDPS      Z6, Z4, Z4
+	VADDPS      Z7, Z5, Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS     Z3, Z2, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// loop 1, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+b0loop1:
+	VMOVUPS (DX)(R8*4), Z2
+	VMOVUPS (BX)(R8*4), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, (CX)(R8*4)
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS (SI)(R8*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)(R8*4)
+	VMOVUPS 64(DX)(R8*4), Z2
+	VMOVUPS 64(BX)(R8*4), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*4)
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 64(SI)(R8*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(AX)(R8*4)
+	VMOVUPS 128(DX)(R8*4), Z2
+	VMOVUPS 128(BX)(R8*4), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 128(CX)(R8*4)
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 128(SI)(R8*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 128(AX)(R8*4)
+	VMOVUPS 192(DX)(R8*4), Z2
+	VMOVUPS 192(BX)(R8*4), Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 192(CX)(R8*4)
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS 192(SI)(R8*4), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS Z2, 192(AX)(R8*4)
+	ADDQ    $+64, R8
+	CMPQ    R8, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X1, Z0
+	XORQ         R8, R8
+
+b1loop1:
+	VMOVUPS 8192(DX)(R8*4), Z1
+	VMOVUPS 8192(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8192(CX)(R8*4)
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (SI)(R8*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8192(AX)(R8*4)
+	VMOVUPS 8256(DX)(R8*4), Z1
+	VMOVUPS 8256(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8256(CX)(R8*4)
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 64(SI)(R8*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8256(AX)(R8*4)
+	VMOVUPS 8320(DX)(R8*4), Z1
+	VMOVUPS 8320(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8320(CX)(R8*4)
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 128(SI)(R8*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8320(AX)(R8*4)
+	VMOVUPS 8384(DX)(R8*4), Z1
+	VMOVUPS 8384(BX)(R8*4), Z2
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8384(CX)(R8*4)
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS 192(SI)(R8*4), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS Z1, 8384(AX)(R8*4)
+	ADDQ    $+64, R8
+	CMPQ    R8, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	ADDQ    $+16384, DX
+	ADDQ    $+16384, BX
+	SUBQ    $+2, DI
+	CMPQ    DI, $+2
+	JAE     rows
+	TESTQ   DI, DI
+	JZ      done
+
 row:
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
 	VPXORD Z0, Z0, Z0
@@ -6444,6 +7396,222 @@ TEXT ·avx2AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ f+24(FP), BX
 	MOVQ gamma+32(FP), SI
 	MOVQ rows+40(FP), DI
+
+	// blocks of 2 rows
+	CMPQ DI, $+2
+	JB   row
+
+rows:
+	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+
+bloop0:
+	VMOVUPS     (DX)(R8*4), Y4
+	VMOVUPS     8192(DX)(R8*4), Y5
+	VMOVUPS     (BX)(R8*4), Y6
+	VMOVUPS     8192(BX)(R8*4), Y7
+	VADDPS      Y6, Y4, Y4
+	VADDPS      Y7, Y5, Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     32(DX)(R8*4), Y4
+	VMOVUPS     8224(DX)(R8*4), Y5
+	VMOVUPS     32(BX)(R8*4), Y6
+	VMOVUPS     8224(BX)(R8*4), Y7
+	VADDPS      Y6, Y4, Y4
+	VADDPS      Y7, Y5, Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     64(DX)(R8*4), Y4
+	VMOVUPS     8256(DX)(R8*4), Y5
+	VMOVUPS     64(BX)(R8*4), Y6
+	VMOVUPS     8256(BX)(R8*4), Y7
+	VADDPS      Y6, Y4, Y4
+	VADDPS      Y7, Y5, Y5
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R8*4), Y4
+	VMOVUPS     8288(DX)(R8*4), Y5
+	VMOVUPS     96(BX)(R8*4), Y6
+	VMOVUPS     8288(BX)(R8*4), Y7
+	VADDPS      Y6, Y4, Y4
+	VADDPS      Y7, Y5, Y5
+	VFMADD231PS Y4, Y4, Y1
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, $+2048
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// s0 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// s1 = 1/2048
+	MOVL  $0x3a000000, R8
+	VMOVD R8, X2
+
+	// s2 = s0 mul s1
+	VMULSS X2, X0, X0
+
+	// s2 = s0 mul s1
+	VMULSS X2, X1, X1
+
+	// s3 = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X2
+
+	// s4 = s2 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s2 add s3
+	VADDSS X2, X1, X1
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// s5 = 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X2
+
+	// s6 = sqrt s4
+	VSQRTSS X0, X0, X0
+
+	// s6 = sqrt s4
+	VSQRTSS X1, X1, X1
+
+	// s7 = s5 div s6
+	VDIVSS X0, X2, X0
+
+	// s7 = s5 div s6
+	VDIVSS X1, X2, X1
+
+	// loop 1, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+b0loop1:
+	VMOVUPS (DX)(R8*4), Y2
+	VMOVUPS (BX)(R8*4), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, (CX)(R8*4)
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS (SI)(R8*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, (AX)(R8*4)
+	VMOVUPS 32(DX)(R8*4), Y2
+	VMOVUPS 32(BX)(R8*4), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*4)
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 32(SI)(R8*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(AX)(R8*4)
+	VMOVUPS 64(DX)(R8*4), Y2
+	VMOVUPS 64(BX)(R8*4), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 64(CX)(R8*4)
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 64(SI)(R8*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 64(AX)(R8*4)
+	VMOVUPS 96(DX)(R8*4), Y2
+	VMOVUPS 96(BX)(R8*4), Y3
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 96(CX)(R8*4)
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 96(SI)(R8*4), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS Y2, 96(AX)(R8*4)
+	ADDQ    $+32, R8
+	CMPQ    R8, $+2048
+	JB      b0loop1
+
+	// loop 1, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	VBROADCASTSS X1, Y0
+	XORQ         R8, R8
+
+b1loop1:
+	VMOVUPS 8192(DX)(R8*4), Y1
+	VMOVUPS 8192(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8192(CX)(R8*4)
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (SI)(R8*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8192(AX)(R8*4)
+	VMOVUPS 8224(DX)(R8*4), Y1
+	VMOVUPS 8224(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8224(CX)(R8*4)
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 32(SI)(R8*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8224(AX)(R8*4)
+	VMOVUPS 8256(DX)(R8*4), Y1
+	VMOVUPS 8256(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8256(CX)(R8*4)
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 64(SI)(R8*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8256(AX)(R8*4)
+	VMOVUPS 8288(DX)(R8*4), Y1
+	VMOVUPS 8288(BX)(R8*4), Y2
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8288(CX)(R8*4)
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 96(SI)(R8*4), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, 8288(AX)(R8*4)
+	ADDQ    $+32, R8
+	CMPQ    R8, $+2048
+	JB      b1loop1
+	ADDQ    $+16384, AX
+	ADDQ    $+16384, CX
+	ADDQ    $+16384, DX
+	ADDQ    $+16384, BX
+	SUBQ    $+2, DI
+	CMPQ    DI, $+2
+	JAE     rows
+	TESTQ   DI, DI
+	JZ      done
 
 row:
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]

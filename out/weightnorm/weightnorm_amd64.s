@@ -12,6 +12,299 @@ TEXT ·avx512WeightNorm768(SB), NOSPLIT, $0-40
 	MOVQ gain+16(FP), DX
 	MOVQ rows+24(FP), BX
 
+	// blocks of 4 rows
+	CMPQ BX, $+4
+	JB   row
+
+rows:
+	// loop 0, 4 rows: v0=x acc0+=accmul[0 0]
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Z4
+	VMOVUPS     3072(CX)(SI*4), Z5
+	VMOVUPS     6144(CX)(SI*4), Z6
+	VMOVUPS     9216(CX)(SI*4), Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     64(CX)(SI*4), Z4
+	VMOVUPS     3136(CX)(SI*4), Z5
+	VMOVUPS     6208(CX)(SI*4), Z6
+	VMOVUPS     9280(CX)(SI*4), Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     128(CX)(SI*4), Z4
+	VMOVUPS     3200(CX)(SI*4), Z5
+	VMOVUPS     6272(CX)(SI*4), Z6
+	VMOVUPS     9344(CX)(SI*4), Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     192(CX)(SI*4), Z4
+	VMOVUPS     3264(CX)(SI*4), Z5
+	VMOVUPS     6336(CX)(SI*4), Z6
+	VMOVUPS     9408(CX)(SI*4), Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+768
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDSS     X4, X0, X0
+
+	// s0 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z1, Z1, Z4
+	VADDPS     Z4, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z4
+	VADDPS     Z4, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z4
+	VADDPS     Z4, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z4
+	VADDSS     X4, X1, X1
+
+	// s0 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z4
+	VADDSS     X4, X2, X2
+
+	// s0 = sum of accumulator 0
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// s1 = 0
+	MOVL  $0x00000000, SI
+	VMOVD SI, X4
+
+	// s2 = s0 add s1
+	VADDSS X4, X0, X0
+
+	// s2 = s0 add s1
+	VADDSS X4, X1, X1
+
+	// s2 = s0 add s1
+	VADDSS X4, X2, X2
+
+	// s2 = s0 add s1
+	VADDSS X4, X3, X3
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X0, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X1, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X2
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X2, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X3
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X3, X4
+	JA       row
+
+	// s3 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X4
+
+	// s4 = sqrt s2
+	VSQRTSS X0, X0, X0
+
+	// s4 = sqrt s2
+	VSQRTSS X1, X1, X1
+
+	// s4 = sqrt s2
+	VSQRTSS X2, X2, X2
+
+	// s4 = sqrt s2
+	VSQRTSS X3, X3, X3
+
+	// s5 = s3 div s4
+	VDIVSS X0, X4, X0
+
+	// s5 = s3 div s4
+	VDIVSS X1, X4, X1
+
+	// s5 = s3 div s4
+	VDIVSS X2, X4, X2
+
+	// s5 = s3 div s4
+	VDIVSS X3, X4, X3
+
+	// s6 = gain[row]
+	VMOVSS (DX), X4
+
+	// s6 = gain[row]
+	VMOVSS 4(DX), X5
+
+	// s6 = gain[row]
+	VMOVSS 8(DX), X6
+
+	// s6 = gain[row]
+	VMOVSS 12(DX), X7
+
+	// s7 = s5 mul s6
+	VMULSS X4, X0, X0
+
+	// s7 = s5 mul s6
+	VMULSS X5, X1, X1
+
+	// s7 = s5 mul s6
+	VMULSS X6, X2, X2
+
+	// s7 = s5 mul s6
+	VMULSS X7, X3, X3
+
+	// loop 1, row 0 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS Z4, (AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS Z4, 64(AX)(SI*4)
+	VMOVUPS 128(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS Z4, 128(AX)(SI*4)
+	VMOVUPS 192(CX)(SI*4), Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS Z4, 192(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+768
+	JB      b0loop1
+
+	// loop 1, row 1 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X1, Z0
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 3072(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 3072(AX)(SI*4)
+	VMOVUPS 3136(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 3136(AX)(SI*4)
+	VMOVUPS 3200(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 3200(AX)(SI*4)
+	VMOVUPS 3264(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 3264(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+768
+	JB      b1loop1
+
+	// loop 1, row 2 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X2, Z0
+	XORQ         SI, SI
+
+b2loop1:
+	VMOVUPS 6144(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 6144(AX)(SI*4)
+	VMOVUPS 6208(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 6208(AX)(SI*4)
+	VMOVUPS 6272(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 6272(AX)(SI*4)
+	VMOVUPS 6336(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 6336(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+768
+	JB      b2loop1
+
+	// loop 1, row 3 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X3, Z0
+	XORQ         SI, SI
+
+b3loop1:
+	VMOVUPS 9216(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 9216(AX)(SI*4)
+	VMOVUPS 9280(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 9280(AX)(SI*4)
+	VMOVUPS 9344(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 9344(AX)(SI*4)
+	VMOVUPS 9408(CX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 9408(AX)(SI*4)
+	ADDQ    $+64, SI
+	CMPQ    SI, $+768
+	JB      b3loop1
+	ADDQ    $+12288, AX
+	ADDQ    $+12288, CX
+	ADDQ    $0x10, DX
+	SUBQ    $+4, BX
+	CMPQ    BX, $+4
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
+
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
 	VPXORD Z0, Z0, Z0
@@ -309,6 +602,291 @@ TEXT ·avx2WeightNorm768(SB), NOSPLIT, $0-40
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
 	MOVQ rows+24(FP), BX
+
+	// blocks of 4 rows
+	CMPQ BX, $+4
+	JB   row
+
+rows:
+	// loop 0, 4 rows: v0=x acc0+=accmul[0 0]
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   SI, SI
+
+bloop0:
+	VMOVUPS     (CX)(SI*4), Y4
+	VMOVUPS     3072(CX)(SI*4), Y5
+	VMOVUPS     6144(CX)(SI*4), Y6
+	VMOVUPS     9216(CX)(SI*4), Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     32(CX)(SI*4), Y4
+	VMOVUPS     3104(CX)(SI*4), Y5
+	VMOVUPS     6176(CX)(SI*4), Y6
+	VMOVUPS     9248(CX)(SI*4), Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     64(CX)(SI*4), Y4
+	VMOVUPS     3136(CX)(SI*4), Y5
+	VMOVUPS     6208(CX)(SI*4), Y6
+	VMOVUPS     9280(CX)(SI*4), Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     96(CX)(SI*4), Y4
+	VMOVUPS     3168(CX)(SI*4), Y5
+	VMOVUPS     6240(CX)(SI*4), Y6
+	VMOVUPS     9312(CX)(SI*4), Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, SI
+	CMPQ        SI, $+768
+	JB          bloop0
+
+	// s0 = sum of accumulator 0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDSS       X4, X0, X0
+
+	// s0 = sum of accumulator 0
+	VEXTRACTF128 $0x01, Y1, X4
+	VADDPS       X4, X1, X1
+	VMOVHLPS     X1, X1, X4
+	VADDPS       X4, X1, X1
+	VMOVSHDUP    X1, X4
+	VADDSS       X4, X1, X1
+
+	// s0 = sum of accumulator 0
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X4, X2, X2
+	VMOVHLPS     X2, X2, X4
+	VADDPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VADDSS       X4, X2, X2
+
+	// s0 = sum of accumulator 0
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s1 = 0
+	MOVL  $0x00000000, SI
+	VMOVD SI, X4
+
+	// s2 = s0 add s1
+	VADDSS X4, X0, X0
+
+	// s2 = s0 add s1
+	VADDSS X4, X1, X1
+
+	// s2 = s0 add s1
+	VADDSS X4, X2, X2
+
+	// s2 = s0 add s1
+	VADDSS X4, X3, X3
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X0, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X1, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X2
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X2, X4
+	JA       row
+
+	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X3
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X4
+	VUCOMISS X3, X4
+	JA       row
+
+	// s3 = 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X4
+
+	// s4 = sqrt s2
+	VSQRTSS X0, X0, X0
+
+	// s4 = sqrt s2
+	VSQRTSS X1, X1, X1
+
+	// s4 = sqrt s2
+	VSQRTSS X2, X2, X2
+
+	// s4 = sqrt s2
+	VSQRTSS X3, X3, X3
+
+	// s5 = s3 div s4
+	VDIVSS X0, X4, X0
+
+	// s5 = s3 div s4
+	VDIVSS X1, X4, X1
+
+	// s5 = s3 div s4
+	VDIVSS X2, X4, X2
+
+	// s5 = s3 div s4
+	VDIVSS X3, X4, X3
+
+	// s6 = gain[row]
+	VMOVSS (DX), X4
+
+	// s6 = gain[row]
+	VMOVSS 4(DX), X5
+
+	// s6 = gain[row]
+	VMOVSS 8(DX), X6
+
+	// s6 = gain[row]
+	VMOVSS 12(DX), X7
+
+	// s7 = s5 mul s6
+	VMULSS X4, X0, X0
+
+	// s7 = s5 mul s6
+	VMULSS X5, X1, X1
+
+	// s7 = s5 mul s6
+	VMULSS X6, X2, X2
+
+	// s7 = s5 mul s6
+	VMULSS X7, X3, X3
+
+	// loop 1, row 0 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X0, Y0
+	XORQ         SI, SI
+
+b0loop1:
+	VMOVUPS (CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y4, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y4, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y4, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y4, 96(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+768
+	JB      b0loop1
+
+	// loop 1, row 1 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X1, Y0
+	XORQ         SI, SI
+
+b1loop1:
+	VMOVUPS 3072(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 3072(AX)(SI*4)
+	VMOVUPS 3104(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 3104(AX)(SI*4)
+	VMOVUPS 3136(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 3136(AX)(SI*4)
+	VMOVUPS 3168(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 3168(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+768
+	JB      b1loop1
+
+	// loop 1, row 2 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X2, Y0
+	XORQ         SI, SI
+
+b2loop1:
+	VMOVUPS 6144(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 6144(AX)(SI*4)
+	VMOVUPS 6176(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 6176(AX)(SI*4)
+	VMOVUPS 6208(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 6208(AX)(SI*4)
+	VMOVUPS 6240(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 6240(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+768
+	JB      b2loop1
+
+	// loop 1, row 3 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	VBROADCASTSS X3, Y0
+	XORQ         SI, SI
+
+b3loop1:
+	VMOVUPS 9216(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 9216(AX)(SI*4)
+	VMOVUPS 9248(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 9248(AX)(SI*4)
+	VMOVUPS 9280(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 9280(AX)(SI*4)
+	VMOVUPS 9312(CX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 9312(AX)(SI*4)
+	ADDQ    $+32, SI
+	CMPQ    SI, $+768
+	JB      b3loop1
+	ADDQ    $+12288, AX
+	ADDQ    $+12288, CX
+	ADDQ    $0x10, DX
+	SUBQ    $+4, BX
+	CMPQ    BX, $+4
+	JAE     rows
+	TESTQ   BX, BX
+	JZ      done
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]

@@ -53,12 +53,23 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 
 // compile lowers, allocates, checks and prints one function. Each function
 // gets its own avo file so errors name it and no state is shared.
+//
+// A function whose block loop needs more registers than the ISA has
+// (avo's allocator does not spill) is lowered again with half the rows
+// per block, down to single rows.
 func compile(f target.Func) ([]byte, error) {
-	fn, err := lower(f)
-	if err != nil {
-		return nil, err
+	maxBlock := 0 // planBlock's choice
+	for {
+		fn, block, err := lower(f, maxBlock)
+		if err != nil {
+			return nil, err
+		}
+		text, err := finish(fn, f.ISA)
+		if err == nil || block == 1 {
+			return text, err
+		}
+		maxBlock = block / 2
 	}
-	return finish(fn, f.ISA)
 }
 
 // finish runs avo's passes on fn, applies the register guard and returns

@@ -170,7 +170,8 @@ func TestRegisterGuardDirect(t *testing.T) {
 }
 
 // TestResidentRow checks that short AVX-512 rows are read once: x is
-// loaded by the first loop only, although all three loops use it.
+// loaded by the first loop only, although all three loops use it. It
+// counts the loads of the loop over single rows.
 func TestResidentRow(t *testing.T) {
 	ks := buildKernels(t)
 	for _, c := range []struct {
@@ -193,6 +194,9 @@ func TestResidentRow(t *testing.T) {
 		}
 		text := functions(src)[f.Name()]
 		xreg := regexp.MustCompile(`MOVQ\s+x\+\d+\(FP\), (\w+)`).FindStringSubmatch(text)
+		if _, single, ok := strings.Cut(text, "\nrow:\n"); ok {
+			text = single
+		}
 		if xreg == nil {
 			t.Fatalf("%s: no load of x", f.Name())
 		}
@@ -281,6 +285,46 @@ func TestNonTemporal(t *testing.T) {
 			if strings.Contains(plain, bad) {
 				t.Errorf("%s: has %s", twin.Name(), bad)
 			}
+		}
+	}
+}
+
+// TestRowBlocks checks how many rows the block loop sweeps together: up
+// to 4, within 16 KiB of each array, fewer when the registers do not
+// suffice, none for a run-time H, for NT functions or for rows kept in
+// registers. The loops that store go row by row.
+func TestRowBlocks(t *testing.T) {
+	ks := buildKernels(t)
+	for _, c := range []struct {
+		f     target.Func
+		block int
+	}{
+		{target.Func{Kernel: ks[0], H: 768, ISA: target.AVX512}, 4},
+		{target.Func{Kernel: ks[0], H: 768, ISA: target.AVX2}, 2}, // 4 rows' sums and splats need more than 16 registers
+		{target.Func{Kernel: ks[2], H: 768, ISA: target.AVX2}, 4},
+		{target.Func{Kernel: ks[2], H: 2048, ISA: target.AVX2}, 2},
+		{target.Func{Kernel: ks[0], H: 4096, ISA: target.AVX2}, 1},
+		{target.Func{Kernel: ks[0], H: 0, ISA: target.AVX2}, 1},
+		{target.Func{Kernel: ks[0], H: 768, ISA: target.AVX2, NT: true}, 1},
+		{target.Func{Kernel: ks[0], H: 64, ISA: target.AVX512}, 1}, // resident
+	} {
+		src, err := Generate(testHeader, []target.Func{c.f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := functions(src)[c.f.Name()]
+		got := 1
+		if m := regexp.MustCompile(`// blocks of (\d+) rows`).FindStringSubmatch(text); m != nil {
+			fmt.Sscan(m[1], &got)
+		}
+		if got != c.block {
+			t.Errorf("%s: blocks of %d rows, want %d", c.f.Name(), got, c.block)
+		}
+		// The storing loop (the last) goes row by row in a block.
+		storing := strings.Count(c.f.Kernel.Name, "Layer") + 1
+		if got > 1 && (strings.Contains(text, fmt.Sprintf("loop %d, %d rows", storing, got)) ||
+			!strings.Contains(text, fmt.Sprintf("loop %d, row %d of %d", storing, got-1, got))) {
+			t.Errorf("%s: the storing loop does not go row by row", c.f.Name())
 		}
 	}
 }

@@ -40,9 +40,10 @@ var testKernels = []spec.Kernel{
 	{Name: "Everything", Mean: true, Epsilon: 1e-5, Scale: true, ScaleOffset: 0.5, Shift: true, Residual: &spec.Residual{Alpha: 0.7, StoreSum: true}, SaveStats: true},
 }
 
-// testSizes adds 256, the longest row AVX-512 keeps in registers, to the
-// sizes of the brief.
-var testSizes = []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 256, 768, 4096}
+// testSizes adds 256, the longest row AVX-512 keeps in registers, and
+// 2048, swept in blocks of 2 rows (shorter rows: 4), to the sizes of the
+// brief.
+var testSizes = []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 256, 768, 2048, 4096}
 
 var testRows = []int{1, 2, 5}
 
@@ -269,8 +270,8 @@ func cases(funcs []target.Func) []byte {
 func caseData(k *ir.Kernel, h, rows int, inPlace bool) []byte {
 	r := rand.New(rand.NewPCG(uint64(h), uint64(rows)))
 	uniform := func(lo, hi float64) float32 { return float32(lo + (hi-lo)*r.Float64()) }
-	// Rows of a guarded kernel that trip its guards, or carry a NaN that
-	// must not: too large (x100), zero, NaN.
+	// Rows of a guarded kernel that trip its guards: too large (x100),
+	// zero, or with a NaN (its statistics are NaN, which trips a guard).
 	var large, zero, nan []int
 	if hasGuard(k) {
 		switch {

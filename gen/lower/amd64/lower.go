@@ -42,9 +42,20 @@ type lowering struct {
 	h    reg.GPVirtual   // row length when f.H == 0
 	tail reg.Register    // AVX-512 mask of the row's last partial vector, or nil
 
-	scal  []reg.Register    // scalar values, in XMM registers
-	accs  map[int]*accState // partial sums of each accumulator's latest loop
-	loops int               // loops lowered so far, for labels
+	scal []reg.Register    // scalar values of the current row, in XMM registers
+	accs map[int]*accState // partial sums of each accumulator's latest loop, current row
+
+	// Row blocks (block.go): block rows per trip of the block loop; while
+	// a body is lowered, row is the current row within it, rowScal and
+	// rowAccs hold each row's scalars and partial sums, abandon is where
+	// its guards jump, loopIdx counts its loops and bodies the bodies.
+	block   int
+	row     int
+	rowScal [][]reg.Register
+	rowAccs []map[int]*accState
+	abandon string
+	loopIdx int
+	bodies  int
 
 	// resident marks the arrays kept in registers from one loop of a row
 	// to the next (AVX-512, fixed H, whole row fits); rowRegs holds them
@@ -77,11 +88,13 @@ type accState struct {
 	sc    reg.Register   // scalar partial sum of an AVX2 element tail, or nil
 }
 
-// lower builds the avo function of f, with virtual registers.
-func lower(f target.Func) (*avoir.Function, error) {
+// lower builds the avo function of f, with virtual registers, with blocks
+// of at most maxBlock rows (0: no limit). It returns the rows per block
+// it chose.
+func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	l := &lowering{f: f, k: k, accs: map[int]*accState{}}
 	switch f.ISA {
@@ -90,38 +103,62 @@ func lower(f target.Func) (*avoir.Function, error) {
 	case target.AVX2:
 		l.lanes = 8
 	default:
-		return nil, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
+		return nil, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
 	if f.H < 0 || f.H > maxH {
-		return nil, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
+		return nil, 0, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
 	sig, err := gotypes.ParseSignature(f.AsmSignature())
 	if err != nil {
-		return nil, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
+		return nil, 0, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
 	}
 	fn := avoir.NewFunction(f.Name())
 	fn.Attributes = attr.NOSPLIT
 	fn.SetSignature(sig)
 	l.emitter = newEmitter(fn)
-	l.scal = make([]reg.Register, k.NumScalars)
 	if f.NT && !f.ISA.NonTemporal(f.H) {
-		return nil, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+		return nil, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 	}
 	l.planResident()
 	l.planStreaming()
 
+	l.planBlock(maxBlock)
+
 	l.prologue(sig)
 	l.ntPrologue()
-	// The row loop: rows >= 1 is the caller's guarantee. Row blocking
-	// (several rows per trip, gamma and beta read once) would wrap body.
+	if l.block > 1 {
+		l.blockLoop()
+	}
+	// The row loop: rows >= 1 is the caller's guarantee.
 	l.label("row")
 	l.startPrefetch()
-	l.body()
-	l.advance()
+	l.body(1, exitLabel)
+	l.advance(1)
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
 	l.epilogue(sig)
-	return fn, l.err
+	return fn, l.block, l.err
+}
+
+// blockLoop lowers the loop over blocks of l.block rows, which runs while
+// that many rows are left and hands the rest to the loop over single rows.
+// A guard that trips on any row of a block hands the whole block to the
+// single rows too, which do its rows again from the start: nothing before
+// the guards stores, so the rows before the abandoned one are completed
+// and the abandoned one is untouched.
+func (l *lowering) blockLoop() {
+	b := l.block
+	l.comment("blocks of %d rows", b)
+	l.I(x86.CMPQ(l.rows, imm32(b)))
+	l.I(x86.JB(operand.LabelRef("row")))
+	l.label("rows")
+	l.body(b, "row")
+	l.advance(b)
+	l.I(x86.SUBQ(imm32(b), l.rows))
+	l.I(x86.CMPQ(l.rows, imm32(b)))
+	l.I(x86.JAE(operand.LabelRef("rows")))
+	l.I(x86.TESTQ(l.rows, l.rows))
+	l.I(x86.JZ(operand.LabelRef(exitLabel)))
 }
 
 // exitLabel is where a guard that abandons a row jumps; the loop over the
@@ -233,32 +270,87 @@ func (l *lowering) prologue(sig *gotypes.Signature) {
 	l.tail = k
 }
 
-// body lowers the per-row program once; the row loop repeats it.
-func (l *lowering) body() {
+// body lowers the per-row program once for rows consecutive rows (more
+// than one only for a fixed H): each loop sweeps them all together, each
+// scalar statement is lowered for each row in turn, and a guard that
+// trips jumps to abandon.
+func (l *lowering) body(rows int, abandon string) {
 	l.rowRegs = map[int][]reg.Register{}
+	l.bodies++
+	l.loopIdx = 0
+	l.abandon = abandon
+	l.rowScal = make([][]reg.Register, rows)
+	l.rowAccs = make([]map[int]*accState, rows)
+	for r := range rows {
+		l.rowScal[r] = make([]reg.Register, l.k.NumScalars)
+		l.rowAccs[r] = map[int]*accState{}
+	}
+	uniform := l.uniformScalars()
 	for _, st := range l.k.Body {
 		switch st := st.(type) {
 		case *ir.Loop:
-			l.sweep(st)
+			l.sweep(st, rows)
 		case *ir.Scalar:
-			l.scalar(st)
+			for r := range rows {
+				l.row, l.scal, l.accs = r, l.rowScal[r], l.rowAccs[r]
+				if r > 0 && st.Dst >= 0 && uniform[st.Dst] {
+					l.scal[st.Dst] = l.rowScal[0][st.Dst]
+					continue
+				}
+				l.scalar(st)
+			}
 		}
 	}
+	l.row = 0
 }
 
-// advance moves every per-row pointer to the next row.
-func (l *lowering) advance() {
+// uniformScalars marks the scalars that are the same for every row
+// (constants, 1/H, and arithmetic on them): a block computes them once.
+func (l *lowering) uniformScalars() []bool {
+	u := make([]bool, l.k.NumScalars)
+	for _, st := range l.k.Body {
+		st, ok := st.(*ir.Scalar)
+		if !ok || st.Dst < 0 {
+			continue
+		}
+		switch st.Code {
+		case ir.SConst, ir.SInvLen:
+			u[st.Dst] = true
+		case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv, ir.SSqrt:
+			u[st.Dst] = true
+			for _, a := range st.Args {
+				u[st.Dst] = u[st.Dst] && u[a]
+			}
+		}
+	}
+	return u
+}
+
+// rowDisp is the byte offset of array a's values for row r of a block
+// from those of its first row.
+func (l *lowering) rowDisp(a, r int) int {
+	switch l.k.Arrays[a].Role {
+	case ir.RowIn, ir.RowOut:
+		return 4 * l.f.H * r
+	case ir.RowScalarIn, ir.RowScalarOut:
+		return 4 * r
+	}
+	return 0
+}
+
+// advance moves every per-row pointer on by rows rows.
+func (l *lowering) advance(rows int) {
 	for i, a := range l.k.Arrays {
 		p := l.ptr[i]
 		switch a.Role {
 		case ir.RowIn, ir.RowOut:
 			if l.f.H > 0 {
-				l.I(x86.ADDQ(imm32(4*l.f.H), p))
+				l.I(x86.ADDQ(imm32(4*l.f.H*rows), p))
 			} else {
 				l.I(x86.LEAQ(mem(p, l.h, 0), p))
 			}
 		case ir.RowScalarIn, ir.RowScalarOut:
-			l.I(x86.ADDQ(operand.U8(4), p))
+			l.I(x86.ADDQ(operand.U8(4*rows), p))
 		}
 	}
 }
@@ -301,10 +393,10 @@ func (l *lowering) scalar(st *ir.Scalar) {
 	case ir.SLoad:
 		l.comment("s%d = %s[row]", st.Dst, l.k.Arrays[st.Array].Name)
 		d = l.xmm()
-		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, 0), d))
+		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d))
 	case ir.SStore:
 		l.comment("%s[row] = s%d", l.k.Arrays[st.Array].Name, st.Args[0])
-		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, 0)))
+		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row))))
 		return
 	case ir.SGuard:
 		l.guard(st, arg(0))
@@ -326,21 +418,21 @@ func (l *lowering) guard(st *ir.Scalar, v reg.Register) {
 	nanChecked := false
 	if !math.IsInf(float64(st.Hi), 1) {
 		l.I(x86.VUCOMISS(l.constant(st.Hi), v)) // v > Hi
-		l.I(x86.JA(operand.LabelRef(exitLabel)))
-		l.I(x86.JPS(operand.LabelRef(exitLabel)))
+		l.I(x86.JA(operand.LabelRef(l.abandon)))
+		l.I(x86.JPS(operand.LabelRef(l.abandon)))
 		nanChecked = true
 	}
 	if !math.IsInf(float64(st.Lo), -1) {
 		l.I(x86.VUCOMISS(v, l.constant(st.Lo))) // Lo > v
-		l.I(x86.JA(operand.LabelRef(exitLabel)))
+		l.I(x86.JA(operand.LabelRef(l.abandon)))
 		if !nanChecked {
-			l.I(x86.JPS(operand.LabelRef(exitLabel)))
+			l.I(x86.JPS(operand.LabelRef(l.abandon)))
 			nanChecked = true
 		}
 	}
 	if !nanChecked {
 		l.I(x86.VUCOMISS(v, v)) // unordered only for NaN
-		l.I(x86.JPS(operand.LabelRef(exitLabel)))
+		l.I(x86.JPS(operand.LabelRef(l.abandon)))
 	}
 }
 

@@ -31,6 +31,7 @@ type slot struct {
 	disp int          // byte offset from base + idx*4
 	vec  int          // vector number within the row when known at generation time, else -1
 	acc  int          // which partial sum of each accumulator
+	row  int          // which row of a block
 }
 
 // sweepState is what every slot of one loop shares.
@@ -38,46 +39,81 @@ type sweepState struct {
 	n     int    // the loop's index among the kernel's loops
 	name  string // the start of its labels
 	nt    bool   // shifted, with streaming stores
+	first int    // the first row of the block it sweeps
+	rows  int    // rows swept together
 	loop  *ir.Loop
-	splat map[ir.S]reg.VecVirtual // scalars broadcast before the loop
-	last  []int                   // last op that reads each value
-	keep  []bool                  // values that must survive their last use in the slot
+	splat []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
+	last  []int                     // last op that reads each value
+	keep  []bool                    // values that must survive their last use in the slot
+}
+
+// shared reports whether value v is the same for every row of a block:
+// a load of a parameter, made once for all of them.
+func (sw *sweepState) shared(k *ir.Kernel, v ir.V) bool {
+	op := sw.loop.Ops[v]
+	return sw.rows > 1 && op.Code == ir.VLoad && k.Arrays[op.Array].Role == ir.Param
 }
 
 // sweep lowers one Loop over the whole row. A loop that stores
 // non-temporally is lowered twice: shifted to the outputs' alignment with
 // streaming stores, and plainly, for calls whose outputs cannot stream
 // (l.head < 0).
-func (l *lowering) sweep(loop *ir.Loop) {
-	n := l.loops
-	l.loops++
-	l.comment("loop %d: %s", n, describe(l.k, loop))
+func (l *lowering) sweep(loop *ir.Loop, rows int) {
+	n := l.loopIdx
+	l.loopIdx++
 	name := fmt.Sprintf("loop%d", n)
-	if !l.shifted(n) {
-		l.sweepAs(loop, n, name, false)
+	if rows > 1 {
+		// A block sweeps the rows together in the loops that only read
+		// (the statistics: more independent sums in flight, the rows'
+		// scalar code interleaved), and one by one in those that store
+		// (measured: streaming several rows' outputs at once is slower).
+		if l.stores(loop) {
+			for r := range rows {
+				l.comment("loop %d, row %d of %d: %s", n, r, rows, describe(l.k, loop))
+				l.sweepAs(loop, n, fmt.Sprintf("b%d", r)+name, false, r, 1)
+			}
+			return
+		}
+		l.comment("loop %d, %d rows: %s", n, rows, describe(l.k, loop))
+		l.sweepAs(loop, n, "b"+name, false, 0, rows)
 		return
 	}
+	l.comment("loop %d: %s", n, describe(l.k, loop))
+	if !l.shifted(n) {
+		l.sweepAs(loop, n, name, false, 0, 1)
+		return
+	}
+	// Either version may run: later statements read the scalars where
+	// they were before both.
+	scal := append([]reg.Register(nil), l.rowScal[0]...)
 	l.I(x86.TESTQ(l.head, l.head))
 	l.I(x86.JS(operand.LabelRef(name + "_plain")))
-	l.sweepAs(loop, n, name, true)
+	l.sweepAs(loop, n, name, true, 0, 1)
 	l.I(x86.JMP(operand.LabelRef(name + "_end")))
 	l.label(name + "_plain")
 	l.comment("loop %d without streaming stores", n)
-	l.sweepAs(loop, n, name+"p", false)
+	copy(l.rowScal[0], scal)
+	l.sweepAs(loop, n, name+"p", false, 0, 1)
 	l.label(name + "_end")
+	copy(l.rowScal[0], scal)
 }
 
-// sweepAs lowers loop n with labels starting with name, shifted with
-// streaming stores when nt is set.
-func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool) {
+// sweepAs lowers loop n for rows rows with labels starting with name,
+// shifted with streaming stores when nt is set.
+func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool, first, rows int) {
 	sw := &sweepState{
 		n:     n,
 		name:  name,
 		nt:    nt,
+		first: first,
+		rows:  rows,
 		loop:  loop,
-		splat: map[ir.S]reg.VecVirtual{},
+		splat: make([]map[ir.S]reg.VecVirtual, rows),
 		last:  make([]int, len(loop.Ops)),
 		keep:  make([]bool, len(loop.Ops)),
+	}
+	for r := range rows {
+		sw.splat[r] = map[ir.S]reg.VecVirtual{}
 	}
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
@@ -86,10 +122,16 @@ func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool) {
 		switch op.Code {
 		case ir.VSplat:
 			sw.keep[oi] = true
-			if _, ok := sw.splat[op.Scalar]; !ok {
-				r := l.vec()
-				l.I(x86.VBROADCASTSS(l.scal[op.Scalar], r))
-				sw.splat[op.Scalar] = r
+			for r := range rows {
+				if _, ok := sw.splat[r][op.Scalar]; !ok {
+					v := l.vec()
+					l.I(x86.VBROADCASTSS(l.rowScal[first+r][op.Scalar], v))
+					sw.splat[r][op.Scalar] = v
+					// The broadcast's low lane is the scalar: later
+					// statements read it there, so that the scalar's
+					// own register is free from here on.
+					l.rowScal[first+r][op.Scalar] = v.AsX()
+				}
 			}
 		case ir.VLoad:
 			sw.keep[oi] = l.isResident(op.Array)
@@ -119,7 +161,8 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 	if rem > 0 && l.avx512 {
 		nvec++
 	}
-	nacc := min(unroll, nvec)
+	// Partial sums: unroll in all, shared out among the rows of a block.
+	nacc := max(1, min(unroll, nvec)/sw.rows)
 	l.startAccs(sw, nacc, rem > 0 && !l.avx512)
 	start := 0
 	if l.resident == nil && nfull > 2*unroll {
@@ -130,7 +173,7 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 		l.label(top)
 		l.prefetch(sw.n)
 		for j := range unroll {
-			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j})
+			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j % nacc})
 		}
 		l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
 		l.I(x86.CMPQ(i, imm32(blocks*unroll*l.lanes)))
@@ -211,25 +254,28 @@ func (l *lowering) runtimeSweep(sw *sweepState) {
 // startAccs zeroes the partial sums of every accumulator the loop fills:
 // nacc vectors, plus a scalar for an element-by-element tail.
 func (l *lowering) startAccs(sw *sweepState, nacc int, scalarTail bool) {
-	for _, op := range sw.loop.Ops {
-		if op.Code != ir.VAcc && op.Code != ir.VAccMul {
-			continue
+	for r := range sw.rows {
+		accs := l.rowAccs[sw.first+r]
+		for _, op := range sw.loop.Ops {
+			if op.Code != ir.VAcc && op.Code != ir.VAccMul {
+				continue
+			}
+			if st, ok := accs[op.Acc]; ok && st.owner == sw {
+				continue
+			}
+			st := &accState{owner: sw}
+			for range nacc {
+				v := l.vec()
+				l.zero(v)
+				st.vec = append(st.vec, v)
+			}
+			if scalarTail {
+				x := l.xmm()
+				l.I(x86.VXORPS(x, x, x))
+				st.sc = x
+			}
+			accs[op.Acc] = st
 		}
-		if st, ok := l.accs[op.Acc]; ok && st.owner == sw {
-			continue
-		}
-		st := &accState{owner: sw}
-		for range nacc {
-			v := l.vec()
-			l.zero(v)
-			st.vec = append(st.vec, v)
-		}
-		if scalarTail {
-			x := l.xmm()
-			l.I(x86.VXORPS(x, x, x))
-			st.sc = x
-		}
-		l.accs[op.Acc] = st
 	}
 }
 
@@ -237,56 +283,73 @@ func (l *lowering) startAccs(sw *sweepState, nacc int, scalarTail bool) {
 // are virtual registers; the allocator reuses those of dead values.
 func (l *lowering) slot(sw *sweepState, s slot) {
 	ops := sw.loop.Ops
-	val := make([]reg.Register, len(ops))
+	vals := make([][]reg.Register, sw.rows)
+	for r := range vals {
+		vals[r] = make([]reg.Register, len(ops))
+	}
+	// Op by op, each op for every row of the block in turn: a parameter
+	// is loaded once for all of them.
 	for oi, op := range ops {
-		arg := func(j int) reg.Register { return val[op.Args[j]] }
-		switch op.Code {
-		case ir.VLoad:
-			if r := l.rowReg(op.Array, s); r != nil {
-				val[oi] = r
+		for r := range sw.rows {
+			s.row = sw.first + r
+			if r > 0 && sw.shared(l.k, ir.V(oi)) {
+				vals[r][oi] = vals[0][oi]
 				continue
 			}
-			d := l.value(s)
-			l.load(s, op.Array, d)
-			l.remember(op.Array, s, d)
-			val[oi] = d
-		case ir.VSplat:
-			r := sw.splat[op.Scalar]
-			if s.kind == single {
-				val[oi] = r.AsX()
-			} else {
-				val[oi] = r
-			}
-		case ir.VAdd, ir.VSub, ir.VMul:
-			d := l.value(s)
-			l.I(arith(op.Code, s.kind == single)(arg(1), arg(0), d))
-			val[oi] = d
-		case ir.VFMA:
-			val[oi] = l.fma(sw, s, oi, val)
-		case ir.VStore:
-			l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
-			l.remember(op.Array, s, arg(0))
-		case ir.VAcc:
-			st := l.accs[op.Acc]
-			switch s.kind {
-			case full:
-				l.I(x86.VADDPS(arg(0), st.vec[s.acc], st.vec[s.acc]))
-			case masked:
-				// Merge masking: lanes past the row end keep the sum.
-				l.I(x86.VADDPS(arg(0), st.vec[s.acc], l.tail, st.vec[s.acc]))
-			case single:
-				l.I(x86.VADDSS(arg(0), st.sc, st.sc))
-			}
-		case ir.VAccMul:
-			st := l.accs[op.Acc]
-			switch s.kind {
-			case full:
-				l.I(x86.VFMADD231PS(arg(1), arg(0), st.vec[s.acc]))
-			case masked:
-				l.I(x86.VFMADD231PS(arg(1), arg(0), l.tail, st.vec[s.acc]))
-			case single:
-				l.I(x86.VFMADD231SS(arg(1), arg(0), st.sc))
-			}
+			l.slotOp(sw, s, oi, op, vals[r])
+		}
+	}
+}
+
+// slotOp emits op oi of the loop body for the slot's row.
+func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg.Register) {
+	arg := func(j int) reg.Register { return val[op.Args[j]] }
+	switch op.Code {
+	case ir.VLoad:
+		if r := l.rowReg(op.Array, s); r != nil {
+			val[oi] = r
+			return
+		}
+		d := l.value(s)
+		l.load(s, op.Array, d)
+		l.remember(op.Array, s, d)
+		val[oi] = d
+	case ir.VSplat:
+		r := sw.splat[s.row-sw.first][op.Scalar]
+		if s.kind == single {
+			val[oi] = r.AsX()
+		} else {
+			val[oi] = r
+		}
+	case ir.VAdd, ir.VSub, ir.VMul:
+		d := l.value(s)
+		l.I(arith(op.Code, s.kind == single)(arg(1), arg(0), d))
+		val[oi] = d
+	case ir.VFMA:
+		val[oi] = l.fma(sw, s, oi, val)
+	case ir.VStore:
+		l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
+		l.remember(op.Array, s, arg(0))
+	case ir.VAcc:
+		st := l.rowAccs[s.row][op.Acc]
+		switch s.kind {
+		case full:
+			l.I(x86.VADDPS(arg(0), st.vec[s.acc], st.vec[s.acc]))
+		case masked:
+			// Merge masking: lanes past the row end keep the sum.
+			l.I(x86.VADDPS(arg(0), st.vec[s.acc], l.tail, st.vec[s.acc]))
+		case single:
+			l.I(x86.VADDSS(arg(0), st.sc, st.sc))
+		}
+	case ir.VAccMul:
+		st := l.rowAccs[s.row][op.Acc]
+		switch s.kind {
+		case full:
+			l.I(x86.VFMADD231PS(arg(1), arg(0), st.vec[s.acc]))
+		case masked:
+			l.I(x86.VFMADD231PS(arg(1), arg(0), l.tail, st.vec[s.acc]))
+		case single:
+			l.I(x86.VFMADD231SS(arg(1), arg(0), st.sc))
 		}
 	}
 }
@@ -297,6 +360,9 @@ func (l *lowering) fma(sw *sweepState, s slot, oi int, val []reg.Register) reg.R
 	op := sw.loop.Ops[oi]
 	dead := func(j int) bool {
 		v := op.Args[j]
+		if sw.shared(l.k, v) && s.row < sw.first+sw.rows-1 {
+			return false // the block's later rows use it too
+		}
 		return !sw.keep[v] && sw.last[v] == oi
 	}
 	x, y, z := val[op.Args[0]], val[op.Args[1]], val[op.Args[2]]
@@ -330,7 +396,7 @@ func (l *lowering) value(s slot) reg.Register {
 }
 
 func (l *lowering) addr(array int, s slot) operand.Mem {
-	return mem(l.ptr[array], s.idx, s.disp)
+	return mem(l.ptr[array], s.idx, s.disp+l.rowDisp(array, s.row))
 }
 
 // load reads the slot's elements of an array. The masked form zeroes the
@@ -519,4 +585,14 @@ func (l *lowering) shiftedSweep(sw *sweepState) {
 	jump(x86.JB, "_vector")
 	l.label(lbl("_tail"))
 	l.slot(sw, slot{kind: edgeTail, idx: last, vec: -1})
+}
+
+// stores reports whether the loop writes an array.
+func (l *lowering) stores(loop *ir.Loop) bool {
+	for _, op := range loop.Ops {
+		if op.Code == ir.VStore {
+			return true
+		}
+	}
+	return false
 }
