@@ -24,15 +24,19 @@ const prefetchAheadBytes = 4096
 // prefetch which arrays of the rows ahead.
 //
 // Stores: in an NT function, a store of a row output is non-temporal
-// when no later loop of the row reads that output back.
+// when no later loop of the row reads that output back and its loop does
+// not accumulate; such a loop is laid out shifted to the outputs'
+// alignment (shiftedSweep), and lowered a second time without streaming
+// for calls that cannot stream.
 //
-// Prefetch: the arrays the first loop reads from the row (x, f) are the
-// streams; the first loop waits on memory for them, and the later loops,
-// which find the row in cache, would leave memory idle. So the later loops
-// prefetch the next rows' streams, spread evenly over their block
-// iterations: l.pfLines lines of each stream per iteration, over up to
-// lanes/4 loops, so that a row's worth of lines is covered exactly and
-// never more.
+// Prefetch (NT functions only: measured, it slows L2-resident rows): the
+// arrays the first loop reads from the row (x, f) are the streams; the
+// first loop waits on memory for them, and the later loops, which find
+// the row in cache, would leave memory idle. So the later loops prefetch
+// the next rows' streams, spread evenly over their block iterations:
+// l.pfLines lines of each stream per iteration, over up to lanes/4 loops,
+// so that the lines prefetched per row are at most a row's worth (the
+// block iterations cover whole blocks of the row only).
 func (l *lowering) planStreaming() {
 	var loops []*ir.Loop
 	for _, st := range l.k.Body {
