@@ -136,7 +136,7 @@ func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
 	// outputs of target.NTMinBytes or more.
 	runCall := func(isa target.ISA) jen.Code {
 		fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
-		if !isa.NonTemporal(h) {
+		if !isa.NonTemporal(k.IR.Layout, h) {
 			return runOne(fn)
 		}
 		nt := fn

@@ -41,7 +41,7 @@ func (p *Package) Funcs(goarch string) []target.Func {
 			for _, isa := range k.ISAs {
 				if isa.GOARCH() == goarch {
 					out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa})
-					if isa.NonTemporal(h) {
+					if isa.NonTemporal(k.IR.Layout, h) {
 						out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
 					}
 				}

@@ -90,7 +90,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 			var fns []target.Func
 			for _, isa := range isas {
 				fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa})
-				if isa.NonTemporal(h) {
+				if isa.NonTemporal(k.IR.Layout, h) {
 					fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
 				}
 			}

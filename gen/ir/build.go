@@ -12,6 +12,9 @@ func NewBuilder(name, doc string) *Builder {
 	return &Builder{k: &Kernel{Name: name, Doc: doc}}
 }
 
+// SetLayout sets where the kernel's rows lie (Rows unless set).
+func (b *Builder) SetLayout(l Layout) { b.k.Layout = l }
+
 // Array declares the next parameter and returns its index.
 func (b *Builder) Array(name string, role Role, doc string) int {
 	b.k.Arrays = append(b.k.Arrays, Array{Name: name, Role: role, Doc: doc})
@@ -63,7 +66,8 @@ func (b *Builder) LoadRow(array int) S {
 	return s
 }
 
-// StoreRow writes v as the current row's value of a RowScalarOut array.
+// StoreRow writes v as the current row's value of a RowScalarOut or
+// RowScalarInOut array.
 func (b *Builder) StoreRow(array int, v S) {
 	b.k.Body = append(b.k.Body, &Scalar{Code: SStore, Dst: -1, Args: []S{v}, Array: array})
 }
@@ -183,11 +187,11 @@ func Check(k *Kernel) error {
 					return fail("statement %d: sum of accumulator %d before any loop filled it", si, st.Acc)
 				}
 			case SLoad:
-				if !arrayOK(st.Array, RowScalarIn, RowIn) {
+				if !arrayOK(st.Array, RowScalarIn, RowScalarInOut, RowIn) {
 					return fail("statement %d: row load from array %d, which is not a per-row scalar input or a row input", si, st.Array)
 				}
 			case SStore:
-				if !arrayOK(st.Array, RowScalarOut) {
+				if !arrayOK(st.Array, RowScalarOut, RowScalarInOut) {
 					return fail("statement %d: row store to array %d, which is not a per-row scalar output", si, st.Array)
 				}
 				stored = true

@@ -11,6 +11,14 @@ import "math"
 // for parameters, rows for per-row scalars. It returns the number of rows
 // completed: rows, or the index of the first row a guard abandoned.
 func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
+	return EvalShape(k, Shape{H: h}, rows, arrays)
+}
+
+// EvalShape is Eval for a kernel of any Layout: shape says where each
+// row's elements lie (see Layout), and the arrays are indexed accordingly.
+// Per-row scalars of row r are at index r in every layout.
+func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
+	h := shape.Len(k.Layout)
 	scalars := make([]float32, k.NumScalars)
 	accs := make([]float32, k.NumAccs)
 	vals := []float32{}
@@ -18,11 +26,11 @@ func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
 		at := func(array, i int) *float32 {
 			switch k.Arrays[array].Role {
 			case Param:
-				return &arrays[array][i]
-			case RowScalarIn, RowScalarOut:
+				return &arrays[array][shape.ParamIndex(k.Layout, r, i)]
+			case RowScalarIn, RowScalarOut, RowScalarInOut:
 				return &arrays[array][r]
 			}
-			return &arrays[array][r*h+i]
+			return &arrays[array][shape.Index(k.Layout, r, i)]
 		}
 		for _, st := range k.Body {
 			switch st := st.(type) {

@@ -24,6 +24,9 @@ const (
 	RowScalarIn
 	// RowScalarOut holds one value per row (saved mean, saved rstd).
 	RowScalarOut
+	// RowScalarInOut holds one value per row that is read (SLoad) and then
+	// overwritten (SStore): BatchNorm's running statistics.
+	RowScalarInOut
 )
 
 func (r Role) String() string {
@@ -38,15 +41,95 @@ func (r Role) String() string {
 		return "per-row scalar input"
 	case RowScalarOut:
 		return "per-row scalar output"
+	case RowScalarInOut:
+		return "per-row scalar input and output"
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
 }
 
 // Written reports whether the kernel stores into arrays of this role.
-func (r Role) Written() bool { return r == RowOut || r == RowScalarOut }
+func (r Role) Written() bool { return r == RowOut || r == RowScalarOut || r == RowScalarInOut }
+
+// Read reports whether the kernel reads arrays of this role.
+func (r Role) Read() bool { return r != RowScalarOut }
 
 // PerRow reports whether arrays of this role have one value per row rather than H.
-func (r Role) PerRow() bool { return r == RowScalarIn || r == RowScalarOut }
+func (r Role) PerRow() bool { return r == RowScalarIn || r == RowScalarOut || r == RowScalarInOut }
+
+// Layout says where a row's elements lie in memory, and so how a backend
+// sweeps them. The per-row program is the same in every layout: a lowering
+// maps "element i of row r" and "the current row's scalar" to addresses.
+type Layout int
+
+const (
+	// Rows: row r's element i is at r*H + i (contiguous rows). Param arrays
+	// hold element i's value.
+	Rows Layout = iota
+	// Columns: row r's element i is at i*Stride + r: the rows are the
+	// columns of a matrix of H lines of Stride values, such as the C
+	// channels at each spatial position of one [C, L] image (ConvNeXt's
+	// channels-first LayerNorm). Vector lowerings put one row in each lane
+	// and keep every scalar of the program as a vector of per-row values;
+	// Param arrays hold element i's value (one per line), broadcast.
+	Columns
+	// Segments: a row is Segs segments of SegLen contiguous values; row r's
+	// element i is at r*RowStride + (i/SegLen)*SegStride + i%SegLen, and the
+	// row has Segs*SegLen elements (BatchNorm's channel c over N images of
+	// L positions: RowStride L, SegStride C*L; GroupNorm's group over its
+	// channels' positions: SegStride SegLen). Param arrays hold one value
+	// per segment, row r's segment k at r*Segs + k, broadcast over the
+	// segment.
+	Segments
+)
+
+func (l Layout) String() string {
+	switch l {
+	case Rows:
+		return "rows"
+	case Columns:
+		return "columns"
+	case Segments:
+		return "segments"
+	}
+	return fmt.Sprintf("Layout(%d)", int(l))
+}
+
+// Shape is the extent of one call: how long its rows are and where their
+// elements lie. Which fields count depends on the kernel's Layout.
+type Shape struct {
+	H      int // Rows, Columns: elements per row
+	Stride int // Columns: values per matrix line (>= the rows of the call)
+
+	Segs, SegLen         int // Segments: segments per row, values per segment
+	SegStride, RowStride int // Segments: offsets between segments of a row, and between rows
+}
+
+// Len is the number of elements of each row: H, or Segs*SegLen.
+func (s Shape) Len(l Layout) int {
+	if l == Segments {
+		return s.Segs * s.SegLen
+	}
+	return s.H
+}
+
+// Index is the offset of row r's element i in a row array.
+func (s Shape) Index(l Layout, r, i int) int {
+	switch l {
+	case Columns:
+		return i*s.Stride + r
+	case Segments:
+		return r*s.RowStride + (i/s.SegLen)*s.SegStride + i%s.SegLen
+	}
+	return r*s.H + i
+}
+
+// ParamIndex is the offset of row r's element i in a Param array.
+func (s Shape) ParamIndex(l Layout, r, i int) int {
+	if l == Segments {
+		return r*s.Segs + i/s.SegLen
+	}
+	return i
+}
 
 // Array is one slice parameter of a kernel.
 type Array struct {
@@ -62,6 +145,7 @@ type Array struct {
 type Kernel struct {
 	Name   string  // exported Go name, e.g. "LayerNorm"
 	Doc    string  // the formula, for the generated documentation
+	Layout Layout  // where each row's elements lie
 	Arrays []Array // parameters in signature order
 	Body   []Stmt  // run once per row, in order
 
@@ -120,15 +204,15 @@ type ScalarCode int
 
 const (
 	SConst  ScalarCode = iota // Const
-	SInvLen                   // 1/H for the row length H
+	SInvLen                   // 1/n for the row's element count n (H, or Segs*SegLen)
 	SSum                      // the horizontal sum of accumulator Acc after its loop
 	SAdd                      // Args[0] + Args[1]
 	SSub                      // Args[0] - Args[1]
 	SMul                      // Args[0] * Args[1]
 	SDiv                      // Args[0] / Args[1]
 	SSqrt                     // sqrt(Args[0])
-	SLoad                     // the current row's value of a RowScalarIn Array, or the first element of the current row of a RowIn Array
-	SStore                    // Array's current row value <- Args[0]; Dst unused
+	SLoad                     // the current row's value of a RowScalarIn or RowScalarInOut Array, or the first element of the current row of a RowIn Array
+	SStore                    // Array's current row value <- Args[0] (RowScalarOut, RowScalarInOut); Dst unused
 	// SGuard abandons the row unless Lo <= Args[0] <= Hi (so also when it
 	// is NaN): the kernel returns the number of rows completed before it,
 	// and the caller computes that row another way (in float64) and resumes

@@ -59,7 +59,7 @@ type Func struct {
 	ISA    ISA
 	// NT asks for non-temporal (streaming) stores of the row outputs, for
 	// outputs too large to stay in cache (see NTMinBytes). Only where
-	// ISA.NonTemporal(H) says so. Same signature and results as the
+	// ISA.NonTemporal(Kernel.Layout, H) says so. Same signature and results as the
 	// function without NT, which it falls back to when the outputs are not
 	// aligned for streaming stores.
 	NT bool
@@ -83,11 +83,15 @@ func (f Func) Name() string {
 // costs dearly for outputs that would have stayed in L2.
 const NTMinBytes = 1 << 20
 
-// NonTemporal reports whether the ISA has NT variants at row length h (0:
-// chosen at run time): amd64's vector ISAs, when every row starts at the
-// same alignment as the first (4h a multiple of the vector size; checked
-// at run time for h = 0).
-func (i ISA) NonTemporal(h int) bool {
+// NonTemporal reports whether the ISA has NT variants of kernels of layout
+// l at row length h (0: chosen at run time): amd64's vector ISAs, for
+// contiguous rows (ir.Rows) when every row starts at the same alignment as
+// the first (4h a multiple of the vector size; checked at run time for
+// h = 0).
+func (i ISA) NonTemporal(l ir.Layout, h int) bool {
+	if l != ir.Rows {
+		return false
+	}
 	switch i {
 	case AVX512:
 		return h%16 == 0
@@ -107,19 +111,36 @@ func SizeSuffix(h int) string {
 
 // AsmSignature is the Go signature of an assembly implementation: one
 // *float32 per array (the first element; never nil: the wrapper returns
-// before calling when there are no rows), then rows, then h when H is
-// chosen at run time. rows >= 1 and every array is long enough, checked by
-// the Go wrapper before the call. It returns the number of rows completed:
-// rows, or the index of the first row an ir.SGuard abandoned (untouched),
-// which the caller computes in pure Go before calling again for the rest.
+// before calling when there are no rows), then rows, then the shape of the
+// call (ir.Shape) as its layout needs it:
+//
+//	ir.Rows:     rows[, h]                                 h when H is 0
+//	ir.Columns:  rows[, h], stride                         h when H is 0
+//	ir.Segments: rows, segs, seglen, segstride, rowstride  (H is always 0)
+//
+// rows >= 1, every count >= 1 and every array long enough, all checked by
+// the Go wrapper before the call. It returns k <= rows: rows 0..k-1 are
+// completed and rows k.. are untouched. k < rows means that row k was
+// abandoned by an ir.SGuard (in the Columns layout, a row of the vector
+// block holding k), or that the function left the rows from k to its
+// caller (a Columns lowering may leave a tail narrower than a vector): the
+// caller computes row k in pure Go and calls again for the rows after it.
 func (f Func) AsmSignature() string {
 	names := make([]string, len(f.Kernel.Arrays))
 	for i, a := range f.Kernel.Arrays {
 		names[i] = a.Name
 	}
 	sig := "func(" + strings.Join(names, ", ") + " *float32, rows int"
-	if f.H == 0 {
-		sig += ", h int"
+	switch f.Kernel.Layout {
+	case ir.Segments:
+		sig += ", segs, seglen, segstride, rowstride int"
+	default:
+		if f.H == 0 {
+			sig += ", h int"
+		}
+		if f.Kernel.Layout == ir.Columns {
+			sig += ", stride int"
+		}
 	}
 	return sig + ") int"
 }

@@ -153,7 +153,7 @@ func testFuncs(ks []*ir.Kernel) []target.Func {
 		for _, k := range ks {
 			for _, h := range append(append([]int{}, testSizes...), 0) {
 				fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa})
-				if isa.NonTemporal(h) {
+				if isa.NonTemporal(k.Layout, h) {
 					fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa, NT: true})
 				}
 			}

@@ -116,7 +116,7 @@ func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	fn.Attributes = attr.NOSPLIT
 	fn.SetSignature(sig)
 	l.emitter = newEmitter(fn)
-	if f.NT && !f.ISA.NonTemporal(f.H) {
+	if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
 		return nil, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 	}
 	l.planResident()
