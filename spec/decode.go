@@ -38,10 +38,20 @@ var Targets = []string{"avx512", "avx2", "neon", "purego"}
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
 	fileKeys     = []string{"version", "package", "kernels"}
-	kernelKeys   = []string{"name", "doc", "axis", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "hidden", "targets"}
+	kernelKeys   = []string{"name", "doc", "axis", "groups", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "running", "hidden", "targets"}
+	runningKeys  = []string{"momentum", "convention"}
 	residualKeys = []string{"alpha", "deepnorm", "store_sum"}
 	deepnormKeys = []string{"encoder_layers", "decoder_layers", "side"}
 )
+
+// Axes lists the values of a kernel's axis, in REFERENCE.md's order.
+var Axes = []string{"last", "channels", "batch", "groups"}
+
+// axesAllowed words Axes for messages.
+const axesAllowed = "last (each row is H contiguous values), channels (the C channels at each position of [N, C, L]: ConvNeXt), batch (each channel over N and L: BatchNorm training) or groups (each group of channels over L: GroupNorm)"
+
+// Conventions lists the running-statistics conventions of axis batch.
+var Conventions = []string{"pytorch", "onnx"}
 
 // Statistics lists the values of a kernel's statistic, in REFERENCE.md's order.
 var Statistics = []string{"variance", "rms", "l2", "none"}
@@ -420,10 +430,14 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 		case "doc":
 			k.Doc, e = d.doc(v)
 		case "axis":
-			k.Axis, e = d.str(v, "axis", "last (each row is H contiguous values)")
-			if e == nil && k.Axis != "last" {
-				e = d.errf(v, "axis %q is not supported; allowed: last (each row is H contiguous values)", k.Axis)
+			k.Axis, e = d.str(v, "axis", axesAllowed)
+			if e == nil && !contains(Axes, k.Axis) {
+				e = d.errf(v, "axis %s is not supported%s; allowed: %s", lit(k.Axis), suggest(k.Axis, Axes), axesAllowed)
 			}
+		case "groups":
+			k.Groups, e = d.integer(v, "groups", 1, MaxHidden)
+		case "running":
+			k.Running, e = d.running(v)
 		case "mean":
 			k.Mean, e = d.boolean(v, "mean")
 		case "statistic":
@@ -457,13 +471,16 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 	if _, ok := fs.vals["mean"]; !ok {
 		return nil, d.errf(n, "kernel %s has no mean; allowed: mean: true (LayerNorm: subtract the mean) or mean: false (RMSNorm)", k.Name)
 	}
-	if k.hiddenNodes == nil {
+	if k.hiddenNodes == nil && (k.Axis == "last" || k.Axis == "channels") {
 		return nil, d.errf(n, "kernel %s has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]", k.Name)
 	}
 	if v, ok := fs.vals["scale_offset"]; ok && !k.Scale && k.ScaleOffset != 0 {
 		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", lit(v.Value))
 	}
 	if e := d.combinations(k, fs); e != nil {
+		return nil, e
+	}
+	if e := d.axisFields(k, fs); e != nil {
 		return nil, e
 	}
 	if k.Targets == nil {
@@ -512,6 +529,90 @@ func (d *decoder) combinations(k *kernel, fs *fields) *Error {
 		}
 	}
 	return first
+}
+
+// axisFields checks the fields that depend on the axis: groups, running,
+// affine_per, residual and hidden; axis batch's affine is per channel.
+func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
+	axisNode := fs.vals["axis"]
+	where := func() string {
+		if axisNode == nil {
+			return "axis last, the default"
+		}
+		return fmt.Sprintf("axis %s at %s", k.Axis, at(axisNode))
+	}
+	if v, ok := fs.vals["groups"]; ok && k.Axis != "groups" {
+		return d.errf(v, "groups with %s; allowed: groups only with axis: groups (GroupNorm)", where())
+	}
+	if v, ok := fs.vals["running"]; ok && k.Axis != "batch" {
+		return d.errf(v, "running statistics with %s; allowed: running only with axis: batch (BatchNorm in training)", where())
+	}
+	if k.Axis == "last" {
+		return nil
+	}
+	if v, ok := fs.vals["residual"]; ok {
+		return d.errf(v, "residual with %s; allowed: residual only with axis: last", where())
+	}
+	if k.Statistic == "none" {
+		return d.errf(fs.vals["statistic"], "statistic none with %s, which normalizes; allowed: statistic none only with axis: last (BatchNorm at inference: gain and bias per row)", where())
+	}
+	if k.Statistic == "l2" {
+		return d.errf(fs.vals["statistic"], "statistic l2 with %s; allowed: variance or rms (l2 is WeightNorm's, over rows: axis last)", where())
+	}
+	if v, ok := fs.vals["affine_per"]; ok {
+		return d.errf(v, "affine_per with %s, whose affine is always per channel; allowed: leave affine_per out", where())
+	}
+	switch k.Axis {
+	case "channels":
+		return nil
+	case "groups":
+		if k.Groups == 0 {
+			return d.errf(axisNode, "axis groups without groups; allowed: groups: the number of channel groups, e.g. 32")
+		}
+	case "batch":
+		if !k.Mean {
+			return d.errf(fs.vals["mean"], "axis batch with mean: false; allowed: mean: true (BatchNorm subtracts each channel's batch mean)")
+		}
+		k.AffinePerRow = true // one row per channel
+	}
+	if v, ok := fs.vals["hidden"]; ok {
+		return d.errf(v, "hidden with %s, whose sizes are all given at run time (channels, spatial); allowed: leave hidden out", where())
+	}
+	return nil
+}
+
+// running reads how BatchNorm's running statistics are updated.
+func (d *decoder) running(n *yaml.Node) (*Running, *Error) {
+	const conventions = "pytorch (running = (1-momentum)*running + momentum*batch, unbiased variance) or onnx (running = momentum*running + (1-momentum)*batch, biased variance)"
+	fs, e := d.mapping(n, "running", "{convention: pytorch, momentum: 0.1}", runningKeys)
+	if e != nil {
+		return nil, e
+	}
+	r := &Running{}
+	for j := 0; j < len(n.Content); j += 2 {
+		switch v := n.Content[j+1]; n.Content[j].Value {
+		case "momentum":
+			r.Momentum, e = d.finite32(v, "momentum", "a number from 0 to 1, e.g. 0.1 (PyTorch) or 0.9 (ONNX)", false)
+			if e == nil && !(r.Momentum >= 0 && r.Momentum <= 1) {
+				e = d.errf(v, "momentum %s is out of range; allowed: a number from 0 to 1, e.g. 0.1 (PyTorch) or 0.9 (ONNX)", lit(v.Value))
+			}
+		case "convention":
+			r.Convention, e = d.str(v, "convention", conventions)
+			if e == nil && !contains(Conventions, r.Convention) {
+				e = d.errf(v, "convention %s is not supported%s; allowed: %s", lit(r.Convention), suggest(r.Convention, Conventions), conventions)
+			}
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if _, ok := fs.vals["convention"]; !ok {
+		return nil, d.errf(n, "running has no convention; allowed: %s", conventions)
+	}
+	if _, ok := fs.vals["momentum"]; !ok {
+		return nil, d.errf(n, "running has no momentum; allowed: a number from 0 to 1, e.g. 0.1 (PyTorch) or 0.9 (ONNX)")
+	}
+	return r, nil
 }
 
 // at words a node's position for a message, "LINE:COL".

@@ -28,6 +28,9 @@ func FuzzParse(f *testing.F) {
 		head + "    mean: false\n    statistic: l2\n    epsilon: 0\n    affine_per: row\n    hidden: [768]\n",
 		head + "    mean: false\n    statistic: none\n    shift: true\n    affine_per: row\n    hidden: [1]\n",
 		head + "    mean: true\n    hidden: [8]\n    residual: {deepnorm: {encoder_layers: 6, decoder_layers: 6, side: decoder}}\n",
+		head + "    mean: true\n    axis: channels\n    shift: true\n    hidden: [96, 384]\n",
+		head + "    mean: true\n    axis: batch\n    shift: true\n    save_stats: true\n    running: {convention: pytorch, momentum: 0.1}\n",
+		head + "    mean: true\n    axis: groups\n    groups: 32\n    shift: true\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -65,7 +68,7 @@ func checkValid(t *testing.T, f *File, data []byte) {
 	}
 	entries := map[string]bool{}
 	for _, k := range f.Kernels {
-		if !kernelRE.MatchString(k.Name) || len(k.Name) > MaxNameLen || strings.ContainsAny(k.Doc, "\n\r") || k.Axis != "last" {
+		if !kernelRE.MatchString(k.Name) || len(k.Name) > MaxNameLen || strings.ContainsAny(k.Doc, "\n\r") || !contains(Axes, k.Axis) {
 			t.Fatalf("invalid kernel accepted: %+v", k)
 		}
 		if k.Epsilon < 0 || k.Epsilon >= 1 || k.Epsilon != k.Epsilon || (!k.Scale && k.ScaleOffset != 0) {
@@ -87,7 +90,13 @@ func checkValid(t *testing.T, f *File, data []byte) {
 				t.Fatalf("invalid deepnorm accepted: %+v %+v", r, dn)
 			}
 		}
-		if len(k.Hidden) == 0 || len(k.Targets) == 0 || k.Targets[len(k.Targets)-1] != "purego" {
+		if k.Axis != "last" && (k.Residual != nil || k.Statistic == "none" || k.Statistic == "l2") ||
+			(k.Axis == "groups") != (k.Groups > 0) || k.Running != nil && (k.Axis != "batch" || !contains(Conventions, k.Running.Convention) || !(k.Running.Momentum >= 0 && k.Running.Momentum <= 1)) ||
+			k.Axis == "batch" && (!k.Mean || !k.AffinePerRow) || (k.Axis == "channels" || k.Axis == "groups") && k.AffinePerRow {
+			t.Fatalf("invalid axis fields accepted: %+v", k)
+		}
+		sized := k.Axis == "last" || k.Axis == "channels"
+		if sized == (len(k.Hidden) == 0) || len(k.Targets) == 0 || k.Targets[len(k.Targets)-1] != "purego" {
 			t.Fatalf("invalid lists accepted: %+v", k)
 		}
 		for _, name := range append([]string{k.Name + "Any"}, hiddenNames(k)...) {

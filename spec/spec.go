@@ -20,8 +20,20 @@ type Kernel struct {
 	Name string // exported Go name prefix of the kernel's entry points
 	Doc  string // optional sentence added to the generated documentation
 
-	// Axis is the normalized axis. "last": each row of H contiguous values.
+	// Axis is the normalized axis of a tensor (see Axes):
+	//   "last":     each row of H contiguous values;
+	//   "channels": the C channel values at each spatial position of an
+	//               [N, C, L] tensor (ConvNeXt's channels-first LayerNorm);
+	//               Hidden lists channel counts C;
+	//   "batch":    each channel's values over N and L of an [N, C, L]
+	//               tensor (BatchNorm in training), affine per channel;
+	//   "groups":   each group of Groups channels' values over L, per image
+	//               (GroupNorm), affine per channel.
 	Axis string
+	// Groups is the number of channel groups of axis "groups".
+	Groups int
+	// Running, with axis "batch", updates running statistics in the call.
+	Running *Running
 	// Mean subtracts the mean (LayerNorm); without it the statistic is the
 	// root mean square (RMSNorm).
 	Mean bool
@@ -60,6 +72,18 @@ type Kernel struct {
 	Targets []string
 
 	Pos Pos // where the kernel starts in the spec file
+}
+
+// Running is how a BatchNorm in training updates its running mean and
+// variance from the batch statistics in the same call.
+type Running struct {
+	// Momentum is the spec's momentum value, as its Convention reads it.
+	Momentum float64
+	// Convention is "pytorch": running = (1-momentum)*running +
+	// momentum*batch, with the unbiased batch variance (n/(n-1)); or
+	// "onnx": running = momentum*running + (1-momentum)*batch, with the
+	// biased batch variance.
+	Convention string
 }
 
 // Residual describes the fused residual input.

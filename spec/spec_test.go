@@ -156,7 +156,7 @@ func TestParseErrors(t *testing.T) {
 		{k + "    hidden: [1]\n    residual: true\n", "7:15: residual is the boolean true; allowed: a mapping, e.g. {alpha: 1, store_sum: true}"},
 		{k + "    hidden: [1]\n    targets: []\n", "7:14: targets is empty; allowed: a list of distinct instruction sets from avx512, avx2, neon, purego (leave targets out for all)"},
 		{k + "    hidden: [1]\n    targets: [avx]\n", `7:15: unknown target "avx" (did you mean avx2?); allowed: avx512, avx2, neon, purego`},
-		{k + "    hidden: [1]\n    axis: first\n", `7:11: axis "first" is not supported; allowed: last (each row is H contiguous values)`},
+		{k + "    hidden: [1]\n    axis: first\n", `7:11: axis first is not supported; allowed: last (each row is H contiguous values), channels (the C channels at each position of [N, C, L]: ConvNeXt), batch (each channel over N and L: BatchNorm training) or groups (each group of channels over L: GroupNorm)`},
 		{k + "    hidden: [1]\n    shift: 1\n", "7:12: shift is the integer 1; allowed: true or false"},
 		{k + "    hidden: [1]\n    doc: \"a\\x01\"\n", "7:10: doc holds the unprintable character U+0001; allowed: one line of printable text"},
 		{k + "    hidden: [1]\n    mean: false\n", `7:5: key "mean" appears twice in kernel (first at 5:5); give each key once`},

@@ -17,7 +17,14 @@ import (
 func Build(k spec.Kernel) (*ir.Kernel, error) {
 	switch k.Axis {
 	case "last", "":
-		return rowNorm(k)
+		return rowNorm(k, ir.Rows)
+	case "channels":
+		// One row per spatial position: its C channels, L values apart.
+		return rowNorm(k, ir.Columns)
+	case "batch", "groups":
+		// One row per channel (batch: N segments of L values) or per group
+		// of channels (groups: one segment per channel of the group).
+		return rowNorm(k, ir.Segments)
 	}
 	return nil, fmt.Errorf("kernel %s: axis %q has no algorithm", k.Name, k.Axis)
 }
@@ -35,8 +42,9 @@ func Build(k spec.Kernel) (*ir.Kernel, error) {
 // row (then named gain and bias). Arrays follow one order in every
 // signature: outputs first, then inputs, then parameters, as in
 // copy(dst, src).
-func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
+func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name, formula(k))
+	b.SetLayout(layout)
 	statistic := k.Statistic
 	if statistic == "" {
 		statistic = "rms"
@@ -78,6 +86,11 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		beta = b.Array("bias", ir.RowScalarIn, "each row's shift")
 	case k.Shift:
 		beta = b.Array("beta", ir.Param, "the per-element shift")
+	}
+	runMean, runVar := -1, -1
+	if k.Running != nil {
+		runMean = b.Array("runMean", ir.RowScalarInOut, "each channel's running mean, updated in place")
+		runVar = b.Array("runVar", ir.RowScalarInOut, "each channel's running variance, updated in place")
 	}
 
 	var alpha ir.S = -1
@@ -151,7 +164,8 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 			b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, deviation(l, sumOf(l))) })
 			d = average(b.Sum(acc))
 		}
-		variance := b.Add(average(sumOfSquares()), b.Const(float32(k.Epsilon)))
+		biased := average(sumOfSquares())
+		variance := b.Add(biased, b.Const(float32(k.Epsilon)))
 		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
 		// is Inf; one of squares that underflowed (tiny rows with a tiny
 		// epsilon) has lost its precision. Either way the row goes to the
@@ -163,6 +177,9 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		}
 		if meanOut >= 0 {
 			defer b.StoreRow(meanOut, b.Add(pivot, d))
+		}
+		if r := k.Running; r != nil {
+			updateRunning(b, r, runMean, runVar, b.Add(pivot, d), biased, invLen)
 		}
 	}
 	var offset ir.S = -1
@@ -220,6 +237,26 @@ func rowNorm(k spec.Kernel) (*ir.Kernel, error) {
 		l.Store(dst, v)
 	})
 	return b.Kernel()
+}
+
+// updateRunning blends the batch mean and variance into the running
+// statistics, after the guard: running = keep*running + take*batch.
+// PyTorch weights the batch by the momentum and uses the unbiased variance,
+// var*n/(n-1) = var/(1 - 1/n) (n = 1 is refused by the caller); ONNX
+// weights the running value by the momentum and uses the biased variance.
+func updateRunning(b *ir.Builder, r *spec.Running, runMean, runVar int, mean, biased, invLen ir.S) {
+	m := float32(r.Momentum)
+	keep, take, batchVar := b.Const(1-m), b.Const(m), biased
+	if r.Convention == "onnx" {
+		keep, take = b.Const(m), b.Const(1-m)
+	} else {
+		batchVar = b.Div(biased, b.Sub(b.Const(1), invLen))
+	}
+	blend := func(array int, batch ir.S) {
+		b.StoreRow(array, b.Add(b.Mul(keep, b.LoadRow(array)), b.Mul(take, batch)))
+	}
+	blend(runMean, mean)
+	blend(runVar, batchVar)
 }
 
 // guardLo is the smallest var+eps trusted from float32 sums: below it, the
