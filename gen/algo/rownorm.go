@@ -175,11 +175,15 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		if rstdOut >= 0 {
 			defer b.StoreRow(rstdOut, factor)
 		}
+		var mean ir.S = -1
+		if meanOut >= 0 || k.Running != nil {
+			mean = b.Add(pivot, d)
+		}
 		if meanOut >= 0 {
-			defer b.StoreRow(meanOut, b.Add(pivot, d))
+			defer b.StoreRow(meanOut, mean)
 		}
 		if r := k.Running; r != nil {
-			updateRunning(b, r, runMean, runVar, b.Add(pivot, d), biased, invLen)
+			updateRunning(b, r, runMean, runVar, mean, biased, invLen)
 		}
 	}
 	var offset ir.S = -1

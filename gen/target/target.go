@@ -131,16 +131,26 @@ func (f Func) AsmSignature() string {
 		names[i] = a.Name
 	}
 	sig := "func(" + strings.Join(names, ", ") + " *float32, rows int"
-	switch f.Kernel.Layout {
-	case ir.Segments:
-		sig += ", segs, seglen, segstride, rowstride int"
-	default:
-		if f.H == 0 {
-			sig += ", h int"
-		}
-		if f.Kernel.Layout == ir.Columns {
-			sig += ", stride int"
-		}
+	if shape := ShapeArgs(f.Kernel.Layout, f.H); len(shape) > 0 {
+		sig += ", " + strings.Join(shape, ", ") + " int"
 	}
 	return sig + ") int"
+}
+
+// ShapeArgs names the int arguments that follow rows in the functions of a
+// kernel of layout l at size h (0: chosen at run time), in order: the
+// fields of ir.Shape the layout uses. The pure-Go functions take them as
+// for h = 0.
+func ShapeArgs(l ir.Layout, h int) []string {
+	var args []string
+	switch l {
+	case ir.Segments:
+		return []string{"segs", "seglen", "segstride", "rowstride"}
+	case ir.Columns:
+		args = []string{"stride"}
+	}
+	if h == 0 {
+		args = append([]string{"h"}, args...)
+	}
+	return args
 }

@@ -22,7 +22,8 @@ import (
 
 // Func returns the pure-Go implementation of k, named
 // target.Func{Kernel: k, ISA: target.Go}.Name(), with the signature
-// func(<arrays> []float32, rows, h int).
+// func(<arrays> []float32, rows int, <target.ShapeArgs(k.Layout, 0)> int):
+// for contiguous rows func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	l := &lowering{k: k}
@@ -34,11 +35,19 @@ func Func(k *ir.Kernel) jen.Code {
 		}
 		params = append(params, p)
 	}
-	params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
+	ints := []jen.Code{jen.Id("rows")}
+	for _, a := range target.ShapeArgs(k.Layout, 0) {
+		ints = append(ints, jen.Id(a))
+	}
+	params = append(params, jen.List(ints...).Int())
 
 	var body []jen.Code
 	if l.uses(ir.SInvLen) {
-		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float64().Call(jen.Id("h")))
+		n := jen.Id("h")
+		if k.Layout == ir.Segments {
+			n = jen.Id("segs").Op("*").Id("seglen")
+		}
+		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float64().Call(n))
 	}
 	rowBody := l.rowSlices()
 	for _, st := range k.Body {
@@ -73,19 +82,48 @@ func (l *lowering) uses(code ir.ScalarCode) bool {
 	return false
 }
 
-// rowName is the local slice holding the current row of array a.
+// rowName is the local slice holding the current row (the current
+// segment, in the Segments layout) of array a.
 func (l *lowering) rowName(a int) string {
 	arr := l.k.Arrays[a]
-	if arr.Role == ir.Param {
+	if arr.Role == ir.Param || l.k.Layout == ir.Columns {
 		return arr.Name
 	}
 	return arr.Name + "Row"
 }
 
+// element is array a's value at the loop's current element: i of the
+// row (or of the segment); in the Columns layout, line i of column r; a
+// Segments parameter holds one value per segment.
+func (l *lowering) element(a int) *jen.Statement {
+	switch {
+	case l.k.Layout == ir.Segments && l.k.Arrays[a].Role == ir.Param:
+		return jen.Id(l.rowName(a)).Index(jen.Id("r").Op("*").Id("segs").Op("+").Id("k"))
+	case l.k.Layout == ir.Columns && l.k.Arrays[a].Role != ir.Param:
+		return jen.Id(l.rowName(a)).Index(jen.Id("i").Op("*").Id("stride").Op("+").Id("r"))
+	}
+	return jen.Id(l.rowName(a)).Index(jen.Id("i"))
+}
+
+// first is the current row's first element of row array a (a pivot).
+func (l *lowering) first(a int) *jen.Statement {
+	switch l.k.Layout {
+	case ir.Columns:
+		return jen.Id(l.rowName(a)).Index(jen.Id("r"))
+	case ir.Segments:
+		return jen.Id(l.k.Arrays[a].Name).Index(jen.Id("r").Op("*").Id("rowstride"))
+	}
+	return jen.Id(l.rowName(a)).Index(jen.Lit(0))
+}
+
 // rowSlices reslices every row array to the current row, which also lets
-// the compiler drop most bounds checks in the loops.
+// the compiler drop most bounds checks in the loops. Columns are indexed
+// in place and segments resliced in their loops.
 func (l *lowering) rowSlices() []jen.Code {
 	var out []jen.Code
+	if l.k.Layout != ir.Rows {
+		return nil
+	}
 	for i, a := range l.k.Arrays {
 		if a.Role != ir.RowIn && a.Role != ir.RowOut {
 			continue
@@ -127,7 +165,7 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 		v = jen.Qual("math", "Sqrt").Call(arg(0))
 	case ir.SLoad:
 		if l.k.Arrays[st.Array].Role == ir.RowIn {
-			v = jen.Float64().Call(jen.Id(l.rowName(st.Array)).Index(jen.Lit(0))) // the row's first element
+			v = jen.Float64().Call(l.first(st.Array)) // the row's first element
 		} else {
 			v = jen.Float64().Call(jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")))
 		}
@@ -161,7 +199,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		var e *jen.Statement
 		switch op.Code {
 		case ir.VLoad:
-			e = jen.Float64().Call(jen.Id(l.rowName(op.Array)).Index(jen.Id("i")))
+			e = jen.Float64().Call(l.element(op.Array))
 		case ir.VSplat:
 			e = jen.Id(scalarName(op.Scalar))
 		case ir.VAdd:
@@ -173,7 +211,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VFMA:
 			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
 		case ir.VStore:
-			body = append(body, jen.Id(l.rowName(op.Array)).Index(jen.Id("i")).Op("=").Float32().Call(ref(op.Args[0])))
+			body = append(body, l.element(op.Array).Op("=").Float32().Call(ref(op.Args[0])))
 			continue
 		case ir.VAcc:
 			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Add(ref(op.Args[0])))
@@ -191,7 +229,30 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		}
 		expr[i] = e
 	}
-	return append(pre, jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(body...))
+	if l.k.Layout != ir.Segments {
+		return append(pre, jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(body...))
+	}
+	// Segments: the row's segments in turn, each resliced.
+	var seg []jen.Code
+	for a, arr := range l.k.Arrays {
+		if (arr.Role == ir.RowIn || arr.Role == ir.RowOut) && loopUses(lp, a) {
+			seg = append(seg, jen.Id(l.rowName(a)).Op(":=").Id(arr.Name).Index(
+				jen.Id("base"), jen.Id("base").Op("+").Id("seglen")))
+		}
+	}
+	seg = append([]jen.Code{jen.Id("base").Op(":=").Id("r").Op("*").Id("rowstride").Op("+").Id("k").Op("*").Id("segstride")}, seg...)
+	seg = append(seg, jen.For(jen.Id("i").Op(":=").Range().Id("seglen")).Block(body...))
+	return append(pre, jen.For(jen.Id("k").Op(":=").Range().Id("segs")).Block(seg...))
+}
+
+// loopUses reports whether the loop loads or stores array a.
+func loopUses(lp *ir.Loop, a int) bool {
+	for _, op := range lp.Ops {
+		if (op.Code == ir.VLoad || op.Code == ir.VStore) && op.Array == a {
+			return true
+		}
+	}
+	return false
 }
 
 func containsAcc(ops []ir.VecOp, acc int) bool {
