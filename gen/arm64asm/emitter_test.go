@@ -8,7 +8,8 @@ import (
 
 // wordMethods are the methods that print WORD; TestWordEncodings and
 // TestGoAssembler check their encodings.
-var wordMethods = map[string]bool{"VFADD": true, "VFSUB": true, "VFMUL": true, "VFADDP": true, "FADDP": true}
+var wordMethods = map[string]bool{"VFADD": true, "VFSUB": true, "VFMUL": true, "VFADDP": true, "FADDP": true,
+	"VFDIV": true, "VFCMGE": true, "VFSQRT": true}
 
 // TestAllFormsCoverEveryMethod keeps allForms (and so TestGoAssembler)
 // complete: every instruction method of Func must appear in it.
@@ -21,6 +22,11 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 		if in.Op == "MOVD" {
 			if _, ok := in.Args[len(in.Args)-1].(Param); ok {
 				ops["MOVDParam"] = true // a store to an argument slot
+			}
+		}
+		if in.Op == "VMOV" {
+			if _, ok := in.Args[0].(DElem); ok {
+				ops["VMOVLane"] = true // a lane to a general register
 			}
 		}
 		if in.wop > 0 {
@@ -115,6 +121,10 @@ func TestMisuse(t *testing.T) {
 		"VEOR S4":         func(f *Func) { f.VEOR(VReg(0).S4(), VReg(0).S4(), VReg(0).S4()) },
 		"VDUP B16":        func(f *Func) { f.VDUP(VReg(0).SLane(0), VReg(1).B16()) },
 		"lane 4":          func(f *Func) { f.VDUP(VReg(0).SLane(4), VReg(1).S4()) },
+		"VAND S4":         func(f *Func) { f.VAND(VReg(0).S4(), VReg(0).S4(), VReg(0).S4()) },
+		"D lane 2":        func(f *Func) { f.VMOVLane(VReg(0).DLane(2), 1) },
+		"VMOV to R18":     func(f *Func) { f.VMOVLane(VReg(0).DLane(0), 18) },
+		"VFSQRT mixed":    func(f *Func) { f.VFSQRT(VReg(0).S4(), VReg(1).S2()) },
 		"VFMLA mixed":     func(f *Func) { f.VFMLA(VReg(0).S4(), VReg(1).S2(), VReg(2).S4()) },
 		"MOVW too big":    func(f *Func) { f.MOVW(Imm(1<<33), 1) },
 		"unaligned slot":  func(f *Func) { f.MOVDParam(1, Param{"ret", 4}) },

@@ -17,6 +17,9 @@ const (
 	wFMUL                    // FMUL (vector)
 	wFADDP                   // FADDP (vector)
 	wFADDPScal               // FADDP (scalar): Sd = Vn.S[0] + Vn.S[1]
+	wFDIV                    // FDIV (vector)
+	wFCMGE                   // FCMGE (vector, register)
+	wFSQRT                   // FSQRT (vector), Advanced SIMD two-register miscellaneous
 	numWordOps
 )
 
@@ -30,6 +33,8 @@ var threeSame = map[wordOp]struct {
 	wFSUB:  {0x0ea0d400, "fsub"},
 	wFMUL:  {0x2e20dc00, "fmul"},
 	wFADDP: {0x2e20d400, "faddp"},
+	wFDIV:  {0x2e20fc00, "fdiv"},
+	wFCMGE: {0x2e20e400, "fcmge"},
 }
 
 // encodeThreeSame encodes op Vd.T, Vn.T, Vm.T for T in 2S, 4S, 2D.
@@ -70,6 +75,29 @@ func encodeFADDPScalar(d FReg, n VArr) (uint32, string, error) {
 	return w, fmt.Sprintf("faddp s%d, %s", d, n.gnu()), nil
 }
 
+// encodeFSQRT encodes fsqrt Vd.T, Vn.T for T in 2S, 4S, 2D (two-register
+// miscellaneous: U=1, bit 23 set, opcode 11111).
+func encodeFSQRT(d, n VArr) (uint32, string, error) {
+	if d.Arr != n.Arr {
+		return 0, "", fmt.Errorf("arm64asm: fsqrt: arrangements differ: %s, %s", d.asm(), n.asm())
+	}
+	var q, sz uint32
+	switch d.Arr {
+	case S2:
+	case S4:
+		q = 1
+	case D2:
+		q, sz = 1, 1
+	default:
+		return 0, "", fmt.Errorf("arm64asm: fsqrt: arrangement %s is not 2S, 4S or 2D", d.Arr)
+	}
+	if d.Reg > 31 || n.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: fsqrt: register out of range")
+	}
+	w := uint32(0x2ea1f800) | q<<30 | sz<<22 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	return w, fmt.Sprintf("fsqrt %s, %s", d.gnu(), n.gnu()), nil
+}
+
 func (f *Func) word(op wordOp, w uint32, gnu string, err error) {
 	if err != nil {
 		f.fail(err)
@@ -106,4 +134,23 @@ func (f *Func) VFADDP(m, n, d VArr) {
 func (f *Func) FADDP(n VArr, d FReg) {
 	w, s, err := encodeFADDPScalar(d, n)
 	f.word(wFADDPScal, w, s, err)
+}
+
+// VFDIV: d = n / m, lane-wise, correctly rounded (FDIV vector, as WORD).
+func (f *Func) VFDIV(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFDIV, d, n, m)
+	f.word(wFDIV, w, s, err)
+}
+
+// VFCMGE: each lane of d = all ones when n >= m, else zero; a NaN in
+// either operand gives zero (FCMGE vector register form, as WORD).
+func (f *Func) VFCMGE(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFCMGE, d, n, m)
+	f.word(wFCMGE, w, s, err)
+}
+
+// VFSQRT: d = sqrt(n), lane-wise, correctly rounded (FSQRT vector, as WORD).
+func (f *Func) VFSQRT(n, d VArr) {
+	w, s, err := encodeFSQRT(d, n)
+	f.word(wFSQRT, w, s, err)
 }

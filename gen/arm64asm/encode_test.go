@@ -42,6 +42,9 @@ var forms = []form{
 	{"fsub", func(f *Func, r [3]VReg, a Arrangement) { f.VFSUB(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
 	{"fmul", func(f *Func, r [3]VReg, a Arrangement) { f.VFMUL(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
 	{"faddp", func(f *Func, r [3]VReg, a Arrangement) { f.VFADDP(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
+	{"fdiv", func(f *Func, r [3]VReg, a Arrangement) { f.VFDIV(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
+	{"fcmge", func(f *Func, r [3]VReg, a Arrangement) { f.VFCMGE(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
+	{"fsqrt", func(f *Func, r [3]VReg, a Arrangement) { f.VFSQRT(VArr{r[0], a}, VArr{r[1], a}) }, []Arrangement{S2, S4, D2}, 2},
 	{"faddp scalar", func(f *Func, r [3]VReg, a Arrangement) { f.FADDP(VArr{r[0], a}, r[1].F()) }, []Arrangement{S2}, 2},
 }
 

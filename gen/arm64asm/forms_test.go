@@ -16,6 +16,8 @@ func allForms(f *Func) {
 	f.SUBS(Imm(1), 3, 4)
 	f.SUBS(Reg(5), 3, 4)
 	f.AND(Imm(3), 3, 4)
+	f.AND(Reg(5), 6, 7)
+	f.MUL(Reg(1), 2, 3)
 	f.LSR(4, 2, 3)
 	f.LSL(2, 2, 3)
 	f.Label("top")
@@ -36,6 +38,9 @@ func allForms(f *Func) {
 	f.VST1P(VReg(7).List(1, S4), 11)
 	f.VEOR(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
 	f.VMOV(VReg(2).B16(), VReg(4).B16())
+	f.VAND(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
+	f.VMOVLane(VReg(5).DLane(0), 6)
+	f.VMOVLane(VReg(7).DLane(1), 8)
 	f.VDUP(VReg(3).SLane(1), VReg(5).S4())
 	f.VFMLA(VReg(1).S4(), VReg(2).S4(), VReg(3).S4())
 	f.VFADD(VReg(1).S4(), VReg(2).S4(), VReg(3).S4())
@@ -43,6 +48,9 @@ func allForms(f *Func) {
 	f.VFMUL(VReg(7).S4(), VReg(8).S4(), VReg(9).S4())
 	f.VFADDP(VReg(10).S4(), VReg(11).S4(), VReg(12).S4())
 	f.FADDP(VReg(13).S2(), VReg(14).F())
+	f.VFDIV(VReg(15).S4(), VReg(16).S4(), VReg(17).S4())
+	f.VFCMGE(VReg(18).S4(), VReg(19).S4(), VReg(20).S4())
+	f.VFSQRT(VReg(21).S4(), VReg(22).S4())
 	f.FMOVS(Mem{Base: 1}, FReg(2))
 	f.FMOVS(Mem{Base: 1, Off: 8}, FReg(2))
 	f.FMOVSP(Mem{Base: 1, Off: 4}, FReg(3))
@@ -80,6 +88,8 @@ var allFormsGNU = []string{
 	"subs x4, x3, #0x1",
 	"subs x4, x3, x5",
 	"and x4, x3, #0x3",
+	"and x7, x6, x5",
+	"mul x3, x2, x1",
 	"lsr x3, x2, #4",
 	"lsl x3, x2, #2",
 	"cbz x6,",
@@ -99,6 +109,9 @@ var allFormsGNU = []string{
 	"st1 {v7.4s}, [x11],#16",
 	"eor v3.16b, v2.16b, v1.16b",
 	"mov v4.16b, v2.16b",
+	"and v3.16b, v2.16b, v1.16b",
+	"mov x6, v5.d[0]",
+	"mov x8, v7.d[1]",
 	"dup v5.4s, v3.s[1]",
 	"fmla v3.4s, v2.4s, v1.4s",
 	"fadd v3.4s, v2.4s, v1.4s",
@@ -106,6 +119,9 @@ var allFormsGNU = []string{
 	"fmul v9.4s, v8.4s, v7.4s",
 	"faddp v12.4s, v11.4s, v10.4s",
 	"faddp s14, v13.2s",
+	"fdiv v17.4s, v16.4s, v15.4s",
+	"fcmge v20.4s, v19.4s, v18.4s",
+	"fsqrt v22.4s, v21.4s",
 	"ldr s2, [x1]",
 	"ldr s2, [x1,#8]",
 	"ldr s3, [x1],#4",

@@ -134,6 +134,9 @@ func (f *Func) SUBS(a Operand, n, d Reg) { f.arith("SUBS", a, n, d) }
 // AND: d = n & a.
 func (f *Func) AND(a Operand, n, d Reg) { f.arith("AND", a, n, d) }
 
+// MUL: d = n * m (the low 64 bits).
+func (f *Func) MUL(m, n, d Reg) { f.emit("MUL", m, n, d) }
+
 // MOVDParam stores r into the Go argument or result slot p, name+off(FP)
 // (a result is spelled ret+off(FP) when the Go declaration leaves it
 // unnamed, as go vet's asmdecl expects).
@@ -214,6 +217,23 @@ func (f *Func) VEOR(m, n, d VArr) {
 		f.failf("VEOR: want B8 or B16 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
 	}
 	f.emit("VEOR", m, n, d)
+}
+
+// VAND: d = n & m, bitwise.
+func (f *Func) VAND(m, n, d VArr) {
+	if !sameArr(m, n, d) || (d.Arr != B8 && d.Arr != B16) {
+		f.failf("VAND: want B8 or B16 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VAND", m, n, d)
+}
+
+// VMOVLane copies one 64-bit lane of a vector register to a general
+// register (Go's VMOV Vn.D[i], Rd; umov).
+func (f *Func) VMOVLane(e DElem, d Reg) {
+	if e.Reg > 31 || e.Index > 1 {
+		f.failf("VMOV: bad lane %s", e.asm())
+	}
+	f.emit("VMOV", e, d)
 }
 
 // VMOV copies a whole register (B16) or its low half (B8).

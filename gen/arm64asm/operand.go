@@ -103,6 +103,17 @@ func (v VReg) SLane(i uint8) VElem { return VElem{v, i} }
 
 func (e VElem) asm() string { return fmt.Sprintf("V%d.S[%d]", e.Reg, e.Index) }
 
+// DElem is one 64-bit lane of a vector register, e.g. V3.D[1].
+type DElem struct {
+	Reg   VReg
+	Index uint8
+}
+
+// DLane is lane i of v as a 64-bit element.
+func (v VReg) DLane(i uint8) DElem { return DElem{v, i} }
+
+func (e DElem) asm() string { return fmt.Sprintf("V%d.D[%d]", e.Reg, e.Index) }
+
 // VList is a list of 1 to 4 consecutive registers with one arrangement,
 // the operand of VLD1/VST1.
 type VList struct {
