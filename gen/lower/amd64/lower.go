@@ -34,13 +34,14 @@ type lowering struct {
 	*emitter
 	f      target.Func
 	k      *ir.Kernel
+	sig    *gotypes.Signature
 	avx512 bool
 	lanes  int // float32 lanes per vector
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
-	h    reg.GPVirtual   // row length when f.H == 0
-	tail reg.Register    // AVX-512 mask of the row's last partial vector, or nil
+	h    reg.GPVirtual   // row length when f.H == 0 (Segments: the segment length)
+	tail reg.Register    // AVX-512 mask of the row's (segment's) last partial vector, or nil
 
 	scal []reg.Register    // scalar values of the current row, in XMM registers
 	accs map[int]*accState // partial sums of each accumulator's latest loop, current row
@@ -115,7 +116,18 @@ func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	fn := avoir.NewFunction(f.Name())
 	fn.Attributes = attr.NOSPLIT
 	fn.SetSignature(sig)
+	l.sig = sig
 	l.emitter = newEmitter(fn)
+	// The other layouts take the simple path: no resident rows, no row
+	// blocks, no streaming (target.ISA.NonTemporal refuses them NT).
+	switch k.Layout {
+	case ir.Columns:
+		l.columns()
+		return fn, 1, l.err
+	case ir.Segments:
+		l.segments()
+		return fn, 1, l.err
+	}
 	if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
 		return nil, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 	}
@@ -229,20 +241,34 @@ func (l *lowering) planResident() {
 
 // prologue loads the arguments and sets up the tail mask.
 func (l *lowering) prologue(sig *gotypes.Signature) {
-	load := func(name string, r reg.Register) {
-		l.I(x86.MOVQ(l.argAddr(sig, name), r))
-	}
+	l.loadArgs()
+	l.tailMask()
+}
+
+// loadArgs loads the array pointers, rows, and the row length when it is
+// taken at run time: h, or for Segments the segment length, which the
+// sweeps then treat as the row length.
+func (l *lowering) loadArgs() {
 	for _, a := range l.k.Arrays {
 		p := l.gp64()
-		load(a.Name, p)
+		l.I(x86.MOVQ(l.argAddr(l.sig, a.Name), p))
 		l.ptr = append(l.ptr, p)
 	}
 	l.rows = l.gp64()
-	load("rows", l.rows)
+	l.I(x86.MOVQ(l.argAddr(l.sig, "rows"), l.rows))
 	if l.f.H == 0 {
+		name := "h"
+		if l.k.Layout == ir.Segments {
+			name = "seglen"
+		}
 		l.h = l.gp64()
-		load("h", l.h)
+		l.I(x86.MOVQ(l.argAddr(l.sig, name), l.h))
 	}
+}
+
+// tailMask sets l.tail, the AVX-512 mask of the last partial vector of a
+// row of l.f.H or l.h elements, when there can be one.
+func (l *lowering) tailMask() {
 	if !l.avx512 {
 		return
 	}
@@ -251,23 +277,31 @@ func (l *lowering) prologue(sig *gotypes.Signature) {
 		return
 	}
 	// The mask has one bit per element of the last partial vector.
-	t := l.gp32()
+	var t reg.GPVirtual
 	if l.f.H > 0 {
+		t = l.gp32()
 		l.I(x86.MOVL(operand.U32(1<<rem-1), t))
 	} else {
-		// (1 << (h % 16)) - 1 without a shift by CL: set the bit, then
-		// decrement. h % 16 == 0 gives an empty mask, and the masked tail
-		// then touches nothing.
+		// h % 16 == 0 gives an empty mask, and the masked tail then
+		// touches nothing.
 		n := l.gp32()
 		l.I(x86.MOVL(l.h.As32(), n))
 		l.I(x86.ANDL(operand.U8(l.lanes-1), n))
-		l.I(x86.XORL(t, t))
-		l.I(x86.BTSL(n, t))
-		l.I(x86.DECL(t))
+		t = l.lowBits(n)
 	}
 	k := l.regs.K()
 	l.I(x86.KMOVW(t, k))
 	l.tail = k
+}
+
+// lowBits returns a 32-bit register holding (1 << n) - 1, for n < 32 in a
+// 32-bit register, without a shift by CL: set bit n, then decrement.
+func (l *lowering) lowBits(n reg.Register) reg.GPVirtual {
+	t := l.gp32()
+	l.I(x86.XORL(t, t))
+	l.I(x86.BTSL(n, t))
+	l.I(x86.DECL(t))
+	return t
 }
 
 // body lowers the per-row program once for rows consecutive rows (more
@@ -332,7 +366,7 @@ func (l *lowering) rowDisp(a, r int) int {
 	switch l.k.Arrays[a].Role {
 	case ir.RowIn, ir.RowOut:
 		return 4 * l.f.H * r
-	case ir.RowScalarIn, ir.RowScalarOut:
+	case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 		return 4 * r
 	}
 	return 0
@@ -349,7 +383,7 @@ func (l *lowering) advance(rows int) {
 			} else {
 				l.I(x86.LEAQ(mem(p, l.h, 0), p))
 			}
-		case ir.RowScalarIn, ir.RowScalarOut:
+		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 			l.I(x86.ADDQ(operand.U8(4*rows), p))
 		}
 	}
@@ -370,12 +404,8 @@ func (l *lowering) scalar(st *ir.Scalar) {
 			d = l.constant(1 / float32(l.f.H))
 			break
 		}
-		l.comment("s%d = 1/h", st.Dst)
-		one := l.constant(1)
-		n := l.xmm()
-		l.I(x86.VCVTSI2SSQ(l.h, one, n))
-		d = l.xmm()
-		l.I(x86.VDIVSS(n, one, d))
+		l.comment("s%d = 1/n for the row's n elements", st.Dst)
+		d = l.invLen()
 	case ir.SSum:
 		l.comment("s%d = sum of accumulator %d", st.Dst, st.Acc)
 		d = l.reduce(st.Acc)
@@ -434,6 +464,24 @@ func (l *lowering) guard(st *ir.Scalar, v reg.Register) {
 		l.I(x86.VUCOMISS(v, v)) // unordered only for NaN
 		l.I(x86.JPS(operand.LabelRef(l.abandon)))
 	}
+}
+
+// invLen is 1/n in an XMM register for a row length n known only at run
+// time: h, or segs*seglen for Segments (the product read from the frame,
+// so that segs needs no register for the whole function).
+func (l *lowering) invLen() reg.Register {
+	n := l.h
+	if l.k.Layout == ir.Segments {
+		n = l.gp64()
+		l.I(x86.MOVQ(l.argAddr(l.sig, "segs"), n))
+		l.I(x86.IMULQ(l.h, n))
+	}
+	one := l.constant(1)
+	nx := l.xmm()
+	l.I(x86.VCVTSI2SSQ(n, one, nx))
+	d := l.xmm()
+	l.I(x86.VDIVSS(nx, one, d))
+	return d
 }
 
 // constant materialises a float32 through a general-purpose register, so

@@ -178,10 +178,7 @@ const plainLabel = "nostream"
 // register.
 func (l *lowering) edgeMasks() {
 	if l.avx512 {
-		t := l.gp32()
-		l.I(x86.XORL(t, t))
-		l.I(x86.BTSL(l.head.As32(), t))
-		l.I(x86.DECL(t))
+		t := l.lowBits(l.head.As32())
 		kh, kt := l.regs.K(), l.regs.K()
 		l.I(x86.KMOVW(t, kh))
 		l.I(x86.NOTL(t))
@@ -189,12 +186,7 @@ func (l *lowering) edgeMasks() {
 		l.edgeMask = [2]reg.Register{kh, kt}
 		return
 	}
-	g := l.gp64()
-	l.I(x86.MOVQ(operand.U64(0x0706050403020100), g))
-	x := l.xmm()
-	l.I(x86.VMOVQ(g, x))
-	lane := l.regs.YMM()
-	l.I(x86.VPMOVZXBD(x, lane))
+	lane := l.laneIndex()
 	hx := l.xmm()
 	l.I(x86.VMOVQ(l.head, hx))
 	hv := l.regs.YMM()

@@ -62,6 +62,11 @@ func (l *lowering) sweep(loop *ir.Loop, rows int) {
 	n := l.loopIdx
 	l.loopIdx++
 	name := fmt.Sprintf("loop%d", n)
+	if l.k.Layout == ir.Segments {
+		l.comment("loop %d, segment by segment: %s", n, describe(l.k, loop))
+		l.segmentSweep(l.newSweep(loop, n, name, false, 0, 1))
+		return
+	}
 	if rows > 1 {
 		// A block sweeps the rows together in the loops that only read
 		// (the statistics: more independent sums in flight, the rows'
@@ -101,6 +106,20 @@ func (l *lowering) sweep(loop *ir.Loop, rows int) {
 // sweepAs lowers loop n for rows rows with labels starting with name,
 // shifted with streaming stores when nt is set.
 func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool, first, rows int) {
+	sw := l.newSweep(loop, n, name, nt, first, rows)
+	switch {
+	case nt:
+		l.shiftedSweep(sw)
+	case l.f.H > 0:
+		l.fixedSweep(sw)
+	default:
+		l.runtimeSweep(sw)
+	}
+}
+
+// newSweep sets up the state of loop n and broadcasts the scalars it
+// splats, before any of its code.
+func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, rows int) *sweepState {
 	sw := &sweepState{
 		n:     n,
 		name:  name,
@@ -141,14 +160,7 @@ func (l *lowering) sweepAs(loop *ir.Loop, n int, name string, nt bool, first, ro
 			}
 		}
 	}
-	switch {
-	case nt:
-		l.shiftedSweep(sw)
-	case l.f.H > 0:
-		l.fixedSweep(sw)
-	default:
-		l.runtimeSweep(sw)
-	}
+	return sw
 }
 
 // fixedSweep lays out a loop for a row length known at generation time:
@@ -402,6 +414,16 @@ func (l *lowering) addr(array int, s slot) operand.Mem {
 // load reads the slot's elements of an array. The masked form zeroes the
 // lanes past the row end and, like every masked-off lane, never faults.
 func (l *lowering) load(s slot, array int, d reg.Register) {
+	if l.k.Layout == ir.Segments && l.k.Arrays[array].Role == ir.Param {
+		// One value per segment, where the pointer stands: broadcast.
+		m := mem(l.ptr[array], nil, 0)
+		if s.kind == single {
+			l.I(x86.VMOVSS(m, d))
+		} else {
+			l.I(x86.VBROADCASTSS(m, d))
+		}
+		return
+	}
 	m := l.addr(array, s)
 	switch s.kind {
 	case full:
