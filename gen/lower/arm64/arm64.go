@@ -54,9 +54,10 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 
 // argName reports whether name can spell an argument as name+off(FP): the
 // assembler reads g and the all-capital names (R0, F1, V2, SP, system
-// registers) as registers, and rows and h are taken.
+// registers) as registers, and rows and the shape arguments are taken.
 func argName(name string) bool {
-	if name == "" || name == "g" || name == "rows" || name == "h" {
+	switch name {
+	case "", "g", "rows", "h", "stride", "segs", "seglen", "segstride", "rowstride":
 		return false
 	}
 	lower := false
@@ -96,10 +97,19 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 	}
 	for _, a := range tf.Kernel.Arrays {
 		if !argName(a.Name) {
-			return nil, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and h", tf.Name(), a.Name)
+			return nil, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and the shape arguments", tf.Name(), a.Name)
 		}
 	}
-	for _, u := range unrolls {
+	if tf.Kernel.Layout == ir.Segments && tf.H != 0 {
+		return nil, fmt.Errorf("arm64: %s: a Segments kernel takes its shape at run time (H must be 0, got %d)", tf.Name(), tf.H)
+	}
+	us := unrolls
+	if tf.Kernel.Layout == ir.Columns {
+		// One vector of four rows per block; a loop step is one element
+		// of each, so there is nothing to unroll.
+		us = []int{1}
+	}
+	for _, u := range us {
 		// A fixed row shorter than u vectors gains nothing from the unroll.
 		if tf.H > 0 && u > 1 && tf.H < 4*u {
 			continue
@@ -107,7 +117,10 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 		// Guard bounds kept in registers cost a few instructions less per
 		// row than loading them each time, but less than a smaller unroll.
 		for _, hoist := range []bool{true, false} {
-			if !hoist && !hasGuard(tf.Kernel) {
+			if hoist && tf.Kernel.Layout == ir.Columns {
+				continue // its guards load broadcast bounds (guardColumns)
+			}
+			if !hoist && !hasGuard(tf.Kernel) && tf.Kernel.Layout != ir.Columns {
 				break // the same function again
 			}
 			fn, err := newLowering(tf, u, hoist).function()
@@ -155,8 +168,11 @@ type lowering struct {
 	gpUsed map[arm64asm.Reg]bool
 	base   []arm64asm.Reg // per array: its current row (or the parameters)
 	rows   arm64asm.Reg
-	hReg   arm64asm.Reg // run-time h
-	stride arm64asm.Reg // run-time h*4
+	hReg   arm64asm.Reg // run-time h (Segments: seglen, the length of each sweep)
+	stride arm64asm.Reg // Rows: run-time h*4; Columns: stride*4, the step between a row's elements
+
+	shape   map[string]arm64asm.Param // the shape arguments after rows (target.ShapeArgs)
+	segSkip arm64asm.Reg              // Segments: (segstride-seglen)*4, from a segment's end to the next one's start
 
 	vUsed     [32]bool
 	sReg      []arm64asm.VReg // register of each live scalar
@@ -182,7 +198,8 @@ func newLowering(tf target.Func, u int, hoist bool) *lowering {
 	return &lowering{
 		k: k, h: tf.H, u: u, hoist: hoist,
 		// The arguments, then the int result.
-		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*b2i(tf.H == 0)+8),
+		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*len(target.ShapeArgs(k.Layout, tf.H))+8),
+		shape:  map[string]arm64asm.Param{},
 		gpUsed: map[arm64asm.Reg]bool{},
 		sReg:   sReg,
 		accOut: map[int]arm64asm.VReg{},
@@ -204,7 +221,14 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	if l.h == 0 {
 		size = "h (run time)"
 	}
-	fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %d vectors per iteration: %s.", fn.Name, k.Name, size, l.u, k.Doc)}
+	switch k.Layout {
+	case ir.Columns:
+		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, across blocks of 4 rows (the columns of lines stride floats long): %s.", fn.Name, k.Name, size, k.Doc)}
+	case ir.Segments:
+		fn.Doc = []string{fmt.Sprintf("%s is %s on NEON for rows of segs segments of seglen floats, %d vectors per iteration: %s.", fn.Name, k.Name, l.u, k.Doc)}
+	default:
+		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %d vectors per iteration: %s.", fn.Name, k.Name, size, l.u, k.Doc)}
+	}
 
 	// Arguments, in AsmSignature order.
 	off := 0
@@ -218,13 +242,23 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	l.rows = l.gp()
 	fn.MOVD(rowsArg, l.rows)
 	off += 8
-	if l.h == 0 {
-		l.hReg, l.stride = l.gp(), l.gp()
-		fn.MOVD(arm64asm.Param{Name: "h", Off: off}, l.hReg)
-		fn.LSL(2, l.hReg, l.stride)
+	for _, name := range target.ShapeArgs(k.Layout, l.h) {
+		l.shape[name] = arm64asm.Param{Name: name, Off: off}
 		off += 8
 	}
 	ret := arm64asm.Param{Name: "ret", Off: off}
+	switch k.Layout {
+	case ir.Rows:
+		if l.h == 0 {
+			l.hReg, l.stride = l.gp(), l.gp()
+			fn.MOVD(l.shape["h"], l.hReg)
+			fn.LSL(2, l.hReg, l.stride)
+		}
+	case ir.Columns:
+		l.columnsArgs()
+	case ir.Segments:
+		l.segmentsArgs()
+	}
 
 	l.analyze()
 	if err := l.prologue(); err != nil {
@@ -249,27 +283,42 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 		l.freeScalarsAfter(si)
 	}
 
-	fn.Comment("next row")
-	for i, a := range k.Arrays {
-		switch {
-		case a.Role.PerRow():
-			fn.ADD(arm64asm.Imm(4), l.base[i], l.base[i])
-		case a.Role == ir.Param:
-		case l.h > 0:
-			fn.ADD(arm64asm.Imm(4*l.h), l.base[i], l.base[i])
-		default:
-			fn.ADD(l.stride, l.base[i], l.base[i])
+	switch k.Layout {
+	case ir.Columns:
+		l.nextBlock()
+	case ir.Segments:
+		l.nextSegmentsRow()
+	default:
+		fn.Comment("next row")
+		for i, a := range k.Arrays {
+			switch {
+			case a.Role.PerRow():
+				fn.ADD(arm64asm.Imm(4), l.base[i], l.base[i])
+			case a.Role == ir.Param:
+			case l.h > 0:
+				fn.ADD(arm64asm.Imm(4*l.h), l.base[i], l.base[i])
+			default:
+				fn.ADD(l.stride, l.base[i], l.base[i])
+			}
 		}
 	}
 	fn.SUBS(arm64asm.Imm(1), l.rows, l.rows)
 	fn.BNE("row")
 
 	// Here l.rows holds the rows not completed: none, or those from the
-	// one a guard abandoned.
+	// one a guard abandoned (Columns: the blocks of 4 rows not completed).
 	fn.Label(exit)
 	done := l.gp()
 	fn.MOVD(rowsArg, done)
-	fn.SUB(l.rows, done, done)
+	if k.Layout == ir.Columns {
+		// 4*(rows/4 - blocks left): the rows of the blocks completed;
+		// the rows%4 of the tail are left to the caller too.
+		fn.LSR(2, done, done)
+		fn.SUB(l.rows, done, done)
+		fn.LSL(2, done, done)
+	} else {
+		fn.SUB(l.rows, done, done)
+	}
 	fn.MOVDParam(done, ret)
 	l.gpFree(done)
 	fn.RET()
@@ -383,7 +432,8 @@ func (l *lowering) prologue() error {
 	}
 	done := map[arm64asm.VReg]bool{}
 	for _, s := range regs {
-		if r := l.sReg[s]; splatted[s] && !done[r] {
+		// Columns scalars are vectors from the start (emitScalarColumns).
+		if r := l.sReg[s]; splatted[s] && !done[r] && l.k.Layout != ir.Columns {
 			done[r] = true
 			l.fn.VDUP(r.SLane(0), r.S4())
 		}
@@ -521,7 +571,11 @@ func (l *lowering) scalar(si int, st *ir.Scalar) error {
 		if err != nil {
 			return err
 		}
-		l.fn.FMOVS(src.F(), d.F())
+		if l.k.Layout == ir.Columns {
+			l.fn.VMOV(src.B16(), d.B16()) // a sum per lane
+		} else {
+			l.fn.FMOVS(src.F(), d.F())
+		}
 		l.sReg[st.Dst] = d
 		return nil
 	}
@@ -550,6 +604,14 @@ func (l *lowering) scalar(si int, st *ir.Scalar) error {
 
 // emitScalar writes the instructions of st with its result in d.
 func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
+	if l.k.Layout == ir.Columns {
+		return l.emitScalarColumns(st, d)
+	}
+	return l.emitScalarLane(st, d)
+}
+
+// emitScalarLane writes st as a scalar in the low lane of d.
+func (l *lowering) emitScalarLane(st *ir.Scalar, d arm64asm.VReg) error {
 	fn := l.fn
 	arg := func(i int) arm64asm.FReg { return l.sReg[st.Args[i]].F() }
 	switch st.Code {
@@ -565,7 +627,16 @@ func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
 			return err
 		}
 		l.constant(1, one)
-		fn.SCVTFS(l.hReg, d.F())
+		if l.k.Layout == ir.Segments {
+			// n = segs*seglen, converted once as ir.EvalShape does.
+			n := l.gp()
+			fn.MOVD(l.shape["segs"], n)
+			fn.MUL(l.hReg, n, n)
+			fn.SCVTFS(n, d.F())
+			l.gpFree(n)
+		} else {
+			fn.SCVTFS(l.hReg, d.F())
+		}
 		fn.FDIVS(d.F(), one.F(), d.F())
 		l.vFree(one, 1)
 	case ir.SAdd:
@@ -604,6 +675,9 @@ func boundNeeded(c float32, lo bool) bool {
 // V=1), so a NaN leaves too, as ir.Eval says. Equal passes. With both
 // bounds infinite, FCMPS v, v and BVS catch NaN alone.
 func (l *lowering) guard(si int, st *ir.Scalar) error {
+	if l.k.Layout == ir.Columns {
+		return l.guardColumns(st)
+	}
 	fn := l.fn
 	v := l.sReg[st.Args[0]].F()
 	fn.Comment(fmt.Sprintf("guard: the row is left to the caller unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi))

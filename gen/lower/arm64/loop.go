@@ -18,6 +18,15 @@ type loopPlan struct {
 	accs   []int                 // accumulators in order of first use
 	cursor map[int]arm64asm.Reg  // array -> pointer walking the row
 	final  map[int]int           // array -> its last access, the one that advances the cursor
+
+	// Columns and Segments: a Param load is the broadcast of one value (per
+	// element, per segment), made before the body and read like a splat.
+	bparam map[int]arm64asm.VReg // Param array -> its broadcast register
+	pcur   map[int]arm64asm.Reg  // Param array -> pointer to the next value
+	// Segments: the scalar tail of every segment adds into these, so that
+	// the accumulators' vector partial sums survive until the last segment.
+	tailAcc map[int]arm64asm.VReg
+	noPost  bool // Columns: no post-indexed accesses; the cursors step by the stride
 }
 
 // vec is the register of value v in unroll copy c.
@@ -30,6 +39,9 @@ func (p *loopPlan) vec(v ir.V, c int) arm64asm.VReg {
 
 // loop lowers one sweep over the row (statement si).
 func (l *lowering) loop(si int, lp *ir.Loop) error {
+	if l.k.Layout == ir.Columns {
+		return l.loopColumns(si, lp)
+	}
 	l.loopN++
 	fn, u := l.fn, l.u
 	fn.Comment(fmt.Sprintf("pass %d over the row", l.loopN))
@@ -56,6 +68,11 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 	}
 	cnt := l.gp()
 	label := func(s string) arm64asm.Label { return arm64asm.Label(fmt.Sprintf("pass%d%s", l.loopN, s)) }
+	segs := l.k.Layout == ir.Segments
+	var segCnt arm64asm.Reg
+	if segs {
+		segCnt = l.segmentsStart(p, label("seg"))
+	}
 	// counted repeats body n times, n in cnt; zero skips it.
 	counted := func(name string, body func()) {
 		fn.CBZ(cnt, label(name+"Done"))
@@ -99,9 +116,14 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 			fn.AND(arm64asm.Imm(u-1), cnt, cnt)
 			counted("vec", func() { l.body(p, 1, 0, false) })
 		}
-		l.reduce(p, true)
+		if !segs {
+			l.reduce(p, true)
+		}
 		fn.AND(arm64asm.Imm(3), l.hReg, cnt)
 		counted("tail", func() { l.body(p, 1, 0, true) })
+	}
+	if segs {
+		l.segmentsEnd(p, segCnt, label("seg"), arrays)
 	}
 
 	l.gpFree(cnt)
@@ -133,6 +155,11 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 		acc:    map[int]arm64asm.VReg{},
 		cursor: map[int]arm64asm.Reg{},
 		final:  map[int]int{},
+		bparam: map[int]arm64asm.VReg{},
+		pcur:   map[int]arm64asm.Reg{},
+
+		tailAcc: map[int]arm64asm.VReg{},
+		noPost:  l.k.Layout == ir.Columns,
 	}
 	last := make([]int, len(ops))
 	for i := range last {
@@ -148,13 +175,25 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 		case op.Code == ir.VSplat:
 			p.splat[i] = true
 			p.reg[i] = l.sReg[op.Scalar]
-			if !l.inv[op.Scalar] && !l.bcast[op.Scalar] {
+			// A Columns scalar is already a vector of per-row values.
+			if !l.inv[op.Scalar] && !l.bcast[op.Scalar] && l.k.Layout != ir.Columns {
 				l.bcast[op.Scalar] = true
 				r := l.sReg[op.Scalar]
 				l.fn.VDUP(r.SLane(0), r.S4())
 			}
 		case op.Code.MakesValue() && last[i] < 0:
 			p.dead[i] = true
+		case op.Code == ir.VLoad && l.k.Arrays[op.Array].Role == ir.Param && l.k.Layout != ir.Rows:
+			p.splat[i] = true
+			r, ok := p.bparam[op.Array]
+			if !ok {
+				var err error
+				if r, err = l.vreg(); err != nil {
+					return nil, err
+				}
+				p.bparam[op.Array] = r
+			}
+			p.reg[i] = r
 		case op.Code == ir.VLoad || op.Code == ir.VStore:
 			p.final[op.Array] = i
 		}
@@ -165,6 +204,13 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 			}
 			p.acc[op.Acc] = g
 			p.accs = append(p.accs, op.Acc)
+			if l.k.Layout == ir.Segments {
+				t, err := l.vreg()
+				if err != nil {
+					return nil, err
+				}
+				p.tailAcc[op.Acc] = t
+			}
 		}
 	}
 	for i, op := range ops {
@@ -238,13 +284,16 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 		}
 		a := func(j int) ir.V { return op.Args[j] }
 		cur := p.cursor[op.Array]
-		post := p.final[op.Array] == i
+		post := p.final[op.Array] == i && !p.noPost
 		if scalar {
 			f := func(v ir.V) arm64asm.FReg { return p.vec(v, 0).F() }
 			d := p.reg[i].F()
 			var acc arm64asm.FReg
 			if op.Code == ir.VAcc || op.Code == ir.VAccMul {
 				acc = p.acc[op.Acc].F()
+				if t, ok := p.tailAcc[op.Acc]; ok {
+					acc = t.F()
+				}
 			}
 			switch op.Code {
 			case ir.VLoad:

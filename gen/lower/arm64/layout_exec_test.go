@@ -1,0 +1,378 @@
+package arm64
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+	"github.com/normgen/normgen/spec"
+)
+
+// Kernels of the Columns and Segments layouts, each also with a second
+// guard (4*eps <= var+eps <= 1e20, see guardedTwice) that the tiny,
+// constant and huge test rows trip.
+var (
+	columnSpecs = []spec.Kernel{
+		{Name: "ChanLayerNorm", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true},
+		{Name: "ChanRMSNorm", Axis: "channels", Epsilon: 1e-6, Scale: true, Shift: true},
+	}
+	segmentSpecs = []spec.Kernel{
+		{Name: "BatchNormTorch", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "pytorch"}},
+		{Name: "BatchNormONNX", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
+		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
+	}
+	columnSizes = []int{1, 3, 4, 17, 96}
+	columnRows  = []int{1, 3, 4, 5, 8, 17}
+	segLens     = []int{1, 3, 4, 5, 17, 40}
+	segCounts   = []int{1, 2, 3}
+)
+
+// layoutFuncs is every layout kernel, plain and guarded: the Columns ones
+// at every size and with H at run time, the Segments ones (H always 0).
+func layoutFuncs(t testing.TB) []target.Func {
+	var fs []target.Func
+	build := func(specs []spec.Kernel, hs []int) {
+		for _, s := range specs {
+			k, err := algo.Build(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []*ir.Kernel{k, guardedTwice(t, k, float32(4*s.Epsilon), 1e20)} {
+				for _, h := range hs {
+					fs = append(fs, target.Func{Kernel: k, H: h, ISA: target.NEON})
+				}
+			}
+		}
+	}
+	build(columnSpecs, append(columnSizes, 0))
+	build(segmentSpecs, []int{0})
+	return fs
+}
+
+// guardedTwice is k with another guard, Guard(v, lo, hi), right after its
+// first guard, on the same operand v (gen/algo's var+eps): unlike
+// guarded's place before the last loop, this one comes before the
+// running statistics' stores too.
+func guardedTwice(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
+	c := *k
+	c.Name = k.Name + "Guarded"
+	c.Body = nil
+	added := false
+	for _, st := range k.Body {
+		c.Body = append(c.Body, st)
+		if g, ok := st.(*ir.Scalar); ok && g.Code == ir.SGuard && !added {
+			c.Body = append(c.Body, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: g.Args, Lo: lo, Hi: hi})
+			added = true
+		}
+	}
+	if err := ir.Check(&c); err != nil || !added {
+		t.Fatalf("%s: %v (guard added: %v)", c.Name, err, added)
+	}
+	return &c
+}
+
+// layoutCase is one call: its shape and each row's kind.
+type layoutCase struct {
+	f     target.Func
+	shape ir.Shape
+	plans []rowKind
+}
+
+// args are the shape arguments in target.ShapeArgs order.
+func (c layoutCase) args() []int {
+	var out []int
+	for _, name := range target.ShapeArgs(c.f.Kernel.Layout, c.f.H) {
+		out = append(out, map[string]int{
+			"h": c.shape.H, "stride": c.shape.Stride, "segs": c.shape.Segs, "seglen": c.shape.SegLen,
+			"segstride": c.shape.SegStride, "rowstride": c.shape.RowStride,
+		}[name])
+	}
+	return out
+}
+
+// layoutCases lists the calls: every shape with normal rows, and for the
+// guarded kernels rows of the kinds that trip a guard among normal ones.
+func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
+	var cs []layoutCase
+	for _, f := range funcs {
+		k := f.Kernel
+		guard := strings.HasSuffix(k.Name, "Guarded")
+		type call struct {
+			shape ir.Shape
+			rows  []int
+		}
+		var calls []call
+		switch k.Layout {
+		case ir.Columns:
+			hs := []int{f.H}
+			if f.H == 0 {
+				hs = []int{1, 2, 5, 17, 96}
+			}
+			for _, h := range hs {
+				for _, rows := range columnRows {
+					for _, extra := range []int{0, 3} {
+						calls = append(calls, call{ir.Shape{H: h, Stride: rows + extra}, []int{rows}})
+					}
+				}
+			}
+		case ir.Segments:
+			for _, segs := range segCounts {
+				for _, seglen := range segLens {
+					// BatchNorm's (a row is a channel of N images: the
+					// rows lie between the segments), GroupNorm's
+					// (consecutive channels) and one with gaps.
+					calls = append(calls,
+						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: 5 * seglen, RowStride: seglen}, []int{1, 5}},
+						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen, RowStride: segs * seglen}, []int{1, 3}},
+						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen + 2, RowStride: segs*(seglen+2) + 1}, []int{1, 3, 9}})
+				}
+			}
+		}
+		for ci, c := range calls {
+			shape := c.shape
+			for _, rows := range c.rows {
+				cs = append(cs, layoutCase{f, shape, make([]rowKind, rows)})
+				// Guard cases: Columns with 5 rows or more, Segments
+				// with 9 rows in the layout with gaps.
+				if !guard || rows < 5 || (k.Layout == ir.Segments && ci%3 != 2) {
+					continue
+				}
+				// One row of each kind among normal ones, and random mixes.
+				n := rows
+				for _, kind := range []rowKind{rowTiny, rowHuge, rowConst, rowNaN, rowOverflow} {
+					plans := make([]rowKind, n)
+					plans[rng.IntN(n)] = kind
+					cs = append(cs, layoutCase{f, shape, plans})
+				}
+				plans := make([]rowKind, n)
+				for r := range plans {
+					if rng.IntN(4) == 0 {
+						plans[r] = rowKind(rng.IntN(int(numRowKinds)))
+					}
+				}
+				cs = append(cs, layoutCase{f, shape, plans})
+			}
+		}
+	}
+	return cs
+}
+
+// layoutExpect is what a function must return when ir.EvalShape completes
+// done of rows: done, or for Columns the rows of the whole blocks of 4
+// before the first block with an abandoned row or a tail.
+func layoutExpect(l ir.Layout, done int) int {
+	if l == ir.Columns {
+		return done &^ 3
+	}
+	return done
+}
+
+// writeLayoutCase draws the inputs of c, runs ir.EvalShape and writes the
+// case for the harness (testdata/harness/layouts_test.go). It returns
+// what ir.EvalShape completed and what the function must return.
+func writeLayoutCase(b *bytes.Buffer, rng *rand.Rand, c layoutCase) (done, expect int) {
+	put := func(v uint32) { b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+	k, s, rows := c.f.Kernel, c.shape, len(c.plans)
+	l := k.Layout
+	h := s.Len(l)
+	arrays := make([][]float32, len(k.Arrays))
+	owners := make([][]int32, len(k.Arrays))
+	for a, arr := range k.Arrays {
+		var n int
+		switch {
+		case arr.Role.PerRow():
+			n = rows
+		case arr.Role == ir.Param && l == ir.Segments:
+			n = rows * s.Segs
+		case arr.Role == ir.Param:
+			n = h
+		default:
+			n = s.Index(l, rows-1, h-1) + 1
+			if l == ir.Segments {
+				// The last row's last segment may not be its furthest.
+				for r := range rows {
+					for i := range h {
+						n = max(n, s.Index(l, r, i)+1)
+					}
+				}
+			}
+		}
+		v, own := make([]float32, n), make([]int32, n)
+		for i := range own {
+			own[i] = -1
+		}
+		for j := range v {
+			switch {
+			case arr.Role.Written() && arr.Role != ir.RowScalarInOut:
+				v[j] = 12345 // overwritten, or the check fails
+			case arr.Name == "gamma" || arr.Name == "gain":
+				v[j] = float32(1 + 0.2*rng.NormFloat64())
+			case arr.Name == "runVar":
+				v[j] = float32(0.5 + rng.Float64())
+			default:
+				v[j] = float32(rng.NormFloat64())
+			}
+		}
+		for r := range rows {
+			switch {
+			case arr.Role.PerRow():
+				own[r] = int32(r)
+			case arr.Role != ir.Param:
+				row := make([]float32, h)
+				fillRow(rng, c.plans[r], row)
+				for i := range h {
+					v[s.Index(l, r, i)] = row[i]
+					own[s.Index(l, r, i)] = int32(r)
+				}
+			}
+		}
+		arrays[a], owners[a] = v, own
+	}
+	inputs := make([][]float32, len(arrays))
+	for a := range arrays {
+		inputs[a] = append([]float32(nil), arrays[a]...)
+	}
+	done = ir.EvalShape(k, s, rows, arrays)
+	expect = layoutExpect(l, done)
+
+	name := c.f.Name()
+	put(uint32(len(name)))
+	b.WriteString(name)
+	put(uint32(rows))
+	args := c.args()
+	put(uint32(len(args)))
+	for _, v := range args {
+		put(uint32(v))
+	}
+	put(uint32(expect))
+	put(uint32(len(k.Arrays)))
+	for a, arr := range k.Arrays {
+		put(uint32(b2i(arr.Role.Written())))
+		put(uint32(len(inputs[a])))
+		for _, v := range inputs[a] {
+			put(math.Float32bits(v))
+		}
+		for _, o := range owners[a] {
+			put(uint32(o))
+		}
+		if arr.Role.Written() {
+			for _, v := range arrays[a] {
+				put(math.Float32bits(v))
+			}
+		}
+	}
+	return done, expect
+}
+
+// layoutTable maps each function's name to a call with the harness's arguments.
+func layoutTable(funcs []target.Func) []byte {
+	var b bytes.Buffer
+	b.WriteString("//go:build !purego\n\npackage k\n\nvar funcs = map[string]func(p []*float32, rows, h int) int{}\n\n")
+	b.WriteString("var layoutFuncs = map[string]func(p []*float32, rows int, shape []int) int{\n")
+	for _, f := range funcs {
+		args := make([]string, len(f.Kernel.Arrays))
+		for i := range args {
+			args[i] = fmt.Sprintf("p[%d]", i)
+		}
+		args = append(args, "rows")
+		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
+			args = append(args, fmt.Sprintf("shape[%d]", i))
+		}
+		fmt.Fprintf(&b, "\t%q: func(p []*float32, rows int, shape []int) int { return %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+// TestExecuteLayouts builds the Columns and Segments kernels into one
+// scratch arm64 package, vets it, and runs every case under qemu-user
+// against ir.EvalShape.
+func TestExecuteLayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and emulates an arm64 package")
+	}
+	qemu := requireTool(t, "qemu-aarch64-static", "qemu-user-static")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	funcs := layoutFuncs(t)
+	asm, err := Generate(header, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	cases := layoutCases(funcs, rng)
+	var b bytes.Buffer
+	// Guard coverage: no row abandoned, the first, a later one; and for
+	// Columns, returns short of the rows through the tail alone.
+	var none, first, later, tailOnly int
+	for _, c := range cases {
+		done, expect := writeLayoutCase(&b, rng, c)
+		rows := len(c.plans)
+		switch {
+		case done == rows && expect < rows:
+			tailOnly++
+		case done == rows:
+			none++
+		case done == 0:
+			first++
+		default:
+			later++
+		}
+	}
+	t.Logf("%d cases: %d complete, %d short by a tail only, %d abandoning row 0, %d a later row", len(cases), none, tailOnly, first, later)
+	if first == 0 || later == 0 || tailOnly == 0 {
+		t.Fatal("the cases do not abandon rows at every position")
+	}
+	data := append(binary.LittleEndian.AppendUint32(nil, uint32(len(cases))), b.Bytes()...)
+
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"go.mod":           []byte("module k\n\ngo 1.26\n"),
+		"kernels_arm64.s":  asm,
+		"kernels_arm64.go": stubs(funcs),
+		"table_test.go":    layoutTable(funcs),
+		"layouts.bin":      data,
+	}
+	for _, name := range []string{"harness_test.go", "layouts_test.go"} {
+		if files[name], err = os.ReadFile(filepath.Join("testdata", "harness", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GOARCH=arm64", "GOOS=linux", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
+	run := func(args ...string) string {
+		cmd := exec.Command(goTool, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, tail(out))
+		}
+		return string(out)
+	}
+	run("vet", ".")
+	out := run("test", "-count=1", "-v", "-run", "^TestLayouts$", "-exec", qemu, ".")
+	m := regexp.MustCompile(`layout cases: (\d+)`).FindStringSubmatch(out)
+	if m == nil || m[1] != fmt.Sprint(len(cases)) {
+		t.Fatalf("the arm64 test did not report running %d cases:\n%s", len(cases), tail([]byte(out)))
+	}
+	t.Logf("%d functions, %d cases passed under %s", len(funcs), len(cases), filepath.Base(qemu))
+}
