@@ -76,6 +76,9 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
 		{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }},
 	}
+	if p.HasTensors() {
+		steps = append(steps, step{base + "_tensor_test.go", func() ([]byte, error) { return gopkg.TensorTestFile(p) }})
+	}
 	for _, arch := range p.Archs() {
 		lower, ok := lowerings[arch]
 		if !ok {

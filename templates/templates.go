@@ -10,5 +10,9 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-// Tests is the template of <pkg>_test.go.
+// Tests is the template of <pkg>_test.go: the kernels over rows.
 var Tests = template.Must(template.ParseFS(files, "test.go.tmpl"))
+
+// TensorTests is the template of <pkg>_tensor_test.go: the kernels over
+// [N, C, L] tensors.
+var TensorTests = template.Must(template.ParseFS(files, "tensor_test.go.tmpl"))

@@ -249,11 +249,12 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 // var*n/(n-1) = var/(1 - 1/n) (n = 1 is refused by the caller); ONNX
 // weights the running value by the momentum and uses the biased variance.
 func updateRunning(b *ir.Builder, r *spec.Running, runMean, runVar int, mean, biased, invLen ir.S) {
-	m := float32(r.Momentum)
-	keep, take, batchVar := b.Const(1-m), b.Const(m), biased
+	m, rest := float32(r.Momentum), float32(1-r.Momentum)
 	if r.Convention == "onnx" {
-		keep, take = b.Const(m), b.Const(1-m)
-	} else {
+		m, rest = rest, m
+	}
+	keep, take, batchVar := b.Const(rest), b.Const(m), biased
+	if r.Convention != "onnx" {
 		batchVar = b.Div(biased, b.Sub(b.Const(1), invLen))
 	}
 	blend := func(array int, batch ir.S) {

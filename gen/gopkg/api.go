@@ -15,14 +15,24 @@ import (
 func APIFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
 	f.PackageComment(p.packageDoc())
+	tensors := false
 	for _, k := range p.Kernels {
 		for _, h := range k.sizesAndAny() {
+			if k.IR.Layout != ir.Rows {
+				tensors = true
+				f.Add(tensorEntryPoint(p.Name, k, h)).Line()
+				f.Add(tensorCheckFunc(k, h)).Line()
+				continue
+			}
 			f.Add(entryPoint(p.Name, k, h)).Line()
 			f.Add(parallelEntryPoint(p.Name, k, h)).Line()
 			f.Add(checkFunc(k, h)).Line()
 		}
 	}
 	f.Add(checkHelpers()).Line().Line().Add(parallelHelper())
+	if tensors {
+		f.Line().Line().Add(tensorHelpers())
+	}
 	return render(f)
 }
 
@@ -56,7 +66,8 @@ build tag.`)
 }
 
 // entryParams is the parameter list of kernel k's entry points at size h:
-// the arrays as slices, then h when it is chosen at run time.
+// the arrays as slices, then h when it is chosen at run time (h = 0; the
+// arrays alone for h < 0).
 func entryParams(arrays []ir.Array, h int) []jen.Code {
 	params := make([]jen.Code, 0, len(arrays)+1)
 	for i, a := range arrays {
@@ -72,7 +83,7 @@ func entryParams(arrays []ir.Array, h int) []jen.Code {
 	return params
 }
 
-// entryArgs passes the entry point's arrays (and h) on.
+// entryArgs passes the entry point's arrays (and h when h = 0) on.
 func entryArgs(arrays []ir.Array, h int, extra ...jen.Code) []jen.Code {
 	args := append([]jen.Code{}, extra...)
 	for _, a := range arrays {
@@ -110,11 +121,21 @@ func checkFunc(k Kernel, h int) jen.Code {
 			want = jen.Id("rows").Op("*").Add(hExpr(h))
 		case ir.Param:
 			want = hExpr(h)
-		case ir.RowScalarIn, ir.RowScalarOut:
+		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 			want = jen.Id("rows")
 		}
 		body = append(body, jen.Id("checkLen").Call(name, jen.Lit(a.Name), jen.Len(jen.Id(a.Name)), want))
 	}
+	body = append(body, overlapChecks(arrays)...)
+	body = append(body, jen.Return(jen.Id("rows")))
+	params := append([]jen.Code{jen.Id("name").String()}, entryParams(arrays, h)...)
+	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+}
+
+// overlapChecks checks every written array against every other: only a
+// row output may be the very same slice as a row input.
+func overlapChecks(arrays []ir.Array) []jen.Code {
+	var body []jen.Code
 	for i, out := range arrays {
 		if !out.Role.Written() {
 			continue
@@ -124,13 +145,11 @@ func checkFunc(k Kernel, h int) jen.Code {
 				continue
 			}
 			mayBeSame := out.Role == ir.RowOut && other.Role == ir.RowIn
-			body = append(body, jen.Id("checkOverlap").Call(name,
+			body = append(body, jen.Id("checkOverlap").Call(jen.Id("name"),
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(mayBeSame)))
 		}
 	}
-	body = append(body, jen.Return(jen.Id("rows")))
-	params := append([]jen.Code{jen.Id("name").String()}, entryParams(arrays, h)...)
-	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+	return body
 }
 
 // entryPoint writes the exported function of kernel k for size h (0: h is
@@ -164,7 +183,7 @@ func parallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		switch a.Role {
 		case ir.Param:
 			chunk = append(chunk, jen.Id(a.Name))
-		case ir.RowScalarIn, ir.RowScalarOut:
+		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 			chunk = append(chunk, jen.Id(a.Name).Index(jen.Id("lo"), jen.Id("hi")))
 		default:
 			chunk = append(chunk, jen.Id(a.Name).Index(jen.Id("lo").Op("*").Add(hExpr(h)), jen.Id("hi").Op("*").Add(hExpr(h))))

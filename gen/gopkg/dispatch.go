@@ -88,13 +88,34 @@ func asmParams(fn target.Func) jen.Code {
 	for i, a := range fn.Kernel.Arrays {
 		names[i] = jen.Id(a.Name)
 	}
-	params := []jen.Code{jen.List(names...).Op("*").Float32()}
-	if fn.H == 0 {
-		params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
-	} else {
-		params = append(params, jen.Id("rows").Int())
+	ints := []jen.Code{jen.Id("rows")}
+	for _, a := range target.ShapeArgs(fn.Kernel.Layout, fn.H) {
+		ints = append(ints, jen.Id(a))
 	}
-	return jen.Params(params...).Int()
+	return jen.Params(jen.List(names...).Op("*").Float32(), jen.List(ints...).Int()).Int()
+}
+
+// shapeArgs passes on the shape arguments of a function of kernel k at
+// size h; goShapeArgs those of its pure-Go function, with h spelled out
+// when it is fixed.
+func shapeArgs(k *ir.Kernel, h int) []jen.Code {
+	var out []jen.Code
+	for _, a := range target.ShapeArgs(k.Layout, h) {
+		out = append(out, jen.Id(a))
+	}
+	return out
+}
+
+func goShapeArgs(k *ir.Kernel, h int) []jen.Code {
+	var out []jen.Code
+	for _, a := range target.ShapeArgs(k.Layout, 0) {
+		if a == "h" {
+			out = append(out, hExpr(h))
+		} else {
+			out = append(out, jen.Id(a))
+		}
+	}
+	return out
 }
 
 // outBytesPerRow is the bytes of row outputs per row of kernel k at size h.
@@ -119,17 +140,16 @@ func runName(k *ir.Kernel, h int) string { return "run" + entryName(k, h) }
 // isas the CPU has, else pure Go. Slices are non-empty here: the entry
 // point returned early on zero rows.
 func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
-	params, args := sliceParams(k.IR.Arrays, h)
-	goCall := jen.Id(goName(k.IR)).Call(append(args, jen.Id("rows"), hExpr(h))...)
+	params, args := sliceParams(k.IR, h)
+	goArgs := append(append([]jen.Code{}, args...), jen.Id("rows"))
+	goCall := jen.Id(goName(k.IR)).Call(append(goArgs, goShapeArgs(k.IR, h)...)...)
 	if len(isas) == 0 {
 		return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(goCall)
 	}
 	runOne := func(fn target.Func) jen.Code {
 		call := append([]jen.Code{jen.Id(fn.Name())}, args...)
 		call = append(call, jen.Id("rows"))
-		if h == 0 {
-			call = append(call, jen.Id("h"))
-		}
+		call = append(call, shapeArgs(k.IR, h)...)
 		return jen.Id(runName(k.IR, h)).Call(call...)
 	}
 	// runCall runs isa's kernel; with an NT variant, that one for row
@@ -169,39 +189,28 @@ func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
 
 // runFunc drives kern, an assembly kernel of k at size h, over the rows.
 // The kernel returns early at a row whose float32 statistics left
-// float32's range (ir.SGuard) without touching it; that row is computed by
-// the pure-Go kernel, whose statistics are float64, and the kernel resumes
-// after it.
+// float32's range (ir.SGuard) without touching it, or at a tail of rows it
+// leaves to its caller; that row is computed by the pure-Go kernel, whose
+// statistics are float64, and the kernel resumes after it.
 func runFunc(k Kernel, h int) jen.Code {
 	arrays := k.IR.Arrays
-	params, _ := sliceParams(arrays, h)
+	params, _ := sliceParams(k.IR, h)
 	sig := target.Func{Kernel: k.IR, H: h}
 	params = append([]jen.Code{jen.Id("kern").Func().Add(asmParams(sig))}, params...)
-	// from is the index of row done's first element in array a (nil: a parameter).
-	from := func(a int) *jen.Statement {
-		switch arrays[a].Role {
-		case ir.Param:
-			return nil
-		case ir.RowScalarIn, ir.RowScalarOut:
-			return jen.Id("done")
-		}
-		return jen.Id("done").Op("*").Add(hExpr(h))
-	}
 	var kernArgs, goArgs []jen.Code
 	for i, a := range arrays {
-		if f := from(i); f != nil {
+		if f := rowOffset(k.IR, i, h, jen.Id("done")); f != nil {
 			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(f))
-			goArgs = append(goArgs, jen.Id(a.Name).Index(from(i), jen.Empty()))
+			goArgs = append(goArgs, jen.Id(a.Name).Index(rowOffset(k.IR, i, h, jen.Id("done")), jen.Empty()))
 		} else {
 			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(jen.Lit(0)))
 			goArgs = append(goArgs, jen.Id(a.Name))
 		}
 	}
 	kernArgs = append(kernArgs, jen.Id("rows").Op("-").Id("done"))
-	if h == 0 {
-		kernArgs = append(kernArgs, jen.Id("h"))
-	}
-	goArgs = append(goArgs, jen.Lit(1), hExpr(h))
+	kernArgs = append(kernArgs, shapeArgs(k.IR, h)...)
+	goArgs = append(goArgs, jen.Lit(1))
+	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
 	return jen.Func().Id(runName(k.IR, h)).Params(params...).Block(
 		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
@@ -213,23 +222,40 @@ func runFunc(k Kernel, h int) jen.Code {
 	)
 }
 
+// rowOffset is the index of row r's first value in array a of kernel k
+// at size h (see ir.Layout), or nil where it is the array's start for
+// every row (parameters shared by all rows).
+func rowOffset(k *ir.Kernel, a, h int, r *jen.Statement) *jen.Statement {
+	role := k.Arrays[a].Role
+	switch {
+	case role.PerRow():
+		return r
+	case role == ir.Param && k.Layout == ir.Segments:
+		return r.Op("*").Id("segs")
+	case role == ir.Param:
+		return nil
+	case k.Layout == ir.Columns:
+		return r
+	case k.Layout == ir.Segments:
+		return r.Op("*").Id("rowstride")
+	}
+	return r.Op("*").Add(hExpr(h))
+}
+
 // sliceParams is the parameter list of impl and run functions (the arrays
-// as slices, rows, and h when it is chosen at run time) and the arrays as
-// call arguments.
-func sliceParams(arrays []ir.Array, h int) (params, args []jen.Code) {
-	for i, a := range arrays {
+// as slices, rows, and the shape: h when it is chosen at run time, ...)
+// and the arrays as call arguments.
+func sliceParams(k *ir.Kernel, h int) (params, args []jen.Code) {
+	for i, a := range k.Arrays {
 		p := jen.Id(a.Name)
-		if i == len(arrays)-1 {
+		if i == len(k.Arrays)-1 {
 			p = p.Index().Float32()
 		}
 		params = append(params, p)
 		args = append(args, jen.Id(a.Name))
 	}
-	if h == 0 {
-		params = append(params, jen.List(jen.Id("rows"), jen.Id("h")).Int())
-	} else {
-		params = append(params, jen.Id("rows").Int())
-	}
+	ints := append([]jen.Code{jen.Id("rows")}, shapeArgs(k, h)...)
+	params = append(params, jen.List(ints...).Int())
 	return params, args
 }
 

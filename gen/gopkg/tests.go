@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/templates"
 )
@@ -37,6 +38,9 @@ func TestFile(p *Package) ([]byte, error) {
 		Kernels         []kernel
 	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
 	for _, k := range p.Kernels {
+		if k.IR.Layout != ir.Rows {
+			continue // in TensorTestFile
+		}
 		tk := kernel{
 			Name: k.IR.Name, GoName: goName(k.IR),
 			Mean: k.Spec.Mean, Scale: k.Spec.Scale, Shift: k.Spec.Shift, Residual: k.Spec.Residual != nil,
@@ -66,6 +70,90 @@ func TestFile(p *Package) ([]byte, error) {
 	return gofmt(p.Name+"_test.go", buf.Bytes())
 }
 
+// HasTensors reports whether the package has kernels over [N, C, L]
+// tensors, which get <pkg>_tensor_test.go.
+func (p *Package) HasTensors() bool {
+	for _, k := range p.Kernels {
+		if k.IR.Layout != ir.Rows {
+			return true
+		}
+	}
+	return false
+}
+
+// TensorTestFile is <pkg>_tensor_test.go, from
+// templates/tensor_test.go.tmpl: the tests of the tensor kernels.
+func TensorTestFile(p *Package) ([]byte, error) {
+	type shape struct {
+		N, C, L int
+		Fixed   bool
+	}
+	type kernel struct {
+		Name, Axis, Args, Running  string
+		Groups                     int
+		Mean, Scale, Shift, Save   bool
+		Eps, ScaleOffset, Momentum string
+		SaveStats                  bool
+		Sizes                      []int
+		ISAs                       []string
+		BenchShapes                []shape
+	}
+	data := struct {
+		Header, Package string
+		Kernels         []kernel
+	}{Header: p.Header, Package: p.Name}
+	field := map[string]string{"gain": "gamma", "bias": "beta"}
+	for _, k := range p.Kernels {
+		if k.IR.Layout == ir.Rows {
+			continue
+		}
+		sk := k.Spec
+		tk := kernel{
+			Name: sk.Name, Axis: sk.Axis, Groups: sk.Groups,
+			Mean: sk.Mean, Scale: sk.Scale, Shift: sk.Shift, SaveStats: sk.SaveStats,
+			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Momentum: "0",
+			Sizes: k.Sizes,
+		}
+		if r := sk.Running; r != nil {
+			tk.Running, tk.Momentum = r.Convention, float(float64(float32(r.Momentum)))
+		}
+		for _, isa := range k.ISAs {
+			tk.ISAs = append(tk.ISAs, isa.Name())
+		}
+		tk.ISAs = append(tk.ISAs, target.Go.Name())
+		var args []string
+		for _, a := range k.IR.Arrays {
+			name := a.Name
+			if f, ok := field[name]; ok {
+				name = f
+			}
+			args = append(args, "c."+name)
+		}
+		tk.Args = strings.Join(args, ", ")
+		// Benchmarks: a shape that stays in L2 and one that does not, at
+		// sizes from the models these norms serve.
+		switch sk.Axis {
+		case "channels":
+			for _, c := range k.Sizes {
+				tk.BenchShapes = append(tk.BenchShapes, shape{1, c, 196, true}, shape{1, c, 3136, true})
+			}
+			if len(k.Sizes) == 0 {
+				tk.BenchShapes = []shape{{1, 96, 3136, false}}
+			}
+		case "batch":
+			tk.BenchShapes = []shape{{8, 64, 64, false}, {8, 64, 3136, false}, {256, 512, 1, false}}
+		case "groups":
+			tk.BenchShapes = []shape{{1, 4 * sk.Groups, 64, false}, {2, 4 * sk.Groups, 3136, false}}
+		}
+		data.Kernels = append(data.Kernels, tk)
+	}
+	var buf bytes.Buffer
+	if err := templates.TensorTests.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("gopkg: tensor test template: %v", err)
+	}
+	return gofmt(p.Name+"_tensor_test.go", buf.Bytes())
+}
+
 // float spells a float64 spec value as Go source, exactly.
 func float(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -76,8 +164,8 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 	var cases []jen.Code
 	for _, k := range p.Kernels {
 		isas := k.isas(goarch)
-		if len(isas) == 0 {
-			continue
+		if len(isas) == 0 || k.IR.Layout != ir.Rows {
+			continue // tensor kernels are tested through their entry points
 		}
 		for _, h := range k.sizesAndAny() {
 			cond := jen.Id("kernel").Op("==").Lit(k.IR.Name)

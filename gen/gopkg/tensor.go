@@ -1,0 +1,212 @@
+package gopkg
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// The entry points of kernels over [N, C, L] tensors (spec axes channels,
+// batch and groups) take the channel count C (fixed, for axis channels'
+// sizes) and the spatial size L, and map the tensor onto the rows of their
+// kernel's layout (ir.Columns, ir.Segments):
+//
+//	channels: per image, L rows (positions) of C values, L apart;
+//	batch:    C rows (channels) of N segments of L values, C*L apart;
+//	groups:   per image, G rows (groups) of C/G segments (channels) of L.
+
+// tensorParams is the parameter list of a tensor entry point: the arrays,
+// then channels (unless fixed) and spatial.
+func tensorParams(k Kernel, h int) []jen.Code {
+	params := entryParams(k.IR.Arrays, -1)
+	ints := []jen.Code{jen.Id("spatial")}
+	if h == 0 {
+		ints = append([]jen.Code{jen.Id("channels")}, ints...)
+	}
+	return append(params, jen.List(ints...).Int())
+}
+
+// tensorArgs passes a tensor entry point's arguments on.
+func tensorArgs(k Kernel, h int, extra ...jen.Code) []jen.Code {
+	args := entryArgs(k.IR.Arrays, -1, extra...)
+	if h == 0 {
+		args = append(args, jen.Id("channels"))
+	}
+	return append(args, jen.Id("spatial"))
+}
+
+// channels is the channel count inside a tensor entry point.
+func channels(h int) *jen.Statement {
+	if h == 0 {
+		return jen.Id("channels")
+	}
+	return jen.Lit(h)
+}
+
+// perImageRows is the number of per-row scalars (saved statistics) per
+// image, or nil for axis batch, whose rows are the channels of the batch.
+func perImageRows(k Kernel) *jen.Statement {
+	switch k.Spec.Axis {
+	case "channels":
+		return jen.Id("spatial")
+	case "groups":
+		return jen.Lit(k.Spec.Groups)
+	}
+	return nil
+}
+
+// tensorCheckFunc writes the argument checks of a tensor entry point; it
+// returns the number of images N.
+func tensorCheckFunc(k Kernel, h int) jen.Code {
+	arrays := k.IR.Arrays
+	name := jen.Id("name")
+	sprintf := func(format string, args ...jen.Code) jen.Code {
+		return jen.Panic(jen.Qual("fmt", "Sprintf").Call(append([]jen.Code{jen.Lit(format), name}, args...)...))
+	}
+	first := firstRowInput(k.IR)
+	body := []jen.Code{
+		jen.If(channels(h).Op("<").Lit(1).Op("||").Id("spatial").Op("<").Lit(1)).Block(
+			sprintf("%s: channels = %d, spatial = %d, want both >= 1", channels(h), jen.Id("spatial"))),
+	}
+	if g := k.Spec.Groups; g > 0 {
+		body = append(body, jen.If(channels(h).Op("%").Lit(g).Op("!=").Lit(0)).Block(
+			sprintf(fmt.Sprintf("%%s: channels = %%d is not a multiple of the %d groups", g), channels(h))))
+	}
+	body = append(body, jen.Id("images").Op(":=").Id("imageCount").Call(
+		name, jen.Lit(arrays[first].Name), jen.Len(jen.Id(arrays[first].Name)), channels(h), jen.Id("spatial")))
+	if k.Spec.Axis == "batch" {
+		body = append(body, jen.If(jen.Id("images").Op("*").Id("spatial").Op("==").Lit(1)).Block(
+			sprintf("%s: N*L = 1: a batch of one value per channel has no variance to normalize by")))
+	}
+	for i, a := range arrays {
+		if i == first {
+			continue
+		}
+		var want jen.Code
+		switch {
+		case a.Role == ir.RowIn || a.Role == ir.RowOut:
+			want = jen.Id("images").Op("*").Add(channels(h)).Op("*").Id("spatial")
+		case a.Role == ir.Param || perImageRows(k) == nil:
+			want = channels(h)
+		default:
+			want = jen.Id("images").Op("*").Add(perImageRows(k))
+		}
+		body = append(body, jen.Id("checkLen").Call(name, jen.Lit(a.Name), jen.Len(jen.Id(a.Name)), want))
+	}
+	body = append(body, overlapChecks(arrays)...)
+	body = append(body, jen.Return(jen.Id("images")))
+	params := append([]jen.Code{jen.Id("name").String()}, tensorParams(k, h)...)
+	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+}
+
+// tensorEntryPoint writes the exported function of a tensor kernel.
+func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
+	name := entryName(k.IR, h)
+	arrays := k.IR.Arrays
+	body := []jen.Code{
+		jen.Id("images").Op(":=").Id(checkName(k.IR, h)).Call(tensorArgs(k, h, jen.Lit(pkg+"."+name))...),
+		jen.If(jen.Id("images").Op("==").Lit(0)).Block(jen.Return()),
+	}
+	call := func(arrayArgs []jen.Code, ints ...jen.Code) jen.Code {
+		return jen.Id(implName(k.IR, h)).Call(append(arrayArgs, ints...)...)
+	}
+	var whole []jen.Code
+	for _, a := range arrays {
+		whole = append(whole, jen.Id(a.Name))
+	}
+	if k.Spec.Axis == "batch" {
+		// One call: channel c's values over the batch are its rows.
+		body = append(body, call(whole, channels(h), jen.Id("images"), jen.Id("spatial"),
+			channels(h).Op("*").Id("spatial"), jen.Id("spatial")))
+	} else {
+		// One call per image, each with the arrays resliced to it.
+		var sliced []jen.Code
+		for _, a := range arrays {
+			per := jen.Add(channels(h)).Op("*").Id("spatial")
+			switch {
+			case a.Role == ir.Param:
+				sliced = append(sliced, jen.Id(a.Name))
+				continue
+			case a.Role.PerRow():
+				per = perImageRows(k)
+			}
+			sliced = append(sliced, jen.Id(a.Name).Index(jen.Id("n").Op("*").Add(per), jen.Parens(jen.Id("n").Op("+").Lit(1)).Op("*").Add(per.Clone())))
+		}
+		var inner jen.Code
+		if k.Spec.Axis == "channels" {
+			ints := []jen.Code{jen.Id("spatial")}
+			if h == 0 {
+				ints = append(ints, jen.Id("channels"))
+			}
+			inner = call(sliced, append(ints, jen.Id("spatial"))...)
+		} else {
+			g := k.Spec.Groups
+			body = append(body, jen.Id("per").Op(":=").Add(channels(h)).Op("/").Lit(g).Comment("channels per group"))
+			inner = call(sliced, jen.Lit(g), jen.Id("per"), jen.Id("spatial"), jen.Id("spatial"), jen.Id("per").Op("*").Id("spatial"))
+		}
+		body = append(body, jen.For(jen.Id("n").Op(":=").Range().Id("images")).Block(inner))
+	}
+	return jen.Comment(tensorEntryDoc(k, h)).Line().Func().Id(name).Params(tensorParams(k, h)...).Block(body...)
+}
+
+func tensorEntryDoc(k Kernel, h int) string {
+	var b strings.Builder
+	c := "channels"
+	if h > 0 {
+		c = fmt.Sprint(h)
+	}
+	name := entryName(k.IR, h)
+	switch k.Spec.Axis {
+	case "channels":
+		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, the %s channel values at each\n// image's spatial position (channels first, ConvNeXt): %s.\n//\n", name, c, c, k.IR.Doc)
+	case "batch":
+		fmt.Fprintf(&b, "%s normalizes each channel of an [N, %s, spatial] tensor by its statistics over\n// the N images and spatial positions (BatchNorm in training): %s.\n//\n", name, c, k.IR.Doc)
+	case "groups":
+		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %d groups of\n// consecutive channels over their spatial values (GroupNorm): %s.\n//\n", name, c, k.Spec.Groups, k.IR.Doc)
+	}
+	if r := k.Spec.Running; r != nil {
+		if r.Convention == "onnx" {
+			fmt.Fprintf(&b, "// Running statistics (ONNX's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var, with the biased batch variance.\n//\n", r.Momentum, 1-r.Momentum, r.Momentum, 1-r.Momentum)
+		} else {
+			fmt.Fprintf(&b, "// Running statistics (PyTorch's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var*n/(n-1), with the unbiased batch variance\n// (n = N*spatial values per channel; n = 1 panics).\n//\n", 1-r.Momentum, r.Momentum, 1-r.Momentum, r.Momentum)
+		}
+	}
+	per := "N*" + c
+	switch k.Spec.Axis {
+	case "channels":
+		per = "N*spatial"
+	case "batch":
+		per = c
+	case "groups":
+		per = fmt.Sprintf("N*%d", k.Spec.Groups)
+	}
+	for _, a := range k.IR.Arrays {
+		var n string
+		switch {
+		case a.Role == ir.RowIn || a.Role == ir.RowOut:
+			n = "N*" + c + "*spatial"
+		case a.Role == ir.Param || k.Spec.Axis == "batch":
+			n = c
+		default:
+			n = per
+		}
+		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, a.Doc)
+	}
+	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). Outputs may be the same slice as a row input;\n// other overlaps panic.")
+	return "// " + b.String()
+}
+
+// tensorHelpers are the checks only tensor entry points use.
+func tensorHelpers() jen.Code {
+	n := jen.Id("n")
+	return jen.Comment("imageCount returns n/(channels*spatial), the number of images, or panics if n is not a multiple of it.").Line().
+		Func().Id("imageCount").Params(jen.List(jen.Id("name"), jen.Id("arr")).String(), jen.List(jen.Id("n"), jen.Id("channels"), jen.Id("spatial")).Int()).Int().Block(
+		jen.If(n.Clone().Op("%").Parens(jen.Id("channels").Op("*").Id("spatial")).Op("!=").Lit(0)).Block(
+			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s: len(%s) = %d is not a multiple of channels*spatial = %d*%d"),
+				jen.Id("name"), jen.Id("arr"), n, jen.Id("channels"), jen.Id("spatial")))),
+		jen.Return(n.Clone().Op("/").Parens(jen.Id("channels").Op("*").Id("spatial"))),
+	)
+}
