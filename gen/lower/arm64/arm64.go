@@ -25,6 +25,11 @@
 // the rows argument and the rows still to do. The bounds live in registers
 // for the whole function, or, when the loops need those registers, are
 // loaded at the guard each row.
+//
+// That is the lowering of ir.Rows. ir.Segments (segments.go) adds a loop
+// over each row's segments inside every Loop; ir.Columns (columns.go) runs
+// the program across blocks of four rows, one per lane, every scalar a
+// vector.
 package arm64
 
 import (

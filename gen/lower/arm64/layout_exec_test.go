@@ -376,3 +376,39 @@ func TestExecuteLayouts(t *testing.T) {
 	}
 	t.Logf("%d functions, %d cases passed under %s", len(funcs), len(cases), filepath.Base(qemu))
 }
+
+// TestLayoutsGenerate checks that the layout functions come out the same
+// every time, take the arguments target.ShapeArgs names, and that a
+// Segments kernel with a fixed H is refused.
+func TestLayoutsGenerate(t *testing.T) {
+	funcs := layoutFuncs(t)
+	a, err := Generate(header, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Generate(header, layoutFuncs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("two generations differ")
+	}
+	texts := regexp.MustCompile(`(?m)^TEXT ·(\w+)\(SB\), NOSPLIT, \$0-(\d+)$`).FindAllStringSubmatch(string(a), -1)
+	if len(texts) != len(funcs) {
+		t.Fatalf("%d TEXT lines for %d functions", len(texts), len(funcs))
+	}
+	for i, f := range funcs {
+		size := 8 * (len(f.Kernel.Arrays) + 1 + len(target.ShapeArgs(f.Kernel.Layout, f.H)) + 1)
+		if texts[i][1] != f.Name() || texts[i][2] != fmt.Sprint(size) {
+			t.Errorf("TEXT %d is %s $0-%s, want %s $0-%d", i, texts[i][1], texts[i][2], f.Name(), size)
+		}
+	}
+	seg := funcs[len(funcs)-1]
+	if seg.Kernel.Layout != ir.Segments {
+		t.Fatal("the last function is not a Segments one")
+	}
+	seg.H = 64
+	if _, err := Generate(header, []target.Func{seg}); err == nil {
+		t.Error("a Segments kernel with a fixed H was accepted")
+	}
+}
