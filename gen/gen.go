@@ -56,7 +56,13 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: kernel %s: %w", f.Path, sk.Name, err)
 		}
-		p.Kernels = append(p.Kernels, gopkg.Kernel{IR: k, Spec: sk, Sizes: sk.Hidden, ISAs: isas})
+		gk := gopkg.Kernel{IR: k, Spec: sk, Sizes: sk.Hidden, ISAs: isas}
+		if sk.Axis == "batch" {
+			if gk.Columns, err = algo.BatchColumns(sk); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Path, err)
+			}
+		}
+		p.Kernels = append(p.Kernels, gk)
 	}
 
 	out := &Package{Name: p.Name, Files: map[string][]byte{}}

@@ -29,6 +29,19 @@ func Build(k spec.Kernel) (*ir.Kernel, error) {
 	return nil, fmt.Errorf("kernel %s: axis %q has no algorithm", k.Name, k.Axis)
 }
 
+// BatchColumns returns the IR of an axis batch kernel for tensors with
+// one spatial position ([N, C]): channel c's values are then column c of
+// an N×C matrix, which the Columns layout sweeps one lane per channel,
+// where the Segments layout would sweep segments of one value. Its name is
+// the kernel's followed by "Columns".
+func BatchColumns(k spec.Kernel) (*ir.Kernel, error) {
+	if k.Axis != "batch" {
+		return nil, fmt.Errorf("kernel %s: axis %q has no columns form", k.Name, k.Axis)
+	}
+	k.Name += "Columns"
+	return rowNorm(k, ir.Columns)
+}
+
 // rowNorm normalizes each contiguous row:
 //
 //	s    = alpha*x + f                  (with a residual; else s = x)

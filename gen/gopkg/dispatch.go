@@ -26,7 +26,7 @@ var feature = map[target.ISA]struct {
 // reference).
 func GenericFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
-	for _, k := range p.Kernels {
+	for _, k := range p.implKernels() {
 		f.Add(golang.Func(k.IR)).Line()
 	}
 	return render(f)
@@ -57,7 +57,7 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	for _, fn := range p.Funcs(goarch) {
 		f.Comment("//go:noescape").Line().Func().Id(fn.Name()).Add(asmParams(fn)).Line()
 	}
-	for _, k := range p.Kernels {
+	for _, k := range p.implKernels() {
 		for _, h := range k.sizesAndAny() {
 			f.Add(dispatchFunc(k, h, k.isas(goarch))).Line()
 			if len(k.isas(goarch)) > 0 {
@@ -73,7 +73,7 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 // on architectures without assembly.
 func OtherFile(p *Package) ([]byte, error) {
 	f := p.newFile(p.otherConstraint())
-	for _, k := range p.Kernels {
+	for _, k := range p.implKernels() {
 		for _, h := range k.sizesAndAny() {
 			f.Add(dispatchFunc(k, h, nil)).Line()
 		}

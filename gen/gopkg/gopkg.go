@@ -22,6 +22,23 @@ type Kernel struct {
 	Spec  spec.Kernel
 	Sizes []int        // the fixed row lengths, in spec order
 	ISAs  []target.ISA // assembly ISAs generated for it, in preference order
+	// Columns, for axis batch, is the same kernel in the Columns layout
+	// (algo.BatchColumns), which the entry point runs when spatial is 1.
+	Columns *ir.Kernel
+}
+
+// implKernels lists the kernels that get implementations: each kernel,
+// and after it its Columns form where it has one (no entry point of its
+// own: its kernel's calls it).
+func (p *Package) implKernels() []Kernel {
+	var out []Kernel
+	for _, k := range p.Kernels {
+		out = append(out, k)
+		if k.Columns != nil {
+			out = append(out, Kernel{IR: k.Columns, Spec: k.Spec, ISAs: k.ISAs})
+		}
+	}
+	return out
 }
 
 // Package is the input of every file writer.
@@ -36,7 +53,7 @@ type Package struct {
 // each followed by its NT variant where the ISA has one at that size.
 func (p *Package) Funcs(goarch string) []target.Func {
 	var out []target.Func
-	for _, k := range p.Kernels {
+	for _, k := range p.implKernels() {
 		for _, h := range k.sizesAndAny() {
 			for _, isa := range k.ISAs {
 				if isa.GOARCH() == goarch {

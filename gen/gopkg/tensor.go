@@ -118,7 +118,12 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		whole = append(whole, jen.Id(a.Name))
 	}
 	if k.Spec.Axis == "batch" {
-		// One call: channel c's values over the batch are its rows.
+		// One call: channel c's values over the batch are its row; with
+		// one position per image they are column c of an [N, C] matrix.
+		body = append(body, jen.If(jen.Id("spatial").Op("==").Lit(1)).Block(
+			jen.Id(implName(k.Columns, 0)).Call(append(whole, channels(h), jen.Id("images"), channels(h))...),
+			jen.Return(),
+		))
 		body = append(body, call(whole, channels(h), jen.Id("images"), jen.Id("spatial"),
 			channels(h).Op("*").Id("spatial"), jen.Id("spatial")))
 	} else {
