@@ -170,19 +170,45 @@ func TestExecute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a scratch module")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
 	ks := buildKernels(t)
 	funcs := testFuncs(ks)
 	src, err := Generate(testHeader, funcs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	harness, err := os.ReadFile(filepath.Join("testdata", "harness_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"kernels_amd64.s":  src,
+		"kernels_amd64.go": stubs(funcs),
+		"cases_test.go":    cases(funcs),
+		"harness_test.go":  harness,
+	}
+	for _, k := range ks {
+		for _, h := range testSizes {
+			for _, rows := range testRows {
+				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows))] = caseData(k, h, rows, false)
+				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d_inplace.bin", k.Name, h, rows))] = caseData(k, h, rows, true)
+			}
+		}
+	}
+	runScratch(t, files, "TestKernels")
+}
+
+// runScratch writes files into a scratch module, vets it (asmdecl checks
+// the frames against the Go declarations) and runs its test run, with the
+// ISAs this CPU has enabled.
+func runScratch(t *testing.T, files map[string][]byte, run string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
 	dir := t.TempDir()
-	write := func(name string, b []byte) {
-		t.Helper()
+	files["go.mod"] = []byte("module k\n\ngo 1.26\n")
+	for name, b := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -190,24 +216,6 @@ func TestExecute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	harness, err := os.ReadFile(filepath.Join("testdata", "harness_test.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.mod", []byte("module k\n\ngo 1.26\n"))
-	write("kernels_amd64.s", src)
-	write("kernels_amd64.go", stubs(funcs))
-	write("cases_test.go", cases(funcs))
-	write("harness_test.go", harness)
-	for _, k := range ks {
-		for _, h := range testSizes {
-			for _, rows := range testRows {
-				write(filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows)), caseData(k, h, rows, false))
-				write(filepath.Join("data", fmt.Sprintf("%s_%d_%d_inplace.bin", k.Name, h, rows)), caseData(k, h, rows, true))
-			}
-		}
-	}
-
 	flag := func(b bool) string {
 		if b {
 			return "1"
@@ -217,7 +225,7 @@ func TestExecute(t *testing.T) {
 	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
 		"NORMGEN_RUN_AVX2="+flag(cpu.X86.HasAVX2 && cpu.X86.HasFMA),
 		"NORMGEN_RUN_AVX512="+flag(cpu.X86.HasAVX512F))
-	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "-v", "-run", "TestKernels", "."}} {
+	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "-v", "-run", run, "."}} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir, cmd.Env = dir, env
 		out, err := cmd.CombinedOutput()

@@ -1,0 +1,303 @@
+package amd64
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
+	"github.com/normgen/normgen/spec"
+)
+
+// Shapes of the layout tests.
+var (
+	columnSizes  = []int{1, 3, 4, 17, 96}
+	columnRows   = []int{1, 5, 8, 16, 17, 33}
+	segLens      = []int{1, 3, 16, 17, 40, 70} // 70: the AVX-512 block loop of 4 vectors
+	segCounts    = []int{1, 2, 3}
+	segmentRows  = []int{1, 3}
+	dataVariants = []string{"", "nan", "huge", "zero", "inplace"}
+)
+
+// layoutKernels returns the Columns and the Segments kernels under test:
+// each built by gen/algo (whose guard, var+eps within [1e-25, MaxFloat32],
+// trips on a NaN or on a row scaled by 1e20), a copy with the tight test
+// guard (withGuard: zero rows and large rows trip it) and guardKernel in
+// the layout (one-sided guards: infinite bounds).
+func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
+	t.Helper()
+	build := func(sk spec.Kernel) *ir.Kernel {
+		k, err := algo.Build(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	inLayout := func(k *ir.Kernel, l ir.Layout, name string) *ir.Kernel {
+		c := *k
+		c.Layout, c.Name = l, name
+		return &c
+	}
+	cln := build(spec.Kernel{Name: "CLN", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true})
+	columns = []*ir.Kernel{
+		cln,
+		build(spec.Kernel{Name: "CRMS", Axis: "channels", Epsilon: 1e-6, Scale: true}),
+		withGuard(cln),
+		inLayout(guardKernel(t), ir.Columns, "GuardStatsC"),
+	}
+	bn := func(name, conv string) *ir.Kernel {
+		return build(spec.Kernel{Name: name, Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: conv}})
+	}
+	gn := build(spec.Kernel{Name: "GN", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true})
+	segments = []*ir.Kernel{
+		bn("BNTorch", "pytorch"), bn("BNOnnx", "onnx"), gn,
+		withGuard(gn),
+		inLayout(guardKernel(t), ir.Segments, "GuardStatsS"),
+	}
+	for _, k := range append(append([]*ir.Kernel{}, columns...), segments...) {
+		if k == nil {
+			t.Fatal("a layout test kernel could not take the test guard")
+		}
+	}
+	return columns, segments
+}
+
+// layoutShape is one call's shape.
+type layoutShape struct {
+	rows  int
+	shape ir.Shape
+}
+
+// args are the shape arguments after rows, in signature order.
+func (s layoutShape) args(f target.Func) []int {
+	sh := s.shape
+	if f.Kernel.Layout == ir.Segments {
+		return []int{sh.Segs, sh.SegLen, sh.SegStride, sh.RowStride}
+	}
+	if f.H == 0 {
+		return []int{sh.H, sh.Stride}
+	}
+	return []int{sh.Stride}
+}
+
+func (s layoutShape) String() string {
+	sh := s.shape
+	if sh.SegLen > 0 {
+		return fmt.Sprintf("r%d_s%dx%d_%d_%d", s.rows, sh.Segs, sh.SegLen, sh.SegStride, sh.RowStride)
+	}
+	return fmt.Sprintf("r%d_h%d_st%d", s.rows, sh.H, sh.Stride)
+}
+
+// layoutShapes is every shape a kernel of layout l is called with: for
+// Columns, strides equal to the rows and larger; for Segments, the
+// BatchNorm geometry (segments rows*seglen apart, rows seglen apart) and
+// the GroupNorm one (contiguous segments, rows padded apart).
+func layoutShapes(l ir.Layout) []layoutShape {
+	var out []layoutShape
+	if l == ir.Columns {
+		for _, h := range columnSizes {
+			for _, rows := range columnRows {
+				for _, stride := range []int{rows, rows + 3} {
+					out = append(out, layoutShape{rows, ir.Shape{H: h, Stride: stride}})
+				}
+			}
+		}
+		return out
+	}
+	for _, seglen := range segLens {
+		for _, segs := range segCounts {
+			for _, rows := range segmentRows {
+				out = append(out,
+					layoutShape{rows, ir.Shape{Segs: segs, SegLen: seglen, SegStride: rows * seglen, RowStride: seglen}},
+					layoutShape{rows, ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen, RowStride: segs*seglen + 2}})
+			}
+		}
+	}
+	return out
+}
+
+// layoutData is one case file for the layouts harness (see its doc) and
+// the number of rows EvalShape completes. The variant puts a row that
+// trips guards into the data: a NaN (row rows/2), all values times 1e20
+// (the last row, so a partial Columns block; float32 variance overflows),
+// or zeros (row rows/3: trips only the tight test guards); "inplace"
+// makes dst and x one array.
+func layoutData(k *ir.Kernel, s layoutShape, variant string, lanes int) []byte {
+	r := rand.New(rand.NewPCG(uint64(s.rows), uint64(s.shape.H+7*s.shape.SegLen+31*s.shape.Segs)))
+	uniform := func(lo, hi float64) float32 { return float32(lo + (hi-lo)*r.Float64()) }
+	n := s.shape.Len(k.Layout)
+	last := func(idx func(i int) int) int { return idx(n-1) + 1 } // array length: its last element, tight
+	var arrays [][]float32
+	rowsOf := make([][]int32, len(k.Arrays))
+	for ai, a := range k.Arrays {
+		var size int
+		switch a.Role {
+		case ir.Param:
+			size = 1
+			for row := range s.rows {
+				size = max(size, last(func(i int) int { return s.shape.ParamIndex(k.Layout, row, i) }))
+			}
+		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
+			size = s.rows
+		default:
+			size = last(func(i int) int { return s.shape.Index(k.Layout, s.rows-1, i) })
+		}
+		v := make([]float32, size)
+		ro := make([]int32, size)
+		for i := range v {
+			ro[i] = -1
+			switch {
+			case a.Role == ir.RowOut || a.Role == ir.RowScalarOut:
+				v[i] = -777 // must be overwritten
+			case a.Name == "gamma" || a.Name == "gain" || a.Name == "runVar":
+				v[i] = uniform(0.5, 1.5)
+			case a.Role == ir.RowIn:
+				v[i] = uniform(-2, 2) + 1.5
+			default:
+				v[i] = uniform(-0.5, 0.5)
+			}
+		}
+		if a.Role.Written() {
+			for row := range s.rows {
+				if a.Role.PerRow() {
+					ro[row] = int32(row)
+					continue
+				}
+				for i := range n {
+					ro[s.shape.Index(k.Layout, row, i)] = int32(row)
+				}
+			}
+		}
+		if a.Role == ir.RowIn {
+			at := func(row, i int) *float32 { return &v[s.shape.Index(k.Layout, row, i)] }
+			for i := range n {
+				switch variant {
+				case "nan":
+					if i == n/2 {
+						*at(s.rows/2, i) = float32(math.NaN())
+					}
+				case "huge":
+					*at(s.rows-1, i) *= 1e20
+				case "zero":
+					*at(s.rows/3, i) = 0
+				}
+			}
+		}
+		arrays = append(arrays, v)
+		rowsOf[ai] = ro
+	}
+	in := make([][]float32, len(arrays))
+	for i, v := range arrays {
+		in[i] = append([]float32(nil), v...)
+	}
+	dst, x := k.ArrayIndex("dst"), k.ArrayIndex("x")
+	if variant == "inplace" {
+		in[dst] = append([]float32(nil), in[x]...)
+		arrays[dst] = arrays[x]
+	}
+	done := ir.EvalShape(k, s.shape, s.rows, arrays)
+	// A Columns function abandons the whole vector block of the row.
+	ret := done
+	if k.Layout == ir.Columns && done < s.rows {
+		ret = done - done%lanes
+	}
+	b := binary.LittleEndian.AppendUint32(nil, uint32(ret))
+	for i := range arrays {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(in[i])))
+		for _, v := range in[i] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+		for _, v := range arrays[i] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+		for _, ro := range rowsOf[i] {
+			b = binary.LittleEndian.AppendUint32(b, uint32(ro))
+		}
+	}
+	return b
+}
+
+// TestExecuteLayouts runs the Columns and Segments lowerings of both ISAs
+// against ir.EvalShape, in a scratch module like TestExecute's: Columns
+// kernels at every fixed H of columnSizes and at run-time H, Segments at
+// every shape, each on clean data and on data that trips a guard.
+func TestExecuteLayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a scratch module")
+	}
+	columns, segments := layoutKernels(t)
+	var funcs []target.Func
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range columns {
+			for _, h := range append(append([]int{}, columnSizes...), 0) {
+				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
+			}
+		}
+		for _, k := range segments {
+			funcs = append(funcs, target.Func{Kernel: k, ISA: isa})
+		}
+	}
+	src, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"kernels_amd64.s": src, "kernels_amd64.go": stubs(funcs)}
+
+	var table strings.Builder
+	table.WriteString("package k\n\nvar sizes []int\n\nvar funcs []kfunc\n\nvar layoutFuncs = []lfunc{\n")
+	for _, f := range funcs {
+		var args []string
+		for i := range f.Kernel.Arrays {
+			args = append(args, fmt.Sprintf("p[%d]", i))
+		}
+		args = append(args, "rows")
+		for i := range len(layoutShape{}.args(f)) {
+			args = append(args, fmt.Sprintf("sh[%d]", i))
+		}
+		fmt.Fprintf(&table, "\t{name: %q, avx512: %v, call: func(p []*float32, rows int, sh []int) int { return %s(%s) }},\n",
+			f.Name(), f.ISA == target.AVX512, f.Name(), strings.Join(args, ", "))
+	}
+	table.WriteString("}\n\nvar layoutCases = []lcase{\n")
+	for fi, f := range funcs {
+		lanes := map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[f.ISA]
+		for _, s := range layoutShapes(f.Kernel.Layout) {
+			if f.H > 0 && s.shape.H != f.H {
+				continue
+			}
+			for _, v := range dataVariants {
+				name := fmt.Sprintf("%s_%d_%s_%s.bin", f.Kernel.Name, lanes, s, v)
+				if _, ok := files["ldata/"+name]; !ok {
+					files["ldata/"+name] = layoutData(f.Kernel, s, v, lanes)
+				}
+				alias := -1
+				if v == "inplace" {
+					alias = f.Kernel.ArrayIndex("dst")
+				}
+				var sh []string
+				for _, a := range s.args(f) {
+					sh = append(sh, fmt.Sprint(a))
+				}
+				fmt.Fprintf(&table, "\t{fn: %d, file: %q, rows: %d, sh: []int{%s}, alias: %d, x: %d},\n",
+					fi, name, s.rows, strings.Join(sh, ", "), alias, f.Kernel.ArrayIndex("x"))
+			}
+		}
+	}
+	table.WriteString("}\n")
+	files["cases_test.go"] = []byte(table.String())
+	for _, h := range []string{"harness_test.go", "layouts_harness_test.go"} {
+		b, err := os.ReadFile(filepath.Join("testdata", h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h] = b
+	}
+	runScratch(t, files, "TestLayouts")
+}
