@@ -43,6 +43,11 @@ var (
 		1e-5: onnxnorm.InstanceNormAny,
 		0.01: onnxnorm.InstanceNormEps001Any,
 	}
+	// BatchNormalization's training kernels by epsilon and momentum.
+	batchNormTrainings = map[struct{ eps, momentum float32 }]func(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int){
+		{1e-5, 0.9}: onnxnorm.BatchNormTrainingAny,
+		{0.01, 0.9}: onnxnorm.BatchNormTrainingEps001Any,
+	}
 )
 
 // result is one case's outcome, for the summary.
@@ -132,11 +137,14 @@ func runCase(t *testing.T, dir string, r *result) {
 		case "InstanceNormalization":
 			got, err = instanceNorm(node, in)
 		case "BatchNormalization":
-			if mode, ok := node.Attrs["training_mode"]; ok && mode.I != 0 {
-				r.note = "training_mode=1 needs per-channel batch statistics (over N and the spatial axes) and the running-statistics update, which normgen cannot generate yet"
-				t.Skip(r.note)
+			var mode int64
+			if mode, err = attrInt(node, "training_mode", 0); err == nil {
+				if mode != 0 {
+					got, err = batchNormTraining(node, in)
+				} else {
+					got, err = batchNormInference(node, in)
+				}
 			}
-			got, err = batchNormInference(node, in)
 		default:
 			err = fmt.Errorf("op %s is not one this harness runs", node.OpType)
 		}
@@ -417,6 +425,62 @@ func batchNormInference(node *Node, in map[string]*Tensor) (map[string][]float32
 	y := make([]float32, n*c*h)
 	onnxnorm.BatchNormFoldedAny(y, x.Data, perRow(a, n), perRow(b, n), h)
 	return map[string][]float32{node.Outputs[0]: y}, nil
+}
+
+// batchNormTraining runs BatchNormalization (opset 15) with training_mode
+// 1: each channel normalized by its batch mean and biased variance over N
+// and the spatial axes, y = scale_c*x_hat + B_c, and the running statistics
+// (copied from input_mean and input_var) updated in place as
+//
+//	running_mean = momentum*input_mean + (1-momentum)*batch_mean,
+//	running_var = momentum*input_var + (1-momentum)*batch_var,
+//
+// the outputs Y, running_mean and running_var.
+func batchNormTraining(node *Node, in map[string]*Tensor) (map[string][]float32, error) {
+	eps, err := attrFloat(node, "epsilon", 1e-5)
+	if err != nil {
+		return nil, err
+	}
+	momentum, err := attrFloat(node, "momentum", 0.9)
+	if err != nil {
+		return nil, err
+	}
+	if spatial, err := attrInt(node, "spatial", 1); err != nil || spatial != 1 {
+		return nil, fmt.Errorf("spatial %d (%v): only per-channel statistics are run", spatial, err)
+	}
+	var ts [5]*Tensor
+	for i := range ts {
+		if ts[i], err = required(node, in, i); err != nil {
+			return nil, err
+		}
+	}
+	x, scale, bias, mean, variance := ts[0], ts[1], ts[2], ts[3], ts[4]
+	n, c, h, err := channels(x)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ts[1:] {
+		if len(p.Data) != c {
+			return nil, fmt.Errorf("%s has %d values for %d channels", p.Name, len(p.Data), c)
+		}
+	}
+	if n*h == 1 {
+		return nil, fmt.Errorf("one value per channel (dims %v): no batch variance", x.Dims)
+	}
+	k, ok := batchNormTrainings[struct{ eps, momentum float32 }{eps, momentum}]
+	if !ok {
+		return nil, fmt.Errorf("epsilon %g with momentum %g has no kernel: add one to onnx.yaml and to batchNormTrainings", eps, momentum)
+	}
+	y := make([]float32, n*c*h)
+	runMean, runVar := append([]float32(nil), mean.Data...), append([]float32(nil), variance.Data...)
+	k(y, x.Data, scale.Data, bias.Data, runMean, runVar, c, h)
+	out := map[string][]float32{}
+	for i, v := range [][]float32{y, runMean, runVar} {
+		if i < len(node.Outputs) && node.Outputs[i] != "" {
+			out[node.Outputs[i]] = v
+		}
+	}
+	return out, nil
 }
 
 // compare checks got against want at ONNX's tolerances and records the
