@@ -5,7 +5,9 @@
 // compiled by avo's passes (liveness, register allocation) and printed by
 // avo's Go assembly printer. The instruction selection lives here:
 // emit.go wraps avo, lower.go turns the per-row program into code and
-// sweep.go turns one Loop into vector code over a row.
+// sweep.go turns one Loop into vector code over a row. Kernels of the
+// other layouts: columns.go runs one row per lane (ir.Columns), and
+// segments.go sweeps each row's segments in turn (ir.Segments).
 package amd64
 
 import (

@@ -45,20 +45,29 @@ func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 		c.Layout, c.Name = l, name
 		return &c
 	}
+	bnSpec := func(name, conv string) spec.Kernel {
+		return spec.Kernel{Name: name, Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: conv}}
+	}
+	// BatchNorm over [N, C]: one lane per channel, every per-row role.
+	bnColumns := func(name, conv string) *ir.Kernel {
+		k, err := algo.BatchColumns(bnSpec(name, conv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	cln := build(spec.Kernel{Name: "CLN", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true})
 	columns = []*ir.Kernel{
 		cln,
 		build(spec.Kernel{Name: "CRMS", Axis: "channels", Epsilon: 1e-6, Scale: true}),
 		withGuard(cln),
 		inLayout(guardKernel(t), ir.Columns, "GuardStatsC"),
-	}
-	bn := func(name, conv string) *ir.Kernel {
-		return build(spec.Kernel{Name: name, Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
-			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: conv}})
+		bnColumns("BNTorch", "pytorch"), bnColumns("BNOnnx", "onnx"),
 	}
 	gn := build(spec.Kernel{Name: "GN", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true})
 	segments = []*ir.Kernel{
-		bn("BNTorch", "pytorch"), bn("BNOnnx", "onnx"), gn,
+		build(bnSpec("BNTorch", "pytorch")), build(bnSpec("BNOnnx", "onnx")), gn,
 		withGuard(gn),
 		inLayout(guardKernel(t), ir.Segments, "GuardStatsS"),
 	}
@@ -79,13 +88,12 @@ type layoutShape struct {
 // args are the shape arguments after rows, in signature order.
 func (s layoutShape) args(f target.Func) []int {
 	sh := s.shape
-	if f.Kernel.Layout == ir.Segments {
-		return []int{sh.Segs, sh.SegLen, sh.SegStride, sh.RowStride}
+	field := map[string]int{"h": sh.H, "stride": sh.Stride, "segs": sh.Segs, "seglen": sh.SegLen, "segstride": sh.SegStride, "rowstride": sh.RowStride}
+	var out []int
+	for _, name := range target.ShapeArgs(f.Kernel.Layout, f.H) {
+		out = append(out, field[name])
 	}
-	if f.H == 0 {
-		return []int{sh.H, sh.Stride}
-	}
-	return []int{sh.Stride}
+	return out
 }
 
 func (s layoutShape) String() string {
@@ -259,7 +267,7 @@ func TestExecuteLayouts(t *testing.T) {
 			args = append(args, fmt.Sprintf("p[%d]", i))
 		}
 		args = append(args, "rows")
-		for i := range len(layoutShape{}.args(f)) {
+		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
 			args = append(args, fmt.Sprintf("sh[%d]", i))
 		}
 		fmt.Fprintf(&table, "\t{name: %q, avx512: %v, call: func(p []*float32, rows int, sh []int) int { return %s(%s) }},\n",
@@ -300,4 +308,32 @@ func TestExecuteLayouts(t *testing.T) {
 		files[h] = b
 	}
 	runScratch(t, files, "TestLayouts")
+}
+
+// TestLayoutsGenerate: the layout functions generate deterministically,
+// within the register guard (16 vector registers for AVX2) at every size.
+func TestLayoutsGenerate(t *testing.T) {
+	columns, segments := layoutKernels(t)
+	var funcs []target.Func
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range columns {
+			for _, h := range []int{0, 1, 5, 16, 4096} {
+				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
+			}
+		}
+		for _, k := range segments {
+			funcs = append(funcs, target.Func{Kernel: k, ISA: isa})
+		}
+	}
+	a, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Fatal("two runs generated different bytes")
+	}
 }
