@@ -79,8 +79,11 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		{base + ".go", func() ([]byte, error) { return gopkg.APIFile(p) }},
 		{base + "_generic.go", func() ([]byte, error) { return gopkg.GenericFile(p) }},
 		{base + "_purego.go", func() ([]byte, error) { return gopkg.OtherFile(p) }},
-		{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
-		{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }},
+	}
+	if p.HasRows() {
+		steps = append(steps,
+			step{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
+			step{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }})
 	}
 	if p.HasTensors() {
 		steps = append(steps, step{base + "_tensor_test.go", func() ([]byte, error) { return gopkg.TensorTestFile(p) }})
@@ -94,8 +97,10 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		steps = append(steps,
 			step{base + "_" + arch + ".go", func() ([]byte, error) { return gopkg.ArchFile(p, arch) }},
 			step{base + "_" + arch + ".s", func() ([]byte, error) { return lower(p.Header, funcs) }},
-			step{base + "_" + arch + "_test.go", func() ([]byte, error) { return gopkg.ArchTestFile(p, arch) }},
 		)
+		if p.HasRows() {
+			steps = append(steps, step{base + "_" + arch + "_test.go", func() ([]byte, error) { return gopkg.ArchTestFile(p, arch) }})
+		}
 	}
 	for _, s := range steps {
 		if err := add(s.name, s.write); err != nil {

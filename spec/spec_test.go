@@ -273,10 +273,26 @@ func TestShipped(t *testing.T) {
 			t.Errorf("%s: the embedded copy differs from the file", f.Path)
 		}
 	}
-	if want := []string{"spec/deepnorm.yaml", "spec/layernorm.yaml", "spec/rmsnorm.yaml", "spec/weightnorm.yaml"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"spec/convnorm.yaml", "spec/deepnorm.yaml", "spec/layernorm.yaml", "spec/rmsnorm.yaml", "spec/weightnorm.yaml"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("catalogue %v, want %v", names, want)
 	}
-	dn, ln, rms, wn := files[0], files[1], files[2], files[3]
+	cn, dn, ln, rms, wn := files[0], files[1], files[2], files[3], files[4]
+	if len(cn.Kernels) != 4 || cn.Package != "convnorm" {
+		t.Fatalf("convnorm.yaml: %d kernels, package %s", len(cn.Kernels), cn.Package)
+	}
+	if k := cn.Kernels[0]; k.Axis != "channels" || !k.Mean || k.Epsilon != 1e-6 || !k.Scale || !k.Shift || len(k.Hidden) == 0 {
+		t.Errorf("convnorm.yaml ConvNeXtLayerNorm: %+v", k)
+	}
+	for i, conv := range []string{"pytorch", "onnx"} {
+		k := cn.Kernels[1+i]
+		if k.Axis != "batch" || !k.Mean || !k.AffinePerRow || k.Running == nil || k.Running.Convention != conv ||
+			k.Running.Momentum != map[string]float64{"pytorch": 0.1, "onnx": 0.9}[conv] || len(k.Hidden) != 0 {
+			t.Errorf("convnorm.yaml %s: %+v %+v", k.Name, k, k.Running)
+		}
+	}
+	if k := cn.Kernels[3]; k.Axis != "groups" || k.Groups != 32 || !k.Mean || k.AffinePerRow || !k.SaveStats {
+		t.Errorf("convnorm.yaml GroupNorm: %+v", k)
+	}
 	if k := dn.Kernels[0]; dn.Package != "deepnorm" || !k.Mean || !k.Shift || k.Residual == nil ||
 		k.Residual.DeepNorm == nil || k.Residual.DeepNorm.EncoderLayers != 18 || k.Residual.StoreSum ||
 		math.Abs(k.Residual.Alpha-math.Sqrt(6)) > 1e-15 || !reflect.DeepEqual(k.Hidden, []int{1024}) {

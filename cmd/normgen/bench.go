@@ -124,6 +124,9 @@ func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(kernels) == 0 {
+		return fmt.Errorf("%s has no kernel over rows (axis last) to time; the [N, C, L] kernels' benchmarks are in the generated package: go test -bench . ./<out dir>", f.Path)
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return errors.New("bench builds and runs a Go program, but there is no go command on PATH: install Go (https://go.dev/dl/) or add its bin directory to PATH")
@@ -241,6 +244,11 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 	}
 	var out []benchKernel
 	for _, k := range f.Kernels {
+		if k.Axis != spec.DefaultAxis {
+			// Tensor kernels ([N, C, L]) have their benchmarks in the
+			// generated package's tests (go test -bench).
+			continue
+		}
 		hs := k.Hidden
 		if len(hidden) > 0 {
 			hs = slices.DeleteFunc(slices.Clone(hs), func(h int) bool { return !slices.Contains(hidden, h) })

@@ -305,7 +305,12 @@ func formula(k spec.Kernel) string {
 		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
 	}
 	scale, shift := "gamma", "beta"
-	if k.AffinePerRow {
+	switch {
+	case k.Axis == "batch":
+		scale, shift = "gain[c]", "bias[c]"
+	case k.Axis == "channels" || k.Axis == "groups":
+		scale, shift = "gamma[c]", "beta[c]"
+	case k.AffinePerRow:
 		scale, shift = "gain[row]", "bias[row]"
 	}
 	if k.Scale {

@@ -62,6 +62,15 @@ zero times the scale, as in PyTorch.
 Implementations: AVX-512 and AVX2+FMA assembly on amd64, NEON on arm64, chosen
 at run time with golang.org/x/sys/cpu; pure Go elsewhere and under the purego
 build tag.`)
+	if p.HasTensors() {
+		b.WriteString(`
+
+The kernels over [N, C, spatial] tensors (channels first) take the channel
+count (unless their name fixes it) and the spatial size after the arrays; N
+is len(x)/(channels*spatial). What a "row" is above is, for them, the set of
+values normalized together: a position's channels, a channel's batch, or a
+group of channels of an image, as each entry point says.`)
+	}
 	return b.String()
 }
 

@@ -67,9 +67,13 @@ func tensorCheckFunc(k Kernel, h int) jen.Code {
 		return jen.Panic(jen.Qual("fmt", "Sprintf").Call(append([]jen.Code{jen.Lit(format), name}, args...)...))
 	}
 	first := firstRowInput(k.IR)
-	body := []jen.Code{
-		jen.If(channels(h).Op("<").Lit(1).Op("||").Id("spatial").Op("<").Lit(1)).Block(
-			sprintf("%s: channels = %d, spatial = %d, want both >= 1", channels(h), jen.Id("spatial"))),
+	var body []jen.Code
+	if h == 0 {
+		body = append(body, jen.If(jen.Id("channels").Op("<").Lit(1).Op("||").Id("spatial").Op("<").Lit(1)).Block(
+			sprintf("%s: channels = %d, spatial = %d, want both >= 1", jen.Id("channels"), jen.Id("spatial"))))
+	} else {
+		body = append(body, jen.If(jen.Id("spatial").Op("<").Lit(1)).Block(
+			sprintf("%s: spatial = %d, want spatial >= 1", jen.Id("spatial"))))
 	}
 	if g := k.Spec.Groups; g > 0 {
 		body = append(body, jen.If(channels(h).Op("%").Lit(g).Op("!=").Lit(0)).Block(
@@ -198,10 +202,31 @@ func tensorEntryDoc(k Kernel, h int) string {
 		default:
 			n = per
 		}
-		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, a.Doc)
+		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorArrayDoc(k.Spec.Axis, a))
 	}
 	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). Outputs may be the same slice as a row input;\n// other overlaps panic.")
 	return "// " + b.String()
+}
+
+// tensorArrayDoc describes an array of a tensor entry point: the IR's
+// descriptions speak of rows, which here are positions, channels or groups.
+func tensorArrayDoc(axis string, a ir.Array) string {
+	set := map[string]string{"channels": "each position's", "batch": "each channel's", "groups": "each group's"}[axis]
+	switch a.Name {
+	case "dst":
+		return "the normalized tensor"
+	case "x":
+		return "the input tensor, [N, C, spatial]"
+	case "gamma", "gain":
+		return "each channel's scale"
+	case "beta", "bias":
+		return "each channel's shift"
+	case "mean":
+		return set + " mean"
+	case "rstd":
+		return set + " 1/sqrt(var+eps)"
+	}
+	return a.Doc
 }
 
 // tensorHelpers are the checks only tensor entry points use.

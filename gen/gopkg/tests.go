@@ -81,6 +81,17 @@ func (p *Package) HasTensors() bool {
 	return false
 }
 
+// HasRows reports whether the package has kernels over rows, which get
+// <pkg>_test.go and the per-architecture test files.
+func (p *Package) HasRows() bool {
+	for _, k := range p.Kernels {
+		if k.IR.Layout == ir.Rows {
+			return true
+		}
+	}
+	return false
+}
+
 // TensorTestFile is <pkg>_tensor_test.go, from
 // templates/tensor_test.go.tmpl: the tests of the tensor kernels.
 func TensorTestFile(p *Package) ([]byte, error) {
@@ -100,8 +111,9 @@ func TensorTestFile(p *Package) ([]byte, error) {
 	}
 	data := struct {
 		Header, Package string
+		Tolerance       int
 		Kernels         []kernel
-	}{Header: p.Header, Package: p.Name}
+	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
 	field := map[string]string{"gain": "gamma", "bias": "beta"}
 	for _, k := range p.Kernels {
 		if k.IR.Layout == ir.Rows {
