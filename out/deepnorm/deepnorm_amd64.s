@@ -2412,12 +2412,12 @@ TEXT ·avx512DeepNormAny(SB), NOSPLIT, $0-64
 	MOVQ  beta+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVL  R8, R10
-	ANDL  $0x0f, R10
-	XORL  R9, R9
-	BTSL  R10, R9
-	DECL  R9
-	KMOVW R9, K1
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
 
 row:
 	// s0 = 2.4494898
@@ -2518,7 +2518,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/h
+	// s6 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X3
 	VCVTSI2SSQ R8, X3, X4
@@ -2767,12 +2767,12 @@ TEXT ·avx512DeepNormAnyNT(SB), NOSPLIT, $0-64
 	MOVQ  beta+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVL  R8, R10
-	ANDL  $0x0f, R10
-	XORL  R9, R9
-	BTSL  R10, R9
-	DECL  R9
-	KMOVW R9, K1
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
 	TESTQ $0x0000000f, R8
 	JNZ   nostream
 	MOVQ  AX, R9
@@ -2896,7 +2896,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/h
+	// s6 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4
@@ -3385,7 +3385,7 @@ loop0_done:
 	VADDSS       X3, X2, X2
 	VADDSS       X6, X2, X2
 
-	// s6 = 1/h
+	// s6 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X3
 	VCVTSI2SSQ R8, X3, X4
@@ -3772,7 +3772,7 @@ loop0_done:
 	VADDSS       X3, X2, X2
 	VADDSS       X6, X2, X2
 
-	// s6 = 1/h
+	// s6 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4

@@ -5629,12 +5629,12 @@ TEXT ·avx512LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  h+40(FP), DI
-	MOVL  DI, R9
-	ANDL  $0x0f, R9
-	XORL  R8, R8
-	BTSL  R9, R8
-	DECL  R8
-	KMOVW R8, K1
+	MOVL  DI, R8
+	ANDL  $0x0f, R8
+	XORL  R9, R9
+	BTSL  R8, R9
+	DECL  R9
+	KMOVW R9, K1
 
 row:
 	// s0 = x[row]
@@ -5703,7 +5703,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/h
+	// s2 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X2
 	VCVTSI2SSQ DI, X2, X3
@@ -5912,12 +5912,12 @@ TEXT ·avx512LayerNormAnyNT(SB), NOSPLIT, $0-56
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  h+40(FP), DI
-	MOVL  DI, R9
-	ANDL  $0x0f, R9
-	XORL  R8, R8
-	BTSL  R9, R8
-	DECL  R8
-	KMOVW R8, K1
+	MOVL  DI, R8
+	ANDL  $0x0f, R8
+	XORL  R9, R9
+	BTSL  R8, R9
+	DECL  R9
+	KMOVW R9, K1
 	TESTQ $0x0000000f, DI
 	JNZ   nostream
 	MOVQ  AX, R8
@@ -6009,7 +6009,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/h
+	// s2 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
@@ -6398,7 +6398,7 @@ loop0_done:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/h
+	// s2 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X2
 	VCVTSI2SSQ DI, X2, X3
@@ -6713,7 +6713,7 @@ loop0_done:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/h
+	// s2 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
@@ -10504,12 +10504,12 @@ TEXT ·avx512AddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  h+56(FP), R9
-	MOVL  R9, R11
-	ANDL  $0x0f, R11
-	XORL  R10, R10
-	BTSL  R11, R10
-	DECL  R10
-	KMOVW R10, K1
+	MOVL  R9, R10
+	ANDL  $0x0f, R10
+	XORL  R11, R11
+	BTSL  R10, R11
+	DECL  R11
+	KMOVW R11, K1
 
 row:
 	// s0 = x[row]
@@ -10596,7 +10596,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/h
+	// s4 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
@@ -10839,12 +10839,12 @@ TEXT ·avx512AddLayerNormAnyNT(SB), NOSPLIT, $0-72
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  h+56(FP), R9
-	MOVL  R9, R11
-	ANDL  $0x0f, R11
-	XORL  R10, R10
-	BTSL  R11, R10
-	DECL  R10
-	KMOVW R10, K1
+	MOVL  R9, R10
+	ANDL  $0x0f, R10
+	XORL  R11, R11
+	BTSL  R10, R11
+	DECL  R11
+	KMOVW R11, K1
 	TESTQ $0x0000000f, R9
 	JNZ   nostream
 	MOVQ  AX, R10
@@ -10958,7 +10958,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/h
+	// s4 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
@@ -11426,7 +11426,7 @@ loop0_done:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s4 = 1/h
+	// s4 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
@@ -11797,7 +11797,7 @@ loop0_done:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s4 = 1/h
+	// s4 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3

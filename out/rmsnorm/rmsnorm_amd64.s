@@ -3004,12 +3004,12 @@ TEXT ·avx512RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -3068,7 +3068,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -3183,12 +3183,12 @@ TEXT ·avx512RMSNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 	TESTQ $0x0000000f, SI
 	JNZ   nostream
 	MOVQ  AX, DI
@@ -3270,7 +3270,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -3533,7 +3533,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -3739,7 +3739,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -5756,12 +5756,12 @@ TEXT ·avx512GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -5820,7 +5820,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -5946,12 +5946,12 @@ TEXT ·avx512GemmaRMSNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gamma+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 	TESTQ $0x0000000f, SI
 	JNZ   nostream
 	MOVQ  AX, DI
@@ -6033,7 +6033,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -6315,7 +6315,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -6532,7 +6532,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
@@ -8854,12 +8854,12 @@ TEXT ·avx512AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVL  R8, R10
-	ANDL  $0x0f, R10
-	XORL  R9, R9
-	BTSL  R10, R9
-	DECL  R9
-	KMOVW R9, K1
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
 
 row:
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
@@ -8930,7 +8930,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ R8, X1, X2
@@ -9067,12 +9067,12 @@ TEXT ·avx512AddRMSNormAnyNT(SB), NOSPLIT, $0-64
 	MOVQ  gamma+32(FP), SI
 	MOVQ  rows+40(FP), DI
 	MOVQ  h+48(FP), R8
-	MOVL  R8, R10
-	ANDL  $0x0f, R10
-	XORL  R9, R9
-	BTSL  R10, R9
-	DECL  R9
-	KMOVW R9, K1
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
 	TESTQ $0x0000000f, R8
 	JNZ   nostream
 	MOVQ  AX, R9
@@ -9170,7 +9170,7 @@ loop0_done:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2
@@ -9496,7 +9496,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ R8, X1, X2
@@ -9740,7 +9740,7 @@ loop0_done:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/h
+	// s1 = 1/n for the row's n elements
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2

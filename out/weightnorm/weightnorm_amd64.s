@@ -2366,12 +2366,12 @@ TEXT ·avx512WeightNormAny(SB), NOSPLIT, $0-48
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -2531,12 +2531,12 @@ TEXT ·avx512WeightNormAnyNT(SB), NOSPLIT, $0-48
 	MOVQ  gain+16(FP), DX
 	MOVQ  rows+24(FP), BX
 	MOVQ  h+32(FP), SI
-	MOVL  SI, R8
-	ANDL  $0x0f, R8
-	XORL  DI, DI
-	BTSL  R8, DI
-	DECL  DI
-	KMOVW DI, K1
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 	TESTQ $0x0000000f, SI
 	JNZ   nostream
 	MOVQ  AX, DI
