@@ -38,7 +38,7 @@ var Targets = []string{"avx512", "avx2", "neon", "purego"}
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
 	fileKeys     = []string{"version", "package", "kernels"}
-	kernelKeys   = []string{"name", "doc", "axis", "groups", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "running", "hidden", "targets"}
+	kernelKeys   = []string{"name", "doc", "axis", "groups", "group_size", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "running", "hidden", "targets"}
 	runningKeys  = []string{"momentum", "convention"}
 	residualKeys = []string{"alpha", "deepnorm", "store_sum"}
 	deepnormKeys = []string{"encoder_layers", "decoder_layers", "side"}
@@ -436,6 +436,8 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 			}
 		case "groups":
 			k.Groups, e = d.integer(v, "groups", 1, MaxHidden)
+		case "group_size":
+			k.GroupSize, e = d.integer(v, "group_size", 1, MaxHidden)
 		case "running":
 			k.Running, e = d.running(v)
 		case "mean":
@@ -541,8 +543,10 @@ func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
 		}
 		return fmt.Sprintf("axis %s at %s", k.Axis, at(axisNode))
 	}
-	if v, ok := fs.vals["groups"]; ok && k.Axis != "groups" {
-		return d.errf(v, "groups with %s; allowed: groups only with axis: groups (GroupNorm)", where())
+	for _, key := range []string{"groups", "group_size"} {
+		if v, ok := fs.vals[key]; ok && k.Axis != "groups" {
+			return d.errf(v, "%s with %s; allowed: %s only with axis: groups (GroupNorm, InstanceNorm)", key, where(), key)
+		}
 	}
 	if v, ok := fs.vals["running"]; ok && k.Axis != "batch" {
 		return d.errf(v, "running statistics with %s; allowed: running only with axis: batch (BatchNorm in training)", where())
@@ -553,8 +557,8 @@ func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
 	if v, ok := fs.vals["residual"]; ok {
 		return d.errf(v, "residual with %s; allowed: residual only with axis: last", where())
 	}
-	if k.Statistic == "none" {
-		return d.errf(fs.vals["statistic"], "statistic none with %s, which normalizes; allowed: statistic none only with axis: last (BatchNorm at inference: gain and bias per row)", where())
+	if k.Statistic == "none" && k.Axis != "batch" {
+		return d.errf(fs.vals["statistic"], "statistic none with %s, which normalizes; allowed: statistic none only with axis: batch (BatchNorm at inference, statistics folded into gain and bias per channel) or axis: last", where())
 	}
 	if k.Statistic == "l2" {
 		return d.errf(fs.vals["statistic"], "statistic l2 with %s; allowed: variance or rms (l2 is WeightNorm's, over rows: axis last)", where())
@@ -566,12 +570,19 @@ func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
 	case "channels":
 		return nil
 	case "groups":
-		if k.Groups == 0 {
-			return d.errf(axisNode, "axis groups without groups; allowed: groups: the number of channel groups, e.g. 32")
+		g, gs := fs.vals["groups"], fs.vals["group_size"]
+		switch {
+		case g == nil && gs == nil:
+			return d.errf(axisNode, "axis groups without groups or group_size; allowed: groups: the number of channel groups (GroupNorm, e.g. 32), or group_size: the channels per group (1: InstanceNorm)")
+		case g != nil && gs != nil:
+			return d.errf(gs, "group_size with groups (at %s); allowed: one of them: groups (the number of groups) or group_size (the channels per group)", at(g))
 		}
 	case "batch":
-		if !k.Mean {
-			return d.errf(fs.vals["mean"], "axis batch with mean: false; allowed: mean: true (BatchNorm subtracts each channel's batch mean)")
+		if v, ok := fs.vals["running"]; ok && k.Statistic == "none" {
+			return d.errf(v, "running statistics with statistic none, which computes no batch statistics; allowed: running with mean: true (BatchNorm in training)")
+		}
+		if !k.Mean && k.Statistic != "none" {
+			return d.errf(fs.vals["mean"], "axis batch with mean: false; allowed: mean: true (BatchNorm in training subtracts each channel's batch mean), or statistic: none (BatchNorm at inference)")
 		}
 		k.AffinePerRow = true // one row per channel
 	}

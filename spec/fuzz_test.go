@@ -31,6 +31,8 @@ func FuzzParse(f *testing.F) {
 		head + "    mean: true\n    axis: channels\n    shift: true\n    hidden: [96, 384]\n",
 		head + "    mean: true\n    axis: batch\n    shift: true\n    save_stats: true\n    running: {convention: pytorch, momentum: 0.1}\n",
 		head + "    mean: true\n    axis: groups\n    groups: 32\n    shift: true\n",
+		head + "    mean: true\n    axis: groups\n    group_size: 1\n    shift: true\n",
+		head + "    mean: false\n    axis: batch\n    statistic: none\n    shift: true\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,9 +92,10 @@ func checkValid(t *testing.T, f *File, data []byte) {
 				t.Fatalf("invalid deepnorm accepted: %+v %+v", r, dn)
 			}
 		}
-		if k.Axis != "last" && (k.Residual != nil || k.Statistic == "none" || k.Statistic == "l2") ||
-			(k.Axis == "groups") != (k.Groups > 0) || k.Running != nil && (k.Axis != "batch" || !contains(Conventions, k.Running.Convention) || !(k.Running.Momentum >= 0 && k.Running.Momentum <= 1)) ||
-			k.Axis == "batch" && (!k.Mean || !k.AffinePerRow) || (k.Axis == "channels" || k.Axis == "groups") && k.AffinePerRow {
+		if k.Axis != "last" && (k.Residual != nil || k.Statistic == "none" && k.Axis != "batch" || k.Statistic == "l2") ||
+			(k.Axis == "groups") != (k.Groups > 0 || k.GroupSize > 0) || k.Groups > 0 && k.GroupSize > 0 ||
+			k.Statistic == "none" && (k.Running != nil || k.SaveStats) || k.Running != nil && (k.Axis != "batch" || !contains(Conventions, k.Running.Convention) || !(k.Running.Momentum >= 0 && k.Running.Momentum <= 1)) ||
+			k.Axis == "batch" && (!k.Mean && k.Statistic != "none" || !k.AffinePerRow) || (k.Axis == "channels" || k.Axis == "groups") && k.AffinePerRow {
 			t.Fatalf("invalid axis fields accepted: %+v", k)
 		}
 		sized := k.Axis == "last" || k.Axis == "channels"

@@ -26,12 +26,15 @@ type Kernel struct {
 	//               [N, C, L] tensor (ConvNeXt's channels-first LayerNorm);
 	//               Hidden lists channel counts C;
 	//   "batch":    each channel's values over N and L of an [N, C, L]
-	//               tensor (BatchNorm in training), affine per channel;
-	//   "groups":   each group of Groups channels' values over L, per image
-	//               (GroupNorm), affine per channel.
+	//               tensor (BatchNorm in training; with Statistic "none",
+	//               BatchNorm at inference), affine per channel;
+	//   "groups":   each image's groups of channels over L (GroupNorm,
+	//               InstanceNorm), affine per channel.
 	Axis string
-	// Groups is the number of channel groups of axis "groups".
-	Groups int
+	// Groups is the number of channel groups of axis "groups" (GroupNorm);
+	// GroupSize, instead, the number of channels in each (1: InstanceNorm).
+	// Exactly one is set with axis "groups".
+	Groups, GroupSize int
 	// Running, with axis "batch", updates running statistics in the call.
 	Running *Running
 	// Mean subtracts the mean (LayerNorm); without it the statistic is the

@@ -277,7 +277,7 @@ func TestShipped(t *testing.T) {
 		t.Fatalf("catalogue %v, want %v", names, want)
 	}
 	cn, dn, ln, rms, wn := files[0], files[1], files[2], files[3], files[4]
-	if len(cn.Kernels) != 4 || cn.Package != "convnorm" {
+	if len(cn.Kernels) != 6 || cn.Package != "convnorm" {
 		t.Fatalf("convnorm.yaml: %d kernels, package %s", len(cn.Kernels), cn.Package)
 	}
 	if k := cn.Kernels[0]; k.Axis != "channels" || !k.Mean || k.Epsilon != 1e-6 || !k.Scale || !k.Shift || len(k.Hidden) == 0 {
@@ -290,8 +290,14 @@ func TestShipped(t *testing.T) {
 			t.Errorf("convnorm.yaml %s: %+v %+v", k.Name, k, k.Running)
 		}
 	}
-	if k := cn.Kernels[3]; k.Axis != "groups" || k.Groups != 32 || !k.Mean || k.AffinePerRow || !k.SaveStats {
+	if k := cn.Kernels[3]; k.Axis != "batch" || k.Mean || k.Statistic != "none" || !k.AffinePerRow || !k.Scale || !k.Shift {
+		t.Errorf("convnorm.yaml BatchNormInference: %+v", k)
+	}
+	if k := cn.Kernels[4]; k.Axis != "groups" || k.Groups != 32 || !k.Mean || k.AffinePerRow || !k.SaveStats {
 		t.Errorf("convnorm.yaml GroupNorm: %+v", k)
+	}
+	if k := cn.Kernels[5]; k.Axis != "groups" || k.GroupSize != 1 || k.Groups != 0 || !k.Mean || !k.Scale || !k.Shift {
+		t.Errorf("convnorm.yaml InstanceNorm: %+v", k)
 	}
 	if k := dn.Kernels[0]; dn.Package != "deepnorm" || !k.Mean || !k.Shift || k.Residual == nil ||
 		k.Residual.DeepNorm == nil || k.Residual.DeepNorm.EncoderLayers != 18 || k.Residual.StoreSum ||

@@ -53,9 +53,18 @@ func perImageRows(k Kernel) *jen.Statement {
 	case "channels":
 		return jen.Id("spatial")
 	case "groups":
-		return jen.Lit(k.Spec.Groups)
+		return groupCount(k, jen.Id("channels"))
 	}
 	return nil
+}
+
+// groupCount is the number of channel groups of an axis groups kernel
+// with c channels: the spec's groups, or c/group_size.
+func groupCount(k Kernel, c *jen.Statement) *jen.Statement {
+	if k.Spec.GroupSize > 0 {
+		return c.Op("/").Lit(k.Spec.GroupSize)
+	}
+	return jen.Lit(k.Spec.Groups)
 }
 
 // tensorCheckFunc writes the argument checks of a tensor entry point; it
@@ -75,13 +84,17 @@ func tensorCheckFunc(k Kernel, h int) jen.Code {
 		body = append(body, jen.If(jen.Id("spatial").Op("<").Lit(1)).Block(
 			sprintf("%s: spatial = %d, want spatial >= 1", jen.Id("spatial"))))
 	}
-	if g := k.Spec.Groups; g > 0 {
+	if g := k.Spec.Groups; g > 1 {
 		body = append(body, jen.If(channels(h).Op("%").Lit(g).Op("!=").Lit(0)).Block(
 			sprintf(fmt.Sprintf("%%s: channels = %%d is not a multiple of the %d groups", g), channels(h))))
 	}
+	if size := k.Spec.GroupSize; size > 1 {
+		body = append(body, jen.If(channels(h).Op("%").Lit(size).Op("!=").Lit(0)).Block(
+			sprintf(fmt.Sprintf("%%s: channels = %%d is not a multiple of the group size %d", size), channels(h))))
+	}
 	body = append(body, jen.Id("images").Op(":=").Id("imageCount").Call(
 		name, jen.Lit(arrays[first].Name), jen.Len(jen.Id(arrays[first].Name)), channels(h), jen.Id("spatial")))
-	if k.Spec.Axis == "batch" {
+	if k.Spec.Axis == "batch" && k.Spec.Statistic != "none" {
 		body = append(body, jen.If(jen.Id("images").Op("*").Id("spatial").Op("==").Lit(1)).Block(
 			sprintf("%s: N*L = 1: a batch of one value per channel has no variance to normalize by")))
 	}
@@ -152,9 +165,15 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 			}
 			inner = call(sliced, append(ints, jen.Id("spatial"))...)
 		} else {
-			g := k.Spec.Groups
-			body = append(body, jen.Id("per").Op(":=").Add(channels(h)).Op("/").Lit(g).Comment("channels per group"))
-			inner = call(sliced, jen.Lit(g), jen.Id("per"), jen.Id("spatial"), jen.Id("spatial"), jen.Id("per").Op("*").Id("spatial"))
+			var groups, per jen.Code
+			if size := k.Spec.GroupSize; size > 0 {
+				body = append(body, jen.Id("groups").Op(":=").Add(channels(h)).Op("/").Lit(size))
+				groups, per = jen.Id("groups"), jen.Lit(size)
+			} else {
+				body = append(body, jen.Id("per").Op(":=").Add(channels(h)).Op("/").Lit(k.Spec.Groups).Comment("channels per group"))
+				groups, per = jen.Lit(k.Spec.Groups), jen.Id("per")
+			}
+			inner = call(sliced, groups, per, jen.Id("spatial"), jen.Id("spatial"), jen.Add(per).Op("*").Id("spatial"))
 		}
 		body = append(body, jen.For(jen.Id("n").Op(":=").Range().Id("images")).Block(inner))
 	}
@@ -172,8 +191,20 @@ func tensorEntryDoc(k Kernel, h int) string {
 	case "channels":
 		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, the %s channel values at each\n// image's spatial position (channels first, ConvNeXt): %s.\n//\n", name, c, c, k.IR.Doc)
 	case "batch":
+		if k.Spec.Statistic == "none" {
+			fmt.Fprintf(&b, "%s scales and shifts each channel of an [N, %s, spatial] tensor (BatchNorm at\n// inference, its statistics folded once into gain = gamma/sqrt(runVar+eps) and\n// bias = beta - runMean*gain): %s.\n//\n", name, c, k.IR.Doc)
+			break
+		}
 		fmt.Fprintf(&b, "%s normalizes each channel of an [N, %s, spatial] tensor by its statistics over\n// the N images and spatial positions (BatchNorm in training): %s.\n//\n", name, c, k.IR.Doc)
 	case "groups":
+		if size := k.Spec.GroupSize; size > 0 {
+			what := fmt.Sprintf("groups of %d consecutive channels", size)
+			if size == 1 {
+				what = "channels"
+			}
+			fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %s\n// over their spatial values: %s.\n//\n", name, c, what, k.IR.Doc)
+			break
+		}
 		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %d groups of\n// consecutive channels over their spatial values (GroupNorm): %s.\n//\n", name, c, k.Spec.Groups, k.IR.Doc)
 	}
 	if r := k.Spec.Running; r != nil {
@@ -191,6 +222,9 @@ func tensorEntryDoc(k Kernel, h int) string {
 		per = c
 	case "groups":
 		per = fmt.Sprintf("N*%d", k.Spec.Groups)
+		if size := k.Spec.GroupSize; size > 0 {
+			per = fmt.Sprintf("N*%s/%d", c, size)
+		}
 	}
 	for _, a := range k.IR.Arrays {
 		var n string

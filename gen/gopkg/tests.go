@@ -101,7 +101,8 @@ func TensorTestFile(p *Package) ([]byte, error) {
 	}
 	type kernel struct {
 		Name, Axis, Args, Running  string
-		Groups                     int
+		Groups, GroupSize          int
+		NoStat                     bool
 		Mean, Scale, Shift, Save   bool
 		Eps, ScaleOffset, Momentum string
 		SaveStats                  bool
@@ -121,7 +122,7 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		}
 		sk := k.Spec
 		tk := kernel{
-			Name: sk.Name, Axis: sk.Axis, Groups: sk.Groups,
+			Name: sk.Name, Axis: sk.Axis, Groups: sk.Groups, GroupSize: sk.GroupSize, NoStat: sk.Statistic == "none",
 			Mean: sk.Mean, Scale: sk.Scale, Shift: sk.Shift, SaveStats: sk.SaveStats,
 			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Momentum: "0",
 			Sizes: k.Sizes,
@@ -155,7 +156,11 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		case "batch":
 			tk.BenchShapes = []shape{{8, 64, 64, false}, {8, 64, 3136, false}, {256, 512, 1, false}}
 		case "groups":
-			tk.BenchShapes = []shape{{1, 4 * sk.Groups, 64, false}, {2, 4 * sk.Groups, 3136, false}}
+			c := 4 * sk.Groups
+			if sk.GroupSize > 0 {
+				c = 64 * sk.GroupSize
+			}
+			tk.BenchShapes = []shape{{1, c, 64, false}, {2, c, 3136, false}}
 		}
 		data.Kernels = append(data.Kernels, tk)
 	}
