@@ -39,7 +39,7 @@ var (
 			onnxnorm.LayerNormEps01NoBiasAny(dst, mean, rstd, x, gamma, h)
 		}},
 	}
-	instanceNorms = map[float32]func(dst, x, gain, bias []float32, h int){
+	instanceNorms = map[float32]func(dst, x, gamma, beta []float32, channels, spatial int){
 		1e-5: onnxnorm.InstanceNormAny,
 		0.01: onnxnorm.InstanceNormEps001Any,
 	}
@@ -345,18 +345,9 @@ func channels(x *Tensor) (n, c, h int, err error) {
 	return int(x.Dims[0]), int(x.Dims[1]), product(x.Dims[2:]), nil
 }
 
-// perRow expands per-channel values to one per (n, c) row.
-func perRow(v []float32, n int) []float32 {
-	out := make([]float32, 0, n*len(v))
-	for range n {
-		out = append(out, v...)
-	}
-	return out
-}
-
-// instanceNorm runs InstanceNormalization (opset 6): each (n, c) row of the
-// spatial values normalized by its own mean and variance, then
-// y = scale_c*x_hat + B_c: the per-row kernel with gain and bias expanded.
+// instanceNorm runs InstanceNormalization (opset 6): each image's channel
+// normalized over its spatial values by its own mean and variance, then
+// y = scale_c*x_hat + B_c.
 func instanceNorm(node *Node, in map[string]*Tensor) (map[string][]float32, error) {
 	eps, err := attrFloat(node, "epsilon", 1e-5)
 	if err != nil {
@@ -381,7 +372,7 @@ func instanceNorm(node *Node, in map[string]*Tensor) (map[string][]float32, erro
 		return nil, fmt.Errorf("epsilon %g has no kernel: add one to onnx.yaml and to instanceNorms", eps)
 	}
 	y := make([]float32, n*c*h)
-	k(y, x.Data, perRow(scale.Data, n), perRow(bias.Data, n), h)
+	k(y, x.Data, scale.Data, bias.Data, c, h)
 	return map[string][]float32{node.Outputs[0]: y}, nil
 }
 
@@ -390,9 +381,34 @@ func instanceNorm(node *Node, in map[string]*Tensor) (map[string][]float32, erro
 //
 //	a_c = scale_c / sqrt(var_c + epsilon),  b_c = B_c - mean_c*a_c,
 //
-// rounded to float32, then y = x*a_c + b_c by the statistic-none kernel over
-// one row per (n, c).
+// rounded to float32, then y = x*a_c + b_c by the BatchNorm-at-inference
+// kernel (axis batch, statistic none), per channel.
 func batchNormInference(node *Node, in map[string]*Tensor) (map[string][]float32, error) {
+	bn, err := batchNormInputs(node, in)
+	if err != nil {
+		return nil, err
+	}
+	a, b := make([]float32, bn.c), make([]float32, bn.c)
+	for i := range bn.c {
+		ai := float64(bn.scale.Data[i]) / math.Sqrt(float64(bn.variance.Data[i])+float64(bn.eps))
+		a[i] = float32(ai)
+		b[i] = float32(float64(bn.bias.Data[i]) - float64(bn.mean.Data[i])*ai)
+	}
+	y := make([]float32, bn.n*bn.c*bn.h)
+	onnxnorm.BatchNormFoldedAny(y, bn.x.Data, a, b, bn.c, bn.h)
+	return map[string][]float32{node.Outputs[0]: y}, nil
+}
+
+// batchNorm is a BatchNormalization node's inputs, checked: x[N, C,
+// spatial...] and the per-channel scale, B, mean and var; h is
+// prod(spatial).
+type batchNorm struct {
+	eps                            float32
+	x, scale, bias, mean, variance *Tensor
+	n, c, h                        int
+}
+
+func batchNormInputs(node *Node, in map[string]*Tensor) (*batchNorm, error) {
 	eps, err := attrFloat(node, "epsilon", 1e-5)
 	if err != nil {
 		return nil, err
@@ -406,25 +422,16 @@ func batchNormInference(node *Node, in map[string]*Tensor) (map[string][]float32
 			return nil, err
 		}
 	}
-	x, scale, bias, mean, variance := ts[0], ts[1], ts[2], ts[3], ts[4]
-	n, c, h, err := channels(x)
-	if err != nil {
+	bn := &batchNorm{eps: eps, x: ts[0], scale: ts[1], bias: ts[2], mean: ts[3], variance: ts[4]}
+	if bn.n, bn.c, bn.h, err = channels(bn.x); err != nil {
 		return nil, err
 	}
 	for _, p := range ts[1:] {
-		if len(p.Data) != c {
-			return nil, fmt.Errorf("%s has %d values for %d channels", p.Name, len(p.Data), c)
+		if len(p.Data) != bn.c {
+			return nil, fmt.Errorf("%s has %d values for %d channels", p.Name, len(p.Data), bn.c)
 		}
 	}
-	a, b := make([]float32, c), make([]float32, c)
-	for i := range c {
-		ai := float64(scale.Data[i]) / math.Sqrt(float64(variance.Data[i])+float64(eps))
-		a[i] = float32(ai)
-		b[i] = float32(float64(bias.Data[i]) - float64(mean.Data[i])*ai)
-	}
-	y := make([]float32, n*c*h)
-	onnxnorm.BatchNormFoldedAny(y, x.Data, perRow(a, n), perRow(b, n), h)
-	return map[string][]float32{node.Outputs[0]: y}, nil
+	return bn, nil
 }
 
 // batchNormTraining runs BatchNormalization (opset 15) with training_mode
@@ -437,7 +444,7 @@ func batchNormInference(node *Node, in map[string]*Tensor) (map[string][]float32
 //
 // the outputs Y, running_mean and running_var.
 func batchNormTraining(node *Node, in map[string]*Tensor) (map[string][]float32, error) {
-	eps, err := attrFloat(node, "epsilon", 1e-5)
+	bn, err := batchNormInputs(node, in)
 	if err != nil {
 		return nil, err
 	}
@@ -445,35 +452,16 @@ func batchNormTraining(node *Node, in map[string]*Tensor) (map[string][]float32,
 	if err != nil {
 		return nil, err
 	}
-	if spatial, err := attrInt(node, "spatial", 1); err != nil || spatial != 1 {
-		return nil, fmt.Errorf("spatial %d (%v): only per-channel statistics are run", spatial, err)
+	if bn.n*bn.h == 1 {
+		return nil, fmt.Errorf("one value per channel (dims %v): no batch variance", bn.x.Dims)
 	}
-	var ts [5]*Tensor
-	for i := range ts {
-		if ts[i], err = required(node, in, i); err != nil {
-			return nil, err
-		}
-	}
-	x, scale, bias, mean, variance := ts[0], ts[1], ts[2], ts[3], ts[4]
-	n, c, h, err := channels(x)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ts[1:] {
-		if len(p.Data) != c {
-			return nil, fmt.Errorf("%s has %d values for %d channels", p.Name, len(p.Data), c)
-		}
-	}
-	if n*h == 1 {
-		return nil, fmt.Errorf("one value per channel (dims %v): no batch variance", x.Dims)
-	}
-	k, ok := batchNormTrainings[struct{ eps, momentum float32 }{eps, momentum}]
+	k, ok := batchNormTrainings[struct{ eps, momentum float32 }{bn.eps, momentum}]
 	if !ok {
-		return nil, fmt.Errorf("epsilon %g with momentum %g has no kernel: add one to onnx.yaml and to batchNormTrainings", eps, momentum)
+		return nil, fmt.Errorf("epsilon %g with momentum %g has no kernel: add one to onnx.yaml and to batchNormTrainings", bn.eps, momentum)
 	}
-	y := make([]float32, n*c*h)
-	runMean, runVar := append([]float32(nil), mean.Data...), append([]float32(nil), variance.Data...)
-	k(y, x.Data, scale.Data, bias.Data, runMean, runVar, c, h)
+	y := make([]float32, bn.n*bn.c*bn.h)
+	runMean, runVar := append([]float32(nil), bn.mean.Data...), append([]float32(nil), bn.variance.Data...)
+	k(y, bn.x.Data, bn.scale.Data, bn.bias.Data, runMean, runVar, bn.c, bn.h)
 	out := map[string][]float32{}
 	for i, v := range [][]float32{y, runMean, runVar} {
 		if i < len(node.Outputs) && node.Outputs[i] != "" {
