@@ -268,6 +268,9 @@ func tensorHelpers() jen.Code {
 	n := jen.Id("n")
 	return jen.Comment("imageCount returns n/(channels*spatial), the number of images, or panics if n is not a multiple of it.").Line().
 		Func().Id("imageCount").Params(jen.List(jen.Id("name"), jen.Id("arr")).String(), jen.List(jen.Id("n"), jen.Id("channels"), jen.Id("spatial")).Int()).Int().Block(
+		jen.If(jen.Id("channels").Op(">").Qual("math", "MaxInt").Op("/").Id("spatial")).Block(
+			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s: channels*spatial = %d*%d overflows int"),
+				jen.Id("name"), jen.Id("channels"), jen.Id("spatial")))),
 		jen.If(n.Clone().Op("%").Parens(jen.Id("channels").Op("*").Id("spatial")).Op("!=").Lit(0)).Block(
 			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s: len(%s) = %d is not a multiple of channels*spatial = %d*%d"),
 				jen.Id("name"), jen.Id("arr"), n, jen.Id("channels"), jen.Id("spatial")))),
