@@ -48,6 +48,7 @@ package convnorm
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -673,6 +674,9 @@ func parallelRows(rows, h int, f func(lo, hi int)) {
 
 // imageCount returns n/(channels*spatial), the number of images, or panics if n is not a multiple of it.
 func imageCount(name, arr string, n, channels, spatial int) int {
+	if channels > math.MaxInt/spatial {
+		panic(fmt.Sprintf("%s: channels*spatial = %d*%d overflows int", name, channels, spatial))
+	}
 	if n%(channels*spatial) != 0 {
 		panic(fmt.Sprintf("%s: len(%s) = %d is not a multiple of channels*spatial = %d*%d", name, arr, n, channels, spatial))
 	}

@@ -14,6 +14,186 @@ TEXT ·avx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+96
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/96
+	MOVL         $0x3c2aaaab, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+96
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -72,15 +252,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -181,15 +361,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -240,6 +420,138 @@ TEXT ·avx2ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+96
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/96
+	MOVL         $0x3c2aaaab, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+96
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -298,14 +610,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -410,14 +722,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -470,6 +782,186 @@ TEXT ·avx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+128
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/128
+	MOVL         $0x3c000000, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+128
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -528,15 +1020,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -637,15 +1129,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -696,6 +1188,138 @@ TEXT ·avx2ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+128
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/128
+	MOVL         $0x3c000000, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+128
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -754,14 +1378,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -866,14 +1490,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -926,6 +1550,186 @@ TEXT ·avx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+192
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/192
+	MOVL         $0x3baaaaab, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+192
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -984,15 +1788,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -1093,15 +1897,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -1152,6 +1956,138 @@ TEXT ·avx2ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+192
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/192
+	MOVL         $0x3baaaaab, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+192
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -1210,14 +2146,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -1322,14 +2258,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -1382,6 +2318,186 @@ TEXT ·avx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+256
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/256
+	MOVL         $0x3b800000, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+256
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -1440,15 +2556,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -1549,15 +2665,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -1608,6 +2724,138 @@ TEXT ·avx2ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+256
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/256
+	MOVL         $0x3b800000, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+256
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -1666,14 +2914,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -1778,14 +3026,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -1838,6 +3086,186 @@ TEXT ·avx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+384
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/384
+	MOVL         $0x3b2aaaab, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+384
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -1896,15 +3324,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -2005,15 +3433,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -2064,6 +3492,138 @@ TEXT ·avx2ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+384
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/384
+	MOVL         $0x3b2aaaab, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+384
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -2122,14 +3682,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -2234,14 +3794,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -2294,6 +3854,186 @@ TEXT ·avx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+512
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/512
+	MOVL         $0x3b000000, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+512
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -2352,15 +4092,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -2461,15 +4201,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -2520,6 +4260,138 @@ TEXT ·avx2ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+512
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/512
+	MOVL         $0x3b000000, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+512
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -2578,14 +4450,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -2690,14 +4562,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -2750,6 +4622,186 @@ TEXT ·avx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+768
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/768
+	MOVL         $0x3aaaaaab, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+768
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -2808,15 +4860,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -2917,15 +4969,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -2976,6 +5028,138 @@ TEXT ·avx2ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+768
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/768
+	MOVL         $0x3aaaaaab, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+768
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -3034,14 +5218,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -3146,14 +5330,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -3206,6 +5390,186 @@ TEXT ·avx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+1024
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/1024
+	MOVL         $0x3a800000, R8
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R9*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R9*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R9*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+1024
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -3264,15 +5628,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -3373,15 +5737,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -3432,6 +5796,138 @@ TEXT ·avx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop0:
+	VMOVUPS (CX)(R9*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, $+1024
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/1024
+	MOVL         $0x3a800000, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R8, R8
+	XORQ   R9, R9
+
+gloop1:
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R9*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R8
+	ADDQ        DI, R9
+	CMPQ        R8, $+1024
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R8, R8
+	XORQ R9, R9
+
+gloop2:
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
+	VBROADCASTSS (DX)(R8*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -3490,14 +5986,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -3602,14 +6098,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -3663,6 +6159,188 @@ TEXT ·avx512ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R9, R9
+	XORQ   R10, R10
+
+gloop0:
+	VMOVUPS (CX)(R10*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X8
+	VCVTSI2SSQ   DI, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R9, R9
+	XORQ   R10, R10
+
+gloop1:
+	VMOVUPS     (CX)(R10*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R10*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R10*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R10*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R9
+	ADDQ        R8, R10
+	CMPQ        R9, DI
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R9
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
+
+	// s9 = sqrt s7
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
+	VSQRTPS Z8, Z8
+
+	// s10 = s8 div s9
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R9, R9
+	XORQ R10, R10
+
+gloop2:
+	VMOVUPS      (CX)(R10*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R9*4), Z13
+	VBROADCASTSS (DX)(R9*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R10*1)
+	VMOVUPS      128(CX)(R10*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R10*1)
+	VMOVUPS      192(CX)(R10*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           gloop2
+	ADDQ         $+256, AX
+	ADDQ         $+256, CX
+	SUBQ         $+64, SI
+	CMPQ         SI, $+64
+	JAE          group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -3723,15 +6401,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K2
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -3834,15 +6512,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
-	VCMPPS       $0x16, Z3, Z2, K1, K2
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-	VCMPPS       $0x19, Z3, Z2, K1, K3
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Z4
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -3894,6 +6572,140 @@ TEXT ·avx2ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R9, R9
+	XORQ   R10, R10
+
+gloop0:
+	VMOVUPS (CX)(R10*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R10*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X4
+	VCVTSI2SSQ   DI, X4, X5
+	VDIVSS       X5, X4, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R9, R9
+	XORQ   R10, R10
+
+gloop1:
+	VMOVUPS     (CX)(R10*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R10*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R9
+	ADDQ        R8, R10
+	CMPQ        R9, DI
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-06
+	MOVL         $0x358637bd, R9
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
+
+	// s9 = sqrt s7
+	VSQRTPS Y5, Y5
+	VSQRTPS Y4, Y4
+
+	// s10 = s8 div s9
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	XORQ R9, R9
+	XORQ R10, R10
+
+gloop2:
+	VMOVUPS      (CX)(R10*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R9*4), Y7
+	VBROADCASTSS (DX)(R9*4), Y8
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R10*1)
+	VMOVUPS      32(CX)(R10*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           gloop2
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	SUBQ         $+16, SI
+	CMPQ         SI, $+16
+	JAE          group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 
@@ -3954,14 +6766,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y2
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Y3
-	VCMPPS       $0x16, Y3, Y2, Y3
 	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
 	VCMPPS       $0x19, Y4, Y2, Y4
 	VORPS        Y4, Y3, Y3
 	VTESTPS      Y3, Y3
@@ -4068,14 +6880,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R9
 	VMOVD        R9, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y0, Y4
@@ -4930,6 +7742,312 @@ TEXT ·avx512BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+	CMPQ R10, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 192(BX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R13, R13
+	XORQ   R14, R14
+
+gloop0:
+	VMOVUPS (BX)(R14*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X8
+	VCVTSI2SSQ   R11, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R13, R13
+	XORQ   R14, R14
+
+gloop1:
+	VMOVUPS     (BX)(R14*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(BX)(R14*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(BX)(R14*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(BX)(R14*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z12
+
+	// s6 = 1e-05
+	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X13
+	VBROADCASTSS X13, Z13
+
+	// s7 = s5 add s6
+	VADDPS Z13, Z9, Z14
+	VADDPS Z13, Z10, Z15
+	VADDPS Z13, Z11, Z16
+	VADDPS Z13, Z12, Z13
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X18
+	VBROADCASTSS X18, Z18
+	VCMPPS       $0x16, Z17, Z14, K1
+	VCMPPS       $0x19, Z18, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z15, K1
+	VCMPPS       $0x19, Z18, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z16, K1
+	VCMPPS       $0x19, Z18, Z16, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z13, K1
+	VCMPPS       $0x19, Z18, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
+
+	// s9 = sqrt s7
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z16, Z16
+	VSQRTPS Z13, Z13
+
+	// s10 = s8 div s9
+	VDIVPS Z14, Z17, Z14
+	VDIVPS Z15, Z17, Z15
+	VDIVPS Z16, Z17, Z16
+	VDIVPS Z13, Z17, Z13
+
+	// s11 = s0 add s3
+	VADDPS Z4, Z0, Z17
+	VADDPS Z5, Z1, Z18
+	VADDPS Z6, Z2, Z19
+	VADDPS Z7, Z3, Z20
+
+	// s12 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X21
+	VBROADCASTSS X21, Z21
+
+	// s13 = 0.1
+	MOVL         $0x3dcccccd, R13
+	VMOVD        R13, X22
+	VBROADCASTSS X22, Z22
+
+	// s14 = 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X23
+	VBROADCASTSS X23, Z23
+
+	// s15 = s14 sub s2
+	VSUBPS Z8, Z23, Z8
+
+	// s16 = s5 div s15
+	VDIVPS Z8, Z9, Z9
+	VDIVPS Z8, Z10, Z10
+	VDIVPS Z8, Z11, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// s17 = runMean[row]
+	VMOVUPS (R8), Z12
+	VMOVUPS 64(R8), Z23
+	VMOVUPS 128(R8), Z24
+	VMOVUPS 192(R8), Z25
+
+	// s18 = s12 mul s17
+	VMULPS Z12, Z21, Z12
+	VMULPS Z23, Z21, Z23
+	VMULPS Z24, Z21, Z24
+	VMULPS Z25, Z21, Z25
+
+	// s19 = s13 mul s11
+	VMULPS Z17, Z22, Z26
+	VMULPS Z18, Z22, Z27
+	VMULPS Z19, Z22, Z28
+	VMULPS Z20, Z22, Z29
+
+	// s20 = s18 add s19
+	VADDPS Z26, Z12, Z12
+	VADDPS Z27, Z23, Z23
+	VADDPS Z28, Z24, Z24
+	VADDPS Z29, Z25, Z25
+
+	// runMean[row] = s20
+	VMOVUPS Z12, (R8)
+	VMOVUPS Z23, 64(R8)
+	VMOVUPS Z24, 128(R8)
+	VMOVUPS Z25, 192(R8)
+
+	// s21 = runVar[row]
+	VMOVUPS (R9), Z12
+	VMOVUPS 64(R9), Z23
+	VMOVUPS 128(R9), Z24
+	VMOVUPS 192(R9), Z25
+
+	// s22 = s12 mul s21
+	VMULPS Z12, Z21, Z12
+	VMULPS Z23, Z21, Z23
+	VMULPS Z24, Z21, Z24
+	VMULPS Z25, Z21, Z21
+
+	// s23 = s13 mul s16
+	VMULPS Z9, Z22, Z9
+	VMULPS Z10, Z22, Z10
+	VMULPS Z11, Z22, Z11
+	VMULPS Z8, Z22, Z8
+
+	// s24 = s22 add s23
+	VADDPS Z9, Z12, Z9
+	VADDPS Z10, Z23, Z10
+	VADDPS Z11, Z24, Z11
+	VADDPS Z8, Z21, Z8
+
+	// runVar[row] = s24
+	VMOVUPS Z9, (R9)
+	VMOVUPS Z10, 64(R9)
+	VMOVUPS Z11, 128(R9)
+	VMOVUPS Z8, 192(R9)
+
+	// s25 = gain[row]
+	VMOVUPS (SI), Z8
+	VMOVUPS 64(SI), Z9
+	VMOVUPS 128(SI), Z10
+	VMOVUPS 192(SI), Z11
+
+	// s26 = s10 mul s25
+	VMULPS Z8, Z14, Z8
+	VMULPS Z9, Z15, Z9
+	VMULPS Z10, Z16, Z10
+	VMULPS Z11, Z13, Z11
+
+	// s27 = bias[row]
+	VMOVUPS (DI), Z12
+	VMOVUPS 64(DI), Z21
+	VMOVUPS 128(DI), Z22
+	VMOVUPS 192(DI), Z23
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	XORQ R13, R13
+	XORQ R14, R14
+
+gloop2:
+	VMOVUPS (BX)(R14*1), Z24
+	VSUBPS  Z0, Z24, Z24
+	VSUBPS  Z4, Z24, Z24
+	VMULPS  Z8, Z24, Z24
+	VADDPS  Z12, Z24, Z24
+	VMOVUPS Z24, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z24
+	VSUBPS  Z1, Z24, Z24
+	VSUBPS  Z5, Z24, Z24
+	VMULPS  Z9, Z24, Z24
+	VADDPS  Z21, Z24, Z24
+	VMOVUPS Z24, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z24
+	VSUBPS  Z2, Z24, Z24
+	VSUBPS  Z6, Z24, Z24
+	VMULPS  Z10, Z24, Z24
+	VADDPS  Z22, Z24, Z24
+	VMOVUPS Z24, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z24
+	VSUBPS  Z3, Z24, Z24
+	VSUBPS  Z7, Z24, Z24
+	VMULPS  Z11, Z24, Z24
+	VADDPS  Z23, Z24, Z24
+	VMOVUPS Z24, 192(AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop2
+
+	// mean[row] = s11
+	VMOVUPS Z17, (CX)
+	VMOVUPS Z18, 64(CX)
+	VMOVUPS Z19, 128(CX)
+	VMOVUPS Z20, 192(CX)
+
+	// rstd[row] = s10
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VMOVUPS Z16, 128(DX)
+	VMOVUPS Z13, 192(DX)
+	ADDQ    $+256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	ADDQ    $+256, BX
+	ADDQ    $+256, SI
+	ADDQ    $+256, DI
+	ADDQ    $+256, R8
+	ADDQ    $+256, R9
+	SUBQ    $+64, R10
+	CMPQ    R10, $+64
+	JAE     group
+
+blocks:
 	CMPQ R10, $+16
 	JB   tail
 
@@ -4990,15 +8108,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z4, Z3, Z4
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z5, Z4, K1
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x19, Z5, Z4, K2
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1
+	VCMPPS       $0x19, Z6, Z4, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -5174,15 +8292,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z4, Z3, Z4
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z5, Z4, K1, K2
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x19, Z5, Z4, K1, K3
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1, K2
+	VCMPPS       $0x19, Z6, Z4, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -5305,6 +8423,230 @@ TEXT ·avx2BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+	CMPQ R10, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R13, R13
+	XORQ   R14, R14
+
+gloop0:
+	VMOVUPS (BX)(R14*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(BX)(R14*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X4
+	VCVTSI2SSQ   R11, X4, X5
+	VDIVSS       X5, X4, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R13, R13
+	XORQ   R14, R14
+
+gloop1:
+	VMOVUPS     (BX)(R14*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(BX)(R14*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y6
+
+	// s6 = 1e-05
+	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Y7
+
+	// s7 = s5 add s6
+	VADDPS Y7, Y5, Y8
+	VADDPS Y7, Y6, Y7
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X9
+	VBROADCASTSS X9, Y9
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X10
+	VBROADCASTSS X10, Y10
+	VCMPPS       $0x16, Y9, Y8, Y11
+	VCMPPS       $0x19, Y10, Y8, Y12
+	VORPS        Y12, Y11, Y11
+	VTESTPS      Y11, Y11
+	JNE          blocks
+	VCMPPS       $0x16, Y9, Y7, Y9
+	VCMPPS       $0x19, Y10, Y7, Y10
+	VORPS        Y10, Y9, Y9
+	VTESTPS      Y9, Y9
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X9
+	VBROADCASTSS X9, Y9
+
+	// s9 = sqrt s7
+	VSQRTPS Y8, Y8
+	VSQRTPS Y7, Y7
+
+	// s10 = s8 div s9
+	VDIVPS Y8, Y9, Y8
+	VDIVPS Y7, Y9, Y7
+
+	// s11 = s0 add s3
+	VADDPS Y2, Y0, Y9
+	VADDPS Y3, Y1, Y10
+
+	// s12 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X11
+	VBROADCASTSS X11, Y11
+
+	// s13 = 0.1
+	MOVL         $0x3dcccccd, R13
+	VMOVD        R13, X12
+	VBROADCASTSS X12, Y12
+
+	// s14 = 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X13
+	VBROADCASTSS X13, Y13
+
+	// s15 = s14 sub s2
+	VSUBPS Y4, Y13, Y4
+
+	// s16 = s5 div s15
+	VDIVPS Y4, Y5, Y5
+	VDIVPS Y4, Y6, Y4
+
+	// s17 = runMean[row]
+	VMOVUPS (R8), Y6
+	VMOVUPS 32(R8), Y13
+
+	// s18 = s12 mul s17
+	VMULPS Y6, Y11, Y6
+	VMULPS Y13, Y11, Y13
+
+	// s19 = s13 mul s11
+	VMULPS Y9, Y12, Y14
+	VMULPS Y10, Y12, Y15
+
+	// s20 = s18 add s19
+	VADDPS Y14, Y6, Y6
+	VADDPS Y15, Y13, Y13
+
+	// runMean[row] = s20
+	VMOVUPS Y6, (R8)
+	VMOVUPS Y13, 32(R8)
+
+	// s21 = runVar[row]
+	VMOVUPS (R9), Y6
+	VMOVUPS 32(R9), Y13
+
+	// s22 = s12 mul s21
+	VMULPS Y6, Y11, Y6
+	VMULPS Y13, Y11, Y11
+
+	// s23 = s13 mul s16
+	VMULPS Y5, Y12, Y5
+	VMULPS Y4, Y12, Y4
+
+	// s24 = s22 add s23
+	VADDPS Y5, Y6, Y5
+	VADDPS Y4, Y11, Y4
+
+	// runVar[row] = s24
+	VMOVUPS Y5, (R9)
+	VMOVUPS Y4, 32(R9)
+
+	// s25 = gain[row]
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+
+	// s26 = s10 mul s25
+	VMULPS Y4, Y8, Y4
+	VMULPS Y5, Y7, Y5
+
+	// s27 = bias[row]
+	VMOVUPS (DI), Y6
+	VMOVUPS 32(DI), Y11
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	XORQ R13, R13
+	XORQ R14, R14
+
+gloop2:
+	VMOVUPS (BX)(R14*1), Y12
+	VSUBPS  Y0, Y12, Y12
+	VSUBPS  Y2, Y12, Y12
+	VMULPS  Y4, Y12, Y12
+	VADDPS  Y6, Y12, Y12
+	VMOVUPS Y12, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y12
+	VSUBPS  Y1, Y12, Y12
+	VSUBPS  Y3, Y12, Y12
+	VMULPS  Y5, Y12, Y12
+	VADDPS  Y11, Y12, Y12
+	VMOVUPS Y12, 32(AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop2
+
+	// mean[row] = s11
+	VMOVUPS Y9, (CX)
+	VMOVUPS Y10, 32(CX)
+
+	// rstd[row] = s10
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	ADDQ    $+64, SI
+	ADDQ    $+64, DI
+	ADDQ    $+64, R8
+	ADDQ    $+64, R9
+	SUBQ    $+16, R10
+	CMPQ    R10, $+16
+	JAE     group
+
+blocks:
 	CMPQ R10, $+8
 	JB   tail
 
@@ -5365,14 +8707,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y4
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y5, Y4, Y5
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y4, Y5
 	VCMPPS       $0x19, Y6, Y4, Y6
 	VORPS        Y6, Y5, Y5
 	VTESTPS      Y5, Y5
@@ -5552,14 +8894,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y5, Y4, Y5
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y6, Y5, Y6
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y6
 	VCMPPS       $0x19, Y7, Y5, Y7
 	VORPS        Y7, Y6, Y6
 	VTESTPS      Y0, Y6
@@ -6439,6 +9781,284 @@ TEXT ·avx512BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+	CMPQ R8, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   R11, R11
+	XORQ   R12, R12
+
+gloop0:
+	VMOVUPS (CX)(R12*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X8
+	VCVTSI2SSQ   R9, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+
+	// s3 = s1 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	XORQ   R11, R11
+	XORQ   R12, R12
+
+gloop1:
+	VMOVUPS     (CX)(R12*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z4, Z13, Z13
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R12*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VSUBPS      Z5, Z13, Z13
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R12*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VSUBPS      Z6, Z13, Z13
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R12*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VSUBPS      Z7, Z13, Z13
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R11
+	ADDQ        R10, R12
+	CMPQ        R11, R9
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// s6 = 1e-05
+	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X12
+	VBROADCASTSS X12, Z12
+
+	// s7 = s5 add s6
+	VADDPS Z12, Z9, Z13
+	VADDPS Z12, Z10, Z14
+	VADDPS Z12, Z11, Z15
+	VADDPS Z12, Z8, Z12
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z12, K1
+	VCMPPS       $0x19, Z17, Z12, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
+
+	// s9 = sqrt s7
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z12, Z12
+
+	// s10 = s8 div s9
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z12, Z16, Z12
+
+	// s11 = s0 add s3
+	VADDPS Z4, Z0, Z16
+	VADDPS Z5, Z1, Z17
+	VADDPS Z6, Z2, Z18
+	VADDPS Z7, Z3, Z19
+
+	// s12 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X20
+	VBROADCASTSS X20, Z20
+
+	// s13 = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X21
+	VBROADCASTSS X21, Z21
+
+	// s14 = runMean[row]
+	VMOVUPS (SI), Z22
+	VMOVUPS 64(SI), Z23
+	VMOVUPS 128(SI), Z24
+	VMOVUPS 192(SI), Z25
+
+	// s15 = s12 mul s14
+	VMULPS Z22, Z20, Z22
+	VMULPS Z23, Z20, Z23
+	VMULPS Z24, Z20, Z24
+	VMULPS Z25, Z20, Z25
+
+	// s16 = s13 mul s11
+	VMULPS Z16, Z21, Z16
+	VMULPS Z17, Z21, Z17
+	VMULPS Z18, Z21, Z18
+	VMULPS Z19, Z21, Z19
+
+	// s17 = s15 add s16
+	VADDPS Z16, Z22, Z16
+	VADDPS Z17, Z23, Z17
+	VADDPS Z18, Z24, Z18
+	VADDPS Z19, Z25, Z19
+
+	// runMean[row] = s17
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	VMOVUPS Z18, 128(SI)
+	VMOVUPS Z19, 192(SI)
+
+	// s18 = runVar[row]
+	VMOVUPS (DI), Z16
+	VMOVUPS 64(DI), Z17
+	VMOVUPS 128(DI), Z18
+	VMOVUPS 192(DI), Z19
+
+	// s19 = s12 mul s18
+	VMULPS Z16, Z20, Z16
+	VMULPS Z17, Z20, Z17
+	VMULPS Z18, Z20, Z18
+	VMULPS Z19, Z20, Z19
+
+	// s20 = s13 mul s5
+	VMULPS Z9, Z21, Z9
+	VMULPS Z10, Z21, Z10
+	VMULPS Z11, Z21, Z11
+	VMULPS Z8, Z21, Z8
+
+	// s21 = s19 add s20
+	VADDPS Z9, Z16, Z9
+	VADDPS Z10, Z17, Z10
+	VADDPS Z11, Z18, Z11
+	VADDPS Z8, Z19, Z8
+
+	// runVar[row] = s21
+	VMOVUPS Z9, (DI)
+	VMOVUPS Z10, 64(DI)
+	VMOVUPS Z11, 128(DI)
+	VMOVUPS Z8, 192(DI)
+
+	// s22 = gain[row]
+	VMOVUPS (DX), Z8
+	VMOVUPS 64(DX), Z9
+	VMOVUPS 128(DX), Z10
+	VMOVUPS 192(DX), Z11
+
+	// s23 = s10 mul s22
+	VMULPS Z8, Z13, Z8
+	VMULPS Z9, Z14, Z9
+	VMULPS Z10, Z15, Z10
+	VMULPS Z11, Z12, Z11
+
+	// s24 = bias[row]
+	VMOVUPS (BX), Z12
+	VMOVUPS 64(BX), Z13
+	VMOVUPS 128(BX), Z14
+	VMOVUPS 192(BX), Z15
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	XORQ R11, R11
+	XORQ R12, R12
+
+gloop2:
+	VMOVUPS (CX)(R12*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R12*1)
+	VMOVUPS 128(CX)(R12*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R12*1)
+	VMOVUPS 192(CX)(R12*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop2
+	ADDQ    $+256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	ADDQ    $+256, BX
+	ADDQ    $+256, SI
+	ADDQ    $+256, DI
+	SUBQ    $+64, R8
+	CMPQ    R8, $+64
+	JAE     group
+
+blocks:
 	CMPQ R8, $+16
 	JB   tail
 
@@ -6499,15 +10119,15 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z4, Z3, K1
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Z4
-	VCMPPS       $0x19, Z4, Z3, K2
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z3, K1
+	VCMPPS       $0x19, Z5, Z3, K2
 	KORTESTW     K2, K1
 	JNE          done
 
@@ -6664,15 +10284,15 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Z3, Z2, Z3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z4, Z3, K1, K2
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Z4
-	VCMPPS       $0x19, Z4, Z3, K1, K3
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z3, K1, K2
+	VCMPPS       $0x19, Z5, Z3, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
@@ -6776,6 +10396,208 @@ TEXT ·avx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+	CMPQ R8, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = x[row]
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+
+	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R11, R11
+	XORQ   R12, R12
+
+gloop0:
+	VMOVUPS (CX)(R12*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R12*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop0
+
+	// s1 = accumulator 0, one sum per lane
+	// s2 = 1/h
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X4
+	VCVTSI2SSQ   R9, X4, X5
+	VDIVSS       X5, X4, X4
+	VBROADCASTSS X4, Y4
+
+	// s3 = s1 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	XORQ   R11, R11
+	XORQ   R12, R12
+
+gloop1:
+	VMOVUPS     (CX)(R12*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R12*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y3, Y7, Y7
+	VFMADD231PS Y7, Y7, Y6
+	INCQ        R11
+	ADDQ        R10, R12
+	CMPQ        R11, R9
+	JB          gloop1
+
+	// s4 = accumulator 1, one sum per lane
+	// s5 = s4 mul s2
+	VMULPS Y4, Y5, Y5
+	VMULPS Y4, Y6, Y4
+
+	// s6 = 1e-05
+	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Y6
+
+	// s7 = s5 add s6
+	VADDPS Y6, Y5, Y7
+	VADDPS Y6, Y4, Y6
+
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X8
+	VBROADCASTSS X8, Y8
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y6, Y8
+	VCMPPS       $0x19, Y9, Y6, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+
+	// s8 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X8
+	VBROADCASTSS X8, Y8
+
+	// s9 = sqrt s7
+	VSQRTPS Y7, Y7
+	VSQRTPS Y6, Y6
+
+	// s10 = s8 div s9
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y6, Y8, Y6
+
+	// s11 = s0 add s3
+	VADDPS Y2, Y0, Y8
+	VADDPS Y3, Y1, Y9
+
+	// s12 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X10
+	VBROADCASTSS X10, Y10
+
+	// s13 = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X11
+	VBROADCASTSS X11, Y11
+
+	// s14 = runMean[row]
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+
+	// s15 = s12 mul s14
+	VMULPS Y12, Y10, Y12
+	VMULPS Y13, Y10, Y13
+
+	// s16 = s13 mul s11
+	VMULPS Y8, Y11, Y8
+	VMULPS Y9, Y11, Y9
+
+	// s17 = s15 add s16
+	VADDPS Y8, Y12, Y8
+	VADDPS Y9, Y13, Y9
+
+	// runMean[row] = s17
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
+
+	// s18 = runVar[row]
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
+
+	// s19 = s12 mul s18
+	VMULPS Y8, Y10, Y8
+	VMULPS Y9, Y10, Y9
+
+	// s20 = s13 mul s5
+	VMULPS Y5, Y11, Y5
+	VMULPS Y4, Y11, Y4
+
+	// s21 = s19 add s20
+	VADDPS Y5, Y8, Y5
+	VADDPS Y4, Y9, Y4
+
+	// runVar[row] = s21
+	VMOVUPS Y5, (DI)
+	VMOVUPS Y4, 32(DI)
+
+	// s22 = gain[row]
+	VMOVUPS (DX), Y4
+	VMOVUPS 32(DX), Y5
+
+	// s23 = s10 mul s22
+	VMULPS Y4, Y7, Y4
+	VMULPS Y5, Y6, Y5
+
+	// s24 = bias[row]
+	VMOVUPS (BX), Y6
+	VMOVUPS 32(BX), Y7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	XORQ R11, R11
+	XORQ R12, R12
+
+gloop2:
+	VMOVUPS (CX)(R12*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VSUBPS  Y2, Y8, Y8
+	VMULPS  Y4, Y8, Y8
+	VADDPS  Y6, Y8, Y8
+	VMOVUPS Y8, (AX)(R12*1)
+	VMOVUPS 32(CX)(R12*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VSUBPS  Y3, Y8, Y8
+	VMULPS  Y5, Y8, Y8
+	VADDPS  Y7, Y8, Y8
+	VMOVUPS Y8, 32(AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop2
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	ADDQ    $+64, SI
+	ADDQ    $+64, DI
+	SUBQ    $+16, R8
+	CMPQ    R8, $+16
+	JAE     group
+
+blocks:
 	CMPQ R8, $+8
 	JB   tail
 
@@ -6836,14 +10658,14 @@ bloop1:
 	// s7 = s5 add s6
 	VADDPS Y3, Y2, Y3
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y4, Y3, Y4
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
 	VCMPPS       $0x19, Y5, Y3, Y5
 	VORPS        Y5, Y4, Y4
 	VTESTPS      Y4, Y4
@@ -7004,14 +10826,14 @@ tloop1:
 	// s7 = s5 add s6
 	VADDPS Y4, Y3, Y4
 
-	// abandon the block unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y5, Y4, Y5
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y4, Y5
 	VCMPPS       $0x19, Y6, Y4, Y6
 	VORPS        Y6, Y5, Y5
 	VTESTPS      Y0, Y5
@@ -7326,6 +11148,57 @@ TEXT ·avx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+	CMPQ SI, $+64
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 64 rows
+	// s0 = gain[row]
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+
+	// s1 = bias[row]
+	VMOVUPS (BX), Z4
+	VMOVUPS 64(BX), Z5
+	VMOVUPS 128(BX), Z6
+	VMOVUPS 192(BX), Z7
+
+	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	XORQ R9, R9
+	XORQ R10, R10
+
+gloop0:
+	VMOVUPS (CX)(R10*1), Z8
+	VMULPS  Z0, Z8, Z8
+	VADDPS  Z4, Z8, Z8
+	VMOVUPS Z8, (AX)(R10*1)
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMULPS  Z1, Z8, Z8
+	VADDPS  Z5, Z8, Z8
+	VMOVUPS Z8, 64(AX)(R10*1)
+	VMOVUPS 128(CX)(R10*1), Z8
+	VMULPS  Z2, Z8, Z8
+	VADDPS  Z6, Z8, Z8
+	VMOVUPS Z8, 128(AX)(R10*1)
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMULPS  Z3, Z8, Z8
+	VADDPS  Z7, Z8, Z8
+	VMOVUPS Z8, 192(AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+	ADDQ    $+256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	ADDQ    $+256, BX
+	SUBQ    $+64, SI
+	CMPQ    SI, $+64
+	JAE     group
+
+blocks:
 	CMPQ SI, $+16
 	JB   tail
 
@@ -7407,6 +11280,45 @@ TEXT ·avx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+	CMPQ SI, $+16
+	JB   blocks
+
+group:
+	// a group of 2 blocks, 16 rows
+	// s0 = gain[row]
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+
+	// s1 = bias[row]
+	VMOVUPS (BX), Y2
+	VMOVUPS 32(BX), Y3
+
+	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	XORQ R9, R9
+	XORQ R10, R10
+
+gloop0:
+	VMOVUPS (CX)(R10*1), Y4
+	VMULPS  Y0, Y4, Y4
+	VADDPS  Y2, Y4, Y4
+	VMOVUPS Y4, (AX)(R10*1)
+	VMOVUPS 32(CX)(R10*1), Y4
+	VMULPS  Y1, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, 32(AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	SUBQ    $+16, SI
+	CMPQ    SI, $+16
+	JAE     group
+
+blocks:
 	CMPQ SI, $+8
 	JB   tail
 

@@ -707,6 +707,7 @@ func TestTensorWrongLengths(t *testing.T) {
 			{"len(dst) one short", "len(dst)", func(c *tensorCall) { c.dst = c.dst[:len(c.dst)-1] }},
 			{"spatial = 0", "spatial = 0", func(c *tensorCall) { c.l = 0 }},
 			{"channels = 0", "channels = 0", func(c *tensorCall) { c.c = 0 }},
+			{"channels*spatial overflowing", "overflows", func(c *tensorCall) { c.c, c.l = 1<<40, 1<<40 }},
 		}
 		fields := []struct {
 			name string
@@ -743,7 +744,7 @@ func TestTensorWrongLengths(t *testing.T) {
 			c := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
 			m.change(c)
 			before := c.clone()
-			fixed := s.fixed && m.what != "channels = 0" && !strings.Contains(m.what, "group")
+			fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
 			what := fmt.Sprintf("%s %v with %s", k.name, s, m.what)
 			msg := tExpectPanic(t, what, func() { k.call(c, fixed) })
 			if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, m.want) {

@@ -17,14 +17,22 @@ import (
 // in memory at every element. Each lane runs one row's program: every IR
 // scalar is a vector of per-row values (no horizontal sums), and each IR
 // loop is a loop over the elements i = 0..h-1, one vector per element.
+//
+// A body may run several blocks of lanes rows side by side (a group):
+// every IR scalar and accumulator is then one vector per block, and each
+// element's loads are the group's consecutive cache lines. The blocks'
+// chains are independent, which hides the add latency of the sums.
 type columnLowering struct {
 	*lowering
-	stride reg.GPVirtual // bytes from one element of a row to the next
-	mask   reg.Register  // the lanes of a partial block's rows, nil for a whole block
-	name   string        // label prefix of the current block body
-	val    []reg.Register
-	acc    map[int]reg.Register
-	loops  int
+	stride  reg.GPVirtual // bytes from one element of a row to the next
+	mask    reg.Register  // the lanes of a partial block's rows, nil for whole blocks
+	name    string        // label prefix of the current body
+	abandon string        // where the current body's guards jump
+	blocks  int           // blocks of lanes rows in the current body
+	uniform []bool        // scalars that are the same for every row
+	val     [][]reg.Register
+	acc     map[int][]reg.Register
+	loops   int
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -35,26 +43,55 @@ const (
 	cmpNGEUQ  = 0x19 // !(a >= b)
 )
 
-// columns lowers the whole function: blocks of lanes rows while there are
-// that many, then one masked block for the rest (AVX-512 k-mask, AVX2
-// VMASKMOVPS: masked-off lanes neither fault nor store). A guard failing in
-// any lane of a block returns the block's first row: nothing of the block
-// is stored before its guards.
-func (l *lowering) columns() {
+// Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
+// cache lines per element) on AVX-512; 2 YMM blocks on AVX2, whose 16
+// registers hold no more (compile halves the group when they do not).
+const (
+	columnGroupAVX512 = 4
+	columnGroupAVX2   = 2
+)
+
+// columns lowers the whole function: groups of blocks while there are
+// that many rows, blocks of lanes rows while there are that many, then
+// one masked block for the rest (AVX-512 k-mask, AVX2 VMASKMOVPS:
+// masked-off lanes neither fault nor store). A guard failing in any lane
+// of a block returns the block's first row: nothing of the block is
+// stored before its guards. A guard failing in a group hands the group,
+// untouched, to the loop over blocks, which does its blocks again one by
+// one up to the failing one (the same instructions per lane, so the same
+// values). It returns the blocks per group it chose, at most limit when
+// that is not 0.
+func (l *lowering) columns(limit int) int {
 	c := &columnLowering{lowering: l}
 	l.loadArgs()
 	c.stride = l.argBytes("stride")
+	c.uniform = l.uniformScalars()
 	w := l.lanes
+	g := columnGroupAVX2
+	if l.avx512 {
+		g = columnGroupAVX512
+	}
+	if limit > 0 {
+		g = min(g, limit)
+	}
+	if g > 1 {
+		l.I(x86.CMPQ(l.rows, imm32(g*w)))
+		l.I(x86.JB(operand.LabelRef("blocks")))
+		l.label("group")
+		l.comment("a group of %d blocks, %d rows", g, g*w)
+		c.body("g", nil, g, "blocks")
+		c.nextRows(g)
+		l.I(x86.SUBQ(imm32(g*w), l.rows))
+		l.I(x86.CMPQ(l.rows, imm32(g*w)))
+		l.I(x86.JAE(operand.LabelRef("group")))
+		l.label("blocks")
+	}
 	l.I(x86.CMPQ(l.rows, imm32(w)))
 	l.I(x86.JB(operand.LabelRef("tail")))
 	l.label("block")
 	l.comment("a block of %d rows", w)
-	c.body("b", nil)
-	for i, a := range l.k.Arrays {
-		if a.Role != ir.Param {
-			l.I(x86.ADDQ(imm32(4*w), l.ptr[i]))
-		}
-	}
+	c.body("b", nil, 1, exitLabel)
+	c.nextRows(1)
 	l.I(x86.SUBQ(imm32(w), l.rows))
 	l.I(x86.CMPQ(l.rows, imm32(w)))
 	l.I(x86.JAE(operand.LabelRef("block")))
@@ -66,20 +103,32 @@ func (l *lowering) columns() {
 	if l.avx512 {
 		k := l.regs.K()
 		l.I(x86.KMOVW(l.lowBits(l.rows.As32()), k))
-		c.body("t", k)
+		c.body("t", k, 1, exitLabel)
 	} else {
-		c.body("t", l.lanesBelow(l.rows))
+		c.body("t", l.lanesBelow(l.rows), 1, exitLabel)
 	}
 	l.I(x86.XORQ(l.rows, l.rows))
 	l.epilogue(l.sig)
+	return g
 }
 
-// body lowers the per-row program once for a block of rows, under mask
-// (nil: every lane).
-func (c *columnLowering) body(name string, mask reg.Register) {
-	c.name, c.mask = name, mask
-	c.val = make([]reg.Register, c.k.NumScalars)
-	c.acc = map[int]reg.Register{}
+// nextRows moves the row arrays' pointers on by blocks blocks of rows.
+func (c *columnLowering) nextRows(blocks int) {
+	for i, a := range c.k.Arrays {
+		if a.Role != ir.Param {
+			c.I(x86.ADDQ(imm32(4*c.lanes*blocks), c.ptr[i]))
+		}
+	}
+}
+
+// body lowers the per-row program once for blocks blocks of rows, under
+// mask (nil: every lane), statement by statement for every block in
+// turn, so that every block's guards come before any block's stores; a
+// guard that trips jumps to abandon.
+func (c *columnLowering) body(name string, mask reg.Register, blocks int, abandon string) {
+	c.name, c.mask, c.blocks, c.abandon = name, mask, blocks, abandon
+	c.val = make([][]reg.Register, c.k.NumScalars)
+	c.acc = map[int][]reg.Register{}
 	c.loops = 0
 	for _, st := range c.k.Body {
 		switch st := st.(type) {
@@ -91,17 +140,17 @@ func (c *columnLowering) body(name string, mask reg.Register) {
 	}
 }
 
-// rowMem is the address of the block's rows' element at byte offset off
+// rowMem is the address of block b's rows' element at byte offset off
 // (nil: element 0) of array a.
-func (c *columnLowering) rowMem(a int, off reg.Register) operand.Mem {
-	m := operand.Mem{Base: c.ptr[a]}
+func (c *columnLowering) rowMem(a int, off reg.Register, b int) operand.Mem {
+	m := operand.Mem{Base: c.ptr[a], Disp: 4 * c.lanes * b}
 	if off != nil {
 		m.Index, m.Scale = off, 1
 	}
 	return m
 }
 
-// load reads one vector of the block's rows, masked in a partial block.
+// load reads one vector of a block's rows, masked in a partial block.
 func (c *columnLowering) load(m operand.Mem, d reg.Register) {
 	switch {
 	case c.mask == nil:
@@ -113,7 +162,7 @@ func (c *columnLowering) load(m operand.Mem, d reg.Register) {
 	}
 }
 
-// store writes one vector of the block's rows, masked in a partial block.
+// store writes one vector of a block's rows, masked in a partial block.
 func (c *columnLowering) store(v reg.Register, m operand.Mem) {
 	switch {
 	case c.mask == nil:
@@ -132,9 +181,11 @@ func (c *columnLowering) broadcast(x reg.Register) reg.Register {
 	return v
 }
 
-// loop lowers one IR loop: element by element down the block's rows, the
-// row arrays' offset moving by stride bytes and the parameters' index by
-// one (a parameter's element i is the same for every row: broadcast).
+// loop lowers one IR loop: element by element down the rows, the row
+// arrays' offset moving by stride bytes and the parameters' index by one
+// (a parameter's element i is the same for every row: broadcast once per
+// element for all the blocks). Each element is the loop body once per
+// block.
 func (c *columnLowering) loop(loop *ir.Loop) {
 	n := c.loops
 	c.loops++
@@ -144,14 +195,18 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	// the order ir.Eval adds.
 	for _, op := range loop.Ops {
 		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
-			v := c.vec()
-			c.zero(v)
-			c.acc[op.Acc] = v
+			vs := make([]reg.Register, c.blocks)
+			for b := range vs {
+				vs[b] = c.vec()
+				c.zero(vs[b])
+			}
+			c.acc[op.Acc] = vs
 		}
 	}
 	// fma's operand reuse needs the values' last uses; splats are the
-	// scalars' own registers, which must survive the loop.
-	sw := &sweepState{loop: loop, rows: 1, last: make([]int, len(loop.Ops)), keep: make([]bool, len(loop.Ops))}
+	// scalars' own registers, which must survive the loop, and a
+	// parameter's broadcast serves every block (sweepState.shared).
+	sw := &sweepState{loop: loop, rows: c.blocks, last: make([]int, len(loop.Ops)), keep: make([]bool, len(loop.Ops))}
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
 			sw.last[a] = oi
@@ -162,33 +217,40 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.I(x86.XORQ(i, i))
 	c.I(x86.XORQ(off, off))
 	c.label(name)
-	val := make([]reg.Register, len(loop.Ops))
-	for oi, op := range loop.Ops {
-		arg := func(j int) reg.Register { return val[op.Args[j]] }
-		switch op.Code {
-		case ir.VLoad:
-			d := c.vec()
-			if c.k.Arrays[op.Array].Role == ir.Param {
-				c.I(x86.VBROADCASTSS(mem(c.ptr[op.Array], i, 0), d))
-			} else {
-				c.load(c.rowMem(op.Array, off), d)
+	shared := make([]reg.Register, len(loop.Ops))
+	for b := range c.blocks {
+		val := make([]reg.Register, len(loop.Ops))
+		for oi, op := range loop.Ops {
+			arg := func(j int) reg.Register { return val[op.Args[j]] }
+			switch op.Code {
+			case ir.VLoad:
+				if c.k.Arrays[op.Array].Role == ir.Param {
+					if shared[oi] == nil {
+						shared[oi] = c.vec()
+						c.I(x86.VBROADCASTSS(mem(c.ptr[op.Array], i, 0), shared[oi]))
+					}
+					val[oi] = shared[oi]
+					break
+				}
+				d := c.vec()
+				c.load(c.rowMem(op.Array, off, b), d)
+				val[oi] = d
+			case ir.VSplat:
+				val[oi] = c.val[op.Scalar][b]
+			case ir.VAdd, ir.VSub, ir.VMul:
+				d := c.vec()
+				c.I(arith(op.Code, false)(arg(1), arg(0), d))
+				val[oi] = d
+			case ir.VFMA:
+				val[oi] = c.fma(sw, slot{kind: full, row: b}, oi, val)
+			case ir.VStore:
+				c.store(arg(0), c.rowMem(op.Array, off, b))
+			case ir.VAcc:
+				a := c.acc[op.Acc][b]
+				c.I(x86.VADDPS(arg(0), a, a))
+			case ir.VAccMul:
+				c.I(x86.VFMADD231PS(arg(1), arg(0), c.acc[op.Acc][b]))
 			}
-			val[oi] = d
-		case ir.VSplat:
-			val[oi] = c.val[op.Scalar]
-		case ir.VAdd, ir.VSub, ir.VMul:
-			d := c.vec()
-			c.I(arith(op.Code, false)(arg(1), arg(0), d))
-			val[oi] = d
-		case ir.VFMA:
-			val[oi] = c.fma(sw, slot{kind: full}, oi, val)
-		case ir.VStore:
-			c.store(arg(0), c.rowMem(op.Array, off))
-		case ir.VAcc:
-			a := c.acc[op.Acc]
-			c.I(x86.VADDPS(arg(0), a, a))
-		case ir.VAccMul:
-			c.I(x86.VFMADD231PS(arg(1), arg(0), c.acc[op.Acc]))
 		}
 	}
 	c.I(x86.INCQ(i))
@@ -201,110 +263,142 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.I(x86.JB(operand.LabelRef(name)))
 }
 
-// scalar lowers one scalar statement for every lane's row. SDiv and SSqrt
-// are the exact instructions, as in the Rows lowering.
+// scalar lowers one scalar statement for every lane's row, block by
+// block; a scalar that is the same for every row is computed once for
+// all the blocks. SDiv and SSqrt are the exact instructions, as in the
+// Rows lowering.
 func (c *columnLowering) scalar(st *ir.Scalar) {
-	arg := func(i int) reg.Register { return c.val[st.Args[i]] }
-	var d reg.Register
-	switch st.Code {
-	case ir.SConst:
-		c.comment("s%d = %g", st.Dst, st.Const)
-		d = c.broadcast(c.constant(st.Const))
-	case ir.SInvLen:
-		if c.f.H > 0 {
-			c.comment("s%d = 1/%d", st.Dst, c.f.H)
-			d = c.broadcast(c.constant(1 / float32(c.f.H)))
-			break
-		}
-		c.comment("s%d = 1/h", st.Dst)
-		d = c.broadcast(c.invLen())
-	case ir.SSum:
-		c.comment("s%d = accumulator %d, one sum per lane", st.Dst, st.Acc)
-		d = c.acc[st.Acc]
-		if d == nil {
-			c.fail(fmt.Errorf("sum of accumulator %d, which no loop filled", st.Acc))
-			d = c.vec()
-		}
-	case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv:
-		c.comment("s%d = s%d %s s%d", st.Dst, st.Args[0], st.Code, st.Args[1])
-		d = c.vec()
-		ins := map[ir.ScalarCode]func(...operand.Op) (*avoir.Instruction, error){
-			ir.SAdd: x86.VADDPS, ir.SSub: x86.VSUBPS, ir.SMul: x86.VMULPS, ir.SDiv: x86.VDIVPS,
-		}[st.Code]
-		c.I(ins(arg(1), arg(0), d))
-	case ir.SSqrt:
-		c.comment("s%d = sqrt s%d", st.Dst, st.Args[0])
-		d = c.vec()
-		c.I(x86.VSQRTPS(arg(0), d))
-	case ir.SLoad:
-		// A per-row scalar at index r, or a row's element 0 at r: both
-		// are the block's rows side by side.
-		c.comment("s%d = %s[row]", st.Dst, c.k.Arrays[st.Array].Name)
-		d = c.vec()
-		c.load(c.rowMem(st.Array, nil), d)
-	case ir.SStore:
-		c.comment("%s[row] = s%d", c.k.Arrays[st.Array].Name, st.Args[0])
-		c.store(arg(0), c.rowMem(st.Array, nil))
-		return
-	case ir.SGuard:
-		c.guard(st, arg(0))
-		return
-	default:
-		c.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
+	if st.Code == ir.SGuard {
+		c.guard(st)
 		return
 	}
-	c.val[st.Dst] = d
+	blocks := c.blocks
+	if st.Dst >= 0 && c.uniform[st.Dst] {
+		blocks = 1
+	}
+	vs := make([]reg.Register, c.blocks)
+	for b := range blocks {
+		note := func(format string, args ...any) {
+			if b == 0 {
+				c.comment(format, args...)
+			}
+		}
+		arg := func(i int) reg.Register { return c.val[st.Args[i]][b] }
+		var d reg.Register
+		switch st.Code {
+		case ir.SConst:
+			note("s%d = %g", st.Dst, st.Const)
+			d = c.broadcast(c.constant(st.Const))
+		case ir.SInvLen:
+			if c.f.H > 0 {
+				note("s%d = 1/%d", st.Dst, c.f.H)
+				d = c.broadcast(c.constant(1 / float32(c.f.H)))
+				break
+			}
+			note("s%d = 1/h", st.Dst)
+			d = c.broadcast(c.invLen())
+		case ir.SSum:
+			note("s%d = accumulator %d, one sum per lane", st.Dst, st.Acc)
+			if acc := c.acc[st.Acc]; acc != nil {
+				d = acc[b]
+			} else {
+				c.fail(fmt.Errorf("sum of accumulator %d, which no loop filled", st.Acc))
+				d = c.vec()
+			}
+		case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv:
+			note("s%d = s%d %s s%d", st.Dst, st.Args[0], st.Code, st.Args[1])
+			d = c.vec()
+			ins := map[ir.ScalarCode]func(...operand.Op) (*avoir.Instruction, error){
+				ir.SAdd: x86.VADDPS, ir.SSub: x86.VSUBPS, ir.SMul: x86.VMULPS, ir.SDiv: x86.VDIVPS,
+			}[st.Code]
+			c.I(ins(arg(1), arg(0), d))
+		case ir.SSqrt:
+			note("s%d = sqrt s%d", st.Dst, st.Args[0])
+			d = c.vec()
+			c.I(x86.VSQRTPS(arg(0), d))
+		case ir.SLoad:
+			// A per-row scalar at index r, or a row's element 0 at r:
+			// both are the block's rows side by side.
+			note("s%d = %s[row]", st.Dst, c.k.Arrays[st.Array].Name)
+			d = c.vec()
+			c.load(c.rowMem(st.Array, nil, b), d)
+		case ir.SStore:
+			note("%s[row] = s%d", c.k.Arrays[st.Array].Name, st.Args[0])
+			c.store(arg(0), c.rowMem(st.Array, nil, b))
+		default:
+			c.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
+		}
+		vs[b] = d
+	}
+	if st.Dst < 0 {
+		return
+	}
+	for b := blocks; b < c.blocks; b++ {
+		vs[b] = vs[0]
+	}
+	c.val[st.Dst] = vs
 }
 
-// guard abandons the block unless Lo <= v <= Hi in every lane of its rows
-// (masked-off lanes of a partial block do not count). Each finite bound
-// is one compare whose predicate is true for the failing lanes, NaN
-// included; with both bounds infinite, NaN alone fails.
-func (c *columnLowering) guard(st *ir.Scalar, v reg.Register) {
-	c.comment("abandon the block unless %g <= s%d <= %g in every row", st.Lo, st.Args[0], st.Hi)
-	var fails []reg.Register
-	cmp := func(b reg.Register, pred uint8) {
-		if c.avx512 {
-			k := c.regs.K()
-			if c.mask != nil {
-				c.I(x86.VCMPPS(operand.U8(pred), b, v, c.mask, k))
-			} else {
-				c.I(x86.VCMPPS(operand.U8(pred), b, v, k))
-			}
-			fails = append(fails, k)
-			return
-		}
-		y := c.vec()
-		c.I(x86.VCMPPS(operand.U8(pred), b, v, y))
-		fails = append(fails, y)
-	}
+// guard abandons the group or block unless Lo <= v <= Hi in every lane
+// of its rows (masked-off lanes of a partial block do not count), block
+// after block. Each finite bound is one compare whose predicate is true
+// for the failing lanes, NaN included; with both bounds infinite, NaN
+// alone fails.
+func (c *columnLowering) guard(st *ir.Scalar) {
+	c.comment("abandon the rows unless %g <= s%d <= %g in every row", st.Lo, st.Args[0], st.Hi)
+	var hi, lo reg.Register
 	if !math.IsInf(float64(st.Hi), 1) {
-		cmp(c.broadcast(c.constant(st.Hi)), cmpNLEUQ)
+		hi = c.broadcast(c.constant(st.Hi))
 	}
 	if !math.IsInf(float64(st.Lo), -1) {
-		cmp(c.broadcast(c.constant(st.Lo)), cmpNGEUQ)
+		lo = c.broadcast(c.constant(st.Lo))
 	}
-	if len(fails) == 0 {
-		cmp(v, cmpUnordQ)
-	}
-	f := fails[0]
-	if c.avx512 {
-		// ZF is set when no lane failed either bound.
-		c.I(x86.KORTESTW(fails[len(fails)-1], f))
-	} else {
-		if len(fails) > 1 {
+	for b := range c.blocks {
+		v := c.val[st.Args[0]][b]
+		var fails []reg.Register
+		cmp := func(bound reg.Register, pred uint8) {
+			if c.avx512 {
+				k := c.regs.K()
+				if c.mask != nil {
+					c.I(x86.VCMPPS(operand.U8(pred), bound, v, c.mask, k))
+				} else {
+					c.I(x86.VCMPPS(operand.U8(pred), bound, v, k))
+				}
+				fails = append(fails, k)
+				return
+			}
 			y := c.vec()
-			c.I(x86.VORPS(fails[1], f, y))
-			f = y
+			c.I(x86.VCMPPS(operand.U8(pred), bound, v, y))
+			fails = append(fails, y)
 		}
-		// ZF is set when no lane of the mask has its failure bit set.
-		m := f
-		if c.mask != nil {
-			m = c.mask
+		if hi != nil {
+			cmp(hi, cmpNLEUQ)
 		}
-		c.I(x86.VTESTPS(m, f))
+		if lo != nil {
+			cmp(lo, cmpNGEUQ)
+		}
+		if len(fails) == 0 {
+			cmp(v, cmpUnordQ)
+		}
+		f := fails[0]
+		if c.avx512 {
+			// ZF is set when no lane failed either bound.
+			c.I(x86.KORTESTW(fails[len(fails)-1], f))
+		} else {
+			if len(fails) > 1 {
+				y := c.vec()
+				c.I(x86.VORPS(fails[1], f, y))
+				f = y
+			}
+			// ZF is set when no lane of the mask has its failure bit set.
+			m := f
+			if c.mask != nil {
+				m = c.mask
+			}
+			c.I(x86.VTESTPS(m, f))
+		}
+		c.I(x86.JNE(operand.LabelRef(c.abandon)))
 	}
-	c.I(x86.JNE(operand.LabelRef(exitLabel)))
 }
 
 // laneIndex is the AVX2 vector of the lane numbers 0..7.

@@ -122,8 +122,8 @@ func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	// blocks, no streaming (target.ISA.NonTemporal refuses them NT).
 	switch k.Layout {
 	case ir.Columns:
-		l.columns()
-		return fn, 1, l.err
+		g := l.columns(maxBlock)
+		return fn, g, l.err
 	case ir.Segments:
 		l.segments()
 		return fn, 1, l.err
