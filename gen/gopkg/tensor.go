@@ -238,7 +238,7 @@ func tensorEntryDoc(k Kernel, h int) string {
 		}
 		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorArrayDoc(k.Spec.Axis, a))
 	}
-	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). Outputs may be the same slice as a row input;\n// other overlaps panic.")
+	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). dst may be the very same slice as x (in\n// place); any other overlap between an output and another argument panics.")
 	return "// " + b.String()
 }
 

@@ -62,8 +62,8 @@ import (
 //   - gamma (len 96): each channel's scale
 //   - beta (len 96): each channel's shift
 //
-// N is len(x)/(96*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(96*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm96(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm96("convnorm.ConvNeXtLayerNorm96", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -96,8 +96,8 @@ func checkConvNeXtLayerNorm96(name string, dst, x, gamma, beta []float32, spatia
 //   - gamma (len 128): each channel's scale
 //   - beta (len 128): each channel's shift
 //
-// N is len(x)/(128*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(128*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm128(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm128("convnorm.ConvNeXtLayerNorm128", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -130,8 +130,8 @@ func checkConvNeXtLayerNorm128(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 192): each channel's scale
 //   - beta (len 192): each channel's shift
 //
-// N is len(x)/(192*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(192*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm192(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm192("convnorm.ConvNeXtLayerNorm192", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -164,8 +164,8 @@ func checkConvNeXtLayerNorm192(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 256): each channel's scale
 //   - beta (len 256): each channel's shift
 //
-// N is len(x)/(256*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(256*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm256(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm256("convnorm.ConvNeXtLayerNorm256", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -198,8 +198,8 @@ func checkConvNeXtLayerNorm256(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 384): each channel's scale
 //   - beta (len 384): each channel's shift
 //
-// N is len(x)/(384*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(384*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm384(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm384("convnorm.ConvNeXtLayerNorm384", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -232,8 +232,8 @@ func checkConvNeXtLayerNorm384(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 512): each channel's scale
 //   - beta (len 512): each channel's shift
 //
-// N is len(x)/(512*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(512*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm512(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm512("convnorm.ConvNeXtLayerNorm512", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -266,8 +266,8 @@ func checkConvNeXtLayerNorm512(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 768): each channel's scale
 //   - beta (len 768): each channel's shift
 //
-// N is len(x)/(768*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(768*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm768(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm768("convnorm.ConvNeXtLayerNorm768", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -300,8 +300,8 @@ func checkConvNeXtLayerNorm768(name string, dst, x, gamma, beta []float32, spati
 //   - gamma (len 1024): each channel's scale
 //   - beta (len 1024): each channel's shift
 //
-// N is len(x)/(1024*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(1024*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNorm1024(dst, x, gamma, beta []float32, spatial int) {
 	images := checkConvNeXtLayerNorm1024("convnorm.ConvNeXtLayerNorm1024", dst, x, gamma, beta, spatial)
 	if images == 0 {
@@ -334,8 +334,8 @@ func checkConvNeXtLayerNorm1024(name string, dst, x, gamma, beta []float32, spat
 //   - gamma (len channels): each channel's scale
 //   - beta (len channels): each channel's shift
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func ConvNeXtLayerNormAny(dst, x, gamma, beta []float32, channels, spatial int) {
 	images := checkConvNeXtLayerNormAny("convnorm.ConvNeXtLayerNormAny", dst, x, gamma, beta, channels, spatial)
 	if images == 0 {
@@ -376,8 +376,8 @@ func checkConvNeXtLayerNormAny(name string, dst, x, gamma, beta []float32, chann
 //   - runMean (len channels): each channel's running mean, updated in place
 //   - runVar (len channels): each channel's running variance, updated in place
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func BatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
 	images := checkBatchNormTrainAny("convnorm.BatchNormTrainAny", dst, mean, rstd, x, gain, bias, runMean, runVar, channels, spatial)
 	if images == 0 {
@@ -446,8 +446,8 @@ func checkBatchNormTrainAny(name string, dst, mean, rstd, x, gain, bias, runMean
 //   - runMean (len channels): each channel's running mean, updated in place
 //   - runVar (len channels): each channel's running variance, updated in place
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func BatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
 	images := checkBatchNormTrainONNXAny("convnorm.BatchNormTrainONNXAny", dst, x, gain, bias, runMean, runVar, channels, spatial)
 	if images == 0 {
@@ -497,8 +497,8 @@ func checkBatchNormTrainONNXAny(name string, dst, x, gain, bias, runMean, runVar
 //   - gain (len channels): each channel's scale
 //   - bias (len channels): each channel's shift
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func BatchNormInferenceAny(dst, x, gain, bias []float32, channels, spatial int) {
 	images := checkBatchNormInferenceAny("convnorm.BatchNormInferenceAny", dst, x, gain, bias, channels, spatial)
 	if images == 0 {
@@ -535,8 +535,8 @@ func checkBatchNormInferenceAny(name string, dst, x, gain, bias []float32, chann
 //   - gamma (len channels): each channel's scale
 //   - beta (len channels): each channel's shift
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func GroupNormAny(dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) {
 	images := checkGroupNormAny("convnorm.GroupNormAny", dst, mean, rstd, x, gamma, beta, channels, spatial)
 	if images == 0 {
@@ -584,8 +584,8 @@ func checkGroupNormAny(name string, dst, mean, rstd, x, gamma, beta []float32, c
 //   - gamma (len channels): each channel's scale
 //   - beta (len channels): each channel's shift
 //
-// N is len(x)/(channels*spatial). Outputs may be the same slice as a row input;
-// other overlaps panic.
+// N is len(x)/(channels*spatial). dst may be the very same slice as x (in
+// place); any other overlap between an output and another argument panics.
 func InstanceNormAny(dst, x, gamma, beta []float32, channels, spatial int) {
 	images := checkInstanceNormAny("convnorm.InstanceNormAny", dst, x, gamma, beta, channels, spatial)
 	if images == 0 {
