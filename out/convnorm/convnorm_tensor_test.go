@@ -658,6 +658,40 @@ func TestTensorEquivalence(t *testing.T) {
 	}
 }
 
+// TestTensorLongReductions runs the kernels whose vector lanes each sum a
+// whole set of values (a position's channels; a channel's batch over
+// [N, C]) on sets of 262181 values, against the oracle: the rounding of a
+// sequential sum grows with its length, and the contract must hold
+// regardless. The segment forms (a channel's batch over [N, C, L]) are
+// checked at that length too.
+func TestTensorLongReductions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long reductions: not in -short")
+	}
+	const long = 4<<16 + 37
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, k := range tensorKernels {
+		var shapes []tShape
+		switch k.axis {
+		case "channels":
+			shapes = []tShape{{1, long, 4, false}}
+		case "batch":
+			shapes = []tShape{{long, 4, 1, false}, {1, 4, long, false}}
+		}
+		for _, s := range shapes {
+			for _, fam := range []tFamily{tFamilies[0], tFamilies[3]} {
+				in := k.newCall(s.n, s.c, s.l, fam, rng)
+				ref := k.oracle(in)
+				got := in.clone()
+				k.call(got, s.fixed)
+				if err := k.verify(got, in, ref, fam); err != nil {
+					t.Fatalf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+			}
+		}
+	}
+}
+
 // TestTensorNonFinite checks that a NaN in x makes exactly its own group's
 // outputs NaN (and, for a BatchNorm, its channel's running statistics),
 // leaving every other group finite and correct.
