@@ -629,7 +629,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$768, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$768, R8
+pass1chunk:
+	MOVD	$512, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -637,11 +645,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$768, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$768, R8
+pass2chunk:
+	MOVD	$512, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -650,6 +672,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -729,7 +757,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$1024, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$1024, R8
+pass1chunk:
+	MOVD	$512, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -737,11 +773,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$1024, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$1024, R8
+pass2chunk:
+	MOVD	$512, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -750,6 +800,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -832,7 +888,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R7
-	MOVD	R5, R8
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	R5, R9
+pass1chunk:
+	MOVD	$512, R8
+	SUBS	R8, R9, R9
+	BHI	pass1full
+	ADD	R8, R9, R8
+	MOVD	ZR, R9
+pass1full:
 pass1:
 	VLD1	(R7), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -840,11 +904,25 @@ pass1:
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
 	BNE	pass1
+	CBZ	R9, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R7
-	MOVD	R5, R8
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	R5, R9
+pass2chunk:
+	MOVD	$512, R8
+	SUBS	R8, R9, R9
+	BHI	pass2full
+	ADD	R8, R9, R8
+	MOVD	ZR, R9
+pass2full:
 pass2:
 	VLD1	(R7), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -853,6 +931,12 @@ pass2:
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
 	BNE	pass2
+	CBZ	R9, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -1200,7 +1284,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R3, R11
-	MOVD	R9, R12
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	R9, R13
+pass1chunk:
+	MOVD	$512, R12
+	SUBS	R12, R13, R13
+	BHI	pass1full
+	ADD	R12, R13, R12
+	MOVD	ZR, R13
+pass1full:
 pass1:
 	VLD1	(R11), [V1.S4]
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
@@ -1208,11 +1300,25 @@ pass1:
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
 	BNE	pass1
+	CBZ	R13, pass1sum
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R3, R11
-	MOVD	R9, R12
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	R9, R13
+pass2chunk:
+	MOVD	$512, R12
+	SUBS	R12, R13, R13
+	BHI	pass2full
+	ADD	R12, R13, R12
+	MOVD	ZR, R13
+pass2full:
 pass2:
 	VLD1	(R11), [V1.S4]
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
@@ -1221,6 +1327,12 @@ pass2:
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
 	BNE	pass2
+	CBZ	R13, pass2sum
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e3fdc17 // fmul v23.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -1573,7 +1685,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R9
-	MOVD	R7, R10
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	R7, R11
+pass1chunk:
+	MOVD	$512, R10
+	SUBS	R10, R11, R11
+	BHI	pass1full
+	ADD	R10, R11, R10
+	MOVD	ZR, R11
+pass1full:
 pass1:
 	VLD1	(R9), [V1.S4]
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
@@ -1581,11 +1701,25 @@ pass1:
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
 	BNE	pass1
+	CBZ	R11, pass1sum
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R9
-	MOVD	R7, R10
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	R7, R11
+pass2chunk:
+	MOVD	$512, R10
+	SUBS	R10, R11, R11
+	BHI	pass2full
+	ADD	R10, R11, R10
+	MOVD	ZR, R11
+pass2full:
 pass2:
 	VLD1	(R9), [V1.S4]
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
@@ -1594,6 +1728,12 @@ pass2:
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
 	BNE	pass2
+	CBZ	R11, pass2sum
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane

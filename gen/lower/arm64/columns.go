@@ -15,6 +15,9 @@ import (
 // horizontal sum; SDiv and SSqrt are the exact vector FDIV and FSQRT),
 // and each ir.Loop steps through the h elements with the row cursors
 // moving by stride floats. A Param load is element i's value, broadcast.
+// Each lane of an accumulator sums a whole row, so when h may exceed
+// columnsChunk the loop sums chunks of at most columnsChunk elements,
+// each added into a total kept in a register (loopColumns).
 //
 // The rows%4 left after the last block are not done: the function returns
 // the rows of the blocks it completed and the Go caller does the rest (see
@@ -120,10 +123,26 @@ func (l *lowering) guardColumns(st *ir.Scalar) error {
 	return nil
 }
 
+// columnsChunk is the most elements an accumulator of a Columns loop sums
+// before it is added into the accumulator's total and restarted: a chunk's
+// rounding error grows with its length, the total's with the number of
+// chunks, so that a sum over h elements errs like one over about
+// columnsChunk + h/columnsChunk, not h.
+const columnsChunk = 512
+
 // loopColumns lowers one sweep (statement si) over the h elements of the
 // block's rows: one vector per element, the row cursors stepping by the
 // stride, the Param values broadcast at each step. The accumulators are
 // per-row sums as they are, what the following SSum reads.
+//
+// When h may exceed columnsChunk (a run-time h, or a fixed one past it),
+// the elements are summed in chunks: each accumulator register sums at
+// most columnsChunk consecutive elements in the usual order; a chunk with
+// more elements after it is added into the accumulator's total, a register
+// of its own, and the accumulator restarts from zero; after the last chunk
+// the accumulator becomes the total plus that chunk (for a run-time h of
+// one chunk, 0 plus it: the same sum). A fixed h of one chunk or less is
+// summed as one, without the chunk loop.
 func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	l.loopN++
 	fn := l.fn
@@ -148,13 +167,41 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 			fn.MOVD(l.base[a], p.pcur[a])
 		}
 	}
+	label := func(s string) arm64asm.Label { return arm64asm.Label(fmt.Sprintf("pass%d%s", l.loopN, s)) }
 	cnt := l.gp()
+	var h arm64asm.Operand = l.hReg
 	if l.h > 0 {
-		fn.MOVD(arm64asm.Imm(l.h), cnt)
-	} else {
-		fn.MOVD(l.hReg, cnt)
+		h = arm64asm.Imm(l.h)
 	}
-	top := arm64asm.Label(fmt.Sprintf("pass%d", l.loopN))
+	// Accumulators summed in chunks: a fixed H of one chunk or less
+	// has none, a run-time h may.
+	chunked := len(p.accs) > 0 && (l.h == 0 || l.h > columnsChunk)
+	total := map[int]arm64asm.VReg{}
+	var rem arm64asm.Reg
+	if chunked {
+		for _, acc := range p.accs {
+			t, err := l.vreg()
+			if err != nil {
+				return err
+			}
+			total[acc] = t
+			fn.VEOR(t.B16(), t.B16(), t.B16())
+		}
+		// rem counts the elements after the current chunk; cnt the
+		// chunk's, columnsChunk or the rem left when that is no more.
+		rem = l.gp()
+		fn.MOVD(h, rem)
+		fn.Label(label("chunk"))
+		fn.MOVD(arm64asm.Imm(columnsChunk), cnt)
+		fn.SUBS(cnt, rem, rem)
+		fn.BHI(label("full"))
+		fn.ADD(cnt, rem, cnt)
+		fn.MOVD(arm64asm.ZR, rem)
+		fn.Label(label("full"))
+	} else {
+		fn.MOVD(h, cnt)
+	}
+	top := label("")
 	fn.Label(top)
 	l.broadcastParams(p)
 	l.body(p, 1, 0, false)
@@ -163,6 +210,24 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	}
 	fn.SUBS(arm64asm.Imm(1), cnt, cnt)
 	fn.BNE(top)
+	if chunked {
+		// The chunk goes into the total, unless it is the last: the sum
+		// is then the total plus the chunk, in the chunk's register.
+		fn.CBZ(rem, label("sum"))
+		for _, acc := range p.accs {
+			c, t := p.acc[acc], total[acc]
+			fn.VFADD(c.S4(), t.S4(), t.S4())
+			fn.VEOR(c.B16(), c.B16(), c.B16())
+		}
+		fn.B(label("chunk"))
+		fn.Label(label("sum"))
+		for _, acc := range p.accs {
+			c, t := p.acc[acc], total[acc]
+			fn.VFADD(c.S4(), t.S4(), c.S4())
+			l.vFree(t, 1)
+		}
+		l.gpFree(rem)
+	}
 
 	l.gpFree(cnt)
 	for _, a := range arrays {

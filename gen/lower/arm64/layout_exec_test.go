@@ -34,8 +34,13 @@ var (
 			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
 		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 	}
-	columnSizes = []int{1, 3, 4, 17, 96}
+	// Past columnsChunk (513, 1100) the accumulators sum in chunks; a
+	// run-time h of exactly one and two chunks (512, 1024) ends on a full
+	// one. Those long columns run with fewer row counts (longRows).
+	columnSizes = []int{1, 3, 4, 17, 96, 513, 1100}
+	columnHs    = []int{1, 2, 5, 17, 96, 512, 513, 1024, 1100}
 	columnRows  = []int{1, 3, 4, 5, 8, 17}
+	longRows    = []int{5, 9}
 	segLens     = []int{1, 3, 4, 5, 17, 40}
 	segCounts   = []int{1, 2, 3}
 )
@@ -119,9 +124,16 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 		case ir.Columns:
 			hs := []int{f.H}
 			if f.H == 0 {
-				hs = []int{1, 2, 5, 17, 96}
+				hs = columnHs
 			}
 			for _, h := range hs {
+				if h > columnsChunk {
+					// One block and a tail, two blocks and a tail with gaps.
+					for i, rows := range longRows {
+						calls = append(calls, call{ir.Shape{H: h, Stride: rows + 3*i}, []int{rows}})
+					}
+					continue
+				}
 				for _, rows := range columnRows {
 					for _, extra := range []int{0, 3} {
 						calls = append(calls, call{ir.Shape{H: h, Stride: rows + extra}, []int{rows}})
@@ -403,6 +415,17 @@ func TestLayoutsGenerate(t *testing.T) {
 			t.Errorf("TEXT %d is %s $0-%s, want %s $0-%d", i, texts[i][1], texts[i][2], f.Name(), size)
 		}
 	}
+	// Columns accumulators sum in chunks exactly when h may exceed one.
+	for _, f := range funcs {
+		if f.Kernel.Layout != ir.Columns {
+			continue
+		}
+		body := funcText(string(a), f.Name())
+		want := f.H == 0 || f.H > columnsChunk
+		if got := strings.Contains(body, "chunk:"); got != want {
+			t.Errorf("%s: chunked sums %v, want %v", f.Name(), got, want)
+		}
+	}
 	seg := funcs[len(funcs)-1]
 	if seg.Kernel.Layout != ir.Segments {
 		t.Fatal("the last function is not a Segments one")
@@ -411,4 +434,18 @@ func TestLayoutsGenerate(t *testing.T) {
 	if _, err := Generate(header, []target.Func{seg}); err == nil {
 		t.Error("a Segments kernel with a fixed H was accepted")
 	}
+}
+
+// funcText is the text of function name in the assembly file asm, from its
+// TEXT line to the next one.
+func funcText(asm, name string) string {
+	i := strings.Index(asm, "TEXT ·"+name+"(SB)")
+	if i < 0 {
+		return ""
+	}
+	body := asm[i+1:]
+	if j := strings.Index(body, "\nTEXT "); j >= 0 {
+		body = body[:j]
+	}
+	return body
 }
