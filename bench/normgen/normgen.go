@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/normgen/normgen/bench/peers"
 	"github.com/normgen/normgen/benchkit"
 )
 
@@ -48,6 +49,10 @@ type pkg struct {
 	lnAny  func(dst, x, gamma, beta []float32, h int)
 	rms    map[int]func(dst, x, gamma []float32)
 	rmsAny func(dst, x, gamma []float32, h int)
+	// bn is training-mode BatchNorm of x[N, channels, spatial] (axis:
+	// batch, save_stats: true): per channel, the batch mean and biased
+	// variance; it writes dst and each channel's mean and rstd.
+	bn func(dst, mean, rstd, x, gain, bias []float32, channels, spatial int)
 }
 
 var packages = map[string]pkg{}
@@ -64,12 +69,18 @@ var about = map[string]string{
 func (p pkg) impl() benchkit.Impl {
 	return benchkit.Impl{
 		Name: "normgen-" + p.isa,
-		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes.",
+		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes; BatchNormAny (axis: batch, save_stats: true, no running statistics) for BatchNorm, spatial = 1 for [N, C] (its form vectorized across channels), spatial = L for [N, C, L], writing each channel's mean and rstd.",
 			about[p.isa], p.isa, p.isa),
 		Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 			op, h := s.Op, s.H
 			if why := runnable(p.isa); why != "" {
 				return nil, why
+			}
+			if op == benchkit.BatchNorm && p.bn == nil {
+				return nil, "this package has no BatchNormAny"
+			}
+			if c, l, ok := peers.NCL(s); ok && s.Epsilon() == op.Eps() {
+				return p.batchNorm(c, l), ""
 			}
 			if s.Epsilon() != op.Eps() || s.Ref != nil {
 				return nil, "bench/specs declare the standard kernels only"
@@ -85,10 +96,22 @@ func (p pkg) impl() benchkit.Impl {
 					return func(dst, x, gamma, _ []float32) { f(dst, x, gamma) }, ""
 				}
 				return func(dst, x, gamma, _ []float32) { p.rmsAny(dst, x, gamma, h) }, ""
+			case benchkit.BatchNorm:
+				return p.batchNorm(h, 1), ""
 			}
 			return nil, "normgen has no " + op.String() + " kernel yet"
 		},
 	}
+}
+
+// batchNorm is BatchNorm over x[N, c, l] with its mean and rstd arrays
+// allocated once; the first call also checks them (peers.StatsCheckedOnce).
+// gamma and beta may be longer than c (see peers.BatchNormNCL).
+func (p pkg) batchNorm(c, l int) benchkit.Func {
+	mean, rstd := make([]float32, c), make([]float32, c)
+	eps := benchkit.BatchNorm.Eps()
+	f := func(dst, x, gamma, beta []float32) { p.bn(dst, mean, rstd, x, gamma[:c], beta[:c], c, l) }
+	return peers.StatsCheckedOnce(f, c, l, eps, func() ([]float32, []float32, []float32) { return mean, rstd, nil })
 }
 
 // runnable says why this CPU cannot run isa ("" when it can), by the rule

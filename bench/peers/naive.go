@@ -16,12 +16,18 @@ import (
 // output, math.Sqrt through float64.
 var Naive = benchkit.Impl{
 	Name:  "naive",
-	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums).",
+	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums, mean and rstd kept in per-channel arrays; over [N, C, L], channel by channel; no running statistics).",
 	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
+		if c, l, ok := NCL(s); ok {
+			mean, rstd := make([]float32, c), make([]float32, c)
+			f := func(dst, x, gamma, beta []float32) { naiveBatchNormNCL(dst, x, gamma, beta, mean, rstd, c, l, eps) }
+			return StatsCheckedOnce(f, c, l, eps, func() ([]float32, []float32, []float32) { return mean, rstd, nil }), ""
+		}
 		if op == benchkit.BatchNorm {
 			mean, rstd := make([]float32, h), make([]float32, h)
-			return func(dst, x, gamma, beta []float32) { naiveBatchNorm(dst, x, gamma, beta, mean, rstd, h, eps) }, ""
+			f := func(dst, x, gamma, beta []float32) { naiveBatchNorm(dst, x, gamma, beta, mean, rstd, h, eps) }
+			return StatsCheckedOnce(f, h, 1, eps, func() ([]float32, []float32, []float32) { return mean, rstd, nil }), ""
 		}
 		if op == benchkit.RMSNorm {
 			return func(dst, x, gamma, _ []float32) { naiveRMSNorm(dst, x, gamma, h, eps) }, ""

@@ -37,20 +37,24 @@ typedef struct {
 	dnnl_primitive_t prim;
 	dnnl_memory_t src, dst, scale, shift, mean, var;
 	void *stats; // C memory for mean and variance when the primitive wants them
+	size_t ms;   // bytes of the mean, the variance follows
 	char impl[64];
 } nb_lnorm;
 
 // nb_lnorm_create makes a layer normalization (batch = 0: forward inference,
 // statistics per row) or a batch normalization (batch = 1: forward training,
 // statistics per column, over the rows) of rows x h float32 values, with
-// scale (gamma) and, when shift is set, shift (beta).
-static int nb_lnorm_create(nb_lnorm *p, long long rows, long long h, float eps, int shift, int batch) {
+// scale (gamma) and, when shift is set, shift (beta); batch = 2 is batch
+// normalization of rows x h x spatial values, channels first (NCHW, h
+// channels, H = spatial, W = 1).
+static int nb_lnorm_create(nb_lnorm *p, long long rows, long long h, long long spatial, float eps, int shift, int batch) {
 	dnnl_memory_desc_t data_md, w_md;
-	dnnl_dims_t dims = {rows, h, 1, 1}, wdims = {h};
+	dnnl_dims_t dims = {rows, h, batch == 2 ? spatial : 1, 1}, wdims = {h};
 	// Batch normalization: N x C as N x C x 1 x 1 in NHWC, the same bytes,
 	// described the way oneDNN's optimized batch normalization wants them
 	// (plain 2D "nc" gets a far slower implementation).
-	if (dnnl_memory_desc_init_by_tag(&data_md, batch ? 4 : 2, dims, dnnl_f32, batch ? dnnl_nhwc : dnnl_ab) != dnnl_success) return 1;
+	dnnl_format_tag_t tag = batch == 2 ? dnnl_nchw : batch ? dnnl_nhwc : dnnl_ab;
+	if (dnnl_memory_desc_init_by_tag(&data_md, batch ? 4 : 2, dims, dnnl_f32, tag) != dnnl_success) return 1;
 	if (dnnl_memory_desc_init_by_tag(&w_md, 1, wdims, dnnl_f32, dnnl_a) != dnnl_success) return 2;
 	unsigned flags = dnnl_use_scale | (shift ? dnnl_use_shift : 0);
 	dnnl_primitive_desc_t pd;
@@ -70,7 +74,7 @@ static int nb_lnorm_create(nb_lnorm *p, long long rows, long long h, float eps, 
 	const dnnl_memory_desc_t *mmd = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, DNNL_ARG_MEAN);
 	const dnnl_memory_desc_t *vmd = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, DNNL_ARG_VARIANCE);
 	size_t ms = mmd ? dnnl_memory_desc_get_size(mmd) : 0, vs = vmd ? dnnl_memory_desc_get_size(vmd) : 0;
-	p->stats = NULL; p->mean = NULL; p->var = NULL;
+	p->stats = NULL; p->mean = NULL; p->var = NULL; p->ms = ms;
 	if (ms > 0 && vs > 0) {
 		p->stats = malloc(ms + vs);
 		dnnl_memory_create(&p->mean, mmd, nb_engine, p->stats);
@@ -143,33 +147,48 @@ func dnnlInit() error {
 // scale and shift), called through cgo on one thread.
 var OneDNN = benchkit.Impl{
 	Name:  "onednn",
-	About: "oneDNN (Debian libdnnl-dev) through cgo, one OpenMP thread, src and dst handles set per call: the layer normalization primitive (forward inference, scale and shift) and the batch normalization primitive (forward training: batch statistics, scale and shift). This oneDNN has no RMS normalization.",
+	About: "oneDNN (Debian libdnnl-dev) through cgo, one OpenMP thread, src and dst handles set per call: the layer normalization primitive (forward inference, scale and shift) and the batch normalization primitive (forward training, scale and shift: it computes the batch statistics and writes each channel's mean and biased variance; oneDNN keeps no running statistics), NHWC for [N, C], NCHW for [N, C, L]. This oneDNN has no RMS normalization.",
 	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, rows, eps := s.Op, s.H, s.Rows, s.Epsilon()
 		if op == benchkit.RMSNorm {
 			return nil, "oneDNN " + OneDNNVersion() + " has no RMS normalization"
 		}
-		batch := C.int(0)
+		batch, c, l := C.int(0), h, 1
 		if op == benchkit.BatchNorm {
-			batch = 1
+			batch, c = 1, h
+			if cc, ll, ok := NCL(s); ok {
+				batch, c, l = 2, cc, ll
+			}
 		}
 		if err := dnnlInit(); err != nil {
 			return nil, err.Error()
 		}
 		p := (*C.nb_lnorm)(C.calloc(1, C.size_t(unsafe.Sizeof(C.nb_lnorm{}))))
-		if rc := C.nb_lnorm_create(p, C.longlong(rows), C.longlong(h), C.float(eps), 1, batch); rc != 0 {
+		if rc := C.nb_lnorm_create(p, C.longlong(rows), C.longlong(c), C.longlong(l), C.float(eps), 1, batch); rc != 0 {
 			return nil, fmt.Sprintf("primitive creation failed (step %d)", rc)
 		}
 		dnnlImpl[C.GoString(&p.impl[0])] = true
 		n := rows * h
-		return func(dst, x, gamma, beta []float32) {
-			if len(x) < n || len(dst) < n || len(gamma) < h || len(beta) < h {
+		f := func(dst, x, gamma, beta []float32) {
+			if len(x) < n || len(dst) < n || len(gamma) < c || len(beta) < c {
 				panic("onednn: short slice")
 			}
 			if C.nb_lnorm_exec(p, (*C.float)(&x[0]), (*C.float)(&dst[0]), (*C.float)(&gamma[0]), (*C.float)(&beta[0])) != 0 {
 				panic("onednn: execution failed")
 			}
-		}, ""
+		}
+		if batch == 0 {
+			return f, ""
+		}
+		// Training: oneDNN writes each channel's mean and biased variance
+		// (to C memory of its own): checked on the first call.
+		if p.stats == nil || p.ms != C.size_t(4*c) {
+			return nil, "batch normalization without saved mean and variance of C floats"
+		}
+		stats := func() (mean, rstd, variance []float32) {
+			return unsafe.Slice((*float32)(p.stats), c), nil, unsafe.Slice((*float32)(unsafe.Add(p.stats, 4*c)), c)
+		}
+		return StatsCheckedOnce(f, c, l, eps, stats), ""
 	},
 }
 

@@ -39,3 +39,52 @@ func TestPeersMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// Every peer built in passes the harness's check on channels-first
+// BatchNorm shapes, or declines them.
+func TestPeersMatchReferenceNCL(t *testing.T) {
+	testNCL(t, All())
+}
+
+// testNCL checks impls on BatchNormNCL shapes with and without vector tails.
+func testNCL(t *testing.T, impls []benchkit.Impl) {
+	for _, d := range [][3]int{{2, 3, 5}, {3, 1, 17}, {4, 16, 64}, {2, 64, 49}, {5, 7, 1}} {
+		s := BatchNormNCL(d[0], d[1], d[2], benchkit.L2)
+		for _, im := range impls {
+			f, why := im.Prepare(s)
+			if f == nil {
+				t.Logf("%s %s: n/a: %s", im.Name, s.Label(), why)
+				continue
+			}
+			rng := rand.New(rand.NewPCG(uint64(s.H), 5))
+			x := make([]float32, s.Rows*s.H)
+			benchkit.FillInput(rng, x, d[2])
+			g, b := make([]float32, s.H), make([]float32, s.H)
+			for i := range g {
+				g[i], b[i] = float32(0.5+rng.Float64()), float32(rng.NormFloat64())
+			}
+			ref := s.Ref(x, g, b, s.H)
+			if _, err := benchkit.Check(s.Op, f, make([]float32, len(x)), x, g, b, ref, s.H); err != nil {
+				t.Errorf("%s %s N=%d: %v", im.Name, s.Label(), s.Rows, err)
+			}
+		}
+	}
+}
+
+// A BatchNorm whose saved statistics are wrong fails the check.
+func TestStatsCheckedOnce(t *testing.T) {
+	mean, rstd := make([]float32, 3), make([]float32, 3)
+	f := StatsCheckedOnce(func(dst, x, gamma, beta []float32) {
+		naiveBatchNormNCL(dst, x, gamma, beta, mean, rstd, 3, 2, 1e-5)
+		rstd[1] *= 1.01
+	}, 3, 2, 1e-5, func() ([]float32, []float32, []float32) { return mean, rstd, nil })
+	s := BatchNormNCL(4, 3, 2, benchkit.L2)
+	x := make([]float32, 24)
+	benchkit.FillInput(rand.New(rand.NewPCG(1, 2)), x, 2)
+	g, b := []float32{1, 1, 1, 1, 1, 1}, make([]float32, 6)
+	if _, err := benchkit.Check(s.Op, f, make([]float32, 24), x, g, b, s.Ref(x, g, b, s.H), s.H); err == nil {
+		t.Fatal("a wrong saved rstd passed the check")
+	} else {
+		t.Log(err)
+	}
+}

@@ -29,10 +29,11 @@ func main() {
 	out := flag.String("out", "results", "directory for <machine>.md and <machine>.svg; empty: print the table only")
 	machine := flag.String("machine", "", "file name for the results (default: the CPU model, lower case)")
 	hs := flag.String("h", "768,4096,8192", "hidden sizes")
-	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels)")
+	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels; and the -ncl shapes)")
 	only := flag.String("impl", "", "comma-separated implementations to time (default: all built in)")
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
+	ncl := flag.String("ncl", "8x64x64,8x64x3136", "with BatchNorm: channels-first shapes NxCxL (x[N, C, L], L spatial positions), comma-separated; cache-resident (L2) up to -l2 bytes of x, DRAM above (empty: none)")
 	budget := flag.Duration("budget", 0, "timing per shape, DRAM shapes twice that (default 8s, or 1.5s with -quick)")
 	var extra []string
 	flag.Func("note", "a line for the report's machine section, as 'key: value' (repeatable)", func(s string) error {
@@ -76,7 +77,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, "note:", m)
 	}
 
-	rep := benchkit.Run(cfg, benchkit.Shapes(opList, sizes, *l2, *dram), impls)
+	shapes := benchkit.Shapes(opList, sizes, *l2, *dram)
+	if slices.Contains(opList, benchkit.BatchNorm) && *ncl != "" {
+		// After the last [N, C] BatchNorm shape.
+		at := len(shapes)
+		for i, s := range shapes {
+			if s.Op == benchkit.BatchNorm {
+				at = i + 1
+			}
+		}
+		var more []benchkit.Shape
+		for _, d := range strings.Split(*ncl, ",") {
+			var n, c, l int
+			if k, err := fmt.Sscanf(strings.TrimSpace(d), "%dx%dx%d", &n, &c, &l); err != nil || k != 3 || n < 1 || c < 1 || l < 1 || n*l < 2 {
+				fatalf("-ncl: %q is not NxCxL with positive N, C, L and N*L > 1", d)
+			}
+			level := benchkit.L2
+			if int64(n*c*l*4) > *l2 {
+				level = benchkit.DRAM
+			}
+			more = append(more, peers.BatchNormNCL(n, c, l, level))
+		}
+		shapes = slices.Insert(shapes, at, more...)
+	}
+	rep := benchkit.Run(cfg, shapes, impls)
 	rep.Machine.Extra = append(rep.Machine.Extra, peers.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, normgen.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, extra...)
