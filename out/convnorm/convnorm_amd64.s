@@ -4613,7 +4613,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4638,26 +4638,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+768
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+768
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -4676,30 +4705,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+768
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4812,17 +4870,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+768
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+768
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -4835,18 +4910,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+768
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4921,17 +5013,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+768
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+768
+	JAE       tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -4944,18 +5053,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+768
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5019,7 +5145,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5040,20 +5166,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+768
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+768
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -5068,22 +5215,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+768
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5170,17 +5338,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+768
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+768
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -5193,18 +5378,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+768
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5282,17 +5484,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+768
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+768
+	JAE        tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/768
@@ -5305,18 +5524,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+768
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+768
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+768, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5381,7 +5617,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5406,26 +5642,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+1024
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+1024
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -5444,30 +5709,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+1024
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5580,17 +5874,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+1024
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+1024
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -5603,18 +5914,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+1024
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5689,17 +6017,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+1024
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+1024
+	JAE       tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -5712,18 +6057,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+1024
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5787,7 +6149,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5808,20 +6170,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+1024
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+1024
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -5836,22 +6219,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+1024
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -5938,17 +6342,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+1024
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+1024
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -5961,18 +6382,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+1024
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6050,17 +6488,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+1024
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+1024
+	JAE        tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/1024
@@ -6073,18 +6528,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+512, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+1024
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+1024
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+1024, R11
+	ADDQ    $+512, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6149,7 +6621,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6171,30 +6643,60 @@ group:
 	VMOVUPS 192(CX), Z3
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R10*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R10*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R10*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R10*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, DI
+	CMPQ    R9, R11
 	JB      gloop0
+	CMPQ    R9, DI
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6211,34 +6713,64 @@ gloop0:
 	VMULPS Z8, Z7, Z7
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VPXORD  Z16, Z16, Z16
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R10*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R10*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R10*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R10*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R10*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R10*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R10*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          gloop1
+	CMPQ        R9, DI
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6350,18 +6882,36 @@ block:
 	VMOVUPS (CX), Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R10*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, DI
+	CMPQ    R9, R11
 	JB      bloop0
+	CMPQ    R9, DI
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6375,19 +6925,37 @@ bloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R10*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          bloop1
+	CMPQ        R9, DI
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6461,18 +7029,36 @@ tail:
 	VMOVUPS.Z (CX), K1, Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 tloop0:
-	VMOVUPS.Z (CX)(R10*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R10*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R9
 	ADDQ      R8, R10
-	CMPQ      R9, DI
+	CMPQ      R9, R11
 	JB        tloop0
+	CMPQ      R9, DI
+	JAE       tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6486,19 +7072,37 @@ tloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 tloop1:
-	VMOVUPS.Z   (CX)(R10*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R10*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          tloop1
+	CMPQ        R9, DI
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6562,7 +7166,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6582,22 +7186,44 @@ group:
 	VMOVUPS 32(CX), Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R10*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R10*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R10*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, DI
+	CMPQ    R9, R11
 	JB      gloop0
+	CMPQ    R9, DI
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6612,24 +7238,46 @@ gloop0:
 	VMULPS Y4, Y3, Y3
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R10*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R10*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R10*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          gloop1
+	CMPQ        R9, DI
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6715,18 +7363,36 @@ block:
 	VMOVUPS (CX), Y0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y1, Y1, Y1
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R10*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, DI
+	CMPQ    R9, R11
 	JB      bloop0
+	CMPQ    R9, DI
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6740,19 +7406,37 @@ bloop0:
 	VMULPS Y2, Y1, Y1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y3, Y3, Y3
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R10*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          bloop1
+	CMPQ        R9, DI
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6829,18 +7513,36 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 tloop0:
-	VMASKMOVPS (CX)(R10*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R10*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R9
 	ADDQ       R8, R10
-	CMPQ       R9, DI
+	CMPQ       R9, R11
 	JB         tloop0
+	CMPQ       R9, DI
+	JAE        tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6854,19 +7556,37 @@ tloop0:
 	VMULPS Y3, Y2, Y2
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y4, Y4, Y4
-	XORQ   R9, R9
-	XORQ   R10, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
 
 tloop1:
-	VMASKMOVPS  (CX)(R10*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R10*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, DI
+	CMPQ        R9, R11
 	JB          tloop1
+	CMPQ        R9, DI
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	ADDQ    $+512, R11
+	CMPQ    R11, DI
+	CMOVQGT DI, R11
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -7728,7 +8448,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -7754,30 +8474,60 @@ group:
 	VMOVUPS 192(BX), Z3
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(BX)(R14*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(BX)(R14*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(BX)(R14*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (BX)(R14*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R11
+	CMPQ    R13, R15
 	JB      gloop0
+	CMPQ    R13, R11
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -7794,34 +8544,64 @@ gloop0:
 	VMULPS Z8, Z7, Z7
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VPXORD  Z16, Z16, Z16
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(BX)(R14*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(BX)(R14*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(BX)(R14*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (BX)(R14*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(BX)(R14*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(BX)(R14*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(BX)(R14*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          gloop1
+	CMPQ        R13, R11
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8057,18 +8837,36 @@ block:
 	VMOVUPS (BX), Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (BX)(R14*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R11
+	CMPQ    R13, R15
 	JB      bloop0
+	CMPQ    R13, R11
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8082,19 +8880,37 @@ bloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (BX)(R14*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          bloop1
+	CMPQ        R13, R11
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8241,18 +9057,36 @@ tail:
 	VMOVUPS.Z (BX), K1, Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 tloop0:
-	VMOVUPS.Z (BX)(R14*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (BX)(R14*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R13
 	ADDQ      R12, R14
-	CMPQ      R13, R11
+	CMPQ      R13, R15
 	JB        tloop0
+	CMPQ      R13, R11
+	JAE       tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8266,19 +9100,37 @@ tloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 tloop1:
-	VMOVUPS.Z   (BX)(R14*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (BX)(R14*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          tloop1
+	CMPQ        R13, R11
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8409,7 +9261,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -8433,22 +9285,44 @@ group:
 	VMOVUPS 32(BX), Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(BX)(R14*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (BX)(R14*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(BX)(R14*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R11
+	CMPQ    R13, R15
 	JB      gloop0
+	CMPQ    R13, R11
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8463,24 +9337,46 @@ gloop0:
 	VMULPS Y4, Y3, Y3
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(BX)(R14*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R14*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(BX)(R14*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          gloop1
+	CMPQ        R13, R11
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8656,18 +9552,36 @@ block:
 	VMOVUPS (BX), Y0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y1, Y1, Y1
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (BX)(R14*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R11
+	CMPQ    R13, R15
 	JB      bloop0
+	CMPQ    R13, R11
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8681,19 +9595,37 @@ bloop0:
 	VMULPS Y2, Y1, Y1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y3, Y3, Y3
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (BX)(R14*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          bloop1
+	CMPQ        R13, R11
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8843,18 +9775,36 @@ tail:
 	VMASKMOVPS (BX), Y0, Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (BX)(R14*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R13
 	ADDQ       R12, R14
-	CMPQ       R13, R11
+	CMPQ       R13, R15
 	JB         tloop0
+	CMPQ       R13, R11
+	JAE        tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8868,19 +9818,37 @@ tloop0:
 	VMULPS Y3, Y2, Y2
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y4, Y4, Y4
-	XORQ   R13, R13
-	XORQ   R14, R14
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (BX)(R14*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R11
+	CMPQ        R13, R15
 	JB          tloop1
+	CMPQ        R13, R11
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	ADDQ    $+512, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -9769,7 +10737,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9793,30 +10761,60 @@ group:
 	VMOVUPS 192(CX), Z3
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R12*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R12*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R12*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R12*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R9
+	CMPQ    R11, R13
 	JB      gloop0
+	CMPQ    R11, R9
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9833,34 +10831,64 @@ gloop0:
 	VMULPS Z8, Z7, Z7
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VPXORD  Z16, Z16, Z16
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R12*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R12*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R12*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R12*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R12*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R12*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R12*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          gloop1
+	CMPQ        R11, R9
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10068,18 +11096,36 @@ block:
 	VMOVUPS (CX), Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R12*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R9
+	CMPQ    R11, R13
 	JB      bloop0
+	CMPQ    R11, R9
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10093,19 +11139,37 @@ bloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R12*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          bloop1
+	CMPQ        R11, R9
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10233,18 +11297,36 @@ tail:
 	VMOVUPS.Z (CX), K1, Z0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VPXORD Z1, Z1, Z1
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 tloop0:
-	VMOVUPS.Z (CX)(R12*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R12*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R11
 	ADDQ      R10, R12
-	CMPQ      R11, R9
+	CMPQ      R11, R13
 	JB        tloop0
+	CMPQ      R11, R9
+	JAE       tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10258,19 +11340,37 @@ tloop0:
 	VMULPS Z2, Z1, Z1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VPXORD Z3, Z3, Z3
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 tloop1:
-	VMOVUPS.Z   (CX)(R12*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R12*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          tloop1
+	CMPQ        R11, R9
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10384,7 +11484,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10406,22 +11506,44 @@ group:
 	VMOVUPS 32(CX), Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R12*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R12*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R12*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R9
+	CMPQ    R11, R13
 	JB      gloop0
+	CMPQ    R11, R9
+	JAE     gloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10436,24 +11558,46 @@ gloop0:
 	VMULPS Y4, Y3, Y3
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R12*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R12*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R12*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          gloop1
+	CMPQ        R11, R9
+	JAE         gloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10607,18 +11751,36 @@ block:
 	VMOVUPS (CX), Y0
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y1, Y1, Y1
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R12*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R9
+	CMPQ    R11, R13
 	JB      bloop0
+	CMPQ    R11, R9
+	JAE     bloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10632,19 +11794,37 @@ bloop0:
 	VMULPS Y2, Y1, Y1
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y3, Y3, Y3
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R12*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          bloop1
+	CMPQ        R11, R9
+	JAE         bloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10775,18 +11955,36 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
-	VXORPS Y2, Y2, Y2
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R12*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R11
 	ADDQ       R10, R12
-	CMPQ       R11, R9
+	CMPQ       R11, R13
 	JB         tloop0
+	CMPQ       R11, R9
+	JAE        tloop0end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10800,19 +11998,37 @@ tloop0:
 	VMULPS Y3, Y2, Y2
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
-	VXORPS Y4, Y4, Y4
-	XORQ   R11, R11
-	XORQ   R12, R12
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R12*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R9
+	CMPQ        R11, R13
 	JB          tloop1
+	CMPQ        R11, R9
+	JAE         tloop1end
+
+	// a chunk of 512 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	ADDQ    $+512, R13
+	CMPQ    R13, R9
+	CMOVQGT R9, R13
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2

@@ -57,20 +57,29 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // gets its own avo file so errors name it and no state is shared.
 //
 // A function whose block loop needs more registers than the ISA has
-// (avo's allocator does not spill) is lowered again with half the rows
-// per block, down to single rows.
+// (avo's allocator does not spill) is lowered again with the totals of
+// its chunked Columns sums in the frame, if it kept them in registers,
+// then with half the rows per block (totals in registers again), down to
+// single rows.
 func compile(f target.Func) ([]byte, error) {
 	maxBlock := 0 // planBlock's choice
+	stackTotals := false
 	for {
-		fn, block, err := lower(f, maxBlock)
+		fn, block, regTotals, err := lower(f, maxBlock, stackTotals)
 		if err != nil {
 			return nil, err
 		}
 		text, err := finish(fn, f.ISA)
-		if err == nil || block == 1 {
+		switch {
+		case err == nil:
+			return text, nil
+		case regTotals:
+			stackTotals = true
+		case block == 1:
 			return text, err
+		default:
+			maxBlock, stackTotals = block/2, false
 		}
-		maxBlock = block / 2
 	}
 }
 
@@ -91,6 +100,10 @@ func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 	}
 	// Drop avo's own header: the caller's header and build line replace it.
 	_, body, ok := bytes.Cut(text, []byte("#include \"textflag.h\"\n"))
+	if !ok && fn.Attributes == 0 {
+		// No flags, no include: a function that is not NOSPLIT.
+		_, body, ok = bytes.Cut(text, []byte("DO NOT EDIT.\n"))
+	}
 	if !ok {
 		return nil, fmt.Errorf("avo output has no textflag.h include")
 	}

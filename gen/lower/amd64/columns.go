@@ -33,6 +33,7 @@ type columnLowering struct {
 	val     [][]reg.Register
 	acc     map[int][]reg.Register
 	loops   int
+	slots   []operand.Mem // frame slots of the chunk totals, reused by every loop
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -42,6 +43,12 @@ const (
 	cmpNLEUQ  = 0x16 // !(a <= b)
 	cmpNGEUQ  = 0x19 // !(a >= b)
 )
+
+// columnChunk is the most elements a Columns accumulator adds in one
+// register before its sum moves into the accumulator's total: each lane
+// adds a whole row sequentially, so without chunks the rounding error of
+// the sums grows with h; with them it grows with columnChunk + h/columnChunk.
+const columnChunk = 512
 
 // Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
 // cache lines per element) on AVX-512; 2 YMM blocks on AVX2, whose 16
@@ -192,7 +199,12 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	name := fmt.Sprintf("%sloop%d", c.name, n)
 	c.comment("loop %d: %s", n, describe(c.k, loop))
 	// Each lane's sum runs in one register, element after element, in
-	// the order ir.Eval adds.
+	// the order ir.Eval adds: the whole row when it has at most
+	// columnChunk elements, else a chunk of columnChunk elements at a
+	// time, each chunk's sum then added into the accumulator's total (a
+	// register, or a frame slot when the registers do not suffice) and
+	// the chunk's register cleared.
+	var accs []int // the loop's accumulators, in order
 	for _, op := range loop.Ops {
 		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
 			vs := make([]reg.Register, c.blocks)
@@ -201,7 +213,13 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 				c.zero(vs[b])
 			}
 			c.acc[op.Acc] = vs
+			accs = append(accs, op.Acc)
 		}
+	}
+	chunked := len(accs) > 0 && (c.f.H == 0 || c.f.H > columnChunk)
+	var totals [][]operand.Op // per accumulator of accs, per block
+	if chunked {
+		totals = c.chunkTotals(accs)
 	}
 	// fma's operand reuse needs the values' last uses; splats are the
 	// scalars' own registers, which must survive the loop, and a
@@ -216,6 +234,15 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	i, off := c.gp64(), c.gp64()
 	c.I(x86.XORQ(i, i))
 	c.I(x86.XORQ(off, off))
+	var end reg.GPVirtual // the end of the current chunk
+	if chunked {
+		end = c.gp64()
+		c.I(x86.MOVQ(imm32(columnChunk), end))
+		if c.f.H == 0 {
+			c.I(x86.CMPQ(end, c.h))
+			c.I(x86.CMOVQGT(c.h, end))
+		}
+	}
 	c.label(name)
 	shared := make([]reg.Register, len(loop.Ops))
 	for b := range c.blocks {
@@ -255,12 +282,82 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	}
 	c.I(x86.INCQ(i))
 	c.I(x86.ADDQ(c.stride, off))
+	if !chunked {
+		if c.f.H > 0 {
+			c.I(x86.CMPQ(i, imm32(c.f.H)))
+		} else {
+			c.I(x86.CMPQ(i, c.h))
+		}
+		c.I(x86.JB(operand.LabelRef(name)))
+		return
+	}
+	c.I(x86.CMPQ(i, end))
+	c.I(x86.JB(operand.LabelRef(name)))
+	var h reg.GPVirtual
 	if c.f.H > 0 {
 		c.I(x86.CMPQ(i, imm32(c.f.H)))
 	} else {
-		c.I(x86.CMPQ(i, c.h))
+		h = c.h
+		c.I(x86.CMPQ(i, h))
 	}
-	c.I(x86.JB(operand.LabelRef(name)))
+	c.I(x86.JAE(operand.LabelRef(name + "end")))
+	c.comment("a chunk of %d elements done: its sums into the totals", columnChunk)
+	for ai, a := range accs {
+		for b, v := range c.acc[a] {
+			t := totals[ai][b]
+			if m, ok := t.(operand.Mem); ok {
+				c.I(x86.VADDPS(m, v, v))
+				c.I(x86.VMOVUPS(v, m))
+			} else {
+				c.I(x86.VADDPS(v, t, t))
+			}
+			c.zero(v)
+		}
+	}
+	// The next chunk ends columnChunk elements on, or at the row's end.
+	if h == nil {
+		h = c.gp64()
+		c.I(x86.MOVQ(imm32(c.f.H), h))
+	}
+	c.I(x86.ADDQ(imm32(columnChunk), end))
+	c.I(x86.CMPQ(end, h))
+	c.I(x86.CMOVQGT(h, end))
+	c.I(x86.JMP(operand.LabelRef(name)))
+	c.label(name + "end")
+	c.comment("the sums: totals plus the last chunk's")
+	for ai, a := range accs {
+		for b, v := range c.acc[a] {
+			c.I(x86.VADDPS(totals[ai][b], v, v))
+		}
+	}
+}
+
+// chunkTotals clears and returns the totals of a chunked loop's
+// accumulators, per accumulator and block (whose chunk registers are
+// already clear): vector registers, or with l.stackTotals slots of the
+// frame, which the chunks touch once per columnChunk elements.
+func (c *columnLowering) chunkTotals(accs []int) [][]operand.Op {
+	c.chunkRegs = c.chunkRegs || !c.stackTotals
+	out := make([][]operand.Op, len(accs))
+	n := 0
+	for ai, a := range accs {
+		out[ai] = make([]operand.Op, c.blocks)
+		for b, v := range c.acc[a] {
+			if !c.stackTotals {
+				t := c.vec()
+				c.zero(t)
+				out[ai][b] = t
+				continue
+			}
+			if n == len(c.slots) {
+				c.slots = append(c.slots, c.fn.AllocLocal(4*c.lanes))
+			}
+			c.I(x86.VMOVUPS(v, c.slots[n]))
+			out[ai][b] = c.slots[n]
+			n++
+		}
+	}
+	return out
 }
 
 // scalar lowers one scalar statement for every lane's row, block by

@@ -26,6 +26,59 @@ var (
 	dataVariants = []string{"", "nan", "huge", "zero", "inplace"}
 )
 
+// columnLong are the Columns shapes past columnChunk elements, whose sums
+// run in several chunks: the last one partial (513, 1100) or whole
+// (1024); 70 rows are an AVX-512 group, none of its blocks and a tail,
+// AVX2 4 groups and a tail. Each has fewer data variants (its files are
+// large): the NaN trips a guard in a group or block, "huge" in the tail.
+var columnLong = []struct {
+	layoutShape
+	variants []string
+}{
+	{layoutShape{70, ir.Shape{H: 513, Stride: 70}}, []string{"", "nan", "huge"}},
+	{layoutShape{17, ir.Shape{H: 1100, Stride: 20}}, []string{"", "nan"}},
+	{layoutShape{33, ir.Shape{H: 1024, Stride: 33}}, []string{""}},
+}
+
+// sumsKernel is a Columns kernel with five sums in one loop: the chunk
+// totals of a group do not fit in registers beside the chunks' (AVX2: 2
+// blocks of 5 and 5 YMM; AVX-512: 4 blocks of 5 and 5 ZMM), so they go
+// to the frame.
+func sumsKernel(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("SumsC", "stat = sum of five means; y = x*stat")
+	b.SetLayout(ir.Columns)
+	dst := b.Array("dst", ir.RowOut, "")
+	stat := b.Array("stat", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gamma := b.Array("gamma", ir.Param, "")
+	first := b.LoadRow(x)
+	var accs []int
+	for range 5 {
+		accs = append(accs, b.NewAcc())
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		v, g := l.Load(x), l.Load(gamma)
+		d := l.Sub(v, l.Splat(first))
+		l.Acc(accs[0], v)
+		l.AccMul(accs[1], v, v)
+		l.AccMul(accs[2], v, g)
+		l.Acc(accs[3], d)
+		l.AccMul(accs[4], d, d)
+	})
+	inv := b.InvLen()
+	sum := b.Mul(b.Sum(accs[0]), inv)
+	for _, a := range accs[1:] {
+		sum = b.Add(sum, b.Mul(b.Sum(a), inv))
+	}
+	b.StoreRow(stat, sum)
+	b.Loop(func(l *ir.LoopBuilder) { l.Store(dst, l.Mul(l.Load(x), l.Splat(sum))) })
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 // layoutKernels returns the Columns and the Segments kernels under test:
 // each built by gen/algo (whose guard, var+eps within [1e-25, MaxFloat32],
 // trips on a NaN or on a row scaled by 1e20), a copy with the tight test
@@ -64,6 +117,7 @@ func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 		withGuard(cln),
 		inLayout(guardKernel(t), ir.Columns, "GuardStatsC"),
 		bnColumns("BNTorch", "pytorch"), bnColumns("BNOnnx", "onnx"),
+		sumsKernel(t),
 	}
 	gn := build(spec.Kernel{Name: "GN", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true})
 	segments = []*ir.Kernel{
@@ -105,7 +159,8 @@ func (s layoutShape) String() string {
 }
 
 // layoutShapes is every shape a kernel of layout l is called with: for
-// Columns, strides equal to the rows and larger; for Segments, the
+// Columns, strides equal to the rows and larger (and columnLong, which
+// layoutVariants gives fewer data variants); for Segments, the
 // BatchNorm geometry (segments rows*seglen apart, rows seglen apart) and
 // the GroupNorm one (contiguous segments, rows padded apart).
 func layoutShapes(l ir.Layout) []layoutShape {
@@ -117,6 +172,9 @@ func layoutShapes(l ir.Layout) []layoutShape {
 					out = append(out, layoutShape{rows, ir.Shape{H: h, Stride: stride}})
 				}
 			}
+		}
+		for _, s := range columnLong {
+			out = append(out, s.layoutShape)
 		}
 		return out
 	}
@@ -130,6 +188,26 @@ func layoutShapes(l ir.Layout) []layoutShape {
 		}
 	}
 	return out
+}
+
+// layoutVariants are the data variants of a shape.
+func layoutVariants(s layoutShape) []string {
+	for _, l := range columnLong {
+		if l.layoutShape == s {
+			return l.variants
+		}
+	}
+	return dataVariants
+}
+
+// columnFixed are the fixed H of the Columns functions under test: the
+// columnSizes and the H of columnLong.
+func columnFixed() []int {
+	hs := append([]int{}, columnSizes...)
+	for _, s := range columnLong {
+		hs = append(hs, s.shape.H)
+	}
+	return hs
 }
 
 // layoutData is one case file for the layouts harness (see its doc) and
@@ -235,7 +313,7 @@ func layoutData(k *ir.Kernel, s layoutShape, variant string, lanes int) []byte {
 
 // TestExecuteLayouts runs the Columns and Segments lowerings of both ISAs
 // against ir.EvalShape, in a scratch module like TestExecute's: Columns
-// kernels at every fixed H of columnSizes and at run-time H, Segments at
+// kernels at every fixed H of columnFixed and at run-time H, Segments at
 // every shape, each on clean data and on data that trips a guard.
 func TestExecuteLayouts(t *testing.T) {
 	if testing.Short() {
@@ -245,7 +323,7 @@ func TestExecuteLayouts(t *testing.T) {
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range append(append([]int{}, columnSizes...), 0) {
+			for _, h := range append(columnFixed(), 0) {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
 		}
@@ -280,7 +358,7 @@ func TestExecuteLayouts(t *testing.T) {
 			if f.H > 0 && s.shape.H != f.H {
 				continue
 			}
-			for _, v := range dataVariants {
+			for _, v := range layoutVariants(s) {
 				name := fmt.Sprintf("%s_%d_%s_%s.bin", f.Kernel.Name, lanes, s, v)
 				if _, ok := files["ldata/"+name]; !ok {
 					files["ldata/"+name] = layoutData(f.Kernel, s, v, lanes)
@@ -317,7 +395,7 @@ func TestLayoutsGenerate(t *testing.T) {
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 5, 16, 4096} {
+			for _, h := range []int{0, 1, 5, 16, columnChunk, columnChunk + 1, 4096} {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
 		}
@@ -335,5 +413,34 @@ func TestLayoutsGenerate(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Fatal("two runs generated different bytes")
+	}
+}
+
+// TestColumnChunks: a Columns function sums in chunks exactly when its
+// rows may be longer than columnChunk, keeping the totals in registers
+// where they fit and in the frame where they do not (SumsC's five sums).
+func TestColumnChunks(t *testing.T) {
+	columns, _ := layoutKernels(t)
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range columns {
+			for _, h := range []int{0, 96, columnChunk, columnChunk + 1, 4096} {
+				f := target.Func{Kernel: k, H: h, ISA: isa}
+				text, err := compile(f)
+				if err != nil {
+					t.Fatalf("%s: %v", f.Name(), err)
+				}
+				src := string(text)
+				chunked := strings.Contains(src, fmt.Sprintf("a chunk of %d elements done", columnChunk))
+				if want := h == 0 || h > columnChunk; chunked != want {
+					t.Errorf("%s: sums in chunks %v, want %v", f.Name(), chunked, want)
+				}
+				_, fn, _ := strings.Cut(src, "TEXT ")
+				head, _, _ := strings.Cut(fn, "\n")
+				framed := !strings.Contains(head, "$0-")
+				if want := chunked && k.Name == "SumsC"; framed != want {
+					t.Errorf("%s: totals in the frame %v, want %v (%s)", f.Name(), framed, want, head)
+				}
+			}
+		}
 	}
 }

@@ -27,6 +27,10 @@ const (
 	// maxH keeps every byte offset of a row within a signed 32-bit
 	// displacement.
 	maxH = 1 << 28
+	// nosplitFrame is the largest frame of a NOSPLIT function (the
+	// linker allows a chain of NOSPLIT frames 792 bytes deep); a function
+	// with a larger one (Columns totals in the frame) is not NOSPLIT.
+	nosplitFrame = 512
 )
 
 // lowering is the state of one function being lowered.
@@ -37,6 +41,12 @@ type lowering struct {
 	sig    *gotypes.Signature
 	avx512 bool
 	lanes  int // float32 lanes per vector
+
+	// Columns (columns.go): stackTotals keeps the totals of chunked sums
+	// in the frame rather than in registers; chunkRegs says that some
+	// are in registers.
+	stackTotals bool
+	chunkRegs   bool
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -90,28 +100,30 @@ type accState struct {
 }
 
 // lower builds the avo function of f, with virtual registers, with blocks
-// of at most maxBlock rows (0: no limit). It returns the rows per block
-// it chose.
-func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
+// of at most maxBlock rows (0: no limit), and for ir.Columns the totals
+// of chunked sums in the frame when stackTotals. It returns the rows per
+// block it chose (Columns: blocks per group) and whether it kept some
+// totals in registers.
+func lower(f target.Func, maxBlock int, stackTotals bool) (*avoir.Function, int, bool, error) {
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	l := &lowering{f: f, k: k, accs: map[int]*accState{}}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackTotals: stackTotals}
 	switch f.ISA {
 	case target.AVX512:
 		l.avx512, l.lanes = true, 16
 	case target.AVX2:
 		l.lanes = 8
 	default:
-		return nil, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
+		return nil, 0, false, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
 	if f.H < 0 || f.H > maxH {
-		return nil, 0, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
+		return nil, 0, false, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
 	sig, err := gotypes.ParseSignature(f.AsmSignature())
 	if err != nil {
-		return nil, 0, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
+		return nil, 0, false, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
 	}
 	fn := avoir.NewFunction(f.Name())
 	fn.Attributes = attr.NOSPLIT
@@ -123,13 +135,18 @@ func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	switch k.Layout {
 	case ir.Columns:
 		g := l.columns(maxBlock)
-		return fn, g, l.err
+		if fn.FrameBytes() > nosplitFrame {
+			// Past what the linker lets a NOSPLIT function take below
+			// its caller's frame: the toolchain's stack check instead.
+			fn.Attributes &^= attr.NOSPLIT
+		}
+		return fn, g, l.chunkRegs, l.err
 	case ir.Segments:
 		l.segments()
-		return fn, 1, l.err
+		return fn, 1, false, l.err
 	}
 	if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
-		return nil, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+		return nil, 0, false, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 	}
 	l.planResident()
 	l.planStreaming()
@@ -149,7 +166,7 @@ func lower(f target.Func, maxBlock int) (*avoir.Function, int, error) {
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
 	l.epilogue(sig)
-	return fn, l.block, l.err
+	return fn, l.block, false, l.err
 }
 
 // blockLoop lowers the loop over blocks of l.block rows, which runs while

@@ -143,8 +143,8 @@ func checkLayout(f lfunc, c lcase, ret int, arrays []larray, newPlacement func()
 				continue
 			}
 			w := a.want[j]
-			if w != w && v != v {
-				continue
+			if v == w || w != w && v != v {
+				continue // the same value, infinities included, or both NaN
 			}
 			if !(math.Abs(float64(v-w)) <= 1e-4*(1+math.Abs(float64(w)))) {
 				return fmt.Errorf("array %d element %d (row %d): got %v, want %v", i, j, a.rowOf[j], v, w)
