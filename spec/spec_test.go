@@ -312,6 +312,12 @@ func TestShipped(t *testing.T) {
 		!reflect.DeepEqual(ln.Kernels[0].Hidden, []int{768, 1024, 4096, 8192}) {
 		t.Errorf("layernorm.yaml: %+v", ln.Kernels[0])
 	}
+	if k := ln.Kernels[len(ln.Kernels)-1]; k.Name != "LayerNormStats" || !k.SaveStats || !k.Mean || !k.Scale || !k.Shift {
+		t.Errorf("layernorm.yaml LayerNormStats: %+v", k)
+	}
+	if k := rms.Kernels[len(rms.Kernels)-1]; k.Name != "RMSNormStats" || !k.SaveStats || k.Mean || !k.Scale {
+		t.Errorf("rmsnorm.yaml RMSNormStats: %+v", k)
+	}
 	if rms.Package != "rmsnorm" || rms.Kernels[0].Mean || rms.Kernels[0].Shift || rms.Kernels[0].Epsilon != 1e-6 ||
 		!reflect.DeepEqual(rms.Kernels[0].Hidden, []int{2048, 4096, 5120, 8192}) {
 		t.Errorf("rmsnorm.yaml: %+v", rms.Kernels[0])
