@@ -741,7 +741,10 @@ func TestTensorWrongLengths(t *testing.T) {
 			{"len(dst) one short", "len(dst)", func(c *tensorCall) { c.dst = c.dst[:len(c.dst)-1] }},
 			{"spatial = 0", "spatial = 0", func(c *tensorCall) { c.l = 0 }},
 			{"channels = 0", "channels = 0", func(c *tensorCall) { c.c = 0 }},
-			{"channels*spatial overflowing", "overflows", func(c *tensorCall) { c.c, c.l = 1<<40, 1<<40 }},
+			{"channels*spatial overflowing", "overflows", func(c *tensorCall) {
+				m := max(1, k.groups, k.groupSize) // keep channels a multiple of the group count or size
+				c.c, c.l = 1<<40-(1<<40)%m, 1<<40
+			}},
 		}
 		fields := []struct {
 			name string
