@@ -357,16 +357,22 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 		},
 		"WeightNorm": func(a *benchkit.Args, h int) { weightnorm.WeightNormAny(a.Out[0], a.In[0], a.Gain, h) },
 		"DeepNorm":   func(a *benchkit.Args, h int) { deepnorm.DeepNormAny(a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta, h) },
+		"LayerNormStats": func(a *benchkit.Args, h int) {
+			layernorm.LayerNormStatsAny(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, h)
+		},
+		"RMSNormStats": func(a *benchkit.Args, h int) { rmsnorm.RMSNormStatsAny(a.Out[0], a.Stats[0], a.In[0], a.Gamma, h) },
 	}
 	// The arguments bench passes, for the ones above.
 	args := map[string]string{
-		"LayerNorm":    "a.Out[0], a.In[0], a.Gamma, a.Beta",
-		"AddLayerNorm": "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta",
-		"RMSNorm":      "a.Out[0], a.In[0], a.Gamma",
-		"GemmaRMSNorm": "a.Out[0], a.In[0], a.Gamma",
-		"AddRMSNorm":   "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma",
-		"WeightNorm":   "a.Out[0], a.In[0], a.Gain",
-		"DeepNorm":     "a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta",
+		"LayerNorm":      "a.Out[0], a.In[0], a.Gamma, a.Beta",
+		"AddLayerNorm":   "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta",
+		"RMSNorm":        "a.Out[0], a.In[0], a.Gamma",
+		"GemmaRMSNorm":   "a.Out[0], a.In[0], a.Gamma",
+		"AddRMSNorm":     "a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma",
+		"WeightNorm":     "a.Out[0], a.In[0], a.Gain",
+		"DeepNorm":       "a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta",
+		"LayerNormStats": "a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta",
+		"RMSNormStats":   "a.Out[0], a.Stats[0], a.In[0], a.Gamma",
 	}
 	var shapes []benchkit.Shape
 	impl := map[string]benchkit.KernelFunc{}
