@@ -29,7 +29,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$96, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$96, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -37,11 +45,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$96, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$96, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -50,6 +72,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -129,7 +157,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$128, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$128, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -137,11 +173,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$128, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -150,6 +200,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -229,7 +285,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$192, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$192, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -237,11 +301,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$192, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$192, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -250,6 +328,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -329,7 +413,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$256, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$256, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -337,11 +429,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$256, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -350,6 +456,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -429,7 +541,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$384, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$384, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -437,11 +557,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$384, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$384, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -450,6 +584,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -529,7 +669,15 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$512, R7
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$512, R8
+pass1chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass1full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass1full:
 pass1:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -537,11 +685,25 @@ pass1:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass1
+	CBZ	R8, pass1sum
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass1chunk
+pass1sum:
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
-	MOVD	$512, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$512, R8
+pass2chunk:
+	MOVD	$64, R7
+	SUBS	R7, R8, R8
+	BHI	pass2full
+	ADD	R7, R8, R7
+	MOVD	ZR, R8
+pass2full:
 pass2:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
@@ -550,6 +712,12 @@ pass2:
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
 	BNE	pass2
+	CBZ	R8, pass2sum
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	B	pass2chunk
+pass2sum:
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
 	// guard: the block is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38 in every lane
@@ -632,7 +800,7 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$768, R8
 pass1chunk:
-	MOVD	$512, R7
+	MOVD	$64, R7
 	SUBS	R7, R8, R8
 	BHI	pass1full
 	ADD	R7, R8, R7
@@ -658,7 +826,7 @@ pass1sum:
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$768, R8
 pass2chunk:
-	MOVD	$512, R7
+	MOVD	$64, R7
 	SUBS	R7, R8, R8
 	BHI	pass2full
 	ADD	R7, R8, R7
@@ -760,7 +928,7 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$1024, R8
 pass1chunk:
-	MOVD	$512, R7
+	MOVD	$64, R7
 	SUBS	R7, R8, R8
 	BHI	pass1full
 	ADD	R7, R8, R7
@@ -786,7 +954,7 @@ pass1sum:
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$1024, R8
 pass2chunk:
-	MOVD	$512, R7
+	MOVD	$64, R7
 	SUBS	R7, R8, R8
 	BHI	pass2full
 	ADD	R7, R8, R7
@@ -889,13 +1057,15 @@ row:
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R7
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	R5, R9
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R9
+	MOVD	R5, R10
 pass1chunk:
-	MOVD	$512, R8
-	SUBS	R8, R9, R9
+	MOVD	$64, R8
+	SUBS	R8, R10, R10
 	BHI	pass1full
-	ADD	R8, R9, R8
-	MOVD	ZR, R9
+	ADD	R8, R10, R8
+	MOVD	ZR, R10
 pass1full:
 pass1:
 	VLD1	(R7), [V1.S4]
@@ -904,24 +1074,33 @@ pass1:
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
 	BNE	pass1
-	CBZ	R9, pass1sum
+	CBZ	R10, pass1sum
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R9, R9
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$64, R9
 	B	pass1chunk
 pass1sum:
+	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R7
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	R5, R9
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R9
+	MOVD	R5, R10
 pass2chunk:
-	MOVD	$512, R8
-	SUBS	R8, R9, R9
+	MOVD	$64, R8
+	SUBS	R8, R10, R10
 	BHI	pass2full
-	ADD	R8, R9, R8
-	MOVD	ZR, R9
+	ADD	R8, R10, R8
+	MOVD	ZR, R10
 pass2full:
 pass2:
 	VLD1	(R7), [V1.S4]
@@ -931,11 +1110,18 @@ pass2:
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
 	BNE	pass2
-	CBZ	R9, pass2sum
+	CBZ	R10, pass2sum
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R9, R9
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R9
 	B	pass2chunk
 pass2sum:
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -1285,13 +1471,15 @@ row:
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R3, R11
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	R9, R13
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R13
+	MOVD	R9, R14
 pass1chunk:
-	MOVD	$512, R12
-	SUBS	R12, R13, R13
+	MOVD	$64, R12
+	SUBS	R12, R14, R14
 	BHI	pass1full
-	ADD	R12, R13, R12
-	MOVD	ZR, R13
+	ADD	R12, R14, R12
+	MOVD	ZR, R14
 pass1full:
 pass1:
 	VLD1	(R11), [V1.S4]
@@ -1300,24 +1488,33 @@ pass1:
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
 	BNE	pass1
-	CBZ	R13, pass1sum
+	CBZ	R14, pass1sum
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R13, R13
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R13
 	B	pass1chunk
 pass1sum:
+	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R3, R11
 	VEOR	V23.B16, V23.B16, V23.B16
-	MOVD	R9, R13
+	VEOR	V22.B16, V22.B16, V22.B16
+	MOVD	$64, R13
+	MOVD	R9, R14
 pass2chunk:
-	MOVD	$512, R12
-	SUBS	R12, R13, R13
+	MOVD	$64, R12
+	SUBS	R12, R14, R14
 	BHI	pass2full
-	ADD	R12, R13, R12
-	MOVD	ZR, R13
+	ADD	R12, R14, R12
+	MOVD	ZR, R14
 pass2full:
 pass2:
 	VLD1	(R11), [V1.S4]
@@ -1327,11 +1524,18 @@ pass2:
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
 	BNE	pass2
-	CBZ	R13, pass2sum
+	CBZ	R14, pass2sum
 	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R13, R13
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6d6 // fadd v22.4s, v22.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R13
 	B	pass2chunk
 pass2sum:
+	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
 	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e3fdc17 // fmul v23.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
@@ -1686,13 +1890,15 @@ row:
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R9
 	VEOR	V25.B16, V25.B16, V25.B16
-	MOVD	R7, R11
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
+	MOVD	R7, R12
 pass1chunk:
-	MOVD	$512, R10
-	SUBS	R10, R11, R11
+	MOVD	$64, R10
+	SUBS	R10, R12, R12
 	BHI	pass1full
-	ADD	R10, R11, R10
-	MOVD	ZR, R11
+	ADD	R10, R12, R10
+	MOVD	ZR, R12
 pass1full:
 pass1:
 	VLD1	(R9), [V1.S4]
@@ -1701,24 +1907,33 @@ pass1:
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
 	BNE	pass1
-	CBZ	R11, pass1sum
+	CBZ	R12, pass1sum
 	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R11
 	B	pass1chunk
 pass1sum:
+	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R9
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	R7, R11
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R11
+	MOVD	R7, R12
 pass2chunk:
-	MOVD	$512, R10
-	SUBS	R10, R11, R11
+	MOVD	$64, R10
+	SUBS	R10, R12, R12
 	BHI	pass2full
-	ADD	R10, R11, R10
-	MOVD	ZR, R11
+	ADD	R10, R12, R10
+	MOVD	ZR, R12
 pass2full:
 pass2:
 	VLD1	(R9), [V1.S4]
@@ -1728,11 +1943,18 @@ pass2:
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
 	BNE	pass2
-	CBZ	R11, pass2sum
+	CBZ	R12, pass2sum
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	SUBS	$1, R11, R11
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
 	B	pass2chunk
 pass2sum:
+	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
 	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s

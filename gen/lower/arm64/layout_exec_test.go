@@ -34,13 +34,17 @@ var (
 			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
 		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 	}
-	// Past columnsChunk (513, 1100) the accumulators sum in chunks; a
-	// run-time h of exactly one and two chunks (512, 1024) ends on a full
-	// one. Those long columns run with fewer row counts (longRows).
-	columnSizes = []int{1, 3, 4, 17, 96, 513, 1100}
-	columnHs    = []int{1, 2, 5, 17, 96, 512, 513, 1024, 1100}
+	// Past columnsChunk (65, 100, ...) the accumulators sum in chunks, past
+	// columnsChunk*columnsSuper (4097, 5000, 8193) the totals in
+	// super-totals; a run-time h of exactly one chunk, two and one
+	// super-chunk (64, 128, 4096) ends on a full one, 8193 after two
+	// super-chunks. Columns longer than longColumn run with fewer row
+	// counts (longRows).
+	columnSizes = []int{1, 3, 4, 17, 64, 65, 100, 4097}
+	columnHs    = []int{1, 2, 5, 17, 64, 65, 96, 128, 4096, 4097, 5000, 8193}
 	columnRows  = []int{1, 3, 4, 5, 8, 17}
 	longRows    = []int{5, 9}
+	longColumn  = 128
 	segLens     = []int{1, 3, 4, 5, 17, 40}
 	segCounts   = []int{1, 2, 3}
 )
@@ -127,7 +131,7 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 				hs = columnHs
 			}
 			for _, h := range hs {
-				if h > columnsChunk {
+				if h > longColumn {
 					// One block and a tail, two blocks and a tail with gaps.
 					for i, rows := range longRows {
 						calls = append(calls, call{ir.Shape{H: h, Stride: rows + 3*i}, []int{rows}})
@@ -415,7 +419,8 @@ func TestLayoutsGenerate(t *testing.T) {
 			t.Errorf("TEXT %d is %s $0-%s, want %s $0-%d", i, texts[i][1], texts[i][2], f.Name(), size)
 		}
 	}
-	// Columns accumulators sum in chunks exactly when h may exceed one.
+	// Columns accumulators sum in chunks exactly when h may exceed one,
+	// and chunks in super-chunks exactly when h may exceed one of those.
 	for _, f := range funcs {
 		if f.Kernel.Layout != ir.Columns {
 			continue
@@ -424,6 +429,10 @@ func TestLayoutsGenerate(t *testing.T) {
 		want := f.H == 0 || f.H > columnsChunk
 		if got := strings.Contains(body, "chunk:"); got != want {
 			t.Errorf("%s: chunked sums %v, want %v", f.Name(), got, want)
+		}
+		want = f.H == 0 || f.H > columnsChunk*columnsSuper
+		if got := strings.Contains(body, "into the super-totals"); got != want {
+			t.Errorf("%s: super-chunked sums %v, want %v", f.Name(), got, want)
 		}
 	}
 	seg := funcs[len(funcs)-1]
