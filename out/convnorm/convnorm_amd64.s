@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func avx512ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -30,26 +30,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+96
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+96
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -68,30 +97,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+96
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -204,17 +262,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+96
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+96
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -227,18 +302,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+96
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -313,17 +405,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+96
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+96
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -336,18 +445,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+96
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -411,7 +537,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -432,20 +558,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+96
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+96
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -460,22 +607,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+96
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -562,17 +730,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+96
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+96
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -585,18 +770,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+96
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -674,17 +876,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+96
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+96
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/96
@@ -697,18 +916,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+96
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+96
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+96, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -773,7 +1009,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -798,26 +1034,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+128
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+128
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -836,30 +1101,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+128
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -972,17 +1266,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+128
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+128
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -995,18 +1306,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+128
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1081,17 +1409,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+128
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+128
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -1104,18 +1449,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+128
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1179,7 +1541,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1200,20 +1562,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+128
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+128
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -1228,22 +1611,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+128
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1330,17 +1734,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+128
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+128
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -1353,18 +1774,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+128
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1442,17 +1880,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+128
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+128
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/128
@@ -1465,18 +1920,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+128
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+128
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+128, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1541,7 +2013,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1566,26 +2038,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+192
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+192
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -1604,30 +2105,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+192
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1740,17 +2270,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+192
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+192
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -1763,18 +2310,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+192
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1849,17 +2413,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+192
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+192
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -1872,18 +2453,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+192
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -1947,7 +2545,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1968,20 +2566,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+192
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+192
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -1996,22 +2615,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+192
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2098,17 +2738,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+192
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+192
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -2121,18 +2778,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+192
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2210,17 +2884,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+192
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+192
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/192
@@ -2233,18 +2924,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+192
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+192
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+192, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2309,7 +3017,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2334,26 +3042,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+256
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+256
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -2372,30 +3109,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+256
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2508,17 +3274,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+256
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+256
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -2531,18 +3314,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+256
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2617,17 +3417,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+256
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+256
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -2640,18 +3457,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+256
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2715,7 +3549,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2736,20 +3570,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+256
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+256
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -2764,22 +3619,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+256
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2866,17 +3742,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+256
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+256
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -2889,18 +3782,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+256
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -2978,17 +3888,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+256
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+256
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/256
@@ -3001,18 +3928,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+256
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+256
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+256, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3077,7 +4021,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3102,26 +4046,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+384
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+384
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3140,30 +4113,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+384
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3276,17 +4278,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+384
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+384
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3299,18 +4318,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+384
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3385,17 +4421,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+384
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+384
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3408,18 +4461,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+384
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3483,7 +4553,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3504,20 +4574,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+384
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+384
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3532,22 +4623,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+384
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3634,17 +4746,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+384
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+384
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3657,18 +4786,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+384
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3746,17 +4892,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+384
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+384
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/384
@@ -3769,18 +4932,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+384
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+384
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+384, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -3845,7 +5025,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·avx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3870,26 +5050,55 @@ group:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+512
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+512
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z8, Z8
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z9, Z9
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z10, Z10
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z11, Z11
+	VPXORD  Z7, Z7, Z7
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -3908,30 +5117,59 @@ gloop0:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z4, Z13, Z13
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     64(CX)(R9*1), Z13
-	VSUBPS      Z1, Z13, Z13
-	VSUBPS      Z5, Z13, Z13
-	VFMADD231PS Z13, Z13, Z10
-	VMOVUPS     128(CX)(R9*1), Z13
-	VSUBPS      Z2, Z13, Z13
-	VSUBPS      Z6, Z13, Z13
-	VFMADD231PS Z13, Z13, Z11
-	VMOVUPS     192(CX)(R9*1), Z13
-	VSUBPS      Z3, Z13, Z13
-	VSUBPS      Z7, Z13, Z13
-	VFMADD231PS Z13, Z13, Z12
+	VMOVUPS     (CX)(R9*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z4, Z17, Z17
+	VFMADD231PS Z17, Z17, Z9
+	VMOVUPS     64(CX)(R9*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z5, Z17, Z17
+	VFMADD231PS Z17, Z17, Z10
+	VMOVUPS     128(CX)(R9*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z6, Z17, Z17
+	VFMADD231PS Z17, Z17, Z11
+	VMOVUPS     192(CX)(R9*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VFMADD231PS Z17, Z17, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+512
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z9, Z13, Z13
+	VPXORD  Z9, Z9, Z9
+	VADDPS  Z10, Z14, Z14
+	VPXORD  Z10, Z10, Z10
+	VADDPS  Z11, Z15, Z15
+	VPXORD  Z11, Z11, Z11
+	VADDPS  Z12, Z16, Z16
+	VPXORD  Z12, Z12, Z12
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4044,17 +5282,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+512
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+512
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -4067,18 +5322,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R9*1), Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+512
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4153,17 +5425,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMOVUPS.Z (CX)(R9*1), K1, Z2
-	VSUBPS    Z0, Z2, Z2
-	VADDPS    Z2, Z1, Z1
+	VMOVUPS.Z (CX)(R9*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R8
 	ADDQ      DI, R9
-	CMPQ      R8, $+512
+	CMPQ      R8, R10
 	JB        tloop0
+	CMPQ      R8, $+512
+	JAE       tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z2, Z2
+	VPXORD  Z1, Z1, Z1
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -4176,18 +5465,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+512
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z3, Z4, Z4
+	VPXORD  Z3, Z3, Z3
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4251,7 +5557,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·avx2ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4272,20 +5578,41 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R9*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+512
+	CMPQ    R8, R10
 	JB      gloop0
+	CMPQ    R8, $+512
+	JAE     gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y4, Y4
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop0
+
+gloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -4300,22 +5627,43 @@ gloop0:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R9*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y3, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*1), Y9
+	VSUBPS      Y0, Y9, Y9
+	VSUBPS      Y2, Y9, Y9
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R9*1), Y9
+	VSUBPS      Y1, Y9, Y9
+	VSUBPS      Y3, Y9, Y9
+	VFMADD231PS Y9, Y9, Y6
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          gloop1
+	CMPQ        R8, $+512
+	JAE         gloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
+	VADDPS  Y6, Y8, Y8
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     gloop1
+
+gloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y5, Y5
+	VADDPS Y8, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4402,17 +5750,34 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, $+512
+	CMPQ    R8, R10
 	JB      bloop0
+	CMPQ    R8, $+512
+	JAE     bloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y2, Y2
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop0
+
+bloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -4425,18 +5790,35 @@ bloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R9*1), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          bloop1
+	CMPQ        R8, $+512
+	JAE         bloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y3, Y4, Y4
+	VXORPS  Y3, Y3, Y3
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     bloop1
+
+bloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4514,17 +5896,34 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
-	CMPQ       R8, $+512
+	CMPQ       R8, R10
 	JB         tloop0
+	CMPQ       R8, $+512
+	JAE        tloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y3, Y3
+	VXORPS  Y2, Y2, Y2
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop0
+
+tloop0end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/512
@@ -4537,18 +5936,35 @@ tloop0:
 
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
+	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VSUBPS      Y2, Y5, Y5
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y6
+	VSUBPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, $+512
+	CMPQ        R8, R10
 	JB          tloop1
+	CMPQ        R8, $+512
+	JAE         tloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y4, Y5, Y5
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $+512, R11
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	JMP     tloop1
+
+tloop1end:
+	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -4644,7 +6060,7 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop0:
 	VMOVUPS (CX)(R9*1), Z12
@@ -4666,7 +6082,7 @@ gloop0:
 	CMPQ    R8, $+768
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
 	VPXORD  Z4, Z4, Z4
 	VADDPS  Z5, Z9, Z9
@@ -4676,7 +6092,7 @@ gloop0:
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop0
@@ -4711,7 +6127,7 @@ gloop0end:
 	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop1:
 	VMOVUPS     (CX)(R9*1), Z17
@@ -4737,7 +6153,7 @@ gloop1:
 	CMPQ        R8, $+768
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z9, Z13, Z13
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z14, Z14
@@ -4747,7 +6163,7 @@ gloop1:
 	VADDPS  Z12, Z16, Z16
 	VPXORD  Z12, Z12, Z12
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop1
@@ -4873,7 +6289,7 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop0:
 	VMOVUPS (CX)(R9*1), Z3
@@ -4886,11 +6302,11 @@ bloop0:
 	CMPQ    R8, $+768
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop0
@@ -4913,7 +6329,7 @@ bloop0end:
 	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop1:
 	VMOVUPS     (CX)(R9*1), Z5
@@ -4927,11 +6343,11 @@ bloop1:
 	CMPQ        R8, $+768
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z3, Z4, Z4
 	VPXORD  Z3, Z3, Z3
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop1
@@ -5016,7 +6432,7 @@ tail:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop0:
 	VMOVUPS.Z (CX)(R9*1), K1, Z3
@@ -5029,11 +6445,11 @@ tloop0:
 	CMPQ      R8, $+768
 	JAE       tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop0
@@ -5056,7 +6472,7 @@ tloop0end:
 	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop1:
 	VMOVUPS.Z   (CX)(R9*1), K1, Z5
@@ -5070,11 +6486,11 @@ tloop1:
 	CMPQ        R8, $+768
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z3, Z4, Z4
 	VPXORD  Z3, Z3, Z3
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop1
@@ -5170,7 +6586,7 @@ group:
 	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop0:
 	VMOVUPS (CX)(R9*1), Y6
@@ -5186,13 +6602,13 @@ gloop0:
 	CMPQ    R8, $+768
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y2, Y4, Y4
 	VXORPS  Y2, Y2, Y2
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop0
@@ -5219,7 +6635,7 @@ gloop0end:
 	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop1:
 	VMOVUPS     (CX)(R9*1), Y9
@@ -5237,13 +6653,13 @@ gloop1:
 	CMPQ        R8, $+768
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y5, Y7, Y7
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y8, Y8
 	VXORPS  Y6, Y6, Y6
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop1
@@ -5341,7 +6757,7 @@ block:
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop0:
 	VMOVUPS (CX)(R9*1), Y3
@@ -5354,11 +6770,11 @@ bloop0:
 	CMPQ    R8, $+768
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y1, Y2, Y2
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop0
@@ -5381,7 +6797,7 @@ bloop0end:
 	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop1:
 	VMOVUPS     (CX)(R9*1), Y5
@@ -5395,11 +6811,11 @@ bloop1:
 	CMPQ        R8, $+768
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y3, Y4, Y4
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop1
@@ -5487,7 +6903,7 @@ tail:
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop0:
 	VMASKMOVPS (CX)(R9*1), Y0, Y4
@@ -5500,11 +6916,11 @@ tloop0:
 	CMPQ       R8, $+768
 	JAE        tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y2, Y3, Y3
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop0
@@ -5527,7 +6943,7 @@ tloop0end:
 	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop1:
 	VMASKMOVPS  (CX)(R9*1), Y0, Y6
@@ -5541,11 +6957,11 @@ tloop1:
 	CMPQ        R8, $+768
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y4, Y5, Y5
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop1
@@ -5648,7 +7064,7 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop0:
 	VMOVUPS (CX)(R9*1), Z12
@@ -5670,7 +7086,7 @@ gloop0:
 	CMPQ    R8, $+1024
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
 	VPXORD  Z4, Z4, Z4
 	VADDPS  Z5, Z9, Z9
@@ -5680,7 +7096,7 @@ gloop0:
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop0
@@ -5715,7 +7131,7 @@ gloop0end:
 	VPXORD Z16, Z16, Z16
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop1:
 	VMOVUPS     (CX)(R9*1), Z17
@@ -5741,7 +7157,7 @@ gloop1:
 	CMPQ        R8, $+1024
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z9, Z13, Z13
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z14, Z14
@@ -5751,7 +7167,7 @@ gloop1:
 	VADDPS  Z12, Z16, Z16
 	VPXORD  Z12, Z12, Z12
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop1
@@ -5877,7 +7293,7 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop0:
 	VMOVUPS (CX)(R9*1), Z3
@@ -5890,11 +7306,11 @@ bloop0:
 	CMPQ    R8, $+1024
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop0
@@ -5917,7 +7333,7 @@ bloop0end:
 	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop1:
 	VMOVUPS     (CX)(R9*1), Z5
@@ -5931,11 +7347,11 @@ bloop1:
 	CMPQ        R8, $+1024
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z3, Z4, Z4
 	VPXORD  Z3, Z3, Z3
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop1
@@ -6020,7 +7436,7 @@ tail:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop0:
 	VMOVUPS.Z (CX)(R9*1), K1, Z3
@@ -6033,11 +7449,11 @@ tloop0:
 	CMPQ      R8, $+1024
 	JAE       tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop0
@@ -6060,7 +7476,7 @@ tloop0end:
 	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop1:
 	VMOVUPS.Z   (CX)(R9*1), K1, Z5
@@ -6074,11 +7490,11 @@ tloop1:
 	CMPQ        R8, $+1024
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z3, Z4, Z4
 	VPXORD  Z3, Z3, Z3
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop1
@@ -6174,7 +7590,7 @@ group:
 	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop0:
 	VMOVUPS (CX)(R9*1), Y6
@@ -6190,13 +7606,13 @@ gloop0:
 	CMPQ    R8, $+1024
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y2, Y4, Y4
 	VXORPS  Y2, Y2, Y2
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop0
@@ -6223,7 +7639,7 @@ gloop0end:
 	VXORPS Y8, Y8, Y8
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 gloop1:
 	VMOVUPS     (CX)(R9*1), Y9
@@ -6241,13 +7657,13 @@ gloop1:
 	CMPQ        R8, $+1024
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y5, Y7, Y7
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y8, Y8
 	VXORPS  Y6, Y6, Y6
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     gloop1
@@ -6345,7 +7761,7 @@ block:
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop0:
 	VMOVUPS (CX)(R9*1), Y3
@@ -6358,11 +7774,11 @@ bloop0:
 	CMPQ    R8, $+1024
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y1, Y2, Y2
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop0
@@ -6385,7 +7801,7 @@ bloop0end:
 	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 bloop1:
 	VMOVUPS     (CX)(R9*1), Y5
@@ -6399,11 +7815,11 @@ bloop1:
 	CMPQ        R8, $+1024
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y3, Y4, Y4
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     bloop1
@@ -6491,7 +7907,7 @@ tail:
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop0:
 	VMASKMOVPS (CX)(R9*1), Y0, Y4
@@ -6504,11 +7920,11 @@ tloop0:
 	CMPQ       R8, $+1024
 	JAE        tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y2, Y3, Y3
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop0
@@ -6531,7 +7947,7 @@ tloop0end:
 	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+512, R10
+	MOVQ   $+64, R10
 
 tloop1:
 	VMASKMOVPS  (CX)(R9*1), Y0, Y6
@@ -6545,11 +7961,11 @@ tloop1:
 	CMPQ        R8, $+1024
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
+	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Y4, Y5, Y5
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
-	ADDQ    $+512, R10
+	ADDQ    $+64, R10
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
 	JMP     tloop1
@@ -6651,25 +8067,29 @@ group:
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R10*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R10*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R10*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (CX)(R10*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VADDPS  Z16, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VADDPS  Z16, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VADDPS  Z16, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VADDPS  Z16, Z7, Z7
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -6677,26 +8097,44 @@ gloop0:
 	CMPQ    R9, DI
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z4, Z8, Z8
-	VPXORD  Z4, Z4, Z4
-	VADDPS  Z5, Z9, Z9
-	VPXORD  Z5, Z5, Z5
-	VADDPS  Z6, Z10, Z10
-	VPXORD  Z6, Z6, Z6
-	VADDPS  Z7, Z11, Z11
-	VPXORD  Z7, Z7, Z7
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z4, Z12, Z12
+	VPXORD Z4, Z4, Z4
+	VADDPS Z5, Z13, Z13
+	VPXORD Z5, Z5, Z5
+	VADDPS Z6, Z14, Z14
+	VPXORD Z6, Z6, Z6
+	VADDPS Z7, Z15, Z15
+	VPXORD Z7, Z7, Z7
+	TESTQ  $+4095, R9
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z8, Z8
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z9, Z9
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z10, Z10
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z11, Z11
+	VPXORD Z15, Z15, Z15
+
+gloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z8, Z4, Z4
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z8, Z12, Z12
+	VADDPS Z12, Z4, Z4
+	VADDPS Z9, Z13, Z13
+	VADDPS Z13, Z5, Z5
+	VADDPS Z10, Z14, Z14
+	VADDPS Z14, Z6, Z6
+	VADDPS Z11, Z15, Z15
+	VADDPS Z15, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6721,29 +8159,33 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VPXORD  Z17, Z17, Z17
+	VPXORD  Z18, Z18, Z18
+	VPXORD  Z19, Z19, Z19
+	VPXORD  Z20, Z20, Z20
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R10*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R10*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R10*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R10*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VSUBPS      Z4, Z21, Z21
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R10*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z5, Z21, Z21
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R10*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VSUBPS      Z6, Z21, Z21
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R10*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VSUBPS      Z7, Z21, Z21
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -6751,26 +8193,44 @@ gloop1:
 	CMPQ        R9, DI
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
-	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
-	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
-	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
-	VPXORD  Z12, Z12, Z12
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z9, Z17, Z17
+	VPXORD Z9, Z9, Z9
+	VADDPS Z10, Z18, Z18
+	VPXORD Z10, Z10, Z10
+	VADDPS Z11, Z19, Z19
+	VPXORD Z11, Z11, Z11
+	VADDPS Z12, Z20, Z20
+	VPXORD Z12, Z12, Z12
+	TESTQ  $+4095, R9
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z17, Z13, Z13
+	VPXORD Z17, Z17, Z17
+	VADDPS Z18, Z14, Z14
+	VPXORD Z18, Z18, Z18
+	VADDPS Z19, Z15, Z15
+	VPXORD Z19, Z19, Z19
+	VADDPS Z20, Z16, Z16
+	VPXORD Z20, Z20, Z20
+
+gloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z13, Z17, Z17
+	VADDPS Z17, Z9, Z9
+	VADDPS Z14, Z18, Z18
+	VADDPS Z18, Z10, Z10
+	VADDPS Z15, Z19, Z19
+	VADDPS Z19, Z11, Z11
+	VADDPS Z16, Z20, Z20
+	VADDPS Z20, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -6884,16 +8344,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (CX)(R10*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VADDPS  Z4, Z1, Z1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -6901,17 +8362,26 @@ bloop0:
 	CMPQ    R9, DI
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R9
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+bloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -6927,17 +8397,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R10*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -6945,17 +8416,26 @@ bloop1:
 	CMPQ        R9, DI
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R9
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+bloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -7031,16 +8511,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 tloop0:
-	VMOVUPS.Z (CX)(R10*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (CX)(R10*1), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VADDPS    Z4, Z1, Z1
 	INCQ      R9
 	ADDQ      R8, R10
 	CMPQ      R9, R11
@@ -7048,17 +8529,26 @@ tloop0:
 	CMPQ      R9, DI
 	JAE       tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R9
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+tloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -7074,17 +8564,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 tloop1:
-	VMOVUPS.Z   (CX)(R10*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R10*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -7092,17 +8583,26 @@ tloop1:
 	CMPQ        R9, DI
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R9
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+tloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -7190,19 +8690,21 @@ group:
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R10*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R10*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 32(CX)(R10*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y3, Y3
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -7210,20 +8712,32 @@ gloop0:
 	CMPQ    R9, DI
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y6, Y6
+	VXORPS Y2, Y2, Y2
+	VADDPS Y3, Y7, Y7
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R9
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y5, Y5
+	VXORPS Y7, Y7, Y7
+
+gloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y6, Y6
+	VADDPS Y6, Y2, Y2
+	VADDPS Y5, Y7, Y7
+	VADDPS Y7, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -7242,21 +8756,23 @@ gloop0end:
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R10*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R10*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y2, Y11, Y11
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R10*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VSUBPS      Y3, Y11, Y11
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -7264,20 +8780,32 @@ gloop1:
 	CMPQ        R9, DI
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
-	VXORPS  Y6, Y6, Y6
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y5, Y9, Y9
+	VXORPS Y5, Y5, Y5
+	VADDPS Y6, Y10, Y10
+	VXORPS Y6, Y6, Y6
+	TESTQ  $+4095, R9
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y9, Y7, Y7
+	VXORPS Y9, Y9, Y9
+	VADDPS Y10, Y8, Y8
+	VXORPS Y10, Y10, Y10
+
+gloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y7, Y9, Y9
+	VADDPS Y9, Y5, Y5
+	VADDPS Y8, Y10, Y10
+	VADDPS Y10, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -7365,16 +8893,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R10*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y1, Y1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -7382,17 +8911,26 @@ bloop0:
 	CMPQ    R9, DI
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
-	VXORPS  Y1, Y1, Y1
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y1, Y3, Y3
+	VXORPS Y1, Y1, Y1
+	TESTQ  $+4095, R9
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y3, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+bloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y2, Y3, Y3
+	VADDPS Y3, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -7408,17 +8946,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R10*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -7426,17 +8965,26 @@ bloop1:
 	CMPQ        R9, DI
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y3, Y5, Y5
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R9
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y5, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+bloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -7515,16 +9063,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 tloop0:
-	VMASKMOVPS (CX)(R10*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R10*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VADDPS     Y5, Y2, Y2
 	INCQ       R9
 	ADDQ       R8, R10
 	CMPQ       R9, R11
@@ -7532,17 +9081,26 @@ tloop0:
 	CMPQ       R9, DI
 	JAE        tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
-	VXORPS  Y2, Y2, Y2
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y4, Y4
+	VXORPS Y2, Y2, Y2
+	TESTQ  $+4095, R9
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y4, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+tloop0next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y3, Y4, Y4
+	VADDPS Y4, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -7558,17 +9116,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
 	XORQ    R10, R10
-	MOVQ    $+512, R11
+	MOVQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 
 tloop1:
-	VMASKMOVPS  (CX)(R10*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R10*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -7576,17 +9135,26 @@ tloop1:
 	CMPQ        R9, DI
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
-	VXORPS  Y4, Y4, Y4
-	ADDQ    $+512, R11
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+4095, R9
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+tloop1next:
+	ADDQ    $+64, R11
 	CMPQ    R11, DI
 	CMOVQGT DI, R11
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8482,25 +10050,29 @@ group:
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(BX)(R14*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(BX)(R14*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(BX)(R14*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (BX)(R14*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VADDPS  Z16, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VADDPS  Z16, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VADDPS  Z16, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VADDPS  Z16, Z7, Z7
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -8508,26 +10080,44 @@ gloop0:
 	CMPQ    R13, R11
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z4, Z8, Z8
-	VPXORD  Z4, Z4, Z4
-	VADDPS  Z5, Z9, Z9
-	VPXORD  Z5, Z5, Z5
-	VADDPS  Z6, Z10, Z10
-	VPXORD  Z6, Z6, Z6
-	VADDPS  Z7, Z11, Z11
-	VPXORD  Z7, Z7, Z7
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z4, Z12, Z12
+	VPXORD Z4, Z4, Z4
+	VADDPS Z5, Z13, Z13
+	VPXORD Z5, Z5, Z5
+	VADDPS Z6, Z14, Z14
+	VPXORD Z6, Z6, Z6
+	VADDPS Z7, Z15, Z15
+	VPXORD Z7, Z7, Z7
+	TESTQ  $+4095, R13
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z8, Z8
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z9, Z9
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z10, Z10
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z11, Z11
+	VPXORD Z15, Z15, Z15
+
+gloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z8, Z4, Z4
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z8, Z12, Z12
+	VADDPS Z12, Z4, Z4
+	VADDPS Z9, Z13, Z13
+	VADDPS Z13, Z5, Z5
+	VADDPS Z10, Z14, Z14
+	VADDPS Z14, Z6, Z6
+	VADDPS Z11, Z15, Z15
+	VADDPS Z15, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8552,29 +10142,33 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VPXORD  Z17, Z17, Z17
+	VPXORD  Z18, Z18, Z18
+	VPXORD  Z19, Z19, Z19
+	VPXORD  Z20, Z20, Z20
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(BX)(R14*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(BX)(R14*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(BX)(R14*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (BX)(R14*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VSUBPS      Z4, Z21, Z21
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(BX)(R14*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z5, Z21, Z21
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(BX)(R14*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VSUBPS      Z6, Z21, Z21
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(BX)(R14*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VSUBPS      Z7, Z21, Z21
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -8582,26 +10176,44 @@ gloop1:
 	CMPQ        R13, R11
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
-	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
-	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
-	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
-	VPXORD  Z12, Z12, Z12
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z9, Z17, Z17
+	VPXORD Z9, Z9, Z9
+	VADDPS Z10, Z18, Z18
+	VPXORD Z10, Z10, Z10
+	VADDPS Z11, Z19, Z19
+	VPXORD Z11, Z11, Z11
+	VADDPS Z12, Z20, Z20
+	VPXORD Z12, Z12, Z12
+	TESTQ  $+4095, R13
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z17, Z13, Z13
+	VPXORD Z17, Z17, Z17
+	VADDPS Z18, Z14, Z14
+	VPXORD Z18, Z18, Z18
+	VADDPS Z19, Z15, Z15
+	VPXORD Z19, Z19, Z19
+	VADDPS Z20, Z16, Z16
+	VPXORD Z20, Z20, Z20
+
+gloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z13, Z17, Z17
+	VADDPS Z17, Z9, Z9
+	VADDPS Z14, Z18, Z18
+	VADDPS Z18, Z10, Z10
+	VADDPS Z15, Z19, Z19
+	VADDPS Z19, Z11, Z11
+	VADDPS Z16, Z20, Z20
+	VADDPS Z20, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -8839,16 +10451,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (BX)(R14*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VADDPS  Z4, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -8856,17 +10469,26 @@ bloop0:
 	CMPQ    R13, R11
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R13
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+bloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8882,17 +10504,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (BX)(R14*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -8900,17 +10523,26 @@ bloop1:
 	CMPQ        R13, R11
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R13
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+bloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -9059,16 +10691,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 tloop0:
-	VMOVUPS.Z (BX)(R14*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (BX)(R14*1), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VADDPS    Z4, Z1, Z1
 	INCQ      R13
 	ADDQ      R12, R14
 	CMPQ      R13, R15
@@ -9076,17 +10709,26 @@ tloop0:
 	CMPQ      R13, R11
 	JAE       tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R13
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+tloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9102,17 +10744,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 tloop1:
-	VMOVUPS.Z   (BX)(R14*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (BX)(R14*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -9120,17 +10763,26 @@ tloop1:
 	CMPQ        R13, R11
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R13
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+tloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -9289,19 +10941,21 @@ group:
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(BX)(R14*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (BX)(R14*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 32(BX)(R14*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -9309,20 +10963,32 @@ gloop0:
 	CMPQ    R13, R11
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y6, Y6
+	VXORPS Y2, Y2, Y2
+	VADDPS Y3, Y7, Y7
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R13
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y5, Y5
+	VXORPS Y7, Y7, Y7
+
+gloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y6, Y6
+	VADDPS Y6, Y2, Y2
+	VADDPS Y5, Y7, Y7
+	VADDPS Y7, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9341,21 +11007,23 @@ gloop0end:
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(BX)(R14*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (BX)(R14*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y2, Y11, Y11
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(BX)(R14*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VSUBPS      Y3, Y11, Y11
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -9363,20 +11031,32 @@ gloop1:
 	CMPQ        R13, R11
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
-	VXORPS  Y6, Y6, Y6
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y5, Y9, Y9
+	VXORPS Y5, Y5, Y5
+	VADDPS Y6, Y10, Y10
+	VXORPS Y6, Y6, Y6
+	TESTQ  $+4095, R13
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y9, Y7, Y7
+	VXORPS Y9, Y9, Y9
+	VADDPS Y10, Y8, Y8
+	VXORPS Y10, Y10, Y10
+
+gloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y7, Y9, Y9
+	VADDPS Y9, Y5, Y5
+	VADDPS Y8, Y10, Y10
+	VADDPS Y10, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -9554,16 +11234,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (BX)(R14*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y1, Y1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -9571,17 +11252,26 @@ bloop0:
 	CMPQ    R13, R11
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
-	VXORPS  Y1, Y1, Y1
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y1, Y3, Y3
+	VXORPS Y1, Y1, Y1
+	TESTQ  $+4095, R13
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y3, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+bloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y2, Y3, Y3
+	VADDPS Y3, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9597,17 +11287,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (BX)(R14*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -9615,17 +11306,26 @@ bloop1:
 	CMPQ        R13, R11
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y3, Y5, Y5
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R13
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y5, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+bloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -9777,16 +11477,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (BX)(R14*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VADDPS     Y5, Y2, Y2
 	INCQ       R13
 	ADDQ       R12, R14
 	CMPQ       R13, R15
@@ -9794,17 +11495,26 @@ tloop0:
 	CMPQ       R13, R11
 	JAE        tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
-	VXORPS  Y2, Y2, Y2
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y4, Y4
+	VXORPS Y2, Y2, Y2
+	TESTQ  $+4095, R13
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y4, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+tloop0next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y3, Y4, Y4
+	VADDPS Y4, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9820,17 +11530,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R13, R13
 	XORQ    R14, R14
-	MOVQ    $+512, R15
+	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (BX)(R14*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -9838,17 +11549,26 @@ tloop1:
 	CMPQ        R13, R11
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
-	VXORPS  Y4, Y4, Y4
-	ADDQ    $+512, R15
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+4095, R13
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+tloop1next:
+	ADDQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10769,25 +12489,29 @@ group:
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R12*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R12*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R12*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (CX)(R12*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VADDPS  Z16, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VADDPS  Z16, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VADDPS  Z16, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VADDPS  Z16, Z7, Z7
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -10795,26 +12519,44 @@ gloop0:
 	CMPQ    R11, R9
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z4, Z8, Z8
-	VPXORD  Z4, Z4, Z4
-	VADDPS  Z5, Z9, Z9
-	VPXORD  Z5, Z5, Z5
-	VADDPS  Z6, Z10, Z10
-	VPXORD  Z6, Z6, Z6
-	VADDPS  Z7, Z11, Z11
-	VPXORD  Z7, Z7, Z7
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z4, Z12, Z12
+	VPXORD Z4, Z4, Z4
+	VADDPS Z5, Z13, Z13
+	VPXORD Z5, Z5, Z5
+	VADDPS Z6, Z14, Z14
+	VPXORD Z6, Z6, Z6
+	VADDPS Z7, Z15, Z15
+	VPXORD Z7, Z7, Z7
+	TESTQ  $+4095, R11
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z8, Z8
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z9, Z9
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z10, Z10
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z11, Z11
+	VPXORD Z15, Z15, Z15
+
+gloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z8, Z4, Z4
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z8, Z12, Z12
+	VADDPS Z12, Z4, Z4
+	VADDPS Z9, Z13, Z13
+	VADDPS Z13, Z5, Z5
+	VADDPS Z10, Z14, Z14
+	VADDPS Z14, Z6, Z6
+	VADDPS Z11, Z15, Z15
+	VADDPS Z15, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10839,29 +12581,33 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VPXORD  Z17, Z17, Z17
+	VPXORD  Z18, Z18, Z18
+	VPXORD  Z19, Z19, Z19
+	VPXORD  Z20, Z20, Z20
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R12*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R12*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R12*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R12*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VSUBPS      Z4, Z21, Z21
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R12*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z5, Z21, Z21
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R12*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VSUBPS      Z6, Z21, Z21
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R12*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VSUBPS      Z7, Z21, Z21
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -10869,26 +12615,44 @@ gloop1:
 	CMPQ        R11, R9
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
-	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
-	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
-	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
-	VPXORD  Z12, Z12, Z12
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z9, Z17, Z17
+	VPXORD Z9, Z9, Z9
+	VADDPS Z10, Z18, Z18
+	VPXORD Z10, Z10, Z10
+	VADDPS Z11, Z19, Z19
+	VPXORD Z11, Z11, Z11
+	VADDPS Z12, Z20, Z20
+	VPXORD Z12, Z12, Z12
+	TESTQ  $+4095, R11
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z17, Z13, Z13
+	VPXORD Z17, Z17, Z17
+	VADDPS Z18, Z14, Z14
+	VPXORD Z18, Z18, Z18
+	VADDPS Z19, Z15, Z15
+	VPXORD Z19, Z19, Z19
+	VADDPS Z20, Z16, Z16
+	VPXORD Z20, Z20, Z20
+
+gloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z13, Z17, Z17
+	VADDPS Z17, Z9, Z9
+	VADDPS Z14, Z18, Z18
+	VADDPS Z18, Z10, Z10
+	VADDPS Z15, Z19, Z19
+	VADDPS Z19, Z11, Z11
+	VADDPS Z16, Z20, Z20
+	VADDPS Z20, Z12, Z12
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -11098,16 +12862,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (CX)(R12*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VADDPS  Z4, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -11115,17 +12880,26 @@ bloop0:
 	CMPQ    R11, R9
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R11
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+bloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11141,17 +12915,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R12*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -11159,17 +12934,26 @@ bloop1:
 	CMPQ        R11, R9
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R11
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+bloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -11299,16 +13083,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 tloop0:
-	VMOVUPS.Z (CX)(R12*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (CX)(R12*1), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VADDPS    Z4, Z1, Z1
 	INCQ      R11
 	ADDQ      R10, R12
 	CMPQ      R11, R13
@@ -11316,17 +13101,26 @@ tloop0:
 	CMPQ      R11, R9
 	JAE       tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z1, Z2, Z2
-	VPXORD  Z1, Z1, Z1
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z1, Z3, Z3
+	VPXORD Z1, Z1, Z1
+	TESTQ  $+4095, R11
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z3, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+tloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z2, Z1, Z1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z2, Z3, Z3
+	VADDPS Z3, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11342,17 +13136,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 tloop1:
-	VMOVUPS.Z   (CX)(R12*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R12*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -11360,17 +13155,26 @@ tloop1:
 	CMPQ        R11, R9
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
-	VPXORD  Z3, Z3, Z3
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Z3, Z5, Z5
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+4095, R11
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+tloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z3, Z3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -11510,19 +13314,21 @@ group:
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R12*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R12*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 32(CX)(R12*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -11530,20 +13336,32 @@ gloop0:
 	CMPQ    R11, R9
 	JAE     gloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y6, Y6
+	VXORPS Y2, Y2, Y2
+	VADDPS Y3, Y7, Y7
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R11
+	JNZ    gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y5, Y5
+	VXORPS Y7, Y7, Y7
+
+gloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     gloop0
 
 gloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y6, Y6
+	VADDPS Y6, Y2, Y2
+	VADDPS Y5, Y7, Y7
+	VADDPS Y7, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11562,21 +13380,23 @@ gloop0end:
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R12*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R12*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y2, Y11, Y11
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R12*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VSUBPS      Y3, Y11, Y11
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -11584,20 +13404,32 @@ gloop1:
 	CMPQ        R11, R9
 	JAE         gloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
-	VXORPS  Y6, Y6, Y6
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y5, Y9, Y9
+	VXORPS Y5, Y5, Y5
+	VADDPS Y6, Y10, Y10
+	VXORPS Y6, Y6, Y6
+	TESTQ  $+4095, R11
+	JNZ    gloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y9, Y7, Y7
+	VXORPS Y9, Y9, Y9
+	VADDPS Y10, Y8, Y8
+	VXORPS Y10, Y10, Y10
+
+gloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     gloop1
 
 gloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y7, Y9, Y9
+	VADDPS Y9, Y5, Y5
+	VADDPS Y8, Y10, Y10
+	VADDPS Y10, Y6, Y6
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -11753,16 +13585,17 @@ block:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R12*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y1, Y1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -11770,17 +13603,26 @@ bloop0:
 	CMPQ    R11, R9
 	JAE     bloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
-	VXORPS  Y1, Y1, Y1
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y1, Y3, Y3
+	VXORPS Y1, Y1, Y1
+	TESTQ  $+4095, R11
+	JNZ    bloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y3, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+bloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     bloop0
 
 bloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y2, Y3, Y3
+	VADDPS Y3, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11796,17 +13638,18 @@ bloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R12*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -11814,17 +13657,26 @@ bloop1:
 	CMPQ        R11, R9
 	JAE         bloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
-	VXORPS  Y3, Y3, Y3
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y3, Y5, Y5
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+4095, R11
+	JNZ    bloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y5, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+bloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     bloop1
 
 bloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y4, Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -11957,16 +13809,17 @@ tail:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R12*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VADDPS     Y5, Y2, Y2
 	INCQ       R11
 	ADDQ       R10, R12
 	CMPQ       R11, R13
@@ -11974,17 +13827,26 @@ tloop0:
 	CMPQ       R11, R9
 	JAE        tloop0end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
-	VXORPS  Y2, Y2, Y2
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y2, Y4, Y4
+	VXORPS Y2, Y2, Y2
+	TESTQ  $+4095, R11
+	JNZ    tloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y4, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+tloop0next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     tloop0
 
 tloop0end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y3, Y4, Y4
+	VADDPS Y4, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -12000,17 +13862,18 @@ tloop0end:
 	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R11, R11
 	XORQ    R12, R12
-	MOVQ    $+512, R13
+	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R12*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -12018,17 +13881,26 @@ tloop1:
 	CMPQ        R11, R9
 	JAE         tloop1end
 
-	// a chunk of 512 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
-	VXORPS  Y4, Y4, Y4
-	ADDQ    $+512, R13
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+4095, R11
+	JNZ    tloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+tloop1next:
+	ADDQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
 	JMP     tloop1
 
 tloop1end:
-	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	// the sums: super-totals plus totals, plus the last chunk's
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2

@@ -57,15 +57,15 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // gets its own avo file so errors name it and no state is shared.
 //
 // A function whose block loop needs more registers than the ISA has
-// (avo's allocator does not spill) is lowered again with the totals of
-// its chunked Columns sums in the frame, if it kept them in registers,
-// then with half the rows per block (totals in registers again), down to
-// single rows.
+// (avo's allocator does not spill) is lowered again with the super-totals
+// of its chunked Columns sums in the frame, if it kept them in registers,
+// then with their totals too, then with half the rows per block (sums in
+// registers again), down to single rows.
 func compile(f target.Func) ([]byte, error) {
 	maxBlock := 0 // planBlock's choice
-	stackTotals := false
+	stackSums := 0
 	for {
-		fn, block, regTotals, err := lower(f, maxBlock, stackTotals)
+		fn, block, next, err := lower(f, maxBlock, stackSums)
 		if err != nil {
 			return nil, err
 		}
@@ -73,12 +73,12 @@ func compile(f target.Func) ([]byte, error) {
 		switch {
 		case err == nil:
 			return text, nil
-		case regTotals:
-			stackTotals = true
+		case next > 0:
+			stackSums = next
 		case block == 1:
 			return text, err
 		default:
-			maxBlock, stackTotals = block/2, false
+			maxBlock, stackSums = block/2, 0
 		}
 	}
 }

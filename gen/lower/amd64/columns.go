@@ -33,7 +33,7 @@ type columnLowering struct {
 	val     [][]reg.Register
 	acc     map[int][]reg.Register
 	loops   int
-	slots   []operand.Mem // frame slots of the chunk totals, reused by every loop
+	slots   []operand.Mem // frame slots of the chunked sums' levels, reused by every loop
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -45,10 +45,17 @@ const (
 )
 
 // columnChunk is the most elements a Columns accumulator adds in one
-// register before its sum moves into the accumulator's total: each lane
-// adds a whole row sequentially, so without chunks the rounding error of
-// the sums grows with h; with them it grows with columnChunk + h/columnChunk.
-const columnChunk = 512
+// register before its sum moves into the accumulator's total, and
+// columnSuper (columnChunk chunks) the most a total holds before it
+// moves into the accumulator's super-total. Each lane adds a whole row
+// sequentially, and the rounding errors of a long chain of nearly equal
+// terms are systematic: they grow with the chain's length. With three
+// levels no chain is longer than columnChunk + columnSuper/columnChunk +
+// h/columnSuper additions.
+const (
+	columnChunk = 64
+	columnSuper = columnChunk * columnChunk
+)
 
 // Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
 // cache lines per element) on AVX-512; 2 YMM blocks on AVX2, whose 16
@@ -201,9 +208,12 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	// Each lane's sum runs in one register, element after element, in
 	// the order ir.Eval adds: the whole row when it has at most
 	// columnChunk elements, else a chunk of columnChunk elements at a
-	// time, each chunk's sum then added into the accumulator's total (a
-	// register, or a frame slot when the registers do not suffice) and
-	// the chunk's register cleared.
+	// time, each chunk's sum then added into the accumulator's total and
+	// the chunk's register cleared; when the row may be longer than
+	// columnSuper, every columnSuper elements the total is added into the
+	// accumulator's super-total and cleared. Totals and super-totals are
+	// registers, or frame slots when the registers do not suffice
+	// (lowering.stackSums).
 	var accs []int // the loop's accumulators, in order
 	for _, op := range loop.Ops {
 		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
@@ -216,10 +226,24 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 			accs = append(accs, op.Acc)
 		}
 	}
-	chunked := len(accs) > 0 && (c.f.H == 0 || c.f.H > columnChunk)
-	var totals [][]operand.Op // per accumulator of accs, per block
+	levels := 1 // of the sums: chunks, totals, super-totals
+	switch {
+	case len(accs) == 0:
+	case c.f.H == 0 || c.f.H > columnSuper:
+		levels = 3
+	case c.f.H > columnChunk:
+		levels = 2
+	}
+	chunked := levels > 1
+	var totals, supers [][]operand.Op // per accumulator of accs, per block
 	if chunked {
-		totals = c.chunkTotals(accs)
+		n := 0 // frame slots taken
+		if levels == 3 {
+			supers = c.sumLevel(accs, c.stackSums >= 1, &n)
+			c.regSupers = c.regSupers || c.stackSums < 1
+		}
+		totals = c.sumLevel(accs, c.stackSums >= 2, &n)
+		c.regTotals = c.regTotals || c.stackSums < 2
 	}
 	// fma's operand reuse needs the values' last uses; splats are the
 	// scalars' own registers, which must survive the loop, and a
@@ -314,6 +338,40 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 			c.zero(v)
 		}
 	}
+	if levels == 3 {
+		// Chunks end at multiples of columnChunk short of the row's end,
+		// so every columnChunk-th one ends at a multiple of columnSuper.
+		c.I(x86.TESTQ(imm32(columnSuper-1), i))
+		c.I(x86.JNZ(operand.LabelRef(name + "next")))
+		c.comment("%d chunks done: the totals into the super-totals", columnChunk)
+		for ai, a := range accs {
+			for b, v := range c.acc[a] { // v is clear: a scratch register
+				t, s := totals[ai][b], supers[ai][b]
+				tm, tMem := t.(operand.Mem)
+				sm, sMem := s.(operand.Mem)
+				switch {
+				case !sMem:
+					c.I(x86.VADDPS(t, s, s))
+					if tMem {
+						c.I(x86.VMOVUPS(v, tm))
+					} else {
+						c.zero(t.(reg.Register))
+					}
+				case !tMem:
+					c.I(x86.VADDPS(sm, t, t))
+					c.I(x86.VMOVUPS(t, sm))
+					c.zero(t.(reg.Register))
+				default:
+					c.I(x86.VMOVUPS(tm, v))
+					c.I(x86.VADDPS(sm, v, v))
+					c.I(x86.VMOVUPS(v, sm))
+					c.zero(v)
+					c.I(x86.VMOVUPS(v, tm))
+				}
+			}
+		}
+		c.label(name + "next")
+	}
 	// The next chunk ends columnChunk elements on, or at the row's end.
 	if h == nil {
 		h = c.gp64()
@@ -324,37 +382,66 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.I(x86.CMOVQGT(h, end))
 	c.I(x86.JMP(operand.LabelRef(name)))
 	c.label(name + "end")
-	c.comment("the sums: totals plus the last chunk's")
+	if levels == 2 {
+		c.comment("the sums: totals plus the last chunk's")
+		for ai, a := range accs {
+			for b, v := range c.acc[a] {
+				c.I(x86.VADDPS(totals[ai][b], v, v))
+			}
+		}
+		return
+	}
+	c.comment("the sums: super-totals plus totals, plus the last chunk's")
 	for ai, a := range accs {
 		for b, v := range c.acc[a] {
-			c.I(x86.VADDPS(totals[ai][b], v, v))
+			t, s := totals[ai][b], supers[ai][b]
+			tm, tMem := t.(operand.Mem)
+			switch {
+			case !tMem:
+				c.I(x86.VADDPS(s, t, t))
+				c.I(x86.VADDPS(t, v, v))
+			case !isMem(s):
+				c.I(x86.VADDPS(t, s, s))
+				c.I(x86.VADDPS(s, v, v))
+			default:
+				x := c.vec()
+				c.I(x86.VMOVUPS(tm, x))
+				c.I(x86.VADDPS(s, x, x))
+				c.I(x86.VADDPS(x, v, v))
+			}
 		}
 	}
 }
 
-// chunkTotals clears and returns the totals of a chunked loop's
-// accumulators, per accumulator and block (whose chunk registers are
-// already clear): vector registers, or with l.stackTotals slots of the
-// frame, which the chunks touch once per columnChunk elements.
-func (c *columnLowering) chunkTotals(accs []int) [][]operand.Op {
-	c.chunkRegs = c.chunkRegs || !c.stackTotals
+// isMem reports whether a level of the sums is a frame slot.
+func isMem(o operand.Op) bool {
+	_, ok := o.(operand.Mem)
+	return ok
+}
+
+// sumLevel clears and returns one level above the chunks (totals or
+// super-totals) of a chunked loop's accumulators, per accumulator and
+// block (whose chunk registers are already clear): vector registers, or
+// when inFrame slots of the frame, the n-th slot on, n counting the
+// slots taken. The chunks touch the totals once per columnChunk
+// elements, the super-totals once per columnSuper.
+func (c *columnLowering) sumLevel(accs []int, inFrame bool, n *int) [][]operand.Op {
 	out := make([][]operand.Op, len(accs))
-	n := 0
 	for ai, a := range accs {
 		out[ai] = make([]operand.Op, c.blocks)
 		for b, v := range c.acc[a] {
-			if !c.stackTotals {
+			if !inFrame {
 				t := c.vec()
 				c.zero(t)
 				out[ai][b] = t
 				continue
 			}
-			if n == len(c.slots) {
+			if *n == len(c.slots) {
 				c.slots = append(c.slots, c.fn.AllocLocal(4*c.lanes))
 			}
-			c.I(x86.VMOVUPS(v, c.slots[n]))
-			out[ai][b] = c.slots[n]
-			n++
+			c.I(x86.VMOVUPS(v, c.slots[*n]))
+			out[ai][b] = c.slots[*n]
+			*n++
 		}
 	}
 	return out

@@ -26,18 +26,29 @@ var (
 	dataVariants = []string{"", "nan", "huge", "zero", "inplace"}
 )
 
-// columnLong are the Columns shapes past columnChunk elements, whose sums
-// run in several chunks: the last one partial (513, 1100) or whole
-// (1024); 70 rows are an AVX-512 group, none of its blocks and a tail,
-// AVX2 4 groups and a tail. Each has fewer data variants (its files are
-// large): the NaN trips a guard in a group or block, "huge" in the tail.
+// columnLong are the Columns shapes at and past columnChunk elements,
+// whose sums run in several chunks (past columnSuper: in several
+// super-chunks too): exactly one chunk (64), the last chunk one element
+// (65, 513, 4097), partial (100, 1100, 5000) or whole (1024, 4096, 4160);
+// 4097 and 5000 add a second super-chunk, one element of it or a partial
+// one. 70 and 64 rows are an AVX-512 group (70: none of its blocks and a
+// tail), AVX2 groups; 17 rows an AVX2 group or an AVX-512 block, and a
+// tail. Each has fewer data variants (its files are large): the NaN trips
+// a guard in a group or block, "huge" in the tail.
 var columnLong = []struct {
 	layoutShape
 	variants []string
 }{
+	{layoutShape{16, ir.Shape{H: 64, Stride: 16}}, []string{""}},
+	{layoutShape{70, ir.Shape{H: 65, Stride: 70}}, []string{"", "nan", "huge"}},
+	{layoutShape{17, ir.Shape{H: 100, Stride: 20}}, []string{"", "nan"}},
 	{layoutShape{70, ir.Shape{H: 513, Stride: 70}}, []string{"", "nan", "huge"}},
 	{layoutShape{17, ir.Shape{H: 1100, Stride: 20}}, []string{"", "nan"}},
 	{layoutShape{33, ir.Shape{H: 1024, Stride: 33}}, []string{""}},
+	{layoutShape{16, ir.Shape{H: 4096, Stride: 16}}, []string{""}},
+	{layoutShape{64, ir.Shape{H: 4097, Stride: 64}}, []string{""}},
+	{layoutShape{17, ir.Shape{H: 4160, Stride: 17}}, []string{"", "huge"}},
+	{layoutShape{17, ir.Shape{H: 5000, Stride: 18}}, []string{"", "nan"}},
 }
 
 // sumsKernel is a Columns kernel with five sums in one loop: the chunk
@@ -395,7 +406,7 @@ func TestLayoutsGenerate(t *testing.T) {
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 5, 16, columnChunk, columnChunk + 1, 4096} {
+			for _, h := range []int{0, 1, 5, 16, columnChunk, columnChunk + 1, columnSuper, columnSuper + 1, 8192} {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
 		}
@@ -417,13 +428,16 @@ func TestLayoutsGenerate(t *testing.T) {
 }
 
 // TestColumnChunks: a Columns function sums in chunks exactly when its
-// rows may be longer than columnChunk, keeping the totals in registers
-// where they fit and in the frame where they do not (SumsC's five sums).
+// rows may be longer than columnChunk, and adds the totals into
+// super-totals exactly when they may be longer than columnSuper; it keeps
+// totals and super-totals in registers where they fit and in the frame
+// where they do not (SumsC's five sums: on AVX2 the super-totals go to
+// the frame first, then the totals).
 func TestColumnChunks(t *testing.T) {
 	columns, _ := layoutKernels(t)
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 96, columnChunk, columnChunk + 1, 4096} {
+			for _, h := range []int{0, 1, 63, columnChunk, columnChunk + 1, 96, 512, columnSuper, columnSuper + 1, 5000} {
 				f := target.Func{Kernel: k, H: h, ISA: isa}
 				text, err := compile(f)
 				if err != nil {
@@ -434,11 +448,15 @@ func TestColumnChunks(t *testing.T) {
 				if want := h == 0 || h > columnChunk; chunked != want {
 					t.Errorf("%s: sums in chunks %v, want %v", f.Name(), chunked, want)
 				}
+				super := strings.Contains(src, fmt.Sprintf("%d chunks done: the totals into the super-totals", columnChunk))
+				if want := h == 0 || h > columnSuper; super != want {
+					t.Errorf("%s: super-totals %v, want %v", f.Name(), super, want)
+				}
 				_, fn, _ := strings.Cut(src, "TEXT ")
 				head, _, _ := strings.Cut(fn, "\n")
 				framed := !strings.Contains(head, "$0-")
 				if want := chunked && k.Name == "SumsC"; framed != want {
-					t.Errorf("%s: totals in the frame %v, want %v (%s)", f.Name(), framed, want, head)
+					t.Errorf("%s: sums in the frame %v, want %v (%s)", f.Name(), framed, want, head)
 				}
 			}
 		}

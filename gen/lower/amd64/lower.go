@@ -42,11 +42,13 @@ type lowering struct {
 	avx512 bool
 	lanes  int // float32 lanes per vector
 
-	// Columns (columns.go): stackTotals keeps the totals of chunked sums
-	// in the frame rather than in registers; chunkRegs says that some
-	// are in registers.
-	stackTotals bool
-	chunkRegs   bool
+	// Columns (columns.go): stackSums says which levels of the chunked
+	// sums live in the frame rather than in registers (0: none, 1: the
+	// super-totals, 2: the totals too); regSupers and regTotals say that
+	// some super-totals or totals are in registers.
+	stackSums int
+	regSupers bool
+	regTotals bool
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -100,30 +102,31 @@ type accState struct {
 }
 
 // lower builds the avo function of f, with virtual registers, with blocks
-// of at most maxBlock rows (0: no limit), and for ir.Columns the totals
-// of chunked sums in the frame when stackTotals. It returns the rows per
-// block it chose (Columns: blocks per group) and whether it kept some
-// totals in registers.
-func lower(f target.Func, maxBlock int, stackTotals bool) (*avoir.Function, int, bool, error) {
+// of at most maxBlock rows (0: no limit), and for ir.Columns the levels
+// of chunked sums that stackSums names in the frame (see lowering). It
+// returns the rows per block it chose (Columns: blocks per group) and the
+// next stackSums worth trying (0: none, no level of the sums that is in
+// registers could move to the frame).
+func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, int, error) {
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
-		return nil, 0, false, err
+		return nil, 0, 0, err
 	}
-	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackTotals: stackTotals}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums}
 	switch f.ISA {
 	case target.AVX512:
 		l.avx512, l.lanes = true, 16
 	case target.AVX2:
 		l.lanes = 8
 	default:
-		return nil, 0, false, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
+		return nil, 0, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
 	if f.H < 0 || f.H > maxH {
-		return nil, 0, false, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
+		return nil, 0, 0, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
 	sig, err := gotypes.ParseSignature(f.AsmSignature())
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
+		return nil, 0, 0, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
 	}
 	fn := avoir.NewFunction(f.Name())
 	fn.Attributes = attr.NOSPLIT
@@ -140,13 +143,20 @@ func lower(f target.Func, maxBlock int, stackTotals bool) (*avoir.Function, int,
 			// its caller's frame: the toolchain's stack check instead.
 			fn.Attributes &^= attr.NOSPLIT
 		}
-		return fn, g, l.chunkRegs, l.err
+		next := 0
+		switch {
+		case l.regSupers && stackSums < 1:
+			next = 1
+		case l.regTotals && stackSums < 2:
+			next = 2
+		}
+		return fn, g, next, l.err
 	case ir.Segments:
 		l.segments()
-		return fn, 1, false, l.err
+		return fn, 1, 0, l.err
 	}
 	if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
-		return nil, 0, false, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+		return nil, 0, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 	}
 	l.planResident()
 	l.planStreaming()
@@ -166,7 +176,7 @@ func lower(f target.Func, maxBlock int, stackTotals bool) (*avoir.Function, int,
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
 	l.epilogue(sig)
-	return fn, l.block, false, l.err
+	return fn, l.block, 0, l.err
 }
 
 // blockLoop lowers the loop over blocks of l.block rows, which runs while
