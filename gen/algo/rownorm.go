@@ -45,11 +45,16 @@ func BatchColumns(k spec.Kernel) (*ir.Kernel, error) {
 // rowNorm normalizes each contiguous row:
 //
 //	s    = alpha*x + f                  (with a residual; else s = x)
-//	mu   = K + sum(s-K)/H               (with mean, K = s_0; else mu = 0)
-//	var  = sum((s-mu)^2)/H              (two passes: no E[x^2]-mu^2 cancellation;
-//	                                     l2: the plain sum; none: no statistic)
+//	d    = sum(s-K)/H                   (with mean, K = s_0: the first pass)
+//	t    = (s-K) - d                    (the second pass: deviations)
+//	c    = sum(t)/H                     (what the first pass got wrong)
+//	var  = sum(t^2)/H - c^2             (the corrected two-pass variance;
+//	                                     rms: mean(s^2); l2: sum(s^2))
+//	mu   = (K + d) + c
 //	rstd = 1/sqrt(var + eps)
-//	y    = (s-mu)*rstd*(gamma+offset) + beta
+//	y    = ((s-K) - (d+c))*rstd*(gamma+offset) + beta
+//
+// Every sum follows the IR's blocked summation policy (ir.SumChunk).
 //
 // gamma and beta hold one value per element, or with AffinePerRow one per
 // row (then named gain and bias). Arrays follow one order in every
@@ -130,6 +135,11 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	// |mean| >> std loses no accuracy, and a constant row gives s-K = 0
 	// exactly, hence y = beta exactly. K is computed with the same float32
 	// operations as the vector lanes, so that s_0 - K is exactly 0.
+	// K may be an outlier (x = [1e7, N(0,1)...]): then the first pass's
+	// d = mean-K is a difference of large numbers, and its error is what
+	// the second pass measures (c, the mean of the deviations, which are
+	// small) and takes out of the mean and of the variance, as in the
+	// corrected two-pass algorithm of Chan, Golub and LeVeque.
 	var pivot, d ir.S = -1, -1
 	if k.Mean {
 		pivot = b.LoadRow(x)
@@ -141,6 +151,7 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		}
 	}
 	// deviation is s - mean, computed as (s-K) - d with d = mean - K; or s.
+	// The first pass sets d to its estimate, the second to the corrected one.
 	deviation := func(l *ir.LoopBuilder, s ir.V) ir.V {
 		if pivot >= 0 {
 			s = l.Sub(s, l.Splat(pivot))
@@ -160,24 +171,30 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		}
 		return b.Mul(sum, invLen)
 	}
-	// sumOfSquares sweeps the row once, accumulating deviation^2.
-	sumOfSquares := func() ir.S {
-		acc := b.NewAcc()
-		b.Loop(func(l *ir.LoopBuilder) {
-			t := deviation(l, sumOf(l))
-			l.AccMul(acc, t, t)
-		})
-		return b.Sum(acc)
-	}
-
 	var factor ir.S = -1 // what each deviation is multiplied by
 	if normalize {
+		var biased, correction ir.S = -1, -1
 		if k.Mean {
 			acc := b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, deviation(l, sumOf(l))) })
 			d = average(b.Sum(acc))
+			// The second pass: deviations t, their sum and their squares.
+			sum, squares := b.NewAcc(), b.NewAcc()
+			b.Loop(func(l *ir.LoopBuilder) {
+				t := deviation(l, sumOf(l))
+				l.Acc(sum, t)
+				l.AccMul(squares, t, t)
+			})
+			correction = average(b.Sum(sum))
+			biased = b.Sub(average(b.Sum(squares)), b.Mul(correction, correction))
+		} else {
+			squares := b.NewAcc()
+			b.Loop(func(l *ir.LoopBuilder) {
+				s := sumOf(l)
+				l.AccMul(squares, s, s)
+			})
+			biased = average(b.Sum(squares))
 		}
-		biased := average(sumOfSquares())
 		variance := b.Add(biased, b.Const(float32(k.Epsilon)))
 		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
 		// is Inf; one of squares that underflowed (tiny rows with a tiny
@@ -190,7 +207,12 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		}
 		var mean ir.S = -1
 		if meanOut >= 0 || k.Running != nil {
-			mean = b.Add(pivot, d)
+			// K+d first: when K is an outlier that sum is exact (the two
+			// nearly cancel), and the small correction is added last.
+			mean = b.Add(b.Add(pivot, d), correction)
+		}
+		if correction >= 0 {
+			d = b.Add(d, correction) // the third pass subtracts mean-K
 		}
 		if meanOut >= 0 {
 			defer b.StoreRow(meanOut, mean)

@@ -20,7 +20,7 @@ func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
 func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
 	h := shape.Len(k.Layout)
 	scalars := make([]float32, k.NumScalars)
-	accs := make([]float32, k.NumAccs)
+	accs := make([]BlockedSum, k.NumAccs)
 	vals := []float32{}
 	for r := 0; r < rows; r++ {
 		at := func(array, i int) *float32 {
@@ -55,7 +55,7 @@ func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
 				case SInvLen:
 					v = 1 / float32(h)
 				case SSum:
-					v = accs[st.Acc]
+					v = accs[st.Acc].Value()
 				case SAdd:
 					v = a + b
 				case SSub:
@@ -76,7 +76,7 @@ func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
 			case *Loop:
 				for _, op := range st.Ops {
 					if op.Code == VAcc || op.Code == VAccMul {
-						accs[op.Acc] = 0
+						accs[op.Acc] = BlockedSum{}
 					}
 				}
 				if cap(vals) < len(st.Ops) {
@@ -102,9 +102,9 @@ func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
 						case VStore:
 							*at(op.Array, i) = arg(0)
 						case VAcc:
-							accs[op.Acc] += arg(0)
+							accs[op.Acc].Add(arg(0))
 						case VAccMul:
-							accs[op.Acc] = float32(math.FMA(float64(arg(0)), float64(arg(1)), float64(accs[op.Acc])))
+							accs[op.Acc].AddMul(arg(0), arg(1))
 						}
 					}
 				}

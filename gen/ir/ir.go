@@ -7,7 +7,10 @@
 // of this description; none of them knows which variant it is lowering.
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Role says how an array parameter is indexed and whether it is written.
 type Role int
@@ -195,6 +198,7 @@ type VecOp struct {
 
 // Loop sweeps every element of the row. Accumulators it adds to start at
 // zero when the loop starts; lanes past the end of the row never reach them.
+// Every float32 accumulator adds its terms by the summation policy below.
 type Loop struct {
 	Ops []VecOp
 }
@@ -262,3 +266,58 @@ func (k *Kernel) HasRole(r Role) bool {
 	}
 	return false
 }
+
+// The summation policy: how every float32 accumulator (VAcc, VAccMul) of
+// every layout and every vector lowering adds its terms, and how Eval
+// adds them. A sequential float32 sum of n terms errs by up to n-1
+// roundings, and for nearly equal terms (a row of 0.1s) that error is
+// systematic, so it really grows like n: no chain may be long.
+//
+// A lowering gives an accumulator W lanes (its vector width times its
+// unroll; Eval has one). Each lane adds its terms into a chunk, at most
+// SumChunk of them in one chain; a full chunk is added into the lane's
+// total and restarted, and every SumTotal chunks the total is added into
+// the lane's super-total and restarted. The accumulator's value is then
+// super-total + total + chunk, the lanes added pairwise. A lowering may add
+// several lanes' chunks together before they enter a total (one chain
+// step more), and may end a chunk early (at a segment's end, say); it may
+// not make any chain longer. So no sequential chain is longer than
+// SumChunk + SumTotal + n/(W*SumChunk*SumTotal) + log2(W) additions:
+// 64+64+4+6 for a row of 2^20 elements over 64 lanes, instead of 2^14.
+const (
+	SumChunk = 64 // terms a lane adds in one chain before its total takes them
+	SumTotal = 64 // chunks a total takes before the super-total takes it
+)
+
+// BlockedSum is one lane of an accumulator under the summation policy.
+// The zero value is an empty sum.
+type BlockedSum struct {
+	chunk, total, super float32
+	terms, chunks       int
+}
+
+// Add adds v.
+func (b *BlockedSum) Add(v float32) { b.chunk += v; b.next() }
+
+// AddMul adds x*y with one rounding (a fused multiply-add).
+func (b *BlockedSum) AddMul(x, y float32) {
+	b.chunk = float32(math.FMA(float64(x), float64(y), float64(b.chunk)))
+	b.next()
+}
+
+// next counts one term and moves full chunks and totals up a level.
+func (b *BlockedSum) next() {
+	if b.terms++; b.terms < SumChunk {
+		return
+	}
+	b.total += b.chunk
+	b.chunk, b.terms = 0, 0
+	if b.chunks++; b.chunks < SumTotal {
+		return
+	}
+	b.super += b.total
+	b.total, b.chunks = 0, 0
+}
+
+// Value is the sum so far: super-total + total + chunk.
+func (b *BlockedSum) Value() float32 { return b.super + b.total + b.chunk }

@@ -92,7 +92,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -101,27 +101,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -130,14 +142,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -146,101 +166,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
@@ -300,18 +349,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -320,8 +372,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -330,44 +384,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -443,18 +511,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -463,8 +534,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -473,44 +546,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -604,24 +691,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -630,10 +723,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -642,73 +739,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
@@ -768,18 +884,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -788,8 +907,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -798,45 +919,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -914,18 +1049,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -934,8 +1072,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -944,45 +1084,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1096,7 +1250,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -1105,27 +1259,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1134,14 +1300,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1150,101 +1324,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
@@ -1304,18 +1507,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1324,8 +1530,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1334,44 +1542,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1447,18 +1669,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1467,8 +1692,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1477,44 +1704,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1608,24 +1849,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1634,10 +1881,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1646,73 +1897,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
@@ -1772,18 +2042,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1792,8 +2065,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1802,45 +2077,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1918,18 +2207,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1938,8 +2230,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1948,45 +2242,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -2100,7 +2408,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -2109,27 +2417,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2138,14 +2458,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2154,101 +2482,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
@@ -2308,18 +2665,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2328,8 +2688,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2338,44 +2700,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2451,18 +2827,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2471,8 +2850,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2481,44 +2862,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -2612,24 +3007,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2638,10 +3039,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2650,73 +3055,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
@@ -2776,18 +3200,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2796,8 +3223,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2806,45 +3235,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2922,18 +3365,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2942,8 +3388,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2952,45 +3400,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -3104,7 +3566,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -3113,27 +3575,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3142,14 +3616,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3158,101 +3640,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
@@ -3312,18 +3823,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3332,8 +3846,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3342,44 +3858,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3455,18 +3985,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3475,8 +4008,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3485,44 +4020,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -3616,24 +4165,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3642,10 +4197,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3654,73 +4213,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
@@ -3780,18 +4358,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3800,8 +4381,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3810,45 +4393,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3926,18 +4523,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3946,8 +4546,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3956,45 +4558,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4108,7 +4724,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -4117,27 +4733,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4146,14 +4774,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4162,101 +4798,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
@@ -4316,18 +4981,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4336,8 +5004,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4346,44 +5016,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4459,18 +5143,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4479,8 +5166,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4489,44 +5178,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4620,24 +5323,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4646,10 +5355,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4658,73 +5371,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
@@ -4784,18 +5516,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4804,8 +5539,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4814,45 +5551,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4930,18 +5681,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4950,8 +5704,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4960,45 +5716,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5112,7 +5882,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -5121,27 +5891,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5150,14 +5932,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5166,101 +5956,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
@@ -5320,18 +6139,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5340,8 +6162,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5350,44 +6174,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5463,18 +6301,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5483,8 +6324,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5493,44 +6336,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5624,24 +6481,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5650,10 +6513,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5662,73 +6529,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
@@ -5788,18 +6674,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5808,8 +6697,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5818,45 +6709,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5934,18 +6839,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5954,8 +6862,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5964,45 +6874,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -6116,7 +7040,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -6125,27 +7049,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6154,14 +7090,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6170,101 +7114,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
@@ -6324,18 +7297,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6344,8 +7320,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6354,44 +7332,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6467,18 +7459,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6487,8 +7482,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6497,44 +7494,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -6628,24 +7639,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6654,10 +7671,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6666,73 +7687,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
@@ -6792,18 +7832,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6812,8 +7855,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6822,45 +7867,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6938,18 +7997,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6958,8 +8020,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6968,45 +8032,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -7120,7 +8198,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -7129,27 +8207,39 @@ gloop0end:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z17
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z4, Z17, Z17
-	VFMADD231PS Z17, Z17, Z9
-	VMOVUPS     64(CX)(R9*1), Z17
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z5, Z17, Z17
-	VFMADD231PS Z17, Z17, Z10
-	VMOVUPS     128(CX)(R9*1), Z17
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z6, Z17, Z17
-	VFMADD231PS Z17, Z17, Z11
-	VMOVUPS     192(CX)(R9*1), Z17
-	VSUBPS      Z3, Z17, Z17
-	VSUBPS      Z7, Z17, Z17
-	VFMADD231PS Z17, Z17, Z12
+	VMOVUPS     (CX)(R9*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R9*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R9*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R9*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7158,14 +8248,22 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z9, Z13, Z13
+	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
-	VADDPS  Z10, Z14, Z14
+	VADDPS  Z10, Z18, Z18
 	VPXORD  Z10, Z10, Z10
-	VADDPS  Z11, Z15, Z15
+	VADDPS  Z11, Z19, Z19
 	VPXORD  Z11, Z11, Z11
-	VADDPS  Z12, Z16, Z16
+	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
+	VADDPS  Z13, Z21, Z21
+	VPXORD  Z13, Z13, Z13
+	VADDPS  Z14, Z22, Z22
+	VPXORD  Z14, Z14, Z14
+	VADDPS  Z15, Z23, Z23
+	VPXORD  Z15, Z15, Z15
+	VADDPS  Z16, Z24, Z24
+	VPXORD  Z16, Z16, Z16
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7174,101 +8272,130 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R8, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R8, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R8*4), Z13
-	VBROADCASTSS (DX)(R8*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R8*4), Z10
+	VBROADCASTSS (DX)(R8*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
@@ -7328,18 +8455,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS     (CX)(R9*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7348,8 +8478,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7358,44 +8490,58 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7471,18 +8617,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
+	VMOVUPS.Z   (CX)(R9*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7491,8 +8640,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Z3, Z4, Z4
+	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
+	VADDPS  Z4, Z6, Z6
+	VPXORD  Z4, Z4, Z4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7501,44 +8652,58 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Z4, Z3, Z3
+	VADDPS Z5, Z3, Z3
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -7632,24 +8797,30 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y9
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R9*1), Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y3, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7658,10 +8829,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y5, Y7, Y7
+	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y8, Y8
+	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
+	VADDPS  Y7, Y11, Y11
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y8, Y12, Y12
+	VXORPS  Y8, Y8, Y8
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7670,73 +8845,92 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y5, Y5
-	VADDPS Y8, Y6, Y6
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R8, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
+	VMOVUPS      (CX)(R9*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R8*4), Y6
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
@@ -7796,18 +8990,21 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y5
-	VSUBPS      Y0, Y5, Y5
-	VSUBPS      Y1, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(R9*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7816,8 +9013,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y3, Y4, Y4
+	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
+	VADDPS  Y4, Y6, Y6
+	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7826,45 +9025,59 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7942,18 +9155,21 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y6
-	VSUBPS      Y1, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VFMADD231PS Y6, Y6, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7962,8 +9178,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y4, Y5, Y5
+	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
+	VADDPS  Y5, Y7, Y7
+	VXORPS  Y5, Y5, Y5
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7972,45 +9190,59 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -8038,7 +9270,7 @@ done:
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
+TEXT ·avx512ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -8063,14 +9295,14 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
-	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8078,18 +9310,18 @@ group:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Z16
-	VSUBPS  Z0, Z16, Z16
-	VADDPS  Z16, Z4, Z4
-	VMOVUPS 64(CX)(R10*1), Z16
-	VSUBPS  Z1, Z16, Z16
-	VADDPS  Z16, Z5, Z5
-	VMOVUPS 128(CX)(R10*1), Z16
-	VSUBPS  Z2, Z16, Z16
-	VADDPS  Z16, Z6, Z6
-	VMOVUPS 192(CX)(R10*1), Z16
-	VSUBPS  Z3, Z16, Z16
-	VADDPS  Z16, Z7, Z7
+	VMOVUPS (CX)(R10*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -8098,26 +9330,30 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z12, Z12
+	VADDPS Z4, Z8, Z8
 	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z13, Z13
+	VADDPS Z5, Z9, Z9
 	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z14, Z14
+	VADDPS Z6, Z10, Z10
 	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z15, Z15
+	VADDPS Z7, Z11, Z11
 	VPXORD Z7, Z7, Z7
 	TESTQ  $+4095, R9
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z12, Z8, Z8
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z9, Z9
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z10, Z10
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z11, Z11
-	VPXORD Z15, Z15, Z15
+	VADDPS  (SP), Z8, Z8
+	VMOVUPS Z8, (SP)
+	VPXORD  Z8, Z8, Z8
+	VADDPS  64(SP), Z9, Z9
+	VMOVUPS Z9, 64(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  128(SP), Z10, Z10
+	VMOVUPS Z10, 128(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  192(SP), Z11, Z11
+	VMOVUPS Z11, 192(SP)
+	VPXORD  Z11, Z11, Z11
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -8127,14 +9363,14 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z8, Z12, Z12
-	VADDPS Z12, Z4, Z4
-	VADDPS Z9, Z13, Z13
-	VADDPS Z13, Z5, Z5
-	VADDPS Z10, Z14, Z14
-	VADDPS Z14, Z6, Z6
-	VADDPS Z11, Z15, Z15
-	VADDPS Z15, Z7, Z7
+	VADDPS (SP), Z8, Z8
+	VADDPS Z8, Z4, Z4
+	VADDPS 64(SP), Z9, Z9
+	VADDPS Z9, Z5, Z5
+	VADDPS 128(SP), Z10, Z10
+	VADDPS Z10, Z6, Z6
+	VADDPS 192(SP), Z11, Z11
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8150,7 +9386,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
@@ -8159,10 +9395,22 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VMOVUPS Z9, (SP)
+	VMOVUPS Z10, 64(SP)
+	VMOVUPS Z11, 128(SP)
+	VMOVUPS Z12, 192(SP)
+	VMOVUPS Z13, 256(SP)
+	VMOVUPS Z14, 320(SP)
+	VMOVUPS Z15, 384(SP)
+	VMOVUPS Z16, 448(SP)
 	VPXORD  Z17, Z17, Z17
 	VPXORD  Z18, Z18, Z18
 	VPXORD  Z19, Z19, Z19
 	VPXORD  Z20, Z20, Z20
+	VPXORD  Z21, Z21, Z21
+	VPXORD  Z22, Z22, Z22
+	VPXORD  Z23, Z23, Z23
+	VPXORD  Z24, Z24, Z24
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8170,22 +9418,26 @@ gloop0end:
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Z21
-	VSUBPS      Z0, Z21, Z21
-	VSUBPS      Z4, Z21, Z21
-	VFMADD231PS Z21, Z21, Z9
-	VMOVUPS     64(CX)(R10*1), Z21
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z5, Z21, Z21
-	VFMADD231PS Z21, Z21, Z10
-	VMOVUPS     128(CX)(R10*1), Z21
-	VSUBPS      Z2, Z21, Z21
-	VSUBPS      Z6, Z21, Z21
-	VFMADD231PS Z21, Z21, Z11
-	VMOVUPS     192(CX)(R10*1), Z21
-	VSUBPS      Z3, Z21, Z21
-	VSUBPS      Z7, Z21, Z21
-	VFMADD231PS Z21, Z21, Z12
+	VMOVUPS     (CX)(R10*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R10*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R10*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R10*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -8202,18 +9454,42 @@ gloop1:
 	VPXORD Z11, Z11, Z11
 	VADDPS Z12, Z20, Z20
 	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z21, Z21
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z22, Z22
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z23, Z23
+	VPXORD Z15, Z15, Z15
+	VADDPS Z16, Z24, Z24
+	VPXORD Z16, Z16, Z16
 	TESTQ  $+4095, R9
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z17, Z13, Z13
-	VPXORD Z17, Z17, Z17
-	VADDPS Z18, Z14, Z14
-	VPXORD Z18, Z18, Z18
-	VADDPS Z19, Z15, Z15
-	VPXORD Z19, Z19, Z19
-	VADDPS Z20, Z16, Z16
-	VPXORD Z20, Z20, Z20
+	VADDPS  (SP), Z17, Z17
+	VMOVUPS Z17, (SP)
+	VPXORD  Z17, Z17, Z17
+	VADDPS  64(SP), Z18, Z18
+	VMOVUPS Z18, 64(SP)
+	VPXORD  Z18, Z18, Z18
+	VADDPS  128(SP), Z19, Z19
+	VMOVUPS Z19, 128(SP)
+	VPXORD  Z19, Z19, Z19
+	VADDPS  192(SP), Z20, Z20
+	VMOVUPS Z20, 192(SP)
+	VPXORD  Z20, Z20, Z20
+	VADDPS  256(SP), Z21, Z21
+	VMOVUPS Z21, 256(SP)
+	VPXORD  Z21, Z21, Z21
+	VADDPS  320(SP), Z22, Z22
+	VMOVUPS Z22, 320(SP)
+	VPXORD  Z22, Z22, Z22
+	VADDPS  384(SP), Z23, Z23
+	VMOVUPS Z23, 384(SP)
+	VPXORD  Z23, Z23, Z23
+	VADDPS  448(SP), Z24, Z24
+	VMOVUPS Z24, 448(SP)
+	VPXORD  Z24, Z24, Z24
 
 gloop1next:
 	ADDQ    $+64, R11
@@ -8223,105 +9499,138 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z13, Z17, Z17
+	VADDPS (SP), Z17, Z17
 	VADDPS Z17, Z9, Z9
-	VADDPS Z14, Z18, Z18
+	VADDPS 64(SP), Z18, Z18
 	VADDPS Z18, Z10, Z10
-	VADDPS Z15, Z19, Z19
+	VADDPS 128(SP), Z19, Z19
 	VADDPS Z19, Z11, Z11
-	VADDPS Z16, Z20, Z20
+	VADDPS 192(SP), Z20, Z20
 	VADDPS Z20, Z12, Z12
+	VADDPS 256(SP), Z21, Z21
+	VADDPS Z21, Z13, Z13
+	VADDPS 320(SP), Z22, Z22
+	VADDPS Z22, Z14, Z14
+	VADDPS 384(SP), Z23, Z23
+	VADDPS Z23, Z15, Z15
+	VADDPS 448(SP), Z24, Z24
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R9, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
-	VADDPS Z12, Z8, Z8
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z16, Z15, Z15
+	VADDPS Z16, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R9, X16
+	VBROADCASTSS X16, Z16
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X13
-	VBROADCASTSS X13, Z13
-	VCMPPS       $0x16, Z12, Z9, K1
-	VCMPPS       $0x19, Z13, Z9, K2
+	VMOVD        R9, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z10, K1
-	VCMPPS       $0x19, Z13, Z10, K2
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z11, K1
-	VCMPPS       $0x19, Z13, Z11, K2
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z12, Z8, K1
-	VCMPPS       $0x19, Z13, Z8, K2
+	VCMPPS       $0x16, Z16, Z8, K1
+	VCMPPS       $0x19, Z17, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R9, X16
+	VBROADCASTSS X16, Z16
 
-	// s9 = sqrt s7
-	VSQRTPS Z9, Z9
-	VSQRTPS Z10, Z10
-	VSQRTPS Z11, Z11
+	// s13 = sqrt s11
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
 	VSQRTPS Z8, Z8
 
-	// s10 = s8 div s9
-	VDIVPS Z9, Z12, Z9
-	VDIVPS Z10, Z12, Z10
-	VDIVPS Z11, Z12, Z11
-	VDIVPS Z8, Z12, Z8
+	// s14 = s12 div s13
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z8, Z16, Z8
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop2:
-	VMOVUPS      (CX)(R10*1), Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z9, Z12, Z12
-	VBROADCASTSS (BX)(R9*4), Z13
-	VBROADCASTSS (DX)(R9*4), Z14
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, (AX)(R10*1)
-	VMOVUPS      64(CX)(R10*1), Z12
-	VSUBPS       Z1, Z12, Z12
-	VSUBPS       Z5, Z12, Z12
-	VMULPS       Z10, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 64(AX)(R10*1)
-	VMOVUPS      128(CX)(R10*1), Z12
-	VSUBPS       Z2, Z12, Z12
-	VSUBPS       Z6, Z12, Z12
-	VMULPS       Z11, Z12, Z12
-	VFMADD213PS  Z13, Z14, Z12
-	VMOVUPS      Z12, 128(AX)(R10*1)
-	VMOVUPS      192(CX)(R10*1), Z12
-	VSUBPS       Z3, Z12, Z12
-	VSUBPS       Z7, Z12, Z12
-	VMULPS       Z8, Z12, Z12
-	VFMADD231PS  Z14, Z12, Z13
-	VMOVUPS      Z13, 192(AX)(R10*1)
+	VMOVUPS      (CX)(R10*1), Z9
+	VSUBPS       Z0, Z9, Z9
+	VSUBPS       Z4, Z9, Z9
+	VMULPS       Z13, Z9, Z9
+	VBROADCASTSS (BX)(R9*4), Z10
+	VBROADCASTSS (DX)(R9*4), Z11
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, (AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Z9
+	VSUBPS       Z1, Z9, Z9
+	VSUBPS       Z5, Z9, Z9
+	VMULPS       Z14, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 64(AX)(R10*1)
+	VMOVUPS      128(CX)(R10*1), Z9
+	VSUBPS       Z2, Z9, Z9
+	VSUBPS       Z6, Z9, Z9
+	VMULPS       Z15, Z9, Z9
+	VFMADD213PS  Z10, Z11, Z9
+	VMOVUPS      Z9, 128(AX)(R10*1)
+	VMOVUPS      192(CX)(R10*1), Z9
+	VSUBPS       Z3, Z9, Z9
+	VSUBPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VFMADD231PS  Z11, Z9, Z10
+	VMOVUPS      Z10, 192(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, DI
@@ -8343,8 +9652,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8352,9 +9661,9 @@ block:
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Z4
-	VSUBPS  Z0, Z4, Z4
-	VADDPS  Z4, Z1, Z1
+	VMOVUPS (CX)(R10*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -8363,14 +9672,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R9
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 bloop0next:
 	ADDQ    $+64, R11
@@ -8380,8 +9690,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8394,10 +9704,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8405,10 +9718,11 @@ bloop0end:
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS     (CX)(R10*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -8419,12 +9733,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R9
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 bloop1next:
 	ADDQ    $+64, R11
@@ -8434,45 +9754,60 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1
-	VCMPPS       $0x19, Z4, Z2, K2
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1
+	VCMPPS       $0x19, Z5, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -8510,8 +9845,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8519,9 +9854,9 @@ tail:
 	CMOVQGT DI, R11
 
 tloop0:
-	VMOVUPS.Z (CX)(R10*1), K1, Z4
-	VSUBPS    Z0, Z4, Z4
-	VADDPS    Z4, Z1, Z1
+	VMOVUPS.Z (CX)(R10*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R9
 	ADDQ      R8, R10
 	CMPQ      R9, R11
@@ -8530,14 +9865,15 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R9
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -8547,8 +9883,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8561,10 +9897,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8572,10 +9911,11 @@ tloop0end:
 	CMOVQGT DI, R11
 
 tloop1:
-	VMOVUPS.Z   (CX)(R10*1), K1, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS.Z   (CX)(R10*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -8586,12 +9926,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R9
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -8601,45 +9947,60 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Z3
-	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Z4
-	VCMPPS       $0x16, Z3, Z2, K1, K2
-	VCMPPS       $0x19, Z4, Z2, K1, K3
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z2, K1, K2
+	VCMPPS       $0x19, Z5, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Z4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Z2, Z2
 
-	// s10 = s8 div s9
-	VDIVPS Z2, Z3, Z2
+	// s14 = s12 div s13
+	VDIVPS Z2, Z4, Z2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -8667,7 +10028,7 @@ done:
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2ConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
+TEXT ·avx2ConvNeXtLayerNormAny(SB), NOSPLIT, $128-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -8688,10 +10049,10 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8699,12 +10060,12 @@ group:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y2, Y2
-	VMOVUPS 32(CX)(R10*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y3, Y3
+	VMOVUPS (CX)(R10*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R10*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -8713,18 +10074,20 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y6, Y6
+	VADDPS Y2, Y4, Y4
 	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y7, Y7
+	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
 	TESTQ  $+4095, R9
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y4, Y4
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y5, Y5
-	VXORPS Y7, Y7, Y7
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -8734,10 +10097,10 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y6, Y6
-	VADDPS Y6, Y2, Y2
-	VADDPS Y5, Y7, Y7
-	VADDPS Y7, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8751,13 +10114,19 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y5, (SP)
+	VMOVUPS Y6, 32(SP)
+	VMOVUPS Y7, 64(SP)
+	VMOVUPS Y8, 96(SP)
 	VXORPS  Y9, Y9, Y9
 	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8765,14 +10134,16 @@ gloop0end:
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y2, Y11, Y11
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R10*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y3, Y11, Y11
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R10*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R10*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -8785,14 +10156,26 @@ gloop1:
 	VXORPS Y5, Y5, Y5
 	VADDPS Y6, Y10, Y10
 	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y11, Y11
+	VXORPS Y7, Y7, Y7
+	VADDPS Y8, Y12, Y12
+	VXORPS Y8, Y8, Y8
 	TESTQ  $+4095, R9
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y9, Y7, Y7
-	VXORPS Y9, Y9, Y9
-	VADDPS Y10, Y8, Y8
-	VXORPS Y10, Y10, Y10
+	VADDPS  (SP), Y9, Y9
+	VMOVUPS Y9, (SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  32(SP), Y10, Y10
+	VMOVUPS Y10, 32(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  64(SP), Y11, Y11
+	VMOVUPS Y11, 64(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  96(SP), Y12, Y12
+	VMOVUPS Y12, 96(SP)
+	VXORPS  Y12, Y12, Y12
 
 gloop1next:
 	ADDQ    $+64, R11
@@ -8802,75 +10185,96 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y7, Y9, Y9
+	VADDPS (SP), Y9, Y9
 	VADDPS Y9, Y5, Y5
-	VADDPS Y8, Y10, Y10
+	VADDPS 32(SP), Y10, Y10
 	VADDPS Y10, Y6, Y6
+	VADDPS 64(SP), Y11, Y11
+	VADDPS Y11, Y7, Y7
+	VADDPS 96(SP), Y12, Y12
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X8
+	VBROADCASTSS X8, Y8
 
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y7
+	VADDPS Y8, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X8
+	VBROADCASTSS X8, Y8
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
+	VMOVD        R9, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y4, Y8
+	VCMPPS       $0x19, Y9, Y4, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X8
+	VBROADCASTSS X8, Y8
 
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
+	// s13 = sqrt s11
+	VSQRTPS Y7, Y7
 	VSQRTPS Y4, Y4
 
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	// s14 = s12 div s13
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop2:
-	VMOVUPS      (CX)(R10*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R9*4), Y7
+	VMOVUPS      (CX)(R10*1), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS (BX)(R9*4), Y6
 	VBROADCASTSS (DX)(R9*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R10*1)
-	VMOVUPS      32(CX)(R10*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R10*1)
+	VFMADD213PS  Y6, Y8, Y5
+	VMOVUPS      Y5, (AX)(R10*1)
+	VMOVUPS      32(CX)(R10*1), Y5
+	VSUBPS       Y1, Y5, Y5
+	VSUBPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VFMADD231PS  Y8, Y5, Y6
+	VMOVUPS      Y6, 32(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, DI
@@ -8892,8 +10296,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8901,9 +10305,9 @@ block:
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y1, Y1
+	VMOVUPS (CX)(R10*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -8912,14 +10316,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y3, Y3
+	VADDPS Y1, Y2, Y2
 	VXORPS Y1, Y1, Y1
 	TESTQ  $+4095, R9
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y3, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
 
 bloop0next:
 	ADDQ    $+64, R11
@@ -8929,8 +10334,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y2, Y3, Y3
-	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y2, Y2
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -8943,10 +10348,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -8954,10 +10362,11 @@ bloop0end:
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y1, Y6, Y6
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R10*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -8968,12 +10377,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
 	TESTQ  $+4095, R9
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y5, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VADDPS  (SP), Y5, Y5
+	VMOVUPS Y5, (SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
 
 bloop1next:
 	ADDQ    $+64, R11
@@ -8983,46 +10398,61 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y5, Y5
+	VADDPS (SP), Y5, Y5
 	VADDPS Y5, Y3, Y3
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Y3
-
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y2
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Y3
-	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
-	VCMPPS       $0x16, Y3, Y2, Y3
-	VCMPPS       $0x19, Y4, Y2, Y4
-	VORPS        Y4, Y3, Y3
-	VTESTPS      Y3, Y3
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y2
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y2, Y4
+	VCMPPS       $0x19, Y5, Y2, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Y4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y2, Y2
 
-	// s10 = s8 div s9
-	VDIVPS Y2, Y3, Y2
+	// s14 = s12 div s13
+	VDIVPS Y2, Y4, Y2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -9062,8 +10492,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9071,9 +10501,9 @@ tail:
 	CMOVQGT DI, R11
 
 tloop0:
-	VMASKMOVPS (CX)(R10*1), Y0, Y5
-	VSUBPS     Y1, Y5, Y5
-	VADDPS     Y5, Y2, Y2
+	VMASKMOVPS (CX)(R10*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R9
 	ADDQ       R8, R10
 	CMPQ       R9, R11
@@ -9082,14 +10512,15 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
+	VADDPS Y2, Y3, Y3
 	VXORPS Y2, Y2, Y2
 	TESTQ  $+4095, R9
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y4, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VADDPS  (SP), Y3, Y3
+	VMOVUPS Y3, (SP)
+	VXORPS  Y3, Y3, Y3
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -9099,8 +10530,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y3, Y4, Y4
-	VADDPS Y4, Y2, Y2
+	VADDPS (SP), Y3, Y3
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -9113,10 +10544,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9124,10 +10558,11 @@ tloop0end:
 	CMOVQGT DI, R11
 
 tloop1:
-	VMASKMOVPS  (CX)(R10*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R10*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -9138,12 +10573,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y4, Y6, Y6
 	VXORPS Y4, Y4, Y4
+	VADDPS Y5, Y7, Y7
+	VXORPS Y5, Y5, Y5
 	TESTQ  $+4095, R9
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  32(SP), Y7, Y7
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y7, Y7, Y7
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -9153,46 +10594,61 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y5, Y6, Y6
+	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y4, Y4
+	VADDPS 32(SP), Y7, Y7
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-06
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R9
 	VMOVD        R9, X5
 	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y0, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y3
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R9
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y3, Y5
+	VCMPPS       $0x19, Y6, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        SI, X5
+	VBROADCASTSS X5, Y5
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTPS Y3, Y3
 
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
+	// s14 = s12 div s13
+	VDIVPS Y3, Y5, Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -9329,13 +10785,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
@@ -9345,22 +10805,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R13*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R13*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R13*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R13
 	CMPQ        R13, R14
 	JB          loop1
@@ -9372,10 +10836,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R13*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
 	JB          loop1_vector
@@ -9383,10 +10848,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R11
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R13*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (BX)(R13*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	MOVQ  segstride+88(FP), R13
@@ -9415,95 +10881,123 @@ loop1_done:
 	// s5 = s4 mul s2
 	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X4
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X5
+
+	// s9 = s7 sub s8
+	VSUBSS X5, X4, X4
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X5
 
-	// s7 = s5 add s6
-	VADDSS X4, X3, X4
+	// s11 = s9 add s10
+	VADDSS X5, X4, X5
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X5
-	VUCOMISS X5, X4
+	VMOVD    R12, X6
+	VUCOMISS X6, X5
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X5
-	VUCOMISS X4, X5
+	VMOVD    R12, X6
+	VUCOMISS X5, X6
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X5
-
-	// s9 = sqrt s7
-	VSQRTSS X4, X4, X4
-
-	// s10 = s8 div s9
-	VDIVSS X4, X5, X4
-
-	// s11 = s0 add s3
-	VADDSS X1, X0, X5
-
-	// s12 = 0.9
-	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTSS X5, X5, X5
+
+	// s14 = s12 div s13
+	VDIVSS X5, X6, X5
+
+	// s15 = s0 add s3
+	VADDSS X1, X0, X6
+
+	// s16 = s15 add s5
+	VADDSS X3, X6, X6
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// s18 = 0.9
+	MOVL  $0x3f666666, R12
+	VMOVD R12, X3
+
+	// s19 = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s14 = 1
+	// s20 = 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBSS X2, X8, X2
 
-	// s16 = s5 div s15
-	VDIVSS X2, X3, X2
+	// s22 = s9 div s21
+	VDIVSS X2, X4, X2
 
-	// s17 = runMean[row]
-	VMOVSS (R8), X3
+	// s23 = runMean[row]
+	VMOVSS (R8), X4
 
-	// s18 = s12 mul s17
-	VMULSS X3, X6, X3
+	// s24 = s18 mul s23
+	VMULSS X4, X3, X4
 
-	// s19 = s13 mul s11
-	VMULSS X5, X7, X8
+	// s25 = s19 mul s16
+	VMULSS X6, X7, X8
 
-	// s20 = s18 add s19
-	VADDSS X8, X3, X3
+	// s26 = s24 add s25
+	VADDSS X8, X4, X4
 
-	// runMean[row] = s20
-	VMOVSS X3, (R8)
+	// runMean[row] = s26
+	VMOVSS X4, (R8)
 
-	// s21 = runVar[row]
-	VMOVSS (R9), X3
+	// s27 = runVar[row]
+	VMOVSS (R9), X4
 
-	// s22 = s12 mul s21
-	VMULSS X3, X6, X3
+	// s28 = s18 mul s27
+	VMULSS X4, X3, X3
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULSS X2, X7, X2
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDSS X2, X3, X2
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMOVSS X2, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVSS (SI), X2
 
-	// s26 = s10 mul s25
-	VMULSS X2, X4, X2
+	// s32 = s14 mul s31
+	VMULSS X2, X5, X2
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -9517,30 +11011,30 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS (BX)(R13*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, (AX)(R13*4)
-	VMOVUPS 64(BX)(R13*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, 64(AX)(R13*4)
-	VMOVUPS 128(BX)(R13*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, 128(AX)(R13*4)
-	VMOVUPS 192(BX)(R13*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, 192(AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R13*4)
+	VMOVUPS 64(BX)(R13*4), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, 64(AX)(R13*4)
+	VMOVUPS 128(BX)(R13*4), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, 128(AX)(R13*4)
+	VMOVUPS 192(BX)(R13*4), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, 192(AX)(R13*4)
 	ADDQ    $+64, R13
 	CMPQ    R13, R14
 	JB      loop2
@@ -9552,12 +11046,12 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS (BX)(R13*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, (AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R13*4)
 	ADDQ    $+16, R13
 	CMPQ    R13, R14
 	JB      loop2_vector
@@ -9565,12 +11059,12 @@ loop2_vector:
 loop2_tail:
 	TESTQ     $0x0000000f, R11
 	JZ        loop2_done
-	VMOVUPS.Z (BX)(R13*4), K1, Z6
-	VSUBPS    Z0, Z6, Z6
-	VSUBPS    Z1, Z6, Z6
-	VMULPS    Z2, Z6, Z6
-	VADDPS    Z3, Z6, Z6
-	VMOVUPS   Z6, K1, (AX)(R13*4)
+	VMOVUPS.Z (BX)(R13*4), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VSUBPS    Z1, Z4, Z4
+	VMULPS    Z2, Z4, Z4
+	VADDPS    Z3, Z4, Z4
+	VMOVUPS   Z4, K1, (AX)(R13*4)
 
 loop2_done:
 	MOVQ  segstride+88(FP), R13
@@ -9585,11 +11079,11 @@ loop2_done:
 	SUBQ  R12, AX
 	SUBQ  R12, BX
 
-	// mean[row] = s11
-	VMOVSS X5, (CX)
+	// mean[row] = s16
+	VMOVSS X6, (CX)
 
-	// rstd[row] = s10
-	VMOVSS X4, (DX)
+	// rstd[row] = s14
+	VMOVSS X5, (DX)
 
 	// next row
 	MOVQ rowstride+96(FP), R12
@@ -9722,7 +11216,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -9730,6 +11224,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
@@ -9739,22 +11238,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(BX)(R13*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(BX)(R13*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(BX)(R13*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R13
 	CMPQ        R13, R14
 	JB          loop1
@@ -9766,10 +11269,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R13*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
 	JB          loop1_vector
@@ -9779,10 +11283,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R13*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (BX)(R13*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R13
 	CMPQ        R13, R11
 	JB          loop1_element
@@ -9813,95 +11318,122 @@ loop1_done:
 	// s5 = s4 mul s2
 	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X4
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X5
+
+	// s9 = s7 sub s8
+	VSUBSS X5, X4, X4
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X5
 
-	// s7 = s5 add s6
-	VADDSS X4, X3, X4
+	// s11 = s9 add s10
+	VADDSS X5, X4, X5
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X5
-	VUCOMISS X5, X4
+	VMOVD    R12, X6
+	VUCOMISS X6, X5
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X5
-	VUCOMISS X4, X5
+	VMOVD    R12, X6
+	VUCOMISS X5, X6
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X5
-
-	// s9 = sqrt s7
-	VSQRTSS X4, X4, X4
-
-	// s10 = s8 div s9
-	VDIVSS X4, X5, X4
-
-	// s11 = s0 add s3
-	VADDSS X1, X0, X5
-
-	// s12 = 0.9
-	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTSS X5, X5, X5
+
+	// s14 = s12 div s13
+	VDIVSS X5, X6, X5
+
+	// s15 = s0 add s3
+	VADDSS X1, X0, X6
+
+	// s16 = s15 add s5
+	VADDSS X3, X6, X6
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// s18 = 0.9
+	MOVL  $0x3f666666, R12
+	VMOVD R12, X3
+
+	// s19 = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s14 = 1
+	// s20 = 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBSS X2, X8, X2
 
-	// s16 = s5 div s15
-	VDIVSS X2, X3, X2
+	// s22 = s9 div s21
+	VDIVSS X2, X4, X2
 
-	// s17 = runMean[row]
-	VMOVSS (R8), X3
+	// s23 = runMean[row]
+	VMOVSS (R8), X4
 
-	// s18 = s12 mul s17
-	VMULSS X3, X6, X3
+	// s24 = s18 mul s23
+	VMULSS X4, X3, X4
 
-	// s19 = s13 mul s11
-	VMULSS X5, X7, X8
+	// s25 = s19 mul s16
+	VMULSS X6, X7, X8
 
-	// s20 = s18 add s19
-	VADDSS X8, X3, X3
+	// s26 = s24 add s25
+	VADDSS X8, X4, X4
 
-	// runMean[row] = s20
-	VMOVSS X3, (R8)
+	// runMean[row] = s26
+	VMOVSS X4, (R8)
 
-	// s21 = runVar[row]
-	VMOVSS (R9), X3
+	// s27 = runVar[row]
+	VMOVSS (R9), X4
 
-	// s22 = s12 mul s21
-	VMULSS X3, X6, X3
+	// s28 = s18 mul s27
+	VMULSS X4, X3, X3
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULSS X2, X7, X2
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDSS X2, X3, X2
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMOVSS X2, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVSS (SI), X2
 
-	// s26 = s10 mul s25
-	VMULSS X2, X4, X2
+	// s32 = s14 mul s31
+	VMULSS X2, X5, X2
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -9915,30 +11447,30 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS (BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, (AX)(R13*4)
-	VMOVUPS 32(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, 32(AX)(R13*4)
-	VMOVUPS 64(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, 64(AX)(R13*4)
-	VMOVUPS 96(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, 96(AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (AX)(R13*4)
+	VMOVUPS 32(BX)(R13*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, 32(AX)(R13*4)
+	VMOVUPS 64(BX)(R13*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, 64(AX)(R13*4)
+	VMOVUPS 96(BX)(R13*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, 96(AX)(R13*4)
 	ADDQ    $+32, R13
 	CMPQ    R13, R14
 	JB      loop2
@@ -9950,12 +11482,12 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS (BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, (AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (AX)(R13*4)
 	ADDQ    $+8, R13
 	CMPQ    R13, R14
 	JB      loop2_vector
@@ -9965,12 +11497,12 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS (BX)(R13*4), X6
-	VSUBSS X0, X6, X6
-	VSUBSS X1, X6, X6
-	VMULSS X2, X6, X6
-	VADDSS X3, X6, X6
-	VMOVSS X6, (AX)(R13*4)
+	VMOVSS (BX)(R13*4), X4
+	VSUBSS X0, X4, X4
+	VSUBSS X1, X4, X4
+	VMULSS X2, X4, X4
+	VADDSS X3, X4, X4
+	VMOVSS X4, (AX)(R13*4)
 	INCQ   R13
 	CMPQ   R13, R11
 	JB     loop2_element
@@ -9988,11 +11520,11 @@ loop2_done:
 	SUBQ  R12, AX
 	SUBQ  R12, BX
 
-	// mean[row] = s11
-	VMOVSS X5, (CX)
+	// mean[row] = s16
+	VMOVSS X6, (CX)
 
-	// rstd[row] = s10
-	VMOVSS X4, (DX)
+	// rstd[row] = s14
+	VMOVSS X5, (DX)
 
 	// next row
 	MOVQ rowstride+96(FP), R12
@@ -10017,7 +11549,7 @@ done:
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
+TEXT ·avx512BatchNormTrainColumnsAny(SB), NOSPLIT, $512-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -10046,14 +11578,14 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
-	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10061,18 +11593,18 @@ group:
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Z16
-	VSUBPS  Z0, Z16, Z16
-	VADDPS  Z16, Z4, Z4
-	VMOVUPS 64(BX)(R14*1), Z16
-	VSUBPS  Z1, Z16, Z16
-	VADDPS  Z16, Z5, Z5
-	VMOVUPS 128(BX)(R14*1), Z16
-	VSUBPS  Z2, Z16, Z16
-	VADDPS  Z16, Z6, Z6
-	VMOVUPS 192(BX)(R14*1), Z16
-	VSUBPS  Z3, Z16, Z16
-	VADDPS  Z16, Z7, Z7
+	VMOVUPS (BX)(R14*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -10081,26 +11613,30 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z12, Z12
+	VADDPS Z4, Z8, Z8
 	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z13, Z13
+	VADDPS Z5, Z9, Z9
 	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z14, Z14
+	VADDPS Z6, Z10, Z10
 	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z15, Z15
+	VADDPS Z7, Z11, Z11
 	VPXORD Z7, Z7, Z7
 	TESTQ  $+4095, R13
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z12, Z8, Z8
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z9, Z9
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z10, Z10
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z11, Z11
-	VPXORD Z15, Z15, Z15
+	VADDPS  (SP), Z8, Z8
+	VMOVUPS Z8, (SP)
+	VPXORD  Z8, Z8, Z8
+	VADDPS  64(SP), Z9, Z9
+	VMOVUPS Z9, 64(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  128(SP), Z10, Z10
+	VMOVUPS Z10, 128(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  192(SP), Z11, Z11
+	VMOVUPS Z11, 192(SP)
+	VPXORD  Z11, Z11, Z11
 
 gloop0next:
 	ADDQ    $+64, R15
@@ -10110,14 +11646,14 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z8, Z12, Z12
-	VADDPS Z12, Z4, Z4
-	VADDPS Z9, Z13, Z13
-	VADDPS Z13, Z5, Z5
-	VADDPS Z10, Z14, Z14
-	VADDPS Z14, Z6, Z6
-	VADDPS Z11, Z15, Z15
-	VADDPS Z15, Z7, Z7
+	VADDPS (SP), Z8, Z8
+	VADDPS Z8, Z4, Z4
+	VADDPS 64(SP), Z9, Z9
+	VADDPS Z9, Z5, Z5
+	VADDPS 128(SP), Z10, Z10
+	VADDPS Z10, Z6, Z6
+	VADDPS 192(SP), Z11, Z11
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10133,7 +11669,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
@@ -10142,10 +11678,22 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VMOVUPS Z9, (SP)
+	VMOVUPS Z10, 64(SP)
+	VMOVUPS Z11, 128(SP)
+	VMOVUPS Z12, 192(SP)
+	VMOVUPS Z13, 256(SP)
+	VMOVUPS Z14, 320(SP)
+	VMOVUPS Z15, 384(SP)
+	VMOVUPS Z16, 448(SP)
 	VPXORD  Z17, Z17, Z17
 	VPXORD  Z18, Z18, Z18
 	VPXORD  Z19, Z19, Z19
 	VPXORD  Z20, Z20, Z20
+	VPXORD  Z21, Z21, Z21
+	VPXORD  Z22, Z22, Z22
+	VPXORD  Z23, Z23, Z23
+	VPXORD  Z24, Z24, Z24
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10153,22 +11701,26 @@ gloop0end:
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Z21
-	VSUBPS      Z0, Z21, Z21
-	VSUBPS      Z4, Z21, Z21
-	VFMADD231PS Z21, Z21, Z9
-	VMOVUPS     64(BX)(R14*1), Z21
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z5, Z21, Z21
-	VFMADD231PS Z21, Z21, Z10
-	VMOVUPS     128(BX)(R14*1), Z21
-	VSUBPS      Z2, Z21, Z21
-	VSUBPS      Z6, Z21, Z21
-	VFMADD231PS Z21, Z21, Z11
-	VMOVUPS     192(BX)(R14*1), Z21
-	VSUBPS      Z3, Z21, Z21
-	VSUBPS      Z7, Z21, Z21
-	VFMADD231PS Z21, Z21, Z12
+	VMOVUPS     (BX)(R14*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(BX)(R14*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(BX)(R14*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(BX)(R14*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -10185,18 +11737,42 @@ gloop1:
 	VPXORD Z11, Z11, Z11
 	VADDPS Z12, Z20, Z20
 	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z21, Z21
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z22, Z22
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z23, Z23
+	VPXORD Z15, Z15, Z15
+	VADDPS Z16, Z24, Z24
+	VPXORD Z16, Z16, Z16
 	TESTQ  $+4095, R13
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z17, Z13, Z13
-	VPXORD Z17, Z17, Z17
-	VADDPS Z18, Z14, Z14
-	VPXORD Z18, Z18, Z18
-	VADDPS Z19, Z15, Z15
-	VPXORD Z19, Z19, Z19
-	VADDPS Z20, Z16, Z16
-	VPXORD Z20, Z20, Z20
+	VADDPS  (SP), Z17, Z17
+	VMOVUPS Z17, (SP)
+	VPXORD  Z17, Z17, Z17
+	VADDPS  64(SP), Z18, Z18
+	VMOVUPS Z18, 64(SP)
+	VPXORD  Z18, Z18, Z18
+	VADDPS  128(SP), Z19, Z19
+	VMOVUPS Z19, 128(SP)
+	VPXORD  Z19, Z19, Z19
+	VADDPS  192(SP), Z20, Z20
+	VMOVUPS Z20, 192(SP)
+	VPXORD  Z20, Z20, Z20
+	VADDPS  256(SP), Z21, Z21
+	VMOVUPS Z21, 256(SP)
+	VPXORD  Z21, Z21, Z21
+	VADDPS  320(SP), Z22, Z22
+	VMOVUPS Z22, 320(SP)
+	VPXORD  Z22, Z22, Z22
+	VADDPS  384(SP), Z23, Z23
+	VMOVUPS Z23, 384(SP)
+	VPXORD  Z23, Z23, Z23
+	VADDPS  448(SP), Z24, Z24
+	VMOVUPS Z24, 448(SP)
+	VPXORD  Z24, Z24, Z24
 
 gloop1next:
 	ADDQ    $+64, R15
@@ -10206,14 +11782,22 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z13, Z17, Z17
+	VADDPS (SP), Z17, Z17
 	VADDPS Z17, Z9, Z9
-	VADDPS Z14, Z18, Z18
+	VADDPS 64(SP), Z18, Z18
 	VADDPS Z18, Z10, Z10
-	VADDPS Z15, Z19, Z19
+	VADDPS 128(SP), Z19, Z19
 	VADDPS Z19, Z11, Z11
-	VADDPS Z16, Z20, Z20
+	VADDPS 192(SP), Z20, Z20
 	VADDPS Z20, Z12, Z12
+	VADDPS 256(SP), Z21, Z21
+	VADDPS Z21, Z13, Z13
+	VADDPS 320(SP), Z22, Z22
+	VADDPS Z22, Z14, Z14
+	VADDPS 384(SP), Z23, Z23
+	VADDPS Z23, Z15, Z15
+	VADDPS 448(SP), Z24, Z24
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
@@ -10222,211 +11806,242 @@ gloop1end:
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z16
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z17
+	VMULPS Z10, Z10, Z18
+	VMULPS Z11, Z11, Z19
+	VMULPS Z12, Z12, Z20
+
+	// s9 = s7 sub s8
+	VSUBPS Z17, Z13, Z13
+	VSUBPS Z18, Z14, Z14
+	VSUBPS Z19, Z15, Z15
+	VSUBPS Z20, Z16, Z16
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X13
-	VBROADCASTSS X13, Z13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
 
-	// s7 = s5 add s6
-	VADDPS Z13, Z9, Z14
-	VADDPS Z13, Z10, Z15
-	VADDPS Z13, Z11, Z16
-	VADDPS Z13, Z12, Z13
+	// s11 = s9 add s10
+	VADDPS Z17, Z13, Z18
+	VADDPS Z17, Z14, Z19
+	VADDPS Z17, Z15, Z20
+	VADDPS Z17, Z16, Z17
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X17
-	VBROADCASTSS X17, Z17
+	VMOVD        R13, X21
+	VBROADCASTSS X21, Z21
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X18
-	VBROADCASTSS X18, Z18
-	VCMPPS       $0x16, Z17, Z14, K1
-	VCMPPS       $0x19, Z18, Z14, K2
+	VMOVD        R13, X22
+	VBROADCASTSS X22, Z22
+	VCMPPS       $0x16, Z21, Z18, K1
+	VCMPPS       $0x19, Z22, Z18, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z17, Z15, K1
-	VCMPPS       $0x19, Z18, Z15, K2
+	VCMPPS       $0x16, Z21, Z19, K1
+	VCMPPS       $0x19, Z22, Z19, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z17, Z16, K1
-	VCMPPS       $0x19, Z18, Z16, K2
+	VCMPPS       $0x16, Z21, Z20, K1
+	VCMPPS       $0x19, Z22, Z20, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z17, Z13, K1
-	VCMPPS       $0x19, Z18, Z13, K2
+	VCMPPS       $0x16, Z21, Z17, K1
+	VCMPPS       $0x19, Z22, Z17, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X17
-	VBROADCASTSS X17, Z17
-
-	// s9 = sqrt s7
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
-	VSQRTPS Z16, Z16
-	VSQRTPS Z13, Z13
-
-	// s10 = s8 div s9
-	VDIVPS Z14, Z17, Z14
-	VDIVPS Z15, Z17, Z15
-	VDIVPS Z16, Z17, Z16
-	VDIVPS Z13, Z17, Z13
-
-	// s11 = s0 add s3
-	VADDPS Z4, Z0, Z17
-	VADDPS Z5, Z1, Z18
-	VADDPS Z6, Z2, Z19
-	VADDPS Z7, Z3, Z20
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R13
 	VMOVD        R13, X21
 	VBROADCASTSS X21, Z21
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Z18, Z18
+	VSQRTPS Z19, Z19
+	VSQRTPS Z20, Z20
+	VSQRTPS Z17, Z17
+
+	// s14 = s12 div s13
+	VDIVPS Z18, Z21, Z18
+	VDIVPS Z19, Z21, Z19
+	VDIVPS Z20, Z21, Z20
+	VDIVPS Z17, Z21, Z17
+
+	// s15 = s0 add s3
+	VADDPS Z4, Z0, Z21
+	VADDPS Z5, Z1, Z22
+	VADDPS Z6, Z2, Z23
+	VADDPS Z7, Z3, Z24
+
+	// s16 = s15 add s5
+	VADDPS Z9, Z21, Z21
+	VADDPS Z10, Z22, Z22
+	VADDPS Z11, Z23, Z23
+	VADDPS Z12, Z24, Z24
+
+	// s17 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X9
+	VBROADCASTSS X9, Z9
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X22
-	VBROADCASTSS X22, Z22
+	VMOVD        R13, X10
+	VBROADCASTSS X10, Z10
 
-	// s14 = 1
+	// s20 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X23
-	VBROADCASTSS X23, Z23
+	VMOVD        R13, X11
+	VBROADCASTSS X11, Z11
 
-	// s15 = s14 sub s2
-	VSUBPS Z8, Z23, Z8
+	// s21 = s20 sub s2
+	VSUBPS Z8, Z11, Z8
 
-	// s16 = s5 div s15
-	VDIVPS Z8, Z9, Z9
-	VDIVPS Z8, Z10, Z10
-	VDIVPS Z8, Z11, Z11
-	VDIVPS Z8, Z12, Z8
+	// s22 = s9 div s21
+	VDIVPS Z8, Z13, Z11
+	VDIVPS Z8, Z14, Z12
+	VDIVPS Z8, Z15, Z13
+	VDIVPS Z8, Z16, Z8
 
-	// s17 = runMean[row]
-	VMOVUPS (R8), Z12
-	VMOVUPS 64(R8), Z23
-	VMOVUPS 128(R8), Z24
+	// s23 = runMean[row]
+	VMOVUPS (R8), Z14
+	VMOVUPS 64(R8), Z15
+	VMOVUPS 128(R8), Z16
 	VMOVUPS 192(R8), Z25
 
-	// s18 = s12 mul s17
-	VMULPS Z12, Z21, Z12
-	VMULPS Z23, Z21, Z23
-	VMULPS Z24, Z21, Z24
-	VMULPS Z25, Z21, Z25
+	// s24 = s18 mul s23
+	VMULPS Z14, Z9, Z14
+	VMULPS Z15, Z9, Z15
+	VMULPS Z16, Z9, Z16
+	VMULPS Z25, Z9, Z25
 
-	// s19 = s13 mul s11
-	VMULPS Z17, Z22, Z26
-	VMULPS Z18, Z22, Z27
-	VMULPS Z19, Z22, Z28
-	VMULPS Z20, Z22, Z29
+	// s25 = s19 mul s16
+	VMULPS Z21, Z10, Z26
+	VMULPS Z22, Z10, Z27
+	VMULPS Z23, Z10, Z28
+	VMULPS Z24, Z10, Z29
 
-	// s20 = s18 add s19
-	VADDPS Z26, Z12, Z12
-	VADDPS Z27, Z23, Z23
-	VADDPS Z28, Z24, Z24
+	// s26 = s24 add s25
+	VADDPS Z26, Z14, Z14
+	VADDPS Z27, Z15, Z15
+	VADDPS Z28, Z16, Z16
 	VADDPS Z29, Z25, Z25
 
-	// runMean[row] = s20
-	VMOVUPS Z12, (R8)
-	VMOVUPS Z23, 64(R8)
-	VMOVUPS Z24, 128(R8)
+	// runMean[row] = s26
+	VMOVUPS Z14, (R8)
+	VMOVUPS Z15, 64(R8)
+	VMOVUPS Z16, 128(R8)
 	VMOVUPS Z25, 192(R8)
 
-	// s21 = runVar[row]
-	VMOVUPS (R9), Z12
-	VMOVUPS 64(R9), Z23
-	VMOVUPS 128(R9), Z24
+	// s27 = runVar[row]
+	VMOVUPS (R9), Z14
+	VMOVUPS 64(R9), Z15
+	VMOVUPS 128(R9), Z16
 	VMOVUPS 192(R9), Z25
 
-	// s22 = s12 mul s21
-	VMULPS Z12, Z21, Z12
-	VMULPS Z23, Z21, Z23
-	VMULPS Z24, Z21, Z24
-	VMULPS Z25, Z21, Z21
+	// s28 = s18 mul s27
+	VMULPS Z14, Z9, Z14
+	VMULPS Z15, Z9, Z15
+	VMULPS Z16, Z9, Z16
+	VMULPS Z25, Z9, Z9
 
-	// s23 = s13 mul s16
-	VMULPS Z9, Z22, Z9
-	VMULPS Z10, Z22, Z10
-	VMULPS Z11, Z22, Z11
-	VMULPS Z8, Z22, Z8
+	// s29 = s19 mul s22
+	VMULPS Z11, Z10, Z11
+	VMULPS Z12, Z10, Z12
+	VMULPS Z13, Z10, Z13
+	VMULPS Z8, Z10, Z8
 
-	// s24 = s22 add s23
-	VADDPS Z9, Z12, Z9
-	VADDPS Z10, Z23, Z10
-	VADDPS Z11, Z24, Z11
-	VADDPS Z8, Z21, Z8
+	// s30 = s28 add s29
+	VADDPS Z11, Z14, Z10
+	VADDPS Z12, Z15, Z11
+	VADDPS Z13, Z16, Z12
+	VADDPS Z8, Z9, Z8
 
-	// runVar[row] = s24
-	VMOVUPS Z9, (R9)
-	VMOVUPS Z10, 64(R9)
-	VMOVUPS Z11, 128(R9)
+	// runVar[row] = s30
+	VMOVUPS Z10, (R9)
+	VMOVUPS Z11, 64(R9)
+	VMOVUPS Z12, 128(R9)
 	VMOVUPS Z8, 192(R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVUPS (SI), Z8
 	VMOVUPS 64(SI), Z9
 	VMOVUPS 128(SI), Z10
 	VMOVUPS 192(SI), Z11
 
-	// s26 = s10 mul s25
-	VMULPS Z8, Z14, Z8
-	VMULPS Z9, Z15, Z9
-	VMULPS Z10, Z16, Z10
-	VMULPS Z11, Z13, Z11
+	// s32 = s14 mul s31
+	VMULPS Z8, Z18, Z8
+	VMULPS Z9, Z19, Z9
+	VMULPS Z10, Z20, Z10
+	VMULPS Z11, Z17, Z11
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVUPS (DI), Z12
-	VMOVUPS 64(DI), Z21
-	VMOVUPS 128(DI), Z22
-	VMOVUPS 192(DI), Z23
+	VMOVUPS 64(DI), Z13
+	VMOVUPS 128(DI), Z14
+	VMOVUPS 192(DI), Z15
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 gloop2:
-	VMOVUPS (BX)(R14*1), Z24
-	VSUBPS  Z0, Z24, Z24
-	VSUBPS  Z4, Z24, Z24
-	VMULPS  Z8, Z24, Z24
-	VADDPS  Z12, Z24, Z24
-	VMOVUPS Z24, (AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Z24
-	VSUBPS  Z1, Z24, Z24
-	VSUBPS  Z5, Z24, Z24
-	VMULPS  Z9, Z24, Z24
-	VADDPS  Z21, Z24, Z24
-	VMOVUPS Z24, 64(AX)(R14*1)
-	VMOVUPS 128(BX)(R14*1), Z24
-	VSUBPS  Z2, Z24, Z24
-	VSUBPS  Z6, Z24, Z24
-	VMULPS  Z10, Z24, Z24
-	VADDPS  Z22, Z24, Z24
-	VMOVUPS Z24, 128(AX)(R14*1)
-	VMOVUPS 192(BX)(R14*1), Z24
-	VSUBPS  Z3, Z24, Z24
-	VSUBPS  Z7, Z24, Z24
-	VMULPS  Z11, Z24, Z24
-	VADDPS  Z23, Z24, Z24
-	VMOVUPS Z24, 192(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
 
-	// mean[row] = s11
-	VMOVUPS Z17, (CX)
-	VMOVUPS Z18, 64(CX)
-	VMOVUPS Z19, 128(CX)
-	VMOVUPS Z20, 192(CX)
+	// mean[row] = s16
+	VMOVUPS Z21, (CX)
+	VMOVUPS Z22, 64(CX)
+	VMOVUPS Z23, 128(CX)
+	VMOVUPS Z24, 192(CX)
 
-	// rstd[row] = s10
-	VMOVUPS Z14, (DX)
-	VMOVUPS Z15, 64(DX)
-	VMOVUPS Z16, 128(DX)
-	VMOVUPS Z13, 192(DX)
+	// rstd[row] = s14
+	VMOVUPS Z18, (DX)
+	VMOVUPS Z19, 64(DX)
+	VMOVUPS Z20, 128(DX)
+	VMOVUPS Z17, 192(DX)
 	ADDQ    $+256, AX
 	ADDQ    $+256, CX
 	ADDQ    $+256, DX
@@ -10450,8 +12065,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10459,9 +12074,9 @@ block:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Z4
-	VSUBPS  Z0, Z4, Z4
-	VADDPS  Z4, Z1, Z1
+	VMOVUPS (BX)(R14*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -10470,14 +12085,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R13
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -10487,8 +12103,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10501,10 +12117,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10512,10 +12131,11 @@ bloop0end:
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS     (BX)(R14*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -10526,12 +12146,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R13
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 bloop1next:
 	ADDQ    $+64, R15
@@ -10541,128 +12167,146 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z4
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z5
+
+	// s9 = s7 sub s8
+	VSUBPS Z5, Z4, Z4
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X4
-	VBROADCASTSS X4, Z4
-
-	// s7 = s5 add s6
-	VADDPS Z4, Z3, Z4
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-	MOVL         $0x15f79688, R13
+
+	// s11 = s9 add s10
+	VADDPS Z5, Z4, Z5
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
-	VCMPPS       $0x16, Z5, Z4, K1
-	VCMPPS       $0x19, Z6, Z4, K2
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
+	VCMPPS       $0x16, Z6, Z5, K1
+	VCMPPS       $0x19, Z7, Z5, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Z5
-
-	// s9 = sqrt s7
-	VSQRTPS Z4, Z4
-
-	// s10 = s8 div s9
-	VDIVPS Z4, Z5, Z4
-
-	// s11 = s0 add s3
-	VADDPS Z1, Z0, Z5
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Z5, Z5
+
+	// s14 = s12 div s13
+	VDIVPS Z5, Z6, Z5
+
+	// s15 = s0 add s3
+	VADDPS Z1, Z0, Z6
+
+	// s16 = s15 add s5
+	VADDPS Z3, Z6, Z6
+
+	// s17 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Z3
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Z7
 
-	// s14 = 1
+	// s20 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Z8
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBPS Z2, Z8, Z2
 
-	// s16 = s5 div s15
-	VDIVPS Z2, Z3, Z2
+	// s22 = s9 div s21
+	VDIVPS Z2, Z4, Z2
 
-	// s17 = runMean[row]
-	VMOVUPS (R8), Z3
+	// s23 = runMean[row]
+	VMOVUPS (R8), Z4
 
-	// s18 = s12 mul s17
-	VMULPS Z3, Z6, Z3
+	// s24 = s18 mul s23
+	VMULPS Z4, Z3, Z4
 
-	// s19 = s13 mul s11
-	VMULPS Z5, Z7, Z8
+	// s25 = s19 mul s16
+	VMULPS Z6, Z7, Z8
 
-	// s20 = s18 add s19
-	VADDPS Z8, Z3, Z3
+	// s26 = s24 add s25
+	VADDPS Z8, Z4, Z4
 
-	// runMean[row] = s20
-	VMOVUPS Z3, (R8)
+	// runMean[row] = s26
+	VMOVUPS Z4, (R8)
 
-	// s21 = runVar[row]
-	VMOVUPS (R9), Z3
+	// s27 = runVar[row]
+	VMOVUPS (R9), Z4
 
-	// s22 = s12 mul s21
-	VMULPS Z3, Z6, Z3
+	// s28 = s18 mul s27
+	VMULPS Z4, Z3, Z3
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULPS Z2, Z7, Z2
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMOVUPS Z2, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVUPS (SI), Z2
 
-	// s26 = s10 mul s25
-	VMULPS Z2, Z4, Z2
+	// s32 = s14 mul s31
+	VMULPS Z2, Z5, Z2
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVUPS (DI), Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop2:
-	VMOVUPS (BX)(R14*1), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
 
-	// mean[row] = s11
-	VMOVUPS Z5, (CX)
+	// mean[row] = s16
+	VMOVUPS Z6, (CX)
 
-	// rstd[row] = s10
-	VMOVUPS Z4, (DX)
+	// rstd[row] = s14
+	VMOVUPS Z5, (DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -10690,8 +12334,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10699,9 +12343,9 @@ tail:
 	CMOVQGT R11, R15
 
 tloop0:
-	VMOVUPS.Z (BX)(R14*1), K1, Z4
-	VSUBPS    Z0, Z4, Z4
-	VADDPS    Z4, Z1, Z1
+	VMOVUPS.Z (BX)(R14*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R13
 	ADDQ      R12, R14
 	CMPQ      R13, R15
@@ -10710,14 +12354,15 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R13
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -10727,8 +12372,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -10741,10 +12386,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10752,10 +12400,11 @@ tloop0end:
 	CMOVQGT R11, R15
 
 tloop1:
-	VMOVUPS.Z   (BX)(R14*1), K1, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS.Z   (BX)(R14*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -10766,12 +12415,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R13
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -10781,128 +12436,146 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z4
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z5
+
+	// s9 = s7 sub s8
+	VSUBPS Z5, Z4, Z4
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X4
-	VBROADCASTSS X4, Z4
-
-	// s7 = s5 add s6
-	VADDPS Z4, Z3, Z4
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-	MOVL         $0x15f79688, R13
+
+	// s11 = s9 add s10
+	VADDPS Z5, Z4, Z5
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
-	VCMPPS       $0x16, Z5, Z4, K1, K2
-	VCMPPS       $0x19, Z6, Z4, K1, K3
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
+	VCMPPS       $0x16, Z6, Z5, K1, K2
+	VCMPPS       $0x19, Z7, Z5, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R10
-	VMOVD        R10, X5
-	VBROADCASTSS X5, Z5
-
-	// s9 = sqrt s7
-	VSQRTPS Z4, Z4
-
-	// s10 = s8 div s9
-	VDIVPS Z4, Z5, Z4
-
-	// s11 = s0 add s3
-	VADDPS Z1, Z0, Z5
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R10
 	VMOVD        R10, X6
 	VBROADCASTSS X6, Z6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Z5, Z5
+
+	// s14 = s12 div s13
+	VDIVPS Z5, Z6, Z5
+
+	// s15 = s0 add s3
+	VADDPS Z1, Z0, Z6
+
+	// s16 = s15 add s5
+	VADDPS Z3, Z6, Z6
+
+	// s17 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R10
+	VMOVD        R10, X3
+	VBROADCASTSS X3, Z3
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Z7
 
-	// s14 = 1
+	// s20 = 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Z8
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBPS Z2, Z8, Z2
 
-	// s16 = s5 div s15
-	VDIVPS Z2, Z3, Z2
+	// s22 = s9 div s21
+	VDIVPS Z2, Z4, Z2
 
-	// s17 = runMean[row]
-	VMOVUPS.Z (R8), K1, Z3
+	// s23 = runMean[row]
+	VMOVUPS.Z (R8), K1, Z4
 
-	// s18 = s12 mul s17
-	VMULPS Z3, Z6, Z3
+	// s24 = s18 mul s23
+	VMULPS Z4, Z3, Z4
 
-	// s19 = s13 mul s11
-	VMULPS Z5, Z7, Z8
+	// s25 = s19 mul s16
+	VMULPS Z6, Z7, Z8
 
-	// s20 = s18 add s19
-	VADDPS Z8, Z3, Z3
+	// s26 = s24 add s25
+	VADDPS Z8, Z4, Z4
 
-	// runMean[row] = s20
-	VMOVUPS Z3, K1, (R8)
+	// runMean[row] = s26
+	VMOVUPS Z4, K1, (R8)
 
-	// s21 = runVar[row]
-	VMOVUPS.Z (R9), K1, Z3
+	// s27 = runVar[row]
+	VMOVUPS.Z (R9), K1, Z4
 
-	// s22 = s12 mul s21
-	VMULPS Z3, Z6, Z3
+	// s28 = s18 mul s27
+	VMULPS Z4, Z3, Z3
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULPS Z2, Z7, Z2
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMOVUPS Z2, K1, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVUPS.Z (SI), K1, Z2
 
-	// s26 = s10 mul s25
-	VMULPS Z2, Z4, Z2
+	// s32 = s14 mul s31
+	VMULPS Z2, Z5, Z2
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVUPS.Z (DI), K1, Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ SI, SI
 	XORQ DI, DI
 
 tloop2:
-	VMOVUPS.Z (BX)(DI*1), K1, Z6
-	VSUBPS    Z0, Z6, Z6
-	VSUBPS    Z1, Z6, Z6
-	VMULPS    Z2, Z6, Z6
-	VADDPS    Z3, Z6, Z6
-	VMOVUPS   Z6, K1, (AX)(DI*1)
+	VMOVUPS.Z (BX)(DI*1), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VSUBPS    Z1, Z4, Z4
+	VMULPS    Z2, Z4, Z4
+	VADDPS    Z3, Z4, Z4
+	VMOVUPS   Z4, K1, (AX)(DI*1)
 	INCQ      SI
 	ADDQ      R12, DI
 	CMPQ      SI, R11
 	JB        tloop2
 
-	// mean[row] = s11
-	VMOVUPS Z5, K1, (CX)
+	// mean[row] = s16
+	VMOVUPS Z6, K1, (CX)
 
-	// rstd[row] = s10
-	VMOVUPS Z4, K1, (DX)
+	// rstd[row] = s14
+	VMOVUPS Z5, K1, (DX)
 	XORQ    R10, R10
 
 done:
@@ -10914,7 +12587,7 @@ done:
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2BatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
+TEXT ·avx2BatchNormTrainColumnsAny(SB), NOSPLIT, $128-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -10939,10 +12612,10 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -10950,12 +12623,12 @@ group:
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y2, Y2
-	VMOVUPS 32(BX)(R14*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y3, Y3
+	VMOVUPS (BX)(R14*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(BX)(R14*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -10964,18 +12637,20 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y6, Y6
+	VADDPS Y2, Y4, Y4
 	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y7, Y7
+	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
 	TESTQ  $+4095, R13
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y4, Y4
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y5, Y5
-	VXORPS Y7, Y7, Y7
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
 
 gloop0next:
 	ADDQ    $+64, R15
@@ -10985,10 +12660,10 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y6, Y6
-	VADDPS Y6, Y2, Y2
-	VADDPS Y5, Y7, Y7
-	VADDPS Y7, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11002,13 +12677,19 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y5, (SP)
+	VMOVUPS Y6, 32(SP)
+	VMOVUPS Y7, 64(SP)
+	VMOVUPS Y8, 96(SP)
 	VXORPS  Y9, Y9, Y9
 	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -11016,14 +12697,16 @@ gloop0end:
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y2, Y11, Y11
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(BX)(R14*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y3, Y11, Y11
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (BX)(R14*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(BX)(R14*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -11036,14 +12719,26 @@ gloop1:
 	VXORPS Y5, Y5, Y5
 	VADDPS Y6, Y10, Y10
 	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y11, Y11
+	VXORPS Y7, Y7, Y7
+	VADDPS Y8, Y12, Y12
+	VXORPS Y8, Y8, Y8
 	TESTQ  $+4095, R13
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y9, Y7, Y7
-	VXORPS Y9, Y9, Y9
-	VADDPS Y10, Y8, Y8
-	VXORPS Y10, Y10, Y10
+	VADDPS  (SP), Y9, Y9
+	VMOVUPS Y9, (SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  32(SP), Y10, Y10
+	VMOVUPS Y10, 32(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  64(SP), Y11, Y11
+	VMOVUPS Y11, 64(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  96(SP), Y12, Y12
+	VMOVUPS Y12, 96(SP)
+	VXORPS  Y12, Y12, Y12
 
 gloop1next:
 	ADDQ    $+64, R15
@@ -11053,163 +12748,188 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y7, Y9, Y9
+	VADDPS (SP), Y9, Y9
 	VADDPS Y9, Y5, Y5
-	VADDPS Y8, Y10, Y10
+	VADDPS 32(SP), Y10, Y10
 	VADDPS Y10, Y6, Y6
+	VADDPS 64(SP), Y11, Y11
+	VADDPS Y11, Y7, Y7
+	VADDPS 96(SP), Y12, Y12
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y8
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y9
+	VMULPS Y6, Y6, Y10
+
+	// s9 = s7 sub s8
+	VSUBPS Y9, Y7, Y7
+	VSUBPS Y10, Y8, Y8
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
-
-	// s7 = s5 add s6
-	VADDPS Y7, Y5, Y8
-	VADDPS Y7, Y6, Y7
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X9
 	VBROADCASTSS X9, Y9
+
+	// s11 = s9 add s10
+	VADDPS Y9, Y7, Y10
+	VADDPS Y9, Y8, Y9
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X11
+	VBROADCASTSS X11, Y11
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X10
-	VBROADCASTSS X10, Y10
-	VCMPPS       $0x16, Y9, Y8, Y11
-	VCMPPS       $0x19, Y10, Y8, Y12
+	VMOVD        R13, X12
+	VBROADCASTSS X12, Y12
+	VCMPPS       $0x16, Y11, Y10, Y13
+	VCMPPS       $0x19, Y12, Y10, Y14
+	VORPS        Y14, Y13, Y13
+	VTESTPS      Y13, Y13
+	JNE          blocks
+	VCMPPS       $0x16, Y11, Y9, Y11
+	VCMPPS       $0x19, Y12, Y9, Y12
 	VORPS        Y12, Y11, Y11
 	VTESTPS      Y11, Y11
 	JNE          blocks
-	VCMPPS       $0x16, Y9, Y7, Y9
-	VCMPPS       $0x19, Y10, Y7, Y10
-	VORPS        Y10, Y9, Y9
-	VTESTPS      Y9, Y9
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X9
-	VBROADCASTSS X9, Y9
-
-	// s9 = sqrt s7
-	VSQRTPS Y8, Y8
-	VSQRTPS Y7, Y7
-
-	// s10 = s8 div s9
-	VDIVPS Y8, Y9, Y8
-	VDIVPS Y7, Y9, Y7
-
-	// s11 = s0 add s3
-	VADDPS Y2, Y0, Y9
-	VADDPS Y3, Y1, Y10
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R13
 	VMOVD        R13, X11
 	VBROADCASTSS X11, Y11
 
-	// s13 = 0.1
-	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
+	// s13 = sqrt s11
+	VSQRTPS Y10, Y10
+	VSQRTPS Y9, Y9
 
-	// s14 = 1
+	// s14 = s12 div s13
+	VDIVPS Y10, Y11, Y10
+	VDIVPS Y9, Y11, Y9
+
+	// s15 = s0 add s3
+	VADDPS Y2, Y0, Y11
+	VADDPS Y3, Y1, Y12
+
+	// s16 = s15 add s5
+	VADDPS Y5, Y11, Y11
+	VADDPS Y6, Y12, Y12
+
+	// s17 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Y5
+
+	// s19 = 0.1
+	MOVL         $0x3dcccccd, R13
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Y6
+
+	// s20 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X13
 	VBROADCASTSS X13, Y13
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBPS Y4, Y13, Y4
 
-	// s16 = s5 div s15
-	VDIVPS Y4, Y5, Y5
-	VDIVPS Y4, Y6, Y4
+	// s22 = s9 div s21
+	VDIVPS Y4, Y7, Y7
+	VDIVPS Y4, Y8, Y4
 
-	// s17 = runMean[row]
-	VMOVUPS (R8), Y6
+	// s23 = runMean[row]
+	VMOVUPS (R8), Y8
 	VMOVUPS 32(R8), Y13
 
-	// s18 = s12 mul s17
-	VMULPS Y6, Y11, Y6
-	VMULPS Y13, Y11, Y13
+	// s24 = s18 mul s23
+	VMULPS Y8, Y5, Y8
+	VMULPS Y13, Y5, Y13
 
-	// s19 = s13 mul s11
-	VMULPS Y9, Y12, Y14
-	VMULPS Y10, Y12, Y15
+	// s25 = s19 mul s16
+	VMULPS Y11, Y6, Y14
+	VMULPS Y12, Y6, Y15
 
-	// s20 = s18 add s19
-	VADDPS Y14, Y6, Y6
+	// s26 = s24 add s25
+	VADDPS Y14, Y8, Y8
 	VADDPS Y15, Y13, Y13
 
-	// runMean[row] = s20
-	VMOVUPS Y6, (R8)
+	// runMean[row] = s26
+	VMOVUPS Y8, (R8)
 	VMOVUPS Y13, 32(R8)
 
-	// s21 = runVar[row]
-	VMOVUPS (R9), Y6
+	// s27 = runVar[row]
+	VMOVUPS (R9), Y8
 	VMOVUPS 32(R9), Y13
 
-	// s22 = s12 mul s21
-	VMULPS Y6, Y11, Y6
-	VMULPS Y13, Y11, Y11
+	// s28 = s18 mul s27
+	VMULPS Y8, Y5, Y8
+	VMULPS Y13, Y5, Y5
 
-	// s23 = s13 mul s16
-	VMULPS Y5, Y12, Y5
-	VMULPS Y4, Y12, Y4
+	// s29 = s19 mul s22
+	VMULPS Y7, Y6, Y7
+	VMULPS Y4, Y6, Y4
 
-	// s24 = s22 add s23
-	VADDPS Y5, Y6, Y5
-	VADDPS Y4, Y11, Y4
+	// s30 = s28 add s29
+	VADDPS Y7, Y8, Y6
+	VADDPS Y4, Y5, Y4
 
-	// runVar[row] = s24
-	VMOVUPS Y5, (R9)
+	// runVar[row] = s30
+	VMOVUPS Y6, (R9)
 	VMOVUPS Y4, 32(R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVUPS (SI), Y4
 	VMOVUPS 32(SI), Y5
 
-	// s26 = s10 mul s25
-	VMULPS Y4, Y8, Y4
-	VMULPS Y5, Y7, Y5
+	// s32 = s14 mul s31
+	VMULPS Y4, Y10, Y4
+	VMULPS Y5, Y9, Y5
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVUPS (DI), Y6
-	VMOVUPS 32(DI), Y11
+	VMOVUPS 32(DI), Y7
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 gloop2:
-	VMOVUPS (BX)(R14*1), Y12
-	VSUBPS  Y0, Y12, Y12
-	VSUBPS  Y2, Y12, Y12
-	VMULPS  Y4, Y12, Y12
-	VADDPS  Y6, Y12, Y12
-	VMOVUPS Y12, (AX)(R14*1)
-	VMOVUPS 32(BX)(R14*1), Y12
-	VSUBPS  Y1, Y12, Y12
-	VSUBPS  Y3, Y12, Y12
-	VMULPS  Y5, Y12, Y12
-	VADDPS  Y11, Y12, Y12
-	VMOVUPS Y12, 32(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VSUBPS  Y2, Y8, Y8
+	VMULPS  Y4, Y8, Y8
+	VADDPS  Y6, Y8, Y8
+	VMOVUPS Y8, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VSUBPS  Y3, Y8, Y8
+	VMULPS  Y5, Y8, Y8
+	VADDPS  Y7, Y8, Y8
+	VMOVUPS Y8, 32(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
 
-	// mean[row] = s11
-	VMOVUPS Y9, (CX)
-	VMOVUPS Y10, 32(CX)
+	// mean[row] = s16
+	VMOVUPS Y11, (CX)
+	VMOVUPS Y12, 32(CX)
 
-	// rstd[row] = s10
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y7, 32(DX)
+	// rstd[row] = s14
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y9, 32(DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -11233,8 +12953,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -11242,9 +12962,9 @@ block:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y1, Y1
+	VMOVUPS (BX)(R14*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -11253,14 +12973,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y3, Y3
+	VADDPS Y1, Y2, Y2
 	VXORPS Y1, Y1, Y1
 	TESTQ  $+4095, R13
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y3, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -11270,8 +12991,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y2, Y3, Y3
-	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y2, Y2
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11284,10 +13005,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -11295,10 +13019,11 @@ bloop0end:
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y1, Y6, Y6
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (BX)(R14*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -11309,12 +13034,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
 	TESTQ  $+4095, R13
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y5, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VADDPS  (SP), Y5, Y5
+	VMOVUPS Y5, (SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
 
 bloop1next:
 	ADDQ    $+64, R15
@@ -11324,129 +13055,147 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y5, Y5
+	VADDPS (SP), Y5, Y5
 	VADDPS Y5, Y3, Y3
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y4, Y4
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y4
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R13
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y4, Y5
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y4, Y5
-	VCMPPS       $0x19, Y6, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y5, Y5
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y6
+	VCMPPS       $0x19, Y7, Y5, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
-
-	// s9 = sqrt s7
-	VSQRTPS Y4, Y4
-
-	// s10 = s8 div s9
-	VDIVPS Y4, Y5, Y4
-
-	// s11 = s0 add s3
-	VADDPS Y1, Y0, Y5
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Y5, Y5
+
+	// s14 = s12 div s13
+	VDIVPS Y5, Y6, Y5
+
+	// s15 = s0 add s3
+	VADDPS Y1, Y0, Y6
+
+	// s16 = s15 add s5
+	VADDPS Y3, Y6, Y6
+
+	// s17 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Y3
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
 
-	// s14 = 1
+	// s20 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Y8
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBPS Y2, Y8, Y2
 
-	// s16 = s5 div s15
-	VDIVPS Y2, Y3, Y2
+	// s22 = s9 div s21
+	VDIVPS Y2, Y4, Y2
 
-	// s17 = runMean[row]
-	VMOVUPS (R8), Y3
+	// s23 = runMean[row]
+	VMOVUPS (R8), Y4
 
-	// s18 = s12 mul s17
-	VMULPS Y3, Y6, Y3
+	// s24 = s18 mul s23
+	VMULPS Y4, Y3, Y4
 
-	// s19 = s13 mul s11
-	VMULPS Y5, Y7, Y8
+	// s25 = s19 mul s16
+	VMULPS Y6, Y7, Y8
 
-	// s20 = s18 add s19
-	VADDPS Y8, Y3, Y3
+	// s26 = s24 add s25
+	VADDPS Y8, Y4, Y4
 
-	// runMean[row] = s20
-	VMOVUPS Y3, (R8)
+	// runMean[row] = s26
+	VMOVUPS Y4, (R8)
 
-	// s21 = runVar[row]
-	VMOVUPS (R9), Y3
+	// s27 = runVar[row]
+	VMOVUPS (R9), Y4
 
-	// s22 = s12 mul s21
-	VMULPS Y3, Y6, Y3
+	// s28 = s18 mul s27
+	VMULPS Y4, Y3, Y3
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULPS Y2, Y7, Y2
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDPS Y2, Y3, Y2
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMOVUPS Y2, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMOVUPS (SI), Y2
 
-	// s26 = s10 mul s25
-	VMULPS Y2, Y4, Y2
+	// s32 = s14 mul s31
+	VMULPS Y2, Y5, Y2
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMOVUPS (DI), Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop2:
-	VMOVUPS (BX)(R14*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
 
-	// mean[row] = s11
-	VMOVUPS Y5, (CX)
+	// mean[row] = s16
+	VMOVUPS Y6, (CX)
 
-	// rstd[row] = s10
-	VMOVUPS Y4, (DX)
+	// rstd[row] = s14
+	VMOVUPS Y5, (DX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -11476,8 +13225,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -11485,9 +13234,9 @@ tail:
 	CMOVQGT R11, R15
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y5
-	VSUBPS     Y1, Y5, Y5
-	VADDPS     Y5, Y2, Y2
+	VMASKMOVPS (BX)(R14*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R13
 	ADDQ       R12, R14
 	CMPQ       R13, R15
@@ -11496,14 +13245,15 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
+	VADDPS Y2, Y3, Y3
 	VXORPS Y2, Y2, Y2
 	TESTQ  $+4095, R13
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y4, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VADDPS  (SP), Y3, Y3
+	VMOVUPS Y3, (SP)
+	VXORPS  Y3, Y3, Y3
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -11513,8 +13263,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y3, Y4, Y4
-	VADDPS Y4, Y2, Y2
+	VADDPS (SP), Y3, Y3
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -11527,10 +13277,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -11538,10 +13291,11 @@ tloop0end:
 	CMOVQGT R11, R15
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (BX)(R14*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -11552,12 +13306,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y4, Y6, Y6
 	VXORPS Y4, Y4, Y4
+	VADDPS Y5, Y7, Y7
+	VXORPS Y5, Y5, Y5
 	TESTQ  $+4095, R13
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  32(SP), Y7, Y7
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y7, Y7, Y7
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -11567,129 +13327,147 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y5, Y6, Y6
+	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y4, Y4
+	VADDPS 32(SP), Y7, Y7
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y5
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y6
+
+	// s9 = s7 sub s8
+	VSUBPS Y6, Y5, Y5
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
-
-	// s7 = s5 add s6
-	VADDPS Y5, Y4, Y5
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
-	MOVL         $0x15f79688, R13
+
+	// s11 = s9 add s10
+	VADDPS Y6, Y5, Y6
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y6
-	VCMPPS       $0x19, Y7, Y5, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y0, Y6
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X8
+	VBROADCASTSS X8, Y8
+	VCMPPS       $0x16, Y7, Y6, Y7
+	VCMPPS       $0x19, Y8, Y6, Y8
+	VORPS        Y8, Y7, Y7
+	VTESTPS      Y0, Y7
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R10
-	VMOVD        R10, X6
-	VBROADCASTSS X6, Y6
-
-	// s9 = sqrt s7
-	VSQRTPS Y5, Y5
-
-	// s10 = s8 div s9
-	VDIVPS Y5, Y6, Y5
-
-	// s11 = s0 add s3
-	VADDPS Y2, Y1, Y6
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Y7
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Y6, Y6
+
+	// s14 = s12 div s13
+	VDIVPS Y6, Y7, Y6
+
+	// s15 = s0 add s3
+	VADDPS Y2, Y1, Y7
+
+	// s16 = s15 add s5
+	VADDPS Y4, Y7, Y7
+
+	// s17 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R10
+	VMOVD        R10, X4
+	VBROADCASTSS X4, Y4
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Y8
 
-	// s14 = 1
+	// s20 = 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X9
 	VBROADCASTSS X9, Y9
 
-	// s15 = s14 sub s2
+	// s21 = s20 sub s2
 	VSUBPS Y3, Y9, Y3
 
-	// s16 = s5 div s15
-	VDIVPS Y3, Y4, Y3
+	// s22 = s9 div s21
+	VDIVPS Y3, Y5, Y3
 
-	// s17 = runMean[row]
-	VMASKMOVPS (R8), Y0, Y4
+	// s23 = runMean[row]
+	VMASKMOVPS (R8), Y0, Y5
 
-	// s18 = s12 mul s17
-	VMULPS Y4, Y7, Y4
+	// s24 = s18 mul s23
+	VMULPS Y5, Y4, Y5
 
-	// s19 = s13 mul s11
-	VMULPS Y6, Y8, Y9
+	// s25 = s19 mul s16
+	VMULPS Y7, Y8, Y9
 
-	// s20 = s18 add s19
-	VADDPS Y9, Y4, Y4
+	// s26 = s24 add s25
+	VADDPS Y9, Y5, Y5
 
-	// runMean[row] = s20
-	VMASKMOVPS Y4, Y0, (R8)
+	// runMean[row] = s26
+	VMASKMOVPS Y5, Y0, (R8)
 
-	// s21 = runVar[row]
-	VMASKMOVPS (R9), Y0, Y4
+	// s27 = runVar[row]
+	VMASKMOVPS (R9), Y0, Y5
 
-	// s22 = s12 mul s21
-	VMULPS Y4, Y7, Y4
+	// s28 = s18 mul s27
+	VMULPS Y5, Y4, Y4
 
-	// s23 = s13 mul s16
+	// s29 = s19 mul s22
 	VMULPS Y3, Y8, Y3
 
-	// s24 = s22 add s23
+	// s30 = s28 add s29
 	VADDPS Y3, Y4, Y3
 
-	// runVar[row] = s24
+	// runVar[row] = s30
 	VMASKMOVPS Y3, Y0, (R9)
 
-	// s25 = gain[row]
+	// s31 = gain[row]
 	VMASKMOVPS (SI), Y0, Y3
 
-	// s26 = s10 mul s25
-	VMULPS Y3, Y5, Y3
+	// s32 = s14 mul s31
+	VMULPS Y3, Y6, Y3
 
-	// s27 = bias[row]
+	// s33 = bias[row]
 	VMASKMOVPS (DI), Y0, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s26 v6=mul[4 5] v7=s27 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	XORQ SI, SI
 	XORQ DI, DI
 
 tloop2:
-	VMASKMOVPS (BX)(DI*1), Y0, Y7
-	VSUBPS     Y1, Y7, Y7
-	VSUBPS     Y2, Y7, Y7
-	VMULPS     Y3, Y7, Y7
-	VADDPS     Y4, Y7, Y7
-	VMASKMOVPS Y7, Y0, (AX)(DI*1)
+	VMASKMOVPS (BX)(DI*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VSUBPS     Y2, Y5, Y5
+	VMULPS     Y3, Y5, Y5
+	VADDPS     Y4, Y5, Y5
+	VMASKMOVPS Y5, Y0, (AX)(DI*1)
 	INCQ       SI
 	ADDQ       R12, DI
 	CMPQ       SI, R11
 	JB         tloop2
 
-	// mean[row] = s11
-	VMASKMOVPS Y6, Y0, (CX)
+	// mean[row] = s16
+	VMASKMOVPS Y7, Y0, (CX)
 
-	// rstd[row] = s10
-	VMASKMOVPS Y5, Y0, (DX)
+	// rstd[row] = s14
+	VMASKMOVPS Y6, Y0, (DX)
 	XORQ       R10, R10
 
 done:
@@ -11808,13 +13586,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -11824,22 +13606,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -11851,10 +13637,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -11862,10 +13649,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (CX)(R11*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	MOVQ  segstride+72(FP), R11
@@ -11892,87 +13680,115 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X3
+	// s11 = s9 add s10
+	VADDSS X4, X2, X4
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X3
+	VMOVD    R10, X5
+	VUCOMISS X5, X4
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X3, X4
+	VMOVD    R10, X5
+	VUCOMISS X4, X5
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
-
-	// s9 = sqrt s7
-	VSQRTSS X3, X3, X3
-
-	// s10 = s8 div s9
-	VDIVSS X3, X4, X3
-
-	// s11 = s0 add s3
-	VADDSS X1, X0, X4
-
-	// s12 = 0.9
-	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTSS X4, X4, X4
+
+	// s14 = s12 div s13
+	VDIVSS X4, X5, X4
+
+	// s15 = s0 add s3
+	VADDSS X1, X0, X5
+
+	// s16 = s15 add s5
+	VADDSS X3, X5, X5
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// s18 = 0.9
+	MOVL  $0x3f666666, R10
+	VMOVD R10, X3
+
+	// s19 = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMOVSS (SI), X7
 
-	// s15 = s12 mul s14
-	VMULSS X7, X5, X7
+	// s21 = s18 mul s20
+	VMULSS X7, X3, X7
 
-	// s16 = s13 mul s11
-	VMULSS X4, X6, X4
+	// s22 = s19 mul s16
+	VMULSS X5, X6, X5
 
-	// s17 = s15 add s16
-	VADDSS X4, X7, X4
+	// s23 = s21 add s22
+	VADDSS X5, X7, X5
 
-	// runMean[row] = s17
-	VMOVSS X4, (SI)
+	// runMean[row] = s23
+	VMOVSS X5, (SI)
 
-	// s18 = runVar[row]
-	VMOVSS (DI), X4
+	// s24 = runVar[row]
+	VMOVSS (DI), X5
 
-	// s19 = s12 mul s18
-	VMULSS X4, X5, X4
+	// s25 = s18 mul s24
+	VMULSS X5, X3, X3
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULSS X2, X6, X2
 
-	// s21 = s19 add s20
-	VADDSS X2, X4, X2
+	// s27 = s25 add s26
+	VADDSS X2, X3, X2
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMOVSS X2, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVSS (DX), X2
 
-	// s23 = s10 mul s22
-	VMULSS X2, X3, X2
+	// s29 = s14 mul s28
+	VMULSS X2, X4, X2
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVSS (BX), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -12181,7 +13997,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -12189,6 +14005,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -12198,22 +14019,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(CX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(CX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(CX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -12225,10 +14050,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -12238,10 +14064,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (CX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
@@ -12270,87 +14097,114 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X3
+	// s11 = s9 add s10
+	VADDSS X4, X2, X4
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X3
+	VMOVD    R10, X5
+	VUCOMISS X5, X4
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X3, X4
+	VMOVD    R10, X5
+	VUCOMISS X4, X5
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
-
-	// s9 = sqrt s7
-	VSQRTSS X3, X3, X3
-
-	// s10 = s8 div s9
-	VDIVSS X3, X4, X3
-
-	// s11 = s0 add s3
-	VADDSS X1, X0, X4
-
-	// s12 = 0.9
-	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTSS X4, X4, X4
+
+	// s14 = s12 div s13
+	VDIVSS X4, X5, X4
+
+	// s15 = s0 add s3
+	VADDSS X1, X0, X5
+
+	// s16 = s15 add s5
+	VADDSS X3, X5, X5
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// s18 = 0.9
+	MOVL  $0x3f666666, R10
+	VMOVD R10, X3
+
+	// s19 = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMOVSS (SI), X7
 
-	// s15 = s12 mul s14
-	VMULSS X7, X5, X7
+	// s21 = s18 mul s20
+	VMULSS X7, X3, X7
 
-	// s16 = s13 mul s11
-	VMULSS X4, X6, X4
+	// s22 = s19 mul s16
+	VMULSS X5, X6, X5
 
-	// s17 = s15 add s16
-	VADDSS X4, X7, X4
+	// s23 = s21 add s22
+	VADDSS X5, X7, X5
 
-	// runMean[row] = s17
-	VMOVSS X4, (SI)
+	// runMean[row] = s23
+	VMOVSS X5, (SI)
 
-	// s18 = runVar[row]
-	VMOVSS (DI), X4
+	// s24 = runVar[row]
+	VMOVSS (DI), X5
 
-	// s19 = s12 mul s18
-	VMULSS X4, X5, X4
+	// s25 = s18 mul s24
+	VMULSS X5, X3, X3
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULSS X2, X6, X2
 
-	// s21 = s19 add s20
-	VADDSS X2, X4, X2
+	// s27 = s25 add s26
+	VADDSS X2, X3, X2
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMOVSS X2, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVSS (DX), X2
 
-	// s23 = s10 mul s22
-	VMULSS X2, X3, X2
+	// s29 = s14 mul s28
+	VMULSS X2, X4, X2
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVSS (BX), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -12458,7 +14312,7 @@ done:
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
+TEXT ·avx512BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $512-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -12485,14 +14339,14 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
-	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -12500,18 +14354,18 @@ group:
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Z16
-	VSUBPS  Z0, Z16, Z16
-	VADDPS  Z16, Z4, Z4
-	VMOVUPS 64(CX)(R12*1), Z16
-	VSUBPS  Z1, Z16, Z16
-	VADDPS  Z16, Z5, Z5
-	VMOVUPS 128(CX)(R12*1), Z16
-	VSUBPS  Z2, Z16, Z16
-	VADDPS  Z16, Z6, Z6
-	VMOVUPS 192(CX)(R12*1), Z16
-	VSUBPS  Z3, Z16, Z16
-	VADDPS  Z16, Z7, Z7
+	VMOVUPS (CX)(R12*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -12520,26 +14374,30 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z12, Z12
+	VADDPS Z4, Z8, Z8
 	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z13, Z13
+	VADDPS Z5, Z9, Z9
 	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z14, Z14
+	VADDPS Z6, Z10, Z10
 	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z15, Z15
+	VADDPS Z7, Z11, Z11
 	VPXORD Z7, Z7, Z7
 	TESTQ  $+4095, R11
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z12, Z8, Z8
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z9, Z9
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z10, Z10
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z11, Z11
-	VPXORD Z15, Z15, Z15
+	VADDPS  (SP), Z8, Z8
+	VMOVUPS Z8, (SP)
+	VPXORD  Z8, Z8, Z8
+	VADDPS  64(SP), Z9, Z9
+	VMOVUPS Z9, 64(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  128(SP), Z10, Z10
+	VMOVUPS Z10, 128(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  192(SP), Z11, Z11
+	VMOVUPS Z11, 192(SP)
+	VPXORD  Z11, Z11, Z11
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -12549,14 +14407,14 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z8, Z12, Z12
-	VADDPS Z12, Z4, Z4
-	VADDPS Z9, Z13, Z13
-	VADDPS Z13, Z5, Z5
-	VADDPS Z10, Z14, Z14
-	VADDPS Z14, Z6, Z6
-	VADDPS Z11, Z15, Z15
-	VADDPS Z15, Z7, Z7
+	VADDPS (SP), Z8, Z8
+	VADDPS Z8, Z4, Z4
+	VADDPS 64(SP), Z9, Z9
+	VADDPS Z9, Z5, Z5
+	VADDPS 128(SP), Z10, Z10
+	VADDPS Z10, Z6, Z6
+	VADDPS 192(SP), Z11, Z11
+	VADDPS Z11, Z7, Z7
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -12572,7 +14430,7 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
@@ -12581,10 +14439,22 @@ gloop0end:
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
 	VPXORD  Z16, Z16, Z16
+	VMOVUPS Z9, (SP)
+	VMOVUPS Z10, 64(SP)
+	VMOVUPS Z11, 128(SP)
+	VMOVUPS Z12, 192(SP)
+	VMOVUPS Z13, 256(SP)
+	VMOVUPS Z14, 320(SP)
+	VMOVUPS Z15, 384(SP)
+	VMOVUPS Z16, 448(SP)
 	VPXORD  Z17, Z17, Z17
 	VPXORD  Z18, Z18, Z18
 	VPXORD  Z19, Z19, Z19
 	VPXORD  Z20, Z20, Z20
+	VPXORD  Z21, Z21, Z21
+	VPXORD  Z22, Z22, Z22
+	VPXORD  Z23, Z23, Z23
+	VPXORD  Z24, Z24, Z24
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -12592,22 +14462,26 @@ gloop0end:
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Z21
-	VSUBPS      Z0, Z21, Z21
-	VSUBPS      Z4, Z21, Z21
-	VFMADD231PS Z21, Z21, Z9
-	VMOVUPS     64(CX)(R12*1), Z21
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z5, Z21, Z21
-	VFMADD231PS Z21, Z21, Z10
-	VMOVUPS     128(CX)(R12*1), Z21
-	VSUBPS      Z2, Z21, Z21
-	VSUBPS      Z6, Z21, Z21
-	VFMADD231PS Z21, Z21, Z11
-	VMOVUPS     192(CX)(R12*1), Z21
-	VSUBPS      Z3, Z21, Z21
-	VSUBPS      Z7, Z21, Z21
-	VFMADD231PS Z21, Z21, Z12
+	VMOVUPS     (CX)(R12*1), Z25
+	VSUBPS      Z0, Z25, Z25
+	VSUBPS      Z4, Z25, Z25
+	VADDPS      Z25, Z9, Z9
+	VFMADD231PS Z25, Z25, Z13
+	VMOVUPS     64(CX)(R12*1), Z25
+	VSUBPS      Z1, Z25, Z25
+	VSUBPS      Z5, Z25, Z25
+	VADDPS      Z25, Z10, Z10
+	VFMADD231PS Z25, Z25, Z14
+	VMOVUPS     128(CX)(R12*1), Z25
+	VSUBPS      Z2, Z25, Z25
+	VSUBPS      Z6, Z25, Z25
+	VADDPS      Z25, Z11, Z11
+	VFMADD231PS Z25, Z25, Z15
+	VMOVUPS     192(CX)(R12*1), Z25
+	VSUBPS      Z3, Z25, Z25
+	VSUBPS      Z7, Z25, Z25
+	VADDPS      Z25, Z12, Z12
+	VFMADD231PS Z25, Z25, Z16
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -12624,18 +14498,42 @@ gloop1:
 	VPXORD Z11, Z11, Z11
 	VADDPS Z12, Z20, Z20
 	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z21, Z21
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z22, Z22
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z23, Z23
+	VPXORD Z15, Z15, Z15
+	VADDPS Z16, Z24, Z24
+	VPXORD Z16, Z16, Z16
 	TESTQ  $+4095, R11
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z17, Z13, Z13
-	VPXORD Z17, Z17, Z17
-	VADDPS Z18, Z14, Z14
-	VPXORD Z18, Z18, Z18
-	VADDPS Z19, Z15, Z15
-	VPXORD Z19, Z19, Z19
-	VADDPS Z20, Z16, Z16
-	VPXORD Z20, Z20, Z20
+	VADDPS  (SP), Z17, Z17
+	VMOVUPS Z17, (SP)
+	VPXORD  Z17, Z17, Z17
+	VADDPS  64(SP), Z18, Z18
+	VMOVUPS Z18, 64(SP)
+	VPXORD  Z18, Z18, Z18
+	VADDPS  128(SP), Z19, Z19
+	VMOVUPS Z19, 128(SP)
+	VPXORD  Z19, Z19, Z19
+	VADDPS  192(SP), Z20, Z20
+	VMOVUPS Z20, 192(SP)
+	VPXORD  Z20, Z20, Z20
+	VADDPS  256(SP), Z21, Z21
+	VMOVUPS Z21, 256(SP)
+	VPXORD  Z21, Z21, Z21
+	VADDPS  320(SP), Z22, Z22
+	VMOVUPS Z22, 320(SP)
+	VPXORD  Z22, Z22, Z22
+	VADDPS  384(SP), Z23, Z23
+	VMOVUPS Z23, 384(SP)
+	VPXORD  Z23, Z23, Z23
+	VADDPS  448(SP), Z24, Z24
+	VMOVUPS Z24, 448(SP)
+	VPXORD  Z24, Z24, Z24
 
 gloop1next:
 	ADDQ    $+64, R13
@@ -12645,169 +14543,208 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z13, Z17, Z17
+	VADDPS (SP), Z17, Z17
 	VADDPS Z17, Z9, Z9
-	VADDPS Z14, Z18, Z18
+	VADDPS 64(SP), Z18, Z18
 	VADDPS Z18, Z10, Z10
-	VADDPS Z15, Z19, Z19
+	VADDPS 128(SP), Z19, Z19
 	VADDPS Z19, Z11, Z11
-	VADDPS Z16, Z20, Z20
+	VADDPS 192(SP), Z20, Z20
 	VADDPS Z20, Z12, Z12
+	VADDPS 256(SP), Z21, Z21
+	VADDPS Z21, Z13, Z13
+	VADDPS 320(SP), Z22, Z22
+	VADDPS Z22, Z14, Z14
+	VADDPS 384(SP), Z23, Z23
+	VADDPS Z23, Z15, Z15
+	VADDPS 448(SP), Z24, Z24
+	VADDPS Z24, Z16, Z16
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z8
+	VMULPS Z8, Z12, Z12
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z8, Z13, Z13
+	VMULPS Z8, Z14, Z14
+	VMULPS Z8, Z15, Z15
+	VMULPS Z8, Z16, Z8
+
+	// s8 = s5 mul s5
+	VMULPS Z9, Z9, Z16
+	VMULPS Z10, Z10, Z17
+	VMULPS Z11, Z11, Z18
+	VMULPS Z12, Z12, Z19
+
+	// s9 = s7 sub s8
+	VSUBPS Z16, Z13, Z13
+	VSUBPS Z17, Z14, Z14
+	VSUBPS Z18, Z15, Z15
+	VSUBPS Z19, Z8, Z8
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X12
-	VBROADCASTSS X12, Z12
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
 
-	// s7 = s5 add s6
-	VADDPS Z12, Z9, Z13
-	VADDPS Z12, Z10, Z14
-	VADDPS Z12, Z11, Z15
-	VADDPS Z12, Z8, Z12
+	// s11 = s9 add s10
+	VADDPS Z16, Z13, Z17
+	VADDPS Z16, Z14, Z18
+	VADDPS Z16, Z15, Z19
+	VADDPS Z16, Z8, Z16
 
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R11, X20
+	VBROADCASTSS X20, Z20
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R11, X21
+	VBROADCASTSS X21, Z21
+	VCMPPS       $0x16, Z20, Z17, K1
+	VCMPPS       $0x19, Z21, Z17, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z20, Z18, K1
+	VCMPPS       $0x19, Z21, Z18, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z20, Z19, K1
+	VCMPPS       $0x19, Z21, Z19, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z12, K1
-	VCMPPS       $0x19, Z17, Z12, K2
+	VCMPPS       $0x16, Z20, Z16, K1
+	VCMPPS       $0x19, Z21, Z16, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X16
-	VBROADCASTSS X16, Z16
-
-	// s9 = sqrt s7
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
-	VSQRTPS Z12, Z12
-
-	// s10 = s8 div s9
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z12, Z16, Z12
-
-	// s11 = s0 add s3
-	VADDPS Z4, Z0, Z16
-	VADDPS Z5, Z1, Z17
-	VADDPS Z6, Z2, Z18
-	VADDPS Z7, Z3, Z19
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R11
 	VMOVD        R11, X20
 	VBROADCASTSS X20, Z20
 
-	// s13 = 0.1
-	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X21
-	VBROADCASTSS X21, Z21
+	// s13 = sqrt s11
+	VSQRTPS Z17, Z17
+	VSQRTPS Z18, Z18
+	VSQRTPS Z19, Z19
+	VSQRTPS Z16, Z16
 
-	// s14 = runMean[row]
-	VMOVUPS (SI), Z22
-	VMOVUPS 64(SI), Z23
+	// s14 = s12 div s13
+	VDIVPS Z17, Z20, Z17
+	VDIVPS Z18, Z20, Z18
+	VDIVPS Z19, Z20, Z19
+	VDIVPS Z16, Z20, Z16
+
+	// s15 = s0 add s3
+	VADDPS Z4, Z0, Z20
+	VADDPS Z5, Z1, Z21
+	VADDPS Z6, Z2, Z22
+	VADDPS Z7, Z3, Z23
+
+	// s16 = s15 add s5
+	VADDPS Z9, Z20, Z20
+	VADDPS Z10, Z21, Z21
+	VADDPS Z11, Z22, Z22
+	VADDPS Z12, Z23, Z23
+
+	// s17 = s3 add s5
+	VADDPS Z9, Z4, Z4
+	VADDPS Z10, Z5, Z5
+	VADDPS Z11, Z6, Z6
+	VADDPS Z12, Z7, Z7
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X9
+	VBROADCASTSS X9, Z9
+
+	// s19 = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X10
+	VBROADCASTSS X10, Z10
+
+	// s20 = runMean[row]
+	VMOVUPS (SI), Z11
+	VMOVUPS 64(SI), Z12
 	VMOVUPS 128(SI), Z24
 	VMOVUPS 192(SI), Z25
 
-	// s15 = s12 mul s14
-	VMULPS Z22, Z20, Z22
-	VMULPS Z23, Z20, Z23
-	VMULPS Z24, Z20, Z24
-	VMULPS Z25, Z20, Z25
+	// s21 = s18 mul s20
+	VMULPS Z11, Z9, Z11
+	VMULPS Z12, Z9, Z12
+	VMULPS Z24, Z9, Z24
+	VMULPS Z25, Z9, Z25
 
-	// s16 = s13 mul s11
-	VMULPS Z16, Z21, Z16
-	VMULPS Z17, Z21, Z17
-	VMULPS Z18, Z21, Z18
-	VMULPS Z19, Z21, Z19
+	// s22 = s19 mul s16
+	VMULPS Z20, Z10, Z20
+	VMULPS Z21, Z10, Z21
+	VMULPS Z22, Z10, Z22
+	VMULPS Z23, Z10, Z23
 
-	// s17 = s15 add s16
-	VADDPS Z16, Z22, Z16
-	VADDPS Z17, Z23, Z17
-	VADDPS Z18, Z24, Z18
-	VADDPS Z19, Z25, Z19
+	// s23 = s21 add s22
+	VADDPS Z20, Z11, Z11
+	VADDPS Z21, Z12, Z12
+	VADDPS Z22, Z24, Z20
+	VADDPS Z23, Z25, Z21
 
-	// runMean[row] = s17
-	VMOVUPS Z16, (SI)
-	VMOVUPS Z17, 64(SI)
-	VMOVUPS Z18, 128(SI)
-	VMOVUPS Z19, 192(SI)
+	// runMean[row] = s23
+	VMOVUPS Z11, (SI)
+	VMOVUPS Z12, 64(SI)
+	VMOVUPS Z20, 128(SI)
+	VMOVUPS Z21, 192(SI)
 
-	// s18 = runVar[row]
-	VMOVUPS (DI), Z16
-	VMOVUPS 64(DI), Z17
-	VMOVUPS 128(DI), Z18
-	VMOVUPS 192(DI), Z19
+	// s24 = runVar[row]
+	VMOVUPS (DI), Z11
+	VMOVUPS 64(DI), Z12
+	VMOVUPS 128(DI), Z20
+	VMOVUPS 192(DI), Z21
 
-	// s19 = s12 mul s18
-	VMULPS Z16, Z20, Z16
-	VMULPS Z17, Z20, Z17
-	VMULPS Z18, Z20, Z18
-	VMULPS Z19, Z20, Z19
+	// s25 = s18 mul s24
+	VMULPS Z11, Z9, Z11
+	VMULPS Z12, Z9, Z12
+	VMULPS Z20, Z9, Z20
+	VMULPS Z21, Z9, Z9
 
-	// s20 = s13 mul s5
-	VMULPS Z9, Z21, Z9
-	VMULPS Z10, Z21, Z10
-	VMULPS Z11, Z21, Z11
-	VMULPS Z8, Z21, Z8
+	// s26 = s19 mul s9
+	VMULPS Z13, Z10, Z13
+	VMULPS Z14, Z10, Z14
+	VMULPS Z15, Z10, Z15
+	VMULPS Z8, Z10, Z8
 
-	// s21 = s19 add s20
-	VADDPS Z9, Z16, Z9
-	VADDPS Z10, Z17, Z10
-	VADDPS Z11, Z18, Z11
-	VADDPS Z8, Z19, Z8
+	// s27 = s25 add s26
+	VADDPS Z13, Z11, Z10
+	VADDPS Z14, Z12, Z11
+	VADDPS Z15, Z20, Z12
+	VADDPS Z8, Z9, Z8
 
-	// runVar[row] = s21
-	VMOVUPS Z9, (DI)
-	VMOVUPS Z10, 64(DI)
-	VMOVUPS Z11, 128(DI)
+	// runVar[row] = s27
+	VMOVUPS Z10, (DI)
+	VMOVUPS Z11, 64(DI)
+	VMOVUPS Z12, 128(DI)
 	VMOVUPS Z8, 192(DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVUPS (DX), Z8
 	VMOVUPS 64(DX), Z9
 	VMOVUPS 128(DX), Z10
 	VMOVUPS 192(DX), Z11
 
-	// s23 = s10 mul s22
-	VMULPS Z8, Z13, Z8
-	VMULPS Z9, Z14, Z9
-	VMULPS Z10, Z15, Z10
-	VMULPS Z11, Z12, Z11
+	// s29 = s14 mul s28
+	VMULPS Z8, Z17, Z8
+	VMULPS Z9, Z18, Z9
+	VMULPS Z10, Z19, Z10
+	VMULPS Z11, Z16, Z11
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVUPS (BX), Z12
 	VMOVUPS 64(BX), Z13
 	VMOVUPS 128(BX), Z14
 	VMOVUPS 192(BX), Z15
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -12861,8 +14798,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -12870,9 +14807,9 @@ block:
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Z4
-	VSUBPS  Z0, Z4, Z4
-	VADDPS  Z4, Z1, Z1
+	VMOVUPS (CX)(R12*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -12881,14 +14818,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R11
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -12898,8 +14836,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -12912,10 +14850,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -12923,10 +14864,11 @@ bloop0end:
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS     (CX)(R12*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -12937,12 +14879,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R11
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 bloop1next:
 	ADDQ    $+64, R13
@@ -12952,97 +14900,115 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R11
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z4
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z3, K1
-	VCMPPS       $0x19, Z5, Z3, K2
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1
+	VCMPPS       $0x19, Z6, Z4, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Z4
-
-	// s9 = sqrt s7
-	VSQRTPS Z3, Z3
-
-	// s10 = s8 div s9
-	VDIVPS Z3, Z4, Z3
-
-	// s11 = s0 add s3
-	VADDPS Z1, Z0, Z4
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Z5
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Z4, Z4
+
+	// s14 = s12 div s13
+	VDIVPS Z4, Z5, Z4
+
+	// s15 = s0 add s3
+	VADDPS Z1, Z0, Z5
+
+	// s16 = s15 add s5
+	VADDPS Z3, Z5, Z5
+
+	// s17 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X3
+	VBROADCASTSS X3, Z3
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Z6
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMOVUPS (SI), Z7
 
-	// s15 = s12 mul s14
-	VMULPS Z7, Z5, Z7
+	// s21 = s18 mul s20
+	VMULPS Z7, Z3, Z7
 
-	// s16 = s13 mul s11
-	VMULPS Z4, Z6, Z4
+	// s22 = s19 mul s16
+	VMULPS Z5, Z6, Z5
 
-	// s17 = s15 add s16
-	VADDPS Z4, Z7, Z4
+	// s23 = s21 add s22
+	VADDPS Z5, Z7, Z5
 
-	// runMean[row] = s17
-	VMOVUPS Z4, (SI)
+	// runMean[row] = s23
+	VMOVUPS Z5, (SI)
 
-	// s18 = runVar[row]
-	VMOVUPS (DI), Z4
+	// s24 = runVar[row]
+	VMOVUPS (DI), Z5
 
-	// s19 = s12 mul s18
-	VMULPS Z4, Z5, Z4
+	// s25 = s18 mul s24
+	VMULPS Z5, Z3, Z3
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULPS Z2, Z6, Z2
 
-	// s21 = s19 add s20
-	VADDPS Z2, Z4, Z2
+	// s27 = s25 add s26
+	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMOVUPS Z2, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVUPS (DX), Z2
 
-	// s23 = s10 mul s22
-	VMULPS Z2, Z3, Z2
+	// s29 = s14 mul s28
+	VMULPS Z2, Z4, Z2
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVUPS (BX), Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -13082,8 +15048,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, (SP)
 	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13091,9 +15057,9 @@ tail:
 	CMOVQGT R9, R13
 
 tloop0:
-	VMOVUPS.Z (CX)(R12*1), K1, Z4
-	VSUBPS    Z0, Z4, Z4
-	VADDPS    Z4, Z1, Z1
+	VMOVUPS.Z (CX)(R12*1), K1, Z3
+	VSUBPS    Z0, Z3, Z3
+	VADDPS    Z3, Z1, Z1
 	INCQ      R11
 	ADDQ      R10, R12
 	CMPQ      R11, R13
@@ -13102,14 +15068,15 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z3, Z3
+	VADDPS Z1, Z2, Z2
 	VPXORD Z1, Z1, Z1
 	TESTQ  $+4095, R11
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z3, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VADDPS  (SP), Z2, Z2
+	VMOVUPS Z2, (SP)
+	VPXORD  Z2, Z2, Z2
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -13119,8 +15086,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z2, Z3, Z3
-	VADDPS Z3, Z1, Z1
+	VADDPS (SP), Z2, Z2
+	VADDPS Z2, Z1, Z1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -13133,10 +15100,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VPXORD  Z3, Z3, Z3
 	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z3, (SP)
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13144,10 +15114,11 @@ tloop0end:
 	CMOVQGT R9, R13
 
 tloop1:
-	VMOVUPS.Z   (CX)(R12*1), K1, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VFMADD231PS Z6, Z6, Z3
+	VMOVUPS.Z   (CX)(R12*1), K1, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VADDPS      Z7, Z3, Z3
+	VFMADD231PS Z7, Z7, Z4
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -13158,12 +15129,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Z3, Z5, Z5
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z6, Z6
+	VPXORD Z4, Z4, Z4
 	TESTQ  $+4095, R11
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z5, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	VADDPS  (SP), Z5, Z5
+	VMOVUPS Z5, (SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  64(SP), Z6, Z6
+	VMOVUPS Z6, 64(SP)
+	VPXORD  Z6, Z6, Z6
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -13173,97 +15150,115 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Z4, Z5, Z5
+	VADDPS (SP), Z5, Z5
 	VADDPS Z5, Z3, Z3
+	VADDPS 64(SP), Z6, Z6
+	VADDPS Z6, Z4, Z4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z2
+	VMULPS Z2, Z3, Z3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Z2, Z4, Z2
+
+	// s8 = s5 mul s5
+	VMULPS Z3, Z3, Z4
+
+	// s9 = s7 sub s8
+	VSUBPS Z4, Z2, Z2
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X3
-	VBROADCASTSS X3, Z3
-
-	// s7 = s5 add s6
-	VADDPS Z3, Z2, Z3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R11
+
+	// s11 = s9 add s10
+	VADDPS Z4, Z2, Z4
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z3, K1, K2
-	VCMPPS       $0x19, Z5, Z3, K1, K3
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1, K2
+	VCMPPS       $0x19, Z6, Z4, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
-
-	// s9 = sqrt s7
-	VSQRTPS Z3, Z3
-
-	// s10 = s8 div s9
-	VDIVPS Z3, Z4, Z3
-
-	// s11 = s0 add s3
-	VADDPS Z1, Z0, Z4
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Z5
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Z4, Z4
+
+	// s14 = s12 div s13
+	VDIVPS Z4, Z5, Z4
+
+	// s15 = s0 add s3
+	VADDPS Z1, Z0, Z5
+
+	// s16 = s15 add s5
+	VADDPS Z3, Z5, Z5
+
+	// s17 = s3 add s5
+	VADDPS Z3, Z1, Z1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Z6
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMOVUPS.Z (SI), K1, Z7
 
-	// s15 = s12 mul s14
-	VMULPS Z7, Z5, Z7
+	// s21 = s18 mul s20
+	VMULPS Z7, Z3, Z7
 
-	// s16 = s13 mul s11
-	VMULPS Z4, Z6, Z4
+	// s22 = s19 mul s16
+	VMULPS Z5, Z6, Z5
 
-	// s17 = s15 add s16
-	VADDPS Z4, Z7, Z4
+	// s23 = s21 add s22
+	VADDPS Z5, Z7, Z5
 
-	// runMean[row] = s17
-	VMOVUPS Z4, K1, (SI)
+	// runMean[row] = s23
+	VMOVUPS Z5, K1, (SI)
 
-	// s18 = runVar[row]
-	VMOVUPS.Z (DI), K1, Z4
+	// s24 = runVar[row]
+	VMOVUPS.Z (DI), K1, Z5
 
-	// s19 = s12 mul s18
-	VMULPS Z4, Z5, Z4
+	// s25 = s18 mul s24
+	VMULPS Z5, Z3, Z3
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULPS Z2, Z6, Z2
 
-	// s21 = s19 add s20
-	VADDPS Z2, Z4, Z2
+	// s27 = s25 add s26
+	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMOVUPS Z2, K1, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVUPS.Z (DX), K1, Z2
 
-	// s23 = s10 mul s22
-	VMULPS Z2, Z3, Z2
+	// s29 = s14 mul s28
+	VMULPS Z2, Z4, Z2
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVUPS.Z (BX), K1, Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -13289,7 +15284,7 @@ done:
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
+TEXT ·avx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $128-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -13312,10 +15307,10 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13323,12 +15318,12 @@ group:
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y2, Y2
-	VMOVUPS 32(CX)(R12*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y3, Y3
+	VMOVUPS (CX)(R12*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 32(CX)(R12*1), Y6
+	VSUBPS  Y1, Y6, Y6
+	VADDPS  Y6, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -13337,18 +15332,20 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y6, Y6
+	VADDPS Y2, Y4, Y4
 	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y7, Y7
+	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
 	TESTQ  $+4095, R11
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y4, Y4
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y5, Y5
-	VXORPS Y7, Y7, Y7
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -13358,10 +15355,10 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y6, Y6
-	VADDPS Y6, Y2, Y2
-	VADDPS Y5, Y7, Y7
-	VADDPS Y7, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y5, Y5
+	VADDPS Y5, Y3, Y3
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -13375,13 +15372,19 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y5, (SP)
+	VMOVUPS Y6, 32(SP)
+	VMOVUPS Y7, 64(SP)
+	VMOVUPS Y8, 96(SP)
 	VXORPS  Y9, Y9, Y9
 	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13389,14 +15392,16 @@ gloop0end:
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y2, Y11, Y11
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R12*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y3, Y11, Y11
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R12*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R12*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -13409,14 +15414,26 @@ gloop1:
 	VXORPS Y5, Y5, Y5
 	VADDPS Y6, Y10, Y10
 	VXORPS Y6, Y6, Y6
+	VADDPS Y7, Y11, Y11
+	VXORPS Y7, Y7, Y7
+	VADDPS Y8, Y12, Y12
+	VXORPS Y8, Y8, Y8
 	TESTQ  $+4095, R11
 	JNZ    gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y9, Y7, Y7
-	VXORPS Y9, Y9, Y9
-	VADDPS Y10, Y8, Y8
-	VXORPS Y10, Y10, Y10
+	VADDPS  (SP), Y9, Y9
+	VMOVUPS Y9, (SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  32(SP), Y10, Y10
+	VMOVUPS Y10, 32(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  64(SP), Y11, Y11
+	VMOVUPS Y11, 64(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  96(SP), Y12, Y12
+	VMOVUPS Y12, 96(SP)
+	VXORPS  Y12, Y12, Y12
 
 gloop1next:
 	ADDQ    $+64, R13
@@ -13426,123 +15443,148 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y7, Y9, Y9
+	VADDPS (SP), Y9, Y9
 	VADDPS Y9, Y5, Y5
-	VADDPS Y8, Y10, Y10
+	VADDPS 32(SP), Y10, Y10
 	VADDPS Y10, Y6, Y6
+	VADDPS 64(SP), Y11, Y11
+	VADDPS Y11, Y7, Y7
+	VADDPS 96(SP), Y12, Y12
+	VADDPS Y12, Y8, Y8
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y4, Y6, Y6
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y4, Y7, Y7
+	VMULPS Y4, Y8, Y4
+
+	// s8 = s5 mul s5
+	VMULPS Y5, Y5, Y8
+	VMULPS Y6, Y6, Y9
+
+	// s9 = s7 sub s8
+	VSUBPS Y8, Y7, Y7
+	VSUBPS Y9, Y4, Y4
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Y6
-
-	// s7 = s5 add s6
-	VADDPS Y6, Y5, Y7
-	VADDPS Y6, Y4, Y6
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X8
 	VBROADCASTSS X8, Y8
+
+	// s11 = s9 add s10
+	VADDPS Y8, Y7, Y9
+	VADDPS Y8, Y4, Y8
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X10
+	VBROADCASTSS X10, Y10
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
+	VMOVD        R11, X11
+	VBROADCASTSS X11, Y11
+	VCMPPS       $0x16, Y10, Y9, Y12
+	VCMPPS       $0x19, Y11, Y9, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
+	JNE          blocks
+	VCMPPS       $0x16, Y10, Y8, Y10
+	VCMPPS       $0x19, Y11, Y8, Y11
 	VORPS        Y11, Y10, Y10
 	VTESTPS      Y10, Y10
 	JNE          blocks
-	VCMPPS       $0x16, Y8, Y6, Y8
-	VCMPPS       $0x19, Y9, Y6, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
-	JNE          blocks
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X8
-	VBROADCASTSS X8, Y8
-
-	// s9 = sqrt s7
-	VSQRTPS Y7, Y7
-	VSQRTPS Y6, Y6
-
-	// s10 = s8 div s9
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y6, Y8, Y6
-
-	// s11 = s0 add s3
-	VADDPS Y2, Y0, Y8
-	VADDPS Y3, Y1, Y9
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R11
 	VMOVD        R11, X10
 	VBROADCASTSS X10, Y10
 
-	// s13 = 0.1
-	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X11
-	VBROADCASTSS X11, Y11
+	// s13 = sqrt s11
+	VSQRTPS Y9, Y9
+	VSQRTPS Y8, Y8
 
-	// s14 = runMean[row]
+	// s14 = s12 div s13
+	VDIVPS Y9, Y10, Y9
+	VDIVPS Y8, Y10, Y8
+
+	// s15 = s0 add s3
+	VADDPS Y2, Y0, Y10
+	VADDPS Y3, Y1, Y11
+
+	// s16 = s15 add s5
+	VADDPS Y5, Y10, Y10
+	VADDPS Y6, Y11, Y11
+
+	// s17 = s3 add s5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y6, Y3, Y3
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Y5
+
+	// s19 = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Y6
+
+	// s20 = runMean[row]
 	VMOVUPS (SI), Y12
 	VMOVUPS 32(SI), Y13
 
-	// s15 = s12 mul s14
-	VMULPS Y12, Y10, Y12
-	VMULPS Y13, Y10, Y13
+	// s21 = s18 mul s20
+	VMULPS Y12, Y5, Y12
+	VMULPS Y13, Y5, Y13
 
-	// s16 = s13 mul s11
-	VMULPS Y8, Y11, Y8
-	VMULPS Y9, Y11, Y9
+	// s22 = s19 mul s16
+	VMULPS Y10, Y6, Y10
+	VMULPS Y11, Y6, Y11
 
-	// s17 = s15 add s16
-	VADDPS Y8, Y12, Y8
-	VADDPS Y9, Y13, Y9
+	// s23 = s21 add s22
+	VADDPS Y10, Y12, Y10
+	VADDPS Y11, Y13, Y11
 
-	// runMean[row] = s17
-	VMOVUPS Y8, (SI)
-	VMOVUPS Y9, 32(SI)
+	// runMean[row] = s23
+	VMOVUPS Y10, (SI)
+	VMOVUPS Y11, 32(SI)
 
-	// s18 = runVar[row]
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
+	// s24 = runVar[row]
+	VMOVUPS (DI), Y10
+	VMOVUPS 32(DI), Y11
 
-	// s19 = s12 mul s18
-	VMULPS Y8, Y10, Y8
-	VMULPS Y9, Y10, Y9
+	// s25 = s18 mul s24
+	VMULPS Y10, Y5, Y10
+	VMULPS Y11, Y5, Y5
 
-	// s20 = s13 mul s5
-	VMULPS Y5, Y11, Y5
-	VMULPS Y4, Y11, Y4
+	// s26 = s19 mul s9
+	VMULPS Y7, Y6, Y7
+	VMULPS Y4, Y6, Y4
 
-	// s21 = s19 add s20
-	VADDPS Y5, Y8, Y5
-	VADDPS Y4, Y9, Y4
+	// s27 = s25 add s26
+	VADDPS Y7, Y10, Y6
+	VADDPS Y4, Y5, Y4
 
-	// runVar[row] = s21
-	VMOVUPS Y5, (DI)
+	// runVar[row] = s27
+	VMOVUPS Y6, (DI)
 	VMOVUPS Y4, 32(DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVUPS (DX), Y4
 	VMOVUPS 32(DX), Y5
 
-	// s23 = s10 mul s22
-	VMULPS Y4, Y7, Y4
-	VMULPS Y5, Y6, Y5
+	// s29 = s14 mul s28
+	VMULPS Y4, Y9, Y4
+	VMULPS Y5, Y8, Y5
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVUPS (BX), Y6
 	VMOVUPS 32(BX), Y7
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -13584,8 +15626,8 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13593,9 +15635,9 @@ block:
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y1, Y1
+	VMOVUPS (CX)(R12*1), Y3
+	VSUBPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -13604,14 +15646,15 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y3, Y3
+	VADDPS Y1, Y2, Y2
 	VXORPS Y1, Y1, Y1
 	TESTQ  $+4095, R11
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y3, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -13621,8 +15664,8 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y2, Y3, Y3
-	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y2, Y2
+	VADDPS Y2, Y1, Y1
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -13635,10 +15678,13 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13646,10 +15692,11 @@ bloop0end:
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y1, Y6, Y6
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R12*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -13660,12 +15707,18 @@ bloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y3, Y5, Y5
 	VXORPS Y3, Y3, Y3
+	VADDPS Y4, Y6, Y6
+	VXORPS Y4, Y4, Y4
 	TESTQ  $+4095, R11
 	JNZ    bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y5, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VADDPS  (SP), Y5, Y5
+	VMOVUPS Y5, (SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
 
 bloop1next:
 	ADDQ    $+64, R13
@@ -13675,98 +15728,116 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y4, Y5, Y5
+	VADDPS (SP), Y5, Y5
 	VADDPS Y5, Y3, Y3
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y4, Y4
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y2
+	VMULPS Y2, Y3, Y3
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y2, Y4, Y2
+
+	// s8 = s5 mul s5
+	VMULPS Y3, Y3, Y4
+
+	// s9 = s7 sub s8
+	VSUBPS Y4, Y2, Y2
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Y4
+
+	// s11 = s9 add s10
+	VADDPS Y4, Y2, Y4
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y4, Y5
+	VCMPPS       $0x19, Y6, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y5, Y5
+	JNE          done
+
+	// s12 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Y5
+
+	// s13 = sqrt s11
+	VSQRTPS Y4, Y4
+
+	// s14 = s12 div s13
+	VDIVPS Y4, Y5, Y4
+
+	// s15 = s0 add s3
+	VADDPS Y1, Y0, Y5
+
+	// s16 = s15 add s5
+	VADDPS Y3, Y5, Y5
+
+	// s17 = s3 add s5
+	VADDPS Y3, Y1, Y1
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Y3
 
-	// s7 = s5 add s6
-	VADDPS Y3, Y2, Y3
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
-	JNE          done
-
-	// s8 = 1
-	MOVL         $0x3f800000, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
-
-	// s9 = sqrt s7
-	VSQRTPS Y3, Y3
-
-	// s10 = s8 div s9
-	VDIVPS Y3, Y4, Y3
-
-	// s11 = s0 add s3
-	VADDPS Y1, Y0, Y4
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-
-	// s13 = 0.1
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMOVUPS (SI), Y7
 
-	// s15 = s12 mul s14
-	VMULPS Y7, Y5, Y7
+	// s21 = s18 mul s20
+	VMULPS Y7, Y3, Y7
 
-	// s16 = s13 mul s11
-	VMULPS Y4, Y6, Y4
+	// s22 = s19 mul s16
+	VMULPS Y5, Y6, Y5
 
-	// s17 = s15 add s16
-	VADDPS Y4, Y7, Y4
+	// s23 = s21 add s22
+	VADDPS Y5, Y7, Y5
 
-	// runMean[row] = s17
-	VMOVUPS Y4, (SI)
+	// runMean[row] = s23
+	VMOVUPS Y5, (SI)
 
-	// s18 = runVar[row]
-	VMOVUPS (DI), Y4
+	// s24 = runVar[row]
+	VMOVUPS (DI), Y5
 
-	// s19 = s12 mul s18
-	VMULPS Y4, Y5, Y4
+	// s25 = s18 mul s24
+	VMULPS Y5, Y3, Y3
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULPS Y2, Y6, Y2
 
-	// s21 = s19 add s20
-	VADDPS Y2, Y4, Y2
+	// s27 = s25 add s26
+	VADDPS Y2, Y3, Y2
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMOVUPS Y2, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMOVUPS (DX), Y2
 
-	// s23 = s10 mul s22
-	VMULPS Y2, Y3, Y2
+	// s29 = s14 mul s28
+	VMULPS Y2, Y4, Y2
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMOVUPS (BX), Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -13808,8 +15879,8 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13817,9 +15888,9 @@ tail:
 	CMOVQGT R9, R13
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y5
-	VSUBPS     Y1, Y5, Y5
-	VADDPS     Y5, Y2, Y2
+	VMASKMOVPS (CX)(R12*1), Y0, Y4
+	VSUBPS     Y1, Y4, Y4
+	VADDPS     Y4, Y2, Y2
 	INCQ       R11
 	ADDQ       R10, R12
 	CMPQ       R11, R13
@@ -13828,14 +15899,15 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
+	VADDPS Y2, Y3, Y3
 	VXORPS Y2, Y2, Y2
 	TESTQ  $+4095, R11
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y4, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VADDPS  (SP), Y3, Y3
+	VMOVUPS Y3, (SP)
+	VXORPS  Y3, Y3, Y3
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -13845,8 +15917,8 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y3, Y4, Y4
-	VADDPS Y4, Y2, Y2
+	VADDPS (SP), Y3, Y3
+	VADDPS Y3, Y2, Y2
 
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
@@ -13859,10 +15931,13 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -13870,10 +15945,11 @@ tloop0end:
 	CMOVQGT R9, R13
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VSUBPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R12*1), Y0, Y8
+	VSUBPS      Y1, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VADDPS      Y8, Y4, Y4
+	VFMADD231PS Y8, Y8, Y5
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -13884,12 +15960,18 @@ tloop1:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS Y4, Y6, Y6
 	VXORPS Y4, Y4, Y4
+	VADDPS Y5, Y7, Y7
+	VXORPS Y5, Y5, Y5
 	TESTQ  $+4095, R11
 	JNZ    tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y6, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  32(SP), Y7, Y7
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y7, Y7, Y7
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -13899,98 +15981,116 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS Y5, Y6, Y6
+	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y4, Y4
+	VADDPS 32(SP), Y7, Y7
+	VADDPS Y7, Y5, Y5
 
 	// s4 = accumulator 1, one sum per lane
 	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y3
+	VMULPS Y3, Y4, Y4
 
-	// s6 = 1e-05
+	// s6 = accumulator 2, one sum per lane
+	// s7 = s6 mul s2
+	VMULPS Y3, Y5, Y3
+
+	// s8 = s5 mul s5
+	VMULPS Y4, Y4, Y5
+
+	// s9 = s7 sub s8
+	VSUBPS Y5, Y3, Y3
+
+	// s10 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
-
-	// s7 = s5 add s6
-	VADDPS Y4, Y3, Y4
-
-	// abandon the rows unless 1e-25 <= s7 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R11
+
+	// s11 = s9 add s10
+	VADDPS Y5, Y3, Y5
+
+	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y4, Y5
-	VCMPPS       $0x19, Y6, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y6
+	VCMPPS       $0x19, Y7, Y5, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y0, Y6
 	JNE          done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-
-	// s9 = sqrt s7
-	VSQRTPS Y4, Y4
-
-	// s10 = s8 div s9
-	VDIVPS Y4, Y5, Y4
-
-	// s11 = s0 add s3
-	VADDPS Y2, Y1, Y5
-
-	// s12 = 0.9
-	MOVL         $0x3f666666, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s13 = 0.1
+	// s13 = sqrt s11
+	VSQRTPS Y5, Y5
+
+	// s14 = s12 div s13
+	VDIVPS Y5, Y6, Y5
+
+	// s15 = s0 add s3
+	VADDPS Y2, Y1, Y6
+
+	// s16 = s15 add s5
+	VADDPS Y4, Y6, Y6
+
+	// s17 = s3 add s5
+	VADDPS Y4, Y2, Y2
+
+	// s18 = 0.9
+	MOVL         $0x3f666666, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+
+	// s19 = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X7
 	VBROADCASTSS X7, Y7
 
-	// s14 = runMean[row]
+	// s20 = runMean[row]
 	VMASKMOVPS (SI), Y0, Y8
 
-	// s15 = s12 mul s14
-	VMULPS Y8, Y6, Y8
+	// s21 = s18 mul s20
+	VMULPS Y8, Y4, Y8
 
-	// s16 = s13 mul s11
-	VMULPS Y5, Y7, Y5
+	// s22 = s19 mul s16
+	VMULPS Y6, Y7, Y6
 
-	// s17 = s15 add s16
-	VADDPS Y5, Y8, Y5
+	// s23 = s21 add s22
+	VADDPS Y6, Y8, Y6
 
-	// runMean[row] = s17
-	VMASKMOVPS Y5, Y0, (SI)
+	// runMean[row] = s23
+	VMASKMOVPS Y6, Y0, (SI)
 
-	// s18 = runVar[row]
-	VMASKMOVPS (DI), Y0, Y5
+	// s24 = runVar[row]
+	VMASKMOVPS (DI), Y0, Y6
 
-	// s19 = s12 mul s18
-	VMULPS Y5, Y6, Y5
+	// s25 = s18 mul s24
+	VMULPS Y6, Y4, Y4
 
-	// s20 = s13 mul s5
+	// s26 = s19 mul s9
 	VMULPS Y3, Y7, Y3
 
-	// s21 = s19 add s20
-	VADDPS Y3, Y5, Y3
+	// s27 = s25 add s26
+	VADDPS Y3, Y4, Y3
 
-	// runVar[row] = s21
+	// runVar[row] = s27
 	VMASKMOVPS Y3, Y0, (DI)
 
-	// s22 = gain[row]
+	// s28 = gain[row]
 	VMASKMOVPS (DX), Y0, Y3
 
-	// s23 = s10 mul s22
-	VMULPS Y3, Y4, Y3
+	// s29 = s14 mul s28
+	VMULPS Y3, Y5, Y3
 
-	// s24 = bias[row]
+	// s30 = bias[row]
 	VMASKMOVPS (BX), Y0, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s23 v6=mul[4 5] v7=s24 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -14588,13 +16688,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -14604,22 +16708,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -14631,10 +16739,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -14642,10 +16751,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R11*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (BX)(R11*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	MOVQ  segstride+72(FP), R11
@@ -14672,40 +16782,68 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -14718,37 +16856,37 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS      (BX)(R11*4), Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS      (BX)(R11*4), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, (AX)(R11*4)
-	VMOVUPS      64(BX)(R11*4), Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS      64(BX)(R11*4), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, 64(AX)(R11*4)
-	VMOVUPS      128(BX)(R11*4), Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS      128(BX)(R11*4), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, 128(AX)(R11*4)
-	VMOVUPS      192(BX)(R11*4), Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS      192(BX)(R11*4), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, 192(AX)(R11*4)
 	ADDQ         $+64, R11
 	CMPQ         R11, R12
@@ -14761,13 +16899,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS      (BX)(R11*4), Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS      (BX)(R11*4), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, (AX)(R11*4)
 	ADDQ         $+16, R11
 	CMPQ         R11, R12
@@ -14776,13 +16914,13 @@ loop2_vector:
 loop2_tail:
 	TESTQ        $0x0000000f, R9
 	JZ           loop2_done
-	VMOVUPS.Z    (BX)(R11*4), K1, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
+	VMOVUPS.Z    (BX)(R11*4), K1, Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z4, Z5
+	VFMADD231PS  Z6, Z3, Z5
 	VMOVUPS      Z5, K1, (AX)(R11*4)
 
 loop2_done:
@@ -14804,10 +16942,10 @@ loop2_done:
 	SUBQ  R10, SI
 	SUBQ  R10, DI
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 
 	// next row
@@ -14939,7 +17077,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -14947,6 +17085,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -14956,22 +17099,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(BX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(BX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(BX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -14983,10 +17130,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R11*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -14996,10 +17144,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R11*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (BX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
@@ -15028,40 +17177,67 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -15074,37 +17250,37 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS      (BX)(R11*4), Y4
-	VSUBPS       Y0, Y4, Y4
-	VSUBPS       Y1, Y4, Y4
-	VMULPS       Y2, Y4, Y4
+	VMOVUPS      (BX)(R11*4), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (DI), Y5
 	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y4, Y5
+	VFMADD231PS  Y6, Y3, Y5
 	VMOVUPS      Y5, (AX)(R11*4)
-	VMOVUPS      32(BX)(R11*4), Y4
-	VSUBPS       Y0, Y4, Y4
-	VSUBPS       Y1, Y4, Y4
-	VMULPS       Y2, Y4, Y4
+	VMOVUPS      32(BX)(R11*4), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (DI), Y5
 	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y4, Y5
+	VFMADD231PS  Y6, Y3, Y5
 	VMOVUPS      Y5, 32(AX)(R11*4)
-	VMOVUPS      64(BX)(R11*4), Y4
-	VSUBPS       Y0, Y4, Y4
-	VSUBPS       Y1, Y4, Y4
-	VMULPS       Y2, Y4, Y4
+	VMOVUPS      64(BX)(R11*4), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (DI), Y5
 	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y4, Y5
+	VFMADD231PS  Y6, Y3, Y5
 	VMOVUPS      Y5, 64(AX)(R11*4)
-	VMOVUPS      96(BX)(R11*4), Y4
-	VSUBPS       Y0, Y4, Y4
-	VSUBPS       Y1, Y4, Y4
-	VMULPS       Y2, Y4, Y4
+	VMOVUPS      96(BX)(R11*4), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (DI), Y5
 	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y4, Y5
+	VFMADD231PS  Y6, Y3, Y5
 	VMOVUPS      Y5, 96(AX)(R11*4)
 	ADDQ         $+32, R11
 	CMPQ         R11, R12
@@ -15117,13 +17293,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS      (BX)(R11*4), Y4
-	VSUBPS       Y0, Y4, Y4
-	VSUBPS       Y1, Y4, Y4
-	VMULPS       Y2, Y4, Y4
+	VMOVUPS      (BX)(R11*4), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (DI), Y5
 	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y4, Y5
+	VFMADD231PS  Y6, Y3, Y5
 	VMOVUPS      Y5, (AX)(R11*4)
 	ADDQ         $+8, R11
 	CMPQ         R11, R12
@@ -15134,13 +17310,13 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS      (BX)(R11*4), X4
-	VSUBSS      X0, X4, X4
-	VSUBSS      X1, X4, X4
-	VMULSS      X2, X4, X4
+	VMOVSS      (BX)(R11*4), X3
+	VSUBSS      X0, X3, X3
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
 	VMOVSS      (DI), X5
 	VMOVSS      (SI), X6
-	VFMADD231SS X6, X4, X5
+	VFMADD231SS X6, X3, X5
 	VMOVSS      X5, (AX)(R11*4)
 	INCQ        R11
 	CMPQ        R11, R9
@@ -15165,10 +17341,10 @@ loop2_done:
 	SUBQ  R10, SI
 	SUBQ  R10, DI
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 
 	// next row
@@ -15299,13 +17475,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
@@ -15315,22 +17495,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -15342,10 +17526,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JB          loop1_vector
@@ -15353,10 +17538,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (CX)(R9*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	MOVQ  segstride+56(FP), R9
@@ -15383,37 +17569,62 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
-	VUCOMISS X3, X2
+	VMOVD    R8, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
-	VUCOMISS X2, X3
+	VMOVD    R8, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -15637,7 +17848,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -15645,6 +17856,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
@@ -15654,22 +17870,26 @@ loop1_seg:
 	JZ   loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(CX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(CX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(CX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -15681,10 +17901,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JB          loop1_vector
@@ -15694,10 +17915,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (CX)(R9*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop1_element
@@ -15726,37 +17948,61 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
-	VUCOMISS X3, X2
+	VMOVD    R8, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
-	VUCOMISS X2, X3
+	VMOVD    R8, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2

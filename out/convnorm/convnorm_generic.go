@@ -17,19 +17,26 @@ func goConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stride int) 
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4 * v4
+			acc1 += v4
+			acc2 += v4 * v4
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-06))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-06))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s3 + s5
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s3)*s10*float64(gamma[i]) + float64(beta[i])))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s15)*s14*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -51,50 +58,58 @@ func goBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4 * v4
+				acc1 += v4
+				acc2 += v4 * v4
 			}
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
-		s12 := float64(float32(0.9))
-		s13 := float64(float32(0.1))
-		s14 := float64(float32(1))
-		s15 := s14 - s2
-		s16 := s5 / s15
-		s17 := float64(runMean[r])
-		s18 := s12 * s17
-		s19 := s13 * s11
-		s20 := s18 + s19
-		runMean[r] = float32(s20)
-		s21 := float64(runVar[r])
-		s22 := s12 * s21
-		s23 := s13 * s16
-		s24 := s22 + s23
-		runVar[r] = float32(s24)
-		s25 := float64(gain[r])
-		s26 := s10 * s25
-		s27 := float64(bias[r])
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
+		s18 := float64(float32(0.9))
+		s19 := float64(float32(0.1))
+		s20 := float64(float32(1))
+		s21 := s20 - s2
+		s22 := s9 / s21
+		s23 := float64(runMean[r])
+		s24 := s18 * s23
+		s25 := s19 * s16
+		s26 := s24 + s25
+		runMean[r] = float32(s26)
+		s27 := float64(runVar[r])
+		s28 := s18 * s27
+		s29 := s19 * s22
+		s30 := s28 + s29
+		runVar[r] = float32(s30)
+		s31 := float64(gain[r])
+		s32 := s14 * s31
+		s33 := float64(bias[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s26 + s27))
+				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s32 + s33))
 			}
 		}
-		mean[r] = float32(s11)
-		rstd[r] = float32(s10)
+		mean[r] = float32(s16)
+		rstd[r] = float32(s14)
 	}
 }
 
@@ -111,41 +126,49 @@ func goBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar 
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4 * v4
+			acc1 += v4
+			acc2 += v4 * v4
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
-		s12 := float64(float32(0.9))
-		s13 := float64(float32(0.1))
-		s14 := float64(float32(1))
-		s15 := s14 - s2
-		s16 := s5 / s15
-		s17 := float64(runMean[r])
-		s18 := s12 * s17
-		s19 := s13 * s11
-		s20 := s18 + s19
-		runMean[r] = float32(s20)
-		s21 := float64(runVar[r])
-		s22 := s12 * s21
-		s23 := s13 * s16
-		s24 := s22 + s23
-		runVar[r] = float32(s24)
-		s25 := float64(gain[r])
-		s26 := s10 * s25
-		s27 := float64(bias[r])
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
+		s18 := float64(float32(0.9))
+		s19 := float64(float32(0.1))
+		s20 := float64(float32(1))
+		s21 := s20 - s2
+		s22 := s9 / s21
+		s23 := float64(runMean[r])
+		s24 := s18 * s23
+		s25 := s19 * s16
+		s26 := s24 + s25
+		runMean[r] = float32(s26)
+		s27 := float64(runVar[r])
+		s28 := s18 * s27
+		s29 := s19 * s22
+		s30 := s28 + s29
+		runVar[r] = float32(s30)
+		s31 := float64(gain[r])
+		s32 := s14 * s31
+		s33 := float64(bias[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s3)*s26 + s27))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s17)*s32 + s33))
 		}
-		mean[r] = float32(s11)
-		rstd[r] = float32(s10)
+		mean[r] = float32(s16)
+		rstd[r] = float32(s14)
 	}
 }
 
@@ -166,43 +189,51 @@ func goBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, rows
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4 * v4
+				acc1 += v4
+				acc2 += v4 * v4
 			}
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
-		s12 := float64(float32(0.9))
-		s13 := float64(float32(0.1))
-		s14 := float64(runMean[r])
-		s15 := s12 * s14
-		s16 := s13 * s11
-		s17 := s15 + s16
-		runMean[r] = float32(s17)
-		s18 := float64(runVar[r])
-		s19 := s12 * s18
-		s20 := s13 * s5
-		s21 := s19 + s20
-		runVar[r] = float32(s21)
-		s22 := float64(gain[r])
-		s23 := s10 * s22
-		s24 := float64(bias[r])
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
+		s18 := float64(float32(0.9))
+		s19 := float64(float32(0.1))
+		s20 := float64(runMean[r])
+		s21 := s18 * s20
+		s22 := s19 * s16
+		s23 := s21 + s22
+		runMean[r] = float32(s23)
+		s24 := float64(runVar[r])
+		s25 := s18 * s24
+		s26 := s19 * s9
+		s27 := s25 + s26
+		runVar[r] = float32(s27)
+		s28 := float64(gain[r])
+		s29 := s14 * s28
+		s30 := float64(bias[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s23 + s24))
+				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s29 + s30))
 			}
 		}
 	}
@@ -221,35 +252,43 @@ func goBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar []float3
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4 * v4
+			acc1 += v4
+			acc2 += v4 * v4
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
-		s12 := float64(float32(0.9))
-		s13 := float64(float32(0.1))
-		s14 := float64(runMean[r])
-		s15 := s12 * s14
-		s16 := s13 * s11
-		s17 := s15 + s16
-		runMean[r] = float32(s17)
-		s18 := float64(runVar[r])
-		s19 := s12 * s18
-		s20 := s13 * s5
-		s21 := s19 + s20
-		runVar[r] = float32(s21)
-		s22 := float64(gain[r])
-		s23 := s10 * s22
-		s24 := float64(bias[r])
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
+		s18 := float64(float32(0.9))
+		s19 := float64(float32(0.1))
+		s20 := float64(runMean[r])
+		s21 := s18 * s20
+		s22 := s19 * s16
+		s23 := s21 + s22
+		runMean[r] = float32(s23)
+		s24 := float64(runVar[r])
+		s25 := s18 * s24
+		s26 := s19 * s9
+		s27 := s25 + s26
+		runVar[r] = float32(s27)
+		s28 := float64(gain[r])
+		s29 := s14 * s28
+		s30 := float64(bias[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s3)*s23 + s24))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s17)*s29 + s30))
 		}
 	}
 }
@@ -298,32 +337,40 @@ func goGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, segs, segle
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4 * v4
+				acc1 += v4
+				acc2 += v4 * v4
 			}
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s10*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s14*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
-		mean[r] = float32(s11)
-		rstd[r] = float32(s10)
+		mean[r] = float32(s16)
+		rstd[r] = float32(s14)
 	}
 }
 
@@ -344,27 +391,34 @@ func goInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstr
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4 * v4
+				acc1 += v4
+				acc2 += v4 * v4
 			}
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s3 + s5
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s10*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-s0)-s15)*s14*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
 	}

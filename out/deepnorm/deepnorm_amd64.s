@@ -243,7 +243,7 @@ bloop0:
 	// s7 = s5 mul s6
 	VMULSS X12, X11, X11
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X6, Z6
 	VBROADCASTSS X7, Z7
@@ -260,326 +260,434 @@ bloop0:
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
 	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z20, Z20, Z20
 	XORQ         R8, R8
 
 bloop1:
-	VMOVUPS     (CX)(R8*4), Z17
-	VMOVUPS     4096(CX)(R8*4), Z18
-	VMOVUPS     8192(CX)(R8*4), Z19
-	VMOVUPS     12288(CX)(R8*4), Z20
-	VMULPS      Z17, Z5, Z17
-	VMULPS      Z18, Z6, Z18
-	VMULPS      Z19, Z7, Z19
-	VMULPS      Z20, Z0, Z20
-	VMOVUPS     (DX)(R8*4), Z21
-	VMOVUPS     4096(DX)(R8*4), Z22
-	VMOVUPS     8192(DX)(R8*4), Z23
-	VMOVUPS     12288(DX)(R8*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z2, Z18, Z18
-	VSUBPS      Z3, Z19, Z19
-	VSUBPS      Z4, Z20, Z20
-	VSUBPS      Z8, Z17, Z17
-	VSUBPS      Z9, Z18, Z18
-	VSUBPS      Z10, Z19, Z19
-	VSUBPS      Z11, Z20, Z20
-	VFMADD231PS Z17, Z17, Z13
-	VFMADD231PS Z18, Z18, Z14
-	VFMADD231PS Z19, Z19, Z15
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     64(CX)(R8*4), Z17
-	VMOVUPS     4160(CX)(R8*4), Z18
-	VMOVUPS     8256(CX)(R8*4), Z19
-	VMOVUPS     12352(CX)(R8*4), Z20
-	VMULPS      Z17, Z5, Z17
-	VMULPS      Z18, Z6, Z18
-	VMULPS      Z19, Z7, Z19
-	VMULPS      Z20, Z0, Z20
-	VMOVUPS     64(DX)(R8*4), Z21
-	VMOVUPS     4160(DX)(R8*4), Z22
-	VMOVUPS     8256(DX)(R8*4), Z23
-	VMOVUPS     12352(DX)(R8*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z2, Z18, Z18
-	VSUBPS      Z3, Z19, Z19
-	VSUBPS      Z4, Z20, Z20
-	VSUBPS      Z8, Z17, Z17
-	VSUBPS      Z9, Z18, Z18
-	VSUBPS      Z10, Z19, Z19
-	VSUBPS      Z11, Z20, Z20
-	VFMADD231PS Z17, Z17, Z13
-	VFMADD231PS Z18, Z18, Z14
-	VFMADD231PS Z19, Z19, Z15
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     128(CX)(R8*4), Z17
-	VMOVUPS     4224(CX)(R8*4), Z18
-	VMOVUPS     8320(CX)(R8*4), Z19
-	VMOVUPS     12416(CX)(R8*4), Z20
-	VMULPS      Z17, Z5, Z17
-	VMULPS      Z18, Z6, Z18
-	VMULPS      Z19, Z7, Z19
-	VMULPS      Z20, Z0, Z20
-	VMOVUPS     128(DX)(R8*4), Z21
-	VMOVUPS     4224(DX)(R8*4), Z22
-	VMOVUPS     8320(DX)(R8*4), Z23
-	VMOVUPS     12416(DX)(R8*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z2, Z18, Z18
-	VSUBPS      Z3, Z19, Z19
-	VSUBPS      Z4, Z20, Z20
-	VSUBPS      Z8, Z17, Z17
-	VSUBPS      Z9, Z18, Z18
-	VSUBPS      Z10, Z19, Z19
-	VSUBPS      Z11, Z20, Z20
-	VFMADD231PS Z17, Z17, Z13
-	VFMADD231PS Z18, Z18, Z14
-	VFMADD231PS Z19, Z19, Z15
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     192(CX)(R8*4), Z17
-	VMOVUPS     4288(CX)(R8*4), Z18
-	VMOVUPS     8384(CX)(R8*4), Z19
-	VMOVUPS     12480(CX)(R8*4), Z20
-	VMULPS      Z17, Z5, Z17
-	VMULPS      Z18, Z6, Z18
-	VMULPS      Z19, Z7, Z19
-	VMULPS      Z20, Z0, Z20
-	VMOVUPS     192(DX)(R8*4), Z21
-	VMOVUPS     4288(DX)(R8*4), Z22
-	VMOVUPS     8384(DX)(R8*4), Z23
-	VMOVUPS     12480(DX)(R8*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z1, Z17, Z17
-	VSUBPS      Z2, Z18, Z18
-	VSUBPS      Z3, Z19, Z19
-	VSUBPS      Z4, Z20, Z20
-	VSUBPS      Z8, Z17, Z17
-	VSUBPS      Z9, Z18, Z18
-	VSUBPS      Z10, Z19, Z19
-	VSUBPS      Z11, Z20, Z20
-	VFMADD231PS Z17, Z17, Z13
-	VFMADD231PS Z18, Z18, Z14
-	VFMADD231PS Z19, Z19, Z15
-	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     (CX)(R8*4), Z21
+	VMOVUPS     4096(CX)(R8*4), Z22
+	VMOVUPS     8192(CX)(R8*4), Z23
+	VMOVUPS     12288(CX)(R8*4), Z24
+	VMULPS      Z21, Z5, Z21
+	VMULPS      Z22, Z6, Z22
+	VMULPS      Z23, Z7, Z23
+	VMULPS      Z24, Z0, Z24
+	VMOVUPS     (DX)(R8*4), Z25
+	VMOVUPS     4096(DX)(R8*4), Z26
+	VMOVUPS     8192(DX)(R8*4), Z27
+	VMOVUPS     12288(DX)(R8*4), Z28
+	VADDPS      Z25, Z21, Z21
+	VADDPS      Z26, Z22, Z22
+	VADDPS      Z27, Z23, Z23
+	VADDPS      Z28, Z24, Z24
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z4, Z24, Z24
+	VSUBPS      Z8, Z21, Z21
+	VSUBPS      Z9, Z22, Z22
+	VSUBPS      Z10, Z23, Z23
+	VSUBPS      Z11, Z24, Z24
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z15, Z15
+	VADDPS      Z23, Z17, Z17
+	VADDPS      Z24, Z19, Z19
+	VFMADD231PS Z21, Z21, Z14
+	VFMADD231PS Z22, Z22, Z16
+	VFMADD231PS Z23, Z23, Z18
+	VFMADD231PS Z24, Z24, Z20
+	VMOVUPS     64(CX)(R8*4), Z21
+	VMOVUPS     4160(CX)(R8*4), Z22
+	VMOVUPS     8256(CX)(R8*4), Z23
+	VMOVUPS     12352(CX)(R8*4), Z24
+	VMULPS      Z21, Z5, Z21
+	VMULPS      Z22, Z6, Z22
+	VMULPS      Z23, Z7, Z23
+	VMULPS      Z24, Z0, Z24
+	VMOVUPS     64(DX)(R8*4), Z25
+	VMOVUPS     4160(DX)(R8*4), Z26
+	VMOVUPS     8256(DX)(R8*4), Z27
+	VMOVUPS     12352(DX)(R8*4), Z28
+	VADDPS      Z25, Z21, Z21
+	VADDPS      Z26, Z22, Z22
+	VADDPS      Z27, Z23, Z23
+	VADDPS      Z28, Z24, Z24
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z4, Z24, Z24
+	VSUBPS      Z8, Z21, Z21
+	VSUBPS      Z9, Z22, Z22
+	VSUBPS      Z10, Z23, Z23
+	VSUBPS      Z11, Z24, Z24
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z15, Z15
+	VADDPS      Z23, Z17, Z17
+	VADDPS      Z24, Z19, Z19
+	VFMADD231PS Z21, Z21, Z14
+	VFMADD231PS Z22, Z22, Z16
+	VFMADD231PS Z23, Z23, Z18
+	VFMADD231PS Z24, Z24, Z20
+	VMOVUPS     128(CX)(R8*4), Z21
+	VMOVUPS     4224(CX)(R8*4), Z22
+	VMOVUPS     8320(CX)(R8*4), Z23
+	VMOVUPS     12416(CX)(R8*4), Z24
+	VMULPS      Z21, Z5, Z21
+	VMULPS      Z22, Z6, Z22
+	VMULPS      Z23, Z7, Z23
+	VMULPS      Z24, Z0, Z24
+	VMOVUPS     128(DX)(R8*4), Z25
+	VMOVUPS     4224(DX)(R8*4), Z26
+	VMOVUPS     8320(DX)(R8*4), Z27
+	VMOVUPS     12416(DX)(R8*4), Z28
+	VADDPS      Z25, Z21, Z21
+	VADDPS      Z26, Z22, Z22
+	VADDPS      Z27, Z23, Z23
+	VADDPS      Z28, Z24, Z24
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z4, Z24, Z24
+	VSUBPS      Z8, Z21, Z21
+	VSUBPS      Z9, Z22, Z22
+	VSUBPS      Z10, Z23, Z23
+	VSUBPS      Z11, Z24, Z24
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z15, Z15
+	VADDPS      Z23, Z17, Z17
+	VADDPS      Z24, Z19, Z19
+	VFMADD231PS Z21, Z21, Z14
+	VFMADD231PS Z22, Z22, Z16
+	VFMADD231PS Z23, Z23, Z18
+	VFMADD231PS Z24, Z24, Z20
+	VMOVUPS     192(CX)(R8*4), Z21
+	VMOVUPS     4288(CX)(R8*4), Z22
+	VMOVUPS     8384(CX)(R8*4), Z23
+	VMOVUPS     12480(CX)(R8*4), Z24
+	VMULPS      Z21, Z5, Z21
+	VMULPS      Z22, Z6, Z22
+	VMULPS      Z23, Z7, Z23
+	VMULPS      Z24, Z0, Z24
+	VMOVUPS     192(DX)(R8*4), Z25
+	VMOVUPS     4288(DX)(R8*4), Z26
+	VMOVUPS     8384(DX)(R8*4), Z27
+	VMOVUPS     12480(DX)(R8*4), Z28
+	VADDPS      Z25, Z21, Z21
+	VADDPS      Z26, Z22, Z22
+	VADDPS      Z27, Z23, Z23
+	VADDPS      Z28, Z24, Z24
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z4, Z24, Z24
+	VSUBPS      Z8, Z21, Z21
+	VSUBPS      Z9, Z22, Z22
+	VSUBPS      Z10, Z23, Z23
+	VSUBPS      Z11, Z24, Z24
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z15, Z15
+	VADDPS      Z23, Z17, Z17
+	VADDPS      Z24, Z19, Z19
+	VFMADD231PS Z21, Z21, Z14
+	VFMADD231PS Z22, Z22, Z16
+	VFMADD231PS Z23, Z23, Z18
+	VFMADD231PS Z24, Z24, Z20
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          bloop1
 
 	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	VSHUFF32X4 $0x4e, Z13, Z13, Z21
+	VADDPS     Z21, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z21
+	VADDPS     Z21, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z21
+	VADDPS     Z21, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z21
+	VADDSS     X21, X13, X13
 
 	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z17
-	VADDSS     X17, X14, X14
+	VSHUFF32X4 $0x4e, Z15, Z15, Z21
+	VADDPS     Z21, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z21
+	VADDPS     Z21, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z21
+	VADDPS     Z21, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z21
+	VADDSS     X21, X15, X15
 
 	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	VSHUFF32X4 $0x4e, Z17, Z17, Z21
+	VADDPS     Z21, Z17, Z17
+	VSHUFF32X4 $0xb1, Z17, Z17, Z21
+	VADDPS     Z21, Z17, Z17
+	VPERMILPS  $0x4e, Z17, Z21
+	VADDPS     Z21, Z17, Z17
+	VPERMILPS  $0xb1, Z17, Z21
+	VADDSS     X21, X17, X17
 
 	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z17
-	VADDSS     X17, X16, X16
+	VSHUFF32X4 $0x4e, Z19, Z19, Z21
+	VADDPS     Z21, Z19, Z19
+	VSHUFF32X4 $0xb1, Z19, Z19, Z21
+	VADDPS     Z21, Z19, Z19
+	VPERMILPS  $0x4e, Z19, Z21
+	VADDPS     Z21, Z19, Z19
+	VPERMILPS  $0xb1, Z19, Z21
+	VADDSS     X21, X19, X19
 
 	// s9 = s8 mul s6
 	VMULSS X12, X13, X13
 
 	// s9 = s8 mul s6
-	VMULSS X12, X14, X14
-
-	// s9 = s8 mul s6
 	VMULSS X12, X15, X15
 
 	// s9 = s8 mul s6
-	VMULSS X12, X16, X12
+	VMULSS X12, X17, X17
 
-	// s10 = 1e-05
+	// s9 = s8 mul s6
+	VMULSS X12, X19, X19
+
+	// s10 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z21
+	VADDPS     Z21, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z21
+	VADDPS     Z21, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z21
+	VADDPS     Z21, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z21
+	VADDSS     X21, X14, X14
+
+	// s10 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z21
+	VADDPS     Z21, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z21
+	VADDPS     Z21, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z21
+	VADDPS     Z21, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z21
+	VADDSS     X21, X16, X16
+
+	// s10 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z18, Z18, Z21
+	VADDPS     Z21, Z18, Z18
+	VSHUFF32X4 $0xb1, Z18, Z18, Z21
+	VADDPS     Z21, Z18, Z18
+	VPERMILPS  $0x4e, Z18, Z21
+	VADDPS     Z21, Z18, Z18
+	VPERMILPS  $0xb1, Z18, Z21
+	VADDSS     X21, X18, X18
+
+	// s10 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z20, Z20, Z21
+	VADDPS     Z21, Z20, Z20
+	VSHUFF32X4 $0xb1, Z20, Z20, Z21
+	VADDPS     Z21, Z20, Z20
+	VPERMILPS  $0x4e, Z20, Z21
+	VADDPS     Z21, Z20, Z20
+	VPERMILPS  $0xb1, Z20, Z21
+	VADDSS     X21, X20, X20
+
+	// s11 = s10 mul s6
+	VMULSS X12, X14, X14
+
+	// s11 = s10 mul s6
+	VMULSS X12, X16, X16
+
+	// s11 = s10 mul s6
+	VMULSS X12, X18, X18
+
+	// s11 = s10 mul s6
+	VMULSS X12, X20, X12
+
+	// s12 = s9 mul s9
+	VMULSS X13, X13, X20
+
+	// s12 = s9 mul s9
+	VMULSS X15, X15, X21
+
+	// s12 = s9 mul s9
+	VMULSS X17, X17, X22
+
+	// s12 = s9 mul s9
+	VMULSS X19, X19, X23
+
+	// s13 = s11 sub s12
+	VSUBSS X20, X14, X14
+
+	// s13 = s11 sub s12
+	VSUBSS X21, X16, X16
+
+	// s13 = s11 sub s12
+	VSUBSS X22, X18, X18
+
+	// s13 = s11 sub s12
+	VSUBSS X23, X12, X12
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X16
+	VMOVD R8, X20
 
-	// s11 = s9 add s10
-	VADDSS X16, X13, X13
+	// s15 = s13 add s14
+	VADDSS X20, X14, X14
 
-	// s11 = s9 add s10
-	VADDSS X16, X14, X14
+	// s15 = s13 add s14
+	VADDSS X20, X16, X16
 
-	// s11 = s9 add s10
-	VADDSS X16, X15, X15
+	// s15 = s13 add s14
+	VADDSS X20, X18, X18
 
-	// s11 = s9 add s10
-	VADDSS X16, X12, X12
+	// s15 = s13 add s14
+	VADDSS X20, X12, X12
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X16
-	VUCOMISS X16, X13
+	VMOVD    R8, X20
+	VUCOMISS X20, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X16
-	VUCOMISS X13, X16
+	VMOVD    R8, X20
+	VUCOMISS X14, X20
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X16
-	VUCOMISS X16, X14
+	VMOVD    R8, X20
+	VUCOMISS X20, X16
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X16
-	VUCOMISS X14, X16
+	VMOVD    R8, X20
+	VUCOMISS X16, X20
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X16
-	VUCOMISS X16, X15
+	VMOVD    R8, X20
+	VUCOMISS X20, X18
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X16
-	VUCOMISS X15, X16
+	VMOVD    R8, X20
+	VUCOMISS X18, X20
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X16
-	VUCOMISS X16, X12
+	VMOVD    R8, X20
+	VUCOMISS X20, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X16
-	VUCOMISS X12, X16
+	VMOVD    R8, X20
+	VUCOMISS X12, X20
 	JA       row
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X16
+	VMOVD R8, X20
 
-	// s13 = sqrt s11
-	VSQRTSS X13, X13, X13
-
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X14, X14, X14
 
-	// s13 = sqrt s11
-	VSQRTSS X15, X15, X15
+	// s17 = sqrt s15
+	VSQRTSS X16, X16, X16
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
+	VSQRTSS X18, X18, X18
+
+	// s17 = sqrt s15
 	VSQRTSS X12, X12, X12
 
-	// s14 = s12 div s13
-	VDIVSS X13, X16, X13
+	// s18 = s16 div s17
+	VDIVSS X14, X20, X14
 
-	// s14 = s12 div s13
-	VDIVSS X14, X16, X14
+	// s18 = s16 div s17
+	VDIVSS X16, X20, X16
 
-	// s14 = s12 div s13
-	VDIVSS X15, X16, X15
+	// s18 = s16 div s17
+	VDIVSS X18, X20, X18
 
-	// s14 = s12 div s13
-	VDIVSS X12, X16, X12
+	// s18 = s16 div s17
+	VDIVSS X12, X20, X12
 
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X13, X8, X8
+
+	// s19 = s7 add s9
+	VADDSS X15, X9, X9
+
+	// s19 = s7 add s9
+	VADDSS X17, X10, X10
+
+	// s19 = s7 add s9
+	VADDSS X19, X11, X11
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X8, Z8
-	VBROADCASTSS X13, Z13
+	VBROADCASTSS X14, Z13
 	XORQ         R8, R8
 
 b0loop2:
-	VMOVUPS     (CX)(R8*4), Z16
-	VMULPS      Z16, Z5, Z16
-	VMOVUPS     (DX)(R8*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z8, Z16, Z16
-	VMULPS      Z13, Z16, Z16
-	VMOVUPS     (SI)(R8*4), Z17
-	VMOVUPS     (BX)(R8*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z16
-	VMULPS      Z16, Z5, Z16
-	VMOVUPS     64(DX)(R8*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z8, Z16, Z16
-	VMULPS      Z13, Z16, Z16
-	VMOVUPS     64(SI)(R8*4), Z17
-	VMOVUPS     64(BX)(R8*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z16
-	VMULPS      Z16, Z5, Z16
-	VMOVUPS     128(DX)(R8*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z8, Z16, Z16
-	VMULPS      Z13, Z16, Z16
-	VMOVUPS     128(SI)(R8*4), Z17
-	VMOVUPS     128(BX)(R8*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z16
-	VMULPS      Z16, Z5, Z16
-	VMOVUPS     192(DX)(R8*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z8, Z16, Z16
-	VMULPS      Z13, Z16, Z16
-	VMOVUPS     192(SI)(R8*4), Z17
-	VMOVUPS     192(BX)(R8*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 192(AX)(R8*4)
+	VMOVUPS     (CX)(R8*4), Z14
+	VMULPS      Z14, Z5, Z14
+	VMOVUPS     (DX)(R8*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z8, Z14, Z14
+	VMULPS      Z13, Z14, Z14
+	VMOVUPS     (SI)(R8*4), Z15
+	VMOVUPS     (BX)(R8*4), Z17
+	VFMADD231PS Z17, Z14, Z15
+	VMOVUPS     Z15, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z14
+	VMULPS      Z14, Z5, Z14
+	VMOVUPS     64(DX)(R8*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z8, Z14, Z14
+	VMULPS      Z13, Z14, Z14
+	VMOVUPS     64(SI)(R8*4), Z15
+	VMOVUPS     64(BX)(R8*4), Z17
+	VFMADD231PS Z17, Z14, Z15
+	VMOVUPS     Z15, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z14
+	VMULPS      Z14, Z5, Z14
+	VMOVUPS     128(DX)(R8*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z8, Z14, Z14
+	VMULPS      Z13, Z14, Z14
+	VMOVUPS     128(SI)(R8*4), Z15
+	VMOVUPS     128(BX)(R8*4), Z17
+	VFMADD231PS Z17, Z14, Z15
+	VMOVUPS     Z15, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z14
+	VMULPS      Z14, Z5, Z14
+	VMOVUPS     192(DX)(R8*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z8, Z14, Z14
+	VMULPS      Z13, Z14, Z14
+	VMOVUPS     192(SI)(R8*4), Z15
+	VMOVUPS     192(BX)(R8*4), Z17
+	VFMADD231PS Z17, Z14, Z15
+	VMOVUPS     Z15, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z5
-	VBROADCASTSS X14, Z6
+	VBROADCASTSS X16, Z6
 	XORQ         R8, R8
 
 b1loop2:
@@ -631,11 +739,11 @@ b1loop2:
 	CMPQ        R8, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X10, Z3
-	VBROADCASTSS X15, Z5
+	VBROADCASTSS X18, Z5
 	XORQ         R8, R8
 
 b2loop2:
@@ -687,7 +795,7 @@ b2loop2:
 	CMPQ        R8, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z1
 	VBROADCASTSS X11, Z2
@@ -826,7 +934,7 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -834,37 +942,45 @@ loop0:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R8*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
-	VMOVUPS     64(CX)(R8*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     64(DX)(R8*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z5
-	VMOVUPS     128(CX)(R8*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     128(DX)(R8*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z6
-	VMOVUPS     192(CX)(R8*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     192(DX)(R8*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z7
+	VMOVUPS     (CX)(R8*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R8*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R8*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R8*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R8*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R8*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R8*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R8*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          loop1
@@ -883,37 +999,62 @@ loop1:
 	VADDSS     X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS     Z9, Z8, Z5
+	VADDPS     Z11, Z10, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z6
+	VADDSS     X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X3
+	VMOVD    R8, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X3, X4
+	VMOVD    R8, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1086,7 +1227,7 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1094,6 +1235,10 @@ loop0:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	XORQ         R10, R10
 
 loop1:
@@ -1102,34 +1247,38 @@ loop1:
 	PREFETCHT1  (DX)(R9*1)
 	PREFETCHT1  64(DX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R10*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
-	VMOVUPS     64(CX)(R10*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     64(DX)(R10*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z5
-	VMOVUPS     128(CX)(R10*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     128(DX)(R10*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z6
-	VMOVUPS     192(CX)(R10*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     192(DX)(R10*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z7
+	VMOVUPS     (CX)(R10*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R10*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R10*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R10*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R10*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R10*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R10*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R10*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R10
 	CMPQ        R10, $+1024
 	JB          loop1
@@ -1148,37 +1297,62 @@ loop1:
 	VADDSS     X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS     Z9, Z8, Z5
+	VADDPS     Z11, Z10, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z6
+	VADDSS     X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X3
+	VMOVD    R10, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X3, X4
+	VMOVD    R10, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1391,397 +1565,6 @@ TEXT ·avx2DeepNorm1024(SB), NOSPLIT, $0-56
 	MOVQ beta+32(FP), SI
 	MOVQ rows+40(FP), DI
 
-	// blocks of 2 rows
-	CMPQ DI, $+2
-	JB   row
-
-rows:
-	// s0 = 2.4494898
-	MOVL  $0x401cc471, R8
-	VMOVD R8, X0
-
-	// s1 = x[row]
-	VMOVSS (CX), X1
-
-	// s1 = x[row]
-	VMOVSS 4096(CX), X2
-
-	// s2 = s0 mul s1
-	VMULSS X1, X0, X1
-
-	// s2 = s0 mul s1
-	VMULSS X2, X0, X2
-
-	// s3 = f[row]
-	VMOVSS (DX), X3
-
-	// s3 = f[row]
-	VMOVSS 4096(DX), X4
-
-	// s4 = s2 add s3
-	VADDSS X3, X1, X1
-
-	// s4 = s2 add s3
-	VADDSS X4, X2, X2
-
-	// loop 0, 2 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
-	VBROADCASTSS X0, Y3
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	XORQ         R8, R8
-
-bloop0:
-	VMOVUPS (CX)(R8*4), Y8
-	VMOVUPS 4096(CX)(R8*4), Y9
-	VMULPS  Y8, Y3, Y8
-	VMULPS  Y9, Y0, Y9
-	VMOVUPS (DX)(R8*4), Y10
-	VMOVUPS 4096(DX)(R8*4), Y11
-	VADDPS  Y10, Y8, Y8
-	VADDPS  Y11, Y9, Y9
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y2, Y9, Y9
-	VADDPS  Y8, Y4, Y4
-	VADDPS  Y9, Y6, Y6
-	VMOVUPS 32(CX)(R8*4), Y8
-	VMOVUPS 4128(CX)(R8*4), Y9
-	VMULPS  Y8, Y3, Y8
-	VMULPS  Y9, Y0, Y9
-	VMOVUPS 32(DX)(R8*4), Y10
-	VMOVUPS 4128(DX)(R8*4), Y11
-	VADDPS  Y10, Y8, Y8
-	VADDPS  Y11, Y9, Y9
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y2, Y9, Y9
-	VADDPS  Y8, Y5, Y5
-	VADDPS  Y9, Y7, Y7
-	VMOVUPS 64(CX)(R8*4), Y8
-	VMOVUPS 4160(CX)(R8*4), Y9
-	VMULPS  Y8, Y3, Y8
-	VMULPS  Y9, Y0, Y9
-	VMOVUPS 64(DX)(R8*4), Y10
-	VMOVUPS 4160(DX)(R8*4), Y11
-	VADDPS  Y10, Y8, Y8
-	VADDPS  Y11, Y9, Y9
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y2, Y9, Y9
-	VADDPS  Y8, Y4, Y4
-	VADDPS  Y9, Y6, Y6
-	VMOVUPS 96(CX)(R8*4), Y8
-	VMOVUPS 4192(CX)(R8*4), Y9
-	VMULPS  Y8, Y3, Y8
-	VMULPS  Y9, Y0, Y9
-	VMOVUPS 96(DX)(R8*4), Y10
-	VMOVUPS 4192(DX)(R8*4), Y11
-	VADDPS  Y10, Y8, Y8
-	VADDPS  Y11, Y9, Y9
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y2, Y9, Y9
-	VADDPS  Y8, Y5, Y5
-	VADDPS  Y9, Y7, Y7
-	ADDQ    $+32, R8
-	CMPQ    R8, $+1024
-	JB      bloop0
-
-	// s5 = sum of accumulator 0
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-
-	// s5 = sum of accumulator 0
-	VADDPS       Y7, Y6, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
-
-	// s6 = 1/1024
-	MOVL  $0x3a800000, R8
-	VMOVD R8, X6
-
-	// s7 = s5 mul s6
-	VMULSS X6, X4, X4
-
-	// s7 = s5 mul s6
-	VMULSS X6, X5, X5
-
-	// loop 1, 2 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
-	VBROADCASTSS X3, Y3
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X4, Y4
-	VBROADCASTSS X5, Y5
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
-	XORQ         R8, R8
-
-bloop1:
-	VMOVUPS     (CX)(R8*4), Y11
-	VMOVUPS     4096(CX)(R8*4), Y12
-	VMULPS      Y11, Y3, Y11
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     (DX)(R8*4), Y13
-	VMOVUPS     4096(DX)(R8*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y2, Y12, Y12
-	VSUBPS      Y4, Y11, Y11
-	VSUBPS      Y5, Y12, Y12
-	VFMADD231PS Y11, Y11, Y7
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     32(CX)(R8*4), Y11
-	VMOVUPS     4128(CX)(R8*4), Y12
-	VMULPS      Y11, Y3, Y11
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     32(DX)(R8*4), Y13
-	VMOVUPS     4128(DX)(R8*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y2, Y12, Y12
-	VSUBPS      Y4, Y11, Y11
-	VSUBPS      Y5, Y12, Y12
-	VFMADD231PS Y11, Y11, Y8
-	VFMADD231PS Y12, Y12, Y10
-	VMOVUPS     64(CX)(R8*4), Y11
-	VMOVUPS     4160(CX)(R8*4), Y12
-	VMULPS      Y11, Y3, Y11
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     64(DX)(R8*4), Y13
-	VMOVUPS     4160(DX)(R8*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y2, Y12, Y12
-	VSUBPS      Y4, Y11, Y11
-	VSUBPS      Y5, Y12, Y12
-	VFMADD231PS Y11, Y11, Y7
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     96(CX)(R8*4), Y11
-	VMOVUPS     4192(CX)(R8*4), Y12
-	VMULPS      Y11, Y3, Y11
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     96(DX)(R8*4), Y13
-	VMOVUPS     4192(DX)(R8*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y1, Y11, Y11
-	VSUBPS      Y2, Y12, Y12
-	VSUBPS      Y4, Y11, Y11
-	VSUBPS      Y5, Y12, Y12
-	VFMADD231PS Y11, Y11, Y8
-	VFMADD231PS Y12, Y12, Y10
-	ADDQ        $+32, R8
-	CMPQ        R8, $+1024
-	JB          bloop1
-
-	// s8 = sum of accumulator 1
-	VADDPS       Y8, Y7, Y7
-	VEXTRACTF128 $0x01, Y7, X8
-	VADDPS       X8, X7, X7
-	VMOVHLPS     X7, X7, X8
-	VADDPS       X8, X7, X7
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X7, X7
-
-	// s8 = sum of accumulator 1
-	VADDPS       Y10, Y9, Y8
-	VEXTRACTF128 $0x01, Y8, X9
-	VADDPS       X9, X8, X8
-	VMOVHLPS     X8, X8, X9
-	VADDPS       X9, X8, X8
-	VMOVSHDUP    X8, X9
-	VADDSS       X9, X8, X8
-
-	// s9 = s8 mul s6
-	VMULSS X6, X7, X7
-
-	// s9 = s8 mul s6
-	VMULSS X6, X8, X6
-
-	// s10 = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X8
-
-	// s11 = s9 add s10
-	VADDSS X8, X7, X7
-
-	// s11 = s9 add s10
-	VADDSS X8, X6, X6
-
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X8
-	VUCOMISS X8, X7
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X8
-	VUCOMISS X7, X8
-	JA       row
-
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X8
-	VUCOMISS X8, X6
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X8
-	VUCOMISS X6, X8
-	JA       row
-
-	// s12 = 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X8
-
-	// s13 = sqrt s11
-	VSQRTSS X7, X7, X7
-
-	// s13 = sqrt s11
-	VSQRTSS X6, X6, X6
-
-	// s14 = s12 div s13
-	VDIVSS X7, X8, X7
-
-	// s14 = s12 div s13
-	VDIVSS X6, X8, X6
-
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
-	VBROADCASTSS X3, Y3
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X4, Y4
-	VBROADCASTSS X7, Y7
-	XORQ         R8, R8
-
-b0loop2:
-	VMOVUPS     (CX)(R8*4), Y8
-	VMULPS      Y8, Y3, Y8
-	VMOVUPS     (DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y4, Y8, Y8
-	VMULPS      Y7, Y8, Y8
-	VMOVUPS     (SI)(R8*4), Y9
-	VMOVUPS     (BX)(R8*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, (AX)(R8*4)
-	VMOVUPS     32(CX)(R8*4), Y8
-	VMULPS      Y8, Y3, Y8
-	VMOVUPS     32(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y4, Y8, Y8
-	VMULPS      Y7, Y8, Y8
-	VMOVUPS     32(SI)(R8*4), Y9
-	VMOVUPS     32(BX)(R8*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 32(AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Y8
-	VMULPS      Y8, Y3, Y8
-	VMOVUPS     64(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y4, Y8, Y8
-	VMULPS      Y7, Y8, Y8
-	VMOVUPS     64(SI)(R8*4), Y9
-	VMOVUPS     64(BX)(R8*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 64(AX)(R8*4)
-	VMOVUPS     96(CX)(R8*4), Y8
-	VMULPS      Y8, Y3, Y8
-	VMOVUPS     96(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y4, Y8, Y8
-	VMULPS      Y7, Y8, Y8
-	VMOVUPS     96(SI)(R8*4), Y9
-	VMOVUPS     96(BX)(R8*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 96(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+1024
-	JB          b0loop2
-
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y1
-	VBROADCASTSS X5, Y2
-	VBROADCASTSS X6, Y3
-	XORQ         R8, R8
-
-b1loop2:
-	VMOVUPS     4096(CX)(R8*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     4096(DX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     (SI)(R8*4), Y5
-	VMOVUPS     (BX)(R8*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVUPS     Y5, 4096(AX)(R8*4)
-	VMOVUPS     4128(CX)(R8*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     4128(DX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     32(SI)(R8*4), Y5
-	VMOVUPS     32(BX)(R8*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVUPS     Y5, 4128(AX)(R8*4)
-	VMOVUPS     4160(CX)(R8*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     4160(DX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     64(SI)(R8*4), Y5
-	VMOVUPS     64(BX)(R8*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVUPS     Y5, 4160(AX)(R8*4)
-	VMOVUPS     4192(CX)(R8*4), Y4
-	VMULPS      Y4, Y0, Y4
-	VMOVUPS     4192(DX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VSUBPS      Y2, Y4, Y4
-	VMULPS      Y3, Y4, Y4
-	VMOVUPS     96(SI)(R8*4), Y5
-	VMOVUPS     96(BX)(R8*4), Y6
-	VFMADD231PS Y6, Y4, Y5
-	VMOVUPS     Y5, 4192(AX)(R8*4)
-	ADDQ        $+32, R8
-	CMPQ        R8, $+1024
-	JB          b1loop2
-	ADDQ        $+8192, AX
-	ADDQ        $+8192, CX
-	ADDQ        $+8192, DX
-	SUBQ        $+2, DI
-	CMPQ        DI, $+2
-	JAE         rows
-	TESTQ       DI, DI
-	JZ          done
-
 row:
 	// s0 = 2.4494898
 	MOVL  $0x401cc471, R8
@@ -1855,7 +1638,7 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1863,37 +1646,45 @@ loop0:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     (DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     32(CX)(R8*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     32(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     64(CX)(R8*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     64(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
-	VMOVUPS     96(CX)(R8*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     96(DX)(R8*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y7
+	VMOVUPS     (CX)(R8*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     (DX)(R8*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     32(CX)(R8*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     32(DX)(R8*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(CX)(R8*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     64(DX)(R8*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(CX)(R8*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     96(DX)(R8*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R8
 	CMPQ        R8, $+1024
 	JB          loop1
@@ -1910,37 +1701,60 @@ loop1:
 	VADDSS       X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y5
+	VADDPS       Y11, Y10, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X3
+	VMOVD    R8, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X3, X4
+	VMOVD    R8, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -2111,7 +1925,7 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -2119,40 +1933,48 @@ loop0:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R10, R10
 
 loop1:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  (DX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     (DX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     32(CX)(R10*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     32(DX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     64(CX)(R10*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     64(DX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
-	VMOVUPS     96(CX)(R10*4), Y8
-	VMULPS      Y8, Y0, Y8
-	VMOVUPS     96(DX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VFMADD231PS Y8, Y8, Y7
+	VMOVUPS     (CX)(R10*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     (DX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     32(CX)(R10*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     32(DX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(CX)(R10*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     64(DX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(CX)(R10*4), Y12
+	VMULPS      Y12, Y0, Y12
+	VMOVUPS     96(DX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VSUBPS      Y2, Y12, Y12
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, $+1024
 	JB          loop1
@@ -2169,37 +1991,60 @@ loop1:
 	VADDSS       X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y5
+	VADDPS       Y11, Y10, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X3
+	VMOVD    R10, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X3, X4
+	VMOVD    R10, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -2527,7 +2372,7 @@ loop0_done:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2535,40 +2380,48 @@ loop0_done:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R9*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
-	VMOVUPS     64(CX)(R9*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     64(DX)(R9*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z5
-	VMOVUPS     128(CX)(R9*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     128(DX)(R9*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z6
-	VMOVUPS     192(CX)(R9*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     192(DX)(R9*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z7
+	VMOVUPS     (CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -2580,13 +2433,14 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R9*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
+	VMOVUPS     (CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JB          loop1_vector
@@ -2594,13 +2448,14 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS.Z   (DX)(R9*4), K1, Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, K1, Z4
+	VMOVUPS.Z   (CX)(R9*4), K1, Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS.Z   (DX)(R9*4), K1, Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, K1, Z4
+	VFMADD231PS Z12, Z12, K1, Z8
 
 loop1_done:
 	// s8 = sum of accumulator 1
@@ -2617,37 +2472,62 @@ loop1_done:
 	VADDSS     X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS     Z9, Z8, Z5
+	VADDPS     Z11, Z10, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z6
+	VADDSS     X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X3
+	VMOVD    R9, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X3, X4
+	VMOVD    R9, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2905,7 +2785,7 @@ loop0_done:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2913,6 +2793,10 @@ loop0_done:
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-64, R12
@@ -2924,34 +2808,38 @@ loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  64(DX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (CX)(R11*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R11*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
-	VMOVUPS     64(CX)(R11*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     64(DX)(R11*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z5
-	VMOVUPS     128(CX)(R11*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     128(DX)(R11*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z6
-	VMOVUPS     192(CX)(R11*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     192(DX)(R11*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z7
+	VMOVUPS     (CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -2963,13 +2851,14 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R11*4), Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS     (DX)(R11*4), Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
+	VMOVUPS     (CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -2977,13 +2866,14 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z8
-	VMULPS      Z8, Z0, Z8
-	VMOVUPS.Z   (DX)(R11*4), K1, Z9
-	VADDPS      Z9, Z8, Z8
-	VSUBPS      Z1, Z8, Z8
-	VSUBPS      Z2, Z8, Z8
-	VFMADD231PS Z8, Z8, K1, Z4
+	VMOVUPS.Z   (CX)(R11*4), K1, Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS.Z   (DX)(R11*4), K1, Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, K1, Z4
+	VFMADD231PS Z12, Z12, K1, Z8
 
 loop1_done:
 	// s8 = sum of accumulator 1
@@ -3000,37 +2890,62 @@ loop1_done:
 	VADDSS     X5, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS     Z9, Z8, Z5
+	VADDPS     Z11, Z10, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z6
+	VADDPS     Z6, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z6
+	VADDSS     X6, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X3
+	VMOVD    R11, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X3, X4
+	VMOVD    R11, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -3394,7 +3309,7 @@ loop0_done:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3403,40 +3318,49 @@ loop0_done:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       X8, X8, X8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X13, X13, X13
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     (DX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y4
-	VMOVUPS     32(CX)(R9*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     32(DX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     64(CX)(R9*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     64(DX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     96(CX)(R9*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     96(DX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -3448,13 +3372,14 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R9*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     (DX)(R9*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y4
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JB          loop1_vector
@@ -3464,13 +3389,14 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X9
-	VMULSS      X9, X0, X9
-	VMOVSS      (DX)(R9*4), X10
-	VADDSS      X10, X9, X9
-	VSUBSS      X1, X9, X9
-	VSUBSS      X2, X9, X9
-	VFMADD231SS X9, X9, X8
+	VMOVSS      (CX)(R9*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R9*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
 	INCQ        R9
 	CMPQ        R9, R8
 	JB          loop1_element
@@ -3489,37 +3415,61 @@ loop1_done:
 	VADDSS       X8, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y12, Y11, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VADDSS       X13, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X3
+	VMOVD    R9, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X3, X4
+	VMOVD    R9, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3781,7 +3731,7 @@ loop0_done:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=accmul[8 8]
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3790,6 +3740,11 @@ loop0_done:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       X8, X8, X8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X13, X13, X13
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-32, R12
@@ -3799,34 +3754,38 @@ loop1:
 	PREFETCHT1  (CX)(R10*1)
 	PREFETCHT1  (DX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (CX)(R11*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     (DX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y4
-	VMOVUPS     32(CX)(R11*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     32(DX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     64(CX)(R11*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     64(DX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     96(CX)(R11*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     96(DX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -3838,13 +3797,14 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R11*4), Y9
-	VMULPS      Y9, Y0, Y9
-	VMOVUPS     (DX)(R11*4), Y10
-	VADDPS      Y10, Y9, Y9
-	VSUBPS      Y1, Y9, Y9
-	VSUBPS      Y2, Y9, Y9
-	VFMADD231PS Y9, Y9, Y4
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1_vector
@@ -3854,13 +3814,14 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X9
-	VMULSS      X9, X0, X9
-	VMOVSS      (DX)(R11*4), X10
-	VADDSS      X10, X9, X9
-	VSUBSS      X1, X9, X9
-	VSUBSS      X2, X9, X9
-	VFMADD231SS X9, X9, X8
+	VMOVSS      (CX)(R11*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R11*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
 	INCQ        R11
 	CMPQ        R11, R8
 	JB          loop1_element
@@ -3879,37 +3840,61 @@ loop1_done:
 	VADDSS       X8, X4, X4
 
 	// s9 = s8 mul s6
-	VMULSS X3, X4, X3
+	VMULSS X3, X4, X4
 
-	// s10 = 1e-05
+	// s10 = sum of accumulator 2
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y12, Y11, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VADDSS       X13, X5, X5
+
+	// s11 = s10 mul s6
+	VMULSS X3, X5, X3
+
+	// s12 = s9 mul s9
+	VMULSS X4, X4, X5
+
+	// s13 = s11 sub s12
+	VSUBSS X5, X3, X3
+
+	// s14 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X5
 
-	// s11 = s9 add s10
-	VADDSS X4, X3, X3
+	// s15 = s13 add s14
+	VADDSS X5, X3, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X3
+	VMOVD    R11, X5
+	VUCOMISS X5, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X3, X4
+	VMOVD    R11, X5
+	VUCOMISS X3, X5
 	JA       done
 
-	// s12 = 1
+	// s16 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X5
 
-	// s13 = sqrt s11
+	// s17 = sqrt s15
 	VSQRTSS X3, X3, X3
 
-	// s14 = s12 div s13
-	VDIVSS X3, X4, X3
+	// s18 = s16 div s17
+	VDIVSS X3, X5, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] v9=s14 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// s19 = s7 add s9
+	VADDSS X4, X2, X2
+
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0

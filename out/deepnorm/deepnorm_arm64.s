@@ -72,32 +72,40 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
 	MOVD	R2, R7
 	MOVD	$64, R8
 pass2main:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
-	WORD	$0x6e25dfe5 // fmul v5.4s, v31.4s, v5.4s
-	WORD	$0x6e26dfe6 // fmul v6.4s, v31.4s, v6.4s
-	WORD	$0x6e27dfe7 // fmul v7.4s, v31.4s, v7.4s
-	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
-	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
-	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
+	WORD	$0x6e29dfe9 // fmul v9.4s, v31.4s, v9.4s
+	WORD	$0x6e2adfea // fmul v10.4s, v31.4s, v10.4s
+	WORD	$0x6e2bdfeb // fmul v11.4s, v31.4s, v11.4s
+	VLD1.P	64(R7), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
+	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -105,17 +113,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F30, F0, F23
-	FADDS	F29, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F27, F23
+	FMULS	F30, F4, F22
+	FMULS	F23, F23, F21
+	FSUBS	F21, F22, F22
+	FADDS	F29, F22, F22
+	// guard: the row is left to the caller unless 1e-25 <= s15 <= 3.4028235e+38
+	FCMPS	F27, F22
 	BLT	done
-	FCMPS	F26, F23
+	FCMPS	F26, F22
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F28, F23
+	FSQRTS	F22, F22
+	FDIVS	F22, F28, F22
+	FADDS	F23, F24, F24
 	// pass 3 over the row
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
+	VDUP	V22.S[0], V22.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -141,10 +159,10 @@ pass3main:
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
+	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -265,33 +283,41 @@ pass1tailDone:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R8
 	MOVD	R2, R9
 	LSR	$4, R6, R10
 	CBZ	R10, pass2mainDone
 pass2main:
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
-	WORD	$0x6e25dfe5 // fmul v5.4s, v31.4s, v5.4s
-	WORD	$0x6e26dfe6 // fmul v6.4s, v31.4s, v6.4s
-	WORD	$0x6e27dfe7 // fmul v7.4s, v31.4s, v7.4s
-	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
-	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
-	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
+	WORD	$0x6e29dfe9 // fmul v9.4s, v31.4s, v9.4s
+	WORD	$0x6e2adfea // fmul v10.4s, v31.4s, v10.4s
+	WORD	$0x6e2bdfeb // fmul v11.4s, v31.4s, v11.4s
+	VLD1.P	64(R9), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
+	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
 	BNE	pass2main
 pass2mainDone:
@@ -299,13 +325,14 @@ pass2mainDone:
 	AND	$3, R10, R10
 	CBZ	R10, pass2vecDone
 pass2vec:
-	VLD1.P	16(R8), [V4.S4]
-	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
-	VLD1.P	16(R9), [V8.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
+	VLD1.P	16(R8), [V8.S4]
+	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
+	VLD1.P	16(R9), [V12.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
 	SUBS	$1, R10, R10
 	BNE	pass2vec
 pass2vecDone:
@@ -314,30 +341,41 @@ pass2vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R6, R10
 	CBZ	R10, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R8), F4
-	FMULS	F4, F31, F4
-	FMOVS.P	4(R9), F8
-	FADDS	F8, F4, F4
-	FSUBS	F25, F4, F4
-	FSUBS	F24, F4, F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R8), F8
+	FMULS	F8, F31, F8
+	FMOVS.P	4(R9), F12
+	FADDS	F12, F8, F8
+	FSUBS	F25, F8, F8
+	FSUBS	F24, F8, F8
+	FADDS	F8, F0, F0
+	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
 	FMULS	F30, F0, F23
-	FADDS	F29, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F27, F23
+	FMULS	F30, F4, F22
+	FMULS	F23, F23, F21
+	FSUBS	F21, F22, F22
+	FADDS	F29, F22, F22
+	// guard: the row is left to the caller unless 1e-25 <= s15 <= 3.4028235e+38
+	FCMPS	F27, F22
 	BLT	done
-	FCMPS	F26, F23
+	FCMPS	F26, F22
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F28, F23
+	FSQRTS	F22, F22
+	FDIVS	F22, F28, F22
+	FADDS	F23, F24, F24
 	// pass 3 over the row
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
+	VDUP	V22.S[0], V22.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
 	MOVD	R2, R10
@@ -364,10 +402,10 @@ pass3main:
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
+	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -388,7 +426,7 @@ pass3vec:
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
 	VLD1.P	16(R12), [V4.S4]
 	VLD1.P	16(R11), [V8.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -405,7 +443,7 @@ pass3tail:
 	FADDS	F4, F0, F0
 	FSUBS	F25, F0, F0
 	FSUBS	F24, F0, F0
-	FMULS	F23, F0, F0
+	FMULS	F22, F0, F0
 	FMOVS.P	4(R12), F4
 	FMOVS.P	4(R11), F8
 	FMADDS	F8, F4, F0, F4

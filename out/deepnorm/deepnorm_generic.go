@@ -24,19 +24,26 @@ func goDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		s6 := invLen
 		s7 := s5 * s6
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v8 := (((s0*float64(xRow[i]) + float64(fRow[i])) - s4) - s7)
-			acc1 += v8 * v8
+			acc1 += v8
+			acc2 += v8 * v8
 		}
 		s8 := acc1
 		s9 := s8 * s6
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
+		s10 := acc2
+		s11 := s10 * s6
+		s12 := s9 * s9
+		s13 := s11 - s12
+		s14 := float64(float32(1e-05))
+		s15 := s13 + s14
+		s16 := float64(float32(1))
+		s17 := math.Sqrt(s15)
+		s18 := s16 / s17
+		s19 := s7 + s9
 		for i := range h {
-			dstRow[i] = float32(((((s0*float64(xRow[i])+float64(fRow[i]))-s4)-s7)*s14*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32(((((s0*float64(xRow[i])+float64(fRow[i]))-s4)-s19)*s18*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }

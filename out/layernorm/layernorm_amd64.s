@@ -150,7 +150,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -163,264 +163,372 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Z13
-	VMOVUPS     3072(CX)(DI*4), Z14
-	VMOVUPS     6144(CX)(DI*4), Z15
-	VMOVUPS     9216(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     64(CX)(DI*4), Z13
-	VMOVUPS     3136(CX)(DI*4), Z14
-	VMOVUPS     6208(CX)(DI*4), Z15
-	VMOVUPS     9280(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     128(CX)(DI*4), Z13
-	VMOVUPS     3200(CX)(DI*4), Z14
-	VMOVUPS     6272(CX)(DI*4), Z15
-	VMOVUPS     9344(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     192(CX)(DI*4), Z13
-	VMOVUPS     3264(CX)(DI*4), Z14
-	VMOVUPS     6336(CX)(DI*4), Z15
-	VMOVUPS     9408(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     (CX)(DI*4), Z17
+	VMOVUPS     3072(CX)(DI*4), Z18
+	VMOVUPS     6144(CX)(DI*4), Z19
+	VMOVUPS     9216(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     64(CX)(DI*4), Z17
+	VMOVUPS     3136(CX)(DI*4), Z18
+	VMOVUPS     6208(CX)(DI*4), Z19
+	VMOVUPS     9280(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     128(CX)(DI*4), Z17
+	VMOVUPS     3200(CX)(DI*4), Z18
+	VMOVUPS     6272(CX)(DI*4), Z19
+	VMOVUPS     9344(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     192(CX)(DI*4), Z17
+	VMOVUPS     3264(CX)(DI*4), Z18
+	VMOVUPS     6336(CX)(DI*4), Z19
+	VMOVUPS     9408(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          bloop1
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z13
-	VADDSS     X13, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z17
+	VADDSS     X17, X9, X9
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z13
-	VADDSS     X13, X10, X10
+	VSHUFF32X4 $0x4e, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z17
+	VADDSS     X17, X11, X11
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z13
-	VADDSS     X13, X11, X11
+	VSHUFF32X4 $0x4e, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z17
+	VADDSS     X17, X13, X13
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z17
+	VADDSS     X17, X15, X15
 
 	// s5 = s4 mul s2
 	VMULSS X8, X9, X9
 
 	// s5 = s4 mul s2
-	VMULSS X8, X10, X10
-
-	// s5 = s4 mul s2
 	VMULSS X8, X11, X11
 
 	// s5 = s4 mul s2
-	VMULSS X8, X12, X8
+	VMULSS X8, X13, X13
 
-	// s6 = 1e-05
+	// s5 = s4 mul s2
+	VMULSS X8, X15, X15
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z17
+	VADDSS     X17, X10, X10
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z17
+	VADDSS     X17, X12, X12
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z17
+	VADDSS     X17, X14, X14
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z17
+	VADDSS     X17, X16, X16
+
+	// s7 = s6 mul s2
+	VMULSS X8, X10, X10
+
+	// s7 = s6 mul s2
+	VMULSS X8, X12, X12
+
+	// s7 = s6 mul s2
+	VMULSS X8, X14, X14
+
+	// s7 = s6 mul s2
+	VMULSS X8, X16, X8
+
+	// s8 = s5 mul s5
+	VMULSS X9, X9, X16
+
+	// s8 = s5 mul s5
+	VMULSS X11, X11, X17
+
+	// s8 = s5 mul s5
+	VMULSS X13, X13, X18
+
+	// s8 = s5 mul s5
+	VMULSS X15, X15, X19
+
+	// s9 = s7 sub s8
+	VSUBSS X16, X10, X10
+
+	// s9 = s7 sub s8
+	VSUBSS X17, X12, X12
+
+	// s9 = s7 sub s8
+	VSUBSS X18, X14, X14
+
+	// s9 = s7 sub s8
+	VSUBSS X19, X8, X8
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	VMOVD DI, X16
 
-	// s7 = s5 add s6
-	VADDSS X12, X9, X9
+	// s11 = s9 add s10
+	VADDSS X16, X10, X10
 
-	// s7 = s5 add s6
-	VADDSS X12, X10, X10
+	// s11 = s9 add s10
+	VADDSS X16, X12, X12
 
-	// s7 = s5 add s6
-	VADDSS X12, X11, X11
+	// s11 = s9 add s10
+	VADDSS X16, X14, X14
 
-	// s7 = s5 add s6
-	VADDSS X12, X8, X8
+	// s11 = s9 add s10
+	VADDSS X16, X8, X8
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X9
+	VMOVD    DI, X16
+	VUCOMISS X16, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X9, X12
+	VMOVD    DI, X16
+	VUCOMISS X10, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X10
+	VMOVD    DI, X16
+	VUCOMISS X16, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X10, X12
+	VMOVD    DI, X16
+	VUCOMISS X12, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X11
+	VMOVD    DI, X16
+	VUCOMISS X16, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X11, X12
+	VMOVD    DI, X16
+	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X8
+	VMOVD    DI, X16
+	VUCOMISS X16, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X8, X12
+	VMOVD    DI, X16
+	VUCOMISS X8, X16
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	VMOVD DI, X16
 
-	// s9 = sqrt s7
-	VSQRTSS X9, X9, X9
-
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X10, X10, X10
 
-	// s9 = sqrt s7
-	VSQRTSS X11, X11, X11
+	// s13 = sqrt s11
+	VSQRTSS X12, X12, X12
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
+	VSQRTSS X14, X14, X14
+
+	// s13 = sqrt s11
 	VSQRTSS X8, X8, X8
 
-	// s10 = s8 div s9
-	VDIVSS X9, X12, X9
+	// s14 = s12 div s13
+	VDIVSS X10, X16, X10
 
-	// s10 = s8 div s9
-	VDIVSS X10, X12, X10
+	// s14 = s12 div s13
+	VDIVSS X12, X16, X12
 
-	// s10 = s8 div s9
-	VDIVSS X11, X12, X11
+	// s14 = s12 div s13
+	VDIVSS X14, X16, X14
 
-	// s10 = s8 div s9
-	VDIVSS X8, X12, X8
+	// s14 = s12 div s13
+	VDIVSS X8, X16, X8
 
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X9, X4, X4
+
+	// s15 = s3 add s5
+	VADDSS X11, X5, X5
+
+	// s15 = s3 add s5
+	VADDSS X13, X6, X6
+
+	// s15 = s3 add s5
+	VADDSS X15, X7, X7
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X10, Z9
 	XORQ         DI, DI
 
 b0loop2:
-	VMOVUPS     (CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     (BX)(DI*4), Z13
-	VMOVUPS     (DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, (AX)(DI*4)
-	VMOVUPS     64(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     64(BX)(DI*4), Z13
-	VMOVUPS     64(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 64(AX)(DI*4)
-	VMOVUPS     128(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     128(BX)(DI*4), Z13
-	VMOVUPS     128(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 128(AX)(DI*4)
-	VMOVUPS     192(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     192(BX)(DI*4), Z13
-	VMOVUPS     192(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 192(AX)(DI*4)
+	VMOVUPS     (CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     (BX)(DI*4), Z11
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     64(BX)(DI*4), Z11
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     128(BX)(DI*4), Z11
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     192(BX)(DI*4), Z11
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X5, Z1
-	VBROADCASTSS X10, Z4
+	VBROADCASTSS X12, Z4
 	XORQ         DI, DI
 
 b1loop2:
@@ -460,10 +568,10 @@ b1loop2:
 	CMPQ        DI, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X6, Z1
-	VBROADCASTSS X11, Z2
+	VBROADCASTSS X14, Z2
 	XORQ         DI, DI
 
 b2loop2:
@@ -503,7 +611,7 @@ b2loop2:
 	CMPQ        DI, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X8, Z2
@@ -602,32 +710,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          loop1
@@ -646,37 +762,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -808,35 +949,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -855,37 +1004,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1128,7 +1302,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1137,41 +1311,53 @@ bloop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VMOVUPS     3072(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     32(CX)(DI*4), Y9
-	VMOVUPS     3104(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
-	VMOVUPS     64(CX)(DI*4), Y9
-	VMOVUPS     3136(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VMOVUPS     3168(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (CX)(DI*4), Y13
+	VMOVUPS     3072(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     32(CX)(DI*4), Y13
+	VMOVUPS     3104(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     64(CX)(DI*4), Y13
+	VMOVUPS     3136(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(DI*4), Y13
+	VMOVUPS     3168(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          bloop1
@@ -1186,72 +1372,114 @@ bloop1:
 	VADDSS       X6, X5, X5
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y8, Y7, Y6
-	VEXTRACTF128 $0x01, Y6, X7
-	VADDPS       X7, X6, X6
-	VMOVHLPS     X6, X6, X7
-	VADDPS       X7, X6, X6
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X6, X6
+	VADDPS       Y10, Y9, Y6
+	VEXTRACTF128 $0x01, Y6, X9
+	VADDPS       X9, X6, X6
+	VMOVHLPS     X6, X6, X9
+	VADDPS       X9, X6, X6
+	VMOVSHDUP    X6, X9
+	VADDSS       X9, X6, X6
 
 	// s5 = s4 mul s2
 	VMULSS X4, X5, X5
 
 	// s5 = s4 mul s2
-	VMULSS X4, X6, X4
+	VMULSS X4, X6, X6
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+
+	// s6 = sum of accumulator 2
+	VADDPS       Y12, Y11, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VADDPS       X9, X8, X8
+	VMOVHLPS     X8, X8, X9
+	VADDPS       X9, X8, X8
+	VMOVSHDUP    X8, X9
+	VADDSS       X9, X8, X8
+
+	// s7 = s6 mul s2
+	VMULSS X4, X7, X7
+
+	// s7 = s6 mul s2
+	VMULSS X4, X8, X4
+
+	// s8 = s5 mul s5
+	VMULSS X5, X5, X8
+
+	// s8 = s5 mul s5
+	VMULSS X6, X6, X9
+
+	// s9 = s7 sub s8
+	VSUBSS X8, X7, X7
+
+	// s9 = s7 sub s8
+	VSUBSS X9, X4, X4
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X6
+	VMOVD DI, X8
 
-	// s7 = s5 add s6
-	VADDSS X6, X5, X5
+	// s11 = s9 add s10
+	VADDSS X8, X7, X7
 
-	// s7 = s5 add s6
-	VADDSS X6, X4, X4
+	// s11 = s9 add s10
+	VADDSS X8, X4, X4
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X6
-	VUCOMISS X6, X5
+	VMOVD    DI, X8
+	VUCOMISS X8, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X6
-	VUCOMISS X5, X6
+	VMOVD    DI, X8
+	VUCOMISS X7, X8
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X6
-	VUCOMISS X6, X4
+	VMOVD    DI, X8
+	VUCOMISS X8, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X6
-	VUCOMISS X4, X6
+	VMOVD    DI, X8
+	VUCOMISS X4, X8
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X6
+	VMOVD DI, X8
 
-	// s9 = sqrt s7
-	VSQRTSS X5, X5, X5
+	// s13 = sqrt s11
+	VSQRTSS X7, X7, X7
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X4, X4, X4
 
-	// s10 = s8 div s9
-	VDIVSS X5, X6, X5
+	// s14 = s12 div s13
+	VDIVSS X7, X8, X7
 
-	// s10 = s8 div s9
-	VDIVSS X4, X6, X4
+	// s14 = s12 div s13
+	VDIVSS X4, X8, X4
 
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X5, X2, X2
+
+	// s15 = s3 add s5
+	VADDSS X6, X3, X3
+
+	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X5, Y5
+	VBROADCASTSS X7, Y5
 	XORQ         DI, DI
 
 b0loop2:
@@ -1291,7 +1519,7 @@ b0loop2:
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -1388,32 +1616,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          loop1
@@ -1430,37 +1666,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1590,34 +1849,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -1634,37 +1901,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -1969,7 +2259,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1982,264 +2272,372 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Z13
-	VMOVUPS     4096(CX)(DI*4), Z14
-	VMOVUPS     8192(CX)(DI*4), Z15
-	VMOVUPS     12288(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     64(CX)(DI*4), Z13
-	VMOVUPS     4160(CX)(DI*4), Z14
-	VMOVUPS     8256(CX)(DI*4), Z15
-	VMOVUPS     12352(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     128(CX)(DI*4), Z13
-	VMOVUPS     4224(CX)(DI*4), Z14
-	VMOVUPS     8320(CX)(DI*4), Z15
-	VMOVUPS     12416(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     192(CX)(DI*4), Z13
-	VMOVUPS     4288(CX)(DI*4), Z14
-	VMOVUPS     8384(CX)(DI*4), Z15
-	VMOVUPS     12480(CX)(DI*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     (CX)(DI*4), Z17
+	VMOVUPS     4096(CX)(DI*4), Z18
+	VMOVUPS     8192(CX)(DI*4), Z19
+	VMOVUPS     12288(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     64(CX)(DI*4), Z17
+	VMOVUPS     4160(CX)(DI*4), Z18
+	VMOVUPS     8256(CX)(DI*4), Z19
+	VMOVUPS     12352(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     128(CX)(DI*4), Z17
+	VMOVUPS     4224(CX)(DI*4), Z18
+	VMOVUPS     8320(CX)(DI*4), Z19
+	VMOVUPS     12416(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     192(CX)(DI*4), Z17
+	VMOVUPS     4288(CX)(DI*4), Z18
+	VMOVUPS     8384(CX)(DI*4), Z19
+	VMOVUPS     12480(CX)(DI*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          bloop1
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z13
-	VADDSS     X13, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z17
+	VADDSS     X17, X9, X9
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z13
-	VADDSS     X13, X10, X10
+	VSHUFF32X4 $0x4e, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z17
+	VADDSS     X17, X11, X11
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z13
-	VADDSS     X13, X11, X11
+	VSHUFF32X4 $0x4e, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z17
+	VADDSS     X17, X13, X13
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z17
+	VADDSS     X17, X15, X15
 
 	// s5 = s4 mul s2
 	VMULSS X8, X9, X9
 
 	// s5 = s4 mul s2
-	VMULSS X8, X10, X10
-
-	// s5 = s4 mul s2
 	VMULSS X8, X11, X11
 
 	// s5 = s4 mul s2
-	VMULSS X8, X12, X8
+	VMULSS X8, X13, X13
 
-	// s6 = 1e-05
+	// s5 = s4 mul s2
+	VMULSS X8, X15, X15
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z17
+	VADDSS     X17, X10, X10
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z17
+	VADDSS     X17, X12, X12
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z17
+	VADDSS     X17, X14, X14
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z17
+	VADDSS     X17, X16, X16
+
+	// s7 = s6 mul s2
+	VMULSS X8, X10, X10
+
+	// s7 = s6 mul s2
+	VMULSS X8, X12, X12
+
+	// s7 = s6 mul s2
+	VMULSS X8, X14, X14
+
+	// s7 = s6 mul s2
+	VMULSS X8, X16, X8
+
+	// s8 = s5 mul s5
+	VMULSS X9, X9, X16
+
+	// s8 = s5 mul s5
+	VMULSS X11, X11, X17
+
+	// s8 = s5 mul s5
+	VMULSS X13, X13, X18
+
+	// s8 = s5 mul s5
+	VMULSS X15, X15, X19
+
+	// s9 = s7 sub s8
+	VSUBSS X16, X10, X10
+
+	// s9 = s7 sub s8
+	VSUBSS X17, X12, X12
+
+	// s9 = s7 sub s8
+	VSUBSS X18, X14, X14
+
+	// s9 = s7 sub s8
+	VSUBSS X19, X8, X8
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	VMOVD DI, X16
 
-	// s7 = s5 add s6
-	VADDSS X12, X9, X9
+	// s11 = s9 add s10
+	VADDSS X16, X10, X10
 
-	// s7 = s5 add s6
-	VADDSS X12, X10, X10
+	// s11 = s9 add s10
+	VADDSS X16, X12, X12
 
-	// s7 = s5 add s6
-	VADDSS X12, X11, X11
+	// s11 = s9 add s10
+	VADDSS X16, X14, X14
 
-	// s7 = s5 add s6
-	VADDSS X12, X8, X8
+	// s11 = s9 add s10
+	VADDSS X16, X8, X8
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X9
+	VMOVD    DI, X16
+	VUCOMISS X16, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X9, X12
+	VMOVD    DI, X16
+	VUCOMISS X10, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X10
+	VMOVD    DI, X16
+	VUCOMISS X16, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X10, X12
+	VMOVD    DI, X16
+	VUCOMISS X12, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X11
+	VMOVD    DI, X16
+	VUCOMISS X16, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X11, X12
+	VMOVD    DI, X16
+	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
-	VUCOMISS X12, X8
+	VMOVD    DI, X16
+	VUCOMISS X16, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
-	VUCOMISS X8, X12
+	VMOVD    DI, X16
+	VUCOMISS X8, X16
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	VMOVD DI, X16
 
-	// s9 = sqrt s7
-	VSQRTSS X9, X9, X9
-
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X10, X10, X10
 
-	// s9 = sqrt s7
-	VSQRTSS X11, X11, X11
+	// s13 = sqrt s11
+	VSQRTSS X12, X12, X12
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
+	VSQRTSS X14, X14, X14
+
+	// s13 = sqrt s11
 	VSQRTSS X8, X8, X8
 
-	// s10 = s8 div s9
-	VDIVSS X9, X12, X9
+	// s14 = s12 div s13
+	VDIVSS X10, X16, X10
 
-	// s10 = s8 div s9
-	VDIVSS X10, X12, X10
+	// s14 = s12 div s13
+	VDIVSS X12, X16, X12
 
-	// s10 = s8 div s9
-	VDIVSS X11, X12, X11
+	// s14 = s12 div s13
+	VDIVSS X14, X16, X14
 
-	// s10 = s8 div s9
-	VDIVSS X8, X12, X8
+	// s14 = s12 div s13
+	VDIVSS X8, X16, X8
 
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X9, X4, X4
+
+	// s15 = s3 add s5
+	VADDSS X11, X5, X5
+
+	// s15 = s3 add s5
+	VADDSS X13, X6, X6
+
+	// s15 = s3 add s5
+	VADDSS X15, X7, X7
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X10, Z9
 	XORQ         DI, DI
 
 b0loop2:
-	VMOVUPS     (CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     (BX)(DI*4), Z13
-	VMOVUPS     (DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, (AX)(DI*4)
-	VMOVUPS     64(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     64(BX)(DI*4), Z13
-	VMOVUPS     64(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 64(AX)(DI*4)
-	VMOVUPS     128(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     128(BX)(DI*4), Z13
-	VMOVUPS     128(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 128(AX)(DI*4)
-	VMOVUPS     192(CX)(DI*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     192(BX)(DI*4), Z13
-	VMOVUPS     192(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 192(AX)(DI*4)
+	VMOVUPS     (CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     (BX)(DI*4), Z11
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     64(BX)(DI*4), Z11
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     128(BX)(DI*4), Z11
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     192(BX)(DI*4), Z11
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X5, Z1
-	VBROADCASTSS X10, Z4
+	VBROADCASTSS X12, Z4
 	XORQ         DI, DI
 
 b1loop2:
@@ -2279,10 +2677,10 @@ b1loop2:
 	CMPQ        DI, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X6, Z1
-	VBROADCASTSS X11, Z2
+	VBROADCASTSS X14, Z2
 	XORQ         DI, DI
 
 b2loop2:
@@ -2322,7 +2720,7 @@ b2loop2:
 	CMPQ        DI, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X8, Z2
@@ -2421,32 +2819,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          loop1
@@ -2465,37 +2871,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2627,35 +3058,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+1024
 	JB          loop1
@@ -2674,37 +3113,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -2947,7 +3411,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -2956,41 +3420,53 @@ bloop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Y9
-	VMOVUPS     4096(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     32(CX)(DI*4), Y9
-	VMOVUPS     4128(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
-	VMOVUPS     64(CX)(DI*4), Y9
-	VMOVUPS     4160(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(CX)(DI*4), Y9
-	VMOVUPS     4192(CX)(DI*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (CX)(DI*4), Y13
+	VMOVUPS     4096(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     32(CX)(DI*4), Y13
+	VMOVUPS     4128(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     64(CX)(DI*4), Y13
+	VMOVUPS     4160(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(DI*4), Y13
+	VMOVUPS     4192(CX)(DI*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          bloop1
@@ -3005,72 +3481,114 @@ bloop1:
 	VADDSS       X6, X5, X5
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y8, Y7, Y6
-	VEXTRACTF128 $0x01, Y6, X7
-	VADDPS       X7, X6, X6
-	VMOVHLPS     X6, X6, X7
-	VADDPS       X7, X6, X6
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X6, X6
+	VADDPS       Y10, Y9, Y6
+	VEXTRACTF128 $0x01, Y6, X9
+	VADDPS       X9, X6, X6
+	VMOVHLPS     X6, X6, X9
+	VADDPS       X9, X6, X6
+	VMOVSHDUP    X6, X9
+	VADDSS       X9, X6, X6
 
 	// s5 = s4 mul s2
 	VMULSS X4, X5, X5
 
 	// s5 = s4 mul s2
-	VMULSS X4, X6, X4
+	VMULSS X4, X6, X6
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+
+	// s6 = sum of accumulator 2
+	VADDPS       Y12, Y11, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VADDPS       X9, X8, X8
+	VMOVHLPS     X8, X8, X9
+	VADDPS       X9, X8, X8
+	VMOVSHDUP    X8, X9
+	VADDSS       X9, X8, X8
+
+	// s7 = s6 mul s2
+	VMULSS X4, X7, X7
+
+	// s7 = s6 mul s2
+	VMULSS X4, X8, X4
+
+	// s8 = s5 mul s5
+	VMULSS X5, X5, X8
+
+	// s8 = s5 mul s5
+	VMULSS X6, X6, X9
+
+	// s9 = s7 sub s8
+	VSUBSS X8, X7, X7
+
+	// s9 = s7 sub s8
+	VSUBSS X9, X4, X4
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X6
+	VMOVD DI, X8
 
-	// s7 = s5 add s6
-	VADDSS X6, X5, X5
+	// s11 = s9 add s10
+	VADDSS X8, X7, X7
 
-	// s7 = s5 add s6
-	VADDSS X6, X4, X4
+	// s11 = s9 add s10
+	VADDSS X8, X4, X4
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X6
-	VUCOMISS X6, X5
+	VMOVD    DI, X8
+	VUCOMISS X8, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X6
-	VUCOMISS X5, X6
+	VMOVD    DI, X8
+	VUCOMISS X7, X8
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X6
-	VUCOMISS X6, X4
+	VMOVD    DI, X8
+	VUCOMISS X8, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X6
-	VUCOMISS X4, X6
+	VMOVD    DI, X8
+	VUCOMISS X4, X8
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X6
+	VMOVD DI, X8
 
-	// s9 = sqrt s7
-	VSQRTSS X5, X5, X5
+	// s13 = sqrt s11
+	VSQRTSS X7, X7, X7
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X4, X4, X4
 
-	// s10 = s8 div s9
-	VDIVSS X5, X6, X5
+	// s14 = s12 div s13
+	VDIVSS X7, X8, X7
 
-	// s10 = s8 div s9
-	VDIVSS X4, X6, X4
+	// s14 = s12 div s13
+	VDIVSS X4, X8, X4
 
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X5, X2, X2
+
+	// s15 = s3 add s5
+	VADDSS X6, X3, X3
+
+	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X5, Y5
+	VBROADCASTSS X7, Y5
 	XORQ         DI, DI
 
 b0loop2:
@@ -3110,7 +3628,7 @@ b0loop2:
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -3207,32 +3725,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          loop1
@@ -3249,37 +3775,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3409,34 +3958,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+1024
 	JB          loop1
@@ -3453,37 +4010,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -3700,32 +4280,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop1
@@ -3744,37 +4332,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3906,35 +4519,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -3953,37 +4574,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -4196,32 +4842,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+4096
 	JB          loop1
@@ -4238,37 +4892,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -4398,34 +5075,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -4442,37 +5127,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -4689,32 +5397,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(DI*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(DI*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
 	CMPQ        DI, $+8192
 	JB          loop1
@@ -4733,37 +5449,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4895,35 +5636,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+8192
 	JB          loop1
@@ -4942,37 +5691,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -5185,32 +5959,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(DI*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+8192
 	JB          loop1
@@ -5227,37 +6009,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
-	VUCOMISS X3, X2
+	VMOVD    DI, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
-	VUCOMISS X2, X3
+	VMOVD    DI, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	VMOVD DI, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -5387,34 +6192,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(CX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+8192
 	JB          loop1
@@ -5431,37 +6244,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -5712,35 +6548,43 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R8*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R8*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R8*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop1
@@ -5752,10 +6596,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R8*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JB          loop1_vector
@@ -5763,10 +6608,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (CX)(R8*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s4 = sum of accumulator 1
@@ -5783,37 +6629,62 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
-	VUCOMISS X3, X2
+	VMOVD    R8, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
-	VUCOMISS X2, X3
+	VMOVD    R8, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -6018,13 +6889,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
@@ -6034,22 +6909,26 @@ loop1:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  64(CX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(CX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(CX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(CX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -6061,10 +6940,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -6072,10 +6952,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (CX)(R10*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s4 = sum of accumulator 1
@@ -6092,37 +6973,62 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -6407,7 +7313,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -6415,28 +7321,37 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(CX)(R8*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(CX)(R8*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(CX)(R8*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
 	JB          loop1
@@ -6448,10 +7363,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R8*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JB          loop1_vector
@@ -6461,10 +7377,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R8*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (CX)(R8*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop1_element
@@ -6483,37 +7400,61 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
-	VUCOMISS X3, X2
+	VMOVD    R8, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
-	VUCOMISS X2, X3
+	VMOVD    R8, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	VMOVD R8, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -6722,7 +7663,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -6730,6 +7671,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
@@ -6738,22 +7684,26 @@ loop0_done:
 loop1:
 	PREFETCHT1  (CX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(CX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(CX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(CX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -6765,10 +7715,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (CX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -6778,10 +7729,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R10*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (CX)(R10*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R10
 	CMPQ        R10, DI
 	JB          loop1_element
@@ -6800,37 +7752,61 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s15 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -7235,7 +8211,7 @@ bloop0:
 	// s5 = s3 mul s4
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -7248,308 +8224,416 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (DX)(R9*4), Z13
-	VMOVUPS     3072(DX)(R9*4), Z14
-	VMOVUPS     6144(DX)(R9*4), Z15
-	VMOVUPS     9216(DX)(R9*4), Z16
-	VMOVUPS     (BX)(R9*4), Z17
-	VMOVUPS     3072(BX)(R9*4), Z18
-	VMOVUPS     6144(BX)(R9*4), Z19
-	VMOVUPS     9216(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     64(DX)(R9*4), Z13
-	VMOVUPS     3136(DX)(R9*4), Z14
-	VMOVUPS     6208(DX)(R9*4), Z15
-	VMOVUPS     9280(DX)(R9*4), Z16
-	VMOVUPS     64(BX)(R9*4), Z17
-	VMOVUPS     3136(BX)(R9*4), Z18
-	VMOVUPS     6208(BX)(R9*4), Z19
-	VMOVUPS     9280(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     128(DX)(R9*4), Z13
-	VMOVUPS     3200(DX)(R9*4), Z14
-	VMOVUPS     6272(DX)(R9*4), Z15
-	VMOVUPS     9344(DX)(R9*4), Z16
-	VMOVUPS     128(BX)(R9*4), Z17
-	VMOVUPS     3200(BX)(R9*4), Z18
-	VMOVUPS     6272(BX)(R9*4), Z19
-	VMOVUPS     9344(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     192(DX)(R9*4), Z13
-	VMOVUPS     3264(DX)(R9*4), Z14
-	VMOVUPS     6336(DX)(R9*4), Z15
-	VMOVUPS     9408(DX)(R9*4), Z16
-	VMOVUPS     192(BX)(R9*4), Z17
-	VMOVUPS     3264(BX)(R9*4), Z18
-	VMOVUPS     6336(BX)(R9*4), Z19
-	VMOVUPS     9408(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     (DX)(R9*4), Z17
+	VMOVUPS     3072(DX)(R9*4), Z18
+	VMOVUPS     6144(DX)(R9*4), Z19
+	VMOVUPS     9216(DX)(R9*4), Z20
+	VMOVUPS     (BX)(R9*4), Z21
+	VMOVUPS     3072(BX)(R9*4), Z22
+	VMOVUPS     6144(BX)(R9*4), Z23
+	VMOVUPS     9216(BX)(R9*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     64(DX)(R9*4), Z17
+	VMOVUPS     3136(DX)(R9*4), Z18
+	VMOVUPS     6208(DX)(R9*4), Z19
+	VMOVUPS     9280(DX)(R9*4), Z20
+	VMOVUPS     64(BX)(R9*4), Z21
+	VMOVUPS     3136(BX)(R9*4), Z22
+	VMOVUPS     6208(BX)(R9*4), Z23
+	VMOVUPS     9280(BX)(R9*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     128(DX)(R9*4), Z17
+	VMOVUPS     3200(DX)(R9*4), Z18
+	VMOVUPS     6272(DX)(R9*4), Z19
+	VMOVUPS     9344(DX)(R9*4), Z20
+	VMOVUPS     128(BX)(R9*4), Z21
+	VMOVUPS     3200(BX)(R9*4), Z22
+	VMOVUPS     6272(BX)(R9*4), Z23
+	VMOVUPS     9344(BX)(R9*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     192(DX)(R9*4), Z17
+	VMOVUPS     3264(DX)(R9*4), Z18
+	VMOVUPS     6336(DX)(R9*4), Z19
+	VMOVUPS     9408(DX)(R9*4), Z20
+	VMOVUPS     192(BX)(R9*4), Z21
+	VMOVUPS     3264(BX)(R9*4), Z22
+	VMOVUPS     6336(BX)(R9*4), Z23
+	VMOVUPS     9408(BX)(R9*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
 	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z13
-	VADDSS     X13, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z17
+	VADDSS     X17, X9, X9
 
 	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z13
-	VADDSS     X13, X10, X10
+	VSHUFF32X4 $0x4e, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z17
+	VADDSS     X17, X11, X11
 
 	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z13
-	VADDSS     X13, X11, X11
+	VSHUFF32X4 $0x4e, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z17
+	VADDSS     X17, X13, X13
 
 	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z17
+	VADDSS     X17, X15, X15
 
 	// s7 = s6 mul s4
 	VMULSS X8, X9, X9
 
 	// s7 = s6 mul s4
-	VMULSS X8, X10, X10
-
-	// s7 = s6 mul s4
 	VMULSS X8, X11, X11
 
 	// s7 = s6 mul s4
-	VMULSS X8, X12, X8
+	VMULSS X8, X13, X13
 
-	// s8 = 1e-05
+	// s7 = s6 mul s4
+	VMULSS X8, X15, X15
+
+	// s8 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z17
+	VADDSS     X17, X10, X10
+
+	// s8 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z17
+	VADDSS     X17, X12, X12
+
+	// s8 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z17
+	VADDSS     X17, X14, X14
+
+	// s8 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z17
+	VADDSS     X17, X16, X16
+
+	// s9 = s8 mul s4
+	VMULSS X8, X10, X10
+
+	// s9 = s8 mul s4
+	VMULSS X8, X12, X12
+
+	// s9 = s8 mul s4
+	VMULSS X8, X14, X14
+
+	// s9 = s8 mul s4
+	VMULSS X8, X16, X8
+
+	// s10 = s7 mul s7
+	VMULSS X9, X9, X16
+
+	// s10 = s7 mul s7
+	VMULSS X11, X11, X17
+
+	// s10 = s7 mul s7
+	VMULSS X13, X13, X18
+
+	// s10 = s7 mul s7
+	VMULSS X15, X15, X19
+
+	// s11 = s9 sub s10
+	VSUBSS X16, X10, X10
+
+	// s11 = s9 sub s10
+	VSUBSS X17, X12, X12
+
+	// s11 = s9 sub s10
+	VSUBSS X18, X14, X14
+
+	// s11 = s9 sub s10
+	VSUBSS X19, X8, X8
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X12
+	VMOVD R9, X16
 
-	// s9 = s7 add s8
-	VADDSS X12, X9, X9
+	// s13 = s11 add s12
+	VADDSS X16, X10, X10
 
-	// s9 = s7 add s8
-	VADDSS X12, X10, X10
+	// s13 = s11 add s12
+	VADDSS X16, X12, X12
 
-	// s9 = s7 add s8
-	VADDSS X12, X11, X11
+	// s13 = s11 add s12
+	VADDSS X16, X14, X14
 
-	// s9 = s7 add s8
-	VADDSS X12, X8, X8
+	// s13 = s11 add s12
+	VADDSS X16, X8, X8
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X9
+	VMOVD    R9, X16
+	VUCOMISS X16, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X9, X12
+	VMOVD    R9, X16
+	VUCOMISS X10, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X10
+	VMOVD    R9, X16
+	VUCOMISS X16, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X10, X12
+	VMOVD    R9, X16
+	VUCOMISS X12, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X11
+	VMOVD    R9, X16
+	VUCOMISS X16, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X11, X12
+	VMOVD    R9, X16
+	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X8
+	VMOVD    R9, X16
+	VUCOMISS X16, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X8, X12
+	VMOVD    R9, X16
+	VUCOMISS X8, X16
 	JA       row
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X12
+	VMOVD R9, X16
 
-	// s11 = sqrt s9
-	VSQRTSS X9, X9, X9
-
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X10, X10, X10
 
-	// s11 = sqrt s9
-	VSQRTSS X11, X11, X11
+	// s15 = sqrt s13
+	VSQRTSS X12, X12, X12
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
+	VSQRTSS X14, X14, X14
+
+	// s15 = sqrt s13
 	VSQRTSS X8, X8, X8
 
-	// s12 = s10 div s11
-	VDIVSS X9, X12, X9
+	// s16 = s14 div s15
+	VDIVSS X10, X16, X10
 
-	// s12 = s10 div s11
-	VDIVSS X10, X12, X10
+	// s16 = s14 div s15
+	VDIVSS X12, X16, X12
 
-	// s12 = s10 div s11
-	VDIVSS X11, X12, X11
+	// s16 = s14 div s15
+	VDIVSS X14, X16, X14
 
-	// s12 = s10 div s11
-	VDIVSS X8, X12, X8
+	// s16 = s14 div s15
+	VDIVSS X8, X16, X8
 
-	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X9, X4, X4
+
+	// s17 = s5 add s7
+	VADDSS X11, X5, X5
+
+	// s17 = s5 add s7
+	VADDSS X13, X6, X6
+
+	// s17 = s5 add s7
+	VADDSS X15, X7, X7
+
+	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X10, Z9
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (DX)(R9*4), Z12
-	VMOVUPS     (BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, (CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     (DI)(R9*4), Z13
-	VMOVUPS     (SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, (AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Z12
-	VMOVUPS     64(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 64(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     64(DI)(R9*4), Z13
-	VMOVUPS     64(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 64(AX)(R9*4)
-	VMOVUPS     128(DX)(R9*4), Z12
-	VMOVUPS     128(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 128(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     128(DI)(R9*4), Z13
-	VMOVUPS     128(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 128(AX)(R9*4)
-	VMOVUPS     192(DX)(R9*4), Z12
-	VMOVUPS     192(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 192(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     192(DI)(R9*4), Z13
-	VMOVUPS     192(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 192(AX)(R9*4)
+	VMOVUPS     (DX)(R9*4), Z10
+	VMOVUPS     (BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VMOVUPS     Z10, (CX)(R9*4)
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     (DI)(R9*4), Z11
+	VMOVUPS     (SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, (AX)(R9*4)
+	VMOVUPS     64(DX)(R9*4), Z10
+	VMOVUPS     64(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VMOVUPS     Z10, 64(CX)(R9*4)
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     64(DI)(R9*4), Z11
+	VMOVUPS     64(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 64(AX)(R9*4)
+	VMOVUPS     128(DX)(R9*4), Z10
+	VMOVUPS     128(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VMOVUPS     Z10, 128(CX)(R9*4)
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     128(DI)(R9*4), Z11
+	VMOVUPS     128(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 128(AX)(R9*4)
+	VMOVUPS     192(DX)(R9*4), Z10
+	VMOVUPS     192(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VMOVUPS     Z10, 192(CX)(R9*4)
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     192(DI)(R9*4), Z11
+	VMOVUPS     192(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X5, Z1
-	VBROADCASTSS X10, Z4
+	VBROADCASTSS X12, Z4
 	XORQ         R9, R9
 
 b1loop2:
@@ -7601,10 +8685,10 @@ b1loop2:
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X6, Z1
-	VBROADCASTSS X11, Z2
+	VBROADCASTSS X14, Z2
 	XORQ         R9, R9
 
 b2loop2:
@@ -7656,7 +8740,7 @@ b2loop2:
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X8, Z2
@@ -7783,40 +8867,48 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z7
-	VMOVUPS     (BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R9*4), Z7
-	VMOVUPS     64(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R9*4), Z7
-	VMOVUPS     128(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R9*4), Z7
-	VMOVUPS     192(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R9*4), Z11
+	VMOVUPS     (BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R9*4), Z11
+	VMOVUPS     64(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R9*4), Z11
+	VMOVUPS     128(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R9*4), Z11
+	VMOVUPS     192(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -7835,37 +8927,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -8031,13 +9148,17 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
@@ -8046,30 +9167,34 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z7
-	VMOVUPS     (BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R11*4), Z7
-	VMOVUPS     64(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R11*4), Z7
-	VMOVUPS     128(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R11*4), Z7
-	VMOVUPS     192(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R11*4), Z11
+	VMOVUPS     (BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R11*4), Z11
+	VMOVUPS     64(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R11*4), Z11
+	VMOVUPS     128(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R11*4), Z11
+	VMOVUPS     192(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, $+768
 	JB          loop1
@@ -8088,37 +9213,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -8331,366 +9481,6 @@ TEXT ·avx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
-	// blocks of 2 rows
-	CMPQ R8, $+2
-	JB   row
-
-rows:
-	// s0 = x[row]
-	VMOVSS (DX), X0
-
-	// s0 = x[row]
-	VMOVSS 3072(DX), X1
-
-	// s1 = f[row]
-	VMOVSS (BX), X2
-
-	// s1 = f[row]
-	VMOVSS 3072(BX), X3
-
-	// s2 = s0 add s1
-	VADDSS X2, X0, X0
-
-	// s2 = s0 add s1
-	VADDSS X3, X1, X1
-
-	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	XORQ         R9, R9
-
-bloop0:
-	VMOVUPS (DX)(R9*4), Y6
-	VMOVUPS 3072(DX)(R9*4), Y7
-	VMOVUPS (BX)(R9*4), Y8
-	VMOVUPS 3072(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 32(DX)(R9*4), Y6
-	VMOVUPS 3104(DX)(R9*4), Y7
-	VMOVUPS 32(BX)(R9*4), Y8
-	VMOVUPS 3104(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y3, Y3
-	VADDPS  Y7, Y5, Y5
-	VMOVUPS 64(DX)(R9*4), Y6
-	VMOVUPS 3136(DX)(R9*4), Y7
-	VMOVUPS 64(BX)(R9*4), Y8
-	VMOVUPS 3136(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(DX)(R9*4), Y6
-	VMOVUPS 3168(DX)(R9*4), Y7
-	VMOVUPS 96(BX)(R9*4), Y8
-	VMOVUPS 3168(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y3, Y3
-	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R9
-	CMPQ    R9, $+768
-	JB      bloop0
-
-	// s3 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// s3 = sum of accumulator 0
-	VADDPS       Y5, Y4, Y3
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
-	VMOVHLPS     X3, X3, X4
-	VADDPS       X4, X3, X3
-	VMOVSHDUP    X3, X4
-	VADDSS       X4, X3, X3
-
-	// s4 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X4
-
-	// s5 = s3 mul s4
-	VMULSS X4, X2, X2
-
-	// s5 = s3 mul s4
-	VMULSS X4, X3, X3
-
-	// loop 1, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
-	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	XORQ         R9, R9
-
-bloop1:
-	VMOVUPS     (DX)(R9*4), Y9
-	VMOVUPS     3072(DX)(R9*4), Y10
-	VMOVUPS     (BX)(R9*4), Y11
-	VMOVUPS     3072(BX)(R9*4), Y12
-	VADDPS      Y11, Y9, Y9
-	VADDPS      Y12, Y10, Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     32(DX)(R9*4), Y9
-	VMOVUPS     3104(DX)(R9*4), Y10
-	VMOVUPS     32(BX)(R9*4), Y11
-	VMOVUPS     3104(BX)(R9*4), Y12
-	VADDPS      Y11, Y9, Y9
-	VADDPS      Y12, Y10, Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
-	VMOVUPS     64(DX)(R9*4), Y9
-	VMOVUPS     3136(DX)(R9*4), Y10
-	VMOVUPS     64(BX)(R9*4), Y11
-	VMOVUPS     3136(BX)(R9*4), Y12
-	VADDPS      Y11, Y9, Y9
-	VADDPS      Y12, Y10, Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(DX)(R9*4), Y9
-	VMOVUPS     3168(DX)(R9*4), Y10
-	VMOVUPS     96(BX)(R9*4), Y11
-	VMOVUPS     3168(BX)(R9*4), Y12
-	VADDPS      Y11, Y9, Y9
-	VADDPS      Y12, Y10, Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          bloop1
-
-	// s6 = sum of accumulator 1
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
-
-	// s6 = sum of accumulator 1
-	VADDPS       Y8, Y7, Y6
-	VEXTRACTF128 $0x01, Y6, X7
-	VADDPS       X7, X6, X6
-	VMOVHLPS     X6, X6, X7
-	VADDPS       X7, X6, X6
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X6, X6
-
-	// s7 = s6 mul s4
-	VMULSS X4, X5, X5
-
-	// s7 = s6 mul s4
-	VMULSS X4, X6, X4
-
-	// s8 = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X6
-
-	// s9 = s7 add s8
-	VADDSS X6, X5, X5
-
-	// s9 = s7 add s8
-	VADDSS X6, X4, X4
-
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X5
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X5, X6
-	JA       row
-
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X4
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X4, X6
-	JA       row
-
-	// s10 = 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X6
-
-	// s11 = sqrt s9
-	VSQRTSS X5, X5, X5
-
-	// s11 = sqrt s9
-	VSQRTSS X4, X4, X4
-
-	// s12 = s10 div s11
-	VDIVSS X5, X6, X5
-
-	// s12 = s10 div s11
-	VDIVSS X4, X6, X4
-
-	// loop 2, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X5, Y5
-	XORQ         R9, R9
-
-b0loop2:
-	VMOVUPS     (DX)(R9*4), Y6
-	VMOVUPS     (BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, (CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     (DI)(R9*4), Y7
-	VMOVUPS     (SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, (AX)(R9*4)
-	VMOVUPS     32(DX)(R9*4), Y6
-	VMOVUPS     32(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 32(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
-	VMOVUPS     32(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 32(AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Y6
-	VMOVUPS     64(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 64(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     64(DI)(R9*4), Y7
-	VMOVUPS     64(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 64(AX)(R9*4)
-	VMOVUPS     96(DX)(R9*4), Y6
-	VMOVUPS     96(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 96(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
-	VMOVUPS     96(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 96(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          b0loop2
-
-	// loop 2, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
-	VBROADCASTSS X1, Y0
-	VBROADCASTSS X3, Y1
-	VBROADCASTSS X4, Y2
-	XORQ         R9, R9
-
-b1loop2:
-	VMOVUPS     3072(DX)(R9*4), Y3
-	VMOVUPS     3072(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3072(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R9*4), Y4
-	VMOVUPS     (SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3072(AX)(R9*4)
-	VMOVUPS     3104(DX)(R9*4), Y3
-	VMOVUPS     3104(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3104(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(DI)(R9*4), Y4
-	VMOVUPS     32(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3104(AX)(R9*4)
-	VMOVUPS     3136(DX)(R9*4), Y3
-	VMOVUPS     3136(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3136(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(DI)(R9*4), Y4
-	VMOVUPS     64(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3136(AX)(R9*4)
-	VMOVUPS     3168(DX)(R9*4), Y3
-	VMOVUPS     3168(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3168(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(DI)(R9*4), Y4
-	VMOVUPS     96(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3168(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          b1loop2
-	ADDQ        $+6144, AX
-	ADDQ        $+6144, CX
-	ADDQ        $+6144, DX
-	ADDQ        $+6144, BX
-	SUBQ        $+2, R8
-	CMPQ        R8, $+2
-	JAE         rows
-	TESTQ       R8, R8
-	JZ          done
-
 row:
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -8752,40 +9542,48 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y7
-	VMOVUPS     (BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(DX)(R9*4), Y7
-	VMOVUPS     32(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(DX)(R9*4), Y7
-	VMOVUPS     64(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(DX)(R9*4), Y7
-	VMOVUPS     96(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (DX)(R9*4), Y11
+	VMOVUPS     (BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(DX)(R9*4), Y11
+	VMOVUPS     32(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(DX)(R9*4), Y11
+	VMOVUPS     64(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(DX)(R9*4), Y11
+	VMOVUPS     96(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -8802,37 +9600,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -8996,43 +9817,51 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y7
-	VMOVUPS     (BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(DX)(R11*4), Y7
-	VMOVUPS     32(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(DX)(R11*4), Y7
-	VMOVUPS     64(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(DX)(R11*4), Y7
-	VMOVUPS     96(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (DX)(R11*4), Y11
+	VMOVUPS     (BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(DX)(R11*4), Y11
+	VMOVUPS     32(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(DX)(R11*4), Y11
+	VMOVUPS     64(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(DX)(R11*4), Y11
+	VMOVUPS     96(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R11
 	CMPQ        R11, $+768
 	JB          loop1
@@ -9049,37 +9878,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -9355,40 +10207,48 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z7
-	VMOVUPS     (BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R9*4), Z7
-	VMOVUPS     64(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R9*4), Z7
-	VMOVUPS     128(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R9*4), Z7
-	VMOVUPS     192(BX)(R9*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R9*4), Z11
+	VMOVUPS     (BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R9*4), Z11
+	VMOVUPS     64(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R9*4), Z11
+	VMOVUPS     128(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R9*4), Z11
+	VMOVUPS     192(BX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -9407,37 +10267,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -9603,13 +10488,17 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
@@ -9618,30 +10507,34 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z7
-	VMOVUPS     (BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R11*4), Z7
-	VMOVUPS     64(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R11*4), Z7
-	VMOVUPS     128(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R11*4), Z7
-	VMOVUPS     192(BX)(R11*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R11*4), Z11
+	VMOVUPS     (BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R11*4), Z11
+	VMOVUPS     64(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R11*4), Z11
+	VMOVUPS     128(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R11*4), Z11
+	VMOVUPS     192(BX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, $+4096
 	JB          loop1
@@ -9660,37 +10553,62 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -9964,40 +10882,48 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y7
-	VMOVUPS     (BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(DX)(R9*4), Y7
-	VMOVUPS     32(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(DX)(R9*4), Y7
-	VMOVUPS     64(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(DX)(R9*4), Y7
-	VMOVUPS     96(BX)(R9*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (DX)(R9*4), Y11
+	VMOVUPS     (BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(DX)(R9*4), Y11
+	VMOVUPS     32(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(DX)(R9*4), Y11
+	VMOVUPS     64(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(DX)(R9*4), Y11
+	VMOVUPS     96(BX)(R9*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -10014,37 +10940,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -10208,43 +11157,51 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y7
-	VMOVUPS     (BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(DX)(R11*4), Y7
-	VMOVUPS     32(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(DX)(R11*4), Y7
-	VMOVUPS     64(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(DX)(R11*4), Y7
-	VMOVUPS     96(BX)(R11*4), Y8
-	VADDPS      Y8, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (DX)(R11*4), Y11
+	VMOVUPS     (BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(DX)(R11*4), Y11
+	VMOVUPS     32(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(DX)(R11*4), Y11
+	VMOVUPS     64(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(DX)(R11*4), Y11
+	VMOVUPS     96(BX)(R11*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R11
 	CMPQ        R11, $+4096
 	JB          loop1
@@ -10261,37 +11218,60 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -10605,43 +11585,51 @@ loop0_done:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Z7
-	VMOVUPS     (BX)(R10*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R10*4), Z7
-	VMOVUPS     64(BX)(R10*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R10*4), Z7
-	VMOVUPS     128(BX)(R10*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R10*4), Z7
-	VMOVUPS     192(BX)(R10*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R10*4), Z11
+	VMOVUPS     (BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R10*4), Z11
+	VMOVUPS     64(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R10*4), Z11
+	VMOVUPS     128(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R10*4), Z11
+	VMOVUPS     192(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -10653,12 +11641,13 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R10*4), Z7
-	VMOVUPS     (BX)(R10*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (DX)(R10*4), Z11
+	VMOVUPS     (BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -10666,12 +11655,13 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z7
-	VMOVUPS.Z   (BX)(R10*4), K1, Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (DX)(R10*4), K1, Z11
+	VMOVUPS.Z   (BX)(R10*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s6 = sum of accumulator 1
@@ -10688,37 +11678,62 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -10967,13 +11982,17 @@ loop0_done:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
@@ -10985,30 +12004,34 @@ loop1:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (DX)(R12*4), Z7
-	VMOVUPS     (BX)(R12*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(DX)(R12*4), Z7
-	VMOVUPS     64(BX)(R12*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(DX)(R12*4), Z7
-	VMOVUPS     128(BX)(R12*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(DX)(R12*4), Z7
-	VMOVUPS     192(BX)(R12*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (DX)(R12*4), Z11
+	VMOVUPS     (BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R12*4), Z11
+	VMOVUPS     64(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R12*4), Z11
+	VMOVUPS     128(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R12*4), Z11
+	VMOVUPS     192(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -11020,12 +12043,13 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R12*4), Z7
-	VMOVUPS     (BX)(R12*4), Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (DX)(R12*4), Z11
+	VMOVUPS     (BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -11033,12 +12057,13 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R12*4), K1, Z7
-	VMOVUPS.Z   (BX)(R12*4), K1, Z8
-	VADDPS      Z8, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (DX)(R12*4), K1, Z11
+	VMOVUPS.Z   (BX)(R12*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s6 = sum of accumulator 1
@@ -11055,37 +12080,62 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X3
-	VUCOMISS X3, X2
+	VMOVD    R12, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X3
-	VUCOMISS X2, X3
+	VMOVD    R12, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -11435,7 +12485,7 @@ loop0_done:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -11443,36 +12493,45 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Y8
-	VMOVUPS     (BX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(DX)(R10*4), Y8
-	VMOVUPS     32(BX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(DX)(R10*4), Y8
-	VMOVUPS     64(BX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(DX)(R10*4), Y8
-	VMOVUPS     96(BX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R10*4), Y13
+	VMOVUPS     32(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R10*4), Y13
+	VMOVUPS     64(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R10*4), Y13
+	VMOVUPS     96(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -11484,12 +12543,13 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R10*4), Y8
-	VMOVUPS     (BX)(R10*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -11499,12 +12559,13 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R10*4), X8
-	VMOVSS      (BX)(R10*4), X9
-	VADDSS      X9, X8, X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (DX)(R10*4), X13
+	VMOVSS      (BX)(R10*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1_element
@@ -11523,37 +12584,61 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -11806,7 +12891,7 @@ loop0_done:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=accmul[6 6]
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -11814,6 +12899,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
@@ -11823,30 +12913,34 @@ loop1:
 	PREFETCHT1  (DX)(R11*1)
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (DX)(R12*4), Y8
-	VMOVUPS     (BX)(R12*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(DX)(R12*4), Y8
-	VMOVUPS     32(BX)(R12*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(DX)(R12*4), Y8
-	VMOVUPS     64(BX)(R12*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(DX)(R12*4), Y8
-	VMOVUPS     96(BX)(R12*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R12*4), Y13
+	VMOVUPS     32(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R12*4), Y13
+	VMOVUPS     64(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R12*4), Y13
+	VMOVUPS     96(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -11858,12 +12952,13 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (DX)(R12*4), Y8
-	VMOVUPS     (BX)(R12*4), Y9
-	VADDPS      Y9, Y8, Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -11873,12 +12968,13 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R12*4), X8
-	VMOVSS      (BX)(R12*4), X9
-	VADDSS      X9, X8, X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (DX)(R12*4), X13
+	VMOVSS      (BX)(R12*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1_element
@@ -11897,37 +12993,61 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s7 = s6 mul s4
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s8 = 1e-05
+	// s8 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s9 = s8 mul s4
+	VMULSS X2, X4, X2
+
+	// s10 = s7 mul s7
+	VMULSS X3, X3, X4
+
+	// s11 = s9 sub s10
+	VSUBSS X4, X2, X2
+
+	// s12 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s9 = s7 add s8
-	VADDSS X3, X2, X2
+	// s13 = s11 add s12
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s9 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X3
-	VUCOMISS X3, X2
+	VMOVD    R12, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X3
-	VUCOMISS X2, X3
+	VMOVD    R12, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s10 = 1
+	// s14 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s11 = sqrt s9
+	// s15 = sqrt s13
 	VSQRTSS X2, X2, X2
 
-	// s12 = s10 div s11
-	VDIVSS X2, X3, X2
+	// s16 = s14 div s15
+	VDIVSS X2, X4, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s5 v7=sub[5 6] v8=s12 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// s17 = s5 add s7
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -12319,7 +13439,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -12332,276 +13452,396 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (BX)(R9*4), Z13
-	VMOVUPS     3072(BX)(R9*4), Z14
-	VMOVUPS     6144(BX)(R9*4), Z15
-	VMOVUPS     9216(BX)(R9*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     64(BX)(R9*4), Z13
-	VMOVUPS     3136(BX)(R9*4), Z14
-	VMOVUPS     6208(BX)(R9*4), Z15
-	VMOVUPS     9280(BX)(R9*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     128(BX)(R9*4), Z13
-	VMOVUPS     3200(BX)(R9*4), Z14
-	VMOVUPS     6272(BX)(R9*4), Z15
-	VMOVUPS     9344(BX)(R9*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     192(BX)(R9*4), Z13
-	VMOVUPS     3264(BX)(R9*4), Z14
-	VMOVUPS     6336(BX)(R9*4), Z15
-	VMOVUPS     9408(BX)(R9*4), Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VSUBPS      Z4, Z13, Z13
-	VSUBPS      Z5, Z14, Z14
-	VSUBPS      Z6, Z15, Z15
-	VSUBPS      Z7, Z16, Z16
-	VFMADD231PS Z13, Z13, Z9
-	VFMADD231PS Z14, Z14, Z10
-	VFMADD231PS Z15, Z15, Z11
-	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     (BX)(R9*4), Z17
+	VMOVUPS     3072(BX)(R9*4), Z18
+	VMOVUPS     6144(BX)(R9*4), Z19
+	VMOVUPS     9216(BX)(R9*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     64(BX)(R9*4), Z17
+	VMOVUPS     3136(BX)(R9*4), Z18
+	VMOVUPS     6208(BX)(R9*4), Z19
+	VMOVUPS     9280(BX)(R9*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     128(BX)(R9*4), Z17
+	VMOVUPS     3200(BX)(R9*4), Z18
+	VMOVUPS     6272(BX)(R9*4), Z19
+	VMOVUPS     9344(BX)(R9*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     192(BX)(R9*4), Z17
+	VMOVUPS     3264(BX)(R9*4), Z18
+	VMOVUPS     6336(BX)(R9*4), Z19
+	VMOVUPS     9408(BX)(R9*4), Z20
+	VSUBPS      Z0, Z17, Z17
+	VSUBPS      Z1, Z18, Z18
+	VSUBPS      Z2, Z19, Z19
+	VSUBPS      Z3, Z20, Z20
+	VSUBPS      Z4, Z17, Z17
+	VSUBPS      Z5, Z18, Z18
+	VSUBPS      Z6, Z19, Z19
+	VSUBPS      Z7, Z20, Z20
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z11, Z11
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z10
+	VFMADD231PS Z18, Z18, Z12
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z13
-	VADDSS     X13, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z17
+	VADDSS     X17, X9, X9
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z13
-	VADDSS     X13, X10, X10
+	VSHUFF32X4 $0x4e, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z17
+	VADDSS     X17, X11, X11
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z13
-	VADDSS     X13, X11, X11
+	VSHUFF32X4 $0x4e, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z17
+	VADDSS     X17, X13, X13
 
 	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z17
+	VADDSS     X17, X15, X15
 
 	// s5 = s4 mul s2
 	VMULSS X8, X9, X9
 
 	// s5 = s4 mul s2
-	VMULSS X8, X10, X10
-
-	// s5 = s4 mul s2
 	VMULSS X8, X11, X11
 
 	// s5 = s4 mul s2
-	VMULSS X8, X12, X8
+	VMULSS X8, X13, X13
 
-	// s6 = 1e-05
+	// s5 = s4 mul s2
+	VMULSS X8, X15, X15
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z17
+	VADDSS     X17, X10, X10
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z17
+	VADDPS     Z17, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z17
+	VADDSS     X17, X12, X12
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z17
+	VADDSS     X17, X14, X14
+
+	// s6 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z17
+	VADDSS     X17, X16, X16
+
+	// s7 = s6 mul s2
+	VMULSS X8, X10, X10
+
+	// s7 = s6 mul s2
+	VMULSS X8, X12, X12
+
+	// s7 = s6 mul s2
+	VMULSS X8, X14, X14
+
+	// s7 = s6 mul s2
+	VMULSS X8, X16, X8
+
+	// s8 = s5 mul s5
+	VMULSS X9, X9, X16
+
+	// s8 = s5 mul s5
+	VMULSS X11, X11, X17
+
+	// s8 = s5 mul s5
+	VMULSS X13, X13, X18
+
+	// s8 = s5 mul s5
+	VMULSS X15, X15, X19
+
+	// s9 = s7 sub s8
+	VSUBSS X16, X10, X10
+
+	// s9 = s7 sub s8
+	VSUBSS X17, X12, X12
+
+	// s9 = s7 sub s8
+	VSUBSS X18, X14, X14
+
+	// s9 = s7 sub s8
+	VSUBSS X19, X8, X8
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X12
+	VMOVD R9, X16
 
-	// s7 = s5 add s6
-	VADDSS X12, X9, X9
+	// s11 = s9 add s10
+	VADDSS X16, X10, X10
 
-	// s7 = s5 add s6
-	VADDSS X12, X10, X10
+	// s11 = s9 add s10
+	VADDSS X16, X12, X12
 
-	// s7 = s5 add s6
-	VADDSS X12, X11, X11
+	// s11 = s9 add s10
+	VADDSS X16, X14, X14
 
-	// s7 = s5 add s6
-	VADDSS X12, X8, X8
+	// s11 = s9 add s10
+	VADDSS X16, X8, X8
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X9
+	VMOVD    R9, X16
+	VUCOMISS X16, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X9, X12
+	VMOVD    R9, X16
+	VUCOMISS X10, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X10
+	VMOVD    R9, X16
+	VUCOMISS X16, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X10, X12
+	VMOVD    R9, X16
+	VUCOMISS X12, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X11
+	VMOVD    R9, X16
+	VUCOMISS X16, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X11, X12
+	VMOVD    R9, X16
+	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X8
+	VMOVD    R9, X16
+	VUCOMISS X16, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X8, X12
+	VMOVD    R9, X16
+	VUCOMISS X8, X16
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X12
+	VMOVD R9, X16
 
-	// s9 = sqrt s7
-	VSQRTSS X9, X9, X9
-
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X10, X10, X10
 
-	// s9 = sqrt s7
-	VSQRTSS X11, X11, X11
+	// s13 = sqrt s11
+	VSQRTSS X12, X12, X12
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
+	VSQRTSS X14, X14, X14
+
+	// s13 = sqrt s11
 	VSQRTSS X8, X8, X8
 
-	// s10 = s8 div s9
-	VDIVSS X9, X12, X9
+	// s14 = s12 div s13
+	VDIVSS X10, X16, X10
 
-	// s10 = s8 div s9
-	VDIVSS X10, X12, X10
+	// s14 = s12 div s13
+	VDIVSS X12, X16, X12
 
-	// s10 = s8 div s9
-	VDIVSS X11, X12, X11
+	// s14 = s12 div s13
+	VDIVSS X14, X16, X14
 
-	// s10 = s8 div s9
-	VDIVSS X8, X12, X8
+	// s14 = s12 div s13
+	VDIVSS X8, X16, X8
 
-	// s11 = s0 add s3
-	VADDSS X4, X0, X12
+	// s15 = s0 add s3
+	VADDSS X4, X0, X16
 
-	// s11 = s0 add s3
-	VADDSS X5, X1, X13
+	// s15 = s0 add s3
+	VADDSS X5, X1, X17
 
-	// s11 = s0 add s3
-	VADDSS X6, X2, X14
+	// s15 = s0 add s3
+	VADDSS X6, X2, X18
 
-	// s11 = s0 add s3
-	VADDSS X7, X3, X15
+	// s15 = s0 add s3
+	VADDSS X7, X3, X19
 
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X9, X16, X16
+
+	// s16 = s15 add s5
+	VADDSS X11, X17, X17
+
+	// s16 = s15 add s5
+	VADDSS X13, X18, X18
+
+	// s16 = s15 add s5
+	VADDSS X15, X19, X19
+
+	// s17 = s3 add s5
+	VADDSS X9, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X11, X5, X5
+
+	// s17 = s3 add s5
+	VADDSS X13, X6, X6
+
+	// s17 = s3 add s5
+	VADDSS X15, X7, X7
+
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X10, Z9
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (BX)(R9*4), Z16
-	VSUBPS      Z0, Z16, Z16
-	VSUBPS      Z4, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     (DI)(R9*4), Z17
-	VMOVUPS     (SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z16
-	VSUBPS      Z0, Z16, Z16
-	VSUBPS      Z4, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     64(DI)(R9*4), Z17
-	VMOVUPS     64(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z16
-	VSUBPS      Z0, Z16, Z16
-	VSUBPS      Z4, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     128(DI)(R9*4), Z17
-	VMOVUPS     128(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z16
-	VSUBPS      Z0, Z16, Z16
-	VSUBPS      Z4, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     192(DI)(R9*4), Z17
-	VMOVUPS     192(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VMOVUPS     Z17, 192(AX)(R9*4)
+	VMOVUPS     (BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     (DI)(R9*4), Z11
+	VMOVUPS     (SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, (AX)(R9*4)
+	VMOVUPS     64(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     64(DI)(R9*4), Z11
+	VMOVUPS     64(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 64(AX)(R9*4)
+	VMOVUPS     128(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     128(DI)(R9*4), Z11
+	VMOVUPS     128(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 128(AX)(R9*4)
+	VMOVUPS     192(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VMULPS      Z9, Z10, Z10
+	VMOVUPS     192(DI)(R9*4), Z11
+	VMOVUPS     192(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z10, Z11
+	VMOVUPS     Z11, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X5, Z1
-	VBROADCASTSS X10, Z4
+	VBROADCASTSS X12, Z4
 	XORQ         R9, R9
 
 b1loop2:
@@ -12610,41 +13850,41 @@ b1loop2:
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R9*4), Z10
-	VMOVUPS     (SI)(R9*4), Z16
-	VFMADD231PS Z16, Z5, Z10
+	VMOVUPS     (SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
 	VMOVUPS     Z10, 3072(AX)(R9*4)
 	VMOVUPS     3136(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R9*4), Z10
-	VMOVUPS     64(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z5, Z10
+	VMOVUPS     64(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
 	VMOVUPS     Z10, 3136(AX)(R9*4)
 	VMOVUPS     3200(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R9*4), Z10
-	VMOVUPS     128(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z5, Z10
+	VMOVUPS     128(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
 	VMOVUPS     Z10, 3200(AX)(R9*4)
 	VMOVUPS     3264(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R9*4), Z10
-	VMOVUPS     192(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z5, Z10
+	VMOVUPS     192(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
 	VMOVUPS     Z10, 3264(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X6, Z1
-	VBROADCASTSS X11, Z2
+	VBROADCASTSS X14, Z2
 	XORQ         R9, R9
 
 b2loop2:
@@ -12684,7 +13924,7 @@ b2loop2:
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X8, Z3
@@ -12727,28 +13967,28 @@ b3loop2:
 	CMPQ        R9, $+768
 	JB          b3loop2
 
-	// mean[row] = s11
-	VMOVSS X12, (CX)
+	// mean[row] = s16
+	VMOVSS X16, (CX)
 
-	// mean[row] = s11
-	VMOVSS X13, 4(CX)
+	// mean[row] = s16
+	VMOVSS X17, 4(CX)
 
-	// mean[row] = s11
-	VMOVSS X14, 8(CX)
+	// mean[row] = s16
+	VMOVSS X18, 8(CX)
 
-	// mean[row] = s11
-	VMOVSS X15, 12(CX)
+	// mean[row] = s16
+	VMOVSS X19, 12(CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X9, (DX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X4, 4(DX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, 8(DX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X3, 12(DX)
 	ADDQ   $+12288, AX
 	ADDQ   $0x10, CX
@@ -12809,32 +14049,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -12853,86 +14101,114 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DI)(R9*4), Z5
 	VMOVUPS     (SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     64(DI)(R9*4), Z5
 	VMOVUPS     64(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DI)(R9*4), Z5
 	VMOVUPS     128(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     192(DI)(R9*4), Z5
 	VMOVUPS     192(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop2
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -13028,35 +14304,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, $+768
 	JB          loop1
@@ -13075,45 +14359,73 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORL         R11, R11
 	BTSL         R9, R11
 	DECL         R11
@@ -13123,7 +14435,7 @@ loop1:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
+	VMULPS       Z3, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -13138,7 +14450,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13146,7 +14458,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13154,7 +14466,7 @@ loop2:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13162,7 +14474,7 @@ loop2:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13173,7 +14485,7 @@ loop2:
 	VMOVUPS     2816(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     2816(DI)(R9*4), Z6
 	VMOVUPS     2816(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13181,7 +14493,7 @@ loop2:
 	VMOVUPS     2880(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     2880(DI)(R9*4), Z6
 	VMOVUPS     2880(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13189,7 +14501,7 @@ loop2:
 	VMOVUPS     2944(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     2944(DI)(R9*4), Z6
 	VMOVUPS     2944(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13197,10 +14509,10 @@ loop2:
 	VMOVUPS     3008(BX), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z4, Z0, Z0
+	VMULPS      Z3, Z0, Z0
 	VMOVUPS     3008(DI), Z1
-	VMOVUPS     3008(SI), Z4
-	VFMADD231PS Z4, Z0, Z1
+	VMOVUPS     3008(SI), Z3
+	VFMADD231PS Z3, Z0, Z1
 	VMOVUPS     Z1, K2, 3008(AX)
 	JMP         loop2_end
 
@@ -13208,7 +14520,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORQ         R11, R11
 
 loop2p:
@@ -13218,7 +14530,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13226,7 +14538,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13234,7 +14546,7 @@ loop2p:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13242,7 +14554,7 @@ loop2p:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -13252,10 +14564,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -13360,7 +14672,7 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -13369,41 +14681,53 @@ bloop0:
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (BX)(R9*4), Y9
-	VMOVUPS     3072(BX)(R9*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     32(BX)(R9*4), Y9
-	VMOVUPS     3104(BX)(R9*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
-	VMOVUPS     64(BX)(R9*4), Y9
-	VMOVUPS     3136(BX)(R9*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y5
-	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     96(BX)(R9*4), Y9
-	VMOVUPS     3168(BX)(R9*4), Y10
-	VSUBPS      Y0, Y9, Y9
-	VSUBPS      Y1, Y10, Y10
-	VSUBPS      Y2, Y9, Y9
-	VSUBPS      Y3, Y10, Y10
-	VFMADD231PS Y9, Y9, Y6
-	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     (BX)(R9*4), Y13
+	VMOVUPS     3072(BX)(R9*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     32(BX)(R9*4), Y13
+	VMOVUPS     3104(BX)(R9*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     64(BX)(R9*4), Y13
+	VMOVUPS     3136(BX)(R9*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y5, Y5
+	VADDPS      Y14, Y9, Y9
+	VFMADD231PS Y13, Y13, Y7
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(BX)(R9*4), Y13
+	VMOVUPS     3168(BX)(R9*4), Y14
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y13, Y13
+	VSUBPS      Y3, Y14, Y14
+	VADDPS      Y13, Y6, Y6
+	VADDPS      Y14, Y10, Y10
+	VFMADD231PS Y13, Y13, Y8
+	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          bloop1
@@ -13418,118 +14742,166 @@ bloop1:
 	VADDSS       X6, X5, X5
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y8, Y7, Y6
-	VEXTRACTF128 $0x01, Y6, X7
-	VADDPS       X7, X6, X6
-	VMOVHLPS     X6, X6, X7
-	VADDPS       X7, X6, X6
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X6, X6
+	VADDPS       Y10, Y9, Y6
+	VEXTRACTF128 $0x01, Y6, X9
+	VADDPS       X9, X6, X6
+	VMOVHLPS     X6, X6, X9
+	VADDPS       X9, X6, X6
+	VMOVSHDUP    X6, X9
+	VADDSS       X9, X6, X6
 
 	// s5 = s4 mul s2
 	VMULSS X4, X5, X5
 
 	// s5 = s4 mul s2
-	VMULSS X4, X6, X4
+	VMULSS X4, X6, X6
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+
+	// s6 = sum of accumulator 2
+	VADDPS       Y12, Y11, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VADDPS       X9, X8, X8
+	VMOVHLPS     X8, X8, X9
+	VADDPS       X9, X8, X8
+	VMOVSHDUP    X8, X9
+	VADDSS       X9, X8, X8
+
+	// s7 = s6 mul s2
+	VMULSS X4, X7, X7
+
+	// s7 = s6 mul s2
+	VMULSS X4, X8, X4
+
+	// s8 = s5 mul s5
+	VMULSS X5, X5, X8
+
+	// s8 = s5 mul s5
+	VMULSS X6, X6, X9
+
+	// s9 = s7 sub s8
+	VSUBSS X8, X7, X7
+
+	// s9 = s7 sub s8
+	VSUBSS X9, X4, X4
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X6
+	VMOVD R9, X8
 
-	// s7 = s5 add s6
-	VADDSS X6, X5, X5
+	// s11 = s9 add s10
+	VADDSS X8, X7, X7
 
-	// s7 = s5 add s6
-	VADDSS X6, X4, X4
+	// s11 = s9 add s10
+	VADDSS X8, X4, X4
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X5
+	VMOVD    R9, X8
+	VUCOMISS X8, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X5, X6
+	VMOVD    R9, X8
+	VUCOMISS X7, X8
 	JA       row
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X4
+	VMOVD    R9, X8
+	VUCOMISS X8, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X4, X6
+	VMOVD    R9, X8
+	VUCOMISS X4, X8
 	JA       row
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X6
+	VMOVD R9, X8
 
-	// s9 = sqrt s7
-	VSQRTSS X5, X5, X5
+	// s13 = sqrt s11
+	VSQRTSS X7, X7, X7
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X4, X4, X4
 
-	// s10 = s8 div s9
-	VDIVSS X5, X6, X5
+	// s14 = s12 div s13
+	VDIVSS X7, X8, X7
 
-	// s10 = s8 div s9
-	VDIVSS X4, X6, X4
+	// s14 = s12 div s13
+	VDIVSS X4, X8, X4
 
-	// s11 = s0 add s3
-	VADDSS X2, X0, X6
+	// s15 = s0 add s3
+	VADDSS X2, X0, X8
 
-	// s11 = s0 add s3
-	VADDSS X3, X1, X7
+	// s15 = s0 add s3
+	VADDSS X3, X1, X9
 
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X5, X8, X8
+
+	// s16 = s15 add s5
+	VADDSS X6, X9, X9
+
+	// s17 = s3 add s5
+	VADDSS X5, X2, X2
+
+	// s17 = s3 add s5
+	VADDSS X6, X3, X3
+
+	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X5, Y5
+	VBROADCASTSS X7, Y5
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (BX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VMULPS      Y5, Y8, Y8
-	VMOVUPS     (DI)(R9*4), Y9
+	VMOVUPS     (BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     (DI)(R9*4), Y7
 	VMOVUPS     (SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VMULPS      Y5, Y8, Y8
-	VMOVUPS     32(DI)(R9*4), Y9
+	VFMADD231PS Y10, Y6, Y7
+	VMOVUPS     Y7, (AX)(R9*4)
+	VMOVUPS     32(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     32(DI)(R9*4), Y7
 	VMOVUPS     32(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VMULPS      Y5, Y8, Y8
-	VMOVUPS     64(DI)(R9*4), Y9
+	VFMADD231PS Y10, Y6, Y7
+	VMOVUPS     Y7, 32(AX)(R9*4)
+	VMOVUPS     64(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     64(DI)(R9*4), Y7
 	VMOVUPS     64(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VMULPS      Y5, Y8, Y8
-	VMOVUPS     96(DI)(R9*4), Y9
+	VFMADD231PS Y10, Y6, Y7
+	VMOVUPS     Y7, 64(AX)(R9*4)
+	VMOVUPS     96(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     96(DI)(R9*4), Y7
 	VMOVUPS     96(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
-	VMOVUPS     Y9, 96(AX)(R9*4)
+	VFMADD231PS Y10, Y6, Y7
+	VMOVUPS     Y7, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -13541,47 +14913,47 @@ b1loop2:
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R9*4), Y4
-	VMOVUPS     (SI)(R9*4), Y8
-	VFMADD231PS Y8, Y3, Y4
+	VMOVUPS     (SI)(R9*4), Y6
+	VFMADD231PS Y6, Y3, Y4
 	VMOVUPS     Y4, 3072(AX)(R9*4)
 	VMOVUPS     3104(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     32(DI)(R9*4), Y4
-	VMOVUPS     32(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y3, Y4
+	VMOVUPS     32(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y3, Y4
 	VMOVUPS     Y4, 3104(AX)(R9*4)
 	VMOVUPS     3136(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     64(DI)(R9*4), Y4
-	VMOVUPS     64(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y3, Y4
+	VMOVUPS     64(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y3, Y4
 	VMOVUPS     Y4, 3136(AX)(R9*4)
 	VMOVUPS     3168(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     96(DI)(R9*4), Y4
-	VMOVUPS     96(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y3, Y4
+	VMOVUPS     96(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y3, Y4
 	VMOVUPS     Y4, 3168(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// mean[row] = s11
-	VMOVSS X6, (CX)
+	// mean[row] = s16
+	VMOVSS X8, (CX)
 
-	// mean[row] = s11
-	VMOVSS X7, 4(CX)
+	// mean[row] = s16
+	VMOVSS X9, 4(CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X5, (DX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, 4(DX)
 	ADDQ   $+6144, AX
 	ADDQ   $0x08, CX
@@ -13640,32 +15012,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -13682,86 +15062,112 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R9*4), Y5
 	VMOVUPS     (SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     32(DI)(R9*4), Y5
 	VMOVUPS     32(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     64(DI)(R9*4), Y5
 	VMOVUPS     64(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     96(DI)(R9*4), Y5
 	VMOVUPS     96(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop2
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -13855,34 +15261,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R11
 	CMPQ        R11, $+768
 	JB          loop1
@@ -13899,45 +15313,71 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	MOVQ         $0x0706050403020100, R11
 	VMOVQ        R11, X5
 	VPMOVZXBD    X5, Y5
@@ -13951,7 +15391,7 @@ loop1:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y4, Y7, Y7
+	VMULPS       Y3, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -13965,7 +15405,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     (DI)(R11*4), Y7
 	VMOVUPS     (SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -13973,7 +15413,7 @@ loop2:
 	VMOVUPS     32(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     32(DI)(R11*4), Y7
 	VMOVUPS     32(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -13981,7 +15421,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     64(DI)(R11*4), Y7
 	VMOVUPS     64(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -13989,7 +15429,7 @@ loop2:
 	VMOVUPS     96(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     96(DI)(R11*4), Y7
 	VMOVUPS     96(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -14000,7 +15440,7 @@ loop2:
 	VMOVUPS     2944(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     2944(DI)(R9*4), Y7
 	VMOVUPS     2944(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -14008,7 +15448,7 @@ loop2:
 	VMOVUPS     2976(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     2976(DI)(R9*4), Y7
 	VMOVUPS     2976(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -14016,7 +15456,7 @@ loop2:
 	VMOVUPS     3008(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     3008(DI)(R9*4), Y7
 	VMOVUPS     3008(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -14024,10 +15464,10 @@ loop2:
 	VMOVUPS     3040(BX), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y4, Y0, Y0
+	VMULPS      Y3, Y0, Y0
 	VMOVUPS     3040(DI), Y1
-	VMOVUPS     3040(SI), Y4
-	VFMADD231PS Y4, Y0, Y1
+	VMOVUPS     3040(SI), Y3
+	VFMADD231PS Y3, Y0, Y1
 	VMASKMOVPS  Y1, Y5, 3040(AX)
 	JMP         loop2_end
 
@@ -14035,7 +15475,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	XORQ         R11, R11
 
 loop2p:
@@ -14044,7 +15484,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     (DI)(R11*4), Y6
 	VMOVUPS     (SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -14052,7 +15492,7 @@ loop2p:
 	VMOVUPS     32(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     32(DI)(R11*4), Y6
 	VMOVUPS     32(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -14060,7 +15500,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     64(DI)(R11*4), Y6
 	VMOVUPS     64(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -14068,7 +15508,7 @@ loop2p:
 	VMOVUPS     96(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     96(DI)(R11*4), Y6
 	VMOVUPS     96(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -14078,10 +15518,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -14158,32 +15598,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R9*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -14202,86 +15650,114 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DI)(R9*4), Z5
 	VMOVUPS     (SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     64(DI)(R9*4), Z5
 	VMOVUPS     64(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DI)(R9*4), Z5
 	VMOVUPS     128(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(BX)(R9*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     192(DI)(R9*4), Z5
 	VMOVUPS     192(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop2
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -14377,35 +15853,43 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R11*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, $+4096
 	JB          loop1
@@ -14424,45 +15908,73 @@ loop1:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORL         R11, R11
 	BTSL         R9, R11
 	DECL         R11
@@ -14472,7 +15984,7 @@ loop1:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
+	VMULPS       Z3, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -14487,7 +15999,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14495,7 +16007,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14503,7 +16015,7 @@ loop2:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14511,7 +16023,7 @@ loop2:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14522,7 +16034,7 @@ loop2:
 	VMOVUPS     16128(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     16128(DI)(R9*4), Z6
 	VMOVUPS     16128(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14530,7 +16042,7 @@ loop2:
 	VMOVUPS     16192(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     16192(DI)(R9*4), Z6
 	VMOVUPS     16192(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14538,7 +16050,7 @@ loop2:
 	VMOVUPS     16256(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     16256(DI)(R9*4), Z6
 	VMOVUPS     16256(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14546,10 +16058,10 @@ loop2:
 	VMOVUPS     16320(BX), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z4, Z0, Z0
+	VMULPS      Z3, Z0, Z0
 	VMOVUPS     16320(DI), Z1
-	VMOVUPS     16320(SI), Z4
-	VFMADD231PS Z4, Z0, Z1
+	VMOVUPS     16320(SI), Z3
+	VFMADD231PS Z3, Z0, Z1
 	VMOVUPS     Z1, K2, 16320(AX)
 	JMP         loop2_end
 
@@ -14557,7 +16069,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORQ         R11, R11
 
 loop2p:
@@ -14567,7 +16079,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14575,7 +16087,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14583,7 +16095,7 @@ loop2p:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14591,7 +16103,7 @@ loop2p:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -14601,10 +16113,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -14679,32 +16191,40 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(BX)(R9*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(BX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop1
@@ -14721,86 +16241,112 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
-	VUCOMISS X3, X2
+	VMOVD    R9, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
-	VUCOMISS X2, X3
+	VMOVD    R9, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	VMOVD R9, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R9*4), Y5
 	VMOVUPS     (SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     32(DI)(R9*4), Y5
 	VMOVUPS     32(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     64(DI)(R9*4), Y5
 	VMOVUPS     64(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     96(DI)(R9*4), Y5
 	VMOVUPS     96(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop2
 
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -14894,34 +16440,42 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y4
-	VMOVUPS     64(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     96(BX)(R11*4), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(BX)(R11*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R11
 	CMPQ        R11, $+4096
 	JB          loop1
@@ -14938,45 +16492,71 @@ loop1:
 	VADDSS       X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X3
-	VUCOMISS X3, X2
+	VMOVD    R11, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X3
-	VUCOMISS X2, X3
+	VMOVD    R11, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X3
+	VMOVD R11, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	MOVQ         $0x0706050403020100, R11
 	VMOVQ        R11, X5
 	VPMOVZXBD    X5, Y5
@@ -14990,7 +16570,7 @@ loop1:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y4, Y7, Y7
+	VMULPS       Y3, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -15004,7 +16584,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     (DI)(R11*4), Y7
 	VMOVUPS     (SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15012,7 +16592,7 @@ loop2:
 	VMOVUPS     32(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     32(DI)(R11*4), Y7
 	VMOVUPS     32(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15020,7 +16600,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     64(DI)(R11*4), Y7
 	VMOVUPS     64(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15028,7 +16608,7 @@ loop2:
 	VMOVUPS     96(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     96(DI)(R11*4), Y7
 	VMOVUPS     96(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15039,7 +16619,7 @@ loop2:
 	VMOVUPS     16256(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     16256(DI)(R9*4), Y7
 	VMOVUPS     16256(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15047,7 +16627,7 @@ loop2:
 	VMOVUPS     16288(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     16288(DI)(R9*4), Y7
 	VMOVUPS     16288(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15055,7 +16635,7 @@ loop2:
 	VMOVUPS     16320(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     16320(DI)(R9*4), Y7
 	VMOVUPS     16320(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -15063,10 +16643,10 @@ loop2:
 	VMOVUPS     16352(BX), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y4, Y0, Y0
+	VMULPS      Y3, Y0, Y0
 	VMOVUPS     16352(DI), Y1
-	VMOVUPS     16352(SI), Y4
-	VFMADD231PS Y4, Y0, Y1
+	VMOVUPS     16352(SI), Y3
+	VFMADD231PS Y3, Y0, Y1
 	VMASKMOVPS  Y1, Y5, 16352(AX)
 	JMP         loop2_end
 
@@ -15074,7 +16654,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	XORQ         R11, R11
 
 loop2p:
@@ -15083,7 +16663,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     (DI)(R11*4), Y6
 	VMOVUPS     (SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -15091,7 +16671,7 @@ loop2p:
 	VMOVUPS     32(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     32(DI)(R11*4), Y6
 	VMOVUPS     32(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -15099,7 +16679,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     64(DI)(R11*4), Y6
 	VMOVUPS     64(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -15107,7 +16687,7 @@ loop2p:
 	VMOVUPS     96(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     96(DI)(R11*4), Y6
 	VMOVUPS     96(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -15117,10 +16697,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -15231,35 +16811,43 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -15271,10 +16859,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R10*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -15282,10 +16871,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R10*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (BX)(R10*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s4 = sum of accumulator 1
@@ -15302,40 +16892,68 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -15345,37 +16963,37 @@ loop1_done:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (BX)(R10*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DI)(R10*4), Z5
 	VMOVUPS     (SI)(R10*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, (AX)(R10*4)
-	VMOVUPS     64(BX)(R10*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(BX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     64(DI)(R10*4), Z5
 	VMOVUPS     64(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 64(AX)(R10*4)
-	VMOVUPS     128(BX)(R10*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     128(BX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DI)(R10*4), Z5
 	VMOVUPS     128(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 128(AX)(R10*4)
-	VMOVUPS     192(BX)(R10*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(BX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     192(DI)(R10*4), Z5
 	VMOVUPS     192(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, 192(AX)(R10*4)
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
@@ -15388,13 +17006,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (BX)(R10*4), Z4
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
+	VMOVUPS     (BX)(R10*4), Z3
+	VSUBPS      Z0, Z3, Z3
+	VSUBPS      Z1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DI)(R10*4), Z5
 	VMOVUPS     (SI)(R10*4), Z6
-	VFMADD231PS Z6, Z4, Z5
+	VFMADD231PS Z6, Z3, Z5
 	VMOVUPS     Z5, (AX)(R10*4)
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
@@ -15403,20 +17021,20 @@ loop2_vector:
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVUPS.Z   (BX)(R10*4), K1, Z4
-	VSUBPS      Z0, Z4, Z0
+	VMOVUPS.Z   (BX)(R10*4), K1, Z3
+	VSUBPS      Z0, Z3, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
 	VMOVUPS.Z   (DI)(R10*4), K1, Z1
-	VMOVUPS.Z   (SI)(R10*4), K1, Z4
-	VFMADD231PS Z4, Z0, Z1
+	VMOVUPS.Z   (SI)(R10*4), K1, Z3
+	VFMADD231PS Z3, Z0, Z1
 	VMOVUPS     Z1, K1, (AX)(R10*4)
 
 loop2_done:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -15549,13 +17167,17 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
@@ -15565,22 +17187,26 @@ loop1:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (BX)(R12*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VMOVUPS     64(BX)(R12*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	VMOVUPS     128(BX)(R12*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z5
-	VMOVUPS     192(BX)(R12*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z6
+	VMOVUPS     (BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -15592,10 +17218,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R12*4), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
+	VMOVUPS     (BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -15603,10 +17230,11 @@ loop1_vector:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R12*4), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VFMADD231PS Z7, Z7, K1, Z3
+	VMOVUPS.Z   (BX)(R12*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1_done:
 	// s4 = sum of accumulator 1
@@ -15623,45 +17251,73 @@ loop1_done:
 	VADDSS     X4, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X3
-	VUCOMISS X3, X2
+	VMOVD    R12, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X3
-	VUCOMISS X2, X3
+	VMOVD    R12, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORL         R12, R12
 	BTSL         R10, R12
 	DECL         R12
@@ -15671,7 +17327,7 @@ loop1_done:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
+	VMULPS       Z3, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -15692,7 +17348,7 @@ loop2:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15700,7 +17356,7 @@ loop2:
 	VMOVUPS     64(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R12*4), Z6
 	VMOVUPS     64(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15708,7 +17364,7 @@ loop2:
 	VMOVUPS     128(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R12*4), Z6
 	VMOVUPS     128(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15716,7 +17372,7 @@ loop2:
 	VMOVUPS     192(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R12*4), Z6
 	VMOVUPS     192(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15734,7 +17390,7 @@ loop2_vector:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15747,10 +17403,10 @@ loop2_tail:
 	VMOVUPS     (BX)(R13*4), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z4, Z0, Z0
+	VMULPS      Z3, Z0, Z0
 	VMOVUPS     (DI)(R13*4), Z1
-	VMOVUPS     (SI)(R13*4), Z4
-	VFMADD231PS Z4, Z0, Z1
+	VMOVUPS     (SI)(R13*4), Z3
+	VFMADD231PS Z3, Z0, Z1
 	VMOVUPS     Z1, K3, (AX)(R13*4)
 	JMP         loop2_end
 
@@ -15758,7 +17414,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X2, Z3
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
@@ -15771,7 +17427,7 @@ loop2p:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15779,7 +17435,7 @@ loop2p:
 	VMOVUPS     64(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     64(DI)(R12*4), Z6
 	VMOVUPS     64(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15787,7 +17443,7 @@ loop2p:
 	VMOVUPS     128(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     128(DI)(R12*4), Z6
 	VMOVUPS     128(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15795,7 +17451,7 @@ loop2p:
 	VMOVUPS     192(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     192(DI)(R12*4), Z6
 	VMOVUPS     192(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15814,7 +17470,7 @@ loop2p_vector:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
+	VMULPS      Z3, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -15829,18 +17485,18 @@ loop2p_tail:
 	VMOVUPS.Z   (BX)(R12*4), K1, Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z4, Z0, Z0
+	VMULPS      Z3, Z0, Z0
 	VMOVUPS.Z   (DI)(R12*4), K1, Z1
-	VMOVUPS.Z   (SI)(R12*4), K1, Z4
-	VFMADD231PS Z4, Z0, Z1
+	VMOVUPS.Z   (SI)(R12*4), K1, Z3
+	VFMADD231PS Z3, Z0, Z1
 	VMOVUPS     Z1, K1, (AX)(R12*4)
 
 loop2p_done:
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -15950,7 +17606,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -15958,28 +17614,37 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS     (BX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(BX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(BX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(BX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -15991,10 +17656,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R10*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1_vector
@@ -16004,10 +17670,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R10*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (BX)(R10*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1_element
@@ -16026,40 +17693,67 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -16069,37 +17763,37 @@ loop1_done:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (BX)(R10*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R10*4), Y5
 	VMOVUPS     (SI)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, (AX)(R10*4)
-	VMOVUPS     32(BX)(R10*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     32(DI)(R10*4), Y5
 	VMOVUPS     32(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 32(AX)(R10*4)
-	VMOVUPS     64(BX)(R10*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     64(DI)(R10*4), Y5
 	VMOVUPS     64(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 64(AX)(R10*4)
-	VMOVUPS     96(BX)(R10*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     96(DI)(R10*4), Y5
 	VMOVUPS     96(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, 96(AX)(R10*4)
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
@@ -16112,13 +17806,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (BX)(R10*4), Y4
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y4, Y4
-	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R10*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R10*4), Y5
 	VMOVUPS     (SI)(R10*4), Y6
-	VFMADD231PS Y6, Y4, Y5
+	VFMADD231PS Y6, Y3, Y5
 	VMOVUPS     Y5, (AX)(R10*4)
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
@@ -16129,23 +17823,23 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS      (BX)(R10*4), X4
-	VSUBSS      X0, X4, X4
-	VSUBSS      X1, X4, X4
-	VMULSS      X2, X4, X4
+	VMOVSS      (BX)(R10*4), X3
+	VSUBSS      X0, X3, X3
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
 	VMOVSS      (DI)(R10*4), X5
 	VMOVSS      (SI)(R10*4), X6
-	VFMADD231SS X6, X4, X5
+	VFMADD231SS X6, X3, X5
 	VMOVSS      X5, (AX)(R10*4)
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop2_element
 
 loop2_done:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -16277,7 +17971,7 @@ loop0_done:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=accmul[4 4]
+	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -16285,6 +17979,11 @@ loop0_done:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       X12, X12, X12
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
@@ -16293,22 +17992,26 @@ loop0_done:
 loop1:
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (BX)(R12*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VMOVUPS     32(BX)(R12*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	VMOVUPS     64(BX)(R12*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y5
-	VMOVUPS     96(BX)(R12*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y6
+	VMOVUPS     (BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
 	JB          loop1
@@ -16320,10 +18023,11 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS     (BX)(R12*4), Y8
-	VSUBPS      Y0, Y8, Y8
-	VSUBPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
+	VMOVUPS     (BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JB          loop1_vector
@@ -16333,10 +18037,11 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R12*4), X8
-	VSUBSS      X0, X8, X8
-	VSUBSS      X1, X8, X8
-	VFMADD231SS X8, X8, X7
+	VMOVSS      (BX)(R12*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1_element
@@ -16355,45 +18060,72 @@ loop1_done:
 	VADDSS       X7, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X2
+	VMULSS X2, X3, X3
 
-	// s6 = 1e-05
+	// s6 = sum of accumulator 2
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y11, Y10, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X12, X4, X4
+
+	// s7 = s6 mul s2
+	VMULSS X2, X4, X2
+
+	// s8 = s5 mul s5
+	VMULSS X3, X3, X4
+
+	// s9 = s7 sub s8
+	VSUBSS X4, X2, X2
+
+	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s7 = s5 add s6
-	VADDSS X3, X2, X2
+	// s11 = s9 add s10
+	VADDSS X4, X2, X2
 
-	// abandon the row unless 1e-25 <= s7 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X3
-	VUCOMISS X3, X2
+	VMOVD    R12, X4
+	VUCOMISS X4, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X3
-	VUCOMISS X2, X3
+	VMOVD    R12, X4
+	VUCOMISS X2, X4
 	JA       done
 
-	// s8 = 1
+	// s12 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X3
+	VMOVD R12, X4
 
-	// s9 = sqrt s7
+	// s13 = sqrt s11
 	VSQRTSS X2, X2, X2
 
-	// s10 = s8 div s9
-	VDIVSS X2, X3, X2
+	// s14 = s12 div s13
+	VDIVSS X2, X4, X2
 
-	// s11 = s0 add s3
-	VADDSS X1, X0, X3
+	// s15 = s0 add s3
+	VADDSS X1, X0, X4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] v5=s10 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// s16 = s15 add s5
+	VADDSS X3, X4, X4
+
+	// s17 = s3 add s5
+	VADDSS X3, X1, X1
+
+	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	MOVQ         $0x0706050403020100, R12
 	VMOVQ        R12, X5
 	VPMOVZXBD    X5, Y5
@@ -16407,7 +18139,7 @@ loop1_done:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y4, Y7, Y7
+	VMULPS       Y3, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -16427,7 +18159,7 @@ loop2:
 	VMOVUPS     (BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     (DI)(R12*4), Y7
 	VMOVUPS     (SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -16435,7 +18167,7 @@ loop2:
 	VMOVUPS     32(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     32(DI)(R12*4), Y7
 	VMOVUPS     32(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -16443,7 +18175,7 @@ loop2:
 	VMOVUPS     64(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     64(DI)(R12*4), Y7
 	VMOVUPS     64(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -16451,7 +18183,7 @@ loop2:
 	VMOVUPS     96(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     96(DI)(R12*4), Y7
 	VMOVUPS     96(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -16469,7 +18201,7 @@ loop2_vector:
 	VMOVUPS     (BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y4, Y6, Y6
+	VMULPS      Y3, Y6, Y6
 	VMOVUPS     (DI)(R12*4), Y7
 	VMOVUPS     (SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -16482,10 +18214,10 @@ loop2_tail:
 	VMOVUPS     (BX)(R13*4), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y4, Y0, Y0
+	VMULPS      Y3, Y0, Y0
 	VMOVUPS     (DI)(R13*4), Y1
-	VMOVUPS     (SI)(R13*4), Y4
-	VFMADD231PS Y4, Y0, Y1
+	VMOVUPS     (SI)(R13*4), Y3
+	VFMADD231PS Y3, Y0, Y1
 	VMASKMOVPS  Y1, Y5, (AX)(R13*4)
 	JMP         loop2_end
 
@@ -16493,7 +18225,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y4
+	VBROADCASTSS X2, Y3
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
@@ -16505,7 +18237,7 @@ loop2p:
 	VMOVUPS     (BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     (DI)(R12*4), Y6
 	VMOVUPS     (SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -16513,7 +18245,7 @@ loop2p:
 	VMOVUPS     32(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     32(DI)(R12*4), Y6
 	VMOVUPS     32(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -16521,7 +18253,7 @@ loop2p:
 	VMOVUPS     64(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     64(DI)(R12*4), Y6
 	VMOVUPS     64(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -16529,7 +18261,7 @@ loop2p:
 	VMOVUPS     96(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     96(DI)(R12*4), Y6
 	VMOVUPS     96(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -16548,7 +18280,7 @@ loop2p_vector:
 	VMOVUPS     (BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y4, Y5, Y5
+	VMULPS      Y3, Y5, Y5
 	VMOVUPS     (DI)(R12*4), Y6
 	VMOVUPS     (SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -16565,7 +18297,7 @@ loop2p_element:
 	VMOVSS      (BX)(R12*4), X5
 	VSUBSS      X0, X5, X5
 	VSUBSS      X1, X5, X5
-	VMULSS      X4, X5, X5
+	VMULSS      X3, X5, X5
 	VMOVSS      (DI)(R12*4), X6
 	VMOVSS      (SI)(R12*4), X7
 	VFMADD231SS X7, X5, X6
@@ -16576,10 +18308,10 @@ loop2p_element:
 
 loop2p_done:
 loop2_end:
-	// mean[row] = s11
-	VMOVSS X3, (CX)
+	// mean[row] = s16
+	VMOVSS X4, (CX)
 
-	// rstd[row] = s10
+	// rstd[row] = s14
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX

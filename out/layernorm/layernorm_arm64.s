@@ -55,22 +55,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
 	MOVD	$48, R6
 pass2main:
-	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -78,17 +86,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -104,10 +122,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -179,22 +197,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
 	MOVD	$64, R6
 pass2main:
-	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -202,17 +228,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -228,10 +264,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -303,22 +339,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
 	MOVD	$256, R6
 pass2main:
-	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -326,17 +370,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -352,10 +406,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -427,22 +481,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
 	MOVD	$512, R6
 pass2main:
-	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -450,17 +512,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -476,10 +548,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -576,23 +648,31 @@ pass1tailDone:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
 	LSR	$4, R5, R8
 	CBZ	R8, pass2mainDone
 pass2main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
 	BNE	pass2main
 pass2mainDone:
@@ -600,10 +680,11 @@ pass2mainDone:
 	AND	$3, R8, R8
 	CBZ	R8, pass2vecDone
 pass2vec:
-	VLD1.P	16(R7), [V4.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
+	VLD1.P	16(R7), [V8.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
 	SUBS	$1, R8, R8
 	BNE	pass2vec
 pass2vecDone:
@@ -612,27 +693,38 @@ pass2vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R5, R8
 	CBZ	R8, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R7), F4
-	FSUBS	F26, F4, F4
-	FSUBS	F25, F4, F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R7), F8
+	FSUBS	F26, F8, F8
+	FSUBS	F25, F8, F8
+	FADDS	F8, F0, F0
+	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R8, R8
 	BNE	pass2tail
 pass2tailDone:
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -649,10 +741,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -670,7 +762,7 @@ pass3vec:
 	VLD1.P	16(R8), [V0.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
 	VLD1.P	16(R10), [V4.S4]
 	VLD1.P	16(R9), [V8.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -684,7 +776,7 @@ pass3tail:
 	FMOVS.P	4(R8), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F24, F0, F0
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R10), F4
 	FMOVS.P	4(R9), F8
 	FMADDS	F8, F4, F0, F4
@@ -764,28 +856,36 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R7
 	MOVD	R3, R8
 	MOVD	$48, R9
 pass2main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
-	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
-	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R9, R9
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -793,17 +893,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -827,10 +937,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -914,28 +1024,36 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R7
 	MOVD	R3, R8
 	MOVD	$256, R9
 pass2main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
-	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
-	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R9, R9
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -943,17 +1061,27 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -977,10 +1105,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1093,29 +1221,37 @@ pass1tailDone:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
 	LSR	$4, R7, R11
 	CBZ	R11, pass2mainDone
 pass2main:
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
-	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
-	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R10), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R11, R11
 	BNE	pass2main
 pass2mainDone:
@@ -1123,12 +1259,13 @@ pass2mainDone:
 	AND	$3, R11, R11
 	CBZ	R11, pass2vecDone
 pass2vec:
-	VLD1.P	16(R9), [V4.S4]
-	VLD1.P	16(R10), [V8.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
+	VLD1.P	16(R9), [V8.S4]
+	VLD1.P	16(R10), [V12.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
 	SUBS	$1, R11, R11
 	BNE	pass2vec
 pass2vecDone:
@@ -1137,29 +1274,40 @@ pass2vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R11
 	CBZ	R11, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R9), F4
-	FMOVS.P	4(R10), F8
-	FADDS	F8, F4, F4
-	FSUBS	F26, F4, F4
-	FSUBS	F25, F4, F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R9), F8
+	FMOVS.P	4(R10), F12
+	FADDS	F12, F8, F8
+	FSUBS	F26, F8, F8
+	FSUBS	F25, F8, F8
+	FADDS	F8, F0, F0
+	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s9 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	R2, R11
@@ -1184,10 +1332,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R14), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R13), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1208,7 +1356,7 @@ pass3vec:
 	VST1.P	[V0.S4], 16(R10)
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
 	VLD1.P	16(R14), [V4.S4]
 	VLD1.P	16(R13), [V8.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1225,7 +1373,7 @@ pass3tail:
 	FMOVS.P	F0, 4(R10)
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F24, F0, F0
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R14), F4
 	FMOVS.P	4(R13), F8
 	FMADDS	F8, F4, F0, F4
@@ -1299,22 +1447,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R7
 	MOVD	$48, R8
 pass2main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -1322,18 +1478,29 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
-	FADDS	F25, F26, F23
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F25, F26, F22
+	FADDS	F24, F22, F22
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R3, R8
 	MOVD	R4, R9
@@ -1349,10 +1516,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1362,8 +1529,8 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
-	FMOVS	F23, (R1)
-	FMOVS	F24, (R2)
+	FMOVS	F22, (R1)
+	FMOVS	F23, (R2)
 	// next row
 	ADD	$3072, R0, R0
 	ADD	$4, R1, R1
@@ -1430,22 +1597,30 @@ pass1main:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R7
 	MOVD	$256, R8
 pass2main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -1453,18 +1628,29 @@ pass2main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
-	FADDS	F25, F26, F23
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F25, F26, F22
+	FADDS	F24, F22, F22
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R3, R8
 	MOVD	R4, R9
@@ -1480,10 +1666,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1493,8 +1679,8 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
-	FMOVS	F23, (R1)
-	FMOVS	F24, (R2)
+	FMOVS	F22, (R1)
+	FMOVS	F23, (R2)
 	// next row
 	ADD	$16384, R0, R0
 	ADD	$4, R1, R1
@@ -1586,23 +1772,31 @@ pass1tailDone:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R9
 	LSR	$4, R7, R10
 	CBZ	R10, pass2mainDone
 pass2main:
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
-	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
-	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
 	BNE	pass2main
 pass2mainDone:
@@ -1610,10 +1804,11 @@ pass2mainDone:
 	AND	$3, R10, R10
 	CBZ	R10, pass2vecDone
 pass2vec:
-	VLD1.P	16(R9), [V4.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
+	VLD1.P	16(R9), [V8.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
 	SUBS	$1, R10, R10
 	BNE	pass2vec
 pass2vecDone:
@@ -1622,28 +1817,40 @@ pass2vecDone:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R10
 	CBZ	R10, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R9), F4
-	FSUBS	F26, F4, F4
-	FSUBS	F25, F4, F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R9), F8
+	FSUBS	F26, F8, F8
+	FSUBS	F25, F8, F8
+	FADDS	F8, F0, F0
+	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
 	FMULS	F31, F0, F24
-	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s7 <= 3.4028235e+38
-	FCMPS	F28, F24
+	FMULS	F31, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F30, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
-	FSQRTS	F24, F24
-	FDIVS	F24, F29, F24
-	FADDS	F25, F26, F23
+	FSQRTS	F23, F23
+	FDIVS	F23, F29, F23
+	FADDS	F25, F26, F22
+	FADDS	F24, F22, F22
+	FADDS	F24, F25, F25
 	// pass 3 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R9
 	MOVD	R3, R10
 	MOVD	R4, R11
@@ -1660,10 +1867,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1681,7 +1888,7 @@ pass3vec:
 	VLD1.P	16(R10), [V0.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
 	VLD1.P	16(R12), [V4.S4]
 	VLD1.P	16(R11), [V8.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1695,7 +1902,7 @@ pass3tail:
 	FMOVS.P	4(R10), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F24, F0, F0
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R12), F4
 	FMOVS.P	4(R11), F8
 	FMADDS	F8, F4, F0, F4
@@ -1703,8 +1910,8 @@ pass3tail:
 	SUBS	$1, R13, R13
 	BNE	pass3tail
 pass3tailDone:
-	FMOVS	F23, (R1)
-	FMOVS	F24, (R2)
+	FMOVS	F22, (R1)
+	FMOVS	F23, (R2)
 	// next row
 	ADD	R8, R0, R0
 	ADD	$4, R1, R1

@@ -19,19 +19,26 @@ func goLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v4 := ((float64(xRow[i]) - s0) - s3)
-			acc1 += v4 * v4
+			acc1 += v4
+			acc2 += v4 * v4
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s3 + s5
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s10*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-s0)-s15)*s14*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -55,21 +62,28 @@ func goAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 		s4 := invLen
 		s5 := s3 * s4
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v6 := (((float64(xRow[i]) + float64(fRow[i])) - s2) - s5)
-			acc1 += v6 * v6
+			acc1 += v6
+			acc2 += v6 * v6
 		}
 		s6 := acc1
 		s7 := s6 * s4
-		s8 := float64(float32(1e-05))
-		s9 := s7 + s8
-		s10 := float64(float32(1))
-		s11 := math.Sqrt(s9)
-		s12 := s10 / s11
+		s8 := acc2
+		s9 := s8 * s4
+		s10 := s7 * s7
+		s11 := s9 - s10
+		s12 := float64(float32(1e-05))
+		s13 := s11 + s12
+		s14 := float64(float32(1))
+		s15 := math.Sqrt(s13)
+		s16 := s14 / s15
+		s17 := s5 + s7
 		for i := range h {
 			v2 := (float64(xRow[i]) + float64(fRow[i]))
 			sumRow[i] = float32(v2)
-			dstRow[i] = float32((((v2-s2)-s5)*s12*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((v2-s2)-s17)*s16*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -89,22 +103,30 @@ func goLayerNormStatsAny(dst, mean, rstd, x, gamma, beta []float32, rows, h int)
 		s2 := invLen
 		s3 := s1 * s2
 		var acc1 float64
+		var acc2 float64
 		for i := range h {
 			v4 := ((float64(xRow[i]) - s0) - s3)
-			acc1 += v4 * v4
+			acc1 += v4
+			acc2 += v4 * v4
 		}
 		s4 := acc1
 		s5 := s4 * s2
-		s6 := float64(float32(1e-05))
-		s7 := s5 + s6
-		s8 := float64(float32(1))
-		s9 := math.Sqrt(s7)
-		s10 := s8 / s9
-		s11 := s0 + s3
+		s6 := acc2
+		s7 := s6 * s2
+		s8 := s5 * s5
+		s9 := s7 - s8
+		s10 := float64(float32(1e-05))
+		s11 := s9 + s10
+		s12 := float64(float32(1))
+		s13 := math.Sqrt(s11)
+		s14 := s12 / s13
+		s15 := s0 + s3
+		s16 := s15 + s5
+		s17 := s3 + s5
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s0)-s3)*s10*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s14*float64(gamma[i]) + float64(beta[i])))
 		}
-		mean[r] = float32(s11)
-		rstd[r] = float32(s10)
+		mean[r] = float32(s16)
+		rstd[r] = float32(s14)
 	}
 }
