@@ -228,11 +228,16 @@ type tGroup struct {
 func (k *tensorKernel) groupsOf(n, c, l int) []tGroup {
 	at := func(img, ch, p int) int { return (img*c+ch)*l + p }
 	var out []tGroup
+	// newGroup allocates a set's indices at once: sets of millions of
+	// values would otherwise spend the test's time growing slices.
+	newGroup := func(stat, size int) tGroup {
+		return tGroup{idx: make([]int, 0, size), ch: make([]int, 0, size), stat: stat}
+	}
 	switch k.axis {
 	case "channels": // each image's position over its channels
 		for img := 0; img < n; img++ {
 			for p := 0; p < l; p++ {
-				g := tGroup{stat: img*l + p}
+				g := newGroup(img*l+p, c)
 				for ch := 0; ch < c; ch++ {
 					g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
 				}
@@ -241,7 +246,7 @@ func (k *tensorKernel) groupsOf(n, c, l int) []tGroup {
 		}
 	case "batch": // each channel over the images and positions
 		for ch := 0; ch < c; ch++ {
-			g := tGroup{stat: ch}
+			g := newGroup(ch, n*l)
 			for img := 0; img < n; img++ {
 				for p := 0; p < l; p++ {
 					g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
@@ -254,7 +259,7 @@ func (k *tensorKernel) groupsOf(n, c, l int) []tGroup {
 		per := c / groups
 		for img := 0; img < n; img++ {
 			for grp := 0; grp < groups; grp++ {
-				g := tGroup{stat: img*groups + grp}
+				g := newGroup(img*groups+grp, per*l)
 				for ch := grp * per; ch < (grp+1)*per; ch++ {
 					for p := 0; p < l; p++ {
 						g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
@@ -685,6 +690,104 @@ func TestTensorLongReductions(t *testing.T) {
 				got := in.clone()
 				k.call(got, s.fixed)
 				if err := k.verify(got, in, ref, fam); err != nil {
+					t.Fatalf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+			}
+		}
+	}
+}
+
+// tLongFamily fills the sets of a long-set test: value(rng, i, pos) is
+// element i of a set (in the set's own order: its first element is the
+// kernel's pivot) whose one special position is pos (drawn per set).
+type tLongFamily struct {
+	name  string
+	value func(rng *rand.Rand, i, pos int) float32
+}
+
+// tLongFamilies are the sets whose float32 sums go wrong in long
+// sequential chains or around a badly placed pivot: one full-mantissa
+// value repeated after a zero, a first value far from the rest, one
+// dominant element anywhere, and natural data (ReLU activations).
+var tLongFamilies = []tLongFamily{
+	{name: "tenths", value: func(_ *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 0
+		}
+		return 0.1
+	}},
+	{name: "first1e7", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 1e7
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "first1e18", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return -1e18
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "dominant", value: func(rng *rand.Rand, i, pos int) float32 {
+		if i == pos {
+			return 1e4
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "relu", value: func(rng *rand.Rand, _, _ int) float32 { return float32(max(0, rng.NormFloat64())) }},
+}
+
+// longShapes are the shapes of TestTensorLongSets for k, each tensor
+// 2^22 values: sets of 2^22 (a 2048x2048 image's channel, a channel over
+// a batch), 2^20 channels at a position, 2^17 for each of 32 groups;
+// 2^16 values under -short (emulators).
+func (k *tensorKernel) longShapes() []tShape {
+	long := 1 << 22
+	if testing.Short() {
+		long = 1 << 16
+	}
+	switch k.axis {
+	case "channels": // a position's channels: one lane per position
+		return []tShape{{1, long / 4, 4, false}}
+	case "batch": // one long segment, many short ones, [N, C] (a lane per channel)
+		return []tShape{{1, 1, long, false}, {long / 64, 1, 64, false}, {long / 2, 2, 1, false}}
+	}
+	if k.groupSize > 0 { // one group: an image's channels (InstanceNorm: one channel)
+		return []tShape{{1, k.groupSize, long / k.groupSize, false}}
+	}
+	return []tShape{{1, k.groups, long / k.groups, false}} // a channel per group
+}
+
+// TestTensorLongSets runs each tensor kernel on the long-set families at
+// its longShapes against the float64 oracle, and logs the largest error
+// per family in units of the contract's scale.
+func TestTensorLongSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, k := range tensorKernels {
+		if k.noStat {
+			continue // nothing is summed
+		}
+		for _, s := range k.longShapes() {
+			for _, fam := range tLongFamilies {
+				in := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+				for _, g := range k.groupsOf(s.n, s.c, s.l) {
+					pos := rng.IntN(len(g.idx))
+					for j, i := range g.idx {
+						in.x[i] = fam.value(rng, j, pos)
+					}
+				}
+				ref := k.oracle(in)
+				got := in.clone()
+				k.call(got, s.fixed)
+				saved := tensorWorst[k.name]
+				tensorWorst[k.name] = 0
+				err := k.verify(got, in, ref, tFamily{name: fam.name})
+				t.Logf("%s (%s) %v family=%s: max error %.2f units of 2^-24 (contract: %d)", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], tTolerance)
+				tensorWorst[k.name] = max(saved, tensorWorst[k.name])
+				if err != nil {
+					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+				if err := got.checkMargins(got.dst, got.x, got.gamma, got.beta, got.mean, got.rstd, got.runMean, got.runVar); err != nil {
 					t.Fatalf("%s %v family=%s: %v", k.name, s, fam.name, err)
 				}
 			}

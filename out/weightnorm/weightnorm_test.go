@@ -527,6 +527,125 @@ func TestEquivalence(t *testing.T) {
 	}
 }
 
+// longFamily fills the rows of a long-row test: value(rng, i, pos) is
+// element i of a row whose one special position is pos (drawn per row).
+type longFamily struct {
+	name  string
+	value func(rng *rand.Rand, i, pos int) float32
+}
+
+// longFamilies are the rows whose float32 sums go wrong in long sequential
+// chains or around a badly placed pivot: one full-mantissa value repeated
+// after a zero (nearly equal terms make the rounding of a sequential sum
+// systematic, so it grows with the chain), a first value far from the rest
+// (the mean's pivot), one dominant element anywhere, and natural data
+// (ReLU activations: non-negative and skewed).
+var longFamilies = []longFamily{
+	{name: "tenths", value: func(_ *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 0
+		}
+		return 0.1
+	}},
+	{name: "first1e7", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 1e7
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "first1e18", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return -1e18
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "dominant", value: func(rng *rand.Rand, i, pos int) float32 {
+		if i == pos {
+			return 1e4
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "relu", value: func(rng *rand.Rand, _, _ int) float32 { return float32(max(0, rng.NormFloat64())) }},
+}
+
+// longLengths are the run-time row lengths of TestLongRows, beside every
+// fixed size: past every level of the blocked sums (chunks, totals,
+// super-totals) on every instruction set, up to 2^20; -short (emulators)
+// stops at 65536, which the sequential sums of earlier versions failed.
+func longLengths() []int {
+	if testing.Short() {
+		return []int{8193, 1 << 16}
+	}
+	return []int{1<<16 + 5, 262147, 1 << 20}
+}
+
+// TestLongRows runs every implementation on the long-row families, at
+// every fixed size and at the longLengths through the run-time entry
+// point, against the float64 oracle, and logs the largest error per
+// implementation and family in units of the contract's scale.
+func TestLongRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	worstOf := map[string]float64{}
+	var keys []string
+	defer func() {
+		for _, key := range keys {
+			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], tolerance)
+		}
+	}()
+	for _, k := range kernels {
+		var cases []sizeCase
+		for _, h := range k.sizes {
+			cases = append(cases, sizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+		}
+		for _, h := range longLengths() {
+			cases = append(cases, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+		}
+		for _, fam := range longFamilies {
+			for _, tc := range cases {
+				h, rows := tc.h, 1
+				if !tc.anySize {
+					rows = 3
+				}
+				in := k.newArgs(rows, h, rng)
+				k.fill(in, families[0], rows, h, rng)
+				for i, role := range k.roles {
+					if role != roleRowIn {
+						continue
+					}
+					a := in.a[i]
+					for row := 0; row < rows; row++ {
+						pos := rng.IntN(h)
+						for j := 0; j < h; j++ {
+							a[row*h+j] = fam.value(rng, j, pos)
+						}
+					}
+				}
+				ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
+				for _, im := range k.impls(h, tc.anySize) {
+					got := in.clone()
+					im.run(got.a, rows)
+					name := fmt.Sprintf("%s %s family=%s", tc.label, im.name, fam.name)
+					if err := got.checkMargins(k.arrays); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					saved := worst[k.name]
+					worst[k.name] = 0
+					err := k.verify(got, in, ref, family{name: fam.name}, h)
+					key := fmt.Sprintf("%s %s family=%s", k.name, im.name, fam.name)
+					if _, ok := worstOf[key]; !ok {
+						keys = append(keys, key)
+					}
+					worstOf[key] = max(worstOf[key], worst[k.name])
+					worst[k.name] = max(saved, worst[k.name])
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestNonFinite checks the documented outcome of a NaN or an Inf in a row,
 // identical on every implementation: NaN anywhere in the row makes the whole
 // row NaN, and so does an Inf with a mean; without a mean, an Inf gives NaN
