@@ -67,22 +67,29 @@ func Package(dir string, p *gen.Package) (err error) {
 			}
 		}
 	}()
-
-	var changed []string
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if err := step("scan", name); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		old, ok, err := readOurs(path)
+	// Most runs find the package up to date: when no other run is or
+	// was at work here, they return without writing even a lock file.
+	if !busy(dir) {
+		changed, stale, _, err := scan(dir, p, names)
 		if err != nil {
 			return err
 		}
-		if !ok || !bytes.Equal(old, p.Files[name]) {
-			changed = append(changed, name)
+		if len(changed) == 0 && len(stale) == 0 {
+			return nil
 		}
 	}
-	stale, err := staleFiles(dir, p)
+	unlock, err := lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// An interrupted run's commit is settled before anything is read, so
+	// that the scan below sees a whole package.
+	if _, err := recoverDir(dir); err != nil {
+		return err
+	}
+
+	changed, stale, old, err := scan(dir, p, names)
 	if err != nil {
 		return err
 	}
@@ -103,27 +110,89 @@ func Package(dir string, p *gen.Package) (err error) {
 			os.RemoveAll(tmp)
 		}
 	}()
+	j := &journal{dir: dir, tmp: tmp, state: forward}
 	for _, name := range changed {
 		if err := writeFile(filepath.Join(tmp, name), p.Files[name]); err != nil {
 			return fmt.Errorf("cannot write %s: %w", filepath.Join(dir, name), err)
 		}
+		op := opCreate
+		if _, ok := old[name]; ok {
+			op = opReplace
+		}
+		j.entries = append(j.entries, entry{op, name})
 	}
-	backup := filepath.Join(tmp, ".old")
-	if err := os.Mkdir(backup, 0o755); err != nil {
+	for _, name := range stale {
+		j.entries = append(j.entries, entry{opRemove, name})
+	}
+	// Copies, not links, of the old files: a file edited in place later
+	// must not change its backup, which is what the commit compares with.
+	if err := os.Mkdir(filepath.Join(tmp, backupDir), 0o755); err != nil {
 		return fmt.Errorf("cannot write into %s: %w", dir, unwrapPath(err))
 	}
-
-	// The commit: each step is journaled so that a failure undoes them all.
-	j := &journal{dir: dir, backup: backup}
-	err = j.commit(tmp, changed, stale)
-	if err != nil {
-		if rerr := j.rollback(); rerr != nil {
-			keepTmp = true
-			return fmt.Errorf("%w; restoring the previous files also failed (%v): they are in %s", err, rerr, backup)
+	for _, e := range j.entries {
+		if e.op == opCreate {
+			continue
 		}
+		path := filepath.Join(dir, e.name)
+		if err := step("backup", e.name); err != nil {
+			return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
+		}
+		if err := writeFile(filepath.Join(tmp, backupDir, e.name), old[e.name]); err != nil {
+			return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
+		}
+	}
+
+	// The commit point: once the journal is in dir, a later run completes
+	// the commit if this one dies.
+	if err := j.save(); err != nil {
 		return err
 	}
-	return nil
+	keepTmp = true
+	_, cause, stuck := j.settle()
+	if stuck != nil {
+		return stuck
+	}
+	return cause
+}
+
+// busy reports whether dir has a lock file, a journal or a temporary
+// directory: a run is at work, or was killed.
+func busy(dir string) bool {
+	return exists(filepath.Join(dir, lockName)) || exists(filepath.Join(dir, journalName)) || len(tempDirs(dir)) > 0
+}
+
+// scan lists the files to write (changed) and to remove (stale), and
+// reads the old contents of those it replaces or removes.
+func scan(dir string, p *gen.Package, names []string) (changed, stale []string, old map[string][]byte, err error) {
+	old = map[string][]byte{}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if err := step("scan", name); err != nil {
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		data, ok, err := readOurs(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok || !bytes.Equal(data, p.Files[name]) {
+			changed = append(changed, name)
+			if ok {
+				old[name] = data
+			}
+		}
+	}
+	stale, err = staleFiles(dir, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range stale {
+		data, _, err := readOurs(filepath.Join(dir, name))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		old[name] = data
+	}
+	return changed, stale, old, nil
 }
 
 // validate checks what the generator handed over: plain file names and
@@ -298,87 +367,6 @@ func writeFile(path string, data []byte) error {
 		err = cerr
 	}
 	return unwrapPath(err)
-}
-
-// journal records the renames of a commit so that they can be undone.
-type journal struct {
-	dir, backup string
-	placed      []string // new files renamed into dir
-	saved       []string // previous files moved or linked into backup
-	removed     []string // stale files moved into backup
-}
-
-// commit moves the new files into place, keeping the old ones in backup,
-// then moves the stale files into backup and syncs the directory.
-func (j *journal) commit(tmp string, changed, stale []string) error {
-	for _, name := range changed {
-		path := filepath.Join(j.dir, name)
-		if _, err := os.Lstat(path); err == nil {
-			if err := step("backup", name); err != nil {
-				return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
-			}
-			// A hard link keeps the old file in place until the new one
-			// replaces it atomically; where links fail, a rename will do.
-			if err := os.Link(path, filepath.Join(j.backup, name)); err != nil {
-				if err := os.Rename(path, filepath.Join(j.backup, name)); err != nil {
-					return fmt.Errorf("cannot keep a copy of %s: %w", path, unwrapLink(err))
-				}
-			}
-			j.saved = append(j.saved, name)
-		}
-		if err := step("rename", name); err != nil {
-			return fmt.Errorf("cannot move %s into place: %w", path, err)
-		}
-		if err := os.Rename(filepath.Join(tmp, name), path); err != nil {
-			return fmt.Errorf("cannot move %s into place: %w", path, unwrapLink(err))
-		}
-		j.placed = append(j.placed, name)
-	}
-	for _, name := range stale {
-		path := filepath.Join(j.dir, name)
-		if err := step("remove", name); err != nil {
-			return fmt.Errorf("cannot remove stale %s: %w", path, err)
-		}
-		if err := os.Rename(path, filepath.Join(j.backup, name)); err != nil {
-			return fmt.Errorf("cannot remove stale %s: %w", path, unwrapLink(err))
-		}
-		j.removed = append(j.removed, name)
-	}
-	if err := step("syncdir", ""); err != nil {
-		return fmt.Errorf("cannot sync %s: %w", j.dir, err)
-	}
-	return syncDir(j.dir)
-}
-
-// rollback undoes a partial commit: new files out, old files back.
-func (j *journal) rollback() error {
-	var errs []error
-	restore := func(name string) {
-		if err := step("restore", name); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		errs = append(errs, os.Rename(filepath.Join(j.backup, name), filepath.Join(j.dir, name)))
-	}
-	for _, name := range j.removed {
-		restore(name)
-	}
-	saved := map[string]bool{}
-	for _, name := range j.saved {
-		saved[name] = true
-	}
-	for _, name := range j.placed {
-		if !saved[name] {
-			errs = append(errs, os.Remove(filepath.Join(j.dir, name)))
-		}
-	}
-	for _, name := range j.saved {
-		restore(name)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return syncDir(j.dir)
 }
 
 // syncDir makes the renames in dir durable.
