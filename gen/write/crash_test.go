@@ -65,6 +65,7 @@ func TestHelperProcess(t *testing.T) {
 	dir := os.Getenv("NORMGEN_WRITE_DIR")
 	killAt, _ := strconv.Atoi(os.Getenv("NORMGEN_WRITE_KILL"))
 	failAt, _ := strconv.Atoi(os.Getenv("NORMGEN_WRITE_FAIL"))
+	linkOnly = os.Getenv("NORMGEN_WRITE_LINK") != ""
 	n := 0
 	hook = func(stage, name string) error {
 		n++
@@ -141,6 +142,24 @@ func TestKillAtEachStep(t *testing.T) {
 	}
 }
 
+// TestKillAtEachStepLink is TestKillAtEachStep where renames that must
+// not replace are done by link(2) and unlink(2), as where the kernel or
+// file system has no RENAME_NOREPLACE: kills between the two included.
+func TestKillAtEachStepLink(t *testing.T) {
+	t.Setenv("NORMGEN_WRITE_LINK", "1")
+	linkOnly = true
+	defer func() { linkOnly = false }()
+	list := steps(t, 0)
+	if !strings.Contains(strings.Join(list, ","), "unlink d.go") {
+		t.Fatalf("no unlink step in %v", list)
+	}
+	for i, s := range list {
+		if stage, _, _ := strings.Cut(s, " "); stage == "rename" || stage == "unlink" || stage == "syncdir" {
+			killTest(t, fmt.Sprintf("%d %s", i+1, s), i+1, 0)
+		}
+	}
+}
+
 // TestKillDuringRollBack makes the second rename fail, so that the run
 // rolls back, and kills it at each step of the roll back.
 func TestKillDuringRollBack(t *testing.T) {
@@ -151,6 +170,9 @@ func TestKillDuringRollBack(t *testing.T) {
 		}
 	}
 	list := steps(t, failAt)
+	if !strings.Contains(strings.Join(list[failAt:], ","), "restore ") {
+		t.Fatalf("no restore step in %v", list[failAt:])
+	}
 	for i := failAt; i < len(list); i++ {
 		killTest(t, fmt.Sprintf("%d %s after failed %s", i+1, list[i], list[failAt-1]), i+1, failAt)
 	}

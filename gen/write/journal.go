@@ -214,6 +214,9 @@ func (j *journal) forward(e entry) error {
 		if !exists(next) {
 			return nil // moved into place already
 		}
+		if sameFile(next, path) {
+			return os.Remove(next) // a link+unlink rename was cut short
+		}
 		if err := step("rename", e.name); err != nil {
 			return fmt.Errorf("cannot move %s into place: %w", path, err)
 		}
@@ -273,6 +276,9 @@ func (j *journal) back(e entry) error {
 		return unwrapLink(os.Rename(prev, path))
 	case opCreate:
 		if exists(next) {
+			if sameFile(next, path) {
+				return os.Remove(path) // a link+unlink rename was cut short
+			}
 			return nil
 		}
 		if err := step("restore", e.name); err != nil {
@@ -312,6 +318,12 @@ func sameAsBackup(path, backup string) error {
 		return fmt.Errorf("%s changed while normgen was writing; normgen left it alone; run normgen again", path)
 	}
 	return nil
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Lstat(a)
+	fb, err2 := os.Lstat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 func exists(path string) bool {

@@ -64,8 +64,12 @@ func linkRename(oldpath, newpath string) error {
 	if err := os.Link(oldpath, newpath); err != nil {
 		return unwrapLink(err)
 	}
+	step("unlink", filepath.Base(oldpath))
 	return os.Remove(oldpath)
 }
+
+// linkOnly, set by tests, makes renameNoReplace use linkRename on Linux too.
+var linkOnly bool
 
 // lockTimeout is the error of a writer that gave up waiting.
 type lockTimeout struct{ msg string }

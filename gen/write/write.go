@@ -4,15 +4,36 @@
 // Safety rules, all tested:
 //   - A file is normgen's only if its first line starts with Marker. Any
 //     other file is never overwritten or deleted: a name clash is an error
-//     and nothing is written.
-//   - New contents go to a temporary directory inside the target (same
-//     file system, so renames are atomic), are fsynced, then renamed into
-//     place. The replaced files are kept until the end; on any failure the
-//     changes made so far are undone, so the previous package is left
-//     byte-identical.
+//     and nothing is written. The check is repeated at the last moment: a
+//     new file is renamed with RENAME_NOREPLACE (or link+unlink), and an
+//     old one is re-read and compared with what the scan saw right before
+//     it is replaced or removed, so a file the user creates during a run
+//     survives and the run fails.
+//   - Writers on one directory are serialized by .normgen-lock, held with
+//     flock(2) (LockFileEx on Windows), which the kernel drops when the
+//     holder dies; a writer that waits says so, and gives up after
+//     LockTimeout.
+//   - New contents and copies of the old files go to a temporary
+//     directory inside the target (same file system, so renames are
+//     atomic) and are fsynced. Then the commit journal, .normgen-journal,
+//     naming each file to create, replace or remove, is renamed into the
+//     target and the directory fsynced: that is the commit point. The
+//     files are renamed into place, the directory fsynced, and the
+//     journal removed, then the temporary directory.
+//   - Recovery, by the next Package or Check on the directory (under the
+//     lock), is deterministic: a journal present is carried forward (the
+//     new contents are durable), unless its state line says "back" or
+//     carrying forward fails on a file that is no longer normgen's; then
+//     the state is rewritten to "back" first and the old files are put
+//     back. Every step recognizes what is done, so a kill during recovery
+//     is recovered the same way. Without a journal the commit never
+//     started: temporary directories are removed. A failed run rolls back
+//     the same way, so the previous package is left byte-identical; Check
+//     fails, naming the journal or directory, whenever it finds one.
 //   - Generated files of the same spec that the package no longer has are
 //     removed; files generated from other specs are left alone, so several
-//     specs may share one directory.
+//     specs may share one directory. Names starting with "." (the lock,
+//     the journal, the temporary directories) are never user files.
 package write
 
 import (
@@ -85,7 +106,11 @@ func Package(dir string, p *gen.Package) (err error) {
 	defer unlock()
 	// An interrupted run's commit is settled before anything is read, so
 	// that the scan below sees a whole package.
-	if _, err := recoverDir(dir); err != nil {
+	found, err := recoverDir(dir)
+	for _, f := range found {
+		fmt.Fprintf(Stderr, "normgen: %s\n", f)
+	}
+	if err != nil {
 		return err
 	}
 
