@@ -377,3 +377,37 @@ func TestCheckCRLF(t *testing.T) {
 		t.Errorf("problems:\n%s\n%v", strings.Join(problems, "\n"), err)
 	}
 }
+
+// TestCheckCannotLock: where Check cannot take the lock (a directory it
+// may not write), it reports a pending commit without settling it.
+func TestCheckCannotLock(t *testing.T) {
+	defer func() { hook = nil }()
+	killAt := 0
+	for i, s := range steps(t, 0) {
+		if s == "rename d.go" {
+			killAt = i + 1
+		}
+	}
+	dir := prepareV1(t)
+	helper("kill", dir, "NORMGEN_WRITE_KILL="+strconv.Itoa(killAt)).Run()
+	before := snapshot(t, dir)
+	tmps := tempDirs(dir)
+	hook = func(stage, name string) error {
+		if stage == "lock" {
+			return errors.New("read-only file system")
+		}
+		return nil
+	}
+	problems, err := Check(dir, crashV2)
+	hook = nil
+	if err != nil || len(tmps) != 1 || len(problems) < 2 ||
+		problems[0] != filepath.Join(dir, journalName)+": an interrupted normgen commit is pending (run normgen to complete it)" ||
+		problems[1] != tmps[0]+": left by an interrupted normgen run (run normgen to remove it)" {
+		t.Errorf("Check: %v\n%s", err, strings.Join(problems, "\n"))
+	}
+	sameSnap(t, "after Check", snapshot(t, dir), before)
+	if err := Package(dir, crashV2); err != nil {
+		t.Fatal(err)
+	}
+	sameSnap(t, "after Package", snapshot(t, dir), want(crashV2.Files))
+}
