@@ -59,7 +59,9 @@ const tempPrefix = ".normgen-tmp-"
 
 // hook, when set by a test, is called before each step with the step's
 // stage and file name; an error it returns is injected as that step's
-// failure.
+// failure, except at unlink (inside a rename) and at the steps after the
+// commit is whole (unjournal, cleanup, unlock): there only a kill can be
+// injected.
 var hook func(stage, name string) error
 
 func step(stage, name string) error {
