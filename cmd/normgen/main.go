@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) (s
 		}
 	}()
 	o := &options{getenv: getenv, stdout: stdout, stderr: stderr}
+	write.Stderr = stderr // "waiting for another normgen ..." and recovery notes
 	root := newRoot(o)
 	root.SetArgs(longFlags(args))
 	root.SetOut(stdout)

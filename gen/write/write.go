@@ -4,15 +4,36 @@
 // Safety rules, all tested:
 //   - A file is normgen's only if its first line starts with Marker. Any
 //     other file is never overwritten or deleted: a name clash is an error
-//     and nothing is written.
-//   - New contents go to a temporary directory inside the target (same
-//     file system, so renames are atomic), are fsynced, then renamed into
-//     place. The replaced files are kept until the end; on any failure the
-//     changes made so far are undone, so the previous package is left
-//     byte-identical.
+//     and nothing is written. The check is repeated at the last moment: a
+//     new file is renamed with RENAME_NOREPLACE (or link+unlink), and an
+//     old one is re-read and compared with what the scan saw right before
+//     it is replaced or removed, so a file the user creates during a run
+//     survives and the run fails.
+//   - Writers on one directory are serialized by .normgen-lock, held with
+//     flock(2) (LockFileEx on Windows), which the kernel drops when the
+//     holder dies; a writer that waits says so, and gives up after
+//     LockTimeout.
+//   - New contents and copies of the old files go to a temporary
+//     directory inside the target (same file system, so renames are
+//     atomic) and are fsynced. Then the commit journal, .normgen-journal,
+//     naming each file to create, replace or remove, is renamed into the
+//     target and the directory fsynced: that is the commit point. The
+//     files are renamed into place, the directory fsynced, and the
+//     journal removed, then the temporary directory.
+//   - Recovery, by the next Package or Check on the directory (under the
+//     lock), is deterministic: a journal present is carried forward (the
+//     new contents are durable), unless its state line says "back" or
+//     carrying forward fails on a file that is no longer normgen's; then
+//     the state is rewritten to "back" first and the old files are put
+//     back. Every step recognizes what is done, so a kill during recovery
+//     is recovered the same way. Without a journal the commit never
+//     started: temporary directories are removed. A failed run rolls back
+//     the same way, so the previous package is left byte-identical; Check
+//     fails, naming the journal or directory, whenever it finds one.
 //   - Generated files of the same spec that the package no longer has are
 //     removed; files generated from other specs are left alone, so several
-//     specs may share one directory.
+//     specs may share one directory. Names starting with "." (the lock,
+//     the journal, the temporary directories) are never user files.
 package write
 
 import (
@@ -38,7 +59,9 @@ const tempPrefix = ".normgen-tmp-"
 
 // hook, when set by a test, is called before each step with the step's
 // stage and file name; an error it returns is injected as that step's
-// failure.
+// failure, except at unlink (inside a rename) and at the steps after the
+// commit is whole (unjournal, cleanup, unlock): there only a kill can be
+// injected.
 var hook func(stage, name string) error
 
 func step(stage, name string) error {
@@ -67,22 +90,33 @@ func Package(dir string, p *gen.Package) (err error) {
 			}
 		}
 	}()
-
-	var changed []string
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if err := step("scan", name); err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		old, ok, err := readOurs(path)
+	// Most runs find the package up to date: when no other run is or
+	// was at work here, they return without writing even a lock file.
+	if !busy(dir) {
+		changed, stale, _, err := scan(dir, p, names)
 		if err != nil {
 			return err
 		}
-		if !ok || !bytes.Equal(old, p.Files[name]) {
-			changed = append(changed, name)
+		if len(changed) == 0 && len(stale) == 0 {
+			return nil
 		}
 	}
-	stale, err := staleFiles(dir, p)
+	unlock, err := lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// An interrupted run's commit is settled before anything is read, so
+	// that the scan below sees a whole package.
+	found, err := recoverDir(dir)
+	for _, f := range found {
+		fmt.Fprintf(Stderr, "normgen: %s\n", f)
+	}
+	if err != nil {
+		return err
+	}
+
+	changed, stale, old, err := scan(dir, p, names)
 	if err != nil {
 		return err
 	}
@@ -103,27 +137,89 @@ func Package(dir string, p *gen.Package) (err error) {
 			os.RemoveAll(tmp)
 		}
 	}()
+	j := &journal{dir: dir, tmp: tmp, state: forward}
 	for _, name := range changed {
 		if err := writeFile(filepath.Join(tmp, name), p.Files[name]); err != nil {
 			return fmt.Errorf("cannot write %s: %w", filepath.Join(dir, name), err)
 		}
+		op := opCreate
+		if _, ok := old[name]; ok {
+			op = opReplace
+		}
+		j.entries = append(j.entries, entry{op, name})
 	}
-	backup := filepath.Join(tmp, ".old")
-	if err := os.Mkdir(backup, 0o755); err != nil {
+	for _, name := range stale {
+		j.entries = append(j.entries, entry{opRemove, name})
+	}
+	// Copies, not links, of the old files: a file edited in place later
+	// must not change its backup, which is what the commit compares with.
+	if err := os.Mkdir(filepath.Join(tmp, backupDir), 0o755); err != nil {
 		return fmt.Errorf("cannot write into %s: %w", dir, unwrapPath(err))
 	}
-
-	// The commit: each step is journaled so that a failure undoes them all.
-	j := &journal{dir: dir, backup: backup}
-	err = j.commit(tmp, changed, stale)
-	if err != nil {
-		if rerr := j.rollback(); rerr != nil {
-			keepTmp = true
-			return fmt.Errorf("%w; restoring the previous files also failed (%v): they are in %s", err, rerr, backup)
+	for _, e := range j.entries {
+		if e.op == opCreate {
+			continue
 		}
+		path := filepath.Join(dir, e.name)
+		if err := step("backup", e.name); err != nil {
+			return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
+		}
+		if err := writeFile(filepath.Join(tmp, backupDir, e.name), old[e.name]); err != nil {
+			return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
+		}
+	}
+
+	// The commit point: once the journal is in dir, a later run completes
+	// the commit if this one dies.
+	if err := j.save(); err != nil {
 		return err
 	}
-	return nil
+	keepTmp = true
+	_, cause, stuck := j.settle()
+	if stuck != nil {
+		return stuck
+	}
+	return cause
+}
+
+// busy reports whether dir has a lock file, a journal or a temporary
+// directory: a run is at work, or was killed.
+func busy(dir string) bool {
+	return exists(filepath.Join(dir, lockName)) || exists(filepath.Join(dir, journalName)) || len(tempDirs(dir)) > 0
+}
+
+// scan lists the files to write (changed) and to remove (stale), and
+// reads the old contents of those it replaces or removes.
+func scan(dir string, p *gen.Package, names []string) (changed, stale []string, old map[string][]byte, err error) {
+	old = map[string][]byte{}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if err := step("scan", name); err != nil {
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		data, ok, err := readOurs(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok || !bytes.Equal(data, p.Files[name]) {
+			changed = append(changed, name)
+			if ok {
+				old[name] = data
+			}
+		}
+	}
+	stale, err = staleFiles(dir, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range stale {
+		data, _, err := readOurs(filepath.Join(dir, name))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		old[name] = data
+	}
+	return changed, stale, old, nil
 }
 
 // validate checks what the generator handed over: plain file names and
@@ -298,87 +394,6 @@ func writeFile(path string, data []byte) error {
 		err = cerr
 	}
 	return unwrapPath(err)
-}
-
-// journal records the renames of a commit so that they can be undone.
-type journal struct {
-	dir, backup string
-	placed      []string // new files renamed into dir
-	saved       []string // previous files moved or linked into backup
-	removed     []string // stale files moved into backup
-}
-
-// commit moves the new files into place, keeping the old ones in backup,
-// then moves the stale files into backup and syncs the directory.
-func (j *journal) commit(tmp string, changed, stale []string) error {
-	for _, name := range changed {
-		path := filepath.Join(j.dir, name)
-		if _, err := os.Lstat(path); err == nil {
-			if err := step("backup", name); err != nil {
-				return fmt.Errorf("cannot keep a copy of %s: %w", path, err)
-			}
-			// A hard link keeps the old file in place until the new one
-			// replaces it atomically; where links fail, a rename will do.
-			if err := os.Link(path, filepath.Join(j.backup, name)); err != nil {
-				if err := os.Rename(path, filepath.Join(j.backup, name)); err != nil {
-					return fmt.Errorf("cannot keep a copy of %s: %w", path, unwrapLink(err))
-				}
-			}
-			j.saved = append(j.saved, name)
-		}
-		if err := step("rename", name); err != nil {
-			return fmt.Errorf("cannot move %s into place: %w", path, err)
-		}
-		if err := os.Rename(filepath.Join(tmp, name), path); err != nil {
-			return fmt.Errorf("cannot move %s into place: %w", path, unwrapLink(err))
-		}
-		j.placed = append(j.placed, name)
-	}
-	for _, name := range stale {
-		path := filepath.Join(j.dir, name)
-		if err := step("remove", name); err != nil {
-			return fmt.Errorf("cannot remove stale %s: %w", path, err)
-		}
-		if err := os.Rename(path, filepath.Join(j.backup, name)); err != nil {
-			return fmt.Errorf("cannot remove stale %s: %w", path, unwrapLink(err))
-		}
-		j.removed = append(j.removed, name)
-	}
-	if err := step("syncdir", ""); err != nil {
-		return fmt.Errorf("cannot sync %s: %w", j.dir, err)
-	}
-	return syncDir(j.dir)
-}
-
-// rollback undoes a partial commit: new files out, old files back.
-func (j *journal) rollback() error {
-	var errs []error
-	restore := func(name string) {
-		if err := step("restore", name); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		errs = append(errs, os.Rename(filepath.Join(j.backup, name), filepath.Join(j.dir, name)))
-	}
-	for _, name := range j.removed {
-		restore(name)
-	}
-	saved := map[string]bool{}
-	for _, name := range j.saved {
-		saved[name] = true
-	}
-	for _, name := range j.placed {
-		if !saved[name] {
-			errs = append(errs, os.Remove(filepath.Join(j.dir, name)))
-		}
-	}
-	for _, name := range j.saved {
-		restore(name)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return syncDir(j.dir)
 }
 
 // syncDir makes the renames in dir durable.

@@ -200,6 +200,9 @@ func TestPackageFailureAtEachStep(t *testing.T) {
 	}
 
 	for i, s := range steps {
+		if afterCommit(s) {
+			continue
+		}
 		t.Run(fmt.Sprintf("%d %s", i, s), func(t *testing.T) {
 			dir := prepare(t, t.TempDir())
 			before := snapshot(t, dir)
@@ -221,11 +224,14 @@ func TestPackageFailureAtEachStep(t *testing.T) {
 	// A first generation that fails leaves no directory behind.
 	var fresh []string
 	root := t.TempDir()
-	hook = func(stage, name string) error { fresh = append(fresh, stage); return nil }
+	hook = func(stage, name string) error { fresh = append(fresh, stage+" "+name); return nil }
 	if err := Package(filepath.Join(root, "x", "y"), v1); err != nil {
 		t.Fatal(err)
 	}
 	for i := range fresh {
+		if afterCommit(fresh[i]) {
+			continue
+		}
 		root := t.TempDir()
 		n := 0
 		hook = func(stage, name string) error {
@@ -239,6 +245,13 @@ func TestPackageFailureAtEachStep(t *testing.T) {
 		}
 		sameSnap(t, "after failed first generation at "+fresh[i], snapshot(t, root), map[string]string{".": "<dir>"})
 	}
+}
+
+// afterCommit reports whether a step comes after the commit is whole:
+// a failure there cannot be injected, only a kill (see crash_test.go).
+func afterCommit(step string) bool {
+	stage, _, _ := strings.Cut(step, " ")
+	return stage == "unjournal" || stage == "cleanup" || stage == "unlock"
 }
 
 // TestPackageRollbackFailure: when undoing also fails, the error says
