@@ -34,8 +34,8 @@ var (
 			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
 		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 	}
-	// Past columnsChunk (65, 100, ...) the accumulators sum in chunks, past
-	// columnsChunk*columnsSuper (4097, 5000, 8193) the totals in
+	// Past ir.SumChunk (65, 100, ...) the accumulators sum in chunks, past
+	// ir.SumChunk*ir.SumTotal (4097, 5000, 8193) the totals in
 	// super-totals; a run-time h of exactly one chunk, two and one
 	// super-chunk (64, 128, 4096) ends on a full one, 8193 after two
 	// super-chunks. Columns longer than longColumn run with fewer row
@@ -426,11 +426,11 @@ func TestLayoutsGenerate(t *testing.T) {
 			continue
 		}
 		body := funcText(string(a), f.Name())
-		want := f.H == 0 || f.H > columnsChunk
+		want := f.H == 0 || f.H > ir.SumChunk
 		if got := strings.Contains(body, "chunk:"); got != want {
 			t.Errorf("%s: chunked sums %v, want %v", f.Name(), got, want)
 		}
-		want = f.H == 0 || f.H > columnsChunk*columnsSuper
+		want = f.H == 0 || f.H > ir.SumChunk*ir.SumTotal
 		if got := strings.Contains(body, "into the super-totals"); got != want {
 			t.Errorf("%s: super-chunked sums %v, want %v", f.Name(), got, want)
 		}
