@@ -156,6 +156,16 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen + 2, RowStride: segs*(seglen+2) + 1}, []int{1, 3, 9}})
 				}
 			}
+			if !guard {
+				// Chunks across segments: one segment of many chunks and
+				// super-chunks, and many short segments sharing chunks, with
+				// every tail.
+				calls = append(calls,
+					call{ir.Shape{Segs: 1, SegLen: 300000, SegStride: 300000, RowStride: 300000}, []int{1}},
+					call{ir.Shape{Segs: 3000, SegLen: 5, SegStride: 7, RowStride: 3000*7 + 1}, []int{2}},
+					call{ir.Shape{Segs: 700, SegLen: 31, SegStride: 31, RowStride: 700 * 31}, []int{1}},
+					call{ir.Shape{Segs: 40, SegLen: 4097, SegStride: 4097, RowStride: 40 * 4097}, []int{1}})
+			}
 		}
 		for ci, c := range calls {
 			shape := c.shape

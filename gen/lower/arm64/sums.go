@@ -89,7 +89,7 @@ func (l *lowering) chunks(s *sums, p *loopPlan, cnt arm64asm.Reg, label func(str
 	fn.BNE(label("iter"))
 	fn.SUBS(arm64asm.Imm(0), s.rem, s.rem)
 	fn.BLT(label("chunked")) // that was the short one
-	l.fold(s, p, label("fold"))
+	l.fold(s, p, label("chunk"))
 	fn.B(label("chunk"))
 	fn.Label(label("short"))
 	fn.ADD(s.room, s.rem, cnt)
@@ -108,15 +108,16 @@ func (l *lowering) segmentTails(s *sums, p *loopPlan, label func(string) arm64as
 	room := s.room.(arm64asm.Reg)
 	fn.SUBS(arm64asm.Imm(tailTerms), room, room)
 	fn.BHI(label("room"))
-	l.fold(s, p, label("tailFold"))
+	l.fold(s, p, label("tailFolded"))
+	fn.Label(label("tailFolded"))
 	fn.SUB(arm64asm.Imm(tailTerms), room, room)
 	fn.Label(label("room"))
 }
 
 // fold adds each accumulator's chunk into its total and restarts it, and
-// every ir.SumTotal folds the totals into the super-totals (label: past
-// that).
-func (l *lowering) fold(s *sums, p *loopPlan, label arm64asm.Label) {
+// every ir.SumTotal folds the totals into the super-totals; the other
+// folds branch to next, where the code after the fold must go on.
+func (l *lowering) fold(s *sums, p *loopPlan, next arm64asm.Label) {
 	fn, u := l.fn, l.u
 	for _, acc := range p.accs {
 		g, t := p.acc[acc], s.total[acc]
@@ -139,7 +140,7 @@ func (l *lowering) fold(s *sums, p *loopPlan, label arm64asm.Label) {
 		return
 	}
 	fn.SUBS(arm64asm.Imm(1), s.left, s.left)
-	fn.BNE(label)
+	fn.BNE(next)
 	fn.Comment(fmt.Sprintf("%d chunks: the totals go into the super-totals", ir.SumTotal))
 	for _, acc := range p.accs {
 		t, su := s.total[acc], s.super[acc]
@@ -147,7 +148,6 @@ func (l *lowering) fold(s *sums, p *loopPlan, label arm64asm.Label) {
 		fn.VEOR(t.B16(), t.B16(), t.B16())
 	}
 	fn.MOVD(arm64asm.Imm(ir.SumTotal), s.left)
-	fn.Label(label)
 }
 
 // pairwise adds the u partial-sum vectors from g into g, pairwise.
