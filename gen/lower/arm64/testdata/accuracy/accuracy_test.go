@@ -3,9 +3,10 @@
 // This file is copied into the scratch package that accuracy_test.go builds
 // for GOARCH=arm64 and runs under qemu. It runs each kernel (table_test.go)
 // on one long row whose sums a long sequential float32 chain gets wrong,
-// and reports the worst error in the accuracy contract's units against a
-// float64 computation: |y-y64| / (2^-24*(|y64| + |g|*(1+max|s|/sigma))),
-// s the centered (or, for RMS, plain) inputs and sigma = sqrt(var64+eps).
+// and reports the worst error against a float64 computation, in the
+// accuracy contract's units: |y-y64| / (2^-24*(|y64| + |g|*(1+max|s|/sigma))),
+// s the centered (or, for RMS, plain) inputs and sigma = sqrt(var64+eps);
+// for a saved mean, |mean-mean64| / (2^-24*|mean64|).
 package k
 
 import (
@@ -25,10 +26,18 @@ func TestAccuracy(t *testing.T) {
 					x[i] = 0.1
 				}
 				x[0] = first
-				units := run(t, k, x)
-				t.Logf("%s h=%d x=[%g, 0.1, ...]: %.2f units", k.name, h, first, units)
-				if units > limit {
-					t.Errorf("%s h=%d x=[%g, 0.1, ...]: %.2f units, want at most %d", k.name, h, first, units, limit)
+				units, meanUnits := run(t, k, x)
+				for _, c := range []struct {
+					what  string
+					units float64
+				}{{"output", units}, {"saved mean", meanUnits}} {
+					if c.units < 0 {
+						continue // the kernel has none
+					}
+					t.Logf("%s h=%d x=[%g, 0.1, ...]: %s %.2f units", k.name, h, first, c.what, c.units)
+					if c.units > limit {
+						t.Errorf("%s h=%d x=[%g, 0.1, ...]: %s %.2f units, want at most %d", k.name, h, first, c.what, c.units, limit)
+					}
 				}
 			}
 		}
@@ -36,16 +45,20 @@ func TestAccuracy(t *testing.T) {
 }
 
 // run calls k on the row x with gamma 1 and beta 0, and returns the worst
-// error in contract units.
-func run(t *testing.T, k kernel, x []float32) float64 {
+// error of its output in contract units and its saved mean's (-1 for what
+// it has not).
+func run(t *testing.T, k kernel, x []float32) (units, meanUnits float64) {
 	h := len(x)
 	y := make([]float32, h)
 	ones, zeros := make([]float32, h), make([]float32, h)
 	for i := range ones {
 		ones[i] = 1
 	}
+	var savedMean, savedRstd float32
 	p := make([]*float32, len(k.arrays))
+	has := map[string]bool{}
 	for i, name := range k.arrays {
+		has[name] = true
 		switch name {
 		case "dst":
 			p[i] = &y[0]
@@ -55,6 +68,10 @@ func run(t *testing.T, k kernel, x []float32) float64 {
 			p[i] = &ones[0]
 		case "beta":
 			p[i] = &zeros[0]
+		case "mean":
+			p[i] = &savedMean
+		case "rstd":
+			p[i] = &savedRstd
 		default:
 			t.Fatalf("%s: unexpected array %q", k.name, name)
 		}
@@ -74,12 +91,16 @@ func run(t *testing.T, k kernel, x []float32) float64 {
 		v += d * d
 		maxS = max(maxS, math.Abs(d))
 	}
-	sigma := math.Sqrt(v/float64(h) + k.eps)
-	worst := 0.0
-	for i, e := range x {
-		y64 := (float64(e) - mean) / sigma
-		u := math.Abs(float64(y[i])-y64) / (0x1p-24 * (math.Abs(y64) + 1 + maxS/sigma))
-		worst = max(worst, u)
+	units, meanUnits = -1, -1
+	if has["mean"] {
+		meanUnits = math.Abs(float64(savedMean)-mean) / (0x1p-24 * math.Abs(mean))
 	}
-	return worst
+	if has["dst"] {
+		sigma := math.Sqrt(v/float64(h) + k.eps)
+		for i, e := range x {
+			y64 := (float64(e) - mean) / sigma
+			units = max(units, math.Abs(float64(y[i])-y64)/(0x1p-24*(math.Abs(y64)+1+maxS/sigma)))
+		}
+	}
+	return units, meanUnits
 }
