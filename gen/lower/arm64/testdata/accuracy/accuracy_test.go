@@ -14,8 +14,10 @@ import (
 	"testing"
 )
 
-// limit is the most units a case may err; the contract allows 64.
-const limit = 16
+// limit is the most units a case may err; the contract allows 64. Chunks
+// of 64 equal values still err systematically: the blocked mean of 0.1s
+// is 15 units off, the sequential one 646 at 2^16.
+const limit = 32
 
 func TestAccuracy(t *testing.T) {
 	for _, k := range kernels {
