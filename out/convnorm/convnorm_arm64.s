@@ -1172,12 +1172,11 @@ pass1iter:
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R9, R9
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$64, R9
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R10, R8
@@ -1216,14 +1215,13 @@ pass2iter:
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R9, R9
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
 	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R9
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R10, R8
@@ -1372,12 +1370,11 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R15
 	SUBS	$1, R13, R13
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R13
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	R15, R14, R12
@@ -1398,12 +1395,12 @@ pass1chunked:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R15
 	SUBS	$1, R13, R13
-	BNE	pass1tailFold
+	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R13
-pass1tailFold:
+pass1tailFolded:
 	SUB	$3, R15, R15
 pass1room:
 	AND	$8, R9, R12
@@ -1511,14 +1508,13 @@ pass2iter:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R15
 	SUBS	$1, R13, R13
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
 	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
 	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	R15, R14, R12
@@ -1549,14 +1545,14 @@ pass2chunked:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R15
 	SUBS	$1, R13, R13
-	BNE	pass2tailFold
+	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
 	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
 	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
-pass2tailFold:
+pass2tailFolded:
 	SUB	$3, R15, R15
 pass2room:
 	AND	$8, R9, R12
@@ -1788,12 +1784,11 @@ pass1iter:
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R13, R13
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R13
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R14, R12
@@ -1832,14 +1827,13 @@ pass2iter:
 	WORD	$0x4e21d6d6 // fadd v22.4s, v22.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R13, R13
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R13
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R14, R12
@@ -2002,12 +1996,11 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	R13, R12, R10
@@ -2028,12 +2021,12 @@ pass1chunked:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass1tailFold
+	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R11
-pass1tailFold:
+pass1tailFolded:
 	SUB	$3, R13, R13
 pass1room:
 	AND	$8, R7, R10
@@ -2141,14 +2134,13 @@ pass2iter:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	R13, R12, R10
@@ -2179,14 +2171,14 @@ pass2chunked:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass2tailFold
+	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
-pass2tailFold:
+pass2tailFolded:
 	SUB	$3, R13, R13
 pass2room:
 	AND	$8, R7, R10
@@ -2410,12 +2402,11 @@ pass1iter:
 	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R12, R10
@@ -2454,14 +2445,13 @@ pass2iter:
 	WORD	$0x4e21d6f7 // fadd v23.4s, v23.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R11, R11
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R11
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R12, R10
@@ -2740,12 +2730,11 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	R13, R12, R10
@@ -2766,12 +2755,12 @@ pass1chunked:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass1tailFold
+	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R11
-pass1tailFold:
+pass1tailFolded:
 	SUB	$3, R13, R13
 pass1room:
 	AND	$8, R7, R10
@@ -2879,14 +2868,13 @@ pass2iter:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	R13, R12, R10
@@ -2917,14 +2905,14 @@ pass2chunked:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R13
 	SUBS	$1, R11, R11
-	BNE	pass2tailFold
+	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
-pass2tailFold:
+pass2tailFolded:
 	SUB	$3, R13, R13
 pass2room:
 	AND	$8, R7, R10
@@ -3167,12 +3155,11 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R11
 	SUBS	$1, R9, R9
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R9
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	R11, R10, R8
@@ -3193,12 +3180,12 @@ pass1chunked:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	$64, R11
 	SUBS	$1, R9, R9
-	BNE	pass1tailFold
+	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R9
-pass1tailFold:
+pass1tailFolded:
 	SUB	$3, R11, R11
 pass1room:
 	AND	$8, R5, R8
@@ -3306,14 +3293,13 @@ pass2iter:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R11
 	SUBS	$1, R9, R9
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R9
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	R11, R10, R8
@@ -3344,14 +3330,14 @@ pass2chunked:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	$64, R11
 	SUBS	$1, R9, R9
-	BNE	pass2tailFold
+	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
 	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R9
-pass2tailFold:
+pass2tailFolded:
 	SUB	$3, R11, R11
 pass2room:
 	AND	$8, R5, R8

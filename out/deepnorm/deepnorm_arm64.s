@@ -262,12 +262,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R12, R10
@@ -385,14 +384,13 @@ pass2iter:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R11, R11
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R11
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R12, R10

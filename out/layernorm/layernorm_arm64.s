@@ -737,12 +737,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R9, R9
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R9
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R10, R8
@@ -839,14 +838,13 @@ pass2iter:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R9, R9
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R9
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R10, R8
@@ -1453,12 +1451,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R12, R12
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R12
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R13, R11
@@ -1568,14 +1565,13 @@ pass2iter:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R12, R12
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R12
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R13, R11
@@ -2165,12 +2161,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R12, R10
@@ -2267,14 +2262,13 @@ pass2iter:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R11, R11
-	BNE	pass2fold
+	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R11
-pass2fold:
 	B	pass2chunk
 pass2short:
 	ADD	$64, R12, R10

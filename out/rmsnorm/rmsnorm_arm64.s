@@ -450,12 +450,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R8, R8
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R8
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R9, R7
@@ -819,12 +818,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R8, R8
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R8
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R9, R7
@@ -1229,12 +1227,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R11, R11
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R11
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R12, R10
@@ -1520,12 +1517,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R9, R9
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R9
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R10, R8

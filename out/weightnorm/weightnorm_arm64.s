@@ -305,12 +305,11 @@ pass1iter:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	SUBS	$1, R8, R8
-	BNE	pass1fold
+	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$64, R8
-pass1fold:
 	B	pass1chunk
 pass1short:
 	ADD	$64, R9, R7
