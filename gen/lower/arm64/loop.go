@@ -104,8 +104,8 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 	if l.h > 0 {
 		per := 4 * u
 		main, vecs, tail := l.h/per, l.h%per/4, l.h%4
-		if main > ir.SumChunk {
-			if err := start(main > ir.SumChunk*ir.SumTotal); err != nil {
+		if chunks, super := chunked(main); main > 0 && chunks {
+			if err := start(super); err != nil {
 				return err
 			}
 		}

@@ -8,29 +8,30 @@ import (
 )
 
 // Every layout sums its accumulators by ir.BlockedSum's policy through one
-// mechanism (chunks): a sweep's iterations run in chunks of at most
-// ir.SumChunk, each adding one term to every lane of the accumulators'
-// partial sums. A full chunk is folded: the u partial-sum vectors added
-// pairwise (Segments: with the scalar tails' sum), into the accumulator's
-// total, a register, and zeroed; every ir.SumTotal folds the totals go
-// into the super-totals. Whatever the last, short chunk and the vector
-// and scalar tails leave in the partial sums is summed with
-// super-total + total at the end (sumsInto).
+// mechanism: a sweep's iterations, each adding one term to every lane of
+// the accumulators' partial sums, run in chunks of at most ir.SumChunk. A
+// full chunk is folded: the u partial-sum vectors are added pairwise
+// (Segments: with the scalar tails' sum), into the accumulator's total, a
+// register, and zeroed; every ir.SumTotal folds the totals go into the
+// super-totals. The last, short chunk and the leftover vectors (one per
+// partial sum at most) stay in the partial sums, which are added to
+// super-total + total before the horizontal sum (sumsInto).
 //
-// Segments count the terms a lane took in a register (room) across
-// segments, so many short segments share a chunk, and each segment's
-// short tails count as ir.SumChunk's worth of three terms at most.
+// Segments keep the chunk's room (terms a lane may still take) in a
+// register across segments, so short segments share a chunk; a segment's
+// leftover vectors and scalar tail count as tailTerms.
 
 // sums is the chunking state of one sweep's accumulators.
 type sums struct {
 	total, super map[int]arm64asm.VReg
-	super2       bool             // super-totals kept (the sweep may pass SumChunk*SumTotal)
+	hasSuper     bool             // super-totals kept (the sweep may pass SumChunk*SumTotal)
 	rem          arm64asm.Reg     // iterations after the current chunk, negative in the last, short one
 	left         arm64asm.Reg     // folds the totals still take before the super-totals
 	room         arm64asm.Operand // terms the current chunk still takes: ir.SumChunk, or a register (Segments)
 }
 
-// tailTerms is the most terms one segment's vector and scalar tails add to a lane.
+// tailTerms bounds the terms a segment's leftover vectors (one a lane) and
+// scalar tail (three) add to a lane.
 const tailTerms = 3
 
 // chunked reports whether a sweep of n iterations (0: known at run time)
@@ -43,7 +44,7 @@ func chunked(n int) (chunks, super bool) {
 // sets the counters, before the sweep.
 func (l *lowering) sumsStart(p *loopPlan, super bool) (*sums, error) {
 	fn := l.fn
-	s := &sums{total: map[int]arm64asm.VReg{}, super: map[int]arm64asm.VReg{}, super2: super, room: arm64asm.Imm(ir.SumChunk)}
+	s := &sums{total: map[int]arm64asm.VReg{}, super: map[int]arm64asm.VReg{}, hasSuper: super, room: arm64asm.Imm(ir.SumChunk)}
 	zeroed := func(m map[int]arm64asm.VReg) error {
 		for _, acc := range p.accs {
 			t, err := l.vreg()
@@ -136,7 +137,7 @@ func (l *lowering) fold(s *sums, p *loopPlan, next arm64asm.Label) {
 	if r, ok := s.room.(arm64asm.Reg); ok {
 		fn.MOVD(arm64asm.Imm(ir.SumChunk), r)
 	}
-	if !s.super2 {
+	if !s.hasSuper {
 		return
 	}
 	fn.SUBS(arm64asm.Imm(1), s.left, s.left)
@@ -167,7 +168,7 @@ func (l *lowering) sumsInto(s *sums, acc int, g arm64asm.VReg) {
 		return
 	}
 	fn, t := l.fn, s.total[acc]
-	if s.super2 {
+	if s.hasSuper {
 		su := s.super[acc]
 		fn.VFADD(t.S4(), su.S4(), t.S4())
 		l.vFree(su, 1)
@@ -182,7 +183,7 @@ func (l *lowering) sumsEnd(s *sums) {
 		return
 	}
 	l.gpFree(s.rem)
-	if s.super2 {
+	if s.hasSuper {
 		l.gpFree(s.left)
 	}
 	if r, ok := s.room.(arm64asm.Reg); ok {
