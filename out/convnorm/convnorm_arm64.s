@@ -32,24 +32,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$96, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -60,13 +61,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$96, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -74,14 +72,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -170,24 +172,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$128, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -198,13 +201,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$128, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -212,14 +212,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -308,24 +312,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$192, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -336,13 +341,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$192, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -350,14 +352,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -446,24 +452,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$256, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -474,13 +481,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$256, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -488,14 +492,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -584,24 +592,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$384, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -612,13 +621,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$384, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -626,14 +632,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -722,24 +732,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$512, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -750,13 +761,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$512, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -764,14 +772,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -860,24 +872,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$768, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -888,13 +901,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$768, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -902,14 +912,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -998,24 +1012,25 @@ row:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$1024, R8
 pass1chunk:
+	SUBS	$64, R8, R8
+	BLT	pass1short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass1full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R6), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass1
-	CBZ	R8, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R8, R8
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	// pass 2 over the block's rows
@@ -1026,13 +1041,10 @@ pass1sum:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$1024, R8
 pass2chunk:
+	SUBS	$64, R8, R8
+	BLT	pass2short
 	MOVD	$64, R7
-	SUBS	R7, R8, R8
-	BHI	pass2full
-	ADD	R7, R8, R7
-	MOVD	ZR, R8
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -1040,14 +1052,18 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
 	SUBS	$1, R7, R7
-	BNE	pass2
-	CBZ	R8, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R8, R8
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R8, R7
+	CBNZ	R7, pass2iter
+pass2chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
 	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
@@ -1141,20 +1157,18 @@ row:
 	MOVD	$64, R9
 	MOVD	R5, R10
 pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
 	MOVD	$64, R8
-	SUBS	R8, R10, R10
-	BHI	pass1full
-	ADD	R8, R10, R8
-	MOVD	ZR, R10
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R7), [V1.S4]
 	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
-	BNE	pass1
-	CBZ	R10, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R9, R9
@@ -1164,7 +1178,10 @@ pass1:
 	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$64, R9
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
 	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
@@ -1179,13 +1196,10 @@ pass1sum:
 	MOVD	$64, R9
 	MOVD	R5, R10
 pass2chunk:
+	SUBS	$64, R10, R10
+	BLT	pass2short
 	MOVD	$64, R8
-	SUBS	R8, R10, R10
-	BHI	pass2full
-	ADD	R8, R10, R8
-	MOVD	ZR, R10
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R7), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
 	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
@@ -1193,8 +1207,9 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R6, R7, R7
 	SUBS	$1, R8, R8
-	BNE	pass2
-	CBZ	R10, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R10, R10
+	BLT	pass2chunked
 	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
@@ -1208,7 +1223,10 @@ pass2:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R9
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass2iter
+pass2chunked:
 	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
@@ -1314,12 +1332,19 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R11
+	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
+	MOVD	$64, R13
+	MOVD	$64, R15
 	FMOVS	ZR, F22
-	MOVD	segs+72(FP), R13
+	MOVD	segs+72(FP), R16
 pass1seg:
-	LSR	$4, R9, R12
-	CBZ	R12, pass1mainDone
-pass1main:
+	LSR	$4, R9, R14
+pass1chunk:
+	SUBS	R15, R14, R14
+	BLT	pass1short
+	MOVD	R15, R12
+pass1iter:
 	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
 	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
@@ -1330,18 +1355,68 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R12, R12
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R9, R12
-	AND	$3, R12, R12
-	CBZ	R12, pass1vecDone
-pass1vec:
-	VLD1.P	16(R11), [V4.S4]
+	BNE	pass1iter
+	SUBS	$0, R14, R14
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R15
+	SUBS	$1, R13, R13
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R13
+	B	pass1chunk
+pass1short:
+	ADD	R15, R14, R12
+	SUB	R12, R15, R15
+	CBNZ	R12, pass1iter
+pass1chunked:
+	SUBS	$3, R15, R15
+	BHI	pass1room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R15
+	SUBS	$1, R13, R13
+	BNE	pass1tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R13
+pass1tailFolded:
+	SUB	$3, R15, R15
+pass1room:
+	AND	$8, R9, R12
+	CBZ	R12, pass1vec2Done
+	VLD1.P	32(R11), [V4.S4, V5.S4]
 	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R12, R12
-	BNE	pass1vec
-pass1vecDone:
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R9, R12
+	CBZ	R12, pass1vec1Done
+	VLD1.P	16(R11), [V6.S4]
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
 	AND	$3, R9, R12
 	CBZ	R12, pass1tailDone
 pass1tail:
@@ -1352,11 +1427,13 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	ADD	R10, R11, R11
-	SUBS	$1, R13, R13
+	SUBS	$1, R16, R16
 	BNE	pass1seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e35d695 // fadd v21.4s, v20.4s, v21.4s
+	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F22, F0, F0
@@ -1372,13 +1449,22 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R11
+	VEOR	V19.B16, V19.B16, V19.B16
+	VEOR	V18.B16, V18.B16, V18.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	VEOR	V16.B16, V16.B16, V16.B16
+	MOVD	$64, R13
+	MOVD	$64, R15
 	FMOVS	ZR, F21
 	FMOVS	ZR, F20
-	MOVD	segs+72(FP), R13
+	MOVD	segs+72(FP), R16
 pass2seg:
-	LSR	$4, R9, R12
-	CBZ	R12, pass2mainDone
-pass2main:
+	LSR	$4, R9, R14
+pass2chunk:
+	SUBS	R15, R14, R14
+	BLT	pass2short
+	MOVD	R15, R12
+pass2iter:
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
 	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
@@ -1397,20 +1483,98 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R12, R12
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R9, R12
-	AND	$3, R12, R12
-	CBZ	R12, pass2vecDone
-pass2vec:
-	VLD1.P	16(R11), [V8.S4]
+	BNE	pass2iter
+	SUBS	$0, R14, R14
+	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R15
+	SUBS	$1, R13, R13
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
+	MOVD	$64, R13
+	B	pass2chunk
+pass2short:
+	ADD	R15, R14, R12
+	SUB	R12, R15, R15
+	CBNZ	R12, pass2iter
+pass2chunked:
+	SUBS	$3, R15, R15
+	BHI	pass2room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R15
+	SUBS	$1, R13, R13
+	BNE	pass2tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
+	MOVD	$64, R13
+pass2tailFolded:
+	SUB	$3, R15, R15
+pass2room:
+	AND	$8, R9, R12
+	CBZ	R12, pass2vec2Done
+	VLD1.P	32(R11), [V8.S4, V9.S4]
 	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4eb6d508 // fsub v8.4s, v8.4s, v22.4s
+	WORD	$0x4eb6d529 // fsub v9.4s, v9.4s, v22.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R12, R12
-	BNE	pass2vec
-pass2vecDone:
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R9, R12
+	CBZ	R12, pass2vec1Done
+	VLD1.P	16(R11), [V10.S4]
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb6d54a // fsub v10.4s, v10.4s, v22.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
 	AND	$3, R9, R12
 	CBZ	R12, pass2tailDone
 pass2tail:
@@ -1423,16 +1587,20 @@ pass2tail:
 	BNE	pass2tail
 pass2tailDone:
 	ADD	R10, R11, R11
-	SUBS	$1, R13, R13
+	SUBS	$1, R16, R16
 	BNE	pass2seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e20d660 // fadd v0.4s, v19.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e32d612 // fadd v18.4s, v16.4s, v18.4s
+	WORD	$0x4e24d644 // fadd v4.4s, v18.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F21, F0, F0
@@ -1498,19 +1666,28 @@ pass3main:
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R9, R13
-	AND	$3, R13, R13
-	CBZ	R13, pass3vecDone
-pass3vec:
-	VLD1.P	16(R12), [V0.S4]
+	AND	$8, R9, R13
+	CBZ	R13, pass3vec2Done
+	VLD1.P	32(R12), [V0.S4, V1.S4]
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
+	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
 	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
 	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
-	VST1.P	[V0.S4], 16(R11)
-	SUBS	$1, R13, R13
-	BNE	pass3vec
-pass3vecDone:
+	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VST1.P	[V0.S4, V1.S4], 32(R11)
+pass3vec2Done:
+	AND	$4, R9, R13
+	CBZ	R13, pass3vec1Done
+	VLD1.P	16(R12), [V2.S4]
+	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VST1.P	[V2.S4], 16(R11)
+pass3vec1Done:
 	AND	$3, R9, R13
 	CBZ	R13, pass3tailDone
 pass3tail:
@@ -1592,20 +1769,18 @@ row:
 	MOVD	$64, R13
 	MOVD	R9, R14
 pass1chunk:
+	SUBS	$64, R14, R14
+	BLT	pass1short
 	MOVD	$64, R12
-	SUBS	R12, R14, R14
-	BHI	pass1full
-	ADD	R12, R14, R12
-	MOVD	ZR, R14
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R11), [V1.S4]
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
-	BNE	pass1
-	CBZ	R14, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R14, R14
+	BLT	pass1chunked
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R13, R13
@@ -1615,7 +1790,10 @@ pass1:
 	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R13
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R14, R12
+	CBNZ	R12, pass1iter
+pass1chunked:
 	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
@@ -1630,13 +1808,10 @@ pass1sum:
 	MOVD	$64, R13
 	MOVD	R9, R14
 pass2chunk:
+	SUBS	$64, R14, R14
+	BLT	pass2short
 	MOVD	$64, R12
-	SUBS	R12, R14, R14
-	BHI	pass2full
-	ADD	R12, R14, R12
-	MOVD	ZR, R14
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R11), [V2.S4]
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
@@ -1644,8 +1819,9 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R10, R11, R11
 	SUBS	$1, R12, R12
-	BNE	pass2
-	CBZ	R14, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R14, R14
+	BLT	pass2chunked
 	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d6d6 // fadd v22.4s, v22.4s, v1.4s
@@ -1659,7 +1835,10 @@ pass2:
 	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R13
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R14, R12
+	CBNZ	R12, pass2iter
+pass2chunked:
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
 	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
@@ -1779,12 +1958,19 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R9
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R11
+	MOVD	$64, R13
 	FMOVS	ZR, F23
-	MOVD	segs+56(FP), R11
+	MOVD	segs+56(FP), R14
 pass1seg:
-	LSR	$4, R7, R10
-	CBZ	R10, pass1mainDone
-pass1main:
+	LSR	$4, R7, R12
+pass1chunk:
+	SUBS	R13, R12, R12
+	BLT	pass1short
+	MOVD	R13, R10
+pass1iter:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
@@ -1795,18 +1981,68 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R10, R10
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass1vecDone
-pass1vec:
-	VLD1.P	16(R9), [V4.S4]
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	MOVD	$64, R11
+	B	pass1chunk
+pass1short:
+	ADD	R13, R12, R10
+	SUB	R10, R13, R13
+	CBNZ	R10, pass1iter
+pass1chunked:
+	SUBS	$3, R13, R13
+	BHI	pass1room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass1tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	MOVD	$64, R11
+pass1tailFolded:
+	SUB	$3, R13, R13
+pass1room:
+	AND	$8, R7, R10
+	CBZ	R10, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
 	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R10, R10
-	BNE	pass1vec
-pass1vecDone:
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
 	AND	$3, R7, R10
 	CBZ	R10, pass1tailDone
 pass1tail:
@@ -1817,11 +2053,13 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	ADD	R8, R9, R9
-	SUBS	$1, R11, R11
+	SUBS	$1, R14, R14
 	BNE	pass1seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F23, F0, F0
@@ -1837,13 +2075,22 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R9
+	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
+	VEOR	V18.B16, V18.B16, V18.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	$64, R11
+	MOVD	$64, R13
 	FMOVS	ZR, F22
 	FMOVS	ZR, F21
-	MOVD	segs+56(FP), R11
+	MOVD	segs+56(FP), R14
 pass2seg:
-	LSR	$4, R7, R10
-	CBZ	R10, pass2mainDone
-pass2main:
+	LSR	$4, R7, R12
+pass2chunk:
+	SUBS	R13, R12, R12
+	BLT	pass2short
+	MOVD	R13, R10
+pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
 	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
@@ -1862,20 +2109,98 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
-pass2vec:
-	VLD1.P	16(R9), [V8.S4]
+	BNE	pass2iter
+	SUBS	$0, R12, R12
+	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
+	MOVD	$64, R11
+	B	pass2chunk
+pass2short:
+	ADD	R13, R12, R10
+	SUB	R10, R13, R13
+	CBNZ	R10, pass2iter
+pass2chunked:
+	SUBS	$3, R13, R13
+	BHI	pass2room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass2tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
+	MOVD	$64, R11
+pass2tailFolded:
+	SUB	$3, R13, R13
+pass2room:
+	AND	$8, R7, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
+	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
 	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R10, R10
-	BNE	pass2vec
-pass2vecDone:
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
 	AND	$3, R7, R10
 	CBZ	R10, pass2tailDone
 pass2tail:
@@ -1888,16 +2213,20 @@ pass2tail:
 	BNE	pass2tail
 pass2tailDone:
 	ADD	R8, R9, R9
-	SUBS	$1, R11, R11
+	SUBS	$1, R14, R14
 	BNE	pass2seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
+	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F22, F0, F0
@@ -1962,19 +2291,28 @@ pass3main:
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R7, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass3vecDone
-pass3vec:
-	VLD1.P	16(R10), [V0.S4]
+	AND	$8, R7, R11
+	CBZ	R11, pass3vec2Done
+	VLD1.P	32(R10), [V0.S4, V1.S4]
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
+	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
+	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
+	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
 	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
-	VST1.P	[V0.S4], 16(R9)
-	SUBS	$1, R11, R11
-	BNE	pass3vec
-pass3vecDone:
+	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
+	VST1.P	[V0.S4, V1.S4], 32(R9)
+pass3vec2Done:
+	AND	$4, R7, R11
+	CBZ	R11, pass3vec1Done
+	VLD1.P	16(R10), [V2.S4]
+	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
+	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
+	VST1.P	[V2.S4], 16(R9)
+pass3vec1Done:
 	AND	$3, R7, R11
 	CBZ	R11, pass3tailDone
 pass3tail:
@@ -2049,20 +2387,18 @@ row:
 	MOVD	$64, R11
 	MOVD	R7, R12
 pass1chunk:
+	SUBS	$64, R12, R12
+	BLT	pass1short
 	MOVD	$64, R10
-	SUBS	R10, R12, R12
-	BHI	pass1full
-	ADD	R10, R12, R10
-	MOVD	ZR, R12
-pass1full:
-pass1:
+pass1iter:
 	VLD1	(R9), [V1.S4]
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
-	BNE	pass1
-	CBZ	R12, pass1sum
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
 	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	SUBS	$1, R11, R11
@@ -2072,7 +2408,10 @@ pass1:
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R11
 	B	pass1chunk
-pass1sum:
+pass1short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass1iter
+pass1chunked:
 	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
@@ -2087,13 +2426,10 @@ pass1sum:
 	MOVD	$64, R11
 	MOVD	R7, R12
 pass2chunk:
+	SUBS	$64, R12, R12
+	BLT	pass2short
 	MOVD	$64, R10
-	SUBS	R10, R12, R12
-	BHI	pass2full
-	ADD	R10, R12, R10
-	MOVD	ZR, R12
-pass2full:
-pass2:
+pass2iter:
 	VLD1	(R9), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
@@ -2101,8 +2437,9 @@ pass2:
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R8, R9, R9
 	SUBS	$1, R10, R10
-	BNE	pass2
-	CBZ	R12, pass2sum
+	BNE	pass2iter
+	SUBS	$0, R12, R12
+	BLT	pass2chunked
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	WORD	$0x4e21d6f7 // fadd v23.4s, v23.4s, v1.4s
@@ -2116,7 +2453,10 @@ pass2:
 	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R11
 	B	pass2chunk
-pass2sum:
+pass2short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass2iter
+pass2chunked:
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
@@ -2228,17 +2568,22 @@ pass1main:
 	SUBS	$1, R9, R9
 	BNE	pass1main
 pass1mainDone:
-	LSR	$2, R5, R9
-	AND	$3, R9, R9
-	CBZ	R9, pass1vecDone
-pass1vec:
-	VLD1.P	16(R8), [V0.S4]
+	AND	$8, R5, R9
+	CBZ	R9, pass1vec2Done
+	VLD1.P	32(R8), [V0.S4, V1.S4]
 	WORD	$0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
 	WORD	$0x4e3ed400 // fadd v0.4s, v0.4s, v30.4s
-	VST1.P	[V0.S4], 16(R7)
-	SUBS	$1, R9, R9
-	BNE	pass1vec
-pass1vecDone:
+	WORD	$0x4e3ed421 // fadd v1.4s, v1.4s, v30.4s
+	VST1.P	[V0.S4, V1.S4], 32(R7)
+pass1vec2Done:
+	AND	$4, R5, R9
+	CBZ	R9, pass1vec1Done
+	VLD1.P	16(R8), [V2.S4]
+	WORD	$0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD	$0x4e3ed442 // fadd v2.4s, v2.4s, v30.4s
+	VST1.P	[V2.S4], 16(R7)
+pass1vec1Done:
 	AND	$3, R5, R9
 	CBZ	R9, pass1tailDone
 pass1tail:
@@ -2347,12 +2692,19 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R9
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R11
+	MOVD	$64, R13
 	FMOVS	ZR, F25
-	MOVD	segs+56(FP), R11
+	MOVD	segs+56(FP), R14
 pass1seg:
-	LSR	$4, R7, R10
-	CBZ	R10, pass1mainDone
-pass1main:
+	LSR	$4, R7, R12
+pass1chunk:
+	SUBS	R13, R12, R12
+	BLT	pass1short
+	MOVD	R13, R10
+pass1iter:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -2363,18 +2715,68 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R10, R10
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass1vecDone
-pass1vec:
-	VLD1.P	16(R9), [V4.S4]
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
+	B	pass1chunk
+pass1short:
+	ADD	R13, R12, R10
+	SUB	R10, R13, R13
+	CBNZ	R10, pass1iter
+pass1chunked:
+	SUBS	$3, R13, R13
+	BHI	pass1room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass1tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
+pass1tailFolded:
+	SUB	$3, R13, R13
+pass1room:
+	AND	$8, R7, R10
+	CBZ	R10, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R10, R10
-	BNE	pass1vec
-pass1vecDone:
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
 	AND	$3, R7, R10
 	CBZ	R10, pass1tailDone
 pass1tail:
@@ -2385,11 +2787,13 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	ADD	R8, R9, R9
-	SUBS	$1, R11, R11
+	SUBS	$1, R14, R14
 	BNE	pass1seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
@@ -2405,13 +2809,22 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R9
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
+	MOVD	$64, R11
+	MOVD	$64, R13
 	FMOVS	ZR, F24
 	FMOVS	ZR, F23
-	MOVD	segs+56(FP), R11
+	MOVD	segs+56(FP), R14
 pass2seg:
-	LSR	$4, R7, R10
-	CBZ	R10, pass2mainDone
-pass2main:
+	LSR	$4, R7, R12
+pass2chunk:
+	SUBS	R13, R12, R12
+	BLT	pass2short
+	MOVD	R13, R10
+pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -2430,20 +2843,98 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
-pass2vec:
-	VLD1.P	16(R9), [V8.S4]
+	BNE	pass2iter
+	SUBS	$0, R12, R12
+	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R11
+	B	pass2chunk
+pass2short:
+	ADD	R13, R12, R10
+	SUB	R10, R13, R13
+	CBNZ	R10, pass2iter
+pass2chunked:
+	SUBS	$3, R13, R13
+	BHI	pass2room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R13
+	SUBS	$1, R11, R11
+	BNE	pass2tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R11
+pass2tailFolded:
+	SUB	$3, R13, R13
+pass2room:
+	AND	$8, R7, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R10, R10
-	BNE	pass2vec
-pass2vecDone:
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
 	AND	$3, R7, R10
 	CBZ	R10, pass2tailDone
 pass2tail:
@@ -2456,16 +2947,20 @@ pass2tail:
 	BNE	pass2tail
 pass2tailDone:
 	ADD	R8, R9, R9
-	SUBS	$1, R11, R11
+	SUBS	$1, R14, R14
 	BNE	pass2seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F24, F0, F0
@@ -2526,20 +3021,31 @@ pass3main:
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R7, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass3vecDone
-pass3vec:
-	VLD1.P	16(R10), [V0.S4]
+	AND	$8, R7, R11
+	CBZ	R11, pass3vec2Done
+	VLD1.P	32(R10), [V0.S4, V1.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	VMOV	V24.B16, V4.B16
 	VFMLA	V21.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R9)
-	SUBS	$1, R11, R11
-	BNE	pass3vec
-pass3vecDone:
+	VMOV	V24.B16, V5.B16
+	VFMLA	V21.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R9)
+pass3vec2Done:
+	AND	$4, R7, R11
+	CBZ	R11, pass3vec1Done
+	VLD1.P	16(R10), [V2.S4]
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	VMOV	V24.B16, V6.B16
+	VFMLA	V21.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R9)
+pass3vec1Done:
 	AND	$3, R7, R11
 	CBZ	R11, pass3tailDone
 pass3tail:
@@ -2611,12 +3117,19 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R7
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R9
+	MOVD	$64, R11
 	FMOVS	ZR, F25
-	MOVD	segs+40(FP), R9
+	MOVD	segs+40(FP), R12
 pass1seg:
-	LSR	$4, R5, R8
-	CBZ	R8, pass1mainDone
-pass1main:
+	LSR	$4, R5, R10
+pass1chunk:
+	SUBS	R11, R10, R10
+	BLT	pass1short
+	MOVD	R11, R8
+pass1iter:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -2627,18 +3140,68 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R8, R8
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R5, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass1vecDone
-pass1vec:
-	VLD1.P	16(R7), [V4.S4]
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R11
+	SUBS	$1, R9, R9
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R9
+	B	pass1chunk
+pass1short:
+	ADD	R11, R10, R8
+	SUB	R8, R11, R11
+	CBNZ	R8, pass1iter
+pass1chunked:
+	SUBS	$3, R11, R11
+	BHI	pass1room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	$64, R11
+	SUBS	$1, R9, R9
+	BNE	pass1tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R9
+pass1tailFolded:
+	SUB	$3, R11, R11
+pass1room:
+	AND	$8, R5, R8
+	CBZ	R8, pass1vec2Done
+	VLD1.P	32(R7), [V4.S4, V5.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R8, R8
-	BNE	pass1vec
-pass1vecDone:
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass1vec1Done
+	VLD1.P	16(R7), [V6.S4]
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
 	AND	$3, R5, R8
 	CBZ	R8, pass1tailDone
 pass1tail:
@@ -2649,11 +3212,13 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	ADD	R6, R7, R7
-	SUBS	$1, R9, R9
+	SUBS	$1, R12, R12
 	BNE	pass1seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
@@ -2669,13 +3234,22 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
+	MOVD	$64, R9
+	MOVD	$64, R11
 	FMOVS	ZR, F24
 	FMOVS	ZR, F23
-	MOVD	segs+40(FP), R9
+	MOVD	segs+40(FP), R12
 pass2seg:
-	LSR	$4, R5, R8
-	CBZ	R8, pass2mainDone
-pass2main:
+	LSR	$4, R5, R10
+pass2chunk:
+	SUBS	R11, R10, R10
+	BLT	pass2short
+	MOVD	R11, R8
+pass2iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -2694,20 +3268,98 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R5, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass2vecDone
-pass2vec:
-	VLD1.P	16(R7), [V8.S4]
+	BNE	pass2iter
+	SUBS	$0, R10, R10
+	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R11
+	SUBS	$1, R9, R9
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R9
+	B	pass2chunk
+pass2short:
+	ADD	R11, R10, R8
+	SUB	R8, R11, R11
+	CBNZ	R8, pass2iter
+pass2chunked:
+	SUBS	$3, R11, R11
+	BHI	pass2room
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	$64, R11
+	SUBS	$1, R9, R9
+	BNE	pass2tailFolded
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R9
+pass2tailFolded:
+	SUB	$3, R11, R11
+pass2room:
+	AND	$8, R5, R8
+	CBZ	R8, pass2vec2Done
+	VLD1.P	32(R7), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R8, R8
-	BNE	pass2vec
-pass2vecDone:
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass2vec1Done
+	VLD1.P	16(R7), [V10.S4]
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
 	AND	$3, R5, R8
 	CBZ	R8, pass2tailDone
 pass2tail:
@@ -2720,16 +3372,20 @@ pass2tail:
 	BNE	pass2tail
 pass2tailDone:
 	ADD	R6, R7, R7
-	SUBS	$1, R9, R9
+	SUBS	$1, R12, R12
 	BNE	pass2seg
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F24, F0, F0
@@ -2788,20 +3444,31 @@ pass3main:
 	SUBS	$1, R9, R9
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R5, R9
-	AND	$3, R9, R9
-	CBZ	R9, pass3vecDone
-pass3vec:
-	VLD1.P	16(R8), [V0.S4]
+	AND	$8, R5, R9
+	CBZ	R9, pass3vec2Done
+	VLD1.P	32(R8), [V0.S4, V1.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	VMOV	V24.B16, V4.B16
 	VFMLA	V22.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R7)
-	SUBS	$1, R9, R9
-	BNE	pass3vec
-pass3vecDone:
+	VMOV	V24.B16, V5.B16
+	VFMLA	V22.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R7)
+pass3vec2Done:
+	AND	$4, R5, R9
+	CBZ	R9, pass3vec1Done
+	VLD1.P	16(R8), [V2.S4]
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	VMOV	V24.B16, V6.B16
+	VFMLA	V22.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R7)
+pass3vec1Done:
 	AND	$3, R5, R9
 	CBZ	R9, pass3tailDone
 pass3tail:

@@ -222,9 +222,15 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R8
 	MOVD	R2, R9
-	LSR	$4, R6, R10
-	CBZ	R10, pass1mainDone
-pass1main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R11
+	LSR	$4, R6, R12
+pass1chunk:
+	SUBS	$64, R12, R12
+	BLT	pass1short
+	MOVD	$64, R10
+pass1iter:
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
 	WORD	$0x6e25dfe5 // fmul v5.4s, v31.4s, v5.4s
@@ -244,24 +250,55 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R10, R10
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R6, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass1vecDone
-pass1vec:
-	VLD1.P	16(R8), [V4.S4]
-	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
-	VLD1.P	16(R9), [V8.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R10, R10
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
+	B	pass1chunk
+pass1short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass1iter
+pass1chunked:
+	AND	$8, R6, R10
+	CBZ	R10, pass1vec2Done
+	VLD1.P	32(R8), [V4.S4, V5.S4]
+	WORD	$0x6e24dfe4 // fmul v4.4s, v31.4s, v4.4s
+	WORD	$0x6e25dfe5 // fmul v5.4s, v31.4s, v5.4s
+	VLD1.P	32(R9), [V8.S4, V9.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R6, R10
+	CBZ	R10, pass1vec1Done
+	VLD1.P	16(R8), [V6.S4]
+	WORD	$0x6e26dfe6 // fmul v6.4s, v31.4s, v6.4s
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R6, R10
@@ -289,9 +326,17 @@ pass1tailDone:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R8
 	MOVD	R2, R9
-	LSR	$4, R6, R10
-	CBZ	R10, pass2mainDone
-pass2main:
+	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
+	MOVD	$64, R11
+	LSR	$4, R6, R12
+pass2chunk:
+	SUBS	$64, R12, R12
+	BLT	pass2short
+	MOVD	$64, R10
+pass2iter:
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
 	WORD	$0x6e29dfe9 // fmul v9.4s, v31.4s, v9.4s
@@ -319,31 +364,78 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R6, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
-pass2vec:
-	VLD1.P	16(R8), [V8.S4]
-	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
-	VLD1.P	16(R9), [V12.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
-	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R10, R10
-	BNE	pass2vec
-pass2vecDone:
+	BNE	pass2iter
+	SUBS	$0, R12, R12
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R11, R11
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	MOVD	$64, R11
+	B	pass2chunk
+pass2short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass2iter
+pass2chunked:
+	AND	$8, R6, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R8), [V8.S4, V9.S4]
+	WORD	$0x6e28dfe8 // fmul v8.4s, v31.4s, v8.4s
+	WORD	$0x6e29dfe9 // fmul v9.4s, v31.4s, v9.4s
+	VLD1.P	32(R9), [V12.S4, V13.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
+	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R6, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R8), [V10.S4]
+	WORD	$0x6e2adfea // fmul v10.4s, v31.4s, v10.4s
+	VLD1.P	16(R9), [V14.S4]
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R6, R10
@@ -416,24 +508,40 @@ pass3main:
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R6, R13
-	AND	$3, R13, R13
-	CBZ	R13, pass3vecDone
-pass3vec:
-	VLD1.P	16(R9), [V0.S4]
+	AND	$8, R6, R13
+	CBZ	R13, pass3vec2Done
+	VLD1.P	32(R9), [V0.S4, V1.S4]
 	WORD	$0x6e20dfe0 // fmul v0.4s, v31.4s, v0.4s
-	VLD1.P	16(R10), [V4.S4]
+	WORD	$0x6e21dfe1 // fmul v1.4s, v31.4s, v1.4s
+	VLD1.P	32(R10), [V4.S4, V5.S4]
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
+	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	VLD1.P	16(R12), [V4.S4]
-	VLD1.P	16(R11), [V8.S4]
+	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	VLD1.P	32(R12), [V4.S4, V5.S4]
+	VLD1.P	32(R11), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R8)
-	SUBS	$1, R13, R13
-	BNE	pass3vec
-pass3vecDone:
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R8)
+pass3vec2Done:
+	AND	$4, R6, R13
+	CBZ	R13, pass3vec1Done
+	VLD1.P	16(R9), [V2.S4]
+	WORD	$0x6e22dfe2 // fmul v2.4s, v31.4s, v2.4s
+	VLD1.P	16(R10), [V6.S4]
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	VLD1.P	16(R12), [V6.S4]
+	VLD1.P	16(R11), [V10.S4]
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R8)
+pass3vec1Done:
 	AND	$3, R6, R13
 	CBZ	R13, pass3tailDone
 pass3tail:

@@ -314,8 +314,13 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R5
-	MOVD	$256, R6
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$256, R7
+pass1chunk:
+	SUBS	$64, R7, R7
+	BLT	pass1short
+	MOVD	$64, R6
+pass1iter:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -326,10 +331,26 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R6, R6
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R7, R7
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
@@ -344,8 +365,14 @@ pass1main:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
-	MOVD	$256, R6
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$256, R7
+pass2chunk:
+	SUBS	$64, R7, R7
+	BLT	pass2short
+	MOVD	$64, R6
+pass2iter:
 	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -364,15 +391,40 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
-	BNE	pass2main
+	BNE	pass2iter
+	SUBS	$0, R7, R7
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass2chunk
+pass2short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass2iter
+pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
@@ -456,8 +508,13 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R5
-	MOVD	$512, R6
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$512, R7
+pass1chunk:
+	SUBS	$64, R7, R7
+	BLT	pass1short
+	MOVD	$64, R6
+pass1iter:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -468,10 +525,26 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R6, R6
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R7, R7
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
@@ -486,8 +559,14 @@ pass1main:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
-	MOVD	$512, R6
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$512, R7
+pass2chunk:
+	SUBS	$64, R7, R7
+	BLT	pass2short
+	MOVD	$64, R6
+pass2iter:
 	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -506,15 +585,40 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R6, R6
-	BNE	pass2main
+	BNE	pass2iter
+	SUBS	$0, R7, R7
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass2chunk
+pass2short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass2iter
+pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
@@ -602,9 +706,15 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R7
-	LSR	$4, R5, R8
-	CBZ	R8, pass1mainDone
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R9
+	LSR	$4, R5, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -615,21 +725,47 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R8, R8
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R5, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass1vecDone
-pass1vec:
-	VLD1.P	16(R7), [V4.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R8, R8
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R9, R9
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R9
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	AND	$8, R5, R8
+	CBZ	R8, pass1vec2Done
+	VLD1.P	32(R7), [V4.S4, V5.S4]
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass1vec1Done
+	VLD1.P	16(R7), [V6.S4]
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R5, R8
@@ -653,9 +789,17 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
-	LSR	$4, R5, R8
-	CBZ	R8, pass2mainDone
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R9
+	LSR	$4, R5, R10
+pass2chunk:
+	SUBS	$64, R10, R10
+	BLT	pass2short
+	MOVD	$64, R8
+pass2iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -674,28 +818,70 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R5, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass2vecDone
-pass2vec:
-	VLD1.P	16(R7), [V8.S4]
-	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
-	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R8, R8
-	BNE	pass2vec
-pass2vecDone:
+	BNE	pass2iter
+	SUBS	$0, R10, R10
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R9, R9
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R9
+	B	pass2chunk
+pass2short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass2iter
+pass2chunked:
+	AND	$8, R5, R8
+	CBZ	R8, pass2vec2Done
+	VLD1.P	32(R7), [V8.S4, V9.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass2vec1Done
+	VLD1.P	16(R7), [V10.S4]
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R5, R8
@@ -755,21 +941,32 @@ pass3main:
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R5, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass3vecDone
-pass3vec:
-	VLD1.P	16(R8), [V0.S4]
+	AND	$8, R5, R11
+	CBZ	R11, pass3vec2Done
+	VLD1.P	32(R8), [V0.S4, V1.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	VLD1.P	16(R10), [V4.S4]
-	VLD1.P	16(R9), [V8.S4]
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	VLD1.P	32(R10), [V4.S4, V5.S4]
+	VLD1.P	32(R9), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R7)
-	SUBS	$1, R11, R11
-	BNE	pass3vec
-pass3vecDone:
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R7)
+pass3vec2Done:
+	AND	$4, R5, R11
+	CBZ	R11, pass3vec1Done
+	VLD1.P	16(R8), [V2.S4]
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	VLD1.P	16(R10), [V6.S4]
+	VLD1.P	16(R9), [V10.S4]
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R7)
+pass3vec1Done:
 	AND	$3, R5, R11
 	CBZ	R11, pass3tailDone
 pass3tail:
@@ -994,8 +1191,13 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R7
 	MOVD	R3, R8
-	MOVD	$256, R9
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$256, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R9
+pass1iter:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -1011,10 +1213,26 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R9, R9
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
@@ -1030,8 +1248,14 @@ pass1main:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R7
 	MOVD	R3, R8
-	MOVD	$256, R9
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$256, R10
+pass2chunk:
+	SUBS	$64, R10, R10
+	BLT	pass2short
+	MOVD	$64, R9
+pass2iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
 	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
@@ -1055,15 +1279,40 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R9, R9
-	BNE	pass2main
+	BNE	pass2iter
+	SUBS	$0, R10, R10
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass2chunk
+pass2short:
+	ADD	$64, R10, R9
+	CBNZ	R9, pass2iter
+pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
@@ -1166,9 +1415,15 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
-	LSR	$4, R7, R11
-	CBZ	R11, pass1mainDone
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R12
+	LSR	$4, R7, R13
+pass1chunk:
+	SUBS	$64, R13, R13
+	BLT	pass1short
+	MOVD	$64, R11
+pass1iter:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -1184,23 +1439,52 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R11, R11
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R7, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass1vecDone
-pass1vec:
-	VLD1.P	16(R9), [V4.S4]
-	VLD1.P	16(R10), [V8.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R11, R11
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R13, R13
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R12, R12
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R12
+	B	pass1chunk
+pass1short:
+	ADD	$64, R13, R11
+	CBNZ	R11, pass1iter
+pass1chunked:
+	AND	$8, R7, R11
+	CBZ	R11, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
+	VLD1.P	32(R10), [V8.S4, V9.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R7, R11
+	CBZ	R11, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	VLD1.P	16(R10), [V10.S4]
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R7, R11
@@ -1227,9 +1511,17 @@ pass1tailDone:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
-	LSR	$4, R7, R11
-	CBZ	R11, pass2mainDone
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R12
+	LSR	$4, R7, R13
+pass2chunk:
+	SUBS	$64, R13, R13
+	BLT	pass2short
+	MOVD	$64, R11
+pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VLD1.P	64(R10), [V12.S4, V13.S4, V14.S4, V15.S4]
 	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
@@ -1253,30 +1545,75 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R11, R11
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R7, R11
-	AND	$3, R11, R11
-	CBZ	R11, pass2vecDone
-pass2vec:
-	VLD1.P	16(R9), [V8.S4]
-	VLD1.P	16(R10), [V12.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
-	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R11, R11
-	BNE	pass2vec
-pass2vecDone:
+	BNE	pass2iter
+	SUBS	$0, R13, R13
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R12, R12
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R12
+	B	pass2chunk
+pass2short:
+	ADD	$64, R13, R11
+	CBNZ	R11, pass2iter
+pass2chunked:
+	AND	$8, R7, R11
+	CBZ	R11, pass2vec2Done
+	VLD1.P	32(R9), [V8.S4, V9.S4]
+	VLD1.P	32(R10), [V12.S4, V13.S4]
+	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
+	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R7, R11
+	CBZ	R11, pass2vec1Done
+	VLD1.P	16(R9), [V10.S4]
+	VLD1.P	16(R10), [V14.S4]
+	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R11
@@ -1346,24 +1683,39 @@ pass3main:
 	SUBS	$1, R15, R15
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R7, R15
-	AND	$3, R15, R15
-	CBZ	R15, pass3vecDone
-pass3vec:
-	VLD1.P	16(R11), [V0.S4]
-	VLD1.P	16(R12), [V4.S4]
+	AND	$8, R7, R15
+	CBZ	R15, pass3vec2Done
+	VLD1.P	32(R11), [V0.S4, V1.S4]
+	VLD1.P	32(R12), [V4.S4, V5.S4]
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R10)
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R10)
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	VLD1.P	16(R14), [V4.S4]
-	VLD1.P	16(R13), [V8.S4]
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	VLD1.P	32(R14), [V4.S4, V5.S4]
+	VLD1.P	32(R13), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R9)
-	SUBS	$1, R15, R15
-	BNE	pass3vec
-pass3vecDone:
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R9)
+pass3vec2Done:
+	AND	$4, R7, R15
+	CBZ	R15, pass3vec1Done
+	VLD1.P	16(R11), [V2.S4]
+	VLD1.P	16(R12), [V6.S4]
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R10)
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	VLD1.P	16(R14), [V6.S4]
+	VLD1.P	16(R13), [V10.S4]
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R9)
+pass3vec1Done:
 	AND	$3, R7, R15
 	CBZ	R15, pass3tailDone
 pass3tail:
@@ -1572,8 +1924,13 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R7
-	MOVD	$256, R8
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$256, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -1584,10 +1941,26 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R8, R8
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
@@ -1602,8 +1975,14 @@ pass1main:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R7
-	MOVD	$256, R8
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$256, R9
+pass2chunk:
+	SUBS	$64, R9, R9
+	BLT	pass2short
+	MOVD	$64, R8
+pass2iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -1622,15 +2001,40 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R8, R8
-	BNE	pass2main
+	BNE	pass2iter
+	SUBS	$0, R9, R9
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass2chunk
+pass2short:
+	ADD	$64, R9, R8
+	CBNZ	R8, pass2iter
+pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FMULS	F31, F0, F24
@@ -1726,9 +2130,15 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R9
-	LSR	$4, R7, R10
-	CBZ	R10, pass1mainDone
-pass1main:
+	VEOR	V25.B16, V25.B16, V25.B16
+	VEOR	V24.B16, V24.B16, V24.B16
+	MOVD	$64, R11
+	LSR	$4, R7, R12
+pass1chunk:
+	SUBS	$64, R12, R12
+	BLT	pass1short
+	MOVD	$64, R10
+pass1iter:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
@@ -1739,21 +2149,47 @@ pass1main:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	SUBS	$1, R10, R10
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass1vecDone
-pass1vec:
-	VLD1.P	16(R9), [V4.S4]
-	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	SUBS	$1, R10, R10
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R11
+	B	pass1chunk
+pass1short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass1iter
+pass1chunked:
+	AND	$8, R7, R10
+	CBZ	R10, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+pass1vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R7, R10
@@ -1777,9 +2213,17 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R9
-	LSR	$4, R7, R10
-	CBZ	R10, pass2mainDone
-pass2main:
+	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
+	MOVD	$64, R11
+	LSR	$4, R7, R12
+pass2chunk:
+	SUBS	$64, R12, R12
+	BLT	pass2short
+	MOVD	$64, R10
+pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
@@ -1798,28 +2242,70 @@ pass2main:
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
 	SUBS	$1, R10, R10
-	BNE	pass2main
-pass2mainDone:
-	LSR	$2, R7, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
-pass2vec:
-	VLD1.P	16(R9), [V8.S4]
-	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
-	VFMLA	V8.S4, V8.S4, V4.S4
-	SUBS	$1, R10, R10
-	BNE	pass2vec
-pass2vecDone:
+	BNE	pass2iter
+	SUBS	$0, R12, R12
+	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R11, R11
+	BNE	pass2chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	MOVD	$64, R11
+	B	pass2chunk
+pass2short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass2iter
+pass2chunked:
+	AND	$8, R7, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R9), [V8.S4, V9.S4]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+pass2vec2Done:
+	AND	$4, R7, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R10
@@ -1881,21 +2367,32 @@ pass3main:
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
-	LSR	$2, R7, R13
-	AND	$3, R13, R13
-	CBZ	R13, pass3vecDone
-pass3vec:
-	VLD1.P	16(R10), [V0.S4]
+	AND	$8, R7, R13
+	CBZ	R13, pass3vec2Done
+	VLD1.P	32(R10), [V0.S4, V1.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	VLD1.P	16(R12), [V4.S4]
-	VLD1.P	16(R11), [V8.S4]
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	VLD1.P	32(R12), [V4.S4, V5.S4]
+	VLD1.P	32(R11), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
-	VST1.P	[V4.S4], 16(R9)
-	SUBS	$1, R13, R13
-	BNE	pass3vec
-pass3vecDone:
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VST1.P	[V4.S4, V5.S4], 32(R9)
+pass3vec2Done:
+	AND	$4, R7, R13
+	CBZ	R13, pass3vec1Done
+	VLD1.P	16(R10), [V2.S4]
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	VLD1.P	16(R12), [V6.S4]
+	VLD1.P	16(R11), [V10.S4]
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VST1.P	[V6.S4], 16(R9)
+pass3vec1Done:
 	AND	$3, R7, R13
 	CBZ	R13, pass3tailDone
 pass3tail:

@@ -27,18 +27,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$128, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -104,18 +125,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$256, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -181,18 +223,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$320, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$320, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -258,18 +321,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$512, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$512, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -339,29 +423,59 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	LSR	$4, R4, R7
-	CBZ	R7, pass1mainDone
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R8
+	LSR	$4, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R7, R7
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R4, R7
-	AND	$3, R7, R7
-	CBZ	R7, pass1vecDone
-pass1vec:
-	VLD1.P	16(R6), [V4.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R7, R7
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V4.S4, V5.S4]
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V6.S4]
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R7
@@ -403,18 +517,24 @@ pass2main:
 	SUBS	$1, R9, R9
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R4, R9
-	AND	$3, R9, R9
-	CBZ	R9, pass2vecDone
-pass2vec:
-	VLD1.P	16(R7), [V0.S4]
+	AND	$8, R4, R9
+	CBZ	R9, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VLD1.P	16(R8), [V4.S4]
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R8), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R6)
-	SUBS	$1, R9, R9
-	BNE	pass2vec
-pass2vecDone:
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R9
+	CBZ	R9, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R8), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
 	AND	$3, R4, R9
 	CBZ	R9, pass2tailDone
 pass2tail:
@@ -461,18 +581,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$128, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -543,18 +684,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$192, R5
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$192, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -629,29 +791,59 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	LSR	$4, R4, R7
-	CBZ	R7, pass1mainDone
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R8
+	LSR	$4, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R7, R7
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R4, R7
-	AND	$3, R7, R7
-	CBZ	R7, pass1vecDone
-pass1vec:
-	VLD1.P	16(R6), [V4.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R7, R7
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V4.S4, V5.S4]
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V6.S4]
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R7
@@ -697,19 +889,27 @@ pass2main:
 	SUBS	$1, R9, R9
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R4, R9
-	AND	$3, R9, R9
-	CBZ	R9, pass2vecDone
-pass2vec:
-	VLD1.P	16(R7), [V0.S4]
+	AND	$8, R4, R9
+	CBZ	R9, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VLD1.P	16(R8), [V4.S4]
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R8), [V4.S4, V5.S4]
 	WORD	$0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
+	WORD	$0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R6)
-	SUBS	$1, R9, R9
-	BNE	pass2vec
-pass2vecDone:
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R9
+	CBZ	R9, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R8), [V6.S4]
+	WORD	$0x4e3dd4c6 // fadd v6.4s, v6.4s, v29.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
 	AND	$3, R4, R9
 	CBZ	R9, pass2tailDone
 pass2tail:
@@ -759,8 +959,13 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R6
 	MOVD	R3, R7
-	MOVD	$128, R8
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -772,10 +977,26 @@ pass1main:
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R8, R8
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -854,8 +1075,13 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R6
 	MOVD	R3, R7
-	MOVD	$256, R8
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -867,10 +1093,26 @@ pass1main:
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R8, R8
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -953,9 +1195,15 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R8
 	MOVD	R3, R9
-	LSR	$4, R6, R10
-	CBZ	R10, pass1mainDone
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R11
+	LSR	$4, R6, R12
+pass1chunk:
+	SUBS	$64, R12, R12
+	BLT	pass1short
+	MOVD	$64, R10
+pass1iter:
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -967,22 +1215,49 @@ pass1main:
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R10, R10
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R6, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass1vecDone
-pass1vec:
-	VLD1.P	16(R8), [V4.S4]
-	VLD1.P	16(R9), [V8.S4]
-	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
-	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R10, R10
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R12, R12
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R11, R11
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R11
+	B	pass1chunk
+pass1short:
+	ADD	$64, R12, R10
+	CBNZ	R10, pass1iter
+pass1chunked:
+	AND	$8, R6, R10
+	CBZ	R10, pass1vec2Done
+	VLD1.P	32(R8), [V4.S4, V5.S4]
+	VLD1.P	32(R9), [V8.S4, V9.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R6, R10
+	CBZ	R10, pass1vec1Done
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R6, R10
@@ -1034,21 +1309,31 @@ pass2main:
 	SUBS	$1, R13, R13
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R6, R13
-	AND	$3, R13, R13
-	CBZ	R13, pass2vecDone
-pass2vec:
-	VLD1.P	16(R10), [V0.S4]
-	VLD1.P	16(R11), [V4.S4]
+	AND	$8, R6, R13
+	CBZ	R13, pass2vec2Done
+	VLD1.P	32(R10), [V0.S4, V1.S4]
+	VLD1.P	32(R11), [V4.S4, V5.S4]
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R9)
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R9)
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VLD1.P	16(R12), [V4.S4]
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R12), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R8)
-	SUBS	$1, R13, R13
-	BNE	pass2vec
-pass2vecDone:
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R8)
+pass2vec2Done:
+	AND	$4, R6, R13
+	CBZ	R13, pass2vec1Done
+	VLD1.P	16(R10), [V2.S4]
+	VLD1.P	16(R11), [V6.S4]
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R9)
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R12), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R8)
+pass2vec1Done:
 	AND	$3, R6, R13
 	CBZ	R13, pass2tailDone
 pass2tail:
@@ -1100,18 +1385,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R5
-	MOVD	$256, R6
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R7
+pass1chunk:
+	SUBS	$64, R7, R7
+	BLT	pass1short
+	MOVD	$64, R6
+pass1iter:
 	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R6, R6
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R7, R7
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -1184,29 +1490,59 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R7
-	LSR	$4, R5, R8
-	CBZ	R8, pass1mainDone
-pass1main:
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R9
+	LSR	$4, R5, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
 	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R8, R8
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R5, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass1vecDone
-pass1vec:
-	VLD1.P	16(R7), [V4.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R8, R8
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R9, R9
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R9
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	AND	$8, R5, R8
+	CBZ	R8, pass1vec2Done
+	VLD1.P	32(R7), [V4.S4, V5.S4]
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass1vec1Done
+	VLD1.P	16(R7), [V6.S4]
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R5, R8
@@ -1248,18 +1584,24 @@ pass2main:
 	SUBS	$1, R10, R10
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R5, R10
-	AND	$3, R10, R10
-	CBZ	R10, pass2vecDone
-pass2vec:
-	VLD1.P	16(R8), [V0.S4]
+	AND	$8, R5, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R8), [V0.S4, V1.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VLD1.P	16(R9), [V4.S4]
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R9), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
-	VST1.P	[V0.S4], 16(R7)
-	SUBS	$1, R10, R10
-	BNE	pass2vec
-pass2vecDone:
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R7)
+pass2vec2Done:
+	AND	$4, R5, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R8), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R9), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R7)
+pass2vec1Done:
 	AND	$3, R5, R10
 	CBZ	R10, pass2tailDone
 pass2tail:

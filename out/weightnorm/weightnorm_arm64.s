@@ -94,18 +94,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$192, R5
-pass1main:
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$192, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F31, F0, F27
@@ -164,18 +185,39 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R4
-	MOVD	$256, R5
-pass1main:
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$256, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
 	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R5, R5
-	BNE	pass1main
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F31, F0, F27
@@ -236,29 +278,59 @@ row:
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	LSR	$4, R4, R7
-	CBZ	R7, pass1mainDone
-pass1main:
+	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	LSR	$4, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
 	SUBS	$1, R7, R7
-	BNE	pass1main
-pass1mainDone:
-	LSR	$2, R4, R7
-	AND	$3, R7, R7
-	CBZ	R7, pass1vecDone
-pass1vec:
-	VLD1.P	16(R6), [V4.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	SUBS	$1, R7, R7
-	BNE	pass1vec
-pass1vecDone:
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V4.S4, V5.S4]
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V6.S4]
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R7
@@ -295,16 +367,19 @@ pass2main:
 	SUBS	$1, R8, R8
 	BNE	pass2main
 pass2mainDone:
-	LSR	$2, R4, R8
-	AND	$3, R8, R8
-	CBZ	R8, pass2vecDone
-pass2vec:
-	VLD1.P	16(R7), [V0.S4]
+	AND	$8, R4, R8
+	CBZ	R8, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
 	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	VST1.P	[V0.S4], 16(R6)
-	SUBS	$1, R8, R8
-	BNE	pass2vec
-pass2vecDone:
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R8
+	CBZ	R8, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
 	AND	$3, R4, R8
 	CBZ	R8, pass2tailDone
 pass2tail:

@@ -10,7 +10,8 @@
 // no phase touches memory outside the row. Every value of the loop body
 // gets a group of u consecutive registers (the register list of one
 // VLD1/VST1); the phases reuse the same groups, the tail their first
-// register's low lane.
+// register's low lane. The partial sums add at most ir.SumChunk terms in
+// one chain (sums.go).
 //
 // Scalars live in the low lane of a V register; a scalar the loop
 // broadcasts is duplicated in place (VDUP Vs.S[0], Vs.S4), which leaves

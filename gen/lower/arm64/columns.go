@@ -15,11 +15,8 @@ import (
 // horizontal sum; SDiv and SSqrt are the exact vector FDIV and FSQRT),
 // and each ir.Loop steps through the h elements with the row cursors
 // moving by stride floats. A Param load is element i's value, broadcast.
-// Each lane of an accumulator sums a whole row, so when h may exceed
-// columnsChunk the loop sums chunks of at most columnsChunk elements,
-// each added into a total kept in a register, and when h may exceed
-// columnsChunk*columnsSuper those totals every columnsSuper chunks into a
-// super-total, a register too (loopColumns).
+// Each lane of an accumulator sums a whole row, in chunks when h may
+// exceed ir.SumChunk (loopColumns).
 //
 // The rows%4 left after the last block are not done: the function returns
 // the rows of the blocks it completed and the Go caller does the rest (see
@@ -125,36 +122,13 @@ func (l *lowering) guardColumns(st *ir.Scalar) error {
 	return nil
 }
 
-// columnsChunk is the most elements an accumulator of a Columns loop sums
-// before it is added into the accumulator's total and restarted, and
-// columnsSuper the most chunks a total sums before it is added into the
-// accumulator's super-total and restarted. A sequential float32 sum of
-// many nearly equal values errs systematically, in proportion to its
-// length; with three levels each chain is short: a sum over h elements
-// errs like one over about columnsChunk + columnsSuper + h/(columnsChunk*
-// columnsSuper), not h.
-const (
-	columnsChunk = 64
-	columnsSuper = 64
-)
-
 // loopColumns lowers one sweep (statement si) over the h elements of the
 // block's rows: one vector per element, the row cursors stepping by the
 // stride, the Param values broadcast at each step. The accumulators are
-// per-row sums as they are, what the following SSum reads.
-//
-// When h may exceed columnsChunk (a run-time h, or a fixed one past it),
-// the elements are summed in chunks: each accumulator register sums at
-// most columnsChunk consecutive elements in the usual order; a chunk with
-// more elements after it is added into the accumulator's total, a register
-// of its own, and the accumulator restarts from zero. When h may exceed
-// columnsChunk*columnsSuper (a run-time h, or a fixed one past it), every
-// columnsSuper chunks added the total is added into the accumulator's
-// super-total, a third register, and restarts from zero. After the last
-// chunk the accumulator becomes the total plus that chunk, or (super-total
-// plus total) plus that chunk (for a run-time h of one chunk, 0 plus it:
-// the same sum). A fixed h of one chunk or less is summed as one, without
-// the chunk loop.
+// per-row sums as they are, what the following SSum reads. When h may
+// exceed ir.SumChunk (a run-time h, or a fixed one past it) they sum in
+// chunks (sums.go), one lane per row, as ir.BlockedSum does; a fixed h of
+// one chunk or less is summed as one, without the chunk loop.
 func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	l.loopN++
 	fn := l.fn
@@ -185,100 +159,31 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	if l.h > 0 {
 		h = arm64asm.Imm(l.h)
 	}
-	// Accumulators summed in chunks: a fixed H of one chunk or less
-	// has none, a run-time h may; and chunks summed in super-chunks: a
-	// fixed H of one super-chunk or less has none, a run-time h may.
-	chunked := len(p.accs) > 0 && (l.h == 0 || l.h > columnsChunk)
-	super := chunked && (l.h == 0 || l.h > columnsChunk*columnsSuper)
-	total := map[int]arm64asm.VReg{}
-	superTotal := map[int]arm64asm.VReg{}
-	var rem, left arm64asm.Reg
-	if chunked {
-		zeroed := func(m map[int]arm64asm.VReg) error {
-			for _, acc := range p.accs {
-				t, err := l.vreg()
-				if err != nil {
-					return err
-				}
-				m[acc] = t
-				fn.VEOR(t.B16(), t.B16(), t.B16())
-			}
-			return nil
+	iter := func() {
+		l.broadcastParams(p)
+		l.body(p, 1, 0, false)
+		for _, a := range arrays {
+			fn.ADD(l.stride, p.cursor[a], p.cursor[a])
 		}
-		if err := zeroed(total); err != nil {
+	}
+	var sum *sums
+	if chunks, super := chunked(l.h); chunks && len(p.accs) > 0 {
+		if sum, err = l.sumsStart(p, super); err != nil {
 			return err
 		}
-		if super {
-			if err := zeroed(superTotal); err != nil {
-				return err
-			}
-			// left counts the chunks the total may still take before
-			// it goes into the super-total.
-			left = l.gp()
-			fn.MOVD(arm64asm.Imm(columnsSuper), left)
+		fn.MOVD(h, sum.rem)
+		l.chunks(sum, p, cnt, label, iter)
+		for _, acc := range p.accs {
+			l.sumsInto(sum, acc, p.acc[acc])
 		}
-		// rem counts the elements after the current chunk; cnt the
-		// chunk's, columnsChunk or the rem left when that is no more.
-		rem = l.gp()
-		fn.MOVD(h, rem)
-		fn.Label(label("chunk"))
-		fn.MOVD(arm64asm.Imm(columnsChunk), cnt)
-		fn.SUBS(cnt, rem, rem)
-		fn.BHI(label("full"))
-		fn.ADD(cnt, rem, cnt)
-		fn.MOVD(arm64asm.ZR, rem)
-		fn.Label(label("full"))
+		l.sumsEnd(sum)
 	} else {
 		fn.MOVD(h, cnt)
-	}
-	top := label("")
-	fn.Label(top)
-	l.broadcastParams(p)
-	l.body(p, 1, 0, false)
-	for _, a := range arrays {
-		fn.ADD(l.stride, p.cursor[a], p.cursor[a])
-	}
-	fn.SUBS(arm64asm.Imm(1), cnt, cnt)
-	fn.BNE(top)
-	if chunked {
-		// The chunk goes into the total, unless it is the last: the sum
-		// is then the total plus the chunk, in the chunk's register (with
-		// super-chunks, the super-total plus the total, plus the chunk).
-		fn.CBZ(rem, label("sum"))
-		for _, acc := range p.accs {
-			c, t := p.acc[acc], total[acc]
-			fn.VFADD(c.S4(), t.S4(), t.S4())
-			fn.VEOR(c.B16(), c.B16(), c.B16())
-		}
-		if super {
-			// Every columnsSuper chunks the total goes into the
-			// super-total.
-			fn.SUBS(arm64asm.Imm(1), left, left)
-			fn.BNE(label("chunk"))
-			fn.Comment(fmt.Sprintf("%d chunks: the totals go into the super-totals", columnsSuper))
-			for _, acc := range p.accs {
-				t, s := total[acc], superTotal[acc]
-				fn.VFADD(t.S4(), s.S4(), s.S4())
-				fn.VEOR(t.B16(), t.B16(), t.B16())
-			}
-			fn.MOVD(arm64asm.Imm(columnsSuper), left)
-		}
-		fn.B(label("chunk"))
-		fn.Label(label("sum"))
-		for _, acc := range p.accs {
-			c, t := p.acc[acc], total[acc]
-			if super {
-				s := superTotal[acc]
-				fn.VFADD(t.S4(), s.S4(), t.S4())
-				l.vFree(s, 1)
-			}
-			fn.VFADD(c.S4(), t.S4(), c.S4())
-			l.vFree(t, 1)
-		}
-		l.gpFree(rem)
-		if super {
-			l.gpFree(left)
-		}
+		top := label("")
+		fn.Label(top)
+		iter()
+		fn.SUBS(arm64asm.Imm(1), cnt, cnt)
+		fn.BNE(top)
 	}
 
 	l.gpFree(cnt)

@@ -45,6 +45,19 @@ var testSizes = []int{1, 3, 4, 5, 7, 8, 16, 17, 33, 64, 100, 768, 4096}
 
 var testRows = []int{1, 2, 5}
 
+// Long rows cross the summation's chunk (ir.SumChunk iterations of 4*u
+// elements), total and super-total boundaries (ir.SumTotal chunks: 65536
+// elements at unroll 4, 32768 at 2): run-time h on both sides of 4096 and
+// past one super-chunk, with each leftover vector and tail length, and
+// fixed H of several chunks. A few kernels cover every accumulator shape:
+// one and two accumulators, Mix's sum read across loops, Pressure's unroll 2.
+var (
+	longKernels = map[string]bool{"LayerNorm": true, "RMSNorm": true, "AddGemmaStats": true, "Mix": true, "Pressure": true}
+	longSizes   = []int{4095, 4097, 32769, 65537, 70000}
+	longFixed   = []int{5000, 8192}
+	longCounts  = []int{1, 2}
+)
+
 // testKernels is every spec kernel (each with gen/algo's guard on
 // var+eps), the synthetic ones, and a few spec kernels with a second guard
 // on var+eps whose bounds, 4*eps and 1e20, the test rows reach from both
@@ -72,7 +85,11 @@ func testKernels(t testing.TB) []*ir.Kernel {
 func testFuncs(ks []*ir.Kernel) []target.Func {
 	var fs []target.Func
 	for _, k := range ks {
-		for _, h := range append(testSizes, 0) {
+		hs := append(testSizes, 0)
+		if longKernels[k.Name] {
+			hs = append(hs, longFixed...)
+		}
+		for _, h := range hs {
 			fs = append(fs, target.Func{Kernel: k, H: h, ISA: target.NEON})
 		}
 	}
@@ -259,8 +276,19 @@ func buildCases(funcs []target.Func) ([]byte, int, guardCoverage) {
 			}
 			cov.nanKept += nan
 		}
+		if f.H == 0 && longKernels[k.Name] {
+			for _, h := range longSizes {
+				for _, rows := range longCounts {
+					add(h, make([]rowPlan, rows), false)
+				}
+			}
+		}
 		for _, h := range hs {
-			for _, rows := range testRows {
+			rowCounts := testRows
+			if h > 4096 {
+				rowCounts = longCounts
+			}
+			for _, rows := range rowCounts {
 				for _, inPlace := range []bool{false, rows == 2} {
 					if inPlace && k.ArrayIndex("x") < 0 {
 						continue

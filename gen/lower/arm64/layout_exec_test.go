@@ -34,8 +34,8 @@ var (
 			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
 		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 	}
-	// Past columnsChunk (65, 100, ...) the accumulators sum in chunks, past
-	// columnsChunk*columnsSuper (4097, 5000, 8193) the totals in
+	// Past ir.SumChunk (65, 100, ...) the accumulators sum in chunks, past
+	// ir.SumChunk*ir.SumTotal (4097, 5000, 8193) the totals in
 	// super-totals; a run-time h of exactly one chunk, two and one
 	// super-chunk (64, 128, 4096) ends on a full one, 8193 after two
 	// super-chunks. Columns longer than longColumn run with fewer row
@@ -155,6 +155,16 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen, RowStride: segs * seglen}, []int{1, 3}},
 						call{ir.Shape{Segs: segs, SegLen: seglen, SegStride: seglen + 2, RowStride: segs*(seglen+2) + 1}, []int{1, 3, 9}})
 				}
+			}
+			if !guard {
+				// Chunks across segments: one segment of many chunks and
+				// super-chunks, and many short segments sharing chunks, with
+				// every tail.
+				calls = append(calls,
+					call{ir.Shape{Segs: 1, SegLen: 300000, SegStride: 300000, RowStride: 300000}, []int{1}},
+					call{ir.Shape{Segs: 3000, SegLen: 5, SegStride: 7, RowStride: 3000*7 + 1}, []int{2}},
+					call{ir.Shape{Segs: 700, SegLen: 31, SegStride: 31, RowStride: 700 * 31}, []int{1}},
+					call{ir.Shape{Segs: 40, SegLen: 4097, SegStride: 4097, RowStride: 40 * 4097}, []int{1}})
 			}
 		}
 		for ci, c := range calls {
@@ -426,11 +436,11 @@ func TestLayoutsGenerate(t *testing.T) {
 			continue
 		}
 		body := funcText(string(a), f.Name())
-		want := f.H == 0 || f.H > columnsChunk
+		want := f.H == 0 || f.H > ir.SumChunk
 		if got := strings.Contains(body, "chunk:"); got != want {
 			t.Errorf("%s: chunked sums %v, want %v", f.Name(), got, want)
 		}
-		want = f.H == 0 || f.H > columnsChunk*columnsSuper
+		want = f.H == 0 || f.H > ir.SumChunk*ir.SumTotal
 		if got := strings.Contains(body, "into the super-totals"); got != want {
 			t.Errorf("%s: super-chunked sums %v, want %v", f.Name(), got, want)
 		}

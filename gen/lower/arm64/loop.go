@@ -70,7 +70,14 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 	label := func(s string) arm64asm.Label { return arm64asm.Label(fmt.Sprintf("pass%d%s", l.loopN, s)) }
 	segs := l.k.Layout == ir.Segments
 	var segCnt arm64asm.Reg
+	var sum *sums
 	if segs {
+		// The totals and the chunk's room last the whole row.
+		if len(p.accs) > 0 {
+			if sum, err = l.sumsStart(p, true); err != nil {
+				return err
+			}
+		}
 		segCnt = l.segmentsStart(p, label("seg"))
 	}
 	// counted repeats body n times, n in cnt; zero skips it.
@@ -83,16 +90,35 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		fn.Label(label(name + "Done"))
 	}
 
+	// Sums by ir.BlockedSum (sums.go): a fixed H of at most SumChunk
+	// iterations keeps its plain loop.
+	start := func(super bool) error {
+		if len(p.accs) == 0 {
+			return nil
+		}
+		var err error
+		sum, err = l.sumsStart(p, super)
+		return err
+	}
+	iter := func() { l.body(p, u, 0, false) }
 	if l.h > 0 {
 		per := 4 * u
 		main, vecs, tail := l.h/per, l.h%per/4, l.h%4
+		if chunks, super := chunked(main); main > 0 && chunks {
+			if err := start(super); err != nil {
+				return err
+			}
+		}
 		switch {
+		case sum != nil:
+			fn.MOVD(arm64asm.Imm(main), sum.rem)
+			l.chunks(sum, p, cnt, label, iter)
 		case main == 1:
-			l.body(p, u, 0, false)
+			iter()
 		case main > 1:
 			fn.MOVD(arm64asm.Imm(main), cnt)
 			fn.Label(label("main"))
-			l.body(p, u, 0, false)
+			iter()
 			fn.SUBS(arm64asm.Imm(1), cnt, cnt)
 			fn.BNE(label("main"))
 		}
@@ -100,7 +126,7 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		for c := 0; c < vecs; c++ {
 			l.body(p, 1, c, false)
 		}
-		l.reduce(p, l.h >= 4)
+		l.reduce(p, l.h >= 4, sum)
 		for i := 0; i < tail; i++ {
 			l.body(p, 1, 0, true)
 		}
@@ -109,22 +135,41 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		for w := u; w > 1; w /= 2 {
 			shift++
 		}
-		fn.LSR(arm64asm.Imm(shift), l.hReg, cnt)
-		counted("main", func() { l.body(p, u, 0, false) })
-		if u > 1 {
-			fn.LSR(arm64asm.Imm(2), l.hReg, cnt)
-			fn.AND(arm64asm.Imm(u-1), cnt, cnt)
-			counted("vec", func() { l.body(p, 1, 0, false) })
+		if !segs {
+			if err := start(true); err != nil {
+				return err
+			}
+		}
+		if sum != nil {
+			fn.LSR(arm64asm.Imm(shift), l.hReg, sum.rem)
+			l.chunks(sum, p, cnt, label, iter)
+		} else {
+			fn.LSR(arm64asm.Imm(shift), l.hReg, cnt)
+			counted("main", iter)
+		}
+		if segs && sum != nil {
+			l.segmentTails(sum, p, label)
+		}
+		// The (h/4)%u leftover vectors, one to each partial sum at most:
+		// the bits of h/4 below u, from the top.
+		cb := 0
+		for w := u / 2; w >= 1; w /= 2 {
+			fn.AND(arm64asm.Imm(4*w), l.hReg, cnt)
+			fn.CBZ(cnt, label(fmt.Sprintf("vec%dDone", w)))
+			l.body(p, w, cb, false)
+			fn.Label(label(fmt.Sprintf("vec%dDone", w)))
+			cb += w
 		}
 		if !segs {
-			l.reduce(p, true)
+			l.reduce(p, true, sum)
 		}
 		fn.AND(arm64asm.Imm(3), l.hReg, cnt)
 		counted("tail", func() { l.body(p, 1, 0, true) })
 	}
 	if segs {
-		l.segmentsEnd(p, segCnt, label("seg"), arrays)
+		l.segmentsEnd(p, segCnt, label("seg"), arrays, sum)
 	}
+	l.sumsEnd(sum)
 
 	l.gpFree(cnt)
 	for _, a := range arrays {
@@ -376,19 +421,15 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 }
 
 // reduce turns each accumulator's u partial-sum vectors into one scalar in
-// the low lane of its group's first register (summed, when vectors ran),
-// and releases the rest of the group.
-func (l *lowering) reduce(p *loopPlan, vectors bool) {
+// the low lane of its group's first register (summed, when vectors ran,
+// with the totals of sum when chunked), and releases the rest of the group.
+func (l *lowering) reduce(p *loopPlan, vectors bool, sum *sums) {
 	fn, u := l.fn, l.u
 	for _, acc := range p.accs {
 		g := p.acc[acc]
 		if vectors {
-			for w := u; w > 1; w /= 2 {
-				for i := 0; i < w/2; i++ {
-					a, b := g+arm64asm.VReg(i), g+arm64asm.VReg(i+w/2)
-					fn.VFADD(b.S4(), a.S4(), a.S4())
-				}
-			}
+			pairwise(fn, g, u)
+			l.sumsInto(sum, acc, g)
 			fn.VFADDP(g.S4(), g.S4(), g.S4())
 			fn.FADDP(g.S2(), g.F())
 		}

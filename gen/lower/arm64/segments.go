@@ -12,7 +12,8 @@ import (
 // partial sums are zeroed once before the first segment and reduced after
 // the last; each segment's scalar tail adds into a separate scalar
 // (loopPlan.tailAcc), added to the reduced sum at the end, since a scalar
-// write would clear the lanes of the partial sums. A Param load is the
+// write would clear the lanes of the partial sums. Both are summed in
+// chunks that run across segments (sums.go). A Param load is the
 // segment's value, broadcast at the segment's start (loopPlan.bparam).
 // Guards and the exit are the row lowering's: one row at a time.
 
@@ -65,7 +66,7 @@ func (l *lowering) broadcastParams(p *loopPlan) {
 // to the start of the next, closes the segment loop, and reduces each
 // accumulator to the scalar its SSum reads: the partial sums, then the
 // tails' sum.
-func (l *lowering) segmentsEnd(p *loopPlan, n arm64asm.Reg, top arm64asm.Label, arrays []int) {
+func (l *lowering) segmentsEnd(p *loopPlan, n arm64asm.Reg, top arm64asm.Label, arrays []int, sum *sums) {
 	fn := l.fn
 	for _, a := range arrays {
 		fn.ADD(l.segSkip, p.cursor[a], p.cursor[a])
@@ -73,7 +74,7 @@ func (l *lowering) segmentsEnd(p *loopPlan, n arm64asm.Reg, top arm64asm.Label, 
 	fn.SUBS(arm64asm.Imm(1), n, n)
 	fn.BNE(top)
 	l.gpFree(n)
-	l.reduce(p, true)
+	l.reduce(p, true, sum)
 	for _, acc := range p.accs {
 		g, t := p.acc[acc], p.tailAcc[acc]
 		fn.FADDS(t.F(), g.F(), g.F())
