@@ -10,6 +10,7 @@ package gen
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/gopkg"
@@ -46,6 +47,9 @@ func specName(f *spec.File) string {
 // Generate computes every file of the package for spec file f. It writes
 // nothing: the caller hands the result to package write.
 func Generate(f *spec.File, version string) (*Package, error) {
+	if strings.ContainsFunc(specName(f), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, fmt.Errorf("spec file name %q holds a control character; rename the spec file", specName(f))
+	}
 	p := &gopkg.Package{Name: f.Package, Header: Header(version, f)}
 	for _, sk := range f.Kernels {
 		k, err := algo.Build(sk)
@@ -74,7 +78,8 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		out.Files[name] = b
 		return nil
 	}
-	base := p.Name
+	// File names come from the spec, not the package (see names.go).
+	base := Stem(f.Path)
 	steps := []step{
 		{base + ".go", func() ([]byte, error) { return gopkg.APIFile(p) }},
 		{base + "_generic.go", func() ([]byte, error) { return gopkg.GenericFile(p) }},
@@ -106,6 +111,9 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		if err := add(s.name, s.write); err != nil {
 			return nil, err
 		}
+	}
+	if err := qualify(out.Files, IdentPrefix(base)); err != nil {
+		return nil, fmt.Errorf("%s: %w", specName(f), err)
 	}
 	return out, nil
 }

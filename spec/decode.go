@@ -879,30 +879,81 @@ func (d *decoder) targets(n *yaml.Node) ([]string, *Error) {
 	return ts, nil
 }
 
-// entry is a generated entry point: a kernel name with a size suffix.
+// entry is a generated name and the kernel whose spec produces it.
 type entry struct {
 	kernel string
 	at     *yaml.Node
 }
 
-// entries records k's entry points (Name+H and Name+"Any") and rejects a
-// name another kernel already has: kernel Foo with H 12 and kernel Foo1
-// with H 2 would both define Foo12.
-func (d *decoder) entries(seen map[string]entry, k *kernel) *Error {
-	add := func(name string, at *yaml.Node) *Error {
-		if prev, ok := seen[name]; ok && prev.kernel != k.Name {
-			return d.errf(at, "kernel %s's entry point %s is also an entry point of kernel %s (at %d:%d); allowed: kernel names and sizes whose Name+H are all distinct (rename a kernel)", k.Name, name, prev.kernel, prev.at.Line, prev.at.Column)
-		}
-		seen[name] = entry{k.Name, at}
-		return nil
-	}
-	if e := add(k.Name+"Any", k.nameNode); e != nil {
-		return e
-	}
+// helperForms are the prefixes of the unexported per-kernel functions of
+// the generated code (argument checks, dispatch, the driver of the
+// assembly, the assembly of each ISA); NT is the streaming-store
+// variant's suffix.
+var helperForms = []string{"check", "impl", "run", "avx2", "avx512", "neon"}
+
+// genName is a generated name and the spec node it comes from.
+type genName struct {
+	name string
+	at   *yaml.Node
+}
+
+// generatedNames lists the package-level names the generated code gives
+// kernel k, each with the spec node it comes from (the kernel's name, or
+// its hidden size): the entry points (Name+H, Name+"Any") with their
+// Parallel forms, the Fuzz, Benchmark and Example functions of the
+// tests, and the unexported per-kernel helpers before qualification.
+func (k *kernel) generatedNames() []genName {
+	var out []genName
+	add := func(name string, at *yaml.Node) { out = append(out, genName{name, at}) }
+	rows := k.Axis == "last" || k.Axis == ""
+	sizes := []string{"Any"}
+	nodes := []*yaml.Node{k.nameNode}
 	for i, h := range k.Hidden {
-		if e := add(fmt.Sprint(k.Name, h), k.hiddenNodes[i]); e != nil {
-			return e
+		sizes = append(sizes, fmt.Sprint(h))
+		nodes = append(nodes, k.hiddenNodes[i])
+	}
+	forms := []string{k.Name}
+	if k.Axis == "batch" {
+		forms = append(forms, k.Name+"Columns")
+	}
+	for fi, base := range forms {
+		for i, size := range sizes {
+			e := base + size
+			if fi == 0 {
+				add(e, nodes[i])
+				add("Example"+e, nodes[i])
+				if rows {
+					add(e+"Parallel", nodes[i])
+				}
+				if size != "Any" {
+					add("Fuzz"+e, nodes[i])
+					add("Benchmark"+e, nodes[i])
+				}
+			}
+			for _, h := range helperForms {
+				add(h+e, nodes[i])
+				add(h+e+"NT", nodes[i])
+			}
 		}
+		add("go"+base+"Any", k.nameNode)
+	}
+	if !rows {
+		add("Fuzz"+k.Name, k.nameNode)
+		add("Benchmark"+k.Name, k.nameNode)
+	}
+	return out
+}
+
+// entries records every name the generated code gives k (see
+// generatedNames) and rejects one another kernel already has: kernel Foo
+// with H 12 and kernel Foo1 with H 2 would both define Foo12; kernel A
+// with H 1 and the tensor kernel A1 would both define FuzzA1.
+func (d *decoder) entries(seen map[string]entry, k *kernel) *Error {
+	for _, g := range k.generatedNames() {
+		if prev, ok := seen[g.name]; ok && prev.kernel != k.Name {
+			return d.errf(g.at, "kernel %s's generated name %s is also a generated name of kernel %s (at %d:%d); allowed: kernel names and sizes whose generated names (Name+H, Name+\"Any\", Fuzz+Name, Name+\"Columns\", ...) are all distinct (rename a kernel)", k.Name, g.name, prev.kernel, prev.at.Line, prev.at.Column)
+		}
+		seen[g.name] = entry{k.Name, g.at}
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func TestParseErrors(t *testing.T) {
 		{"version: 1\npackage: p\nkernels:\n  - name: Ünï\n", `4:11: name "Ünï" is not a Go identifier; allowed: an exported Go identifier: an upper-case letter A-Z followed by letters, digits or _, e.g. RMSNorm`},
 		{"version: 1\npackage: p\nkernels:\n  - mean: true\n", "4:5: kernel 1 has no name; allowed: name: an exported Go identifier, e.g. RMSNorm"},
 		{k + "    hidden: [1]\n  - name: K\n", `7:11: kernel name K is used twice (first at 4:11); give each kernel its own name`},
-		{k + "    hidden: [12]\n  - name: K1\n    mean: true\n    hidden: [2]\n", "9:14: kernel K1's entry point K12 is also an entry point of kernel K (at 6:14); allowed: kernel names and sizes whose Name+H are all distinct (rename a kernel)"},
+		{k + "    hidden: [12]\n  - name: K1\n    mean: true\n    hidden: [2]\n", "9:14: kernel K1's generated name K12 is also a generated name of kernel K (at 6:14); allowed: kernel names and sizes whose generated names (Name+H, Name+\"Any\", Fuzz+Name, Name+\"Columns\", ...) are all distinct (rename a kernel)"},
 		{"version: &v 1\npackage: *v\n", "2:10: package is the alias *v; aliases are not supported in specs: write the value out"},
 		{"version: *v\n", "1:10: alias *v names no anchor; aliases are not supported in specs: write the value out"},
 		{"version: !!str 1\n", `1:10: version is the string "1"; allowed: the integer 1`},

@@ -169,9 +169,9 @@ func TestBenchRunsGo(t *testing.T) {
 	}
 	got := string(b)
 	want := []string{"args: run . -quick", "GOFLAGS=-mod=mod GOWORK=off GOARCH=" + runtime.GOARCH,
-		"go.mod", "go.sum", "main.go", "harness.go", "norm.go", "nbpurego.go"}
+		"go.mod", "go.sum", "main.go", "harness.go", "norm.go", "nbpurego:", "tiny_normgen_purego.go"}
 	if runs("avx2") {
-		want = append(want, "nbavx2_amd64.s")
+		want = append(want, "nbavx2:", "tiny_normgen_amd64.s")
 	}
 	for _, w := range want {
 		if !strings.Contains(got, w) {
@@ -285,12 +285,12 @@ func TestBenchMain(t *testing.T) {
 	}
 	// The generated signatures are the ones called.
 	for _, p := range []struct{ file, want string }{
-		{"nbavx2/nbavx2.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
-		{"nbavx2/nbavx2.go", "func GemmaRes256(dst, rstd, x, f, gamma []float32)"},
-		{"nbneon/nbneon.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
-		{"nbpurego/nbpurego.go", "func WNRow256(dst, sum, rstd, x, f, gain, bias []float32)"},
-		{"nbavx2/nbavx2.go", "func FoldedBN256(dst, x, gain, bias []float32)"},
-		{"nbneon/nbneon.go", "func Affine256(dst, x, f, gamma, beta []float32)"},
+		{"nbavx2/tiny_normgen.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
+		{"nbavx2/tiny_normgen.go", "func GemmaRes256(dst, rstd, x, f, gamma []float32)"},
+		{"nbneon/tiny_normgen.go", "func AddLN256(dst, sum, mean, rstd, x, f, gamma, beta []float32)"},
+		{"nbpurego/tiny_normgen.go", "func WNRow256(dst, sum, rstd, x, f, gain, bias []float32)"},
+		{"nbavx2/tiny_normgen.go", "func FoldedBN256(dst, x, gain, bias []float32)"},
+		{"nbneon/tiny_normgen.go", "func Affine256(dst, x, f, gamma, beta []float32)"},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, p.file))
 		if err != nil || !strings.Contains(string(b), p.want) {

@@ -14,7 +14,7 @@ import (
 // and the shared argument checks.
 func APIFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
-	f.PackageComment(p.packageDoc())
+	f.PackageComment(lineComment(p.packageDoc()))
 	tensors := false
 	for _, k := range p.Kernels {
 		for _, h := range k.sizesAndAny() {

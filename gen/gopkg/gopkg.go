@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -115,19 +116,39 @@ func (p *Package) newFile(constraint string) *jen.File {
 	return f
 }
 
+// render renders a jennifer file. jennifer's error on code that does not
+// format carries the whole source: only its first line is kept.
 func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, err
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, fmt.Errorf("gopkg: generated code does not format (a generator bug): %s", strings.TrimSuffix(msg, " while formatting source:"))
 	}
 	return buf.Bytes(), nil
+}
+
+// lineComment writes text as // line comments, each line "// " and its
+// text ("//" for an empty line), so that no text starts a line after a
+// bare "//": text can never become a directive (//go:generate,
+// //go:build, //line) nor end a block comment.
+func lineComment(text string) string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		if l == "" {
+			lines[i] = "//"
+		} else {
+			lines[i] = "// " + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // gofmt formats text produced from templates.
 func gofmt(name string, src []byte) ([]byte, error) {
 	out, err := format.Source(src)
 	if err != nil {
-		return nil, fmt.Errorf("gopkg: %s does not format (a generator bug): %v", name, err)
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, fmt.Errorf("gopkg: %s does not format (a generator bug): %s", name, msg)
 	}
 	return out, nil
 }
