@@ -63,6 +63,11 @@ var (
 	packageRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	kernelRE  = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
 	integerRE = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
+	// leadingZeroRE matches a decimal numeral with a leading zero (0.5 and
+	// 0e3 have none, nor the 0x and 0o prefixes).
+	leadingZeroRE = regexp.MustCompile(`^[-+]?0[0-9_]+([.eE].*)?$`)
+	// numberRE matches what reads as a decimal number.
+	numberRE = regexp.MustCompile(`^[-+]?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9_]+)([eE][-+]?[0-9]+)?$`)
 )
 
 // decoder turns the YAML tree into a File, checking every value where it
@@ -258,7 +263,36 @@ func (d *decoder) str(n *yaml.Node, key, allowed string) (string, *Error) {
 	return n.Value, nil
 }
 
+// numeral rejects what a YAML 1.1 reader and a YAML 1.2 reader would
+// read as different numbers, or as no number: an explicit tag, a leading
+// zero (010 is eight in YAML 1.1, ten in YAML 1.2), a digit separator _,
+// and a number too large for float64, which the YAML library reads as a
+// string. Specs are YAML 1.2.
+func (d *decoder) numeral(n *yaml.Node, key, allowed string) *Error {
+	if n.Kind != yaml.ScalarNode {
+		return nil
+	}
+	if t := n.ShortTag(); n.Style&yaml.TaggedStyle != 0 && (t == "!!int" || t == "!!float") {
+		return d.errf(n, "%s %s has the tag %s; tags are not supported in specs: write the number without one, e.g. 64; allowed: %s", key, lit(n.Value), n.ShortTag(), allowed)
+	}
+	if n.Style != 0 {
+		return nil // quoted: the type check says it is a string
+	}
+	switch v := n.Value; {
+	case leadingZeroRE.MatchString(v):
+		return d.errf(n, "%s %s has a leading zero (YAML 1.1 reads it as octal, YAML 1.2 as decimal); allowed: %s, written without leading zeros", key, lit(v), allowed)
+	case numberRE.MatchString(v) && strings.Contains(v, "_"):
+		return d.errf(n, "%s %s holds _, which YAML 1.2 does not allow in numbers; allowed: %s, written without _", key, lit(v), allowed)
+	case numberRE.MatchString(v) && n.ShortTag() == "!!str":
+		return d.errf(n, "%s %s overflows: it is beyond the range of a float64; allowed: %s", key, lit(v), allowed)
+	}
+	return nil
+}
+
 func (d *decoder) number(n *yaml.Node, key, allowed string) (float64, *Error) {
+	if e := d.numeral(n, key, allowed); e != nil {
+		return 0, e
+	}
 	if e := d.scalar(n, key, allowed, "!!int", "!!float"); e != nil {
 		return 0, e
 	}
@@ -274,6 +308,9 @@ func (d *decoder) integer(n *yaml.Node, key string, lo, hi int) (int, *Error) {
 	allowed := fmt.Sprintf("an integer from %d to %d", lo, hi)
 	if lo == hi {
 		allowed = fmt.Sprintf("the integer %d", lo)
+	}
+	if e := d.numeral(n, key, allowed); e != nil {
+		return 0, e
 	}
 	if e := d.scalar(n, key, allowed, "!!int", "!!float"); e != nil {
 		return 0, e
@@ -392,9 +429,36 @@ func CheckPackageName(s string) string {
 		return fmt.Sprintf("package %q is not a Go identifier; allowed: %s", s, allowed)
 	case token.IsKeyword(s):
 		return fmt.Sprintf("package %q is a Go keyword; allowed: %s", s, allowed)
+	case s == "main":
+		return "package \"main\" is a command, which no other package can import; allowed: " + allowed
+	case s == "init":
+		return "package \"init\" cannot be imported (init is reserved for init functions); allowed: " + allowed
+	case s == "documentation":
+		return "package \"documentation\" is ignored by the go command (its files hold documentation only); allowed: " + allowed
+	case strings.HasSuffix(s, "_test"):
+		return fmt.Sprintf("package %q ends in _test, which names an external test package, not one to generate code into; allowed: %s", s, allowed)
+	}
+	if i := strings.LastIndexByte(s, '_'); i >= 0 {
+		switch suffix := s[i+1:]; {
+		case contains(knownOS, suffix):
+			return fmt.Sprintf("package %q ends in _%s, a GOOS: a file named after it builds only on %s; allowed: %s", s, suffix, suffix, allowed)
+		case contains(knownArch, suffix):
+			return fmt.Sprintf("package %q ends in _%s, a GOARCH: a file named after it builds only on %s; allowed: %s", s, suffix, suffix, allowed)
+		}
 	}
 	return ""
 }
+
+// knownOS and knownArch are the go command's GOOS and GOARCH values
+// (go/build's lists, which it does not export), which a file name suffix
+// _GOOS or _GOARCH restricts the file to.
+var (
+	knownOS = []string{"aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js",
+		"linux", "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos"}
+	knownArch = []string{"386", "amd64", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips",
+		"mipsle", "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv",
+		"riscv64", "s390", "s390x", "sparc", "sparc64", "wasm"}
+)
 
 // kernel is a decoded kernel with the nodes later checks point at.
 type kernel struct {
@@ -604,7 +668,7 @@ func (d *decoder) running(n *yaml.Node) (*Running, *Error) {
 		switch v := n.Content[j+1]; n.Content[j].Value {
 		case "momentum":
 			r.Momentum, e = d.finite32(v, "momentum", "a number from 0 to 1, e.g. 0.1 (PyTorch) or 0.9 (ONNX)", false)
-			if e == nil && !(r.Momentum >= 0 && r.Momentum <= 1) {
+			if m, _ := round32(r.Momentum); e == nil && !(m >= 0 && m <= 1) {
 				e = d.errf(v, "momentum %s is out of range; allowed: a number from 0 to 1, e.g. 0.1 (PyTorch) or 0.9 (ONNX)", lit(v.Value))
 			}
 		case "convention":
@@ -712,6 +776,8 @@ func (d *decoder) epsilon(n *yaml.Node) (float64, *Error) {
 	if e != nil {
 		return 0, e
 	}
+	// The kernels use float32(epsilon): the limits hold after rounding.
+	r, inf := round32(v)
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return 0, d.errf(n, "epsilon %s is not a finite number; allowed: %s", lit(n.Value), allowed)
@@ -719,7 +785,9 @@ func (d *decoder) epsilon(n *yaml.Node) (float64, *Error) {
 		return 0, d.errf(n, "epsilon %s is negative; allowed: %s", lit(n.Value), allowed)
 	case v >= 1:
 		return 0, d.errf(n, "epsilon %s is absurdly large (it would dominate the variance); allowed: %s", lit(n.Value), allowed)
-	case v > 0 && v < minNormal32:
+	case inf || r >= 1:
+		return 0, d.errf(n, "epsilon %s rounds to 1 in float32, as the kernels use it; allowed: %s (at most 0.99999994)", lit(n.Value), allowed)
+	case v > 0 && r < minNormal32:
 		// The kernels add float32(epsilon): a smaller value silently becomes 0.
 		return 0, d.errf(n, "epsilon %s is too small for float32 (it would round to 0 or lose precision); allowed: 0, or from 1.1754944e-38 up to 1", lit(n.Value))
 	}
@@ -732,17 +800,30 @@ func (d *decoder) finite32(n *yaml.Node, key, allowed string, nonZero bool) (flo
 	if e != nil {
 		return 0, e
 	}
+	// The kernels use float32(v): the limits hold after rounding, so
+	// 3.4028235e38, which rounds to the largest float32, is allowed.
+	r, inf := round32(v)
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return 0, d.errf(n, "%s %s is not a finite number; allowed: %s", key, lit(n.Value), allowed)
-	case math.Abs(v) > math.MaxFloat32:
+	case inf:
 		return 0, d.errf(n, "%s %s overflows float32; allowed: %s", key, lit(n.Value), allowed)
 	case nonZero && v == 0:
 		return 0, d.errf(n, "%s is 0; allowed: %s", key, allowed)
-	case v != 0 && math.Abs(v) < minNormal32:
+	case v != 0 && math.Abs(r) < minNormal32:
 		return 0, d.errf(n, "%s %s is too small for float32 (it would round to 0 or lose precision); allowed: %s", key, lit(n.Value), allowed)
 	}
 	return v, nil
+}
+
+// round32 is v rounded to float32 (as float64), and whether it rounds to
+// an infinity: float32's largest value plus half its last unit rounds up.
+func round32(v float64) (float64, bool) {
+	const limit = math.MaxFloat32 + 0x1p103
+	if math.Abs(v) >= limit {
+		return math.Copysign(math.Inf(1), v), true
+	}
+	return float64(float32(v)), false
 }
 
 // residual reads the fused residual input's options.
@@ -897,51 +978,68 @@ type genName struct {
 	at   *yaml.Node
 }
 
-// generatedNames lists the package-level names the generated code gives
-// kernel k, each with the spec node it comes from (the kernel's name, or
-// its hidden size): the entry points (Name+H, Name+"Any") with their
-// Parallel forms, the Fuzz, Benchmark and Example functions of the
-// tests, and the unexported per-kernel helpers before qualification.
+// generatedNames is GeneratedNames with the node each name comes from
+// (the kernel's name, or the hidden size).
 func (k *kernel) generatedNames() []genName {
 	var out []genName
-	add := func(name string, at *yaml.Node) { out = append(out, genName{name, at}) }
+	k.Kernel.names(func(name string, size int) {
+		at := k.nameNode
+		if size >= 0 {
+			at = k.hiddenNodes[size]
+		}
+		out = append(out, genName{name, at})
+	})
+	return out
+}
+
+// GeneratedNames lists the package-level names the generated code gives
+// kernel k: the entry points (Name+H, Name+"Any") with their Parallel
+// forms, the Fuzz, Benchmark and Example functions of the tests, and the
+// unexported per-kernel helpers before the spec's prefix is added. No two
+// kernels of a valid spec share one.
+func (k Kernel) GeneratedNames() []string {
+	var out []string
+	k.names(func(name string, _ int) { out = append(out, name) })
+	return out
+}
+
+// names calls emit with each generated name of k and the index in Hidden
+// of the size it comes from (-1: from the name alone).
+func (k Kernel) names(emit func(name string, size int)) {
 	rows := k.Axis == "last" || k.Axis == ""
-	sizes := []string{"Any"}
-	nodes := []*yaml.Node{k.nameNode}
-	for i, h := range k.Hidden {
-		sizes = append(sizes, fmt.Sprint(h))
-		nodes = append(nodes, k.hiddenNodes[i])
-	}
 	forms := []string{k.Name}
 	if k.Axis == "batch" {
 		forms = append(forms, k.Name+"Columns")
 	}
 	for fi, base := range forms {
-		for i, size := range sizes {
+		for i := -1; i < len(k.Hidden); i++ {
+			size := "Any"
+			if i >= 0 {
+				size = fmt.Sprint(k.Hidden[i])
+			}
 			e := base + size
 			if fi == 0 {
-				add(e, nodes[i])
-				add("Example"+e, nodes[i])
+				emit(e, i)
+				emit("Example"+e, i)
 				if rows {
-					add(e+"Parallel", nodes[i])
+					emit(e+"Parallel", i)
 				}
-				if size != "Any" {
-					add("Fuzz"+e, nodes[i])
-					add("Benchmark"+e, nodes[i])
+				if i >= 0 {
+					emit("Fuzz"+e, i)
+					emit("Benchmark"+e, i)
 				}
 			}
 			for _, h := range helperForms {
-				add(h+e, nodes[i])
-				add(h+e+"NT", nodes[i])
+				emit(h+e, i)
+				emit(h+e+"NT", i)
 			}
 		}
-		add("go"+base+"Any", k.nameNode)
+		emit("go"+base+"Any", -1)
 	}
 	if !rows {
-		add("Fuzz"+k.Name, k.nameNode)
-		add("Benchmark"+k.Name, k.nameNode)
+		emit("Fuzz"+k.Name, -1)
+		emit("Benchmark"+k.Name, -1)
 	}
-	return out
 }
 
 // entries records every name the generated code gives k (see

@@ -23,6 +23,9 @@ const MaxSize = 1 << 20
 // or unreadable file, is an *Error located at 1:1 of path or deeper.
 func Load(path string) (*File, error) {
 	fail := func(msg string) error { return &Error{Path: path, Line: 1, Col: 1, Msg: msg} }
+	if e := checkPath(path); e != nil {
+		return nil, e
+	}
 	if path == "" {
 		return nil, fail("no spec file named; give the path of a YAML spec, e.g. spec/rmsnorm.yaml")
 	}
@@ -47,6 +50,20 @@ func Load(path string) (*File, error) {
 		return nil, fail(osProblem(err))
 	}
 	return Parse(path, data)
+}
+
+// checkPath rejects a spec path holding a control character (a newline,
+// say): the path is printed in messages, where it would break the line an
+// editor matches, and its base name is written into a comment of every
+// generated file. The error names the path quoted, as Go would.
+func checkPath(path string) *Error {
+	for _, r := range path {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r == '\u2028' || r == '\u2029' {
+			return &Error{Path: strconv.Quote(path), Line: 1, Col: 1,
+				Msg: fmt.Sprintf("the spec's path holds the control character %U; rename the file", r)}
+		}
+	}
+	return nil
 }
 
 // osProblem words a file system error without repeating the path, which
@@ -77,6 +94,9 @@ func Parse(path string, data []byte) (f *File, err error) {
 				Msg: fmt.Sprintf("internal error while parsing (%v); please report this spec to the normgen authors", r)}
 		}
 	}()
+	if e := checkPath(path); e != nil {
+		return nil, e
+	}
 	if len(data) > MaxSize {
 		return nil, &Error{Path: path, Line: 1, Col: 1,
 			Msg: fmt.Sprintf("spec is larger than %d bytes; a spec is a short YAML file", MaxSize)}
