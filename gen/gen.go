@@ -32,6 +32,10 @@ func Header(version string, f *spec.File) string {
 		version, specName(f), sha256.Sum256(f.Source))
 }
 
+// SpecName is the spec's base name, as the generated files' headers
+// give it.
+func SpecName(f *spec.File) string { return specName(f) }
+
 // specName is the spec's base name: absolute paths would make the output
 // depend on where the checkout lives.
 func specName(f *spec.File) string {

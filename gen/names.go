@@ -74,7 +74,7 @@ func Stem(specPath string) string {
 // IdentPrefix is the prefix of the unexported package-level identifiers
 // of the files with stem stem: the stem without "_normgen", in lower camel
 // case (a _ before a letter is dropped and the letter made upper case):
-// rms_norm_v2_normgen gives rmsNorm_v2.
+// rms_norm_v2_normgen gives rmsNormV2, norm_2d_normgen norm_2d.
 func IdentPrefix(stem string) string {
 	s := strings.TrimSuffix(stem, "_normgen")
 	var b strings.Builder
