@@ -110,11 +110,11 @@ type benchPkg struct {
 func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
 	for _, name := range []string{"out", "package"} {
 		if cmd.Flags().Changed(name) {
-			return fmt.Errorf("bench writes nothing but its report: -%s does not apply (-keep keeps the generated program)", name)
+			return usagef("bench writes nothing but its report: -%s does not apply (-keep keeps the generated program)", name)
 		}
 	}
 	if o.spec == "" {
-		return errors.New("bench needs -spec FILE: the spec whose kernels to time (run normgen bench --help)")
+		return usagef("bench needs -spec FILE: the spec whose kernels to time (run normgen bench --help)")
 	}
 	f, err := spec.Load(o.spec)
 	if err != nil {

@@ -92,20 +92,21 @@ func TestBenchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		args []string
-		want string
+		args   []string
+		status int // 2 for usage errors
+		want   string
 	}{
-		{[]string{"bench"}, "bench needs -spec FILE"},
-		{[]string{"bench", "-spec", "missing.yaml"}, "missing.yaml:1:1: no such file"},
-		{[]string{"bench", "-spec", "bad.yaml"}, "bad.yaml:6:14: "},
-		{[]string{"bench", "-spec", "tiny.yaml", "-h", "100"}, "-h 100: no kernel of tiny.yaml has that hidden size; its sizes: 256, 320"},
-		{[]string{"bench", "-spec", "tiny.yaml", "-h", "x"}, `invalid argument "x"`},
-		{[]string{"bench", "-spec", "tiny.yaml", "-out", "d"}, "-out does not apply"},
-		{[]string{"bench", "-spec", "tiny.yaml", "-package", "p"}, "-package does not apply"},
-		{[]string{"bench", "-spec", "tiny.yaml", "extra"}, `unexpected argument "extra"`},
+		{[]string{"bench"}, 2, "bench needs -spec FILE"},
+		{[]string{"bench", "-spec", "missing.yaml"}, 1, "missing.yaml:1:1: no such file"},
+		{[]string{"bench", "-spec", "bad.yaml"}, 1, "bad.yaml:6:14: "},
+		{[]string{"bench", "-spec", "tiny.yaml", "-h", "100"}, 1, "-h 100: no kernel of tiny.yaml has that hidden size; its sizes: 256, 320"},
+		{[]string{"bench", "-spec", "tiny.yaml", "-h", "x"}, 2, `invalid argument "x"`},
+		{[]string{"bench", "-spec", "tiny.yaml", "-out", "d"}, 2, "-out does not apply"},
+		{[]string{"bench", "-spec", "tiny.yaml", "-package", "p"}, 2, "-package does not apply"},
+		{[]string{"bench", "-spec", "tiny.yaml", "extra"}, 2, `unexpected argument "extra"`},
 	} {
 		r := normgen(t, nil, c.args...)
-		if r.status != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+		if r.status != c.status || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("%v: status %d, stderr %q; want one line with %q", c.args, r.status, r.stderr, c.want)
 		}
 	}

@@ -44,6 +44,38 @@ type options struct {
 // errReported is returned when the problems were already printed.
 var errReported = errors.New("reported")
 
+// usageError is a mistake in the command line (an unknown flag, an
+// argument where none is allowed, a missing or empty value): exit
+// status 2, as for the go command's usage errors.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// report prints err and returns the exit status: 2 for a usage error,
+// else 1. An error located in a spec file is printed as
+// FILE:LINE:COL: message, alone on its line, as compilers do, so that
+// editors can jump to it; any other error is prefixed with "normgen: ".
+func report(stderr io.Writer, err error) int {
+	if err != errReported {
+		var se *spec.Error
+		if errors.As(err, &se) && se.Error() == err.Error() {
+			fmt.Fprintf(stderr, "%v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "normgen: %v\n", err)
+		}
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
 // run is main without the process: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) (status int) {
 	// A bug in a generator stage must still end in one line, not a trace.
@@ -60,10 +92,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) (s
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		if err != errReported {
-			fmt.Fprintf(stderr, "normgen: %v\n", err)
+		if !errors.Is(err, errReported) && strings.HasPrefix(err.Error(), "unknown command ") {
+			err = usageError{err}
 		}
-		return 1
+		return report(stderr, err)
 	}
 	return 0
 }
@@ -145,7 +177,7 @@ func newRoot(o *options) *cobra.Command {
 	root.SetVersionTemplate("normgen {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%v; run %s --help for the flags", err, cmd.CommandPath())
+		return usagef("%v; run %s --help for the flags", err, cmd.CommandPath())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.spec, "spec", "", "the YAML spec `FILE` (default: the built-in catalogue)")
@@ -191,7 +223,7 @@ func catalogueHelp() string {
 // noArgs rejects positional arguments with a hint: the spec is a flag.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("unexpected argument %q; give the spec with -spec FILE (run %s --help)", args[0], cmd.CommandPath())
+		return usagef("unexpected argument %q; give the spec with -spec FILE (run %s --help)", args[0], cmd.CommandPath())
 	}
 	return nil
 }
@@ -207,13 +239,13 @@ func (o *options) jobs(cmd *cobra.Command) ([]job, error) {
 	o.outSet = cmd.Flags().Changed("out")
 	o.pkgSet = cmd.Flags().Changed("package")
 	if o.outSet && o.out == "" {
-		return nil, errors.New("-out is empty; give a directory")
+		return nil, usagef("-out is empty; give a directory")
 	}
 	goPackage := o.getenv("GOPACKAGE")
 	pkg := o.pkg
 	if o.pkgSet {
 		if msg := spec.CheckPackageName(pkg); msg != "" {
-			return nil, fmt.Errorf("-package: %s", msg)
+			return nil, usagef("-package: %s", msg)
 		}
 	} else if goPackage != "" && !o.outSet {
 		if msg := spec.CheckPackageName(goPackage); msg != "" {
@@ -225,11 +257,11 @@ func (o *options) jobs(cmd *cobra.Command) ([]job, error) {
 	if o.spec == "" && (cmd.Flags().Changed("spec") || goPackage != "" && !o.outSet) {
 		// Under go generate the catalogue would put several packages in
 		// one directory: a //go:generate line names its spec.
-		return nil, errors.New("no spec given; use -spec FILE, e.g. //go:generate go tool normgen -spec rmsnorm.yaml")
+		return nil, usagef("no spec given; use -spec FILE, e.g. //go:generate go tool normgen -spec rmsnorm.yaml")
 	}
 	if o.spec == "" {
 		if o.pkgSet {
-			return nil, errors.New("-package needs -spec: the catalogue holds several packages")
+			return nil, usagef("-package needs -spec: the catalogue holds several packages")
 		}
 		files, err := spec.Catalogue()
 		if err != nil {
@@ -276,6 +308,9 @@ func (o *options) generate(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
+		if err := conflicts(j.dir, j.f, p); err != nil {
+			return err
+		}
 		if err := write.Package(j.dir, p); err != nil {
 			return err
 		}
@@ -295,6 +330,9 @@ func (o *options) check(cmd *cobra.Command) error {
 	for _, j := range js {
 		p, err := generate(j.f, gen.Version)
 		if err != nil {
+			return err
+		}
+		if err := conflicts(j.dir, j.f, p); err != nil {
 			return err
 		}
 		problems, err := write.Check(j.dir, p)
