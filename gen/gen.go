@@ -119,6 +119,15 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	if err := qualify(out.Files, IdentPrefix(base)); err != nil {
 		return nil, fmt.Errorf("%s: %w", specName(f), err)
 	}
+	if id, file := duplicates(out.Files); id != "" {
+		pos, kernel := spec.Pos{Line: 1, Col: 1}, ""
+		for _, k := range f.Kernels {
+			if strings.Contains(id, k.Name) && len(k.Name) > len(kernel) {
+				pos, kernel = k.Pos, k.Name
+			}
+		}
+		return nil, f.Errorf(pos, "the generated %s declares %s twice (kernel %s); allowed: kernel names whose generated names are all distinct (rename a kernel)", file, id, kernel)
+	}
 	return out, nil
 }
 

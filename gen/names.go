@@ -311,3 +311,49 @@ func firstLine(s string) string {
 	}
 	return line
 }
+
+// duplicates returns the first package-level name that two of the
+// generated Go files compiled together both declare, with the file that
+// declares it again, or "". The spec's validation rejects every clash it
+// knows of with the kernel's position; this is the net under it.
+func duplicates(files map[string][]byte) (name, file string) {
+	var names []string
+	for n := range files {
+		if strings.HasSuffix(n, ".go") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	decls := map[string][]string{}
+	for _, n := range names {
+		f, err := parser.ParseFile(token.NewFileSet(), n, files[n], parser.SkipObjectResolution)
+		if err != nil {
+			continue // qualify reported it
+		}
+		for _, id := range topLevel(f) {
+			if id.Name != "_" && id.Name != "init" {
+				decls[n] = append(decls[n], id.Name)
+			}
+		}
+	}
+	// Each configuration compiles the files without a build suffix and
+	// those with its own.
+	for _, suffix := range []string{"_amd64", "_arm64", "_purego"} {
+		seen := map[string]bool{}
+		for _, n := range names {
+			base := strings.TrimSuffix(strings.TrimSuffix(n, ".go"), "_test")
+			own := strings.HasSuffix(base, suffix)
+			other := strings.HasSuffix(base, "_amd64") || strings.HasSuffix(base, "_arm64") || strings.HasSuffix(base, "_purego")
+			if other && !own {
+				continue
+			}
+			for _, id := range decls[n] {
+				if seen[id] {
+					return id, n
+				}
+				seen[id] = true
+			}
+		}
+	}
+	return "", ""
+}

@@ -135,3 +135,17 @@ func TestQualify(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicatesNet: a clash the spec's validation would miss is still
+// an error at the kernel, not code that does not compile.
+func TestDuplicatesNet(t *testing.T) {
+	f, err := spec.Parse("n.yaml", []byte("version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: C\n    axis: groups\n    groups: 2\n    mean: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Kernels[1].Name = "A1" // past validation
+	_, err = Generate(f, "test")
+	if err == nil || !strings.HasPrefix(err.Error(), "n.yaml:7:5: the generated ") || !strings.Contains(err.Error(), "A1 twice (kernel A1)") {
+		t.Errorf("%v", err)
+	}
+}
