@@ -1,6 +1,8 @@
 package amd64
 
 import (
+	"math/bits"
+
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/mmcloughlin/avo/x86"
@@ -59,8 +61,16 @@ func (l *lowering) argBytes(name string) reg.GPVirtual {
 // pointer stands on (see load). The pointers the loop uses move on by a
 // segment after each, and back to the row's start after the last, where
 // the scalar statements (SLoad of the row's first element) expect them.
+//
+// The sums follow the policy across the segments (see segmentEnd).
 func (l *lowering) segmentSweep(sw *sweepState) {
 	l.startAccs(sw, unroll, !l.avx512)
+	sw.levels = 1
+	if l.accumulates(sw.loop) {
+		sw.levels = 3
+		l.startLevels(sw)
+		l.segmentCounts()
+	}
 	used := make([]bool, len(l.k.Arrays))
 	for _, op := range sw.loop.Ops {
 		if op.Code == ir.VLoad || op.Code == ir.VStore {
@@ -71,6 +81,9 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 	l.I(x86.MOVQ(l.argAddr(l.sig, "segs"), k))
 	l.label(sw.name + "_seg")
 	l.runtimeSweep(sw)
+	if sw.levels > 1 {
+		l.segmentEnd(sw)
+	}
 	step := l.argBytes("segstride")
 	for i, u := range used {
 		switch {
@@ -83,6 +96,9 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 	}
 	l.I(x86.DECQ(k))
 	l.I(x86.JNZ(operand.LabelRef(sw.name + "_seg")))
+	if sw.levels > 1 {
+		l.finishSums(sw)
+	}
 
 	// Back by segs segments: segs*segstride floats, or segs parameters.
 	var back, params reg.GPVirtual
@@ -102,4 +118,65 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 			l.I(x86.SUBQ(back, l.ptr[i]))
 		}
 	}
+}
+
+// The counts of a Segments sweep's sums, in frame slots (they change
+// once per segment or chunk): room, the terms each partial sum may still
+// add to its chunk; most, the most terms one segment adds to a partial
+// sum (the blocks' iterations plus one leftover vector, or on AVX2 the
+// element tail's terms if more); chunks, the chunks the totals may still
+// take before the super-totals take them.
+const (
+	countRoom = iota
+	countMost
+	countChunks
+)
+
+// segmentCounts sets the counts before a row's first segment.
+func (l *lowering) segmentCounts() {
+	l.I(x86.MOVQ(imm32(ir.SumChunk), l.counter(countRoom)))
+	l.I(x86.MOVQ(imm32(ir.SumTotal), l.counter(countChunks)))
+	most := l.gp64()
+	l.I(x86.MOVQ(l.h, most))
+	l.I(x86.SHRQ(operand.U8(bits.TrailingZeros(uint(unroll*l.lanes))), most))
+	l.I(x86.INCQ(most))
+	if !l.avx512 {
+		t := l.gp64()
+		l.I(x86.MOVQ(l.h, t))
+		l.I(x86.ANDQ(imm32(l.lanes-1), t))
+		l.I(x86.CMPQ(t, most))
+		l.I(x86.CMOVQGT(t, most))
+	}
+	l.I(x86.MOVQ(most, l.counter(countMost)))
+}
+
+// segmentEnd ends the chunks after a segment when the next segment might
+// overrun them: a segment shorter than a chunk's elements adds at most
+// most terms to each partial sum (the AVX2 scalar sum included), so the
+// chunk runs on while room is left for that many; a longer segment's
+// chunks end within it (runtimeSweep) and after it.
+func (l *lowering) segmentEnd(sw *sweepState) {
+	room := l.gp64()
+	l.I(x86.MOVQ(l.counter(countRoom), room))
+	l.I(x86.SUBQ(l.counter(countMost), room))
+	l.I(x86.MOVQ(room, l.counter(countRoom)))
+	l.I(x86.CMPQ(room, l.counter(countMost)))
+	l.I(x86.JGE(operand.LabelRef(sw.name + "_room")))
+	l.comment("no room for another segment: the sums into the totals")
+	l.chunkDone(sw, true)
+	l.segmentChunkCount(sw, "_segchunk")
+	l.label(sw.name + "_room")
+}
+
+// segmentChunkCount counts a chunk that ended (in a segment or after
+// one), restarts room, and every ir.SumTotal chunks adds the totals into
+// the super-totals; label names its end.
+func (l *lowering) segmentChunkCount(sw *sweepState, label string) {
+	l.I(x86.MOVQ(imm32(ir.SumChunk), l.counter(countRoom)))
+	l.I(x86.DECQ(l.counter(countChunks)))
+	l.I(x86.JNZ(operand.LabelRef(sw.name + label)))
+	l.comment("%d chunks done: the totals into the super-totals", ir.SumTotal)
+	l.promote(sw)
+	l.I(x86.MOVQ(imm32(ir.SumTotal), l.counter(countChunks)))
+	l.label(sw.name + label)
 }
