@@ -10675,8 +10675,8 @@ done:
 	RET
 
 // func avx512BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·avx512BatchNormTrainAny(SB), NOSPLIT, $0-112
+// Requires: AVX, AVX512F, CMOV
+TEXT ·avx512BatchNormTrainAny(SB), NOSPLIT, $24-112
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -10704,67 +10704,144 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R11, R12
+	SHRQ         $0x06, R12
+	INCQ         R12
+	MOVQ         R12, 8(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
-	XORQ R13, R13
-	MOVQ R11, R14
-	ANDQ $-64, R14
-	JZ   loop0_vectors
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	JZ      loop0_vectors
+	MOVQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
 
 loop0:
-	VMOVUPS (BX)(R13*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(BX)(R13*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(BX)(R13*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(BX)(R13*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
 	ADDQ    $+64, R13
-	CMPQ    R13, R14
+	CMPQ    R13, R15
 	JB      loop0
+	TESTQ   $+4095, R13
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	CMPQ    R13, R14
+	JAE     loop0_vectors
+	ADDQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R11, R14
-	ANDQ $-16, R14
-	CMPQ R13, R14
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (BX)(R13*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
+	MOVQ    R11, R14
+	ANDQ    $-16, R14
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
 	ADDQ    $+16, R13
 	CMPQ    R13, R14
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R13
 
 loop0_tail:
 	TESTQ     $0x0000000f, R11
 	JZ        loop0_done
-	VMOVUPS.Z (BX)(R13*4), K1, Z5
-	VSUBPS    Z0, Z5, Z5
-	VADDPS    Z5, Z1, K1, Z1
+	VMOVUPS.Z (BX)(R13*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
 
 loop0_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop0_seg
-	MOVQ  segs+72(FP), R12
-	SHLQ  $0x02, R12
-	IMULQ segstride+88(FP), R12
-	SUBQ  R12, BX
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	MOVQ   segs+72(FP), R12
+	SHLQ   $0x02, R12
+	IMULQ  segstride+88(FP), R12
+	SUBQ   R12, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -10796,79 +10873,187 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R11, R12
+	SHRQ         $0x06, R12
+	INCQ         R12
+	MOVQ         R12, 8(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
-	XORQ R13, R13
-	MOVQ R11, R14
-	ANDQ $-64, R14
-	JZ   loop1_vectors
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	JZ      loop1_vectors
+	MOVQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R13
-	CMPQ        R13, R14
+	CMPQ        R13, R15
 	JB          loop1
+	TESTQ       $+4095, R13
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	CMPQ    R13, R14
+	JAE     loop1_vectors
+	ADDQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R11, R14
-	ANDQ $-16, R14
-	CMPQ R13, R14
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	MOVQ        R11, R14
+	ANDQ        $-16, R14
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R13
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R13
 
 loop1_tail:
 	TESTQ       $0x0000000f, R11
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R13*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R13*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop1_seg
-	MOVQ  segs+72(FP), R12
-	SHLQ  $0x02, R12
-	IMULQ segstride+88(FP), R12
-	SUBQ  R12, BX
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	MOVQ   segs+72(FP), R12
+	SHLQ   $0x02, R12
+	IMULQ  segstride+88(FP), R12
+	SUBQ   R12, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -10882,11 +11067,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -11107,8 +11289,8 @@ done:
 	RET
 
 // func avx2BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·avx2BatchNormTrainAny(SB), NOSPLIT, $0-112
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·avx2BatchNormTrainAny(SB), NOSPLIT, $88-112
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -11131,207 +11313,415 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	VMOVUPS      Y1, (SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R11, R12
+	SHRQ         $0x05, R12
+	INCQ         R12
+	MOVQ         R11, R13
+	ANDQ         $+7, R13
+	CMPQ         R13, R12
+	CMOVQGT      R13, R12
+	MOVQ         R12, 40(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
-	XORQ R13, R13
-	MOVQ R11, R14
-	ANDQ $-32, R14
-	JZ   loop0_vectors
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	JZ      loop0_vectors
+	MOVQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
 
 loop0:
-	VMOVUPS (BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R13
-	CMPQ    R13, R14
+	CMPQ    R13, R15
 	JB      loop0
+	TESTQ   $+2047, R13
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	CMPQ    R13, R14
+	JAE     loop0_vectors
+	ADDQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R11, R14
-	ANDQ $-8, R14
-	CMPQ R13, R14
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (BX)(R13*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	MOVQ    R11, R14
+	ANDQ    $-8, R14
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R13
 	CMPQ    R13, R14
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R13
 
 loop0_tail:
 	CMPQ R13, R11
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (BX)(R13*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (BX)(R13*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R13
 	CMPQ   R13, R11
 	JB     loop0_element
 
 loop0_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop0_seg
-	MOVQ  segs+72(FP), R12
-	SHLQ  $0x02, R12
-	IMULQ segstride+88(FP), R12
-	SUBQ  R12, BX
+	MOVQ 32(SP), R13
+	SUBQ 40(SP), R13
+	MOVQ R13, 32(SP)
+	CMPQ R13, 40(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	MOVQ   segs+72(FP), R12
+	SHLQ   $0x02, R12
+	IMULQ  segstride+88(FP), R12
+	SUBQ   R12, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+72(FP), R12
 	IMULQ      R11, R12
 	MOVL       $0x3f800000, R13
-	VMOVD      R13, X2
-	VCVTSI2SSQ R12, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R13, X1
+	VCVTSI2SSQ R12, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	VMOVUPS      Y3, (SP)
+	VMOVUPS      Y9, 56(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R11, R12
+	SHRQ         $0x05, R12
+	INCQ         R12
+	MOVQ         R11, R13
+	ANDQ         $+7, R13
+	CMPQ         R13, R12
+	CMOVQGT      R13, R12
+	MOVQ         R12, 40(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
-	XORQ R13, R13
-	MOVQ R11, R14
-	ANDQ $-32, R14
-	JZ   loop1_vectors
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	JZ      loop1_vectors
+	MOVQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R13
-	CMPQ        R13, R14
+	CMPQ        R13, R15
 	JB          loop1
+	TESTQ       $+2047, R13
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	CMPQ    R13, R14
+	JAE     loop1_vectors
+	ADDQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R11, R14
-	ANDQ $-8, R14
-	CMPQ R13, R14
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R11, R14
+	ANDQ        $-8, R14
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R13
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R13
 
 loop1_tail:
 	CMPQ R13, R11
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R13*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R13*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R13
 	CMPQ        R13, R11
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop1_seg
-	MOVQ  segs+72(FP), R12
-	SHLQ  $0x02, R12
-	IMULQ segstride+88(FP), R12
-	SUBQ  R12, BX
+	MOVQ 32(SP), R13
+	SUBQ 40(SP), R13
+	MOVQ R13, 32(SP)
+	CMPQ R13, 40(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 56(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	MOVQ   segs+72(FP), R12
+	SHLQ   $0x02, R12
+	IMULQ  segstride+88(FP), R12
+	SUBQ   R12, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X4
+	VMULSS X1, X4, X4
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X5
@@ -11368,13 +11758,13 @@ loop1_done:
 	VDIVSS X5, X6, X5
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X6
+	VADDSS X2, X0, X6
 
 	// s16 = s15 add s5
 	VADDSS X3, X6, X6
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// s18 = 0.9
 	MOVL  $0x3f666666, R12
@@ -11389,10 +11779,10 @@ loop1_done:
 	VMOVD R12, X8
 
 	// s21 = s20 sub s2
-	VSUBSS X2, X8, X2
+	VSUBSS X1, X8, X1
 
 	// s22 = s9 div s21
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s23 = runMean[row]
 	VMOVSS (R8), X4
@@ -11416,27 +11806,27 @@ loop1_done:
 	VMULSS X4, X3, X3
 
 	// s29 = s19 mul s22
-	VMULSS X2, X7, X2
+	VMULSS X1, X7, X1
 
 	// s30 = s28 add s29
-	VADDSS X2, X3, X2
+	VADDSS X1, X3, X1
 
 	// runVar[row] = s30
-	VMOVSS X2, (R9)
+	VMOVSS X1, (R9)
 
 	// s31 = gain[row]
-	VMOVSS (SI), X2
+	VMOVSS (SI), X1
 
 	// s32 = s14 mul s31
-	VMULSS X2, X5, X2
+	VMULSS X1, X5, X1
 
 	// s33 = bias[row]
 	VMOVSS (DI), X3
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
 	MOVQ         segs+72(FP), R12
 
@@ -11449,26 +11839,26 @@ loop2_seg:
 loop2:
 	VMOVUPS (BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, (AX)(R13*4)
 	VMOVUPS 32(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 32(AX)(R13*4)
 	VMOVUPS 64(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 64(AX)(R13*4)
 	VMOVUPS 96(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 96(AX)(R13*4)
 	ADDQ    $+32, R13
@@ -11484,8 +11874,8 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS (BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, (AX)(R13*4)
 	ADDQ    $+8, R13
@@ -11499,8 +11889,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS (BX)(R13*4), X4
 	VSUBSS X0, X4, X4
-	VSUBSS X1, X4, X4
-	VMULSS X2, X4, X4
+	VSUBSS X2, X4, X4
+	VMULSS X1, X4, X4
 	VADDSS X3, X4, X4
 	VMOVSS X4, (AX)(R13*4)
 	INCQ   R13
@@ -13478,8 +13868,8 @@ done:
 	RET
 
 // func avx512BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·avx512BatchNormTrainONNXAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX512F, CMOV
+TEXT ·avx512BatchNormTrainONNXAny(SB), NOSPLIT, $24-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gain+16(FP), DX
@@ -13505,67 +13895,144 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x06, R10
+	INCQ         R10
+	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-64, R12
-	JZ   loop0_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VMOVUPS (CX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(CX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(CX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(CX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
 	ADDQ    $+64, R11
-	CMPQ    R11, R12
+	CMPQ    R11, R13
 	JB      loop0
+	TESTQ   $+4095, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (CX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
+	MOVQ    R9, R12
+	ANDQ    $-16, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
 	ADDQ    $+16, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R11
 
 loop0_tail:
 	TESTQ     $0x0000000f, R9
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R11*4), K1, Z5
-	VSUBPS    Z0, Z5, Z5
-	VADDPS    Z5, Z1, K1, Z1
+	VMOVUPS.Z (CX)(R11*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
 
 loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop0_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, CX
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13597,79 +14064,187 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x06, R10
+	INCQ         R10
+	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-64, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R11*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop1_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, CX
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -13683,11 +14258,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -13890,8 +14462,8 @@ done:
 	RET
 
 // func avx2BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·avx2BatchNormTrainONNXAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·avx2BatchNormTrainONNXAny(SB), NOSPLIT, $88-96
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -13912,220 +14484,428 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	VMOVUPS      Y1, (SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x05, R10
+	INCQ         R10
+	MOVQ         R9, R11
+	ANDQ         $+7, R11
+	CMPQ         R11, R10
+	CMOVQGT      R11, R10
+	MOVQ         R10, 40(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop0_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VMOVUPS (CX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(CX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(CX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(CX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R11
-	CMPQ    R11, R12
+	CMPQ    R11, R13
 	JB      loop0
+	TESTQ   $+2047, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (CX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	MOVQ    R9, R12
+	ANDQ    $-8, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R11
 
 loop0_tail:
 	CMPQ R11, R9
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R11*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (CX)(R11*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R11
 	CMPQ   R11, R9
 	JB     loop0_element
 
 loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop0_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, CX
+	MOVQ 32(SP), R11
+	SUBQ 40(SP), R11
+	MOVQ R11, 32(SP)
+	CMPQ R11, 40(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
-	VCVTSI2SSQ R10, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R11, X1
+	VCVTSI2SSQ R10, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	VMOVUPS      Y3, (SP)
+	VMOVUPS      Y9, 56(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x05, R10
+	INCQ         R10
+	MOVQ         R9, R11
+	ANDQ         $+7, R11
+	CMPQ         R11, R10
+	CMOVQGT      R11, R10
+	MOVQ         R10, 40(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+2047, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R9, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R11
 
 loop1_tail:
 	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R11*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop1_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, CX
+	MOVQ 32(SP), R11
+	SUBQ 40(SP), R11
+	MOVQ R11, 32(SP)
+	CMPQ R11, 40(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 56(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X4
+	VADDSS X4, X1, X4
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
@@ -14149,13 +14929,13 @@ loop1_done:
 	VDIVSS X4, X5, X4
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X5
+	VADDSS X2, X0, X5
 
 	// s16 = s15 add s5
 	VADDSS X3, X5, X5
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// s18 = 0.9
 	MOVL  $0x3f666666, R10
@@ -14187,28 +14967,28 @@ loop1_done:
 	VMULSS X5, X3, X3
 
 	// s26 = s19 mul s9
-	VMULSS X2, X6, X2
+	VMULSS X1, X6, X1
 
 	// s27 = s25 add s26
-	VADDSS X2, X3, X2
+	VADDSS X1, X3, X1
 
 	// runVar[row] = s27
-	VMOVSS X2, (DI)
+	VMOVSS X1, (DI)
 
 	// s28 = gain[row]
-	VMOVSS (DX), X2
+	VMOVSS (DX), X1
 
 	// s29 = s14 mul s28
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X3
 
 	// s30 = bias[row]
-	VMOVSS (BX), X3
+	VMOVSS (BX), X4
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
+	VBROADCASTSS X2, Y1
+	VBROADCASTSS X3, Y2
+	VBROADCASTSS X4, Y3
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -16580,8 +17360,8 @@ done:
 	RET
 
 // func avx512GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·avx512GroupNormAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX512F, CMOV
+TEXT ·avx512GroupNormAny(SB), NOSPLIT, $24-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -16607,67 +17387,144 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x06, R10
+	INCQ         R10
+	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-64, R12
-	JZ   loop0_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VMOVUPS (BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
 	ADDQ    $+64, R11
-	CMPQ    R11, R12
+	CMPQ    R11, R13
 	JB      loop0
+	TESTQ   $+4095, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
+	MOVQ    R9, R12
+	ANDQ    $-16, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
 	ADDQ    $+16, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R11
 
 loop0_tail:
 	TESTQ     $0x0000000f, R9
 	JZ        loop0_done
-	VMOVUPS.Z (BX)(R11*4), K1, Z5
-	VSUBPS    Z0, Z5, Z5
-	VADDPS    Z5, Z1, K1, Z1
+	VMOVUPS.Z (BX)(R11*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
 
 loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop0_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, BX
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -16699,79 +17556,187 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x06, R10
+	INCQ         R10
+	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-64, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-16, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R11*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R11*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop1_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, BX
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -16785,11 +17750,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -16970,8 +17932,8 @@ done:
 	RET
 
 // func avx2GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·avx2GroupNormAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·avx2GroupNormAny(SB), NOSPLIT, $88-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -16992,230 +17954,438 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	VMOVUPS      Y1, (SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x05, R10
+	INCQ         R10
+	MOVQ         R9, R11
+	ANDQ         $+7, R11
+	CMPQ         R11, R10
+	CMOVQGT      R11, R10
+	MOVQ         R10, 40(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop0_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VMOVUPS (BX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(BX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(BX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(BX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R11
-	CMPQ    R11, R12
+	CMPQ    R11, R13
 	JB      loop0
+	TESTQ   $+2047, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (BX)(R11*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	MOVQ    R9, R12
+	ANDQ    $-8, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R11
 
 loop0_tail:
 	CMPQ R11, R9
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (BX)(R11*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (BX)(R11*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R11
 	CMPQ   R11, R9
 	JB     loop0_element
 
 loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop0_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, BX
+	MOVQ 32(SP), R11
+	SUBQ 40(SP), R11
+	MOVQ R11, 32(SP)
+	CMPQ R11, 40(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
-	VCVTSI2SSQ R10, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R11, X1
+	VCVTSI2SSQ R10, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	VMOVUPS      Y3, (SP)
+	VMOVUPS      Y9, 56(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         R9, R10
+	SHRQ         $0x05, R10
+	INCQ         R10
+	MOVQ         R9, R11
+	ANDQ         $+7, R11
+	CMPQ         R11, R10
+	CMOVQGT      R11, R10
+	MOVQ         R10, 40(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+2047, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R9, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R11
 
 loop1_tail:
 	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R11*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop1_seg
-	MOVQ  segs+56(FP), R10
-	SHLQ  $0x02, R10
-	IMULQ segstride+72(FP), R10
-	SUBQ  R10, BX
+	MOVQ 32(SP), R11
+	SUBQ 40(SP), R11
+	MOVQ R11, 32(SP)
+	CMPQ R11, 40(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 56(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	MOVQ   segs+56(FP), R10
+	SHLQ   $0x02, R10
+	IMULQ  segstride+72(FP), R10
+	SUBQ   R10, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	VADDSS X4, X1, X1
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VUCOMISS X4, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VUCOMISS X1, X4
 	JA       done
 
 	// s12 = 1
@@ -17223,24 +18393,24 @@ loop1_done:
 	VMOVD R10, X4
 
 	// s13 = sqrt s11
-	VSQRTSS X2, X2, X2
+	VSQRTSS X1, X1, X1
 
 	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	VADDSS X2, X0, X4
 
 	// s16 = s15 add s5
 	VADDSS X3, X4, X4
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -17252,36 +18422,36 @@ loop2_seg:
 loop2:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, (AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, (AX)(R11*4)
 	VMOVUPS      32(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 32(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 32(AX)(R11*4)
 	VMOVUPS      64(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 64(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 64(AX)(R11*4)
 	VMOVUPS      96(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 96(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 96(AX)(R11*4)
 	ADDQ         $+32, R11
 	CMPQ         R11, R12
 	JB           loop2
@@ -17295,12 +18465,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, (AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, (AX)(R11*4)
 	ADDQ         $+8, R11
 	CMPQ         R11, R12
 	JB           loop2_vector
@@ -17312,8 +18482,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (BX)(R11*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X1, X3, X3
-	VMULSS      X2, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
 	VMOVSS      (DI), X5
 	VMOVSS      (SI), X6
 	VFMADD231SS X6, X3, X5
@@ -17345,7 +18515,7 @@ loop2_done:
 	VMOVSS X4, (CX)
 
 	// rstd[row] = s14
-	VMOVSS X2, (DX)
+	VMOVSS X1, (DX)
 
 	// next row
 	MOVQ rowstride+80(FP), R10
@@ -17369,8 +18539,8 @@ done:
 	RET
 
 // func avx512InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·avx512InstanceNormAny(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX512F, CMOV
+TEXT ·avx512InstanceNormAny(SB), NOSPLIT, $24-80
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -17394,67 +18564,144 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         DI, R8
+	SHRQ         $0x06, R8
+	INCQ         R8
+	MOVQ         R8, 8(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
-	XORQ R9, R9
-	MOVQ DI, R10
-	ANDQ $-64, R10
-	JZ   loop0_vectors
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
 	ADDQ    $+64, R9
-	CMPQ    R9, R10
+	CMPQ    R9, R11
 	JB      loop0
+	TESTQ   $+4095, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ DI, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
+	MOVQ    DI, R10
+	ANDQ    $-16, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
 	ADDQ    $+16, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R9
 
 loop0_tail:
 	TESTQ     $0x0000000f, DI
 	JZ        loop0_done
-	VMOVUPS.Z (CX)(R9*4), K1, Z5
-	VSUBPS    Z0, Z5, Z5
-	VADDPS    Z5, Z1, K1, Z1
+	VMOVUPS.Z (CX)(R9*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
 
 loop0_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop0_seg
-	MOVQ  segs+40(FP), R8
-	SHLQ  $0x02, R8
-	IMULQ segstride+56(FP), R8
-	SUBQ  R8, CX
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	MOVQ   segs+40(FP), R8
+	SHLQ   $0x02, R8
+	IMULQ  segstride+56(FP), R8
+	SUBQ   R8, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -17486,79 +18733,187 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         DI, R8
+	SHRQ         $0x06, R8
+	INCQ         R8
+	MOVQ         R8, 8(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
-	XORQ R9, R9
-	MOVQ DI, R10
-	ANDQ $-64, R10
-	JZ   loop1_vectors
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	JZ      loop1_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R9
-	CMPQ        R9, R10
+	CMPQ        R9, R11
 	JB          loop1
+	TESTQ       $+4095, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ DI, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	MOVQ        DI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R9
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R9*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop1_seg
-	MOVQ  segs+40(FP), R8
-	SHLQ  $0x02, R8
-	IMULQ segstride+56(FP), R8
-	SUBQ  R8, CX
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	MOVQ   segs+40(FP), R8
+	SHLQ   $0x02, R8
+	IMULQ  segstride+56(FP), R8
+	SUBQ   R8, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -17572,11 +18927,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -17743,8 +19095,8 @@ done:
 	RET
 
 // func avx2InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·avx2InstanceNormAny(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·avx2InstanceNormAny(SB), NOSPLIT, $88-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -17763,230 +19115,438 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	VMOVUPS      Y1, (SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         DI, R8
+	SHRQ         $0x05, R8
+	INCQ         R8
+	MOVQ         DI, R9
+	ANDQ         $+7, R9
+	CMPQ         R9, R8
+	CMOVQGT      R9, R8
+	MOVQ         R8, 40(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
-	XORQ R9, R9
-	MOVQ DI, R10
-	ANDQ $-32, R10
-	JZ   loop0_vectors
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(CX)(R9*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(CX)(R9*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(CX)(R9*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R9
-	CMPQ    R9, R10
+	CMPQ    R9, R11
 	JB      loop0
+	TESTQ   $+2047, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ DI, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop0_tail
-
-loop0_vector:
-	VMOVUPS (CX)(R9*4), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	MOVQ    DI, R10
+	ANDQ    $-8, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R9
 
 loop0_tail:
 	CMPQ R9, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R9*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (CX)(R9*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R9
 	CMPQ   R9, DI
 	JB     loop0_element
 
 loop0_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop0_seg
-	MOVQ  segs+40(FP), R8
-	SHLQ  $0x02, R8
-	IMULQ segstride+56(FP), R8
-	SUBQ  R8, CX
+	MOVQ 32(SP), R9
+	SUBQ 40(SP), R9
+	MOVQ R9, 32(SP)
+	CMPQ R9, 40(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 48(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	MOVQ   segs+40(FP), R8
+	SHLQ   $0x02, R8
+	IMULQ  segstride+56(FP), R8
+	SUBQ   R8, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+40(FP), R8
 	IMULQ      DI, R8
 	MOVL       $0x3f800000, R9
-	VMOVD      R9, X2
-	VCVTSI2SSQ R8, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	VMOVUPS      Y3, (SP)
+	VMOVUPS      Y9, 56(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, 32(SP)
+	MOVQ         $+64, 48(SP)
+	MOVQ         DI, R8
+	SHRQ         $0x05, R8
+	INCQ         R8
+	MOVQ         DI, R9
+	ANDQ         $+7, R9
+	CMPQ         R9, R8
+	CMOVQGT      R9, R8
+	MOVQ         R8, 40(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
-	XORQ R9, R9
-	MOVQ DI, R10
-	ANDQ $-32, R10
-	JZ   loop1_vectors
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	JZ      loop1_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	CMPQ        R9, R11
 	JB          loop1
+	TESTQ       $+2047, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ DI, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        DI, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R9
 
 loop1_tail:
 	CMPQ R9, DI
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R9*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop1_seg
-	MOVQ  segs+40(FP), R8
-	SHLQ  $0x02, R8
-	IMULQ segstride+56(FP), R8
-	SUBQ  R8, CX
+	MOVQ 32(SP), R9
+	SUBQ 40(SP), R9
+	MOVQ R9, 32(SP)
+	CMPQ R9, 40(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, 32(SP)
+	DECQ   48(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  56(SP), Y14, Y14
+	VMOVUPS Y14, 56(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 48(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 56(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	MOVQ   segs+40(FP), R8
+	SHLQ   $0x02, R8
+	IMULQ  segstride+56(FP), R8
+	SUBQ   R8, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	VADDSS X4, X1, X1
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X4
-	VUCOMISS X4, X2
+	VUCOMISS X4, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X4
-	VUCOMISS X2, X4
+	VUCOMISS X1, X4
 	JA       done
 
 	// s12 = 1
@@ -17994,18 +19554,18 @@ loop1_done:
 	VMOVD R8, X4
 
 	// s13 = sqrt s11
-	VSQRTSS X2, X2, X2
+	VSQRTSS X1, X1, X1
 
 	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s15 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	MOVQ         segs+40(FP), R8
 
 loop2_seg:
@@ -18017,35 +19577,35 @@ loop2_seg:
 loop2:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, (AX)(R9*4)
 	VMOVUPS      32(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 32(AX)(R9*4)
 	VMOVUPS      64(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 64(AX)(R9*4)
 	VMOVUPS      96(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 96(AX)(R9*4)
 	ADDQ         $+32, R9
 	CMPQ         R9, R10
@@ -18060,11 +19620,11 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, (AX)(R9*4)
 	ADDQ         $+8, R9
 	CMPQ         R9, R10
@@ -18077,8 +19637,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (CX)(R9*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X1, X3, X3
-	VMULSS      X2, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
 	VMOVSS      (BX), X4
 	VMOVSS      (DX), X5
 	VFMADD231SS X5, X3, X4
