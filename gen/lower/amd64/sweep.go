@@ -213,10 +213,10 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 // chunks the totals go into the super-totals. Rows whose partial sums
 // add at most ir.SumChunk terms keep the plain loop.
 func (l *lowering) fixedBlocks(sw *sweepState, blocks, nacc, nvec int) {
-	per := max(1, unroll/nacc)     // terms per partial sum and iteration
-	ipc := max(1, ir.SumChunk/per) // iterations per chunk
-	ul := unroll * l.lanes         // elements per iteration
-	chunk := ipc * ul              // elements per chunk
+	per := (unroll + nacc - 1) / nacc // terms per partial sum and iteration, at most
+	ipc := max(1, ir.SumChunk/per)    // iterations per chunk
+	ul := unroll * l.lanes            // elements per iteration
+	chunk := ipc * ul                 // elements per chunk
 	nchunks := (blocks + ipc - 1) / ipc
 	left := make([]int, nacc)
 	for j := blocks * unroll; j < nvec; j++ {
