@@ -10676,7 +10676,7 @@ done:
 
 // func avx512BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512BatchNormTrainAny(SB), NOSPLIT, $24-112
+TEXT ·avx512BatchNormTrainAny(SB), NOSPLIT, $32-112
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -10693,6 +10693,16 @@ TEXT ·avx512BatchNormTrainAny(SB), NOSPLIT, $24-112
 	BTSL  R12, R13
 	DECL  R13
 	KMOVW R13, K1
+	MOVQ  R11, R12
+	SHRQ  $0x06, R12
+	LEAQ  1(R12), R13
+	MOVQ  R13, 8(SP)
+	LEAQ  4(R12), R12
+	IMULQ segs+72(FP), R12
+	XORQ  R13, R13
+	CMPQ  R12, $+64
+	SETLS R13
+	MOVQ  R13, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -10704,14 +10714,12 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R11, R12
-	SHRQ         $0x06, R12
-	INCQ         R12
-	MOVQ         R12, 8(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
@@ -10836,10 +10844,71 @@ loop0_room:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
-	MOVQ   segs+72(FP), R12
-	SHLQ   $0x02, R12
-	IMULQ  segstride+88(FP), R12
-	SUBQ   R12, BX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop0s_seg:
+	XORQ R13, R13
+	MOVQ R11, R14
+	ANDQ $-64, R14
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R13*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(BX)(R13*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(BX)(R13*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(BX)(R13*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R13
+	CMPQ    R13, R14
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R11, R14
+	ANDQ $-16, R14
+	CMPQ R13, R14
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R13*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R13
+	CMPQ    R13, R14
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R11
+	JZ        loop0s_done
+	VMOVUPS.Z (BX)(R13*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
+	MOVQ  segs+72(FP), R12
+	SHLQ  $0x02, R12
+	IMULQ segstride+88(FP), R12
+	SUBQ  R12, BX
 
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
@@ -10873,16 +10942,14 @@ loop0_room:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R11, R12
-	SHRQ         $0x06, R12
-	INCQ         R12
-	MOVQ         R12, 8(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
@@ -11048,10 +11115,86 @@ loop1_room:
 	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
-	MOVQ   segs+72(FP), R12
-	SHLQ   $0x02, R12
-	IMULQ  segstride+88(FP), R12
-	SUBQ   R12, BX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop1s_seg:
+	XORQ R13, R13
+	MOVQ R11, R14
+	ANDQ $-64, R14
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R13
+	CMPQ        R13, R14
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R11, R14
+	ANDQ $-16, R14
+	CMPQ R13, R14
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R13*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R13
+	CMPQ        R13, R14
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R11
+	JZ          loop1s_done
+	VMOVUPS.Z   (BX)(R13*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
+	MOVQ  segs+72(FP), R12
+	SHLQ  $0x02, R12
+	IMULQ segstride+88(FP), R12
+	SUBQ  R12, BX
 
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
@@ -11290,17 +11433,31 @@ done:
 
 // func avx2BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2BatchNormTrainAny(SB), NOSPLIT, $88-112
-	MOVQ dst+0(FP), AX
-	MOVQ mean+8(FP), CX
-	MOVQ rstd+16(FP), DX
-	MOVQ x+24(FP), BX
-	MOVQ gain+32(FP), SI
-	MOVQ bias+40(FP), DI
-	MOVQ runMean+48(FP), R8
-	MOVQ runVar+56(FP), R9
-	MOVQ rows+64(FP), R10
-	MOVQ seglen+80(FP), R11
+TEXT ·avx2BatchNormTrainAny(SB), NOSPLIT, $96-112
+	MOVQ    dst+0(FP), AX
+	MOVQ    mean+8(FP), CX
+	MOVQ    rstd+16(FP), DX
+	MOVQ    x+24(FP), BX
+	MOVQ    gain+32(FP), SI
+	MOVQ    bias+40(FP), DI
+	MOVQ    runMean+48(FP), R8
+	MOVQ    runVar+56(FP), R9
+	MOVQ    rows+64(FP), R10
+	MOVQ    seglen+80(FP), R11
+	MOVQ    R11, R12
+	SHRQ    $0x05, R12
+	LEAQ    1(R12), R13
+	MOVQ    R11, R14
+	ANDQ    $+7, R14
+	CMPQ    R14, R13
+	CMOVQGT R14, R13
+	MOVQ    R13, 8(SP)
+	LEAQ    7(R12), R12
+	IMULQ   segs+72(FP), R12
+	XORQ    R13, R13
+	CMPQ    R12, $+64
+	SETLS   R13
+	MOVQ    R13, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -11313,18 +11470,12 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
 	VXORPS       Y6, Y6, Y6
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R11, R12
-	SHRQ         $0x05, R12
-	INCQ         R12
-	MOVQ         R11, R13
-	ANDQ         $+7, R13
-	CMPQ         R13, R12
-	CMOVQGT      R13, R12
-	MOVQ         R12, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
@@ -11366,15 +11517,15 @@ loop0:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_chunk:
 	MOVQ    R11, R14
@@ -11421,10 +11572,10 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	MOVQ 32(SP), R13
-	SUBQ 40(SP), R13
-	MOVQ R13, 32(SP)
-	CMPQ R13, 40(SP)
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
 	JGE  loop0_room
 
 	// no room for another segment: the sums into the totals
@@ -11438,15 +11589,15 @@ loop0_done:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_segchunk:
 loop0_room:
@@ -11458,12 +11609,78 @@ loop0_room:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS (SP), Y6, Y6
+	VADDPS 32(SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
-	MOVQ   segs+72(FP), R12
-	SHLQ   $0x02, R12
-	IMULQ  segstride+88(FP), R12
-	SUBQ   R12, BX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop0s_seg:
+	XORQ R13, R13
+	MOVQ R11, R14
+	ANDQ $-32, R14
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R13
+	CMPQ    R13, R14
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R11, R14
+	ANDQ $-8, R14
+	CMPQ R13, R14
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R13
+	CMPQ    R13, R14
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R13, R11
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R13*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R13
+	CMPQ   R13, R11
+	JB     loop0s_element
+
+loop0s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
+	MOVQ  segs+72(FP), R12
+	SHLQ  $0x02, R12
+	IMULQ segstride+88(FP), R12
+	SUBQ  R12, BX
 
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
@@ -11498,20 +11715,14 @@ loop0_room:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y9, 56(SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
 	VXORPS       Y13, Y13, Y13
 	VXORPS       Y14, Y14, Y14
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R11, R12
-	SHRQ         $0x05, R12
-	INCQ         R12
-	MOVQ         R11, R13
-	ANDQ         $+7, R13
-	CMPQ         R13, R12
-	CMOVQGT      R13, R12
-	MOVQ         R12, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
@@ -11571,18 +11782,18 @@ loop1:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
 	MOVQ    R11, R14
@@ -11637,10 +11848,10 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
-	MOVQ 32(SP), R13
-	SUBQ 40(SP), R13
-	MOVQ R13, 32(SP)
-	CMPQ R13, 40(SP)
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
@@ -11664,18 +11875,18 @@ loop1_done:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
 loop1_room:
@@ -11687,17 +11898,98 @@ loop1_room:
 	VADDPS Y4, Y3, Y3
 	VADDPS Y7, Y6, Y6
 	VADDPS Y6, Y3, Y3
-	VADDPS (SP), Y13, Y13
+	VADDPS 32(SP), Y13, Y13
 	VADDPS Y13, Y3, Y3
 	VADDPS Y10, Y9, Y9
 	VADDPS Y12, Y11, Y11
 	VADDPS Y11, Y9, Y9
-	VADDPS 56(SP), Y14, Y14
+	VADDPS 64(SP), Y14, Y14
 	VADDPS Y14, Y9, Y9
-	MOVQ   segs+72(FP), R12
-	SHLQ   $0x02, R12
-	IMULQ  segstride+88(FP), R12
-	SUBQ   R12, BX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop1s_seg:
+	XORQ R13, R13
+	MOVQ R11, R14
+	ANDQ $-32, R14
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R13
+	CMPQ        R13, R14
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R11, R14
+	ANDQ $-8, R14
+	CMPQ R13, R14
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R13
+	CMPQ        R13, R14
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R13, R11
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R13*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R13
+	CMPQ        R13, R11
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
+	MOVQ  segs+72(FP), R12
+	SHLQ  $0x02, R12
+	IMULQ segstride+88(FP), R12
+	SUBQ  R12, BX
 
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
@@ -13869,7 +14161,7 @@ done:
 
 // func avx512BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512BatchNormTrainONNXAny(SB), NOSPLIT, $24-96
+TEXT ·avx512BatchNormTrainONNXAny(SB), NOSPLIT, $32-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gain+16(FP), DX
@@ -13884,6 +14176,16 @@ TEXT ·avx512BatchNormTrainONNXAny(SB), NOSPLIT, $24-96
 	BTSL  R10, R11
 	DECL  R11
 	KMOVW R11, K1
+	MOVQ  R9, R10
+	SHRQ  $0x06, R10
+	LEAQ  1(R10), R11
+	MOVQ  R11, 8(SP)
+	LEAQ  4(R10), R10
+	IMULQ segs+56(FP), R10
+	XORQ  R11, R11
+	CMPQ  R10, $+64
+	SETLS R11
+	MOVQ  R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -13895,14 +14197,12 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x06, R10
-	INCQ         R10
-	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
@@ -14027,10 +14327,71 @@ loop0_room:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, CX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R11*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, CX
 
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
@@ -14064,16 +14425,14 @@ loop0_room:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x06, R10
-	INCQ         R10
-	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -14239,10 +14598,86 @@ loop1_room:
 	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, CX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R11*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, CX
 
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
@@ -14463,15 +14898,29 @@ done:
 
 // func avx2BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2BatchNormTrainONNXAny(SB), NOSPLIT, $88-96
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gain+16(FP), DX
-	MOVQ bias+24(FP), BX
-	MOVQ runMean+32(FP), SI
-	MOVQ runVar+40(FP), DI
-	MOVQ rows+48(FP), R8
-	MOVQ seglen+64(FP), R9
+TEXT ·avx2BatchNormTrainONNXAny(SB), NOSPLIT, $96-96
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    gain+16(FP), DX
+	MOVQ    bias+24(FP), BX
+	MOVQ    runMean+32(FP), SI
+	MOVQ    runVar+40(FP), DI
+	MOVQ    rows+48(FP), R8
+	MOVQ    seglen+64(FP), R9
+	MOVQ    R9, R10
+	SHRQ    $0x05, R10
+	LEAQ    1(R10), R11
+	MOVQ    R9, R12
+	ANDQ    $+7, R12
+	CMPQ    R12, R11
+	CMOVQGT R12, R11
+	MOVQ    R11, 8(SP)
+	LEAQ    7(R10), R10
+	IMULQ   segs+56(FP), R10
+	XORQ    R11, R11
+	CMPQ    R10, $+64
+	SETLS   R11
+	MOVQ    R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -14484,18 +14933,12 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
 	VXORPS       Y6, Y6, Y6
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x05, R10
-	INCQ         R10
-	MOVQ         R9, R11
-	ANDQ         $+7, R11
-	CMPQ         R11, R10
-	CMOVQGT      R11, R10
-	MOVQ         R10, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
@@ -14537,15 +14980,15 @@ loop0:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_chunk:
 	MOVQ    R9, R12
@@ -14592,10 +15035,10 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	MOVQ 32(SP), R11
-	SUBQ 40(SP), R11
-	MOVQ R11, 32(SP)
-	CMPQ R11, 40(SP)
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
 	JGE  loop0_room
 
 	// no room for another segment: the sums into the totals
@@ -14609,15 +15052,15 @@ loop0_done:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_segchunk:
 loop0_room:
@@ -14629,12 +15072,78 @@ loop0_room:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS (SP), Y6, Y6
+	VADDPS 32(SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, CX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R11, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R11*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R11
+	CMPQ   R11, R9
+	JB     loop0s_element
+
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, CX
 
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
@@ -14669,20 +15178,14 @@ loop0_room:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y9, 56(SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
 	VXORPS       Y13, Y13, Y13
 	VXORPS       Y14, Y14, Y14
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x05, R10
-	INCQ         R10
-	MOVQ         R9, R11
-	ANDQ         $+7, R11
-	CMPQ         R11, R10
-	CMOVQGT      R11, R10
-	MOVQ         R10, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -14742,18 +15245,18 @@ loop1:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
 	MOVQ    R9, R12
@@ -14808,10 +15311,10 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
-	MOVQ 32(SP), R11
-	SUBQ 40(SP), R11
-	MOVQ R11, 32(SP)
-	CMPQ R11, 40(SP)
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
@@ -14835,18 +15338,18 @@ loop1_done:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
 loop1_room:
@@ -14858,17 +15361,98 @@ loop1_room:
 	VADDPS Y4, Y3, Y3
 	VADDPS Y7, Y6, Y6
 	VADDPS Y6, Y3, Y3
-	VADDPS (SP), Y13, Y13
+	VADDPS 32(SP), Y13, Y13
 	VADDPS Y13, Y3, Y3
 	VADDPS Y10, Y9, Y9
 	VADDPS Y12, Y11, Y11
 	VADDPS Y11, Y9, Y9
-	VADDPS 56(SP), Y14, Y14
+	VADDPS 64(SP), Y14, Y14
 	VADDPS Y14, Y9, Y9
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, CX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, CX
 
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
@@ -17361,7 +17945,7 @@ done:
 
 // func avx512GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512GroupNormAny(SB), NOSPLIT, $24-96
+TEXT ·avx512GroupNormAny(SB), NOSPLIT, $32-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -17376,6 +17960,16 @@ TEXT ·avx512GroupNormAny(SB), NOSPLIT, $24-96
 	BTSL  R10, R11
 	DECL  R11
 	KMOVW R11, K1
+	MOVQ  R9, R10
+	SHRQ  $0x06, R10
+	LEAQ  1(R10), R11
+	MOVQ  R11, 8(SP)
+	LEAQ  4(R10), R10
+	IMULQ segs+56(FP), R10
+	XORQ  R11, R11
+	CMPQ  R10, $+64
+	SETLS R11
+	MOVQ  R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -17387,14 +17981,12 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x06, R10
-	INCQ         R10
-	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
@@ -17519,10 +18111,71 @@ loop0_room:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, BX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(BX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(BX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(BX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R11*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (BX)(R11*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
 
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
@@ -17556,16 +18209,14 @@ loop0_room:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x06, R10
-	INCQ         R10
-	MOVQ         R10, 8(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -17731,10 +18382,86 @@ loop1_room:
 	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, BX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R11*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (BX)(R11*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
 
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
@@ -17933,15 +18660,29 @@ done:
 
 // func avx2GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2GroupNormAny(SB), NOSPLIT, $88-96
-	MOVQ dst+0(FP), AX
-	MOVQ mean+8(FP), CX
-	MOVQ rstd+16(FP), DX
-	MOVQ x+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ beta+40(FP), DI
-	MOVQ rows+48(FP), R8
-	MOVQ seglen+64(FP), R9
+TEXT ·avx2GroupNormAny(SB), NOSPLIT, $96-96
+	MOVQ    dst+0(FP), AX
+	MOVQ    mean+8(FP), CX
+	MOVQ    rstd+16(FP), DX
+	MOVQ    x+24(FP), BX
+	MOVQ    gamma+32(FP), SI
+	MOVQ    beta+40(FP), DI
+	MOVQ    rows+48(FP), R8
+	MOVQ    seglen+64(FP), R9
+	MOVQ    R9, R10
+	SHRQ    $0x05, R10
+	LEAQ    1(R10), R11
+	MOVQ    R9, R12
+	ANDQ    $+7, R12
+	CMPQ    R12, R11
+	CMOVQGT R12, R11
+	MOVQ    R11, 8(SP)
+	LEAQ    7(R10), R10
+	IMULQ   segs+56(FP), R10
+	XORQ    R11, R11
+	CMPQ    R10, $+64
+	SETLS   R11
+	MOVQ    R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -17954,18 +18695,12 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
 	VXORPS       Y6, Y6, Y6
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x05, R10
-	INCQ         R10
-	MOVQ         R9, R11
-	ANDQ         $+7, R11
-	CMPQ         R11, R10
-	CMOVQGT      R11, R10
-	MOVQ         R10, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
@@ -18007,15 +18742,15 @@ loop0:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_chunk:
 	MOVQ    R9, R12
@@ -18062,10 +18797,10 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	MOVQ 32(SP), R11
-	SUBQ 40(SP), R11
-	MOVQ R11, 32(SP)
-	CMPQ R11, 40(SP)
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
 	JGE  loop0_room
 
 	// no room for another segment: the sums into the totals
@@ -18079,15 +18814,15 @@ loop0_done:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_segchunk:
 loop0_room:
@@ -18099,12 +18834,78 @@ loop0_room:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS (SP), Y6, Y6
+	VADDPS 32(SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, BX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R11, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R11*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R11
+	CMPQ   R11, R9
+	JB     loop0s_element
+
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
 
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
@@ -18139,20 +18940,14 @@ loop0_room:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y9, 56(SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
 	VXORPS       Y13, Y13, Y13
 	VXORPS       Y14, Y14, Y14
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         R9, R10
-	SHRQ         $0x05, R10
-	INCQ         R10
-	MOVQ         R9, R11
-	ANDQ         $+7, R11
-	CMPQ         R11, R10
-	CMOVQGT      R11, R10
-	MOVQ         R10, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -18212,18 +19007,18 @@ loop1:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
 	MOVQ    R9, R12
@@ -18278,10 +19073,10 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
-	MOVQ 32(SP), R11
-	SUBQ 40(SP), R11
-	MOVQ R11, 32(SP)
-	CMPQ R11, 40(SP)
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
@@ -18305,18 +19100,18 @@ loop1_done:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
 loop1_room:
@@ -18328,17 +19123,98 @@ loop1_room:
 	VADDPS Y4, Y3, Y3
 	VADDPS Y7, Y6, Y6
 	VADDPS Y6, Y3, Y3
-	VADDPS (SP), Y13, Y13
+	VADDPS 32(SP), Y13, Y13
 	VADDPS Y13, Y3, Y3
 	VADDPS Y10, Y9, Y9
 	VADDPS Y12, Y11, Y11
 	VADDPS Y11, Y9, Y9
-	VADDPS 56(SP), Y14, Y14
+	VADDPS 64(SP), Y14, Y14
 	VADDPS Y14, Y9, Y9
-	MOVQ   segs+56(FP), R10
-	SHLQ   $0x02, R10
-	IMULQ  segstride+72(FP), R10
-	SUBQ   R10, BX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
 
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
@@ -18540,7 +19416,7 @@ done:
 
 // func avx512InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·avx512InstanceNormAny(SB), NOSPLIT, $24-80
+TEXT ·avx512InstanceNormAny(SB), NOSPLIT, $32-80
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -18553,6 +19429,16 @@ TEXT ·avx512InstanceNormAny(SB), NOSPLIT, $24-80
 	BTSL  R8, R9
 	DECL  R9
 	KMOVW R9, K1
+	MOVQ  DI, R8
+	SHRQ  $0x06, R8
+	LEAQ  1(R8), R9
+	MOVQ  R9, 8(SP)
+	LEAQ  4(R8), R8
+	IMULQ segs+40(FP), R8
+	XORQ  R9, R9
+	CMPQ  R8, $+64
+	SETLS R9
+	MOVQ  R9, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -18564,14 +19450,12 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         DI, R8
-	SHRQ         $0x06, R8
-	INCQ         R8
-	MOVQ         R8, 8(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
@@ -18696,10 +19580,71 @@ loop0_room:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
-	MOVQ   segs+40(FP), R8
-	SHLQ   $0x02, R8
-	IMULQ  segstride+56(FP), R8
-	SUBQ   R8, CX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop0s_seg:
+	XORQ R9, R9
+	MOVQ DI, R10
+	ANDQ $-64, R10
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R9
+	CMPQ    R9, R10
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R9*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
+	MOVQ  segs+40(FP), R8
+	SHLQ  $0x02, R8
+	IMULQ segstride+56(FP), R8
+	SUBQ  R8, CX
 
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
@@ -18733,16 +19678,14 @@ loop0_room:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
-	MOVQ         DI, R8
-	SHRQ         $0x06, R8
-	INCQ         R8
-	MOVQ         R8, 8(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
@@ -18908,10 +19851,86 @@ loop1_room:
 	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
-	MOVQ   segs+40(FP), R8
-	SHLQ   $0x02, R8
-	IMULQ  segstride+56(FP), R8
-	SUBQ   R8, CX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop1s_seg:
+	XORQ R9, R9
+	MOVQ DI, R10
+	ANDQ $-64, R10
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
+	MOVQ  segs+40(FP), R8
+	SHLQ  $0x02, R8
+	IMULQ segstride+56(FP), R8
+	SUBQ  R8, CX
 
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
@@ -19096,13 +20115,27 @@ done:
 
 // func avx2InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·avx2InstanceNormAny(SB), NOSPLIT, $88-80
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ beta+24(FP), BX
-	MOVQ rows+32(FP), SI
-	MOVQ seglen+48(FP), DI
+TEXT ·avx2InstanceNormAny(SB), NOSPLIT, $96-80
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    gamma+16(FP), DX
+	MOVQ    beta+24(FP), BX
+	MOVQ    rows+32(FP), SI
+	MOVQ    seglen+48(FP), DI
+	MOVQ    DI, R8
+	SHRQ    $0x05, R8
+	LEAQ    1(R8), R9
+	MOVQ    DI, R10
+	ANDQ    $+7, R10
+	CMPQ    R10, R9
+	CMOVQGT R10, R9
+	MOVQ    R9, 8(SP)
+	LEAQ    7(R8), R8
+	IMULQ   segs+40(FP), R8
+	XORQ    R9, R9
+	CMPQ    R8, $+64
+	SETLS   R9
+	MOVQ    R9, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -19115,18 +20148,12 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
 	VXORPS       Y6, Y6, Y6
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         DI, R8
-	SHRQ         $0x05, R8
-	INCQ         R8
-	MOVQ         DI, R9
-	ANDQ         $+7, R9
-	CMPQ         R9, R8
-	CMOVQGT      R9, R8
-	MOVQ         R8, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
@@ -19168,15 +20195,15 @@ loop0:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_chunk:
 	MOVQ    DI, R10
@@ -19223,10 +20250,10 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
-	MOVQ 32(SP), R9
-	SUBQ 40(SP), R9
-	MOVQ R9, 32(SP)
-	CMPQ R9, 40(SP)
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
 	JGE  loop0_room
 
 	// no room for another segment: the sums into the totals
@@ -19240,15 +20267,15 @@ loop0_done:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop0_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
 	VXORPS  Y6, Y6, Y6
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop0_segchunk:
 loop0_room:
@@ -19260,12 +20287,78 @@ loop0_room:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS (SP), Y6, Y6
+	VADDPS 32(SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
-	MOVQ   segs+40(FP), R8
-	SHLQ   $0x02, R8
-	IMULQ  segstride+56(FP), R8
-	SUBQ   R8, CX
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop0s_seg:
+	XORQ R9, R9
+	MOVQ DI, R10
+	ANDQ $-32, R10
+	JZ   loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R9*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R9
+	CMPQ   R9, DI
+	JB     loop0s_element
+
+loop0s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
+	MOVQ  segs+40(FP), R8
+	SHLQ  $0x02, R8
+	IMULQ segstride+56(FP), R8
+	SUBQ  R8, CX
 
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
@@ -19300,20 +20393,14 @@ loop0_room:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y9, 56(SP)
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
 	VXORPS       Y13, Y13, Y13
 	VXORPS       Y14, Y14, Y14
-	MOVQ         $+64, 32(SP)
-	MOVQ         $+64, 48(SP)
-	MOVQ         DI, R8
-	SHRQ         $0x05, R8
-	INCQ         R8
-	MOVQ         DI, R9
-	ANDQ         $+7, R9
-	CMPQ         R9, R8
-	CMOVQGT      R9, R8
-	MOVQ         R8, 40(SP)
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
@@ -19373,18 +20460,18 @@ loop1:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
 	MOVQ    DI, R10
@@ -19439,10 +20526,10 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
-	MOVQ 32(SP), R9
-	SUBQ 40(SP), R9
-	MOVQ R9, 32(SP)
-	CMPQ R9, 40(SP)
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
@@ -19466,18 +20553,18 @@ loop1_done:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	VXORPS Y12, Y12, Y12
-	MOVQ   $+64, 32(SP)
-	DECQ   48(SP)
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  56(SP), Y14, Y14
-	VMOVUPS Y14, 56(SP)
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
 	VXORPS  Y14, Y14, Y14
-	MOVQ    $+64, 48(SP)
+	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
 loop1_room:
@@ -19489,17 +20576,98 @@ loop1_room:
 	VADDPS Y4, Y3, Y3
 	VADDPS Y7, Y6, Y6
 	VADDPS Y6, Y3, Y3
-	VADDPS (SP), Y13, Y13
+	VADDPS 32(SP), Y13, Y13
 	VADDPS Y13, Y3, Y3
 	VADDPS Y10, Y9, Y9
 	VADDPS Y12, Y11, Y11
 	VADDPS Y11, Y9, Y9
-	VADDPS 56(SP), Y14, Y14
+	VADDPS 64(SP), Y14, Y14
 	VADDPS Y14, Y9, Y9
-	MOVQ   segs+40(FP), R8
-	SHLQ   $0x02, R8
-	IMULQ  segstride+56(FP), R8
-	SUBQ   R8, CX
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop1s_seg:
+	XORQ R9, R9
+	MOVQ DI, R10
+	ANDQ $-32, R10
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R9, DI
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R9*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R9
+	CMPQ        R9, DI
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
+	MOVQ  segs+40(FP), R8
+	SHLQ  $0x02, R8
+	IMULQ segstride+56(FP), R8
+	SUBQ  R8, CX
 
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
