@@ -161,7 +161,8 @@ func TestLongSumAccuracy(t *testing.T) {
 // unroll partial sums shared by the rows of a block, the AVX-512 masked
 // tail one more vector), and into super-totals exactly when it would take
 // more than ir.SumTotal chunks; a run-time H always does both. A Segments
-// function does both, and ends its chunks between segments.
+// function does both, ends its chunks between segments, and has a plain
+// sweep for rows too short for chunks.
 func TestRowChunks(t *testing.T) {
 	ks := buildKernels(t)
 	const chunkDone = "terms per lane done"
@@ -212,7 +213,7 @@ func TestRowChunks(t *testing.T) {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
 			src := string(text)
-			for _, s := range []string{chunkDone, super, "no room for another segment"} {
+			for _, s := range []string{chunkDone, super, "no room for another segment", "for rows too short for chunks"} {
 				if !strings.Contains(src, s) {
 					t.Errorf("%s: no %q", f.Name(), s)
 				}
