@@ -2288,15 +2288,86 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
+	CMPQ         R8, $+3903
+	JA           loop0_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
-	JZ           loop0_vectors
-	MOVQ         $+4096, R11
-	CMPQ         R11, R10
-	CMOVQGT      R10, R11
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R9*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS (DX)(R9*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R9*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 64(DX)(R9*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R9*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 128(DX)(R9*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R9*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 192(DX)(R9*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R9
+	CMPQ    R9, R10
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R9*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS (DX)(R9*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z6
+	VMULPS    Z6, Z0, Z6
+	VMOVUPS.Z (DX)(R9*4), K1, Z7
+	VADDPS    Z7, Z6, Z6
+	VSUBPS    Z1, Z6, Z6
+	VADDPS    Z6, Z2, K1, Z2
+
+loop0s_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
 	VMOVUPS (CX)(R9*4), Z8
@@ -2403,6 +2474,7 @@ loop0_done:
 	VADDPS Z6, Z7, Z7
 	VADDPS Z7, Z2, Z2
 
+loop0_summed:
 	// s5 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
@@ -2434,17 +2506,103 @@ loop0_done:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
+	CMPQ         R8, $+3903
+	JA           loop1_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
-	JZ           loop1_vectors
-	MOVQ         $+4096, R11
-	CMPQ         R11, R10
-	CMOVQGT      R10, R11
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS.Z   (DX)(R9*4), K1, Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, K1, Z4
+	VFMADD231PS Z12, Z12, K1, Z8
+
+loop1s_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop1_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
 	VMOVUPS     (CX)(R9*4), Z16
@@ -2582,6 +2740,7 @@ loop1_done:
 	VADDPS Z13, Z15, Z15
 	VADDPS Z15, Z8, Z8
 
+loop1_summed:
 	// s8 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
@@ -2819,15 +2978,86 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
+	CMPQ         R8, $+3903
+	JA           loop0_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-64, R12
-	JZ           loop0_vectors
-	MOVQ         $+4096, R13
-	CMPQ         R13, R12
-	CMOVQGT      R12, R13
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R11*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS (DX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 64(CX)(R11*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 64(DX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 128(CX)(R11*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 128(DX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VMOVUPS 192(CX)(R11*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS 192(DX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R11*4), Z6
+	VMULPS  Z6, Z0, Z6
+	VMOVUPS (DX)(R11*4), Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R11*4), K1, Z6
+	VMULPS    Z6, Z0, Z6
+	VMOVUPS.Z (DX)(R11*4), K1, Z7
+	VADDPS    Z7, Z6, Z6
+	VSUBPS    Z1, Z6, Z6
+	VADDPS    Z6, Z2, K1, Z2
+
+loop0s_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
 	VMOVUPS (CX)(R11*4), Z8
@@ -2934,6 +3164,7 @@ loop0_done:
 	VADDPS Z6, Z7, Z7
 	VADDPS Z7, Z2, Z2
 
+loop0_summed:
 	// s5 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
@@ -2965,17 +3196,108 @@ loop0_done:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
+	CMPQ         R8, $+3903
+	JA           loop1_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-64, R12
-	JZ           loop1_vectors
-	MOVQ         $+4096, R13
-	CMPQ         R13, R12
-	CMOVQGT      R12, R13
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     64(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     64(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
+	VMOVUPS     128(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     128(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z10
+	VMOVUPS     192(CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     192(DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z7, Z7
+	VFMADD231PS Z12, Z12, Z11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS     (DX)(R11*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R11*4), K1, Z12
+	VMULPS      Z12, Z0, Z12
+	VMOVUPS.Z   (DX)(R11*4), K1, Z13
+	VADDPS      Z13, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VADDPS      Z12, Z4, K1, Z4
+	VFMADD231PS Z12, Z12, K1, Z8
+
+loop1s_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
 	PREFETCHT1  (CX)(R10*1)
@@ -3118,6 +3440,7 @@ loop1_done:
 	VADDPS Z13, Z15, Z15
 	VADDPS Z15, Z8, Z8
 
+loop1_summed:
 	// s8 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
@@ -3457,15 +3780,91 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
-	VMOVUPS      Y2, (SP)
-	VMOVUPS      Y2, 32(SP)
+	CMPQ         R8, $+1983
+	JA           loop0_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
-	JZ           loop0_vectors
-	MOVQ         $+2048, R11
-	CMPQ         R11, R10
-	CMOVQGT      R10, R11
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 32(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 64(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 96(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R9*4), X7
+	VMULSS X7, X0, X7
+	VMOVSS (DX)(R9*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R9
+	CMPQ   R9, R8
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
 	VMOVUPS (CX)(R9*4), Y7
@@ -3582,6 +3981,7 @@ loop0_done:
 	VADDPS  (SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
+loop0_summed:
 	// s5 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -3614,17 +4014,108 @@ loop0_done:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X13, X13, X13
-	VMOVUPS      Y4, (SP)
-	VMOVUPS      Y9, 32(SP)
-	VMOVUPS      Y4, 64(SP)
-	VMOVUPS      Y9, 96(SP)
+	CMPQ         R8, $+1983
+	JA           loop1_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
-	JZ           loop1_vectors
-	MOVQ         $+2048, R11
-	CMPQ         R11, R10
-	CMOVQGT      R10, R11
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R9, R8
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R9*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R9*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
+	INCQ        R9
+	CMPQ        R9, R8
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y9, 32(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y9, 96(SP)
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop1_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
 	VMOVUPS     (CX)(R9*4), Y14
@@ -3777,6 +4268,7 @@ loop1_done:
 	VADDPS  32(SP), Y5, Y5
 	VADDPS  Y5, Y9, Y9
 
+loop1_summed:
 	// s8 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
@@ -4012,15 +4504,91 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
-	VMOVUPS      Y2, (SP)
-	VMOVUPS      Y2, 32(SP)
+	CMPQ         R8, $+1983
+	JA           loop0_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-32, R12
-	JZ           loop0_vectors
-	MOVQ         $+2048, R13
-	CMPQ         R13, R12
-	CMOVQGT      R12, R13
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 32(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 64(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 96(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R11, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R11*4), X7
+	VMULSS X7, X0, X7
+	VMOVSS (DX)(R11*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R11
+	CMPQ   R11, R8
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
 	VMOVUPS (CX)(R11*4), Y7
@@ -4137,6 +4705,7 @@ loop0_done:
 	VADDPS  (SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
+loop0_summed:
 	// s5 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -4169,17 +4738,111 @@ loop0_done:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X13, X13, X13
-	VMOVUPS      Y4, (SP)
-	VMOVUPS      Y9, 32(SP)
-	VMOVUPS      Y4, 64(SP)
-	VMOVUPS      Y9, 96(SP)
+	CMPQ         R8, $+1983
+	JA           loop1_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-32, R12
-	JZ           loop1_vectors
-	MOVQ         $+2048, R13
-	CMPQ         R13, R12
-	CMOVQGT      R12, R13
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R8
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R11*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R11*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
+	INCQ        R11
+	CMPQ        R11, R8
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y9, 32(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y9, 96(SP)
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
 	PREFETCHT1  (CX)(R10*1)
@@ -4335,6 +4998,7 @@ loop1_done:
 	VADDPS  32(SP), Y5, Y5
 	VADDPS  Y5, Y9, Y9
 
+loop1_summed:
 	// s8 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4

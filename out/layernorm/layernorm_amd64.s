@@ -6770,15 +6770,68 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         DI, $+3903
+	JA           loop0_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
-	JZ           loop0_vectors
-	MOVQ         $+4096, R10
-	CMPQ         R10, R9
-	CMOVQGT      R9, R10
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R8
+	CMPQ    R8, R9
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R8*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R8
+	CMPQ    R8, R9
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R8*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
 
 loop0:
 	VMOVUPS (CX)(R8*4), Z7
@@ -6861,6 +6914,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -6891,17 +6945,85 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         DI, $+3903
+	JA           loop1_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
-	JZ           loop1_vectors
-	MOVQ         $+4096, R10
-	CMPQ         R10, R9
-	CMOVQGT      R9, R10
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R8*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R8*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop1_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
 
 loop1:
 	VMOVUPS     (CX)(R8*4), Z15
@@ -7015,6 +7137,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -7217,15 +7340,68 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         DI, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0s_done
+	VMOVUPS.Z (CX)(R10*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (CX)(R10*4), Z7
@@ -7308,6 +7484,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -7338,17 +7515,88 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         DI, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1s_done
+	VMOVUPS.Z   (CX)(R10*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	PREFETCHT1  (CX)(R9*1)
@@ -7465,6 +7713,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -7743,15 +7992,73 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VXORPS       Y6, Y6, Y6
+	CMPQ         DI, $+1983
+	JA           loop0_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
-	JZ           loop0_vectors
-	MOVQ         $+2048, R10
-	CMPQ         R10, R9
-	CMOVQGT      R9, R10
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R8
+	CMPQ    R8, R9
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R8*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R8
+	CMPQ    R8, R9
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R8, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R8*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R8
+	CMPQ   R8, DI
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	JZ      loop0_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
 
 loop0:
 	VMOVUPS (CX)(R8*4), Y7
@@ -7840,6 +8147,7 @@ loop0_done:
 	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -7871,17 +8179,90 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
+	CMPQ         DI, $+1983
+	JA           loop1_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
-	JZ           loop1_vectors
-	MOVQ         $+2048, R10
-	CMPQ         R10, R9
-	CMOVQGT      R9, R10
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R8*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R8, DI
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R8*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R8
+	CMPQ        R8, DI
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	JZ      loop1_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
 
 loop1:
 	VMOVUPS     (CX)(R8*4), Y15
@@ -8002,6 +8383,7 @@ loop1_done:
 	VADDPS 32(SP), Y14, Y14
 	VADDPS Y14, Y8, Y8
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -8202,15 +8584,73 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VXORPS       Y6, Y6, Y6
+	CMPQ         DI, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ DI, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R10*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, DI
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (CX)(R10*4), Y7
@@ -8299,6 +8739,7 @@ loop0_done:
 	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -8330,17 +8771,92 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
+	CMPQ         DI, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (CX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R10, DI
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R10*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R10
+	CMPQ        R10, DI
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	PREFETCHT1  (CX)(R9*1)
@@ -8463,6 +8979,7 @@ loop1_done:
 	VADDPS 32(SP), Y14, Y14
 	VADDPS Y14, Y8, Y8
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -12321,15 +12838,80 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R10*4), Z5
+	VMOVUPS (BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R10*4), Z5
+	VMOVUPS 64(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R10*4), Z5
+	VMOVUPS 128(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R10*4), Z5
+	VMOVUPS 192(BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R10*4), Z5
+	VMOVUPS (BX)(R10*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (DX)(R10*4), K1, Z5
+	VMOVUPS.Z (BX)(R10*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (DX)(R10*4), Z7
@@ -12428,6 +13010,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s3 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -12458,17 +13041,97 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (DX)(R10*4), Z11
+	VMOVUPS     (BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R10*4), Z11
+	VMOVUPS     64(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R10*4), Z11
+	VMOVUPS     128(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R10*4), Z11
+	VMOVUPS     192(BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R10*4), Z11
+	VMOVUPS     (BX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (DX)(R10*4), K1, Z11
+	VMOVUPS.Z   (BX)(R10*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	VMOVUPS     (DX)(R10*4), Z15
@@ -12598,6 +13261,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s6 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -12832,15 +13496,80 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop0_vectors
-	MOVQ         $+4096, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R12*4), Z5
+	VMOVUPS (BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(DX)(R12*4), Z5
+	VMOVUPS 64(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(DX)(R12*4), Z5
+	VMOVUPS 128(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(DX)(R12*4), Z5
+	VMOVUPS 192(BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R12
+	CMPQ    R12, R13
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R12*4), Z5
+	VMOVUPS (BX)(R12*4), Z6
+	VADDPS  Z6, Z5, Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (DX)(R12*4), K1, Z5
+	VMOVUPS.Z (BX)(R12*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop0_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop0:
 	VMOVUPS (DX)(R12*4), Z7
@@ -12939,6 +13668,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s3 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -12969,17 +13699,102 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop1_vectors
-	MOVQ         $+4096, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  64(DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (DX)(R12*4), Z11
+	VMOVUPS     (BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(DX)(R12*4), Z11
+	VMOVUPS     64(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(DX)(R12*4), Z11
+	VMOVUPS     128(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(DX)(R12*4), Z11
+	VMOVUPS     192(BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R12
+	CMPQ        R12, R13
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R12*4), Z11
+	VMOVUPS     (BX)(R12*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (DX)(R12*4), K1, Z11
+	VMOVUPS.Z   (BX)(R12*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop1_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop1:
 	PREFETCHT1  (DX)(R11*1)
@@ -13114,6 +13929,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s6 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -13445,15 +14261,85 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VMOVUPS      Y1, 32(SP)
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R10*4), Y6
+	VMOVUPS 32(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R10*4), Y6
+	VMOVUPS 64(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R10*4), Y6
+	VMOVUPS 96(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (DX)(R10*4), X6
+	VMOVSS (BX)(R10*4), X7
+	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (DX)(R10*4), Y6
@@ -13562,6 +14448,7 @@ loop0_done:
 	VADDPS  (SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
+loop0_summed:
 	// s3 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -13593,17 +14480,102 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VMOVUPS      Y3, 64(SP)
-	VMOVUPS      Y8, 96(SP)
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R10*4), Y13
+	VMOVUPS     32(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R10*4), Y13
+	VMOVUPS     64(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R10*4), Y13
+	VMOVUPS     96(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R10, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (DX)(R10*4), X13
+	VMOVSS      (BX)(R10*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R10
+	CMPQ        R10, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y8, 96(SP)
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	VMOVUPS     (DX)(R10*4), Y13
@@ -13748,6 +14720,7 @@ loop1_done:
 	VADDPS  32(SP), Y4, Y4
 	VADDPS  Y4, Y8, Y8
 
+loop1_summed:
 	// s6 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -13980,15 +14953,85 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VMOVUPS      Y1, 32(SP)
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop0_vectors
-	MOVQ         $+2048, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R12*4), Y6
+	VMOVUPS 32(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R12*4), Y6
+	VMOVUPS 64(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R12*4), Y6
+	VMOVUPS 96(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R12
+	CMPQ    R12, R13
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R12, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (DX)(R12*4), X6
+	VMOVSS (BX)(R12*4), X7
+	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R12
+	CMPQ   R12, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop0_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop0:
 	VMOVUPS (DX)(R12*4), Y6
@@ -14097,6 +15140,7 @@ loop0_done:
 	VADDPS  (SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
+loop0_summed:
 	// s3 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -14128,17 +15172,105 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VMOVUPS      Y3, 64(SP)
-	VMOVUPS      Y8, 96(SP)
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop1_vectors
-	MOVQ         $+2048, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R12*4), Y13
+	VMOVUPS     32(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R12*4), Y13
+	VMOVUPS     64(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R12*4), Y13
+	VMOVUPS     96(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R12
+	CMPQ        R12, R13
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R12, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (DX)(R12*4), X13
+	VMOVSS      (BX)(R12*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R12
+	CMPQ        R12, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y8, 96(SP)
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop1_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop1:
 	PREFETCHT1  (DX)(R11*1)
@@ -14286,6 +15418,7 @@ loop1_done:
 	VADDPS  32(SP), Y4, Y4
 	VADDPS  Y4, Y8, Y8
 
+loop1_summed:
 	// s6 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -18141,15 +19274,68 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(BX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(BX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(BX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R10*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (BX)(R10*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (BX)(R10*4), Z7
@@ -18232,6 +19418,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -18262,17 +19449,85 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
-	MOVQ         $+4096, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (BX)(R10*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	VMOVUPS     (BX)(R10*4), Z15
@@ -18386,6 +19641,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -18603,15 +19859,68 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop0_vectors
-	MOVQ         $+4096, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R12*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS 64(BX)(R12*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 128(BX)(R12*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 192(BX)(R12*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $+64, R12
+	CMPQ    R12, R13
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R12*4), Z5
+	VSUBPS  Z0, Z5, Z5
+	VADDPS  Z5, Z1, Z1
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JB      loop0s_vector
+
+loop0s_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0s_done
+	VMOVUPS.Z (BX)(R12*4), K1, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop0_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop0:
 	VMOVUPS (BX)(R12*4), Z7
@@ -18694,6 +20003,7 @@ loop0_done:
 	VADDPS Z5, Z6, Z6
 	VADDPS Z6, Z1, Z1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -18724,17 +20034,88 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop1_vectors
-	MOVQ         $+4096, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
+	ADDQ        $+64, R12
+	CMPQ        R12, R13
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R13
+	ANDQ $-16, R13
+	CMPQ R12, R13
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R12*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, Z3
+	VFMADD231PS Z11, Z11, Z7
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVUPS.Z   (BX)(R12*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z3, K1, Z3
+	VFMADD231PS Z11, Z11, K1, Z7
+
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop1_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop1:
 	PREFETCHT1  (BX)(R11*1)
@@ -18851,6 +20232,7 @@ loop1_done:
 	VADDPS Z12, Z14, Z14
 	VADDPS Z14, Z7, Z7
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -19144,15 +20526,73 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VXORPS       Y6, Y6, Y6
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R10*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R10*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (BX)(R10*4), Y7
@@ -19241,6 +20681,7 @@ loop0_done:
 	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -19272,17 +20713,90 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
-	MOVQ         $+2048, R12
-	CMPQ         R12, R11
-	CMOVQGT      R11, R12
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R10, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R10*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R10
+	CMPQ        R10, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	VMOVUPS     (BX)(R10*4), Y15
@@ -19403,6 +20917,7 @@ loop1_done:
 	VADDPS 32(SP), Y14, Y14
 	VADDPS Y14, Y8, Y8
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -19618,15 +21133,73 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
-	VMOVUPS      Y1, (SP)
-	VXORPS       Y6, Y6, Y6
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop0_vectors
-	MOVQ         $+2048, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (BX)(R12*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R12*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R12*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R12*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R12
+	CMPQ    R12, R13
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (BX)(R12*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R12, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R12*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R12
+	CMPQ   R12, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop0_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop0:
 	VMOVUPS (BX)(R12*4), Y7
@@ -19715,6 +21288,7 @@ loop0_done:
 	VADDPS (SP), Y6, Y6
 	VADDPS Y6, Y1, Y1
 
+loop0_summed:
 	// s1 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
@@ -19746,17 +21320,92 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
-	VMOVUPS      Y3, (SP)
-	VMOVUPS      Y8, 32(SP)
-	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop1_vectors
-	MOVQ         $+2048, R14
-	CMPQ         R14, R13
-	CMOVQGT      R13, R14
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R12
+	CMPQ        R12, R13
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R12*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R12, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R12*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R12
+	CMPQ        R12, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop1_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop1:
 	PREFETCHT1  (BX)(R11*1)
@@ -19879,6 +21528,7 @@ loop1_done:
 	VADDPS 32(SP), Y14, Y14
 	VADDPS Y14, Y8, Y8
 
+loop1_summed:
 	// s4 = sum of accumulator 1
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3

@@ -3236,10 +3236,57 @@ TEXT ·avx512RMSNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-64, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -3323,6 +3370,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -3480,10 +3528,57 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -3567,6 +3662,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -3780,11 +3876,63 @@ TEXT ·avx2RMSNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-32, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -3873,6 +4021,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -4028,11 +4177,63 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -4121,6 +4322,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -6221,10 +6423,57 @@ TEXT ·avx512GemmaRMSNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-64, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -6308,6 +6557,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -6476,10 +6726,57 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -6563,6 +6860,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -6795,11 +7093,63 @@ TEXT ·avx2GemmaRMSNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-32, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -6888,6 +7238,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -7054,11 +7405,63 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -7147,6 +7550,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -9546,10 +9950,69 @@ TEXT ·avx512AddRMSNormAny(SB), NOSPLIT, $0-64
 
 row:
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   R8, R10
+	ANDQ   $-64, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R9*4), Z4
+	VMOVUPS     64(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R9*4), Z4
+	VMOVUPS     128(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R9*4), Z4
+	VMOVUPS     192(BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R9*4), Z4
+	VMOVUPS     (BX)(R9*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R9*4), K1, Z4
+	VMOVUPS.Z   (BX)(R9*4), K1, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -9649,6 +10112,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -9832,10 +10296,69 @@ row:
 	SHLQ    $0x02, R10
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
+	XORQ   R11, R11
+	MOVQ   R8, R12
+	ANDQ   $-64, R12
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R11*4), Z4
+	VMOVUPS     (BX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R11*4), Z4
+	VMOVUPS     64(BX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R11*4), Z4
+	VMOVUPS     128(BX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R11*4), Z4
+	VMOVUPS     192(BX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R11*4), Z4
+	VMOVUPS     (BX)(R11*4), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R11*4), K1, Z4
+	VMOVUPS.Z   (BX)(R11*4), K1, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R11, R11
@@ -9935,6 +10458,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -10199,11 +10723,75 @@ TEXT ·avx2AddRMSNormAny(SB), NOSPLIT, $0-64
 
 row:
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   R8, $+1983
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   R8, R10
+	ANDQ   $-32, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R9*4), Y5
+	VMOVUPS     (BX)(R9*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R9*4), Y5
+	VMOVUPS     32(BX)(R9*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R9*4), Y5
+	VMOVUPS     64(BX)(R9*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R9*4), Y5
+	VMOVUPS     96(BX)(R9*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R9*4), Y5
+	VMOVUPS     (BX)(R9*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R9*4), X5
+	VMOVSS      (BX)(R9*4), X6
+	VADDSS      X6, X5, X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -10308,6 +10896,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -10489,11 +11078,75 @@ row:
 	SHLQ    $0x02, R10
 
 	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   R8, $+1983
+	JA     loop0_long
+	XORQ   R11, R11
+	MOVQ   R8, R12
+	ANDQ   $-32, R12
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R11*4), Y5
+	VMOVUPS     32(BX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R11*4), Y5
+	VMOVUPS     64(BX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R11*4), Y5
+	VMOVUPS     96(BX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R11*4), Y5
+	VMOVUPS     (BX)(R11*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R11, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R11*4), X5
+	VMOVSS      (BX)(R11*4), X6
+	VADDSS      X6, X5, X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R11
+	CMPQ        R11, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R11, R11
@@ -10598,6 +11251,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -11583,10 +12237,57 @@ TEXT ·avx512RMSNormStatsAny(SB), NOSPLIT, $0-56
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   DI, $+3903
+	JA     loop0_long
+	XORQ   R8, R8
+	MOVQ   DI, R9
+	ANDQ   $-64, R9
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R8*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R8*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R8, R8
@@ -11670,6 +12371,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -11831,10 +12533,57 @@ row:
 	SHLQ    $0x02, R9
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   DI, $+3903
+	JA     loop0_long
+	XORQ   R10, R10
+	MOVQ   DI, R11
+	ANDQ   $-64, R11
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R10*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(DX)(R10*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(DX)(R10*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(DX)(R10*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ DI, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R10*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R10*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R10, R10
@@ -11918,6 +12667,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -12135,11 +12885,63 @@ TEXT ·avx2RMSNormStatsAny(SB), NOSPLIT, $0-56
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   DI, $+1983
+	JA     loop0_long
+	XORQ   R8, R8
+	MOVQ   DI, R9
+	ANDQ   $-32, R9
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R8, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R8*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R8
+	CMPQ        R8, DI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R8, R8
@@ -12228,6 +13030,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -12387,11 +13190,63 @@ row:
 	SHLQ    $0x02, R9
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   DI, $+1983
+	JA     loop0_long
+	XORQ   R10, R10
+	MOVQ   DI, R11
+	ANDQ   $-32, R11
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (DX)(R10*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R10*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ DI, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (DX)(R10*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R10*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R10
+	CMPQ        R10, DI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
@@ -12480,6 +13335,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0

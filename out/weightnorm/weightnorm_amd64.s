@@ -2485,10 +2485,57 @@ TEXT ·avx512WeightNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-64, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -2572,6 +2619,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2715,10 +2763,57 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-64, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	VMOVUPS     64(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z1
+	VMOVUPS     128(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z2
+	VMOVUPS     192(CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -2802,6 +2897,7 @@ loop0_done:
 	VADDPS Z4, Z5, Z5
 	VADDPS Z5, Z0, Z0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2987,11 +3083,63 @@ TEXT ·avx2WeightNormAny(SB), NOSPLIT, $0-48
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-32, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -3080,6 +3228,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -3221,11 +3370,63 @@ row:
 	SHLQ    $0x02, R8
 
 	// loop 0: v0=x acc0+=accmul[0 0]
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  X4, X4, X4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   SI, R10
+	ANDQ   $-32, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS     (CX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -3314,6 +3515,7 @@ loop0_done:
 	VADDPS Y5, Y6, Y6
 	VADDPS Y6, Y0, Y0
 
+loop0_summed:
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0

@@ -319,15 +319,61 @@ func b2i(b bool) int {
 // (segments.go) the partial sums and their levels run on across the
 // segments, each segment starting with its element index at 0.
 func (l *lowering) runtimeSweep(sw *sweepState) {
-	seg := l.k.Layout == ir.Segments
-	if !seg {
+	if l.k.Layout != ir.Segments {
 		l.startAccs(sw, unroll, !l.avx512)
 		sw.levels = 1
 		if l.accumulates(sw.loop) {
-			sw.levels = 3
+			l.shortOrLong(sw)
+			return
 		}
-		l.startLevels(sw)
 	}
+	l.runtimeLoop(sw)
+}
+
+// shortOrLong lays out an accumulating Rows loop twice: plainly for rows
+// too short for any partial sum to add more than ir.SumChunk terms (the
+// leftover vectors and the masked tail all go into the first), where the
+// chunks' bookkeeping would cost as much as the sums, and in chunks for
+// the others. Both leave each accumulator's partial sums folded into its
+// first.
+func (l *lowering) shortOrLong(sw *sweepState) {
+	ul := unroll * l.lanes
+	extra := unroll - 1 // leftover vectors; the AVX2 element tail has its own sum
+	if l.avx512 {
+		extra++ // the masked tail
+	}
+	limit := (ir.SumChunk-extra+1)*ul - 1 // the longest short row
+	var vecs [][]reg.Register
+	sw.eachAcc(l, func(st *accState) { vecs = append(vecs, st.vec) })
+	scal := append([]reg.Register(nil), l.rowScal[sw.first]...)
+	l.I(x86.CMPQ(l.h, imm32(limit)))
+	l.I(x86.JA(operand.LabelRef(sw.name + "_long")))
+	short := *sw
+	short.name += "s"
+	l.runtimeLoop(&short)
+	sw.eachAcc(l, func(st *accState) {
+		l.foldPartials(st.vec)
+		st.vec = st.vec[:1]
+	})
+	l.I(x86.JMP(operand.LabelRef(sw.name + "_summed")))
+
+	l.label(sw.name + "_long")
+	l.comment("loop %d for rows of more than %d elements: sums in chunks", sw.n, limit)
+	copy(l.rowScal[sw.first], scal)
+	i := 0
+	sw.eachAcc(l, func(st *accState) { st.vec = vecs[i]; i++ })
+	sw.levels = 3
+	l.startLevels(sw)
+	l.runtimeLoop(sw)
+	l.finishSums(sw)
+	l.label(sw.name + "_summed")
+	copy(l.rowScal[sw.first], scal)
+}
+
+// runtimeLoop is the code of runtimeSweep, its partial sums and their
+// levels started.
+func (l *lowering) runtimeLoop(sw *sweepState) {
+	seg := l.k.Layout == ir.Segments
 	chunked := sw.levels > 1
 	lbl := func(s string) string { return sw.name + s }
 	jump := func(j func(operand.Op) (*avoir.Instruction, error), s string) {
@@ -422,9 +468,6 @@ func (l *lowering) runtimeSweep(sw *sweepState) {
 		l.I(x86.CMPQ(i, l.h))
 		jump(x86.JB, "_element")
 		l.label(lbl("_done"))
-	}
-	if chunked && !seg {
-		l.finishSums(sw)
 	}
 }
 
