@@ -10675,8 +10675,8 @@ done:
 	RET
 
 // func avx512BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·convnormAvx512BatchNormTrainAny(SB), NOSPLIT, $0-112
+// Requires: AVX, AVX512F, CMOV
+TEXT ·convnormAvx512BatchNormTrainAny(SB), NOSPLIT, $32-112
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -10693,6 +10693,16 @@ TEXT ·convnormAvx512BatchNormTrainAny(SB), NOSPLIT, $0-112
 	BTSL  R12, R13
 	DECL  R13
 	KMOVW R13, K1
+	MOVQ  R11, R12
+	SHRQ  $0x06, R12
+	LEAQ  1(R12), R13
+	MOVQ  R13, 8(SP)
+	LEAQ  4(R12), R12
+	IMULQ segs+72(FP), R12
+	XORQ  R13, R13
+	CMPQ  R12, $+64
+	SETLS R13
+	MOVQ  R13, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -10704,15 +10714,149 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	JZ      loop0_vectors
+	MOVQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+
+loop0:
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R13
+	CMPQ    R13, R15
+	JB      loop0
+	TESTQ   $+4095, R13
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	CMPQ    R13, R14
+	JAE     loop0_vectors
+	ADDQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R11, R14
+	ANDQ    $-16, R14
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R13
+
+loop0_tail:
+	TESTQ     $0x0000000f, R11
+	JZ        loop0_done
+	VMOVUPS.Z (BX)(R13*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
+loop0_done:
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop0s_seg:
 	XORQ R13, R13
 	MOVQ R11, R14
 	ANDQ $-64, R14
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R13*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -10727,44 +10871,46 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R13
 	CMPQ    R13, R14
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R11, R14
 	ANDQ $-16, R14
 	CMPQ R13, R14
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R13*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R13
 	CMPQ    R13, R14
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R11
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (BX)(R13*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
-loop0_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
 	MOVQ  segs+72(FP), R12
 	SHLQ  $0x02, R12
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -10796,15 +10942,192 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	JZ      loop1_vectors
+	MOVQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+
+loop1:
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R13
+	CMPQ        R13, R15
+	JB          loop1
+	TESTQ       $+4095, R13
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-64, R14
+	CMPQ    R13, R14
+	JAE     loop1_vectors
+	ADDQ    $+4096, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R11, R14
+	ANDQ        $-16, R14
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R13
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R13
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R13
+
+loop1_tail:
+	TESTQ       $0x0000000f, R11
+	JZ          loop1_done
+	VMOVUPS.Z   (BX)(R13*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
+loop1_done:
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop1s_seg:
 	XORQ R13, R13
 	MOVQ R11, R14
 	ANDQ $-64, R14
-	JZ   loop1_vectors
+	JZ   loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (BX)(R13*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -10827,15 +11150,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R13
 	CMPQ        R13, R14
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R11, R14
 	ANDQ $-16, R14
 	CMPQ R13, R14
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R13*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -10843,32 +11166,37 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R11
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (BX)(R13*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
-loop1_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop1_seg
+loop1s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
 	MOVQ  segs+72(FP), R12
 	SHLQ  $0x02, R12
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -10882,11 +11210,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -11107,18 +11432,32 @@ done:
 	RET
 
 // func avx2BatchNormTrainAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·convnormAvx2BatchNormTrainAny(SB), NOSPLIT, $0-112
-	MOVQ dst+0(FP), AX
-	MOVQ mean+8(FP), CX
-	MOVQ rstd+16(FP), DX
-	MOVQ x+24(FP), BX
-	MOVQ gain+32(FP), SI
-	MOVQ bias+40(FP), DI
-	MOVQ runMean+48(FP), R8
-	MOVQ runVar+56(FP), R9
-	MOVQ rows+64(FP), R10
-	MOVQ seglen+80(FP), R11
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·convnormAvx2BatchNormTrainAny(SB), NOSPLIT, $96-112
+	MOVQ    dst+0(FP), AX
+	MOVQ    mean+8(FP), CX
+	MOVQ    rstd+16(FP), DX
+	MOVQ    x+24(FP), BX
+	MOVQ    gain+32(FP), SI
+	MOVQ    bias+40(FP), DI
+	MOVQ    runMean+48(FP), R8
+	MOVQ    runVar+56(FP), R9
+	MOVQ    rows+64(FP), R10
+	MOVQ    seglen+80(FP), R11
+	MOVQ    R11, R12
+	SHRQ    $0x05, R12
+	LEAQ    1(R12), R13
+	MOVQ    R11, R14
+	ANDQ    $+7, R14
+	CMPQ    R14, R13
+	CMOVQGT R14, R13
+	MOVQ    R13, 8(SP)
+	LEAQ    7(R12), R12
+	IMULQ   segs+72(FP), R12
+	XORQ    R13, R13
+	CMPQ    R12, $+64
+	SETLS   R13
+	MOVQ    R13, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -11131,15 +11470,160 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop0_seg:
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	JZ      loop0_vectors
+	MOVQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+
+loop0:
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R13
+	CMPQ    R13, R15
+	JB      loop0
+	TESTQ   $+2047, R13
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	CMPQ    R13, R14
+	JAE     loop0_vectors
+	ADDQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R11, R14
+	ANDQ    $-8, R14
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R13
+	CMPQ    R13, R14
+	JAE     loop0_tail
+	VMOVUPS (BX)(R13*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R13
+
+loop0_tail:
+	CMPQ R13, R11
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (BX)(R13*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
+	INCQ   R13
+	CMPQ   R13, R11
+	JB     loop0_element
+
+loop0_done:
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop0s_seg:
 	XORQ R13, R13
 	MOVQ R11, R14
 	ANDQ $-32, R14
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R13*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -11154,184 +11638,382 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R13
 	CMPQ    R13, R14
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R11, R14
 	ANDQ $-8, R14
 	CMPQ R13, R14
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R13*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R13
 	CMPQ    R13, R14
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R13, R11
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS (BX)(R13*4), X6
 	VSUBSS X0, X6, X6
 	VADDSS X6, X5, X5
 	INCQ   R13
 	CMPQ   R13, R11
-	JB     loop0_element
+	JB     loop0s_element
 
-loop0_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
 	MOVQ  segs+72(FP), R12
 	SHLQ  $0x02, R12
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+72(FP), R12
 	IMULQ      R11, R12
 	MOVL       $0x3f800000, R13
-	VMOVD      R13, X2
-	VCVTSI2SSQ R12, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R13, X1
+	VCVTSI2SSQ R12, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
 
 loop1_seg:
-	XORQ R13, R13
-	MOVQ R11, R14
-	ANDQ $-32, R14
-	JZ   loop1_vectors
+	XORQ    R13, R13
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	JZ      loop1_vectors
+	MOVQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R13
-	CMPQ        R13, R14
+	CMPQ        R13, R15
 	JB          loop1
+	TESTQ       $+2047, R13
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R11, R14
+	ANDQ    $-32, R14
+	CMPQ    R13, R14
+	JAE     loop1_vectors
+	ADDQ    $+2048, R15
+	CMPQ    R15, R14
+	CMOVQGT R14, R15
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R11, R14
-	ANDQ $-8, R14
-	CMPQ R13, R14
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R11, R14
+	ANDQ        $-8, R14
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R13
+	CMPQ        R13, R14
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R13*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R13
 
 loop1_tail:
 	CMPQ R13, R11
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R13*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R13*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R13
 	CMPQ        R13, R11
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+88(FP), R13
-	SHLQ  $0x02, R13
-	ADDQ  R13, BX
-	DECQ  R12
-	JNZ   loop1_seg
+	MOVQ (SP), R13
+	SUBQ 8(SP), R13
+	MOVQ R13, (SP)
+	CMPQ R13, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 64(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+72(FP), R12
+
+loop1s_seg:
+	XORQ R13, R13
+	MOVQ R11, R14
+	ANDQ $-32, R14
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R13
+	CMPQ        R13, R14
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R11, R14
+	ANDQ $-8, R14
+	CMPQ R13, R14
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R13*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R13
+	CMPQ        R13, R14
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R13, R11
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R13*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R13
+	CMPQ        R13, R11
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+88(FP), R13
+	SHLQ   $0x02, R13
+	ADDQ   R13, BX
+	DECQ   R12
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
 	MOVQ  segs+72(FP), R12
 	SHLQ  $0x02, R12
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X4
+	VMULSS X1, X4, X4
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X5
@@ -11368,13 +12050,13 @@ loop1_done:
 	VDIVSS X5, X6, X5
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X6
+	VADDSS X2, X0, X6
 
 	// s16 = s15 add s5
 	VADDSS X3, X6, X6
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// s18 = 0.9
 	MOVL  $0x3f666666, R12
@@ -11389,10 +12071,10 @@ loop1_done:
 	VMOVD R12, X8
 
 	// s21 = s20 sub s2
-	VSUBSS X2, X8, X2
+	VSUBSS X1, X8, X1
 
 	// s22 = s9 div s21
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s23 = runMean[row]
 	VMOVSS (R8), X4
@@ -11416,27 +12098,27 @@ loop1_done:
 	VMULSS X4, X3, X3
 
 	// s29 = s19 mul s22
-	VMULSS X2, X7, X2
+	VMULSS X1, X7, X1
 
 	// s30 = s28 add s29
-	VADDSS X2, X3, X2
+	VADDSS X1, X3, X1
 
 	// runVar[row] = s30
-	VMOVSS X2, (R9)
+	VMOVSS X1, (R9)
 
 	// s31 = gain[row]
-	VMOVSS (SI), X2
+	VMOVSS (SI), X1
 
 	// s32 = s14 mul s31
-	VMULSS X2, X5, X2
+	VMULSS X1, X5, X1
 
 	// s33 = bias[row]
 	VMOVSS (DI), X3
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
 	MOVQ         segs+72(FP), R12
 
@@ -11449,26 +12131,26 @@ loop2_seg:
 loop2:
 	VMOVUPS (BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, (AX)(R13*4)
 	VMOVUPS 32(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 32(AX)(R13*4)
 	VMOVUPS 64(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 64(AX)(R13*4)
 	VMOVUPS 96(BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, 96(AX)(R13*4)
 	ADDQ    $+32, R13
@@ -11484,8 +12166,8 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS (BX)(R13*4), Y4
 	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
+	VSUBPS  Y2, Y4, Y4
+	VMULPS  Y1, Y4, Y4
 	VADDPS  Y3, Y4, Y4
 	VMOVUPS Y4, (AX)(R13*4)
 	ADDQ    $+8, R13
@@ -11499,8 +12181,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS (BX)(R13*4), X4
 	VSUBSS X0, X4, X4
-	VSUBSS X1, X4, X4
-	VMULSS X2, X4, X4
+	VSUBSS X2, X4, X4
+	VMULSS X1, X4, X4
 	VADDSS X3, X4, X4
 	VMOVSS X4, (AX)(R13*4)
 	INCQ   R13
@@ -13478,8 +14160,8 @@ done:
 	RET
 
 // func avx512BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·convnormAvx512BatchNormTrainONNXAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX512F, CMOV
+TEXT ·convnormAvx512BatchNormTrainONNXAny(SB), NOSPLIT, $32-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gain+16(FP), DX
@@ -13494,6 +14176,16 @@ TEXT ·convnormAvx512BatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	BTSL  R10, R11
 	DECL  R11
 	KMOVW R11, K1
+	MOVQ  R9, R10
+	SHRQ  $0x06, R10
+	LEAQ  1(R10), R11
+	MOVQ  R11, 8(SP)
+	LEAQ  4(R10), R10
+	IMULQ segs+56(FP), R10
+	XORQ  R11, R11
+	CMPQ  R10, $+64
+	SETLS R11
+	MOVQ  R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -13505,15 +14197,149 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R11
+	CMPQ    R11, R13
+	JB      loop0
+	TESTQ   $+4095, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R12
+	ANDQ    $-16, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R11
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R11*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
+loop0_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-64, R12
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R11*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -13528,44 +14354,46 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R11
 	CMPQ    R11, R12
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R11*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R11*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
-loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13597,15 +14425,192 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop1:
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
+	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R11
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R11*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
+loop1_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-64, R12
-	JZ   loop1_vectors
+	JZ   loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (CX)(R11*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -13628,15 +14633,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R11*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -13644,32 +14649,37 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R11*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
-loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop1_seg
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -13683,11 +14693,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -13890,16 +14897,30 @@ done:
 	RET
 
 // func avx2BatchNormTrainONNXAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·convnormAvx2BatchNormTrainONNXAny(SB), NOSPLIT, $0-96
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gain+16(FP), DX
-	MOVQ bias+24(FP), BX
-	MOVQ runMean+32(FP), SI
-	MOVQ runVar+40(FP), DI
-	MOVQ rows+48(FP), R8
-	MOVQ seglen+64(FP), R9
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·convnormAvx2BatchNormTrainONNXAny(SB), NOSPLIT, $96-96
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    gain+16(FP), DX
+	MOVQ    bias+24(FP), BX
+	MOVQ    runMean+32(FP), SI
+	MOVQ    runVar+40(FP), DI
+	MOVQ    rows+48(FP), R8
+	MOVQ    seglen+64(FP), R9
+	MOVQ    R9, R10
+	SHRQ    $0x05, R10
+	LEAQ    1(R10), R11
+	MOVQ    R9, R12
+	ANDQ    $+7, R12
+	CMPQ    R12, R11
+	CMOVQGT R12, R11
+	MOVQ    R11, 8(SP)
+	LEAQ    7(R10), R10
+	IMULQ   segs+56(FP), R10
+	XORQ    R11, R11
+	CMPQ    R10, $+64
+	SETLS   R11
+	MOVQ    R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -13912,15 +14933,160 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R13
+	JB      loop0
+	TESTQ   $+2047, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R12
+	ANDQ    $-8, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R11
+
+loop0_tail:
+	CMPQ R11, R9
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (CX)(R11*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
+	INCQ   R11
+	CMPQ   R11, R9
+	JB     loop0_element
+
+loop0_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-32, R12
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R11*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -13935,197 +15101,395 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R11
 	CMPQ    R11, R12
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R12
 	ANDQ $-8, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R11*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R11, R9
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS (CX)(R11*4), X6
 	VSUBSS X0, X6, X6
 	VADDSS X6, X5, X5
 	INCQ   R11
 	CMPQ   R11, R9
-	JB     loop0_element
+	JB     loop0s_element
 
-loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
-	VCVTSI2SSQ R10, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R11, X1
+	VCVTSI2SSQ R10, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+2047, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R9, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R11
 
 loop1_tail:
 	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R11*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, CX
-	DECQ  R10
-	JNZ   loop1_seg
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 64(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, CX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X4
+	VADDSS X4, X1, X4
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
@@ -14149,13 +15513,13 @@ loop1_done:
 	VDIVSS X4, X5, X4
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X5
+	VADDSS X2, X0, X5
 
 	// s16 = s15 add s5
 	VADDSS X3, X5, X5
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// s18 = 0.9
 	MOVL  $0x3f666666, R10
@@ -14187,28 +15551,28 @@ loop1_done:
 	VMULSS X5, X3, X3
 
 	// s26 = s19 mul s9
-	VMULSS X2, X6, X2
+	VMULSS X1, X6, X1
 
 	// s27 = s25 add s26
-	VADDSS X2, X3, X2
+	VADDSS X1, X3, X1
 
 	// runVar[row] = s27
-	VMOVSS X2, (DI)
+	VMOVSS X1, (DI)
 
 	// s28 = gain[row]
-	VMOVSS (DX), X2
+	VMOVSS (DX), X1
 
 	// s29 = s14 mul s28
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X3
 
 	// s30 = bias[row]
-	VMOVSS (BX), X3
+	VMOVSS (BX), X4
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
+	VBROADCASTSS X2, Y1
+	VBROADCASTSS X3, Y2
+	VBROADCASTSS X4, Y3
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -16580,8 +17944,8 @@ done:
 	RET
 
 // func avx512GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·convnormAvx512GroupNormAny(SB), NOSPLIT, $0-96
+// Requires: AVX, AVX512F, CMOV
+TEXT ·convnormAvx512GroupNormAny(SB), NOSPLIT, $32-96
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -16596,6 +17960,16 @@ TEXT ·convnormAvx512GroupNormAny(SB), NOSPLIT, $0-96
 	BTSL  R10, R11
 	DECL  R11
 	KMOVW R11, K1
+	MOVQ  R9, R10
+	SHRQ  $0x06, R10
+	LEAQ  1(R10), R11
+	MOVQ  R11, 8(SP)
+	LEAQ  4(R10), R10
+	IMULQ segs+56(FP), R10
+	XORQ  R11, R11
+	CMPQ  R10, $+64
+	SETLS R11
+	MOVQ  R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -16607,15 +17981,149 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R11
+	CMPQ    R11, R13
+	JB      loop0
+	TESTQ   $+4095, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R12
+	ANDQ    $-16, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R11
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (BX)(R11*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
+loop0_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-64, R12
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R11*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -16630,44 +18138,46 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R11
 	CMPQ    R11, R12
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R11*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (BX)(R11*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
-loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -16699,15 +18209,192 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop1:
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
+	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R11
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (BX)(R11*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
+loop1_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-64, R12
-	JZ   loop1_vectors
+	JZ   loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (BX)(R11*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -16730,15 +18417,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R11*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -16746,32 +18433,37 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (BX)(R11*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
-loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop1_seg
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -16785,11 +18477,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -16970,16 +18659,30 @@ done:
 	RET
 
 // func avx2GroupNormAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·convnormAvx2GroupNormAny(SB), NOSPLIT, $0-96
-	MOVQ dst+0(FP), AX
-	MOVQ mean+8(FP), CX
-	MOVQ rstd+16(FP), DX
-	MOVQ x+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ beta+40(FP), DI
-	MOVQ rows+48(FP), R8
-	MOVQ seglen+64(FP), R9
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·convnormAvx2GroupNormAny(SB), NOSPLIT, $96-96
+	MOVQ    dst+0(FP), AX
+	MOVQ    mean+8(FP), CX
+	MOVQ    rstd+16(FP), DX
+	MOVQ    x+24(FP), BX
+	MOVQ    gamma+32(FP), SI
+	MOVQ    beta+40(FP), DI
+	MOVQ    rows+48(FP), R8
+	MOVQ    seglen+64(FP), R9
+	MOVQ    R9, R10
+	SHRQ    $0x05, R10
+	LEAQ    1(R10), R11
+	MOVQ    R9, R12
+	ANDQ    $+7, R12
+	CMPQ    R12, R11
+	CMOVQGT R12, R11
+	MOVQ    R11, 8(SP)
+	LEAQ    7(R10), R10
+	IMULQ   segs+56(FP), R10
+	XORQ    R11, R11
+	CMPQ    R10, $+64
+	SETLS   R11
+	MOVQ    R11, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -16992,15 +18695,160 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop0_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R13
+	JB      loop0
+	TESTQ   $+2047, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R12
+	ANDQ    $-8, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (BX)(R11*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R11
+
+loop0_tail:
+	CMPQ R11, R9
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (BX)(R11*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
+	INCQ   R11
+	CMPQ   R11, R9
+	JB     loop0_element
+
+loop0_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
 	XORQ R11, R11
 	MOVQ R9, R12
 	ANDQ $-32, R12
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R11*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -17015,207 +18863,405 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R11
 	CMPQ    R11, R12
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R12
 	ANDQ $-8, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R11*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R11, R9
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS (BX)(R11*4), X6
 	VSUBSS X0, X6, X6
 	VADDSS X6, X5, X5
 	INCQ   R11
 	CMPQ   R11, R9
-	JB     loop0_element
+	JB     loop0s_element
 
-loop0_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
-	VMOVD      R11, X2
-	VCVTSI2SSQ R10, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R11, X1
+	VCVTSI2SSQ R10, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
-	XORQ R11, R11
-	MOVQ R9, R12
-	ANDQ $-32, R12
-	JZ   loop1_vectors
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+2047, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        R9, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R11*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R11
 
 loop1_tail:
 	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R11*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+72(FP), R11
-	SHLQ  $0x02, R11
-	ADDQ  R11, BX
-	DECQ  R10
-	JNZ   loop1_seg
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 64(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-32, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (BX)(R11*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R11
+	CMPQ        R11, R9
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x02, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
 	MOVQ  segs+56(FP), R10
 	SHLQ  $0x02, R10
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	VADDSS X4, X1, X1
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VUCOMISS X4, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
 	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VUCOMISS X1, X4
 	JA       done
 
 	// s12 = 1
@@ -17223,24 +19269,24 @@ loop1_done:
 	VMOVD R10, X4
 
 	// s13 = sqrt s11
-	VSQRTSS X2, X2, X2
+	VSQRTSS X1, X1, X1
 
 	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	VADDSS X2, X0, X4
 
 	// s16 = s15 add s5
 	VADDSS X3, X4, X4
 
 	// s17 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -17252,36 +19298,36 @@ loop2_seg:
 loop2:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, (AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, (AX)(R11*4)
 	VMOVUPS      32(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 32(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 32(AX)(R11*4)
 	VMOVUPS      64(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 64(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 64(AX)(R11*4)
 	VMOVUPS      96(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, 96(AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, 96(AX)(R11*4)
 	ADDQ         $+32, R11
 	CMPQ         R11, R12
 	JB           loop2
@@ -17295,12 +19341,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VBROADCASTSS (DI), Y5
-	VBROADCASTSS (SI), Y6
-	VFMADD231PS  Y6, Y3, Y5
-	VMOVUPS      Y5, (AX)(R11*4)
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VBROADCASTSS (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y7, Y3, Y6
+	VMOVUPS      Y6, (AX)(R11*4)
 	ADDQ         $+8, R11
 	CMPQ         R11, R12
 	JB           loop2_vector
@@ -17312,8 +19358,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (BX)(R11*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X1, X3, X3
-	VMULSS      X2, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
 	VMOVSS      (DI), X5
 	VMOVSS      (SI), X6
 	VFMADD231SS X6, X3, X5
@@ -17345,7 +19391,7 @@ loop2_done:
 	VMOVSS X4, (CX)
 
 	// rstd[row] = s14
-	VMOVSS X2, (DX)
+	VMOVSS X1, (DX)
 
 	// next row
 	MOVQ rowstride+80(FP), R10
@@ -17369,8 +19415,8 @@ done:
 	RET
 
 // func avx512InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX512F
-TEXT ·convnormAvx512InstanceNormAny(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX512F, CMOV
+TEXT ·convnormAvx512InstanceNormAny(SB), NOSPLIT, $32-80
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -17383,6 +19429,16 @@ TEXT ·convnormAvx512InstanceNormAny(SB), NOSPLIT, $0-80
 	BTSL  R8, R9
 	DECL  R9
 	KMOVW R9, K1
+	MOVQ  DI, R8
+	SHRQ  $0x06, R8
+	LEAQ  1(R8), R9
+	MOVQ  R9, 8(SP)
+	LEAQ  4(R8), R8
+	IMULQ segs+40(FP), R8
+	XORQ  R9, R9
+	CMPQ  R8, $+64
+	SETLS R9
+	MOVQ  R9, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -17394,15 +19450,149 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R9
+	CMPQ    R9, R11
+	JB      loop0
+	TESTQ   $+4095, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R10
+	ANDQ    $-16, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R9
+
+loop0_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
+loop0_done:
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop0s_seg:
 	XORQ R9, R9
 	MOVQ DI, R10
 	ANDQ $-64, R10
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R9*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -17417,44 +19607,46 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
 	CMPQ    R9, R10
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R9*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, DI
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R9*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
-loop0_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
 	MOVQ  segs+40(FP), R8
 	SHLQ  $0x02, R8
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -17486,15 +19678,192 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	JZ      loop1_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop1:
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop1
+	TESTQ       $+4095, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R9
+
+loop1_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
+loop1_done:
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop1s_seg:
 	XORQ R9, R9
 	MOVQ DI, R10
 	ANDQ $-64, R10
-	JZ   loop1_vectors
+	JZ   loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (CX)(R9*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -17517,15 +19886,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ DI, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R9*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -17533,32 +19902,37 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, DI
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
-loop1_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop1_seg
+loop1s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1s_seg
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+
+loop1_summed:
 	MOVQ  segs+40(FP), R8
 	SHLQ  $0x02, R8
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -17572,11 +19946,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -17743,14 +20114,28 @@ done:
 	RET
 
 // func avx2InstanceNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·convnormAvx2InstanceNormAny(SB), NOSPLIT, $0-80
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ beta+24(FP), BX
-	MOVQ rows+32(FP), SI
-	MOVQ seglen+48(FP), DI
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·convnormAvx2InstanceNormAny(SB), NOSPLIT, $96-80
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    gamma+16(FP), DX
+	MOVQ    beta+24(FP), BX
+	MOVQ    rows+32(FP), SI
+	MOVQ    seglen+48(FP), DI
+	MOVQ    DI, R8
+	SHRQ    $0x05, R8
+	LEAQ    1(R8), R9
+	MOVQ    DI, R10
+	ANDQ    $+7, R10
+	CMPQ    R10, R9
+	CMOVQGT R10, R9
+	MOVQ    R9, 8(SP)
+	LEAQ    7(R8), R8
+	IMULQ   segs+40(FP), R8
+	XORQ    R9, R9
+	CMPQ    R8, $+64
+	SETLS   R9
+	MOVQ    R9, 24(SP)
 
 row:
 	// s0 = x[row]
@@ -17763,15 +20148,160 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VMOVUPS      Y1, 32(SP)
+	VXORPS       Y6, Y6, Y6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop0_seg:
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R9
+	CMPQ    R9, R11
+	JB      loop0
+	TESTQ   $+2047, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R10
+	ANDQ    $-8, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R9
+
+loop0_tail:
+	CMPQ R9, DI
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS (CX)(R9*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
+	INCQ   R9
+	CMPQ   R9, DI
+	JB     loop0_element
+
+loop0_done:
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+	VXORPS X5, X5, X5
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y6, Y6
+	VMOVUPS Y6, 32(SP)
+	VXORPS  Y6, Y6, Y6
+	MOVQ    $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS 32(SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+	JMP    loop0_summed
+
+loop0_short:
+	// loop 0 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop0s_seg:
 	XORQ R9, R9
 	MOVQ DI, R10
 	ANDQ $-32, R10
-	JZ   loop0_vectors
+	JZ   loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -17786,207 +20316,405 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
 	CMPQ    R9, R10
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R10
 	ANDQ $-8, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R9*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R9, DI
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS (CX)(R9*4), X6
 	VSUBSS X0, X6, X6
 	VADDSS X6, X5, X5
 	INCQ   R9
 	CMPQ   R9, DI
-	JB     loop0_element
+	JB     loop0s_element
 
-loop0_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop0_seg
+loop0s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop0s_seg
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+
+loop0_summed:
 	MOVQ  segs+40(FP), R8
 	SHLQ  $0x02, R8
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
-	VADDSS       X5, X1, X1
+	VADDSS       X5, X1, X2
 
 	// s2 = 1/n for the row's n elements
 	MOVQ       segs+40(FP), R8
 	IMULQ      DI, R8
 	MOVL       $0x3f800000, R9
-	VMOVD      R9, X2
-	VCVTSI2SSQ R8, X2, X3
-	VDIVSS     X3, X2, X2
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X3
+	VDIVSS     X3, X1, X1
 
 	// s3 = s1 mul s2
-	VMULSS X2, X1, X1
+	VMULSS X1, X2, X2
 
 	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
-	VXORPS       Y8, Y8, Y8
+	VXORPS       Y7, Y7, Y7
+	VXORPS       X5, X5, X5
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       Y12, Y12, Y12
+	VXORPS       X8, X8, X8
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      Y9, 64(SP)
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
 
 loop1_seg:
-	XORQ R9, R9
-	MOVQ DI, R10
-	ANDQ $-32, R10
-	JZ   loop1_vectors
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	JZ      loop1_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     32(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     64(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     96(CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y7, Y7
+	VFMADD231PS Y15, Y15, Y12
 	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	CMPQ        R9, R11
 	JB          loop1
+	TESTQ       $+2047, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ DI, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	MOVQ        DI, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y2, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+8, R9
 
 loop1_tail:
 	CMPQ R9, DI
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R9*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X2, X15, X15
+	VADDSS      X15, X5, X5
+	VFMADD231SS X15, X15, X8
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop1_element
 
 loop1_done:
-	MOVQ  segstride+56(FP), R9
-	SHLQ  $0x02, R9
-	ADDQ  R9, CX
-	DECQ  R8
-	JNZ   loop1_seg
+	MOVQ (SP), R9
+	SUBQ 8(SP), R9
+	MOVQ R9, (SP)
+	CMPQ R9, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y5, Y3, Y3
+	VXORPS X5, X5, X5
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS Y8, Y9, Y9
+	VXORPS X8, X8, X8
+	VADDPS Y9, Y14, Y14
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  64(SP), Y14, Y14
+	VMOVUPS Y14, 64(SP)
+	VXORPS  Y14, Y14, Y14
+	MOVQ    $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	VADDPS 64(SP), Y14, Y14
+	VADDPS Y14, Y9, Y9
+	JMP    loop1_summed
+
+loop1_short:
+	// loop 1 for rows too short for chunks
+	MOVQ segs+40(FP), R8
+
+loop1s_seg:
+	XORQ R9, R9
+	MOVQ DI, R10
+	ANDQ $-32, R10
+	JZ   loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R9, DI
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R9*4), X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X2, X13, X13
+	VADDSS      X13, X5, X5
+	VFMADD231SS X13, X13, X8
+	INCQ        R9
+	CMPQ        R9, DI
+	JB          loop1s_element
+
+loop1s_done:
+	MOVQ   segstride+56(FP), R9
+	SHLQ   $0x02, R9
+	ADDQ   R9, CX
+	DECQ   R8
+	JNZ    loop1s_seg
+	VADDPS Y4, Y3, Y3
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+
+loop1_summed:
 	MOVQ  segs+40(FP), R8
 	SHLQ  $0x02, R8
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X5, X3, X3
 
 	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	VMULSS X1, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y9, X4
+	VADDPS       X4, X9, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	VADDSS       X8, X4, X4
 
 	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	VMULSS X1, X4, X1
 
 	// s8 = s5 mul s5
 	VMULSS X3, X3, X4
 
 	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
+	VSUBSS X4, X1, X1
 
 	// s10 = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X4
 
 	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	VADDSS X4, X1, X1
 
 	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X4
-	VUCOMISS X4, X2
+	VUCOMISS X4, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
 	VMOVD    R8, X4
-	VUCOMISS X2, X4
+	VUCOMISS X1, X4
 	JA       done
 
 	// s12 = 1
@@ -17994,18 +20722,18 @@ loop1_done:
 	VMOVD R8, X4
 
 	// s13 = sqrt s11
-	VSQRTSS X2, X2, X2
+	VSQRTSS X1, X1, X1
 
 	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	VDIVSS X1, X4, X1
 
 	// s15 = s3 add s5
-	VADDSS X3, X1, X1
+	VADDSS X3, X2, X2
 
 	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
+	VBROADCASTSS X1, Y1
 	MOVQ         segs+40(FP), R8
 
 loop2_seg:
@@ -18017,35 +20745,35 @@ loop2_seg:
 loop2:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, (AX)(R9*4)
 	VMOVUPS      32(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 32(AX)(R9*4)
 	VMOVUPS      64(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 64(AX)(R9*4)
 	VMOVUPS      96(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 96(AX)(R9*4)
 	ADDQ         $+32, R9
 	CMPQ         R9, R10
@@ -18060,11 +20788,11 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
 	VBROADCASTSS (BX), Y4
-	VBROADCASTSS (DX), Y5
-	VFMADD231PS  Y5, Y3, Y4
+	VBROADCASTSS (DX), Y6
+	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, (AX)(R9*4)
 	ADDQ         $+8, R9
 	CMPQ         R9, R10
@@ -18077,8 +20805,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (CX)(R9*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X1, X3, X3
-	VMULSS      X2, X3, X3
+	VSUBSS      X2, X3, X3
+	VMULSS      X1, X3, X3
 	VMOVSS      (BX), X4
 	VMOVSS      (DX), X5
 	VFMADD231SS X5, X3, X4

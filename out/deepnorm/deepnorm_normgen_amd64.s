@@ -2248,7 +2248,7 @@ done:
 	RET
 
 // func avx512DeepNormAny(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·deepnormAvx512DeepNormAny(SB), NOSPLIT, $0-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -2288,12 +2288,14 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
+	CMPQ         R8, $+3903
+	JA           loop0_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R9*4), Z6
 	VMULPS  Z6, Z0, Z6
 	VMOVUPS (DX)(R9*4), Z7
@@ -2320,15 +2322,15 @@ loop0:
 	VADDPS  Z6, Z5, Z5
 	ADDQ    $+64, R9
 	CMPQ    R9, R10
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R9*4), Z6
 	VMULPS  Z6, Z0, Z6
 	VMOVUPS (DX)(R9*4), Z7
@@ -2337,11 +2339,11 @@ loop0_vector:
 	VADDPS  Z6, Z2, Z2
 	ADDQ    $+16, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R8
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R9*4), K1, Z6
 	VMULPS    Z6, Z0, Z6
 	VMOVUPS.Z (DX)(R9*4), K1, Z7
@@ -2349,11 +2351,131 @@ loop0_tail:
 	VSUBPS    Z1, Z6, Z6
 	VADDPS    Z6, Z2, K1, Z2
 
+loop0s_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS (CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z2, Z2
+	VMOVUPS 64(CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 64(DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z3, Z3
+	VMOVUPS 128(CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 128(DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 192(CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 192(DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	ADDQ    $+64, R9
+	CMPQ    R9, R11
+	JB      loop0
+	TESTQ   $+4095, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z2, Z7, Z7
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z7, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R8, R10
+	ANDQ    $-16, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z2, Z2
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z3, Z3
+	ADDQ    $+16, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R9*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	ADDQ    $+16, R9
+
+loop0_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R9*4), K1, Z8
+	VMULPS    Z8, Z0, Z8
+	VMOVUPS.Z (DX)(R9*4), K1, Z9
+	VADDPS    Z9, Z8, Z8
+	VSUBPS    Z1, Z8, Z8
+	VADDPS    Z8, Z5, K1, Z5
+
 loop0_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z7, Z7
+	VADDPS Z7, Z2, Z2
+
+loop0_summed:
 	// s5 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z3
@@ -2384,12 +2506,14 @@ loop0_done:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
+	CMPQ         R8, $+3903
+	JA           loop1_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (CX)(R9*4), Z12
 	VMULPS      Z12, Z0, Z12
 	VMOVUPS     (DX)(R9*4), Z13
@@ -2424,15 +2548,15 @@ loop1:
 	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R8, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R9*4), Z12
 	VMULPS      Z12, Z0, Z12
 	VMOVUPS     (DX)(R9*4), Z13
@@ -2443,11 +2567,11 @@ loop1_vector:
 	VFMADD231PS Z12, Z12, Z8
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R8
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z12
 	VMULPS      Z12, Z0, Z12
 	VMOVUPS.Z   (DX)(R9*4), K1, Z13
@@ -2457,11 +2581,167 @@ loop1_tail:
 	VADDPS      Z12, Z4, K1, Z4
 	VFMADD231PS Z12, Z12, K1, Z8
 
+loop1s_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop1_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop1:
+	VMOVUPS     (CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
+	VMOVUPS     64(CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     64(DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z9
+	VMOVUPS     128(CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     128(DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z10
+	VMOVUPS     192(CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     192(DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z7, Z7
+	VFMADD231PS Z16, Z16, Z11
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop1
+	TESTQ       $+4095, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z4, Z14, Z14
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z8, Z15, Z15
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  $+262143, R9
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
+
+loop1_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R8, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R9*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z10
+	ADDQ        $+16, R9
+
+loop1_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS.Z   (DX)(R9*4), K1, Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z7, K1, Z7
+	VFMADD231PS Z16, Z16, K1, Z11
+
 loop1_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z13, Z15, Z15
+	VADDPS Z15, Z8, Z8
+
+loop1_summed:
 	// s8 = sum of accumulator 1
-	VADDPS     Z5, Z4, Z4
-	VADDPS     Z7, Z6, Z5
-	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -2475,11 +2755,8 @@ loop1_done:
 	VMULSS X3, X4, X4
 
 	// s10 = sum of accumulator 2
-	VADDPS     Z9, Z8, Z5
-	VADDPS     Z11, Z10, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0x4e, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z8, Z8, Z5
+	VADDPS     Z5, Z8, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z6
 	VADDPS     Z6, Z5, Z5
 	VPERMILPS  $0x4e, Z5, Z6
@@ -2701,12 +2978,14 @@ row:
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
+	CMPQ         R8, $+3903
+	JA           loop0_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-64, R12
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R11*4), Z6
 	VMULPS  Z6, Z0, Z6
 	VMOVUPS (DX)(R11*4), Z7
@@ -2733,15 +3012,15 @@ loop0:
 	VADDPS  Z6, Z5, Z5
 	ADDQ    $+64, R11
 	CMPQ    R11, R12
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R11*4), Z6
 	VMULPS  Z6, Z0, Z6
 	VMOVUPS (DX)(R11*4), Z7
@@ -2750,11 +3029,11 @@ loop0_vector:
 	VADDPS  Z6, Z2, Z2
 	ADDQ    $+16, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R8
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R11*4), K1, Z6
 	VMULPS    Z6, Z0, Z6
 	VMOVUPS.Z (DX)(R11*4), K1, Z7
@@ -2762,11 +3041,131 @@ loop0_tail:
 	VSUBPS    Z1, Z6, Z6
 	VADDPS    Z6, Z2, K1, Z2
 
+loop0s_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS (CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z2, Z2
+	VMOVUPS 64(CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 64(DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z3, Z3
+	VMOVUPS 128(CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 128(DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 192(CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS 192(DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	ADDQ    $+64, R11
+	CMPQ    R11, R13
+	JB      loop0
+	TESTQ   $+4095, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z2, Z7, Z7
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  $+262143, R11
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z7, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop0_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R8, R12
+	ANDQ    $-16, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z2, Z2
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z3, Z3
+	ADDQ    $+16, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Z8
+	VMULPS  Z8, Z0, Z8
+	VMOVUPS (DX)(R11*4), Z9
+	VADDPS  Z9, Z8, Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	ADDQ    $+16, R11
+
+loop0_tail:
+	TESTQ     $0x0000000f, R8
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R11*4), K1, Z8
+	VMULPS    Z8, Z0, Z8
+	VMOVUPS.Z (DX)(R11*4), K1, Z9
+	VADDPS    Z9, Z8, Z8
+	VSUBPS    Z1, Z8, Z8
+	VADDPS    Z8, Z5, K1, Z5
+
 loop0_done:
+	VADDPS Z3, Z2, Z2
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z7, Z7
+	VADDPS Z7, Z2, Z2
+
+loop0_summed:
 	// s5 = sum of accumulator 0
-	VADDPS     Z3, Z2, Z2
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z3
@@ -2797,12 +3196,14 @@ loop0_done:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
+	CMPQ         R8, $+3903
+	JA           loop1_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-64, R12
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (CX)(R10*1)
 	PREFETCHT1  64(CX)(R10*1)
 	PREFETCHT1  (DX)(R10*1)
@@ -2842,15 +3243,15 @@ loop1:
 	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R8, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R11*4), Z12
 	VMULPS      Z12, Z0, Z12
 	VMOVUPS     (DX)(R11*4), Z13
@@ -2861,11 +3262,11 @@ loop1_vector:
 	VFMADD231PS Z12, Z12, Z8
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R8
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R11*4), K1, Z12
 	VMULPS      Z12, Z0, Z12
 	VMOVUPS.Z   (DX)(R11*4), K1, Z13
@@ -2875,11 +3276,172 @@ loop1_tail:
 	VADDPS      Z12, Z4, K1, Z4
 	VFMADD231PS Z12, Z12, K1, Z8
 
+loop1s_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop1:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VMOVUPS     (CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
+	VMOVUPS     64(CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     64(DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z9
+	VMOVUPS     128(CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     128(DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z10
+	VMOVUPS     192(CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     192(DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z7, Z7
+	VFMADD231PS Z16, Z16, Z11
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
+	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z4, Z14, Z14
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z8, Z15, Z15
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  $+262143, R11
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
+
+loop1_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R8, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z9
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS     (DX)(R11*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z10
+	ADDQ        $+16, R11
+
+loop1_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R11*4), K1, Z16
+	VMULPS      Z16, Z0, Z16
+	VMOVUPS.Z   (DX)(R11*4), K1, Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z16, Z16
+	VADDPS      Z16, Z7, K1, Z7
+	VFMADD231PS Z16, Z16, K1, Z11
+
 loop1_done:
+	VADDPS Z5, Z4, Z4
+	VADDPS Z7, Z6, Z6
+	VADDPS Z6, Z4, Z4
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z4, Z4
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z13, Z15, Z15
+	VADDPS Z15, Z8, Z8
+
+loop1_summed:
 	// s8 = sum of accumulator 1
-	VADDPS     Z5, Z4, Z4
-	VADDPS     Z7, Z6, Z5
-	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -2893,11 +3455,8 @@ loop1_done:
 	VMULSS X3, X4, X4
 
 	// s10 = sum of accumulator 2
-	VADDPS     Z9, Z8, Z5
-	VADDPS     Z11, Z10, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0x4e, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x4e, Z8, Z8, Z5
+	VADDPS     Z5, Z8, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z6
 	VADDPS     Z6, Z5, Z5
 	VPERMILPS  $0x4e, Z5, Z6
@@ -3186,8 +3745,8 @@ done:
 	RET
 
 // func avx2DeepNormAny(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·deepnormAvx2DeepNormAny(SB), NOSPLIT, $0-64
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·deepnormAvx2DeepNormAny(SB), NOSPLIT, $128-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ f+16(FP), DX
@@ -3221,10 +3780,91 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
+	CMPQ         R8, $+1983
+	JA           loop0_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 32(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 64(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 96(DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R9*4), X7
+	VMULSS X7, X0, X7
+	VMOVSS (DX)(R9*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R9
+	CMPQ   R9, R8
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
 	VMOVUPS (CX)(R9*4), Y7
@@ -3252,16 +3892,46 @@ loop0:
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y5, Y5
 	ADDQ    $+32, R9
-	CMPQ    R9, R10
+	CMPQ    R9, R11
 	JB      loop0
+	TESTQ   $+2047, R9
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	TESTQ   $+131071, R9
+	JNZ     loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 32(SP)
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop0_tail
-
-loop0_vector:
+	MOVQ    R8, R10
+	ANDQ    $-8, R10
+	CMPQ    R9, R10
+	JAE     loop0_tail
 	VMOVUPS (CX)(R9*4), Y7
 	VMULPS  Y7, Y0, Y7
 	VMOVUPS (DX)(R9*4), Y8
@@ -3270,7 +3940,23 @@ loop0_vector:
 	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R9
 	CMPQ    R9, R10
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R9
+	CMPQ    R9, R10
+	JAE     loop0_tail
+	VMOVUPS (CX)(R9*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R9*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+8, R9
 
 loop0_tail:
 	CMPQ R9, R8
@@ -3288,10 +3974,15 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
+
+loop0_summed:
 	// s5 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -3323,10 +4014,108 @@ loop0_done:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X13, X13, X13
+	CMPQ         R8, $+1983
+	JA           loop1_long
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R9, R8
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R9*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R9*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
+	INCQ        R9
+	CMPQ        R9, R8
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y9, 32(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y9, 96(SP)
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop1_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
 	VMOVUPS     (CX)(R9*4), Y14
@@ -3362,16 +4151,60 @@ loop1:
 	VADDPS      Y14, Y7, Y7
 	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	CMPQ        R9, R11
 	JB          loop1
+	TESTQ       $+2047, R9
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y7, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y10, Y9, Y9
+	VADDPS  Y12, Y11, Y11
+	VADDPS  Y11, Y9, Y9
+	VADDPS  96(SP), Y9, Y9
+	VMOVUPS Y9, 96(SP)
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	TESTQ   $+131071, R9
+	JNZ     loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS 96(SP), Y9
+	VADDPS  32(SP), Y9, Y9
+	VMOVUPS Y9, 32(SP)
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS Y9, 96(SP)
+
+loop1_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop1_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
+	MOVQ        R8, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop1_tail
 	VMOVUPS     (CX)(R9*4), Y14
 	VMULPS      Y14, Y0, Y14
 	VMOVUPS     (DX)(R9*4), Y15
@@ -3382,7 +4215,27 @@ loop1_vector:
 	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R9*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R9*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	ADDQ        $+8, R9
 
 loop1_tail:
 	CMPQ R9, R8
@@ -3402,10 +4255,21 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y7, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 64(SP), Y5
+	VADDPS  (SP), Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y10, Y9, Y9
+	VADDPS  Y12, Y11, Y11
+	VADDPS  Y11, Y9, Y9
+	VMOVUPS 96(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y9, Y9
+
+loop1_summed:
 	// s8 = sum of accumulator 1
-	VADDPS       Y5, Y4, Y4
-	VADDPS       Y7, Y6, Y5
-	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -3418,11 +4282,8 @@ loop1_done:
 	VMULSS X3, X4, X4
 
 	// s10 = sum of accumulator 2
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y12, Y11, Y6
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
+	VEXTRACTF128 $0x01, Y9, X5
+	VADDPS       X5, X9, X5
 	VMOVHLPS     X5, X5, X6
 	VADDPS       X6, X5, X5
 	VMOVSHDUP    X5, X6
@@ -3586,7 +4447,7 @@ done:
 
 // func avx2DeepNormAnyNT(dst *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·deepnormAvx2DeepNormAnyNT(SB), NOSPLIT, $0-64
+TEXT ·deepnormAvx2DeepNormAnyNT(SB), NOSPLIT, $128-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  f+16(FP), DX
@@ -3643,10 +4504,91 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       X6, X6, X6
+	CMPQ         R8, $+1983
+	JA           loop0_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-32, R12
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 32(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 32(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 64(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 64(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS 96(DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R11, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R11*4), X7
+	VMULSS X7, X0, X7
+	VMOVSS (DX)(R11*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X1, X7, X7
+	VADDSS X7, X6, X6
+	INCQ   R11
+	CMPQ   R11, R8
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
 	VMOVUPS (CX)(R11*4), Y7
@@ -3674,16 +4616,46 @@ loop0:
 	VSUBPS  Y1, Y7, Y7
 	VADDPS  Y7, Y5, Y5
 	ADDQ    $+32, R11
-	CMPQ    R11, R12
+	CMPQ    R11, R13
 	JB      loop0
+	TESTQ   $+2047, R11
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	TESTQ   $+131071, R11
+	JNZ     loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 32(SP)
+
+loop0_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R8, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop0_tail
-
-loop0_vector:
+	MOVQ    R8, R12
+	ANDQ    $-8, R12
+	CMPQ    R11, R12
+	JAE     loop0_tail
 	VMOVUPS (CX)(R11*4), Y7
 	VMULPS  Y7, Y0, Y7
 	VMOVUPS (DX)(R11*4), Y8
@@ -3692,7 +4664,23 @@ loop0_vector:
 	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R11
 	CMPQ    R11, R12
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R11
+	CMPQ    R11, R12
+	JAE     loop0_tail
+	VMOVUPS (CX)(R11*4), Y7
+	VMULPS  Y7, Y0, Y7
+	VMOVUPS (DX)(R11*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+8, R11
 
 loop0_tail:
 	CMPQ R11, R8
@@ -3710,10 +4698,15 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
+
+loop0_summed:
 	// s5 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y5, Y4, Y3
-	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -3745,10 +4738,111 @@ loop0_done:
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
 	VXORPS       X13, X13, X13
+	CMPQ         R8, $+1983
+	JA           loop1_long
 	XORQ         R11, R11
 	MOVQ         R8, R12
 	ANDQ         $-32, R12
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     32(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     32(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     64(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     64(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     96(CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     96(DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y7, Y7
+	VFMADD231PS Y14, Y14, Y12
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R8, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R11, R8
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (CX)(R11*4), X14
+	VMULSS      X14, X0, X14
+	VMOVSS      (DX)(R11*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X1, X14, X14
+	VSUBSS      X2, X14, X14
+	VADDSS      X14, X8, X8
+	VFMADD231SS X14, X14, X13
+	INCQ        R11
+	CMPQ        R11, R8
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VADDPS Y10, Y9, Y9
+	VADDPS Y12, Y11, Y11
+	VADDPS Y11, Y9, Y9
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y9, 32(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y9, 96(SP)
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	JZ      loop1_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
 	PREFETCHT1  (CX)(R10*1)
@@ -3787,16 +4881,60 @@ loop1:
 	VADDPS      Y14, Y7, Y7
 	VFMADD231PS Y14, Y14, Y12
 	ADDQ        $+32, R11
-	CMPQ        R11, R12
+	CMPQ        R11, R13
 	JB          loop1
+	TESTQ       $+2047, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y7, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VADDPS  Y10, Y9, Y9
+	VADDPS  Y12, Y11, Y11
+	VADDPS  Y11, Y9, Y9
+	VADDPS  96(SP), Y9, Y9
+	VMOVUPS Y9, 96(SP)
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	TESTQ   $+131071, R11
+	JNZ     loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS 96(SP), Y9
+	VADDPS  32(SP), Y9, Y9
+	VMOVUPS Y9, 32(SP)
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS Y9, 96(SP)
+
+loop1_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R8, R12
-	ANDQ $-8, R12
-	CMPQ R11, R12
-	JAE  loop1_tail
-
-loop1_vector:
+	MOVQ        R8, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
 	VMOVUPS     (CX)(R11*4), Y14
 	VMULPS      Y14, Y0, Y14
 	VMOVUPS     (DX)(R11*4), Y15
@@ -3807,7 +4945,27 @@ loop1_vector:
 	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R11*4), Y14
+	VMULPS      Y14, Y0, Y14
+	VMOVUPS     (DX)(R11*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y1, Y14, Y14
+	VSUBPS      Y2, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
+	ADDQ        $+8, R11
 
 loop1_tail:
 	CMPQ R11, R8
@@ -3827,10 +4985,21 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y7, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	VMOVUPS 64(SP), Y5
+	VADDPS  (SP), Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	VADDPS  Y10, Y9, Y9
+	VADDPS  Y12, Y11, Y11
+	VADDPS  Y11, Y9, Y9
+	VMOVUPS 96(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y9, Y9
+
+loop1_summed:
 	// s8 = sum of accumulator 1
-	VADDPS       Y5, Y4, Y4
-	VADDPS       Y7, Y6, Y5
-	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -3843,11 +5012,8 @@ loop1_done:
 	VMULSS X3, X4, X4
 
 	// s10 = sum of accumulator 2
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y12, Y11, Y6
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
+	VEXTRACTF128 $0x01, Y9, X5
+	VADDPS       X5, X9, X5
 	VMOVHLPS     X5, X5, X6
 	VADDPS       X6, X5, X5
 	VMOVSHDUP    X5, X6

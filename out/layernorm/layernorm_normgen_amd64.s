@@ -4805,29 +4805,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
+	MOVQ         $+2048, R8
 
 loop0:
-	VMOVUPS (CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, DI
-	CMPQ    DI, $+4096
+	CMPQ    DI, R8
 	JB      loop0
+	CMPQ    DI, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -4853,37 +4872,69 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
+	MOVQ         $+2048, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, DI
-	CMPQ        DI, $+4096
+	CMPQ        DI, R8
 	JB          loop1
+	CMPQ        DI, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R8
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -4895,11 +4946,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -5038,29 +5086,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
-	CMPQ    R9, $+4096
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -5086,39 +5153,71 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R9
-	CMPQ        R9, $+4096
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -5130,11 +5229,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -5358,29 +5454,48 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
 	XORQ         DI, DI
+	MOVQ         $+4096, R8
 
 loop0:
-	VMOVUPS (CX)(DI*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(CX)(DI*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(CX)(DI*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(CX)(DI*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (CX)(DI*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS 64(CX)(DI*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 128(CX)(DI*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 192(CX)(DI*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z4, Z4
 	ADDQ    $+64, DI
-	CMPQ    DI, $+8192
+	CMPQ    DI, R8
 	JB      loop0
+	CMPQ    DI, $+8192
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z5, Z5
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	ADDQ   $+4096, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z1, Z1
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -5408,37 +5523,69 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 	XORQ         DI, DI
+	MOVQ         $+4096, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(DI*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z3, Z3
+	VFMADD231PS Z13, Z13, Z7
+	VMOVUPS     64(CX)(DI*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z8
+	VMOVUPS     128(CX)(DI*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     192(CX)(DI*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z10
 	ADDQ        $+64, DI
-	CMPQ        DI, $+8192
+	CMPQ        DI, R8
 	JB          loop1
+	CMPQ        DI, $+8192
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z11, Z11
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z12, Z12
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	ADDQ   $+4096, R8
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z7, Z7
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -5452,11 +5599,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -5597,29 +5741,48 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
 	XORQ         R9, R9
+	MOVQ         $+4096, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
+	VMOVUPS (CX)(R9*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS 64(CX)(R9*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VMOVUPS 128(CX)(R9*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS 192(CX)(R9*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VADDPS  Z6, Z4, Z4
 	ADDQ    $+64, R9
-	CMPQ    R9, $+8192
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+8192
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z5, Z5
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	ADDQ   $+4096, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z1, Z1
 
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -5647,40 +5810,72 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 	XORQ         R9, R9
+	MOVQ         $+4096, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z3, Z3
+	VFMADD231PS Z13, Z13, Z7
+	VMOVUPS     64(CX)(R9*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z8
+	VMOVUPS     128(CX)(R9*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     192(CX)(R9*4), Z13
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z10
 	ADDQ        $+64, R9
-	CMPQ        R9, $+8192
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+8192
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z11, Z11
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z12, Z12
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	ADDQ   $+4096, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z7, Z7
 
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -5694,11 +5889,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -5922,29 +6114,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
+	MOVQ         $+2048, R8
 
 loop0:
-	VMOVUPS (CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(CX)(DI*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(DI*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, DI
-	CMPQ    DI, $+8192
+	CMPQ    DI, R8
 	JB      loop0
+	CMPQ    DI, $+8192
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -5970,37 +6181,69 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
+	MOVQ         $+2048, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(CX)(DI*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, DI
-	CMPQ        DI, $+8192
+	CMPQ        DI, R8
 	JB          loop1
+	CMPQ        DI, $+8192
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R8
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -6012,11 +6255,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -6155,29 +6395,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(CX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
-	CMPQ    R9, $+8192
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+8192
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -6203,39 +6462,71 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(CX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R9
-	CMPQ        R9, $+8192
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+8192
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -6247,11 +6538,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -6457,7 +6745,7 @@ done:
 	RET
 
 // func avx512LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·layernormAvx512LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -6482,12 +6770,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         DI, $+3903
+	JA           loop0_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R8*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -6502,34 +6792,130 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R8
 	CMPQ    R8, R9
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R9
 	ANDQ $-16, R9
 	CMPQ R8, R9
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R8*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R8
 	CMPQ    R8, R9
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, DI
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R8*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VMOVUPS (CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R8
+	CMPQ    R8, R10
+	JB      loop0
+	TESTQ   $+4095, R8
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R9
+	ANDQ    $-16, R9
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R8
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R8
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R8
+
+loop0_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R8*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -6559,12 +6945,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         DI, $+3903
+	JA           loop1_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (CX)(R8*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -6587,15 +6975,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ DI, R9
 	ANDQ $-16, R9
 	CMPQ R8, R9
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R8*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -6603,22 +6991,154 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, DI
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R8*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop1_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop1:
+	VMOVUPS     (CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R8
+	CMPQ        R8, R10
+	JB          loop1
+	TESTQ       $+4095, R8
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R8
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop1_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R9
+	ANDQ        $-16, R9
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R8
+
+loop1_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R8*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -6632,11 +7152,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -6823,12 +7340,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         DI, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R10*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -6843,34 +7362,130 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R10*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, DI
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (CX)(R10*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS (CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R12
+	JB      loop0
+	TESTQ   $+4095, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R11
+	ANDQ    $-16, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R10
+
+loop0_tail:
+	TESTQ     $0x0000000f, DI
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(R10*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -6900,12 +7515,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         DI, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  64(CX)(R9*1)
 	ADDQ        $+128, R9
@@ -6931,15 +7548,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ DI, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R10*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -6947,22 +7564,157 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, DI
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (CX)(R10*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop1:
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	ADDQ        $+128, R9
+	VMOVUPS     (CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop1
+	TESTQ       $+4095, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R10
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R10
+
+loop1_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1_done
+	VMOVUPS.Z   (CX)(R10*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -6976,11 +7728,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -7223,8 +7972,8 @@ done:
 	RET
 
 // func avx2LayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·layernormAvx2LayerNormAny(SB), NOSPLIT, $0-56
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·layernormAvx2LayerNormAny(SB), NOSPLIT, $64-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -7243,12 +7992,14 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         DI, $+1983
+	JA           loop0_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R8*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -7263,39 +8014,141 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R8
 	CMPQ    R8, R9
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R9
 	ANDQ $-8, R9
 	CMPQ R8, R9
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R8*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R8
 	CMPQ    R8, R9
-	JB      loop0_vector
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R8, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R8*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R8
+	CMPQ   R8, DI
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	JZ      loop0_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VMOVUPS (CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R8
+	CMPQ    R8, R10
+	JB      loop0
+	TESTQ   $+2047, R8
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R9
+	ANDQ    $-8, R9
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R8
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R8
+	CMPQ    R8, R9
+	JAE     loop0_tail
+	VMOVUPS (CX)(R8*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R8
 
 loop0_tail:
 	CMPQ R8, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R8*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (CX)(R8*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R8
 	CMPQ   R8, DI
 	JB     loop0_element
 
 loop0_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -7326,12 +8179,14 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         DI, $+1983
+	JA           loop1_long
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-32, R9
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (CX)(R8*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -7354,15 +8209,15 @@ loop1:
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ DI, R9
 	ANDQ $-8, R9
 	CMPQ R8, R9
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R8*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -7370,13 +8225,13 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	CMPQ R8, DI
-	JAE  loop1_done
+	JAE  loop1s_done
 
-loop1_element:
+loop1s_element:
 	VMOVSS      (CX)(R8*4), X13
 	VSUBSS      X0, X13, X13
 	VSUBSS      X1, X13, X13
@@ -7384,13 +8239,152 @@ loop1_element:
 	VFMADD231SS X13, X13, X12
 	INCQ        R8
 	CMPQ        R8, DI
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	JZ      loop1_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop1:
+	VMOVUPS     (CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     32(CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     64(CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     96(CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+32, R8
+	CMPQ        R8, R10
+	JB          loop1
+	TESTQ       $+2047, R8
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS Y8, Y14, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  $+131071, R8
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  32(SP), Y14, Y14
+	VMOVUPS Y14, 32(SP)
+	VXORPS  Y14, Y14, Y14
+
+loop1_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	CMPQ    R8, R9
+	JAE     loop1_vectors
+	ADDQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R9
+	ANDQ        $-8, R9
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R8*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R8
+
+loop1_tail:
+	CMPQ R8, DI
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (CX)(R8*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X1, X15, X15
+	VADDSS      X15, X7, X7
+	VFMADD231SS X15, X15, X12
+	INCQ        R8
+	CMPQ        R8, DI
 	JB          loop1_element
 
 loop1_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS 32(SP), Y14, Y14
+	VADDPS Y14, Y8, Y8
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -7403,11 +8397,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -7551,7 +8542,7 @@ done:
 
 // func avx2LayerNormAnyNT(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·layernormAvx2LayerNormAnyNT(SB), NOSPLIT, $0-56
+TEXT ·layernormAvx2LayerNormAnyNT(SB), NOSPLIT, $64-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
 	MOVQ  gamma+16(FP), DX
@@ -7593,12 +8584,14 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         DI, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (CX)(R10*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -7613,39 +8606,141 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
 	CMPQ    R10, R11
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R11
 	ANDQ $-8, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (CX)(R10*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (CX)(R10*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, DI
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS (CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R12
+	JB      loop0
+	TESTQ   $+2047, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    DI, R11
+	ANDQ    $-8, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (CX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R10
 
 loop0_tail:
 	CMPQ R10, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (CX)(R10*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (CX)(R10*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R10
 	CMPQ   R10, DI
 	JB     loop0_element
 
 loop0_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -7676,12 +8771,14 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         DI, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         DI, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (CX)(R9*1)
 	ADDQ        $+64, R9
 	VMOVUPS     (CX)(R10*4), Y13
@@ -7706,15 +8803,15 @@ loop1:
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ DI, R11
 	ANDQ $-8, R11
 	CMPQ R10, R11
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (CX)(R10*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -7722,13 +8819,13 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	CMPQ R10, DI
-	JAE  loop1_done
+	JAE  loop1s_done
 
-loop1_element:
+loop1s_element:
 	VMOVSS      (CX)(R10*4), X13
 	VSUBSS      X0, X13, X13
 	VSUBSS      X1, X13, X13
@@ -7736,13 +8833,154 @@ loop1_element:
 	VFMADD231SS X13, X13, X12
 	INCQ        R10
 	CMPQ        R10, DI
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop1:
+	PREFETCHT1  (CX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVUPS     (CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     32(CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     64(CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     96(CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
+	JB          loop1
+	TESTQ       $+2047, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS Y8, Y14, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  $+131071, R10
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  32(SP), Y14, Y14
+	VMOVUPS Y14, 32(SP)
+	VXORPS  Y14, Y14, Y14
+
+loop1_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (CX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R10
+
+loop1_tail:
+	CMPQ R10, DI
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (CX)(R10*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X1, X15, X15
+	VADDSS      X15, X7, X7
+	VFMADD231SS X15, X15, X12
+	INCQ        R10
+	CMPQ        R10, DI
 	JB          loop1_element
 
 loop1_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS 32(SP), Y14, Y14
+	VADDPS Y14, Y8, Y8
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -7755,11 +8993,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -10837,37 +12072,56 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (DX)(R9*4), Y5
-	VMOVUPS (BX)(R9*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(DX)(R9*4), Y5
-	VMOVUPS 32(BX)(R9*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(DX)(R9*4), Y5
-	VMOVUPS 64(BX)(R9*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(DX)(R9*4), Y5
-	VMOVUPS 96(BX)(R9*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (DX)(R9*4), Y6
+	VMOVUPS (BX)(R9*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R9*4), Y6
+	VMOVUPS 32(BX)(R9*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R9*4), Y6
+	VMOVUPS 64(BX)(R9*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R9*4), Y6
+	VMOVUPS 96(BX)(R9*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
-	CMPQ    R9, $+4096
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -10893,45 +12147,77 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y11
-	VMOVUPS     (BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(DX)(R9*4), Y11
-	VMOVUPS     32(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(DX)(R9*4), Y11
-	VMOVUPS     64(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(DX)(R9*4), Y11
-	VMOVUPS     96(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (DX)(R9*4), Y13
+	VMOVUPS     (BX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(DX)(R9*4), Y13
+	VMOVUPS     32(BX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(DX)(R9*4), Y13
+	VMOVUPS     64(BX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(DX)(R9*4), Y13
+	VMOVUPS     96(BX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R9
-	CMPQ        R9, $+4096
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -10943,11 +12229,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -11112,37 +12395,56 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop0:
-	VMOVUPS (DX)(R11*4), Y5
-	VMOVUPS (BX)(R11*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(DX)(R11*4), Y5
-	VMOVUPS 32(BX)(R11*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(DX)(R11*4), Y5
-	VMOVUPS 64(BX)(R11*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(DX)(R11*4), Y5
-	VMOVUPS 96(BX)(R11*4), Y6
-	VADDPS  Y6, Y5, Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (DX)(R11*4), Y6
+	VMOVUPS (BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R11*4), Y6
+	VMOVUPS 32(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R11*4), Y6
+	VMOVUPS 64(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R11*4), Y6
+	VMOVUPS 96(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R11
-	CMPQ    R11, $+4096
+	CMPQ    R11, R12
 	JB      loop0
+	CMPQ    R11, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R12
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s3 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -11168,48 +12470,80 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y11
-	VMOVUPS     (BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(DX)(R11*4), Y11
-	VMOVUPS     32(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(DX)(R11*4), Y11
-	VMOVUPS     64(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(DX)(R11*4), Y11
-	VMOVUPS     96(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (DX)(R11*4), Y13
+	VMOVUPS     (BX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(DX)(R11*4), Y13
+	VMOVUPS     32(BX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(DX)(R11*4), Y13
+	VMOVUPS     64(BX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(DX)(R11*4), Y13
+	VMOVUPS     96(BX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R11
-	CMPQ        R11, $+4096
+	CMPQ        R11, R12
 	JB          loop1
+	CMPQ        R11, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R12
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -11221,11 +12555,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -11474,7 +12805,7 @@ done:
 	RET
 
 // func avx512AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·layernormAvx512AddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
@@ -11507,12 +12838,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (DX)(R10*4), Z5
 	VMOVUPS (BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
@@ -11535,15 +12868,15 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (DX)(R10*4), Z5
 	VMOVUPS (BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
@@ -11551,22 +12884,134 @@ loop0_vector:
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (DX)(R10*4), K1, Z5
 	VMOVUPS.Z (BX)(R10*4), K1, Z6
 	VADDPS    Z6, Z5, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS (DX)(R10*4), Z7
+	VMOVUPS (BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(DX)(R10*4), Z7
+	VMOVUPS 64(BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(DX)(R10*4), Z7
+	VMOVUPS 128(BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(DX)(R10*4), Z7
+	VMOVUPS 192(BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R12
+	JB      loop0
+	TESTQ   $+4095, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R11
+	ANDQ    $-16, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (DX)(R10*4), Z7
+	VMOVUPS (BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (DX)(R10*4), Z7
+	VMOVUPS (BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (DX)(R10*4), Z7
+	VMOVUPS (BX)(R10*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R10
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (DX)(R10*4), K1, Z7
+	VMOVUPS.Z (BX)(R10*4), K1, Z8
+	VADDPS    Z8, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s3 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -11596,12 +13041,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (DX)(R10*4), Z11
 	VMOVUPS     (BX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
@@ -11632,15 +13079,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (DX)(R10*4), Z11
 	VMOVUPS     (BX)(R10*4), Z12
 	VADDPS      Z12, Z11, Z11
@@ -11650,11 +13097,11 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (DX)(R10*4), K1, Z11
 	VMOVUPS.Z   (BX)(R10*4), K1, Z12
 	VADDPS      Z12, Z11, Z11
@@ -11663,11 +13110,159 @@ loop1_tail:
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop1:
+	VMOVUPS     (DX)(R10*4), Z15
+	VMOVUPS     (BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(DX)(R10*4), Z15
+	VMOVUPS     64(BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(DX)(R10*4), Z15
+	VMOVUPS     128(BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(DX)(R10*4), Z15
+	VMOVUPS     192(BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop1
+	TESTQ       $+4095, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R10
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R10*4), Z15
+	VMOVUPS     (BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R10*4), Z15
+	VMOVUPS     (BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R10*4), Z15
+	VMOVUPS     (BX)(R10*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R10
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (DX)(R10*4), K1, Z15
+	VMOVUPS.Z   (BX)(R10*4), K1, Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -11681,11 +13276,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -11904,12 +13496,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (DX)(R12*4), Z5
 	VMOVUPS (BX)(R12*4), Z6
 	VADDPS  Z6, Z5, Z5
@@ -11932,15 +13526,15 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R12
 	CMPQ    R12, R13
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R13
 	ANDQ $-16, R13
 	CMPQ R12, R13
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (DX)(R12*4), Z5
 	VMOVUPS (BX)(R12*4), Z6
 	VADDPS  Z6, Z5, Z5
@@ -11948,22 +13542,134 @@ loop0_vector:
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R12
 	CMPQ    R12, R13
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (DX)(R12*4), K1, Z5
 	VMOVUPS.Z (BX)(R12*4), K1, Z6
 	VADDPS    Z6, Z5, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop0_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop0:
+	VMOVUPS (DX)(R12*4), Z7
+	VMOVUPS (BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(DX)(R12*4), Z7
+	VMOVUPS 64(BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(DX)(R12*4), Z7
+	VMOVUPS 128(BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(DX)(R12*4), Z7
+	VMOVUPS 192(BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R12
+	CMPQ    R12, R14
+	JB      loop0
+	TESTQ   $+4095, R12
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R12
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	CMPQ    R12, R13
+	JAE     loop0_vectors
+	ADDQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R13
+	ANDQ    $-16, R13
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (DX)(R12*4), Z7
+	VMOVUPS (BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (DX)(R12*4), Z7
+	VMOVUPS (BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (DX)(R12*4), Z7
+	VMOVUPS (BX)(R12*4), Z8
+	VADDPS  Z8, Z7, Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R12
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (DX)(R12*4), K1, Z7
+	VMOVUPS.Z (BX)(R12*4), K1, Z8
+	VADDPS    Z8, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s3 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -11993,12 +13699,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (DX)(R11*1)
 	PREFETCHT1  64(DX)(R11*1)
 	PREFETCHT1  (BX)(R11*1)
@@ -12034,15 +13742,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R13
 	ANDQ $-16, R13
 	CMPQ R12, R13
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (DX)(R12*4), Z11
 	VMOVUPS     (BX)(R12*4), Z12
 	VADDPS      Z12, Z11, Z11
@@ -12052,11 +13760,11 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (DX)(R12*4), K1, Z11
 	VMOVUPS.Z   (BX)(R12*4), K1, Z12
 	VADDPS      Z12, Z11, Z11
@@ -12065,11 +13773,164 @@ loop1_tail:
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop1_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop1:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  64(DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (DX)(R12*4), Z15
+	VMOVUPS     (BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(DX)(R12*4), Z15
+	VMOVUPS     64(BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(DX)(R12*4), Z15
+	VMOVUPS     128(BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(DX)(R12*4), Z15
+	VMOVUPS     192(BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R12
+	CMPQ        R12, R14
+	JB          loop1
+	TESTQ       $+4095, R12
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R12
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	CMPQ    R12, R13
+	JAE     loop1_vectors
+	ADDQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R13
+	ANDQ        $-16, R13
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R12*4), Z15
+	VMOVUPS     (BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R12*4), Z15
+	VMOVUPS     (BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R12*4), Z15
+	VMOVUPS     (BX)(R12*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R12
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (DX)(R12*4), K1, Z15
+	VMOVUPS.Z   (BX)(R12*4), K1, Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -12083,11 +13944,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -12375,8 +14233,8 @@ done:
 	RET
 
 // func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·layernormAvx2AddLayerNormAny(SB), NOSPLIT, $0-72
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·layernormAvx2AddLayerNormAny(SB), NOSPLIT, $128-72
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -12403,10 +14261,85 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R10*4), Y6
+	VMOVUPS 32(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R10*4), Y6
+	VMOVUPS 64(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R10*4), Y6
+	VMOVUPS 96(BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R11
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (DX)(R10*4), X6
+	VMOVSS (BX)(R10*4), X7
+	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
 	VMOVUPS (DX)(R10*4), Y6
@@ -12430,16 +14363,46 @@ loop0:
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
-	CMPQ    R10, R11
+	CMPQ    R10, R12
 	JB      loop0
+	TESTQ   $+2047, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	TESTQ   $+131071, R10
+	JNZ     loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 32(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(SP)
+
+loop0_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
-	JAE  loop0_tail
-
-loop0_vector:
+	MOVQ    R9, R11
+	ANDQ    $-8, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
 	VMOVUPS (DX)(R10*4), Y6
 	VMOVUPS (BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
@@ -12447,7 +14410,21 @@ loop0_vector:
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (DX)(R10*4), Y6
+	VMOVUPS (BX)(R10*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	ADDQ    $+8, R10
 
 loop0_tail:
 	CMPQ R10, R9
@@ -12464,10 +14441,15 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
+
+loop0_summed:
 	// s3 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -12498,10 +14480,102 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
+
+loop1s:
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R10*4), Y13
+	VMOVUPS     32(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R10*4), Y13
+	VMOVUPS     64(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R10*4), Y13
+	VMOVUPS     96(BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R10, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (DX)(R10*4), X13
+	VMOVSS      (BX)(R10*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R10
+	CMPQ        R10, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y8, 96(SP)
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop1:
 	VMOVUPS     (DX)(R10*4), Y13
@@ -12533,16 +14607,60 @@ loop1:
 	VADDPS      Y13, Y6, Y6
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	CMPQ        R10, R12
 	JB          loop1
+	TESTQ       $+2047, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VADDPS  96(SP), Y8, Y8
+	VMOVUPS Y8, 96(SP)
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	TESTQ   $+131071, R10
+	JNZ     loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 64(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VMOVUPS Y3, (SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS 96(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 96(SP)
+
+loop1_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
-	JAE  loop1_tail
-
-loop1_vector:
+	MOVQ        R9, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
 	VMOVUPS     (DX)(R10*4), Y13
 	VMOVUPS     (BX)(R10*4), Y14
 	VADDPS      Y14, Y13, Y13
@@ -12552,7 +14670,25 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R10*4), Y13
+	VMOVUPS     (BX)(R10*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	ADDQ        $+8, R10
 
 loop1_tail:
 	CMPQ R10, R9
@@ -12571,10 +14707,21 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y8, Y8
+
+loop1_summed:
 	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -12587,11 +14734,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -12755,7 +14899,7 @@ done:
 
 // func avx2AddLayerNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·layernormAvx2AddLayerNormAnyNT(SB), NOSPLIT, $0-72
+TEXT ·layernormAvx2AddLayerNormAnyNT(SB), NOSPLIT, $128-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
 	MOVQ  x+16(FP), DX
@@ -12809,10 +14953,85 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R12*4), Y6
+	VMOVUPS 32(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R12*4), Y6
+	VMOVUPS 64(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R12*4), Y6
+	VMOVUPS 96(BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R12
+	CMPQ    R12, R13
+	JB      loop0s
+
+loop0s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R12, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (DX)(R12*4), X6
+	VMOVSS (BX)(R12*4), X7
+	VADDSS X7, X6, X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R12
+	CMPQ   R12, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop0_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop0:
 	VMOVUPS (DX)(R12*4), Y6
@@ -12836,16 +15055,46 @@ loop0:
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R12
-	CMPQ    R12, R13
+	CMPQ    R12, R14
 	JB      loop0
+	TESTQ   $+2047, R12
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	TESTQ   $+131071, R12
+	JNZ     loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 32(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(SP)
+
+loop0_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	CMPQ    R12, R13
+	JAE     loop0_vectors
+	ADDQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop0
 
 loop0_vectors:
-	MOVQ R9, R13
-	ANDQ $-8, R13
-	CMPQ R12, R13
-	JAE  loop0_tail
-
-loop0_vector:
+	MOVQ    R9, R13
+	ANDQ    $-8, R13
+	CMPQ    R12, R13
+	JAE     loop0_tail
 	VMOVUPS (DX)(R12*4), Y6
 	VMOVUPS (BX)(R12*4), Y7
 	VADDPS  Y7, Y6, Y6
@@ -12853,7 +15102,21 @@ loop0_vector:
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R12
 	CMPQ    R12, R13
-	JB      loop0_vector
+	JAE     loop0_tail
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (DX)(R12*4), Y6
+	VMOVUPS (BX)(R12*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	ADDQ    $+8, R12
 
 loop0_tail:
 	CMPQ R12, R9
@@ -12870,10 +15133,15 @@ loop0_element:
 	JB     loop0_element
 
 loop0_done:
+	VADDPS  Y2, Y1, Y1
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
+
+loop0_summed:
 	// s3 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -12904,10 +15172,105 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
+
+loop1s:
+	PREFETCHT1  (DX)(R11*1)
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(DX)(R12*4), Y13
+	VMOVUPS     32(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(DX)(R12*4), Y13
+	VMOVUPS     64(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(DX)(R12*4), Y13
+	VMOVUPS     96(BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $+32, R12
+	CMPQ        R12, R13
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R13
+	ANDQ $-8, R13
+	CMPQ R12, R13
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JB          loop1s_vector
+
+loop1s_tail:
+	CMPQ R12, R9
+	JAE  loop1s_done
+
+loop1s_element:
+	VMOVSS      (DX)(R12*4), X13
+	VMOVSS      (BX)(R12*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X0, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
+	INCQ        R12
+	CMPQ        R12, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y8, 96(SP)
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop1_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
 
 loop1:
 	PREFETCHT1  (DX)(R11*1)
@@ -12942,16 +15305,60 @@ loop1:
 	VADDPS      Y13, Y6, Y6
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R12
-	CMPQ        R12, R13
+	CMPQ        R12, R14
 	JB          loop1
+	TESTQ       $+2047, R12
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VADDPS  96(SP), Y8, Y8
+	VMOVUPS Y8, 96(SP)
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	TESTQ   $+131071, R12
+	JNZ     loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 64(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VMOVUPS Y3, (SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS 96(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 96(SP)
+
+loop1_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	CMPQ    R12, R13
+	JAE     loop1_vectors
+	ADDQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop1
 
 loop1_vectors:
-	MOVQ R9, R13
-	ANDQ $-8, R13
-	CMPQ R12, R13
-	JAE  loop1_tail
-
-loop1_vector:
+	MOVQ        R9, R13
+	ANDQ        $-8, R13
+	CMPQ        R12, R13
+	JAE         loop1_tail
 	VMOVUPS     (DX)(R12*4), Y13
 	VMOVUPS     (BX)(R12*4), Y14
 	VADDPS      Y14, Y13, Y13
@@ -12961,7 +15368,25 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
-	JB          loop1_vector
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (DX)(R12*4), Y13
+	VMOVUPS     (BX)(R12*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	ADDQ        $+8, R12
 
 loop1_tail:
 	CMPQ R12, R9
@@ -12980,10 +15405,21 @@ loop1_element:
 	JB          loop1_element
 
 loop1_done:
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y3, Y3
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y8, Y8
+
+loop1_summed:
 	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -12996,11 +15432,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s8 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -16154,29 +18587,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (BX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(BX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(BX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(BX)(R9*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (BX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
-	CMPQ    R9, $+4096
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -16202,37 +18654,69 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (BX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(BX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(BX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(BX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R9
-	CMPQ        R9, $+4096
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -16244,11 +18728,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -16403,29 +18884,48 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop0:
-	VMOVUPS (BX)(R11*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	VMOVUPS 32(BX)(R11*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 64(BX)(R11*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 96(BX)(R11*4), Y5
-	VSUBPS  Y0, Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS (BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R11
-	CMPQ    R11, $+4096
+	CMPQ    R11, R12
 	JB      loop0
+	CMPQ    R11, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R12
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -16451,39 +18951,71 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VXORPS       Y12, Y12, Y12
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     32(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     64(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     96(BX)(R11*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+32, R11
-	CMPQ        R11, $+4096
+	CMPQ        R11, R12
 	JB          loop1
+	CMPQ        R11, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y11, Y11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y12, Y12
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	ADDQ   $+2048, R12
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y11, Y3, Y3
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y12, Y7, Y7
 
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -16495,11 +19027,8 @@ loop1:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -16718,7 +19247,7 @@ done:
 	RET
 
 // func avx512LayerNormStatsAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·layernormAvx512LayerNormStatsAny(SB), NOSPLIT, $0-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
@@ -16745,12 +19274,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R10*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -16765,34 +19296,130 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R10*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (BX)(R10*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS (BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R10
+	CMPQ    R10, R12
+	JB      loop0
+	TESTQ   $+4095, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R11
+	ANDQ    $-16, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R10
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (BX)(R10*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -16822,12 +19449,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (BX)(R10*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -16850,15 +19479,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R10*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -16866,22 +19495,154 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (BX)(R10*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	JZ      loop1_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop1:
+	VMOVUPS     (BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop1
+	TESTQ       $+4095, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R10
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R10
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (BX)(R10*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -16895,11 +19656,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -17101,12 +19859,14 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         R9, $+3903
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R12*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
@@ -17121,34 +19881,130 @@ loop0:
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R12
 	CMPQ    R12, R13
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R13
 	ANDQ $-16, R13
 	CMPQ R12, R13
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R12*4), Z5
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R12
 	CMPQ    R12, R13
-	JB      loop0_vector
+	JB      loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ     $0x0000000f, R9
-	JZ        loop0_done
+	JZ        loop0s_done
 	VMOVUPS.Z (BX)(R12*4), K1, Z5
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop0_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop0:
+	VMOVUPS (BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS 64(BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	VMOVUPS 128(BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS 192(BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z4, Z4
+	ADDQ    $+64, R12
+	CMPQ    R12, R14
+	JB      loop0
+	TESTQ   $+4095, R12
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R12
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	CMPQ    R12, R13
+	JAE     loop0_vectors
+	ADDQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R13
+	ANDQ    $-16, R13
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    $+16, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Z7
+	VSUBPS  Z0, Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    $+16, R12
+
+loop0_tail:
+	TESTQ     $0x0000000f, R9
+	JZ        loop0_done
+	VMOVUPS.Z (BX)(R12*4), K1, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, K1, Z4
+
 loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -17178,12 +20034,14 @@ loop0_done:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	CMPQ         R9, $+3903
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
@@ -17209,15 +20067,15 @@ loop1:
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R13
 	ANDQ $-16, R13
 	CMPQ R12, R13
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R12*4), Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
@@ -17225,22 +20083,157 @@ loop1_vector:
 	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	TESTQ       $0x0000000f, R9
-	JZ          loop1_done
+	JZ          loop1s_done
 	VMOVUPS.Z   (BX)(R12*4), K1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, K1, Z3
 	VFMADD231PS Z11, Z11, K1, Z7
 
+loop1s_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	JZ      loop1_vectors
+	MOVQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop1:
+	PREFETCHT1  (BX)(R11*1)
+	PREFETCHT1  64(BX)(R11*1)
+	ADDQ        $+128, R11
+	VMOVUPS     (BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
+	ADDQ        $+64, R12
+	CMPQ        R12, R14
+	JB          loop1
+	TESTQ       $+4095, R12
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z13, Z13
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  $+262143, R12
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+loop1_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-64, R13
+	CMPQ    R12, R13
+	JAE     loop1_vectors
+	ADDQ    $+4096, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R13
+	ANDQ        $-16, R13
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z15, Z15, Z7
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	ADDQ        $+16, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	ADDQ        $+16, R12
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVUPS.Z   (BX)(R12*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
+
 loop1_done:
+	VADDPS Z4, Z3, Z3
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z3, Z3
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z12, Z14, Z14
+	VADDPS Z14, Z7, Z7
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -17254,11 +20247,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -17514,8 +20504,8 @@ done:
 	RET
 
 // func avx2LayerNormStatsAny(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·layernormAvx2LayerNormStatsAny(SB), NOSPLIT, $0-72
+// Requires: AVX, AVX2, CMOV, FMA3
+TEXT ·layernormAvx2LayerNormStatsAny(SB), NOSPLIT, $64-72
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -17536,12 +20526,14 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R10*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -17556,39 +20548,141 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
 	CMPQ    R10, R11
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R11
 	ANDQ $-8, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R10*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
-	JB      loop0_vector
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R10*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R10
+	CMPQ   R10, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS (BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R10
+	CMPQ    R10, R12
+	JB      loop0
+	TESTQ   $+2047, R10
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R11
+	ANDQ    $-8, R11
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R10
+	CMPQ    R10, R11
+	JAE     loop0_tail
+	VMOVUPS (BX)(R10*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R10
 
 loop0_tail:
 	CMPQ R10, R9
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (BX)(R10*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (BX)(R10*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R10
 	CMPQ   R10, R9
 	JB     loop0_element
 
 loop0_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -17619,12 +20713,14 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	VMOVUPS     (BX)(R10*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -17647,15 +20743,15 @@ loop1:
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R11
 	ANDQ $-8, R11
 	CMPQ R10, R11
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R10*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -17663,13 +20759,13 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	CMPQ R10, R9
-	JAE  loop1_done
+	JAE  loop1s_done
 
-loop1_element:
+loop1s_element:
 	VMOVSS      (BX)(R10*4), X13
 	VSUBSS      X0, X13, X13
 	VSUBSS      X1, X13, X13
@@ -17677,13 +20773,152 @@ loop1_element:
 	VFMADD231SS X13, X13, X12
 	INCQ        R10
 	CMPQ        R10, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R10, R10
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	JZ      loop1_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop1:
+	VMOVUPS     (BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     32(BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     64(BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     96(BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
+	JB          loop1
+	TESTQ       $+2047, R10
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS Y8, Y14, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  $+131071, R10
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  32(SP), Y14, Y14
+	VMOVUPS Y14, 32(SP)
+	VXORPS  Y14, Y14, Y14
+
+loop1_chunk:
+	MOVQ    R9, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop1_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R10*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R10
+
+loop1_tail:
+	CMPQ R10, R9
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (BX)(R10*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X1, X15, X15
+	VADDSS      X15, X7, X7
+	VFMADD231SS X15, X15, X12
+	INCQ        R10
+	CMPQ        R10, R9
 	JB          loop1_element
 
 loop1_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS 32(SP), Y14, Y14
+	VADDPS Y14, Y8, Y8
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -17696,11 +20931,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
@@ -17857,7 +21089,7 @@ done:
 
 // func avx2LayerNormStatsAnyNT(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·layernormAvx2LayerNormStatsAnyNT(SB), NOSPLIT, $0-72
+TEXT ·layernormAvx2LayerNormStatsAnyNT(SB), NOSPLIT, $64-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
 	MOVQ  rstd+16(FP), DX
@@ -17901,12 +21133,14 @@ row:
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       X5, X5, X5
+	CMPQ         R9, $+1983
+	JA           loop0_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop0_vectors
+	JZ           loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS (BX)(R12*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
@@ -17921,39 +21155,141 @@ loop0:
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R12
 	CMPQ    R12, R13
-	JB      loop0
+	JB      loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R9, R13
 	ANDQ $-8, R13
 	CMPQ R12, R13
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS (BX)(R12*4), Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R12
 	CMPQ    R12, R13
-	JB      loop0_vector
+	JB      loop0s_vector
+
+loop0s_tail:
+	CMPQ R12, R9
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS (BX)(R12*4), X6
+	VSUBSS X0, X6, X6
+	VADDSS X6, X5, X5
+	INCQ   R12
+	CMPQ   R12, R9
+	JB     loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y1, (SP)
+	VXORPS  Y6, Y6, Y6
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop0_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop0:
+	VMOVUPS (BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
+	ADDQ    $+32, R12
+	CMPQ    R12, R14
+	JB      loop0
+	TESTQ   $+2047, R12
+	JNZ     loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R12
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	CMPQ    R12, R13
+	JAE     loop0_vectors
+	ADDQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ    R9, R13
+	ANDQ    $-8, R13
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    $+8, R12
+	CMPQ    R12, R13
+	JAE     loop0_tail
+	VMOVUPS (BX)(R12*4), Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $+8, R12
 
 loop0_tail:
 	CMPQ R12, R9
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (BX)(R12*4), X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (BX)(R12*4), X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R12
 	CMPQ   R12, R9
 	JB     loop0_element
 
 loop0_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
+
+loop0_summed:
 	// s1 = sum of accumulator 0
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y4, Y3, Y2
-	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -17984,12 +21320,14 @@ loop0_done:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       X12, X12, X12
+	CMPQ         R9, $+1983
+	JA           loop1_long
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
-	JZ           loop1_vectors
+	JZ           loop1s_vectors
 
-loop1:
+loop1s:
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
 	VMOVUPS     (BX)(R12*4), Y13
@@ -18014,15 +21352,15 @@ loop1:
 	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
-	JB          loop1
+	JB          loop1s
 
-loop1_vectors:
+loop1s_vectors:
 	MOVQ R9, R13
 	ANDQ $-8, R13
 	CMPQ R12, R13
-	JAE  loop1_tail
+	JAE  loop1s_tail
 
-loop1_vector:
+loop1s_vector:
 	VMOVUPS     (BX)(R12*4), Y13
 	VSUBPS      Y0, Y13, Y13
 	VSUBPS      Y1, Y13, Y13
@@ -18030,13 +21368,13 @@ loop1_vector:
 	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
-	JB          loop1_vector
+	JB          loop1s_vector
 
-loop1_tail:
+loop1s_tail:
 	CMPQ R12, R9
-	JAE  loop1_done
+	JAE  loop1s_done
 
-loop1_element:
+loop1s_element:
 	VMOVSS      (BX)(R12*4), X13
 	VSUBSS      X0, X13, X13
 	VSUBSS      X1, X13, X13
@@ -18044,13 +21382,154 @@ loop1_element:
 	VFMADD231SS X13, X13, X12
 	INCQ        R12
 	CMPQ        R12, R9
+	JB          loop1s_element
+
+loop1s_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	JMP    loop1_summed
+
+loop1_long:
+	// loop 1 for rows of more than 1983 elements: sums in chunks
+	VMOVUPS Y3, (SP)
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
+	XORQ    R12, R12
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	JZ      loop1_vectors
+	MOVQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+
+loop1:
+	PREFETCHT1  (BX)(R11*1)
+	ADDQ        $+64, R11
+	VMOVUPS     (BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     32(BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     64(BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     96(BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y6, Y6
+	VFMADD231PS Y15, Y15, Y11
+	ADDQ        $+32, R12
+	CMPQ        R12, R14
+	JB          loop1
+	TESTQ       $+2047, R12
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y13, Y13
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS Y8, Y14, Y14
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  $+131071, R12
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS  (SP), Y13, Y13
+	VMOVUPS Y13, (SP)
+	VXORPS  Y13, Y13, Y13
+	VADDPS  32(SP), Y14, Y14
+	VMOVUPS Y14, 32(SP)
+	VXORPS  Y14, Y14, Y14
+
+loop1_chunk:
+	MOVQ    R9, R13
+	ANDQ    $-32, R13
+	CMPQ    R12, R13
+	JAE     loop1_vectors
+	ADDQ    $+2048, R14
+	CMPQ    R14, R13
+	CMOVQGT R13, R14
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R13
+	ANDQ        $-8, R13
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y3, Y3
+	VFMADD231PS Y15, Y15, Y8
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y4, Y4
+	VFMADD231PS Y15, Y15, Y9
+	ADDQ        $+8, R12
+	CMPQ        R12, R13
+	JAE         loop1_tail
+	VMOVUPS     (BX)(R12*4), Y15
+	VSUBPS      Y0, Y15, Y15
+	VSUBPS      Y1, Y15, Y15
+	VADDPS      Y15, Y5, Y5
+	VFMADD231PS Y15, Y15, Y10
+	ADDQ        $+8, R12
+
+loop1_tail:
+	CMPQ R12, R9
+	JAE  loop1_done
+
+loop1_element:
+	VMOVSS      (BX)(R12*4), X15
+	VSUBSS      X0, X15, X15
+	VSUBSS      X1, X15, X15
+	VADDSS      X15, X7, X7
+	VFMADD231SS X15, X15, X12
+	INCQ        R12
+	CMPQ        R12, R9
 	JB          loop1_element
 
 loop1_done:
+	VADDPS Y4, Y3, Y3
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y13, Y13
+	VADDPS Y13, Y3, Y3
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VADDPS 32(SP), Y14, Y14
+	VADDPS Y14, Y8, Y8
+
+loop1_summed:
 	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
-	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -18063,11 +21542,8 @@ loop1_done:
 	VMULSS X2, X3, X3
 
 	// s6 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y4
-	VADDPS       Y11, Y10, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5

@@ -532,31 +532,53 @@ rows:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   SI, SI
+	MOVQ   $+1024, DI
 
 bloop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VMOVUPS     8192(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     32(CX)(SI*4), Y4
-	VMOVUPS     8224(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
-	VMOVUPS     64(CX)(SI*4), Y4
-	VMOVUPS     8256(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VMOVUPS     8288(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(SI*4), Y6
+	VMOVUPS     8192(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     32(CX)(SI*4), Y6
+	VMOVUPS     8224(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     64(CX)(SI*4), Y6
+	VMOVUPS     8256(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(SI*4), Y6
+	VMOVUPS     8288(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+2048
+	CMPQ        SI, DI
 	JB          bloop0
+	CMPQ        SI, $+2048
+	JAE         bloop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+1024, DI
+	JMP    bloop0
+
+bloop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y4, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y2, Y2
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -565,9 +587,8 @@ bloop0:
 	VADDSS       X1, X0, X0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X2, X1, X1
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
@@ -1362,25 +1383,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+4096
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, DI
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1497,25 +1537,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+4096
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1677,7 +1736,7 @@ done:
 	RET
 
 // func avx512RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·rmsnormAvx512RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1690,25 +1749,47 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   SI, SI
+	MOVQ   $+4096, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z0
+	VMOVUPS     64(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z1
+	VMOVUPS     128(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z3
 	ADDQ        $+64, SI
-	CMPQ        SI, $+5120
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+5120
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z0, Z4, Z4
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+4096, DI
+	MOVQ    $+5120, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z0, Z0
 
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -1827,25 +1908,47 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
+	MOVQ   $+4096, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z0
+	VMOVUPS     64(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z1
+	VMOVUPS     128(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z3
 	ADDQ        $+64, R8
-	CMPQ        R8, $+5120
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+5120
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z0, Z4, Z4
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	ADDQ    $+4096, R9
+	MOVQ    $+5120, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z0, Z0
 
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2009,7 +2112,7 @@ done:
 	RET
 
 // func avx2RMSNorm5120(dst *float32, x *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2022,25 +2125,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+5120
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+5120
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, DI
+	MOVQ    $+5120, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2157,25 +2282,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+5120
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+5120
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, R9
+	MOVQ    $+5120, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2350,25 +2497,44 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   SI, SI
+	MOVQ   $+4096, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(SI*4), Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z0
+	VMOVUPS     64(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z1
+	VMOVUPS     128(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(SI*4), Z5
+	VFMADD231PS Z5, Z5, Z3
 	ADDQ        $+64, SI
-	CMPQ        SI, $+8192
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z4, Z4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	ADDQ   $+4096, DI
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z0, Z0
 
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2487,25 +2653,44 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
 	XORQ   R8, R8
+	MOVQ   $+4096, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z0
-	VMOVUPS     64(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z1
-	VMOVUPS     128(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z2
-	VMOVUPS     192(CX)(R8*4), Z4
-	VFMADD231PS Z4, Z4, Z3
+	VMOVUPS     (CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z0
+	VMOVUPS     64(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z1
+	VMOVUPS     128(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z2
+	VMOVUPS     192(CX)(R8*4), Z5
+	VFMADD231PS Z5, Z5, Z3
 	ADDQ        $+64, R8
-	CMPQ        R8, $+8192
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z4, Z4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	ADDQ   $+4096, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z0, Z0
 
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2682,25 +2867,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+8192
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, DI
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2817,25 +3021,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+8192
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2997,7 +3220,7 @@ done:
 	RET
 
 // func avx512RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·rmsnormAvx512RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -3017,12 +3240,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-64, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(DI*4), Z4
@@ -3033,32 +3258,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-16, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	JZ      loop0_vectors
+	MOVQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+4095, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-16, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, DI
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(DI*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(DI*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -3219,12 +3532,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-64, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(R9*4), Z4
@@ -3235,32 +3550,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+4095, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R9
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(R9*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -3463,7 +3866,7 @@ done:
 	RET
 
 // func avx2RMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3478,12 +3881,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-32, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(DI*4), Y5
@@ -3494,37 +3899,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-8, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	JZ      loop0_vectors
+	MOVQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+2047, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-8, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, DI
 
 loop0_tail:
 	CMPQ DI, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(DI*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(DI*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        DI
 	CMPQ        DI, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -3684,12 +4182,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-32, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(R9*4), Y5
@@ -3700,37 +4200,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-8, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+2047, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R9
 
 loop0_tail:
 	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R9*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(R9*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        R9
 	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -4506,31 +5099,53 @@ rows:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   SI, SI
+	MOVQ   $+1024, DI
 
 bloop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VMOVUPS     8192(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     32(CX)(SI*4), Y4
-	VMOVUPS     8224(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
-	VMOVUPS     64(CX)(SI*4), Y4
-	VMOVUPS     8256(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VMOVUPS     8288(CX)(SI*4), Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (CX)(SI*4), Y6
+	VMOVUPS     8192(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     32(CX)(SI*4), Y6
+	VMOVUPS     8224(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     64(CX)(SI*4), Y6
+	VMOVUPS     8256(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(SI*4), Y6
+	VMOVUPS     8288(CX)(SI*4), Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+2048
+	CMPQ        SI, DI
 	JB          bloop0
+	CMPQ        SI, $+2048
+	JAE         bloop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+1024, DI
+	JMP    bloop0
+
+bloop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y4, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y2, Y2
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -4539,9 +5154,8 @@ bloop0:
 	VADDSS       X1, X0, X0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X2, X1, X1
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
@@ -5393,7 +6007,7 @@ done:
 	RET
 
 // func avx2GemmaRMSNorm3072(dst *float32, x *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2GemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5406,25 +6020,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+3072
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+3072
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, DI
+	MOVQ    $+3072, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -5550,25 +6186,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+3072
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+3072
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, R9
+	MOVQ    $+3072, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -5749,7 +6407,7 @@ done:
 	RET
 
 // func avx512GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·rmsnormAvx512GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -5769,12 +6427,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-64, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(DI*4), Z4
@@ -5785,32 +6445,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-16, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	JZ      loop0_vectors
+	MOVQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+4095, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-16, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, DI
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(DI*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(DI*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -5982,12 +6730,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-64, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(R9*4), Z4
@@ -5998,32 +6748,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+4095, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R9
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(R9*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -6245,7 +7083,7 @@ done:
 	RET
 
 // func avx2GemmaRMSNormAny(dst *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6260,12 +7098,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-32, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(DI*4), Y5
@@ -6276,37 +7116,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-8, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	JZ      loop0_vectors
+	MOVQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+2047, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-8, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, DI
 
 loop0_tail:
 	CMPQ DI, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(DI*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(DI*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        DI
 	CMPQ        DI, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -6477,12 +7410,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-32, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(R9*4), Y5
@@ -6493,37 +7428,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-8, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+2047, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R9
 
 loop0_tail:
 	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R9*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(R9*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        R9
 	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -7407,47 +8435,69 @@ rows:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	XORQ   R8, R8
+	MOVQ   $+1024, R9
 
 bloop0:
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     8192(DX)(R8*4), Y5
-	VMOVUPS     (BX)(R8*4), Y6
-	VMOVUPS     8192(BX)(R8*4), Y7
-	VADDPS      Y6, Y4, Y4
-	VADDPS      Y7, Y5, Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     8224(DX)(R8*4), Y5
-	VMOVUPS     32(BX)(R8*4), Y6
-	VMOVUPS     8224(BX)(R8*4), Y7
-	VADDPS      Y6, Y4, Y4
-	VADDPS      Y7, Y5, Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     8256(DX)(R8*4), Y5
-	VMOVUPS     64(BX)(R8*4), Y6
-	VMOVUPS     8256(BX)(R8*4), Y7
-	VADDPS      Y6, Y4, Y4
-	VADDPS      Y7, Y5, Y5
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y2
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     8288(DX)(R8*4), Y5
-	VMOVUPS     96(BX)(R8*4), Y6
-	VMOVUPS     8288(BX)(R8*4), Y7
-	VADDPS      Y6, Y4, Y4
-	VADDPS      Y7, Y5, Y5
-	VFMADD231PS Y4, Y4, Y1
-	VFMADD231PS Y5, Y5, Y3
+	VMOVUPS     (DX)(R8*4), Y6
+	VMOVUPS     8192(DX)(R8*4), Y7
+	VMOVUPS     (BX)(R8*4), Y8
+	VMOVUPS     8192(BX)(R8*4), Y9
+	VADDPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     32(DX)(R8*4), Y6
+	VMOVUPS     8224(DX)(R8*4), Y7
+	VMOVUPS     32(BX)(R8*4), Y8
+	VMOVUPS     8224(BX)(R8*4), Y9
+	VADDPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     64(DX)(R8*4), Y6
+	VMOVUPS     8256(DX)(R8*4), Y7
+	VMOVUPS     64(BX)(R8*4), Y8
+	VMOVUPS     8256(BX)(R8*4), Y9
+	VADDPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y7
+	VFMADD231PS Y6, Y6, Y0
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(DX)(R8*4), Y6
+	VMOVUPS     8288(DX)(R8*4), Y7
+	VMOVUPS     96(BX)(R8*4), Y8
+	VMOVUPS     8288(BX)(R8*4), Y9
+	VADDPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y7
+	VFMADD231PS Y6, Y6, Y1
+	VFMADD231PS Y7, Y7, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+2048
+	CMPQ        R8, R9
 	JB          bloop0
+	CMPQ        R8, $+2048
+	JAE         bloop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+1024, R9
+	JMP    bloop0
+
+bloop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y4, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y2, Y2
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -7456,9 +8506,8 @@ bloop0:
 	VADDSS       X1, X0, X0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y3, Y2, Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X2, X1, X1
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
 	VADDPS       X2, X1, X1
 	VMOVSHDUP    X1, X2
@@ -8449,33 +9498,52 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (DX)(R8*4), Y4
-	VMOVUPS     (BX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(R8*4), Y4
-	VMOVUPS     32(BX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(R8*4), Y4
-	VMOVUPS     64(BX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(R8*4), Y4
-	VMOVUPS     96(BX)(R8*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (DX)(R8*4), Y5
+	VMOVUPS     (BX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R8*4), Y5
+	VMOVUPS     32(BX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R8*4), Y5
+	VMOVUPS     64(BX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R8*4), Y5
+	VMOVUPS     96(BX)(R8*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+4096
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -8612,33 +9680,52 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R10, R10
+	MOVQ   $+2048, R11
 
 loop0:
-	VMOVUPS     (DX)(R10*4), Y4
-	VMOVUPS     (BX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(R10*4), Y4
-	VMOVUPS     32(BX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(R10*4), Y4
-	VMOVUPS     64(BX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(R10*4), Y4
-	VMOVUPS     96(BX)(R10*4), Y5
-	VADDPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (DX)(R10*4), Y5
+	VMOVUPS     (BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R10*4), Y5
+	VMOVUPS     32(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R10*4), Y5
+	VMOVUPS     64(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R10*4), Y5
+	VMOVUPS     96(BX)(R10*4), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R10
-	CMPQ        R10, $+4096
+	CMPQ        R10, R11
 	JB          loop0
+	CMPQ        R10, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R11
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -8845,7 +9932,7 @@ done:
 	RET
 
 // func avx512AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·rmsnormAvx512AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
@@ -8867,12 +9954,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   R8, R10
 	ANDQ   $-64, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
@@ -8891,36 +9980,140 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ       $0x0000000f, R8
-	JZ          loop0_done
+	JZ          loop0s_done
 	VMOVUPS.Z   (DX)(R9*4), K1, Z4
 	VMOVUPS.Z   (BX)(R9*4), K1, Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Z6
+	VMOVUPS     (BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(DX)(R9*4), Z6
+	VMOVUPS     64(BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(DX)(R9*4), Z6
+	VMOVUPS     128(BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(DX)(R9*4), Z6
+	VMOVUPS     192(BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+4095, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Z6
+	VMOVUPS     (BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Z6
+	VMOVUPS     (BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Z6
+	VMOVUPS     (BX)(R9*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R9
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVUPS.Z   (DX)(R9*4), K1, Z6
+	VMOVUPS.Z   (BX)(R9*4), K1, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
+
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -9107,12 +10300,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
 	XORQ   R11, R11
 	MOVQ   R8, R12
 	ANDQ   $-64, R12
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R11*4), Z4
 	VMOVUPS     (BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
@@ -9131,36 +10326,140 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R12
 	ANDQ $-16, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R11*4), Z4
 	VMOVUPS     (BX)(R11*4), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
-	JB          loop0_vector
+	JB          loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	TESTQ       $0x0000000f, R8
-	JZ          loop0_done
+	JZ          loop0s_done
 	VMOVUPS.Z   (DX)(R11*4), K1, Z4
 	VMOVUPS.Z   (BX)(R11*4), K1, Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
 
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS     (DX)(R11*4), Z6
+	VMOVUPS     (BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(DX)(R11*4), Z6
+	VMOVUPS     64(BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(DX)(R11*4), Z6
+	VMOVUPS     128(BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(DX)(R11*4), Z6
+	VMOVUPS     192(BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
+	JB          loop0
+	TESTQ       $+4095, R11
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R11
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Z6
+	VMOVUPS     (BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Z6
+	VMOVUPS     (BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Z6
+	VMOVUPS     (BX)(R11*4), Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R11
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVUPS.Z   (DX)(R11*4), K1, Z6
+	VMOVUPS.Z   (BX)(R11*4), K1, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
+
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -9412,7 +10711,7 @@ done:
 	RET
 
 // func avx2AddRMSNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
@@ -9429,12 +10728,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   R8, $+1983
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   R8, R10
 	ANDQ   $-32, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
@@ -9453,41 +10754,150 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R10
 	ANDQ $-8, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R9, R8
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS      (DX)(R9*4), X5
 	VMOVSS      (BX)(R9*4), X6
 	VADDSS      X6, X5, X5
 	VFMADD231SS X5, X5, X4
 	INCQ        R9
 	CMPQ        R9, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(DX)(R9*4), Y7
+	VMOVUPS     32(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(DX)(R9*4), Y7
+	VMOVUPS     64(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(DX)(R9*4), Y7
+	VMOVUPS     96(BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+2047, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R9
+
+loop0_tail:
+	CMPQ R9, R8
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS      (DX)(R9*4), X7
+	VMOVSS      (BX)(R9*4), X8
+	VADDSS      X8, X7, X7
+	VFMADD231SS X7, X7, X4
+	INCQ        R9
+	CMPQ        R9, R8
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -9673,12 +11083,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   R8, $+1983
+	JA     loop0_long
 	XORQ   R11, R11
 	MOVQ   R8, R12
 	ANDQ   $-32, R12
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R11*4), Y5
 	VMOVUPS     (BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
@@ -9697,41 +11109,150 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ R8, R12
 	ANDQ $-8, R12
 	CMPQ R11, R12
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R11*4), Y5
 	VMOVUPS     (BX)(R11*4), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
-	JB          loop0_vector
+	JB          loop0s_vector
 
-loop0_tail:
+loop0s_tail:
 	CMPQ R11, R8
-	JAE  loop0_done
+	JAE  loop0s_done
 
-loop0_element:
+loop0s_element:
 	VMOVSS      (DX)(R11*4), X5
 	VMOVSS      (BX)(R11*4), X6
 	VADDSS      X6, X5, X5
 	VFMADD231SS X5, X5, X4
 	INCQ        R11
 	CMPQ        R11, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R11, R11
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	JZ      loop0_vectors
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(DX)(R11*4), Y7
+	VMOVUPS     32(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(DX)(R11*4), Y7
+	VMOVUPS     64(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(DX)(R11*4), Y7
+	VMOVUPS     96(BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R11
+	CMPQ        R11, R13
+	JB          loop0
+	TESTQ       $+2047, R11
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R11
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    R8, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R11*4), Y7
+	VMOVUPS     (BX)(R11*4), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R11
+
+loop0_tail:
+	CMPQ R11, R8
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS      (DX)(R11*4), X7
+	VMOVSS      (BX)(R11*4), X8
+	VADDSS      X8, X7, X7
+	VFMADD231SS X7, X7, X4
+	INCQ        R11
+	CMPQ        R11, R8
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -10338,25 +11859,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   DI, DI
+	MOVQ   $+2048, R8
 
 loop0:
-	VMOVUPS     (DX)(DI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(DI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(DI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(DI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (DX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(DI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, DI
-	CMPQ        DI, $+4096
+	CMPQ        DI, R8
 	JB          loop0
+	CMPQ        DI, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -10478,25 +12018,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R9, R9
+	MOVQ   $+2048, R10
 
 loop0:
-	VMOVUPS     (DX)(R9*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(DX)(R9*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(DX)(R9*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(DX)(R9*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
-	CMPQ        R9, $+4096
+	CMPQ        R9, R10
 	JB          loop0
+	CMPQ        R9, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -10661,7 +12220,7 @@ done:
 	RET
 
 // func avx512RMSNormStatsAny(dst *float32, rstd *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·rmsnormAvx512RMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  rstd+8(FP), CX
@@ -10682,12 +12241,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   DI, $+3903
+	JA     loop0_long
 	XORQ   R8, R8
 	MOVQ   DI, R9
 	ANDQ   $-64, R9
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R8*4), Z4
@@ -10698,32 +12259,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R9
 	ANDQ $-16, R9
 	CMPQ R8, R9
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R8*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R8*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VMOVUPS     (DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, R10
+	JB          loop0
+	TESTQ       $+4095, R8
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        DI, R9
+	ANDQ        $-16, R9
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R8
 
 loop0_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0_done
-	VMOVUPS.Z   (DX)(R8*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (DX)(R8*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -10888,12 +12537,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   DI, $+3903
+	JA     loop0_long
 	XORQ   R10, R10
 	MOVQ   DI, R11
 	ANDQ   $-64, R11
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R10*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R10*4), Z4
@@ -10904,32 +12555,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R11
 	ANDQ $-16, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R10*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0s_done
+	VMOVUPS.Z   (DX)(R10*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS     (DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop0
+	TESTQ       $+4095, R10
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        DI, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R10
 
 loop0_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (DX)(R10*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -11135,7 +12874,7 @@ done:
 	RET
 
 // func avx2RMSNormStatsAny(dst *float32, rstd *float32, x *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsnormAvx2RMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ rstd+8(FP), CX
@@ -11151,12 +12890,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   DI, $+1983
+	JA     loop0_long
 	XORQ   R8, R8
 	MOVQ   DI, R9
 	ANDQ   $-32, R9
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R8*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(DX)(R8*4), Y5
@@ -11167,37 +12908,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R9
 	ANDQ $-8, R9
 	CMPQ R8, R9
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R8*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R8, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R8*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R8
+	CMPQ        R8, DI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	JZ      loop0_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, R10
+	JB          loop0
+	TESTQ       $+2047, R8
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-32, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        DI, R9
+	ANDQ        $-8, R9
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R8
 
 loop0_tail:
 	CMPQ R8, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (DX)(R8*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (DX)(R8*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -11361,12 +13195,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   DI, $+1983
+	JA     loop0_long
 	XORQ   R10, R10
 	MOVQ   DI, R11
 	ANDQ   $-32, R11
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (DX)(R10*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(DX)(R10*4), Y5
@@ -11377,37 +13213,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ DI, R11
 	ANDQ $-8, R11
 	CMPQ R10, R11
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (DX)(R10*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, DI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (DX)(R10*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R10
+	CMPQ        R10, DI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R10, R10
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVUPS     (DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
+	JB          loop0
+	TESTQ       $+2047, R10
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    DI, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        DI, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VMOVUPS     (DX)(R10*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R10
 
 loop0_tail:
 	CMPQ R10, DI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (DX)(R10*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (DX)(R10*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        R10
 	CMPQ        R10, DI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1

@@ -596,7 +596,7 @@ done:
 	RET
 
 // func avx2WeightNorm768(dst *float32, x *float32, gain *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·weightnormAvx2WeightNorm768(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -613,44 +613,72 @@ rows:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	XORQ   SI, SI
+	MOVQ   $+512, DI
 
 bloop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VMOVUPS     3072(CX)(SI*4), Y5
-	VMOVUPS     6144(CX)(SI*4), Y6
-	VMOVUPS     9216(CX)(SI*4), Y7
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y1
-	VFMADD231PS Y6, Y6, Y2
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     32(CX)(SI*4), Y4
-	VMOVUPS     3104(CX)(SI*4), Y5
-	VMOVUPS     6176(CX)(SI*4), Y6
-	VMOVUPS     9248(CX)(SI*4), Y7
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y1
-	VFMADD231PS Y6, Y6, Y2
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     64(CX)(SI*4), Y4
-	VMOVUPS     3136(CX)(SI*4), Y5
-	VMOVUPS     6208(CX)(SI*4), Y6
-	VMOVUPS     9280(CX)(SI*4), Y7
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y1
-	VFMADD231PS Y6, Y6, Y2
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     96(CX)(SI*4), Y4
-	VMOVUPS     3168(CX)(SI*4), Y5
-	VMOVUPS     6240(CX)(SI*4), Y6
-	VMOVUPS     9312(CX)(SI*4), Y7
-	VFMADD231PS Y4, Y4, Y0
-	VFMADD231PS Y5, Y5, Y1
-	VFMADD231PS Y6, Y6, Y2
-	VFMADD231PS Y7, Y7, Y3
+	VMOVUPS     (CX)(SI*4), Y8
+	VMOVUPS     3072(CX)(SI*4), Y9
+	VMOVUPS     6144(CX)(SI*4), Y10
+	VMOVUPS     9216(CX)(SI*4), Y11
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VMOVUPS     32(CX)(SI*4), Y8
+	VMOVUPS     3104(CX)(SI*4), Y9
+	VMOVUPS     6176(CX)(SI*4), Y10
+	VMOVUPS     9248(CX)(SI*4), Y11
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VMOVUPS     64(CX)(SI*4), Y8
+	VMOVUPS     3136(CX)(SI*4), Y9
+	VMOVUPS     6208(CX)(SI*4), Y10
+	VMOVUPS     9280(CX)(SI*4), Y11
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VMOVUPS     96(CX)(SI*4), Y8
+	VMOVUPS     3168(CX)(SI*4), Y9
+	VMOVUPS     6240(CX)(SI*4), Y10
+	VMOVUPS     9312(CX)(SI*4), Y11
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+768
+	CMPQ        SI, DI
 	JB          bloop0
+	CMPQ        SI, $+768
+	JAE         bloop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VADDPS  Y1, Y5, Y5
+	VXORPS  Y1, Y1, Y1
+	VADDPS  Y2, Y6, Y6
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y7, Y7
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+512, DI
+	MOVQ    $+768, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	JMP     bloop0
+
+bloop0_blocks:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// s0 = sum of accumulator 0
 	VEXTRACTF128 $0x01, Y0, X4
@@ -1473,7 +1501,7 @@ done:
 	RET
 
 // func avx2WeightNorm3072(dst *float32, x *float32, gain *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·weightnormAvx2WeightNorm3072(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1486,25 +1514,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+3072
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+3072
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, DI
+	MOVQ    $+3072, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1613,25 +1663,47 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+3072
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+3072
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y0, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	ADDQ    $+2048, R9
+	MOVQ    $+3072, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	JMP     loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2078,25 +2150,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   SI, SI
+	MOVQ   $+2048, DI
 
 loop0:
-	VMOVUPS     (CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(SI*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(SI*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, SI
-	CMPQ        SI, $+4096
+	CMPQ        SI, DI
 	JB          loop0
+	CMPQ        SI, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, DI
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2205,25 +2296,44 @@ row:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	XORQ   R8, R8
+	MOVQ   $+2048, R9
 
 loop0:
-	VMOVUPS     (CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y0
-	VMOVUPS     32(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y1
-	VMOVUPS     64(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y2
-	VMOVUPS     96(CX)(R8*4), Y4
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y0
+	VMOVUPS     32(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y1
+	VMOVUPS     64(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y2
+	VMOVUPS     96(CX)(R8*4), Y5
+	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
-	CMPQ        R8, $+4096
+	CMPQ        R8, R9
 	JB          loop0
+	CMPQ        R8, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
 
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2359,7 +2469,7 @@ done:
 	RET
 
 // func avx512WeightNormAny(dst *float32, x *float32, gain *float32, rows int, h int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·weightnormAvx512WeightNormAny(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -2379,12 +2489,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-64, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(DI*4), Z4
@@ -2395,32 +2507,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-16, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(DI*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	JZ      loop0_vectors
+	MOVQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+4095, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-16, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, DI
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(DI*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(DI*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2567,12 +2767,14 @@ row:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-64, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(CX)(R9*4), Z4
@@ -2583,32 +2785,120 @@ loop0:
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-16, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Z4
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVUPS.Z   (CX)(R9*4), K1, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	VMOVUPS     64(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VMOVUPS     128(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	VMOVUPS     192(CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+4095, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R9
 
 loop0_tail:
 	TESTQ       $0x0000000f, SI
 	JZ          loop0_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z4
-	VFMADD231PS Z4, Z4, K1, Z0
+	VMOVUPS.Z   (CX)(R9*4), K1, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2783,7 +3073,7 @@ done:
 	RET
 
 // func avx2WeightNormAny(dst *float32, x *float32, gain *float32, rows int, h int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·weightnormAvx2WeightNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2798,12 +3088,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   DI, DI
 	MOVQ   SI, R8
 	ANDQ   $-32, R8
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(DI*4), Y5
@@ -2814,37 +3106,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R8
 	ANDQ $-8, R8
 	CMPQ DI, R8
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(DI*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, DI
 	CMPQ        DI, R8
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ DI, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(DI*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        DI
+	CMPQ        DI, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	JZ      loop0_vectors
+	MOVQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+2047, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-32, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+2048, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-8, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VMOVUPS     (CX)(DI*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, DI
 
 loop0_tail:
 	CMPQ DI, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(DI*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(DI*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        DI
 	CMPQ        DI, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2990,12 +3375,14 @@ row:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS X4, X4, X4
+	CMPQ   SI, $+1983
+	JA     loop0_long
 	XORQ   R9, R9
 	MOVQ   SI, R10
 	ANDQ   $-32, R10
-	JZ     loop0_vectors
+	JZ     loop0s_vectors
 
-loop0:
+loop0s:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(CX)(R9*4), Y5
@@ -3006,37 +3393,130 @@ loop0:
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
-	JB          loop0
+	JB          loop0s
 
-loop0_vectors:
+loop0s_vectors:
 	MOVQ SI, R10
 	ANDQ $-8, R10
 	CMPQ R9, R10
-	JAE  loop0_tail
+	JAE  loop0s_tail
 
-loop0_vector:
+loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Y5
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
-	JB          loop0_vector
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	VMOVSS      (CX)(R9*4), X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// loop 0 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R9, R9
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	VMOVUPS     32(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	VMOVUPS     64(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	VMOVUPS     96(CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+2047, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    SI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VMOVUPS     (CX)(R9*4), Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R9
 
 loop0_tail:
 	CMPQ R9, SI
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R9*4), X5
-	VFMADD231SS X5, X5, X4
+	VMOVSS      (CX)(R9*4), X7
+	VFMADD231SS X7, X7, X4
 	INCQ        R9
 	CMPQ        R9, SI
 	JB          loop0_element
 
 loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
 	// s0 = sum of accumulator 0
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1

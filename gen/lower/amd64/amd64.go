@@ -7,7 +7,8 @@
 // emit.go wraps avo, lower.go turns the per-row program into code and
 // sweep.go turns one Loop into vector code over a row. Kernels of the
 // other layouts: columns.go runs one row per lane (ir.Columns), and
-// segments.go sweeps each row's segments in turn (ir.Segments).
+// segments.go sweeps each row's segments in turn (ir.Segments). sums.go
+// holds what every layout's sums share: the IR's summation policy.
 package amd64
 
 import (
@@ -56,11 +57,11 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // compile lowers, allocates, checks and prints one function. Each function
 // gets its own avo file so errors name it and no state is shared.
 //
-// A function whose block loop needs more registers than the ISA has
-// (avo's allocator does not spill) is lowered again with the super-totals
-// of its chunked Columns sums in the frame, if it kept them in registers,
-// then with their totals too, then with half the rows per block (sums in
-// registers again), down to single rows.
+// A function that needs more registers than the ISA has (avo's allocator
+// does not spill) is lowered again with the super-totals of its chunked
+// sums (sums.go, any layout) in the frame, if it kept them in registers,
+// then with their totals too, then with half the rows per block (Columns:
+// blocks per group; sums in registers again), down to single rows.
 func compile(f target.Func) ([]byte, error) {
 	maxBlock := 0 // planBlock's choice
 	stackSums := 0

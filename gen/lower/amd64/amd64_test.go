@@ -246,7 +246,7 @@ func TestNonTemporal(t *testing.T) {
 		{ks[2], 768, target.AVX2, 4 + 3, 4, 1},    // RMSNorm: 2 lines per block, both versions of loop 1
 		{ks[2], 768, target.AVX512, 4 + 3, 8, 1},
 		{ks[5], 768, target.AVX2, 2 * (4 + 3), 6, 2}, // AddLayerNormSum: dst and sum; x and f prefetched
-		{ks[0], 0, target.AVX2, 4 + 1, 3, 1},         // run-time h: blocks of 4, then vectors one by one
+		{ks[0], 0, target.AVX2, 4 + 1, 4, 1},         // run-time h: blocks of 4, then vectors one by one; loop 1 for short rows and in chunks
 		{ks[0], 64, target.AVX2, 7, 0, 1},            // 8 vectors, one block loop: no prefetch
 		{ks[0], 64, target.AVX512, 3, 0, 1},
 	} {

@@ -33,7 +33,6 @@ type columnLowering struct {
 	val     [][]reg.Register
 	acc     map[int][]reg.Register
 	loops   int
-	slots   []operand.Mem // frame slots of the chunked sums' levels, reused by every loop
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -46,15 +45,11 @@ const (
 
 // columnChunk is the most elements a Columns accumulator adds in one
 // register before its sum moves into the accumulator's total, and
-// columnSuper (columnChunk chunks) the most a total holds before it
-// moves into the accumulator's super-total. Each lane adds a whole row
-// sequentially, and the rounding errors of a long chain of nearly equal
-// terms are systematic: they grow with the chain's length. With three
-// levels no chain is longer than columnChunk + columnSuper/columnChunk +
-// h/columnSuper additions.
+// columnSuper the most before the total moves into the super-total: each
+// lane adds a whole row, by the IR's summation policy.
 const (
-	columnChunk = 64
-	columnSuper = columnChunk * columnChunk
+	columnChunk = ir.SumChunk
+	columnSuper = ir.SumChunk * ir.SumTotal
 )
 
 // Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
@@ -235,15 +230,13 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		levels = 2
 	}
 	chunked := levels > 1
-	var totals, supers [][]operand.Op // per accumulator of accs, per block
+	var lvs []sumLevel // per accumulator of accs, then per block
 	if chunked {
-		n := 0 // frame slots taken
-		if levels == 3 {
-			supers = c.sumLevel(accs, c.stackSums >= 1, &n)
-			c.regSupers = c.regSupers || c.stackSums < 1
+		var vs []reg.Register
+		for _, a := range accs {
+			vs = append(vs, c.acc[a]...)
 		}
-		totals = c.sumLevel(accs, c.stackSums >= 2, &n)
-		c.regTotals = c.regTotals || c.stackSums < 2
+		lvs = c.sumLevels(vs, levels)
 	}
 	// fma's operand reuse needs the values' last uses; splats are the
 	// scalars' own registers, which must survive the loop, and a
@@ -325,49 +318,25 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		c.I(x86.CMPQ(i, h))
 	}
 	c.I(x86.JAE(operand.LabelRef(name + "end")))
+	j := 0 // the chunk vectors' index in lvs
 	c.comment("a chunk of %d elements done: its sums into the totals", columnChunk)
-	for ai, a := range accs {
-		for b, v := range c.acc[a] {
-			t := totals[ai][b]
-			if m, ok := t.(operand.Mem); ok {
-				c.I(x86.VADDPS(m, v, v))
-				c.I(x86.VMOVUPS(v, m))
-			} else {
-				c.I(x86.VADDPS(v, t, t))
-			}
-			c.zero(v)
+	for _, a := range accs {
+		for _, v := range c.acc[a] {
+			c.addChunk(lvs[j], v)
+			j++
 		}
 	}
 	if levels == 3 {
 		// Chunks end at multiples of columnChunk short of the row's end,
-		// so every columnChunk-th one ends at a multiple of columnSuper.
+		// so every ir.SumTotal-th one ends at a multiple of columnSuper.
 		c.I(x86.TESTQ(imm32(columnSuper-1), i))
 		c.I(x86.JNZ(operand.LabelRef(name + "next")))
-		c.comment("%d chunks done: the totals into the super-totals", columnChunk)
-		for ai, a := range accs {
-			for b, v := range c.acc[a] { // v is clear: a scratch register
-				t, s := totals[ai][b], supers[ai][b]
-				tm, tMem := t.(operand.Mem)
-				sm, sMem := s.(operand.Mem)
-				switch {
-				case !sMem:
-					c.I(x86.VADDPS(t, s, s))
-					if tMem {
-						c.I(x86.VMOVUPS(v, tm))
-					} else {
-						c.zero(t.(reg.Register))
-					}
-				case !tMem:
-					c.I(x86.VADDPS(sm, t, t))
-					c.I(x86.VMOVUPS(t, sm))
-					c.zero(t.(reg.Register))
-				default:
-					c.I(x86.VMOVUPS(tm, v))
-					c.I(x86.VADDPS(sm, v, v))
-					c.I(x86.VMOVUPS(v, sm))
-					c.zero(v)
-					c.I(x86.VMOVUPS(v, tm))
-				}
+		c.comment("%d chunks done: the totals into the super-totals", ir.SumTotal)
+		j = 0
+		for _, a := range accs {
+			for _, v := range c.acc[a] { // v is clear: a scratch register
+				c.promoteTotal(lvs[j], v)
+				j++
 			}
 		}
 		c.label(name + "next")
@@ -384,67 +353,16 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.label(name + "end")
 	if levels == 2 {
 		c.comment("the sums: totals plus the last chunk's")
-		for ai, a := range accs {
-			for b, v := range c.acc[a] {
-				c.I(x86.VADDPS(totals[ai][b], v, v))
-			}
-		}
-		return
+	} else {
+		c.comment("the sums: super-totals plus totals, plus the last chunk's")
 	}
-	c.comment("the sums: super-totals plus totals, plus the last chunk's")
-	for ai, a := range accs {
-		for b, v := range c.acc[a] {
-			t, s := totals[ai][b], supers[ai][b]
-			tm, tMem := t.(operand.Mem)
-			switch {
-			case !tMem:
-				c.I(x86.VADDPS(s, t, t))
-				c.I(x86.VADDPS(t, v, v))
-			case !isMem(s):
-				c.I(x86.VADDPS(t, s, s))
-				c.I(x86.VADDPS(s, v, v))
-			default:
-				x := c.vec()
-				c.I(x86.VMOVUPS(tm, x))
-				c.I(x86.VADDPS(s, x, x))
-				c.I(x86.VADDPS(x, v, v))
-			}
+	j = 0
+	for _, a := range accs {
+		for _, v := range c.acc[a] {
+			c.addLevels(lvs[j], v)
+			j++
 		}
 	}
-}
-
-// isMem reports whether a level of the sums is a frame slot.
-func isMem(o operand.Op) bool {
-	_, ok := o.(operand.Mem)
-	return ok
-}
-
-// sumLevel clears and returns one level above the chunks (totals or
-// super-totals) of a chunked loop's accumulators, per accumulator and
-// block (whose chunk registers are already clear): vector registers, or
-// when inFrame slots of the frame, the n-th slot on, n counting the
-// slots taken. The chunks touch the totals once per columnChunk
-// elements, the super-totals once per columnSuper.
-func (c *columnLowering) sumLevel(accs []int, inFrame bool, n *int) [][]operand.Op {
-	out := make([][]operand.Op, len(accs))
-	for ai, a := range accs {
-		out[ai] = make([]operand.Op, c.blocks)
-		for b, v := range c.acc[a] {
-			if !inFrame {
-				t := c.vec()
-				c.zero(t)
-				out[ai][b] = t
-				continue
-			}
-			if *n == len(c.slots) {
-				c.slots = append(c.slots, c.fn.AllocLocal(4*c.lanes))
-			}
-			c.I(x86.VMOVUPS(v, c.slots[*n]))
-			out[ai][b] = c.slots[*n]
-			*n++
-		}
-	}
-	return out
 }
 
 // scalar lowers one scalar statement for every lane's row, block by

@@ -183,12 +183,72 @@ func TestExecute(t *testing.T) {
 	files := map[string][]byte{
 		"kernels_amd64.s":  src,
 		"kernels_amd64.go": stubs(funcs),
-		"cases_test.go":    cases(funcs),
+		"cases_test.go":    cases(funcs, testSizes, testRows),
 		"harness_test.go":  harness,
 	}
 	for _, k := range ks {
 		for _, h := range testSizes {
 			for _, rows := range testRows {
+				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows))] = caseData(k, h, rows, false)
+				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d_inplace.bin", k.Name, h, rows))] = caseData(k, h, rows, true)
+			}
+		}
+	}
+	runScratch(t, files, "TestKernels")
+}
+
+// Long rows: run-time lengths at and across the AVX-512 chunk (64 lanes
+// times ir.SumChunk: 4096) and super-total (262144) boundaries, and
+// fixed lengths whose partial sums take several chunks (5000: the masked
+// tail joins the last, 8192: whole chunks), for kernels with one, two
+// and three accumulators per loop and the most arrays.
+var (
+	longSizes   = []int{4095, 4096, 4097, 70000, 300000}
+	longFixed   = []int{5000, 8192}
+	longRows    = []int{1, 2}
+	longKernels = map[string]bool{"LayerNorm": true, "RMSNorm": true, "Everything": true, "GuardLayerNorm": true}
+)
+
+// TestExecuteLong runs the harness of TestExecute on long rows: sums in
+// chunks, totals and super-totals, against ir.Eval.
+func TestExecuteLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a scratch module")
+	}
+	var ks []*ir.Kernel
+	for _, k := range buildKernels(t) {
+		if longKernels[k.Name] {
+			ks = append(ks, k)
+		}
+	}
+	var funcs []target.Func
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range ks {
+			for _, h := range append(append([]int{}, longFixed...), 0) {
+				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
+				if isa.NonTemporal(k.Layout, h) {
+					funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa, NT: true})
+				}
+			}
+		}
+	}
+	src, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness, err := os.ReadFile(filepath.Join("testdata", "harness_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"kernels_amd64.s":  src,
+		"kernels_amd64.go": stubs(funcs),
+		"cases_test.go":    cases(funcs, longSizes, longRows),
+		"harness_test.go":  harness,
+	}
+	for _, k := range ks {
+		for _, h := range append(append([]int{}, longSizes...), longFixed...) {
+			for _, rows := range longRows {
 				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d.bin", k.Name, h, rows))] = caseData(k, h, rows, false)
 				files[filepath.Join("data", fmt.Sprintf("%s_%d_%d_inplace.bin", k.Name, h, rows))] = caseData(k, h, rows, true)
 			}
@@ -248,11 +308,13 @@ func stubs(funcs []target.Func) []byte {
 	return []byte(b.String())
 }
 
-// cases is the harness's table of functions.
-func cases(funcs []target.Func) []byte {
+// cases is the harness's table of functions, the run-time sizes they are
+// called with and the row counts of each call.
+func cases(funcs []target.Func, sizes, rows []int) []byte {
 	var b strings.Builder
 	b.WriteString("package k\n\n")
-	fmt.Fprintf(&b, "var sizes = %#v\n\n", testSizes)
+	fmt.Fprintf(&b, "var sizes = %#v\n\n", sizes)
+	fmt.Fprintf(&b, "func init() { rowCounts = %#v }\n\n", rows)
 	b.WriteString("var funcs = []kfunc{\n")
 	for _, f := range funcs {
 		var roles, args []string

@@ -51,6 +51,23 @@ var columnLong = []struct {
 	{layoutShape{17, ir.Shape{H: 5000, Stride: 18}}, []string{"", "nan"}},
 }
 
+// segmentLong are the Segments shapes whose sums take several chunks:
+// within one segment (300000 values: several AVX-512 super-totals;
+// 4097: the blocks end on a chunk's end, a vector is left), across
+// segments shorter than a chunk (4100 of 64, 5000 of 17: their chunks end
+// between segments, and their totals enter super-totals), and sums that
+// the AVX2 element tail makes alone (3000 segments of 7).
+var segmentLong = []struct {
+	layoutShape
+	variants []string
+}{
+	{layoutShape{1, ir.Shape{Segs: 1, SegLen: 300000, SegStride: 300000, RowStride: 300000}}, []string{"", "nan"}},
+	{layoutShape{2, ir.Shape{Segs: 3, SegLen: 4097, SegStride: 2 * 4097, RowStride: 4097}}, []string{""}},
+	{layoutShape{2, ir.Shape{Segs: 4100, SegLen: 64, SegStride: 128, RowStride: 64}}, []string{"", "huge"}},
+	{layoutShape{1, ir.Shape{Segs: 5000, SegLen: 17, SegStride: 17, RowStride: 85003}}, []string{""}},
+	{layoutShape{1, ir.Shape{Segs: 3000, SegLen: 7, SegStride: 7, RowStride: 21000}}, []string{""}},
+}
+
 // sumsKernel is a Columns kernel with five sums in one loop: the chunk
 // totals of a group do not fit in registers beside the chunks' (AVX2: 2
 // blocks of 5 and 5 YMM; AVX-512: 4 blocks of 5 and 5 ZMM), so they go
@@ -198,12 +215,20 @@ func layoutShapes(l ir.Layout) []layoutShape {
 			}
 		}
 	}
+	for _, s := range segmentLong {
+		out = append(out, s.layoutShape)
+	}
 	return out
 }
 
 // layoutVariants are the data variants of a shape.
 func layoutVariants(s layoutShape) []string {
 	for _, l := range columnLong {
+		if l.layoutShape == s {
+			return l.variants
+		}
+	}
+	for _, l := range segmentLong {
 		if l.layoutShape == s {
 			return l.variants
 		}
@@ -432,7 +457,8 @@ func TestLayoutsGenerate(t *testing.T) {
 // super-totals exactly when they may be longer than columnSuper; it keeps
 // totals and super-totals in registers where they fit and in the frame
 // where they do not (SumsC's five sums: on AVX2 the super-totals go to
-// the frame first, then the totals).
+// the frame first, then the totals; the two sums of the LayerNorm-type
+// second pass with super-totals).
 func TestColumnChunks(t *testing.T) {
 	columns, _ := layoutKernels(t)
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
@@ -455,7 +481,16 @@ func TestColumnChunks(t *testing.T) {
 				_, fn, _ := strings.Cut(src, "TEXT ")
 				head, _, _ := strings.Cut(fn, "\n")
 				framed := !strings.Contains(head, "$0-")
-				if want := chunked && k.Name == "SumsC"; framed != want {
+				lf, _, _, err := lower(f, 0, 0)
+				if err != nil {
+					t.Fatalf("%s: %v", f.Name(), err)
+				}
+				_, err = finish(lf, f.ISA)
+				fits := err == nil
+				if chunked && k.Name == "SumsC" && fits {
+					t.Errorf("%s: SumsC's sums fit in registers", f.Name())
+				}
+				if want := chunked && !fits; framed != want {
 					t.Errorf("%s: sums in the frame %v, want %v (%s)", f.Name(), framed, want, head)
 				}
 			}

@@ -42,13 +42,17 @@ type lowering struct {
 	avx512 bool
 	lanes  int // float32 lanes per vector
 
-	// Columns (columns.go): stackSums says which levels of the chunked
-	// sums live in the frame rather than in registers (0: none, 1: the
+	// Chunked sums (sums.go): stackSums says which levels of the sums
+	// live in the frame rather than in registers (0: none, 1: the
 	// super-totals, 2: the totals too); regSupers and regTotals say that
-	// some super-totals or totals are in registers.
+	// some super-totals or totals are in registers. sumSlots are the
+	// frame slots of those levels, reused by every loop; counters are the
+	// Segments sums' counts.
 	stackSums int
 	regSupers bool
 	regTotals bool
+	sumSlots  []operand.Mem
+	counters  []operand.Mem
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -97,13 +101,14 @@ type lowering struct {
 // its loop.
 type accState struct {
 	owner *sweepState    // the loop that fills them
-	vec   []reg.Register // vector partial sums
+	vec   []reg.Register // vector partial sums (of the current chunk)
 	sc    reg.Register   // scalar partial sum of an AVX2 element tail, or nil
+	lv    sumLevel       // the total and super-total above vec[0] of a chunked loop
 }
 
 // lower builds the avo function of f, with virtual registers, with blocks
-// of at most maxBlock rows (0: no limit), and for ir.Columns the levels
-// of chunked sums that stackSums names in the frame (see lowering). It
+// of at most maxBlock rows (0: no limit), and the levels of chunked sums
+// that stackSums names in the frame (see lowering). It
 // returns the rows per block it chose (Columns: blocks per group) and the
 // next stackSums worth trying (0: none, no level of the sums that is in
 // registers could move to the frame).
@@ -135,35 +140,43 @@ func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, in
 	l.emitter = newEmitter(fn)
 	// The other layouts take the simple path: no resident rows, no row
 	// blocks, no streaming (target.ISA.NonTemporal refuses them NT).
+	// Every layout may put levels of its chunked sums in the frame.
+	block := 1
 	switch k.Layout {
 	case ir.Columns:
-		g := l.columns(maxBlock)
-		if fn.FrameBytes() > nosplitFrame {
-			// Past what the linker lets a NOSPLIT function take below
-			// its caller's frame: the toolchain's stack check instead.
-			fn.Attributes &^= attr.NOSPLIT
-		}
-		next := 0
-		switch {
-		case l.regSupers && stackSums < 1:
-			next = 1
-		case l.regTotals && stackSums < 2:
-			next = 2
-		}
-		return fn, g, next, l.err
+		block = l.columns(maxBlock)
 	case ir.Segments:
 		l.segments()
-		return fn, 1, 0, l.err
+	default:
+		if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
+			return nil, 0, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+		}
+		l.rowsLayout(maxBlock)
+		block = l.block
 	}
-	if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
-		return nil, 0, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+	if fn.FrameBytes() > nosplitFrame {
+		// Past what the linker lets a NOSPLIT function take below its
+		// caller's frame: the toolchain's stack check instead.
+		fn.Attributes &^= attr.NOSPLIT
 	}
+	next := 0
+	switch {
+	case l.regSupers && stackSums < 1:
+		next = 1
+	case l.regTotals && stackSums < 2:
+		next = 2
+	}
+	return fn, block, next, l.err
+}
+
+// rowsLayout lowers a kernel of layout ir.Rows.
+func (l *lowering) rowsLayout(maxBlock int) {
 	l.planResident()
 	l.planStreaming()
 
 	l.planBlock(maxBlock)
 
-	l.prologue(sig)
+	l.prologue(l.sig)
 	l.ntPrologue()
 	if l.block > 1 {
 		l.blockLoop()
@@ -175,8 +188,7 @@ func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, in
 	l.advance(1)
 	l.I(x86.DECQ(l.rows))
 	l.I(x86.JNZ(operand.LabelRef("row")))
-	l.epilogue(sig)
-	return fn, l.block, 0, l.err
+	l.epilogue(l.sig)
 }
 
 // blockLoop lowers the loop over blocks of l.block rows, which runs while

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	avoir "github.com/mmcloughlin/avo/ir"
@@ -42,9 +43,12 @@ type sweepState struct {
 	first int    // the first row of the block it sweeps
 	rows  int    // rows swept together
 	loop  *ir.Loop
-	splat []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
-	last  []int                     // last op that reads each value
-	keep  []bool                    // values that must survive their last use in the slot
+	// levels of its sums (sums.go): 1, chunks only (no chain can pass
+	// ir.SumChunk terms); 2, chunks and totals; 3, and super-totals.
+	levels int
+	splat  []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
+	last   []int                     // last op that reads each value
+	keep   []bool                    // values that must survive their last use in the slot
 }
 
 // shared reports whether value v is the same for every row of a block:
@@ -176,20 +180,11 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 	// Partial sums: unroll in all, shared out among the rows of a block.
 	nacc := max(1, min(unroll, nvec)/sw.rows)
 	l.startAccs(sw, nacc, rem > 0 && !l.avx512)
+	sw.levels = 1
 	start := 0
 	if l.resident == nil && nfull > 2*unroll {
 		blocks := nfull / unroll
-		i := l.gp64()
-		l.I(x86.XORQ(i, i))
-		top := sw.name
-		l.label(top)
-		l.prefetch(sw.n)
-		for j := range unroll {
-			l.slot(sw, slot{kind: full, idx: i, disp: j * vb, vec: -1, acc: j % nacc})
-		}
-		l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
-		l.I(x86.CMPQ(i, imm32(blocks*unroll*l.lanes)))
-		l.I(x86.JB(operand.LabelRef(top)))
+		l.fixedBlocks(sw, blocks, nacc, nvec)
 		start = blocks * unroll
 	}
 	for j := start; j < nfull; j++ {
@@ -204,13 +199,182 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 			l.slot(sw, slot{kind: single, disp: 4 * (nfull*l.lanes + t), vec: -1})
 		}
 	}
+	if sw.levels > 1 {
+		l.finishSums(sw)
+	}
+}
+
+// fixedBlocks lays out the counted loop of a fixed sweep: blocks
+// iterations of unroll vectors, the j-th vector of each into partial sum
+// j%nacc, nvec vectors in the row (the loop's, the leftovers and the
+// masked tail). Where a partial sum would add more than ir.SumChunk
+// terms, its chunks end every ir.SumChunk terms (and after the loop when
+// the leftovers would make the last one too long); every ir.SumTotal
+// chunks the totals go into the super-totals. Rows whose partial sums
+// add at most ir.SumChunk terms keep the plain loop.
+func (l *lowering) fixedBlocks(sw *sweepState, blocks, nacc, nvec int) {
+	per := (unroll + nacc - 1) / nacc // terms per partial sum and iteration, at most
+	ipc := max(1, ir.SumChunk/per)    // iterations per chunk
+	ul := unroll * l.lanes            // elements per iteration
+	chunk := ipc * ul                 // elements per chunk
+	nchunks := (blocks + ipc - 1) / ipc
+	left := make([]int, nacc)
+	for j := blocks * unroll; j < nvec; j++ {
+		left[j%nacc]++
+	}
+	exitFold := (blocks-(nchunks-1)*ipc)*per+slices.Max(left) > ir.SumChunk
+	if l.accumulates(sw.loop) {
+		switch folds := nchunks - 1 + b2i(exitFold); {
+		case folds > ir.SumTotal:
+			sw.levels = 3
+		case folds > 0:
+			sw.levels = 2
+		}
+	}
+	l.startLevels(sw)
+	chunked := sw.levels > 1 && nchunks > 1
+
+	end := blocks * ul
+	i := l.gp64()
+	l.I(x86.XORQ(i, i))
+	var ce reg.GPVirtual // the end of the current chunk
+	if chunked {
+		ce = l.gp64()
+		l.I(x86.MOVQ(imm32(chunk), ce))
+	}
+	top := sw.name
+	l.label(top)
+	l.prefetch(sw.n)
+	for j := range unroll {
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j % nacc})
+	}
+	l.I(x86.ADDQ(imm32(ul), i))
+	if chunked {
+		l.I(x86.CMPQ(i, ce))
+	} else {
+		l.I(x86.CMPQ(i, imm32(end)))
+	}
+	l.I(x86.JB(operand.LabelRef(top)))
+	if chunked {
+		l.I(x86.CMPQ(i, imm32(end)))
+		l.I(x86.JAE(operand.LabelRef(top + "_blocks")))
+		l.comment("a chunk of %d terms per lane done: the sums into the totals", ir.SumChunk)
+		l.chunkDone(sw, false)
+		if sw.levels == 3 {
+			l.promoteAt(sw, i, chunk*ir.SumTotal)
+		}
+		l.I(x86.ADDQ(imm32(chunk), ce))
+		if end%chunk != 0 {
+			t := l.gp64()
+			l.I(x86.MOVQ(imm32(end), t))
+			l.I(x86.CMPQ(ce, t))
+			l.I(x86.CMOVQGT(t, ce))
+		}
+		l.I(x86.JMP(operand.LabelRef(top)))
+		l.label(top + "_blocks")
+	}
+	if exitFold && sw.levels > 1 {
+		l.comment("the leftovers would make the last chunk too long: its sums into the totals")
+		l.chunkDone(sw, false)
+	}
+}
+
+// promoteAt adds the totals into the super-totals when the element
+// index i is a multiple of period (a power of two): every ir.SumTotal
+// chunks of a row whose chunks end at multiples of period/ir.SumTotal.
+func (l *lowering) promoteAt(sw *sweepState, i reg.GPVirtual, period int) {
+	if period&(period-1) != 0 {
+		l.fail(fmt.Errorf("chunks of %d elements: not a power of two", period/ir.SumTotal))
+	}
+	l.I(x86.TESTQ(imm32(period-1), i))
+	l.I(x86.JNZ(operand.LabelRef(sw.name + "_chunk")))
+	l.comment("%d chunks done: the totals into the super-totals", ir.SumTotal)
+	l.promote(sw)
+	l.label(sw.name + "_chunk")
+}
+
+// accumulates reports whether a loop adds to an accumulator.
+func (l *lowering) accumulates(loop *ir.Loop) bool {
+	for _, op := range loop.Ops {
+		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
+			return true
+		}
+	}
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runtimeSweep lays out a loop for a row length in a register: blocks of
 // unroll vectors, then single vectors, then the tail (masked on AVX-512,
-// element by element on AVX2), each guarded by the count left.
+// element by element on AVX2), each guarded by the count left. A loop
+// that accumulates sums in chunks of ir.SumChunk block iterations (its
+// leftover vectors and masked tail go one into each partial sum, so the
+// last chunk stays within ir.SumChunk terms too); in a Segments sweep
+// (segments.go) the partial sums and their levels run on across the
+// segments, each segment starting with its element index at 0.
 func (l *lowering) runtimeSweep(sw *sweepState) {
-	l.startAccs(sw, unroll, !l.avx512)
+	if l.k.Layout != ir.Segments {
+		l.startAccs(sw, unroll, !l.avx512)
+		sw.levels = 1
+		if l.accumulates(sw.loop) {
+			l.shortOrLong(sw)
+			return
+		}
+	}
+	l.runtimeLoop(sw)
+}
+
+// shortOrLong lays out an accumulating Rows loop twice: plainly for rows
+// too short for any partial sum to add more than ir.SumChunk terms (the
+// leftover vectors and the masked tail all go into the first), where the
+// chunks' bookkeeping would cost as much as the sums, and in chunks for
+// the others. Both leave each accumulator's partial sums folded into its
+// first.
+func (l *lowering) shortOrLong(sw *sweepState) {
+	ul := unroll * l.lanes
+	extra := unroll - 1 // leftover vectors; the AVX2 element tail has its own sum
+	if l.avx512 {
+		extra++ // the masked tail
+	}
+	limit := (ir.SumChunk-extra+1)*ul - 1 // the longest short row
+	var vecs [][]reg.Register
+	sw.eachAcc(l, func(st *accState) { vecs = append(vecs, st.vec) })
+	scal := append([]reg.Register(nil), l.rowScal[sw.first]...)
+	l.I(x86.CMPQ(l.h, imm32(limit)))
+	l.I(x86.JA(operand.LabelRef(sw.name + "_long")))
+	short := *sw
+	short.name += "s"
+	l.runtimeLoop(&short)
+	sw.eachAcc(l, func(st *accState) {
+		l.foldPartials(st.vec)
+		st.vec = st.vec[:1]
+	})
+	l.I(x86.JMP(operand.LabelRef(sw.name + "_summed")))
+
+	l.label(sw.name + "_long")
+	l.comment("loop %d for rows of more than %d elements: sums in chunks", sw.n, limit)
+	copy(l.rowScal[sw.first], scal)
+	i := 0
+	sw.eachAcc(l, func(st *accState) { st.vec = vecs[i]; i++ })
+	sw.levels = 3
+	l.startLevels(sw)
+	l.runtimeLoop(sw)
+	l.finishSums(sw)
+	l.label(sw.name + "_summed")
+	copy(l.rowScal[sw.first], scal)
+}
+
+// runtimeLoop is the code of runtimeSweep, its partial sums and their
+// levels started.
+func (l *lowering) runtimeLoop(sw *sweepState) {
+	seg := l.k.Layout == ir.Segments
+	chunked := sw.levels > 1
 	lbl := func(s string) string { return sw.name + s }
 	jump := func(j func(operand.Op) (*avoir.Instruction, error), s string) {
 		l.I(j(operand.LabelRef(lbl(s))))
@@ -218,30 +382,74 @@ func (l *lowering) runtimeSweep(sw *sweepState) {
 	i := l.gp64()
 	l.I(x86.XORQ(i, i))
 
+	ul := unroll * l.lanes
+	chunk := ir.SumChunk * ul // elements per chunk
 	end := l.gp64()
 	l.I(x86.MOVQ(l.h, end))
-	l.I(x86.ANDQ(imm32(-unroll*l.lanes), end))
+	l.I(x86.ANDQ(imm32(-ul), end))
 	jump(x86.JZ, "_vectors")
+	ce := end // the end of the current chunk, or of the blocks
+	if chunked {
+		ce = l.gp64()
+		l.I(x86.MOVQ(imm32(chunk), ce))
+		l.I(x86.CMPQ(ce, end))
+		l.I(x86.CMOVQGT(end, ce))
+	}
 	l.label(lbl(""))
 	l.prefetch(sw.n)
 	for j := range unroll {
 		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
 	}
-	l.I(x86.ADDQ(imm32(unroll*l.lanes), i))
-	l.I(x86.CMPQ(i, end))
+	l.I(x86.ADDQ(imm32(ul), i))
+	l.I(x86.CMPQ(i, ce))
 	jump(x86.JB, "")
+	if chunked {
+		// A chunk ends at each multiple of chunk elements; the blocks
+		// may end short of one, and the leftovers then join that chunk.
+		l.I(x86.TESTQ(imm32(chunk-1), i))
+		jump(x86.JNZ, "_vectors")
+		l.comment("a chunk of %d terms per lane done: the sums into the totals", ir.SumChunk)
+		l.chunkDone(sw, seg)
+		if seg {
+			l.segmentChunkCount(sw, "_chunk")
+		} else {
+			l.promoteAt(sw, i, chunk*ir.SumTotal)
+		}
+		end := l.gp64()
+		l.I(x86.MOVQ(l.h, end))
+		l.I(x86.ANDQ(imm32(-ul), end))
+		l.I(x86.CMPQ(i, end))
+		jump(x86.JAE, "_vectors")
+		l.I(x86.ADDQ(imm32(chunk), ce))
+		l.I(x86.CMPQ(ce, end))
+		l.I(x86.CMOVQGT(end, ce))
+		jump(x86.JMP, "")
+	}
 
 	l.label(lbl("_vectors"))
 	end1 := l.gp64()
 	l.I(x86.MOVQ(l.h, end1))
 	l.I(x86.ANDQ(imm32(-l.lanes), end1))
-	l.I(x86.CMPQ(i, end1))
-	jump(x86.JAE, "_tail")
-	l.label(lbl("_vector"))
-	l.slot(sw, slot{kind: full, idx: i, vec: -1})
-	l.I(x86.ADDQ(imm32(l.lanes), i))
-	l.I(x86.CMPQ(i, end1))
-	jump(x86.JB, "_vector")
+	tailAcc := 0
+	if chunked {
+		// At most unroll-1 vectors: one into each partial sum, the
+		// masked tail into the last.
+		for j := range unroll - 1 {
+			l.I(x86.CMPQ(i, end1))
+			jump(x86.JAE, "_tail")
+			l.slot(sw, slot{kind: full, idx: i, vec: -1, acc: j})
+			l.I(x86.ADDQ(imm32(l.lanes), i))
+		}
+		tailAcc = unroll - 1
+	} else {
+		l.I(x86.CMPQ(i, end1))
+		jump(x86.JAE, "_tail")
+		l.label(lbl("_vector"))
+		l.slot(sw, slot{kind: full, idx: i, vec: -1})
+		l.I(x86.ADDQ(imm32(l.lanes), i))
+		l.I(x86.CMPQ(i, end1))
+		jump(x86.JB, "_vector")
+	}
 
 	l.label(lbl("_tail"))
 	if l.avx512 {
@@ -249,18 +457,18 @@ func (l *lowering) runtimeSweep(sw *sweepState) {
 		// its address is past the row's end.
 		l.I(x86.TESTQ(operand.U32(l.lanes-1), l.h))
 		jump(x86.JZ, "_done")
-		l.slot(sw, slot{kind: masked, idx: i, vec: -1})
+		l.slot(sw, slot{kind: masked, idx: i, vec: -1, acc: tailAcc})
 		l.label(lbl("_done"))
-		return
+	} else {
+		l.I(x86.CMPQ(i, l.h))
+		jump(x86.JAE, "_done")
+		l.label(lbl("_element"))
+		l.slot(sw, slot{kind: single, idx: i, vec: -1})
+		l.I(x86.INCQ(i))
+		l.I(x86.CMPQ(i, l.h))
+		jump(x86.JB, "_element")
+		l.label(lbl("_done"))
 	}
-	l.I(x86.CMPQ(i, l.h))
-	jump(x86.JAE, "_done")
-	l.label(lbl("_element"))
-	l.slot(sw, slot{kind: single, idx: i, vec: -1})
-	l.I(x86.INCQ(i))
-	l.I(x86.CMPQ(i, l.h))
-	jump(x86.JB, "_element")
-	l.label(lbl("_done"))
 }
 
 // startAccs zeroes the partial sums of every accumulator the loop fills:
