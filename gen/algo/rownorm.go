@@ -45,14 +45,14 @@ func BatchColumns(k spec.Kernel) (*ir.Kernel, error) {
 // rowNorm normalizes each contiguous row:
 //
 //	s    = alpha*x + f                  (with a residual; else s = x)
-//	d    = sum(s-K)/H                   (with mean, K = s_0: the first pass)
-//	t    = (s-K) - d                    (the second pass: deviations)
+//	M    = K + sum(s-K)/H               (with mean, K = s_0: the first pass)
+//	t    = s - M                        (the second pass: deviations)
 //	c    = sum(t)/H                     (what the first pass got wrong)
 //	var  = sum(t^2)/H - c^2             (the corrected two-pass variance;
 //	                                     rms: mean(s^2); l2: sum(s^2))
-//	mu   = (K + d) + c
+//	mu   = M + c
 //	rstd = 1/sqrt(var + eps)
-//	y    = ((s-K) - (d+c))*rstd*(gamma+offset) + beta
+//	y    = ((s-M) - c)*rstd*(gamma+offset) + beta
 //
 // Every sum follows the IR's blocked summation policy (ir.SumChunk).
 //
@@ -135,29 +135,28 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	// |mean| >> std loses no accuracy, and a constant row gives s-K = 0
 	// exactly, hence y = beta exactly. K is computed with the same float32
 	// operations as the vector lanes, so that s_0 - K is exactly 0.
-	// K may be an outlier (x = [1e7, N(0,1)...]): then the first pass's
-	// d = mean-K is a difference of large numbers, and its error is what
-	// the second pass measures (c, the mean of the deviations, which are
-	// small) and takes out of the mean and of the variance, as in the
-	// corrected two-pass algorithm of Chan, Golub and LeVeque.
-	var pivot, d ir.S = -1, -1
+	// The first pass's estimate M = K + sum(s-K)/n then shifts the second
+	// pass, whose deviations s-M are small even when K is an outlier
+	// (x = [1e7, N(0,1)...]); their mean c is what M got wrong, and comes
+	// out of the mean and of the variance: the corrected two-pass algorithm
+	// of Chan, Golub and LeVeque, at the old algorithm's cost per element.
+	var shift, correction ir.S = -1, -1
 	if k.Mean {
-		pivot = b.LoadRow(x)
+		shift = b.LoadRow(x)
 		if f >= 0 {
 			if alpha >= 0 {
-				pivot = b.Mul(alpha, pivot)
+				shift = b.Mul(alpha, shift)
 			}
-			pivot = b.Add(pivot, b.LoadRow(f))
+			shift = b.Add(shift, b.LoadRow(f))
 		}
 	}
-	// deviation is s - mean, computed as (s-K) - d with d = mean - K; or s.
-	// The first pass sets d to its estimate, the second to the corrected one.
+	// deviation is s - mean, computed as (s-shift) - correction; or s.
 	deviation := func(l *ir.LoopBuilder, s ir.V) ir.V {
-		if pivot >= 0 {
-			s = l.Sub(s, l.Splat(pivot))
+		if shift >= 0 {
+			s = l.Sub(s, l.Splat(shift))
 		}
-		if d >= 0 {
-			s = l.Sub(s, l.Splat(d))
+		if correction >= 0 {
+			s = l.Sub(s, l.Splat(correction))
 		}
 		return s
 	}
@@ -173,12 +172,12 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	}
 	var factor ir.S = -1 // what each deviation is multiplied by
 	if normalize {
-		var biased, correction ir.S = -1, -1
+		var biased ir.S = -1
 		if k.Mean {
 			acc := b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, deviation(l, sumOf(l))) })
-			d = average(b.Sum(acc))
-			// The second pass: deviations t, their sum and their squares.
+			shift = b.Add(shift, average(b.Sum(acc)))
+			// The second pass: deviations t = s-M, their sum and squares.
 			sum, squares := b.NewAcc(), b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) {
 				t := deviation(l, sumOf(l))
@@ -207,12 +206,7 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		}
 		var mean ir.S = -1
 		if meanOut >= 0 || k.Running != nil {
-			// K+d first: when K is an outlier that sum is exact (the two
-			// nearly cancel), and the small correction is added last.
-			mean = b.Add(b.Add(pivot, d), correction)
-		}
-		if correction >= 0 {
-			d = b.Add(d, correction) // the third pass subtracts mean-K
+			mean = b.Add(shift, correction)
 		}
 		if meanOut >= 0 {
 			defer b.StoreRow(meanOut, mean)

@@ -92,7 +92,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -105,35 +115,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -142,6 +144,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -150,14 +160,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -166,130 +168,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
@@ -349,21 +345,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -372,10 +370,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -384,58 +382,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -511,21 +506,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -534,10 +531,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -546,58 +543,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -691,30 +685,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -723,14 +719,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -739,92 +735,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
@@ -884,21 +876,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -907,10 +901,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -919,59 +913,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1049,21 +1040,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1072,10 +1065,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1084,59 +1077,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1250,7 +1240,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -1263,35 +1263,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1300,6 +1292,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -1308,14 +1308,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1324,130 +1316,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
@@ -1507,21 +1493,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1530,10 +1518,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1542,58 +1530,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1669,21 +1654,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1692,10 +1679,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1704,58 +1691,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1849,30 +1833,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1881,14 +1867,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1897,92 +1883,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
@@ -2042,21 +2024,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2065,10 +2049,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2077,59 +2061,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2207,21 +2188,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2230,10 +2213,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2242,59 +2225,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -2408,7 +2388,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -2421,35 +2411,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2458,6 +2440,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -2466,14 +2456,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2482,130 +2464,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
@@ -2665,21 +2641,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2688,10 +2666,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2700,58 +2678,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2827,21 +2802,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2850,10 +2827,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2862,58 +2839,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -3007,30 +2981,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3039,14 +3015,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3055,92 +3031,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
@@ -3200,21 +3172,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3223,10 +3197,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3235,59 +3209,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3365,21 +3336,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3388,10 +3361,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3400,59 +3373,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -3566,7 +3536,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -3579,35 +3559,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3616,6 +3588,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -3624,14 +3604,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3640,130 +3612,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
@@ -3823,21 +3789,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3846,10 +3814,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3858,58 +3826,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3985,21 +3950,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4008,10 +3975,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4020,58 +3987,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4165,30 +4129,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4197,14 +4163,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4213,92 +4179,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
@@ -4358,21 +4320,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4381,10 +4345,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4393,59 +4357,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4523,21 +4484,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4546,10 +4509,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4558,59 +4521,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4724,7 +4684,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -4737,35 +4707,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4774,6 +4736,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -4782,14 +4752,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4798,130 +4760,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
@@ -4981,21 +4937,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5004,10 +4962,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5016,58 +4974,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5143,21 +5098,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5166,10 +5123,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5178,58 +5135,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5323,30 +5277,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5355,14 +5311,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5371,92 +5327,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
@@ -5516,21 +5468,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5539,10 +5493,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5551,59 +5505,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5681,21 +5632,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5704,10 +5657,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5716,59 +5669,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5882,7 +5832,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -5895,35 +5855,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5932,6 +5884,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -5940,14 +5900,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5956,130 +5908,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
@@ -6139,21 +6085,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6162,10 +6110,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6174,58 +6122,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6301,21 +6246,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6324,10 +6271,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6336,58 +6283,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -6481,30 +6425,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6513,14 +6459,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6529,92 +6475,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
@@ -6674,21 +6616,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6697,10 +6641,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6709,59 +6653,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6839,21 +6780,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6862,10 +6805,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6874,59 +6817,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -7040,7 +6980,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -7053,35 +7003,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7090,6 +7032,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -7098,14 +7048,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7114,130 +7056,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
@@ -7297,21 +7233,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7320,10 +7258,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7332,58 +7270,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7459,21 +7394,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7482,10 +7419,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7494,58 +7431,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -7639,30 +7573,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7671,14 +7607,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7687,92 +7623,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
@@ -7832,21 +7764,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7855,10 +7789,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7867,59 +7801,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7997,21 +7928,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8020,10 +7953,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8032,59 +7965,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -8198,7 +8128,17 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
@@ -8211,35 +8151,27 @@ gloop0end:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R9*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R9*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R9*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R9*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VADDPS      Z21, Z4, Z4
+	VFMADD231PS Z21, Z21, Z9
+	VMOVUPS     64(CX)(R9*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VADDPS      Z21, Z5, Z5
+	VFMADD231PS Z21, Z21, Z10
+	VMOVUPS     128(CX)(R9*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VADDPS      Z21, Z6, Z6
+	VFMADD231PS Z21, Z21, Z11
+	VMOVUPS     192(CX)(R9*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VADDPS      Z21, Z7, Z7
+	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8248,6 +8180,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z4, Z13, Z13
+	VPXORD  Z4, Z4, Z4
+	VADDPS  Z5, Z14, Z14
+	VPXORD  Z5, Z5, Z5
+	VADDPS  Z6, Z15, Z15
+	VPXORD  Z6, Z6, Z6
+	VADDPS  Z7, Z16, Z16
+	VPXORD  Z7, Z7, Z7
 	VADDPS  Z9, Z17, Z17
 	VPXORD  Z9, Z9, Z9
 	VADDPS  Z10, Z18, Z18
@@ -8256,14 +8196,6 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	VADDPS  Z13, Z21, Z21
-	VPXORD  Z13, Z13, Z13
-	VADDPS  Z14, Z22, Z22
-	VPXORD  Z14, Z14, Z14
-	VADDPS  Z15, Z23, Z23
-	VPXORD  Z15, Z15, Z15
-	VADDPS  Z16, Z24, Z24
-	VPXORD  Z16, Z16, Z16
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8272,130 +8204,124 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z13, Z4, Z4
+	VADDPS Z14, Z5, Z5
+	VADDPS Z15, Z6, Z6
+	VADDPS Z16, Z7, Z7
 	VADDPS Z17, Z9, Z9
 	VADDPS Z18, Z10, Z10
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
-	VADDPS Z24, Z16, Z16
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R8*4), Z10
-	VBROADCASTSS (DX)(R8*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R9*1)
-	VMOVUPS      64(CX)(R9*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R9*1)
-	VMOVUPS      128(CX)(R9*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R9*1)
-	VMOVUPS      192(CX)(R9*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
@@ -8455,21 +8381,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R9*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8478,10 +8406,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8490,58 +8418,55 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -8617,21 +8542,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMOVUPS.Z   (CX)(R9*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R9*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VADDPS      Z6, Z1, Z1
+	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8640,10 +8567,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Z1, Z4, Z4
+	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	VADDPS  Z4, Z6, Z6
-	VPXORD  Z4, Z4, Z4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8652,58 +8579,55 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
-	VADDPS Z6, Z4, Z4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -8797,30 +8721,32 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R9*1), Y11
+	VSUBPS      Y0, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y5
+	VMOVUPS     32(CX)(R9*1), Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y3, Y3
+	VFMADD231PS Y11, Y11, Y6
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8829,14 +8755,14 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y7, Y7
+	VXORPS  Y2, Y2, Y2
+	VADDPS  Y3, Y8, Y8
+	VXORPS  Y3, Y3, Y3
 	VADDPS  Y5, Y9, Y9
 	VXORPS  Y5, Y5, Y5
 	VADDPS  Y6, Y10, Y10
 	VXORPS  Y6, Y6, Y6
-	VADDPS  Y7, Y11, Y11
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y8, Y12, Y12
-	VXORPS  Y8, Y8, Y8
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8845,92 +8771,88 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y7, Y2, Y2
+	VADDPS Y8, Y3, Y3
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
-	VADDPS Y11, Y7, Y7
-	VADDPS Y12, Y8, Y8
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R8, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R8*4), Y6
+	VMOVUPS      (CX)(R9*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R8*4), Y7
 	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R9*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
@@ -8990,21 +8912,23 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R9*1), Y6
+	VSUBPS      Y0, Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	VFMADD231PS Y6, Y6, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -9013,10 +8937,10 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y1, Y4, Y4
+	VXORPS  Y1, Y1, Y1
 	VADDPS  Y3, Y5, Y5
 	VXORPS  Y3, Y3, Y3
-	VADDPS  Y4, Y6, Y6
-	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -9025,59 +8949,56 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
-	VADDPS Y6, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -9155,21 +9076,23 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	XORQ   R8, R8
 	XORQ   R9, R9
 	MOVQ   $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R9*1), Y0, Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -9178,10 +9101,10 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  Y2, Y5, Y5
+	VXORPS  Y2, Y2, Y2
 	VADDPS  Y4, Y6, Y6
 	VXORPS  Y4, Y4, Y4
-	VADDPS  Y5, Y7, Y7
-	VXORPS  Y5, Y5, Y5
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -9190,59 +9113,56 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
+	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -9270,7 +9190,7 @@ done:
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
+TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -9295,14 +9215,18 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	CMPQ    DI, $+64
+	JBE     gloop0short
 	VMOVUPS Z4, (SP)
 	VMOVUPS Z5, 64(SP)
 	VMOVUPS Z6, 128(SP)
 	VMOVUPS Z7, 192(SP)
-	VPXORD  Z8, Z8, Z8
-	VPXORD  Z9, Z9, Z9
-	VPXORD  Z10, Z10, Z10
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS Z7, 448(SP)
+
+gloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9310,18 +9234,18 @@ group:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R10*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R10*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R10*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (CX)(R10*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -9330,30 +9254,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z8, Z8
-	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z9, Z9
-	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z10, Z10
-	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z11, Z11
-	VPXORD Z7, Z7, Z7
-	TESTQ  $+4095, R9
-	JNZ    gloop0next
+	VADDPS  256(SP), Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  320(SP), Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  384(SP), Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  448(SP), Z7, Z7
+	VMOVUPS Z7, 448(SP)
+	VPXORD  Z7, Z7, Z7
+	TESTQ   $+4095, R9
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z8, Z8
-	VMOVUPS Z8, (SP)
-	VPXORD  Z8, Z8, Z8
-	VADDPS  64(SP), Z9, Z9
-	VMOVUPS Z9, 64(SP)
-	VPXORD  Z9, Z9, Z9
-	VADDPS  128(SP), Z10, Z10
-	VMOVUPS Z10, 128(SP)
-	VPXORD  Z10, Z10, Z10
-	VADDPS  192(SP), Z11, Z11
-	VMOVUPS Z11, 192(SP)
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS 256(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS 320(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS 384(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS 448(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 448(SP)
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -9363,15 +9299,22 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z8, Z8
-	VADDPS Z8, Z4, Z4
-	VADDPS 64(SP), Z9, Z9
-	VADDPS Z9, Z5, Z5
-	VADDPS 128(SP), Z10, Z10
-	VADDPS Z10, Z6, Z6
-	VADDPS 192(SP), Z11, Z11
-	VADDPS Z11, Z7, Z7
+	CMPQ    DI, $+64
+	JBE     gloop0summed
+	VMOVUPS 256(SP), Z8
+	VADDPS  (SP), Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 320(SP), Z8
+	VADDPS  64(SP), Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 384(SP), Z8
+	VADDPS  128(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 448(SP), Z8
+	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z7, Z7
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -9386,31 +9329,41 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
-	VPXORD  Z16, Z16, Z16
-	VMOVUPS Z9, (SP)
-	VMOVUPS Z10, 64(SP)
-	VMOVUPS Z11, 128(SP)
-	VMOVUPS Z12, 192(SP)
-	VMOVUPS Z13, 256(SP)
-	VMOVUPS Z14, 320(SP)
-	VMOVUPS Z15, 384(SP)
-	VMOVUPS Z16, 448(SP)
-	VPXORD  Z17, Z17, Z17
-	VPXORD  Z18, Z18, Z18
-	VPXORD  Z19, Z19, Z19
-	VPXORD  Z20, Z20, Z20
-	VPXORD  Z21, Z21, Z21
-	VPXORD  Z22, Z22, Z22
-	VPXORD  Z23, Z23, Z23
-	VPXORD  Z24, Z24, Z24
+	CMPQ    DI, $+64
+	JBE     gloop1short
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS Z12, 960(SP)
+
+gloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9418,26 +9371,22 @@ gloop0end:
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R10*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R10*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R10*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R10*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R10*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R10*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R10*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VADDPS      Z13, Z7, Z7
+	VFMADD231PS Z13, Z13, Z12
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -9446,50 +9395,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z9, Z17, Z17
-	VPXORD Z9, Z9, Z9
-	VADDPS Z10, Z18, Z18
-	VPXORD Z10, Z10, Z10
-	VADDPS Z11, Z19, Z19
-	VPXORD Z11, Z11, Z11
-	VADDPS Z12, Z20, Z20
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z21, Z21
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z22, Z22
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z23, Z23
-	VPXORD Z15, Z15, Z15
-	VADDPS Z16, Z24, Z24
-	VPXORD Z16, Z16, Z16
-	TESTQ  $+4095, R9
-	JNZ    gloop1next
+	VADDPS  512(SP), Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  576(SP), Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  640(SP), Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  704(SP), Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VPXORD  Z7, Z7, Z7
+	VADDPS  768(SP), Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  832(SP), Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  896(SP), Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VPXORD  Z11, Z11, Z11
+	VADDPS  960(SP), Z12, Z12
+	VMOVUPS Z12, 960(SP)
+	VPXORD  Z12, Z12, Z12
+	TESTQ   $+4095, R9
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z17, Z17
-	VMOVUPS Z17, (SP)
-	VPXORD  Z17, Z17, Z17
-	VADDPS  64(SP), Z18, Z18
-	VMOVUPS Z18, 64(SP)
-	VPXORD  Z18, Z18, Z18
-	VADDPS  128(SP), Z19, Z19
-	VMOVUPS Z19, 128(SP)
-	VPXORD  Z19, Z19, Z19
-	VADDPS  192(SP), Z20, Z20
-	VMOVUPS Z20, 192(SP)
-	VPXORD  Z20, Z20, Z20
-	VADDPS  256(SP), Z21, Z21
-	VMOVUPS Z21, 256(SP)
-	VPXORD  Z21, Z21, Z21
-	VADDPS  320(SP), Z22, Z22
-	VMOVUPS Z22, 320(SP)
-	VPXORD  Z22, Z22, Z22
-	VADDPS  384(SP), Z23, Z23
-	VMOVUPS Z23, 384(SP)
-	VPXORD  Z23, Z23, Z23
-	VADDPS  448(SP), Z24, Z24
-	VMOVUPS Z24, 448(SP)
-	VPXORD  Z24, Z24, Z24
+	VMOVUPS 512(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS 576(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS 640(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS 704(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS 768(SP), Z9
+	VADDPS  256(SP), Z9, Z9
+	VMOVUPS Z9, 256(SP)
+	VPXORD  Z9, Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS 832(SP), Z10
+	VADDPS  320(SP), Z10, Z10
+	VMOVUPS Z10, 320(SP)
+	VPXORD  Z10, Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS 896(SP), Z11
+	VADDPS  384(SP), Z11, Z11
+	VMOVUPS Z11, 384(SP)
+	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS 960(SP), Z12
+	VADDPS  448(SP), Z12, Z12
+	VMOVUPS Z12, 448(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 960(SP)
 
 gloop1next:
 	ADDQ    $+64, R11
@@ -9499,138 +9472,143 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z17, Z17
-	VADDPS Z17, Z9, Z9
-	VADDPS 64(SP), Z18, Z18
-	VADDPS Z18, Z10, Z10
-	VADDPS 128(SP), Z19, Z19
-	VADDPS Z19, Z11, Z11
-	VADDPS 192(SP), Z20, Z20
-	VADDPS Z20, Z12, Z12
-	VADDPS 256(SP), Z21, Z21
-	VADDPS Z21, Z13, Z13
-	VADDPS 320(SP), Z22, Z22
-	VADDPS Z22, Z14, Z14
-	VADDPS 384(SP), Z23, Z23
-	VADDPS Z23, Z15, Z15
-	VADDPS 448(SP), Z24, Z24
-	VADDPS Z24, Z16, Z16
+	CMPQ    DI, $+64
+	JBE     gloop1summed
+	VMOVUPS 512(SP), Z13
+	VADDPS  (SP), Z13, Z13
+	VADDPS  Z13, Z4, Z4
+	VMOVUPS 576(SP), Z13
+	VADDPS  64(SP), Z13, Z13
+	VADDPS  Z13, Z5, Z5
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VADDPS  Z13, Z6, Z6
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VADDPS  Z13, Z7, Z7
+	VMOVUPS 768(SP), Z13
+	VADDPS  256(SP), Z13, Z13
+	VADDPS  Z13, Z9, Z9
+	VMOVUPS 832(SP), Z13
+	VADDPS  320(SP), Z13, Z13
+	VADDPS  Z13, Z10, Z10
+	VMOVUPS 896(SP), Z13
+	VADDPS  384(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 960(SP), Z13
+	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z12, Z12
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z13
-	VADDPS Z16, Z14, Z14
-	VADDPS Z16, Z15, Z15
-	VADDPS Z16, Z8, Z8
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X17
-	VBROADCASTSS X17, Z17
-	VCMPPS       $0x16, Z16, Z13, K1
-	VCMPPS       $0x19, Z17, Z13, K2
+	VMOVD        R9, X13
+	VBROADCASTSS X13, Z13
+	VCMPPS       $0x16, Z12, Z9, K1
+	VCMPPS       $0x19, Z13, Z9, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z14, K1
-	VCMPPS       $0x19, Z17, Z14, K2
+	VCMPPS       $0x16, Z12, Z10, K1
+	VCMPPS       $0x19, Z13, Z10, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z15, K1
-	VCMPPS       $0x19, Z17, Z15, K2
+	VCMPPS       $0x16, Z12, Z11, K1
+	VCMPPS       $0x19, Z13, Z11, K2
 	KORTESTW     K2, K1
 	JNE          blocks
-	VCMPPS       $0x16, Z16, Z8, K1
-	VCMPPS       $0x19, Z17, Z8, K2
+	VCMPPS       $0x16, Z12, Z8, K1
+	VCMPPS       $0x19, Z13, Z8, K2
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X16
-	VBROADCASTSS X16, Z16
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Z12
 
-	// s13 = sqrt s11
-	VSQRTPS Z13, Z13
-	VSQRTPS Z14, Z14
-	VSQRTPS Z15, Z15
+	// s14 = sqrt s12
+	VSQRTPS Z9, Z9
+	VSQRTPS Z10, Z10
+	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z13, Z16, Z13
-	VDIVPS Z14, Z16, Z14
-	VDIVPS Z15, Z16, Z15
-	VDIVPS Z8, Z16, Z8
+	// s15 = s13 div s14
+	VDIVPS Z9, Z12, Z9
+	VDIVPS Z10, Z12, Z10
+	VDIVPS Z11, Z12, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop2:
-	VMOVUPS      (CX)(R10*1), Z9
-	VSUBPS       Z0, Z9, Z9
-	VSUBPS       Z4, Z9, Z9
-	VMULPS       Z13, Z9, Z9
-	VBROADCASTSS (BX)(R9*4), Z10
-	VBROADCASTSS (DX)(R9*4), Z11
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, (AX)(R10*1)
-	VMOVUPS      64(CX)(R10*1), Z9
-	VSUBPS       Z1, Z9, Z9
-	VSUBPS       Z5, Z9, Z9
-	VMULPS       Z14, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 64(AX)(R10*1)
-	VMOVUPS      128(CX)(R10*1), Z9
-	VSUBPS       Z2, Z9, Z9
-	VSUBPS       Z6, Z9, Z9
-	VMULPS       Z15, Z9, Z9
-	VFMADD213PS  Z10, Z11, Z9
-	VMOVUPS      Z9, 128(AX)(R10*1)
-	VMOVUPS      192(CX)(R10*1), Z9
-	VSUBPS       Z3, Z9, Z9
-	VSUBPS       Z7, Z9, Z9
-	VMULPS       Z8, Z9, Z9
-	VFMADD231PS  Z11, Z9, Z10
-	VMOVUPS      Z10, 192(AX)(R10*1)
+	VMOVUPS      (CX)(R10*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R9*4), Z13
+	VBROADCASTSS (DX)(R9*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, (AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 64(AX)(R10*1)
+	VMOVUPS      128(CX)(R10*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVUPS      Z12, 128(AX)(R10*1)
+	VMOVUPS      192(CX)(R10*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVUPS      Z13, 192(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, DI
@@ -9652,8 +9630,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    DI, $+64
+	JBE     bloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+bloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9661,9 +9643,9 @@ block:
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (CX)(R10*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -9672,15 +9654,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R9
-	JNZ    bloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R9
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, R11
@@ -9690,9 +9675,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    DI, $+64
+	JBE     bloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -9704,13 +9693,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    DI, $+64
+	JBE     bloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+bloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9718,11 +9714,10 @@ bloop0end:
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R10*1), Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -9731,20 +9726,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R9
-	JNZ    bloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R9
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 bloop1next:
 	ADDQ    $+64, R11
@@ -9754,60 +9755,62 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    DI, $+64
+	JBE     bloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R9
-	VMOVD        R9, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1
-	VCMPPS       $0x19, Z5, Z2, K2
+	VCMPPS       $0x16, Z3, Z2, K1
+	VCMPPS       $0x19, Z4, Z2, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -9845,8 +9848,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    DI, $+64
+	JBE     tloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+tloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9854,9 +9861,9 @@ tail:
 	CMOVQGT DI, R11
 
 tloop0:
-	VMOVUPS.Z (CX)(R10*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (CX)(R10*1), K1, Z2
+	VSUBPS    Z0, Z2, Z2
+	VADDPS    Z2, Z1, Z1
 	INCQ      R9
 	ADDQ      R8, R10
 	CMPQ      R9, R11
@@ -9865,15 +9872,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R9
-	JNZ    tloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R9
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -9883,9 +9893,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    DI, $+64
+	JBE     tloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -9897,13 +9911,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    DI, $+64
+	JBE     tloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+tloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -9911,11 +9932,10 @@ tloop0end:
 	CMOVQGT DI, R11
 
 tloop1:
-	VMOVUPS.Z   (CX)(R10*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R10*1), K1, Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -9924,20 +9944,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R9
-	JNZ    tloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R9
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -9947,60 +9973,62 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    DI, $+64
+	JBE     tloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Z3
 
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z2
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Z3
+	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Z4
-	MOVL         $0x15f79688, R9
-	VMOVD        R9, X5
-	VBROADCASTSS X5, Z5
-	VCMPPS       $0x16, Z4, Z2, K1, K2
-	VCMPPS       $0x19, Z5, Z2, K1, K3
+	VCMPPS       $0x16, Z3, Z2, K1, K2
+	VCMPPS       $0x19, Z4, Z2, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X4
-	VBROADCASTSS X4, Z4
+	VMOVD        SI, X3
+	VBROADCASTSS X3, Z3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Z2, Z2
 
-	// s14 = s12 div s13
-	VDIVPS Z2, Z4, Z2
+	// s15 = s13 div s14
+	VDIVPS Z2, Z3, Z2
 
-	// s15 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -10028,7 +10056,7 @@ done:
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $128-64
+TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $256-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -10049,10 +10077,14 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    DI, $+64
+	JBE     gloop0short
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y3, 32(SP)
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+gloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10060,12 +10092,12 @@ group:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R10*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R10*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R10*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -10074,20 +10106,26 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
-	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	TESTQ  $+4095, R9
-	JNZ    gloop0next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R9
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
-	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -10097,11 +10135,16 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS Y4, Y2, Y2
-	VADDPS 32(SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
+	CMPQ    DI, $+64
+	JBE     gloop0summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -10114,19 +10157,27 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y5, (SP)
-	VMOVUPS Y6, 32(SP)
-	VMOVUPS Y7, 64(SP)
-	VMOVUPS Y8, 96(SP)
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
+	CMPQ    DI, $+64
+	JBE     gloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+
+gloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10134,16 +10185,14 @@ gloop0end:
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R10*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R10*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R10*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y6
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -10152,30 +10201,42 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y5, Y9, Y9
-	VXORPS Y5, Y5, Y5
-	VADDPS Y6, Y10, Y10
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y11, Y11
-	VXORPS Y7, Y7, Y7
-	VADDPS Y8, Y12, Y12
-	VXORPS Y8, Y8, Y8
-	TESTQ  $+4095, R9
-	JNZ    gloop1next
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VXORPS  Y3, Y3, Y3
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
+	VXORPS  Y6, Y6, Y6
+	TESTQ   $+4095, R9
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y9, Y9
-	VMOVUPS Y9, (SP)
-	VXORPS  Y9, Y9, Y9
-	VADDPS  32(SP), Y10, Y10
-	VMOVUPS Y10, 32(SP)
-	VXORPS  Y10, Y10, Y10
-	VADDPS  64(SP), Y11, Y11
-	VMOVUPS Y11, 64(SP)
-	VXORPS  Y11, Y11, Y11
-	VADDPS  96(SP), Y12, Y12
-	VMOVUPS Y12, 96(SP)
-	VXORPS  Y12, Y12, Y12
+	VMOVUPS 128(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS 192(SP), Y5
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS 224(SP), Y6
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y6, 224(SP)
 
 gloop1next:
 	ADDQ    $+64, R11
@@ -10185,96 +10246,99 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y9, Y9
-	VADDPS Y9, Y5, Y5
-	VADDPS 32(SP), Y10, Y10
-	VADDPS Y10, Y6, Y6
-	VADDPS 64(SP), Y11, Y11
-	VADDPS Y11, Y7, Y7
-	VADDPS 96(SP), Y12, Y12
-	VADDPS Y12, Y8, Y8
+	CMPQ    DI, $+64
+	JBE     gloop1summed
+	VMOVUPS 128(SP), Y7
+	VADDPS  (SP), Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 160(SP), Y7
+	VADDPS  32(SP), Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 192(SP), Y7
+	VADDPS  64(SP), Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	VMOVUPS 224(SP), Y7
+	VADDPS  96(SP), Y7, Y7
+	VADDPS  Y7, Y6, Y6
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
 
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y7
-	VADDPS Y8, Y4, Y4
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y5
+	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-	VCMPPS       $0x16, Y8, Y4, Y8
-	VCMPPS       $0x19, Y9, Y4, Y9
+	VMOVD        R9, X7
+	VBROADCASTSS X7, Y7
+	VCMPPS       $0x16, Y6, Y5, Y8
+	VCMPPS       $0x19, Y7, Y5, Y9
 	VORPS        Y9, Y8, Y8
 	VTESTPS      Y8, Y8
 	JNE          blocks
+	VCMPPS       $0x16, Y6, Y4, Y6
+	VCMPPS       $0x19, Y7, Y4, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y6, Y6
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R9, X6
+	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y7, Y7
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s14 = s12 div s13
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y4, Y8, Y4
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s15 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop2:
-	VMOVUPS      (CX)(R10*1), Y5
-	VSUBPS       Y0, Y5, Y5
-	VSUBPS       Y2, Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VBROADCASTSS (BX)(R9*4), Y6
+	VMOVUPS      (CX)(R10*1), Y6
+	VSUBPS       Y0, Y6, Y6
+	VSUBPS       Y2, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VBROADCASTSS (BX)(R9*4), Y7
 	VBROADCASTSS (DX)(R9*4), Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VMOVUPS      Y5, (AX)(R10*1)
-	VMOVUPS      32(CX)(R10*1), Y5
-	VSUBPS       Y1, Y5, Y5
-	VSUBPS       Y3, Y5, Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y8, Y5, Y6
-	VMOVUPS      Y6, 32(AX)(R10*1)
+	VFMADD213PS  Y7, Y8, Y6
+	VMOVUPS      Y6, (AX)(R10*1)
+	VMOVUPS      32(CX)(R10*1), Y6
+	VSUBPS       Y1, Y6, Y6
+	VSUBPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD231PS  Y8, Y6, Y7
+	VMOVUPS      Y7, 32(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, DI
@@ -10296,8 +10360,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	CMPQ    DI, $+64
+	JBE     bloop0short
 	VMOVUPS Y1, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y1, 32(SP)
+
+bloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10305,9 +10373,9 @@ block:
 	CMOVQGT DI, R11
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R10*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -10316,15 +10384,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y2, Y2
-	VXORPS Y1, Y1, Y1
-	TESTQ  $+4095, R9
-	JNZ    bloop0next
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	TESTQ   $+4095, R9
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS 32(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(SP)
 
 bloop0next:
 	ADDQ    $+64, R11
@@ -10334,9 +10405,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS Y2, Y1, Y1
+	CMPQ    DI, $+64
+	JBE     bloop0summed
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -10348,13 +10423,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
+	CMPQ    DI, $+64
+	JBE     bloop1short
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+bloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10362,11 +10444,10 @@ bloop0end:
 	CMOVQGT DI, R11
 
 bloop1:
-	VMOVUPS     (CX)(R10*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R10*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -10375,20 +10456,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	TESTQ  $+4095, R9
-	JNZ    bloop1next
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R9
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y5, Y5
-	VMOVUPS Y5, (SP)
-	VXORPS  Y5, Y5, Y5
-	VADDPS  32(SP), Y6, Y6
-	VMOVUPS Y6, 32(SP)
-	VXORPS  Y6, Y6, Y6
+	VMOVUPS 64(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 bloop1next:
 	ADDQ    $+64, R11
@@ -10398,61 +10485,63 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS 32(SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
+	CMPQ    DI, $+64
+	JBE     bloop1summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Y3
 
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y2
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Y3
+	MOVL         $0x15f79688, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
-	MOVL         $0x15f79688, R9
-	VMOVD        R9, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y2, Y4
-	VCMPPS       $0x19, Y5, Y2, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VCMPPS       $0x16, Y3, Y2, Y3
+	VCMPPS       $0x19, Y4, Y2, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R9, X3
+	VBROADCASTSS X3, Y3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y2, Y2
 
-	// s14 = s12 div s13
-	VDIVPS Y2, Y4, Y2
+	// s15 = s13 div s14
+	VDIVPS Y2, Y3, Y2
 
-	// s15 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -10492,8 +10581,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	CMPQ    DI, $+64
+	JBE     tloop0short
 	VMOVUPS Y2, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, 32(SP)
+
+tloop0short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10501,9 +10594,9 @@ tail:
 	CMOVQGT DI, R11
 
 tloop0:
-	VMASKMOVPS (CX)(R10*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R10*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R9
 	ADDQ       R8, R10
 	CMPQ       R9, R11
@@ -10512,15 +10605,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y3, Y3
-	VXORPS Y2, Y2, Y2
-	TESTQ  $+4095, R9
-	JNZ    tloop0next
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	TESTQ   $+4095, R9
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y3, Y3
-	VMOVUPS Y3, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 32(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -10530,9 +10626,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y3, Y3
-	VADDPS Y3, Y2, Y2
+	CMPQ    DI, $+64
+	JBE     tloop0summed
+	VMOVUPS 32(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R9
@@ -10544,13 +10644,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
+	CMPQ    DI, $+64
+	JBE     tloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
+
+tloop1short:
 	XORQ    R9, R9
 	XORQ    R10, R10
 	MOVQ    $+64, R11
@@ -10558,11 +10665,10 @@ tloop0end:
 	CMOVQGT DI, R11
 
 tloop1:
-	VMASKMOVPS  (CX)(R10*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R10*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -10571,20 +10677,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	VADDPS Y5, Y7, Y7
-	VXORPS Y5, Y5, Y5
-	TESTQ  $+4095, R9
-	JNZ    tloop1next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
+	VXORPS  Y4, Y4, Y4
+	TESTQ   $+4095, R9
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
-	VXORPS  Y6, Y6, Y6
-	VADDPS  32(SP), Y7, Y7
-	VMOVUPS Y7, 32(SP)
-	VXORPS  Y7, Y7, Y7
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 96(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -10594,61 +10706,63 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VADDPS 32(SP), Y7, Y7
-	VADDPS Y7, Y5, Y5
+	CMPQ    DI, $+64
+	JBE     tloop1summed
+	VMOVUPS 64(SP), Y5
+	VADDPS  (SP), Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 96(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-06
+	// s11 = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Y4
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y3
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
 	MOVL         $0x7f7fffff, R9
+	VMOVD        R9, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R9
 	VMOVD        R9, X5
 	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y3, Y5
-	VCMPPS       $0x19, Y6, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, SI
-	VMOVD        SI, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        SI, X4
+	VBROADCASTSS X4, Y4
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTPS Y3, Y3
 
-	// s14 = s12 div s13
-	VDIVPS Y3, Y5, Y3
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
 
-	// s15 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -10931,9 +11045,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -10941,13 +11058,12 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
+	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
@@ -10962,26 +11078,22 @@ loop1_seg:
 	CMOVQGT R14, R15
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R13
 	CMPQ        R13, R15
 	JB          loop1
@@ -10989,31 +11101,31 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_chunk:
@@ -11031,37 +11143,33 @@ loop1_vectors:
 	ANDQ        $-16, R14
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (BX)(R13*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R13
 
 loop1_tail:
 	TESTQ       $0x0000000f, R11
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R13*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (BX)(R13*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
 	MOVQ (SP), R13
@@ -11071,31 +11179,31 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_segchunk:
@@ -11105,16 +11213,16 @@ loop1_room:
 	ADDQ   R13, BX
 	DECQ   R12
 	JNZ    loop1_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 	JMP    loop1_summed
 
 loop1_short:
@@ -11128,26 +11236,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R13*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R13*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R13*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R13*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R13
 	CMPQ        R13, R14
 	JB          loop1s
@@ -11159,11 +11263,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R13*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (BX)(R13*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R13
 	CMPQ        R13, R14
 	JB          loop1s_vector
@@ -11171,11 +11274,10 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R11
 	JZ          loop1s_done
-	VMOVUPS.Z   (BX)(R13*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R13*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
 	MOVQ   segstride+88(FP), R13
@@ -11183,12 +11285,12 @@ loop1s_done:
 	ADDQ   R13, BX
 	DECQ   R12
 	JNZ    loop1s_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 
 loop1_summed:
 	MOVQ  segs+72(FP), R12
@@ -11196,9 +11298,22 @@ loop1_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -11206,123 +11321,104 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
+	// s8 = s7 mul s2
 	VMULSS X2, X3, X3
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X4
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X4
+	// s10 = s8 sub s9
+	VSUBSS X4, X3, X3
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X5
-
-	// s9 = s7 sub s8
-	VSUBSS X5, X4, X4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X5
+	VMOVD R12, X4
 
-	// s11 = s9 add s10
-	VADDSS X5, X4, X5
+	// s12 = s10 add s11
+	VADDSS X4, X3, X4
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X6
-	VUCOMISS X6, X5
+	VMOVD    R12, X5
+	VUCOMISS X5, X4
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X6
-	VUCOMISS X5, X6
+	VMOVD    R12, X5
+	VUCOMISS X4, X5
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R12
+	VMOVD R12, X5
+
+	// s14 = sqrt s12
+	VSQRTSS X4, X4, X4
+
+	// s15 = s13 div s14
+	VDIVSS X4, X5, X4
+
+	// s16 = s4 add s6
+	VADDSS X1, X0, X5
+
+	// s17 = 0.9
+	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s13 = sqrt s11
-	VSQRTSS X5, X5, X5
-
-	// s14 = s12 div s13
-	VDIVSS X5, X6, X5
-
-	// s15 = s0 add s3
-	VADDSS X1, X0, X6
-
-	// s16 = s15 add s5
-	VADDSS X3, X6, X6
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// s18 = 0.9
-	MOVL  $0x3f666666, R12
-	VMOVD R12, X3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s20 = 1
+	// s19 = 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBSS X2, X8, X2
 
-	// s22 = s9 div s21
-	VDIVSS X2, X4, X2
+	// s21 = s10 div s20
+	VDIVSS X2, X3, X2
 
-	// s23 = runMean[row]
-	VMOVSS (R8), X4
+	// s22 = runMean[row]
+	VMOVSS (R8), X3
 
-	// s24 = s18 mul s23
-	VMULSS X4, X3, X4
+	// s23 = s17 mul s22
+	VMULSS X3, X6, X3
 
-	// s25 = s19 mul s16
-	VMULSS X6, X7, X8
+	// s24 = s18 mul s16
+	VMULSS X5, X7, X8
 
-	// s26 = s24 add s25
-	VADDSS X8, X4, X4
+	// s25 = s23 add s24
+	VADDSS X8, X3, X3
 
-	// runMean[row] = s26
-	VMOVSS X4, (R8)
+	// runMean[row] = s25
+	VMOVSS X3, (R8)
 
-	// s27 = runVar[row]
-	VMOVSS (R9), X4
+	// s26 = runVar[row]
+	VMOVSS (R9), X3
 
-	// s28 = s18 mul s27
-	VMULSS X4, X3, X3
+	// s27 = s17 mul s26
+	VMULSS X3, X6, X3
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULSS X2, X7, X2
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDSS X2, X3, X2
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMOVSS X2, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVSS (SI), X2
 
-	// s32 = s14 mul s31
-	VMULSS X2, X5, X2
+	// s31 = s15 mul s30
+	VMULSS X2, X4, X2
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -11336,30 +11432,30 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS (BX)(R13*4), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, (AX)(R13*4)
-	VMOVUPS 64(BX)(R13*4), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, 64(AX)(R13*4)
-	VMOVUPS 128(BX)(R13*4), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, 128(AX)(R13*4)
-	VMOVUPS 192(BX)(R13*4), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, 192(AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, (AX)(R13*4)
+	VMOVUPS 64(BX)(R13*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, 64(AX)(R13*4)
+	VMOVUPS 128(BX)(R13*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, 128(AX)(R13*4)
+	VMOVUPS 192(BX)(R13*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, 192(AX)(R13*4)
 	ADDQ    $+64, R13
 	CMPQ    R13, R14
 	JB      loop2
@@ -11371,12 +11467,12 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS (BX)(R13*4), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, (AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, (AX)(R13*4)
 	ADDQ    $+16, R13
 	CMPQ    R13, R14
 	JB      loop2_vector
@@ -11384,12 +11480,12 @@ loop2_vector:
 loop2_tail:
 	TESTQ     $0x0000000f, R11
 	JZ        loop2_done
-	VMOVUPS.Z (BX)(R13*4), K1, Z4
-	VSUBPS    Z0, Z4, Z4
-	VSUBPS    Z1, Z4, Z4
-	VMULPS    Z2, Z4, Z4
-	VADDPS    Z3, Z4, Z4
-	VMOVUPS   Z4, K1, (AX)(R13*4)
+	VMOVUPS.Z (BX)(R13*4), K1, Z6
+	VSUBPS    Z0, Z6, Z6
+	VSUBPS    Z1, Z6, Z6
+	VMULPS    Z2, Z6, Z6
+	VADDPS    Z3, Z6, Z6
+	VMOVUPS   Z6, K1, (AX)(R13*4)
 
 loop2_done:
 	MOVQ  segstride+88(FP), R13
@@ -11405,10 +11501,10 @@ loop2_done:
 	SUBQ  R12, BX
 
 	// mean[row] = s16
-	VMOVSS X6, (CX)
+	VMOVSS X5, (CX)
 
-	// rstd[row] = s14
-	VMOVSS X5, (DX)
+	// rstd[row] = s15
+	VMOVSS X4, (DX)
 
 	// next row
 	MOVQ rowstride+96(FP), R12
@@ -11702,25 +11798,27 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X1, X2, X2
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
 	VXORPS       X5, X5, X5
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
-	VMOVUPS      Y3, 32(SP)
-	VMOVUPS      Y9, 64(SP)
+	VMOVUPS      Y2, 32(SP)
+	VMOVUPS      Y7, 64(SP)
+	VXORPS       Y12, Y12, Y12
 	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+72(FP), R12
@@ -11735,26 +11833,22 @@ loop1_seg:
 	CMOVQGT R14, R15
 
 loop1:
-	VMOVUPS     (BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     32(BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     64(BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
-	VMOVUPS     96(BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y7, Y7
-	VFMADD231PS Y15, Y15, Y12
+	VMOVUPS     (BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     64(BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     96(BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
 	ADDQ        $+32, R13
 	CMPQ        R13, R15
 	JB          loop1
@@ -11762,37 +11856,37 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
@@ -11810,27 +11904,24 @@ loop1_vectors:
 	ANDQ        $-8, R14
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R13*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (BX)(R13*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+8, R13
 
 loop1_tail:
@@ -11838,11 +11929,10 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R13*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X2, X15, X15
-	VADDSS      X15, X5, X5
-	VFMADD231SS X15, X15, X8
+	VMOVSS      (BX)(R13*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X5, X5
+	VFMADD231SS X14, X14, X8
 	INCQ        R13
 	CMPQ        R13, R11
 	JB          loop1_element
@@ -11855,37 +11945,37 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
@@ -11895,16 +11985,16 @@ loop1_room:
 	ADDQ   R13, BX
 	DECQ   R12
 	JNZ    loop1_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS 32(SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS 64(SP), Y14, Y14
-	VADDPS Y14, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y12, Y12
+	VADDPS Y12, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS 64(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 	JMP    loop1_summed
 
 loop1_short:
@@ -11918,26 +12008,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     32(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     64(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
-	VMOVUPS     96(BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y7, Y7
-	VFMADD231PS Y13, Y13, Y12
+	VMOVUPS     (BX)(R13*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(BX)(R13*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(BX)(R13*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(BX)(R13*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R13
 	CMPQ        R13, R14
 	JB          loop1s
@@ -11949,11 +12035,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R13*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (BX)(R13*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R13
 	CMPQ        R13, R14
 	JB          loop1s_vector
@@ -11963,11 +12048,10 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (BX)(R13*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X2, X13, X13
-	VADDSS      X13, X5, X5
-	VFMADD231SS X13, X13, X8
+	VMOVSS      (BX)(R13*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X5, X5
+	VFMADD231SS X12, X12, X8
 	INCQ        R13
 	CMPQ        R13, R11
 	JB          loop1s_element
@@ -11978,12 +12062,12 @@ loop1s_done:
 	ADDQ   R13, BX
 	DECQ   R12
 	JNZ    loop1s_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
 
 loop1_summed:
 	MOVQ  segs+72(FP), R12
@@ -11991,131 +12075,125 @@ loop1_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X5, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X1, X2, X2
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X5, X3, X3
+	VADDSS       X8, X3, X3
 
-	// s5 = s4 mul s2
+	// s8 = s7 mul s2
 	VMULSS X1, X3, X3
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X4
-	VADDPS       X4, X9, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X4
 
-	// s7 = s6 mul s2
-	VMULSS X1, X4, X4
+	// s10 = s8 sub s9
+	VSUBSS X4, X3, X3
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X5
-
-	// s9 = s7 sub s8
-	VSUBSS X5, X4, X4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X5
+	VMOVD R12, X4
 
-	// s11 = s9 add s10
-	VADDSS X5, X4, X5
+	// s12 = s10 add s11
+	VADDSS X4, X3, X4
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X6
-	VUCOMISS X6, X5
+	VMOVD    R12, X5
+	VUCOMISS X5, X4
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X6
-	VUCOMISS X5, X6
+	VMOVD    R12, X5
+	VUCOMISS X4, X5
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R12
+	VMOVD R12, X5
+
+	// s14 = sqrt s12
+	VSQRTSS X4, X4, X4
+
+	// s15 = s13 div s14
+	VDIVSS X4, X5, X4
+
+	// s16 = s4 add s6
+	VADDSS X2, X0, X5
+
+	// s17 = 0.9
+	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s13 = sqrt s11
-	VSQRTSS X5, X5, X5
-
-	// s14 = s12 div s13
-	VDIVSS X5, X6, X5
-
-	// s15 = s0 add s3
-	VADDSS X2, X0, X6
-
-	// s16 = s15 add s5
-	VADDSS X3, X6, X6
-
-	// s17 = s3 add s5
-	VADDSS X3, X2, X2
-
-	// s18 = 0.9
-	MOVL  $0x3f666666, R12
-	VMOVD R12, X3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s20 = 1
+	// s19 = 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBSS X1, X8, X1
 
-	// s22 = s9 div s21
-	VDIVSS X1, X4, X1
+	// s21 = s10 div s20
+	VDIVSS X1, X3, X1
 
-	// s23 = runMean[row]
-	VMOVSS (R8), X4
+	// s22 = runMean[row]
+	VMOVSS (R8), X3
 
-	// s24 = s18 mul s23
-	VMULSS X4, X3, X4
+	// s23 = s17 mul s22
+	VMULSS X3, X6, X3
 
-	// s25 = s19 mul s16
-	VMULSS X6, X7, X8
+	// s24 = s18 mul s16
+	VMULSS X5, X7, X8
 
-	// s26 = s24 add s25
-	VADDSS X8, X4, X4
+	// s25 = s23 add s24
+	VADDSS X8, X3, X3
 
-	// runMean[row] = s26
-	VMOVSS X4, (R8)
+	// runMean[row] = s25
+	VMOVSS X3, (R8)
 
-	// s27 = runVar[row]
-	VMOVSS (R9), X4
+	// s26 = runVar[row]
+	VMOVSS (R9), X3
 
-	// s28 = s18 mul s27
-	VMULSS X4, X3, X3
+	// s27 = s17 mul s26
+	VMULSS X3, X6, X3
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULSS X1, X7, X1
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDSS X1, X3, X1
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMOVSS X1, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVSS (SI), X1
 
-	// s32 = s14 mul s31
-	VMULSS X1, X5, X1
+	// s31 = s15 mul s30
+	VMULSS X1, X4, X1
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
@@ -12129,30 +12207,30 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS (BX)(R13*4), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y2, Y4, Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, (AX)(R13*4)
-	VMOVUPS 32(BX)(R13*4), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y2, Y4, Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, 32(AX)(R13*4)
-	VMOVUPS 64(BX)(R13*4), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y2, Y4, Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, 64(AX)(R13*4)
-	VMOVUPS 96(BX)(R13*4), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y2, Y4, Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, 96(AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y2, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, (AX)(R13*4)
+	VMOVUPS 32(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y2, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, 32(AX)(R13*4)
+	VMOVUPS 64(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y2, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, 64(AX)(R13*4)
+	VMOVUPS 96(BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y2, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, 96(AX)(R13*4)
 	ADDQ    $+32, R13
 	CMPQ    R13, R14
 	JB      loop2
@@ -12164,12 +12242,12 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS (BX)(R13*4), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y2, Y4, Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, (AX)(R13*4)
+	VMOVUPS (BX)(R13*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y2, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, (AX)(R13*4)
 	ADDQ    $+8, R13
 	CMPQ    R13, R14
 	JB      loop2_vector
@@ -12179,12 +12257,12 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS (BX)(R13*4), X4
-	VSUBSS X0, X4, X4
-	VSUBSS X2, X4, X4
-	VMULSS X1, X4, X4
-	VADDSS X3, X4, X4
-	VMOVSS X4, (AX)(R13*4)
+	VMOVSS (BX)(R13*4), X6
+	VSUBSS X0, X6, X6
+	VSUBSS X2, X6, X6
+	VMULSS X1, X6, X6
+	VADDSS X3, X6, X6
+	VMOVSS X6, (AX)(R13*4)
 	INCQ   R13
 	CMPQ   R13, R11
 	JB     loop2_element
@@ -12203,10 +12281,10 @@ loop2_done:
 	SUBQ  R12, BX
 
 	// mean[row] = s16
-	VMOVSS X6, (CX)
+	VMOVSS X5, (CX)
 
-	// rstd[row] = s14
-	VMOVSS X5, (DX)
+	// rstd[row] = s15
+	VMOVSS X4, (DX)
 
 	// next row
 	MOVQ rowstride+96(FP), R12
@@ -12231,7 +12309,7 @@ done:
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), NOSPLIT, $512-96
+TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -12260,14 +12338,18 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	CMPQ    R11, $+64
+	JBE     gloop0short
 	VMOVUPS Z4, (SP)
 	VMOVUPS Z5, 64(SP)
 	VMOVUPS Z6, 128(SP)
 	VMOVUPS Z7, 192(SP)
-	VPXORD  Z8, Z8, Z8
-	VPXORD  Z9, Z9, Z9
-	VPXORD  Z10, Z10, Z10
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS Z7, 448(SP)
+
+gloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -12275,18 +12357,18 @@ group:
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(BX)(R14*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(BX)(R14*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(BX)(R14*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (BX)(R14*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -12295,30 +12377,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z8, Z8
-	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z9, Z9
-	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z10, Z10
-	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z11, Z11
-	VPXORD Z7, Z7, Z7
-	TESTQ  $+4095, R13
-	JNZ    gloop0next
+	VADDPS  256(SP), Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  320(SP), Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  384(SP), Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  448(SP), Z7, Z7
+	VMOVUPS Z7, 448(SP)
+	VPXORD  Z7, Z7, Z7
+	TESTQ   $+4095, R13
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z8, Z8
-	VMOVUPS Z8, (SP)
-	VPXORD  Z8, Z8, Z8
-	VADDPS  64(SP), Z9, Z9
-	VMOVUPS Z9, 64(SP)
-	VPXORD  Z9, Z9, Z9
-	VADDPS  128(SP), Z10, Z10
-	VMOVUPS Z10, 128(SP)
-	VPXORD  Z10, Z10, Z10
-	VADDPS  192(SP), Z11, Z11
-	VMOVUPS Z11, 192(SP)
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS 256(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS 320(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS 384(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS 448(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 448(SP)
 
 gloop0next:
 	ADDQ    $+64, R15
@@ -12328,15 +12422,22 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z8, Z8
-	VADDPS Z8, Z4, Z4
-	VADDPS 64(SP), Z9, Z9
-	VADDPS Z9, Z5, Z5
-	VADDPS 128(SP), Z10, Z10
-	VADDPS Z10, Z6, Z6
-	VADDPS 192(SP), Z11, Z11
-	VADDPS Z11, Z7, Z7
+	CMPQ    R11, $+64
+	JBE     gloop0summed
+	VMOVUPS 256(SP), Z8
+	VADDPS  (SP), Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 320(SP), Z8
+	VADDPS  64(SP), Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 384(SP), Z8
+	VADDPS  128(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 448(SP), Z8
+	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z7, Z7
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -12351,31 +12452,41 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
-	VPXORD  Z16, Z16, Z16
-	VMOVUPS Z9, (SP)
-	VMOVUPS Z10, 64(SP)
-	VMOVUPS Z11, 128(SP)
-	VMOVUPS Z12, 192(SP)
-	VMOVUPS Z13, 256(SP)
-	VMOVUPS Z14, 320(SP)
-	VMOVUPS Z15, 384(SP)
-	VMOVUPS Z16, 448(SP)
-	VPXORD  Z17, Z17, Z17
-	VPXORD  Z18, Z18, Z18
-	VPXORD  Z19, Z19, Z19
-	VPXORD  Z20, Z20, Z20
-	VPXORD  Z21, Z21, Z21
-	VPXORD  Z22, Z22, Z22
-	VPXORD  Z23, Z23, Z23
-	VPXORD  Z24, Z24, Z24
+	CMPQ    R11, $+64
+	JBE     gloop1short
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS Z12, 960(SP)
+
+gloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -12383,26 +12494,22 @@ gloop0end:
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(BX)(R14*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(BX)(R14*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(BX)(R14*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (BX)(R14*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(BX)(R14*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(BX)(R14*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(BX)(R14*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VADDPS      Z13, Z7, Z7
+	VFMADD231PS Z13, Z13, Z12
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -12411,50 +12518,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z9, Z17, Z17
-	VPXORD Z9, Z9, Z9
-	VADDPS Z10, Z18, Z18
-	VPXORD Z10, Z10, Z10
-	VADDPS Z11, Z19, Z19
-	VPXORD Z11, Z11, Z11
-	VADDPS Z12, Z20, Z20
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z21, Z21
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z22, Z22
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z23, Z23
-	VPXORD Z15, Z15, Z15
-	VADDPS Z16, Z24, Z24
-	VPXORD Z16, Z16, Z16
-	TESTQ  $+4095, R13
-	JNZ    gloop1next
+	VADDPS  512(SP), Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  576(SP), Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  640(SP), Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  704(SP), Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VPXORD  Z7, Z7, Z7
+	VADDPS  768(SP), Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  832(SP), Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  896(SP), Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VPXORD  Z11, Z11, Z11
+	VADDPS  960(SP), Z12, Z12
+	VMOVUPS Z12, 960(SP)
+	VPXORD  Z12, Z12, Z12
+	TESTQ   $+4095, R13
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z17, Z17
-	VMOVUPS Z17, (SP)
-	VPXORD  Z17, Z17, Z17
-	VADDPS  64(SP), Z18, Z18
-	VMOVUPS Z18, 64(SP)
-	VPXORD  Z18, Z18, Z18
-	VADDPS  128(SP), Z19, Z19
-	VMOVUPS Z19, 128(SP)
-	VPXORD  Z19, Z19, Z19
-	VADDPS  192(SP), Z20, Z20
-	VMOVUPS Z20, 192(SP)
-	VPXORD  Z20, Z20, Z20
-	VADDPS  256(SP), Z21, Z21
-	VMOVUPS Z21, 256(SP)
-	VPXORD  Z21, Z21, Z21
-	VADDPS  320(SP), Z22, Z22
-	VMOVUPS Z22, 320(SP)
-	VPXORD  Z22, Z22, Z22
-	VADDPS  384(SP), Z23, Z23
-	VMOVUPS Z23, 384(SP)
-	VPXORD  Z23, Z23, Z23
-	VADDPS  448(SP), Z24, Z24
-	VMOVUPS Z24, 448(SP)
-	VPXORD  Z24, Z24, Z24
+	VMOVUPS 512(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS 576(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS 640(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS 704(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS 768(SP), Z9
+	VADDPS  256(SP), Z9, Z9
+	VMOVUPS Z9, 256(SP)
+	VPXORD  Z9, Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS 832(SP), Z10
+	VADDPS  320(SP), Z10, Z10
+	VMOVUPS Z10, 320(SP)
+	VPXORD  Z10, Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS 896(SP), Z11
+	VADDPS  384(SP), Z11, Z11
+	VMOVUPS Z11, 384(SP)
+	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS 960(SP), Z12
+	VADDPS  448(SP), Z12, Z12
+	VMOVUPS Z12, 448(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 960(SP)
 
 gloop1next:
 	ADDQ    $+64, R15
@@ -12464,266 +12595,265 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z17, Z17
-	VADDPS Z17, Z9, Z9
-	VADDPS 64(SP), Z18, Z18
-	VADDPS Z18, Z10, Z10
-	VADDPS 128(SP), Z19, Z19
-	VADDPS Z19, Z11, Z11
-	VADDPS 192(SP), Z20, Z20
-	VADDPS Z20, Z12, Z12
-	VADDPS 256(SP), Z21, Z21
-	VADDPS Z21, Z13, Z13
-	VADDPS 320(SP), Z22, Z22
-	VADDPS Z22, Z14, Z14
-	VADDPS 384(SP), Z23, Z23
-	VADDPS Z23, Z15, Z15
-	VADDPS 448(SP), Z24, Z24
-	VADDPS Z24, Z16, Z16
+	CMPQ    R11, $+64
+	JBE     gloop1summed
+	VMOVUPS 512(SP), Z13
+	VADDPS  (SP), Z13, Z13
+	VADDPS  Z13, Z4, Z4
+	VMOVUPS 576(SP), Z13
+	VADDPS  64(SP), Z13, Z13
+	VADDPS  Z13, Z5, Z5
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VADDPS  Z13, Z6, Z6
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VADDPS  Z13, Z7, Z7
+	VMOVUPS 768(SP), Z13
+	VADDPS  256(SP), Z13, Z13
+	VADDPS  Z13, Z9, Z9
+	VMOVUPS 832(SP), Z13
+	VADDPS  320(SP), Z13, Z13
+	VADDPS  Z13, Z10, Z10
+	VMOVUPS 896(SP), Z13
+	VADDPS  384(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 960(SP), Z13
+	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z12, Z12
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z12
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z16
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z13
+	VMULPS Z5, Z5, Z14
+	VMULPS Z6, Z6, Z15
+	VMULPS Z7, Z7, Z16
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z17
-	VMULPS Z10, Z10, Z18
-	VMULPS Z11, Z11, Z19
-	VMULPS Z12, Z12, Z20
+	// s10 = s8 sub s9
+	VSUBPS Z13, Z9, Z9
+	VSUBPS Z14, Z10, Z10
+	VSUBPS Z15, Z11, Z11
+	VSUBPS Z16, Z12, Z12
 
-	// s9 = s7 sub s8
-	VSUBPS Z17, Z13, Z13
-	VSUBPS Z18, Z14, Z14
-	VSUBPS Z19, Z15, Z15
-	VSUBPS Z20, Z16, Z16
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X13
+	VBROADCASTSS X13, Z13
+
+	// s12 = s10 add s11
+	VADDPS Z13, Z9, Z14
+	VADDPS Z13, Z10, Z15
+	VADDPS Z13, Z11, Z16
+	VADDPS Z13, Z12, Z13
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X18
+	VBROADCASTSS X18, Z18
+	VCMPPS       $0x16, Z17, Z14, K1
+	VCMPPS       $0x19, Z18, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z15, K1
+	VCMPPS       $0x19, Z18, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z16, K1
+	VCMPPS       $0x19, Z18, Z16, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z13, K1
+	VCMPPS       $0x19, Z18, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s13 = 1
+	MOVL         $0x3f800000, R13
 	VMOVD        R13, X17
 	VBROADCASTSS X17, Z17
 
-	// s11 = s9 add s10
-	VADDPS Z17, Z13, Z18
-	VADDPS Z17, Z14, Z19
-	VADDPS Z17, Z15, Z20
-	VADDPS Z17, Z16, Z17
+	// s14 = sqrt s12
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z16, Z16
+	VSQRTPS Z13, Z13
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
+	// s15 = s13 div s14
+	VDIVPS Z14, Z17, Z14
+	VDIVPS Z15, Z17, Z15
+	VDIVPS Z16, Z17, Z16
+	VDIVPS Z13, Z17, Z13
+
+	// s16 = s4 add s6
+	VADDPS Z4, Z0, Z17
+	VADDPS Z5, Z1, Z18
+	VADDPS Z6, Z2, Z19
+	VADDPS Z7, Z3, Z20
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R13
 	VMOVD        R13, X21
 	VBROADCASTSS X21, Z21
-	MOVL         $0x15f79688, R13
+
+	// s18 = 0.1
+	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X22
 	VBROADCASTSS X22, Z22
-	VCMPPS       $0x16, Z21, Z18, K1
-	VCMPPS       $0x19, Z22, Z18, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z21, Z19, K1
-	VCMPPS       $0x19, Z22, Z19, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z21, Z20, K1
-	VCMPPS       $0x19, Z22, Z20, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z21, Z17, K1
-	VCMPPS       $0x19, Z22, Z17, K2
-	KORTESTW     K2, K1
-	JNE          blocks
 
-	// s12 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X21
-	VBROADCASTSS X21, Z21
+	VMOVD        R13, X23
+	VBROADCASTSS X23, Z23
 
-	// s13 = sqrt s11
-	VSQRTPS Z18, Z18
-	VSQRTPS Z19, Z19
-	VSQRTPS Z20, Z20
-	VSQRTPS Z17, Z17
+	// s20 = s19 sub s2
+	VSUBPS Z8, Z23, Z8
 
-	// s14 = s12 div s13
-	VDIVPS Z18, Z21, Z18
-	VDIVPS Z19, Z21, Z19
-	VDIVPS Z20, Z21, Z20
-	VDIVPS Z17, Z21, Z17
+	// s21 = s10 div s20
+	VDIVPS Z8, Z9, Z9
+	VDIVPS Z8, Z10, Z10
+	VDIVPS Z8, Z11, Z11
+	VDIVPS Z8, Z12, Z8
 
-	// s15 = s0 add s3
-	VADDPS Z4, Z0, Z21
-	VADDPS Z5, Z1, Z22
-	VADDPS Z6, Z2, Z23
-	VADDPS Z7, Z3, Z24
-
-	// s16 = s15 add s5
-	VADDPS Z9, Z21, Z21
-	VADDPS Z10, Z22, Z22
-	VADDPS Z11, Z23, Z23
-	VADDPS Z12, Z24, Z24
-
-	// s17 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R13
-	VMOVD        R13, X9
-	VBROADCASTSS X9, Z9
-
-	// s19 = 0.1
-	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X10
-	VBROADCASTSS X10, Z10
-
-	// s20 = 1
-	MOVL         $0x3f800000, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Z11
-
-	// s21 = s20 sub s2
-	VSUBPS Z8, Z11, Z8
-
-	// s22 = s9 div s21
-	VDIVPS Z8, Z13, Z11
-	VDIVPS Z8, Z14, Z12
-	VDIVPS Z8, Z15, Z13
-	VDIVPS Z8, Z16, Z8
-
-	// s23 = runMean[row]
-	VMOVUPS (R8), Z14
-	VMOVUPS 64(R8), Z15
-	VMOVUPS 128(R8), Z16
+	// s22 = runMean[row]
+	VMOVUPS (R8), Z12
+	VMOVUPS 64(R8), Z23
+	VMOVUPS 128(R8), Z24
 	VMOVUPS 192(R8), Z25
 
-	// s24 = s18 mul s23
-	VMULPS Z14, Z9, Z14
-	VMULPS Z15, Z9, Z15
-	VMULPS Z16, Z9, Z16
-	VMULPS Z25, Z9, Z25
+	// s23 = s17 mul s22
+	VMULPS Z12, Z21, Z12
+	VMULPS Z23, Z21, Z23
+	VMULPS Z24, Z21, Z24
+	VMULPS Z25, Z21, Z25
 
-	// s25 = s19 mul s16
-	VMULPS Z21, Z10, Z26
-	VMULPS Z22, Z10, Z27
-	VMULPS Z23, Z10, Z28
-	VMULPS Z24, Z10, Z29
+	// s24 = s18 mul s16
+	VMULPS Z17, Z22, Z26
+	VMULPS Z18, Z22, Z27
+	VMULPS Z19, Z22, Z28
+	VMULPS Z20, Z22, Z29
 
-	// s26 = s24 add s25
-	VADDPS Z26, Z14, Z14
-	VADDPS Z27, Z15, Z15
-	VADDPS Z28, Z16, Z16
+	// s25 = s23 add s24
+	VADDPS Z26, Z12, Z12
+	VADDPS Z27, Z23, Z23
+	VADDPS Z28, Z24, Z24
 	VADDPS Z29, Z25, Z25
 
-	// runMean[row] = s26
-	VMOVUPS Z14, (R8)
-	VMOVUPS Z15, 64(R8)
-	VMOVUPS Z16, 128(R8)
+	// runMean[row] = s25
+	VMOVUPS Z12, (R8)
+	VMOVUPS Z23, 64(R8)
+	VMOVUPS Z24, 128(R8)
 	VMOVUPS Z25, 192(R8)
 
-	// s27 = runVar[row]
-	VMOVUPS (R9), Z14
-	VMOVUPS 64(R9), Z15
-	VMOVUPS 128(R9), Z16
+	// s26 = runVar[row]
+	VMOVUPS (R9), Z12
+	VMOVUPS 64(R9), Z23
+	VMOVUPS 128(R9), Z24
 	VMOVUPS 192(R9), Z25
 
-	// s28 = s18 mul s27
-	VMULPS Z14, Z9, Z14
-	VMULPS Z15, Z9, Z15
-	VMULPS Z16, Z9, Z16
-	VMULPS Z25, Z9, Z9
+	// s27 = s17 mul s26
+	VMULPS Z12, Z21, Z12
+	VMULPS Z23, Z21, Z23
+	VMULPS Z24, Z21, Z24
+	VMULPS Z25, Z21, Z21
 
-	// s29 = s19 mul s22
-	VMULPS Z11, Z10, Z11
-	VMULPS Z12, Z10, Z12
-	VMULPS Z13, Z10, Z13
-	VMULPS Z8, Z10, Z8
+	// s28 = s18 mul s21
+	VMULPS Z9, Z22, Z9
+	VMULPS Z10, Z22, Z10
+	VMULPS Z11, Z22, Z11
+	VMULPS Z8, Z22, Z8
 
-	// s30 = s28 add s29
-	VADDPS Z11, Z14, Z10
-	VADDPS Z12, Z15, Z11
-	VADDPS Z13, Z16, Z12
-	VADDPS Z8, Z9, Z8
+	// s29 = s27 add s28
+	VADDPS Z9, Z12, Z9
+	VADDPS Z10, Z23, Z10
+	VADDPS Z11, Z24, Z11
+	VADDPS Z8, Z21, Z8
 
-	// runVar[row] = s30
-	VMOVUPS Z10, (R9)
-	VMOVUPS Z11, 64(R9)
-	VMOVUPS Z12, 128(R9)
+	// runVar[row] = s29
+	VMOVUPS Z9, (R9)
+	VMOVUPS Z10, 64(R9)
+	VMOVUPS Z11, 128(R9)
 	VMOVUPS Z8, 192(R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVUPS (SI), Z8
 	VMOVUPS 64(SI), Z9
 	VMOVUPS 128(SI), Z10
 	VMOVUPS 192(SI), Z11
 
-	// s32 = s14 mul s31
-	VMULPS Z8, Z18, Z8
-	VMULPS Z9, Z19, Z9
-	VMULPS Z10, Z20, Z10
-	VMULPS Z11, Z17, Z11
+	// s31 = s15 mul s30
+	VMULPS Z8, Z14, Z8
+	VMULPS Z9, Z15, Z9
+	VMULPS Z10, Z16, Z10
+	VMULPS Z11, Z13, Z11
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVUPS (DI), Z12
-	VMOVUPS 64(DI), Z13
-	VMOVUPS 128(DI), Z14
-	VMOVUPS 192(DI), Z15
+	VMOVUPS 64(DI), Z21
+	VMOVUPS 128(DI), Z22
+	VMOVUPS 192(DI), Z23
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 gloop2:
-	VMOVUPS (BX)(R14*1), Z16
-	VSUBPS  Z0, Z16, Z16
-	VSUBPS  Z4, Z16, Z16
-	VMULPS  Z8, Z16, Z16
-	VADDPS  Z12, Z16, Z16
-	VMOVUPS Z16, (AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Z16
-	VSUBPS  Z1, Z16, Z16
-	VSUBPS  Z5, Z16, Z16
-	VMULPS  Z9, Z16, Z16
-	VADDPS  Z13, Z16, Z16
-	VMOVUPS Z16, 64(AX)(R14*1)
-	VMOVUPS 128(BX)(R14*1), Z16
-	VSUBPS  Z2, Z16, Z16
-	VSUBPS  Z6, Z16, Z16
-	VMULPS  Z10, Z16, Z16
-	VADDPS  Z14, Z16, Z16
-	VMOVUPS Z16, 128(AX)(R14*1)
-	VMOVUPS 192(BX)(R14*1), Z16
-	VSUBPS  Z3, Z16, Z16
-	VSUBPS  Z7, Z16, Z16
-	VMULPS  Z11, Z16, Z16
-	VADDPS  Z15, Z16, Z16
-	VMOVUPS Z16, 192(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z24
+	VSUBPS  Z0, Z24, Z24
+	VSUBPS  Z4, Z24, Z24
+	VMULPS  Z8, Z24, Z24
+	VADDPS  Z12, Z24, Z24
+	VMOVUPS Z24, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z24
+	VSUBPS  Z1, Z24, Z24
+	VSUBPS  Z5, Z24, Z24
+	VMULPS  Z9, Z24, Z24
+	VADDPS  Z21, Z24, Z24
+	VMOVUPS Z24, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z24
+	VSUBPS  Z2, Z24, Z24
+	VSUBPS  Z6, Z24, Z24
+	VMULPS  Z10, Z24, Z24
+	VADDPS  Z22, Z24, Z24
+	VMOVUPS Z24, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z24
+	VSUBPS  Z3, Z24, Z24
+	VSUBPS  Z7, Z24, Z24
+	VMULPS  Z11, Z24, Z24
+	VADDPS  Z23, Z24, Z24
+	VMOVUPS Z24, 192(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
 
 	// mean[row] = s16
-	VMOVUPS Z21, (CX)
-	VMOVUPS Z22, 64(CX)
-	VMOVUPS Z23, 128(CX)
-	VMOVUPS Z24, 192(CX)
+	VMOVUPS Z17, (CX)
+	VMOVUPS Z18, 64(CX)
+	VMOVUPS Z19, 128(CX)
+	VMOVUPS Z20, 192(CX)
 
-	// rstd[row] = s14
-	VMOVUPS Z18, (DX)
-	VMOVUPS Z19, 64(DX)
-	VMOVUPS Z20, 128(DX)
-	VMOVUPS Z17, 192(DX)
+	// rstd[row] = s15
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VMOVUPS Z16, 128(DX)
+	VMOVUPS Z13, 192(DX)
 	ADDQ    $+256, AX
 	ADDQ    $+256, CX
 	ADDQ    $+256, DX
@@ -12747,8 +12877,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    R11, $+64
+	JBE     bloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+bloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -12756,9 +12890,9 @@ block:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (BX)(R14*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -12767,15 +12901,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R13
-	JNZ    bloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R13
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -12785,9 +12922,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    R11, $+64
+	JBE     bloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -12799,13 +12940,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    R11, $+64
+	JBE     bloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+bloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -12813,11 +12961,10 @@ bloop0end:
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (BX)(R14*1), Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -12826,20 +12973,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R13
-	JNZ    bloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R13
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 bloop1next:
 	ADDQ    $+64, R15
@@ -12849,146 +13002,145 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    R11, $+64
+	JBE     bloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z2, Z3, Z3
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z4
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z5
+	// s10 = s8 sub s9
+	VSUBPS Z4, Z3, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z5, Z4, Z4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X4
+	VBROADCASTSS X4, Z4
+
+	// s12 = s10 add s11
+	VADDPS Z4, Z3, Z4
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-
-	// s11 = s9 add s10
-	VADDPS Z5, Z4, Z5
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
+	MOVL         $0x15f79688, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
-	MOVL         $0x15f79688, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Z7
-	VCMPPS       $0x16, Z6, Z5, K1
-	VCMPPS       $0x19, Z7, Z5, K2
+	VCMPPS       $0x16, Z5, Z4, K1
+	VCMPPS       $0x19, Z6, Z4, K2
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R13
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Z5
+
+	// s14 = sqrt s12
+	VSQRTPS Z4, Z4
+
+	// s15 = s13 div s14
+	VDIVPS Z4, Z5, Z4
+
+	// s16 = s4 add s6
+	VADDPS Z1, Z0, Z5
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
 
-	// s13 = sqrt s11
-	VSQRTPS Z5, Z5
-
-	// s14 = s12 div s13
-	VDIVPS Z5, Z6, Z5
-
-	// s15 = s0 add s3
-	VADDPS Z1, Z0, Z6
-
-	// s16 = s15 add s5
-	VADDPS Z3, Z6, Z6
-
-	// s17 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R13
-	VMOVD        R13, X3
-	VBROADCASTSS X3, Z3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Z7
 
-	// s20 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Z8
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBPS Z2, Z8, Z2
 
-	// s22 = s9 div s21
-	VDIVPS Z2, Z4, Z2
+	// s21 = s10 div s20
+	VDIVPS Z2, Z3, Z2
 
-	// s23 = runMean[row]
-	VMOVUPS (R8), Z4
+	// s22 = runMean[row]
+	VMOVUPS (R8), Z3
 
-	// s24 = s18 mul s23
-	VMULPS Z4, Z3, Z4
+	// s23 = s17 mul s22
+	VMULPS Z3, Z6, Z3
 
-	// s25 = s19 mul s16
-	VMULPS Z6, Z7, Z8
+	// s24 = s18 mul s16
+	VMULPS Z5, Z7, Z8
 
-	// s26 = s24 add s25
-	VADDPS Z8, Z4, Z4
+	// s25 = s23 add s24
+	VADDPS Z8, Z3, Z3
 
-	// runMean[row] = s26
-	VMOVUPS Z4, (R8)
+	// runMean[row] = s25
+	VMOVUPS Z3, (R8)
 
-	// s27 = runVar[row]
-	VMOVUPS (R9), Z4
+	// s26 = runVar[row]
+	VMOVUPS (R9), Z3
 
-	// s28 = s18 mul s27
-	VMULPS Z4, Z3, Z3
+	// s27 = s17 mul s26
+	VMULPS Z3, Z6, Z3
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULPS Z2, Z7, Z2
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMOVUPS Z2, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVUPS (SI), Z2
 
-	// s32 = s14 mul s31
-	VMULPS Z2, Z5, Z2
+	// s31 = s15 mul s30
+	VMULPS Z2, Z4, Z2
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVUPS (DI), Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop2:
-	VMOVUPS (BX)(R14*1), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
 
 	// mean[row] = s16
-	VMOVUPS Z6, (CX)
+	VMOVUPS Z5, (CX)
 
-	// rstd[row] = s14
-	VMOVUPS Z5, (DX)
+	// rstd[row] = s15
+	VMOVUPS Z4, (DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -13016,8 +13168,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    R11, $+64
+	JBE     tloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+tloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13025,9 +13181,9 @@ tail:
 	CMOVQGT R11, R15
 
 tloop0:
-	VMOVUPS.Z (BX)(R14*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (BX)(R14*1), K1, Z2
+	VSUBPS    Z0, Z2, Z2
+	VADDPS    Z2, Z1, Z1
 	INCQ      R13
 	ADDQ      R12, R14
 	CMPQ      R13, R15
@@ -13036,15 +13192,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R13
-	JNZ    tloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R13
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -13054,9 +13213,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    R11, $+64
+	JBE     tloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -13068,13 +13231,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    R11, $+64
+	JBE     tloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+tloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13082,11 +13252,10 @@ tloop0end:
 	CMOVQGT R11, R15
 
 tloop1:
-	VMOVUPS.Z   (BX)(R14*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (BX)(R14*1), K1, Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13095,20 +13264,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R13
-	JNZ    tloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R13
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -13118,146 +13293,145 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    R11, $+64
+	JBE     tloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z2, Z3, Z3
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z4
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z5
+	// s10 = s8 sub s9
+	VSUBPS Z4, Z3, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z5, Z4, Z4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X4
+	VBROADCASTSS X4, Z4
+
+	// s12 = s10 add s11
+	VADDPS Z4, Z3, Z4
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
-
-	// s11 = s9 add s10
-	VADDPS Z5, Z4, Z5
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
+	MOVL         $0x15f79688, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
-	MOVL         $0x15f79688, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Z7
-	VCMPPS       $0x16, Z6, Z5, K1, K2
-	VCMPPS       $0x19, Z7, Z5, K1, K3
+	VCMPPS       $0x16, Z5, Z4, K1, K2
+	VCMPPS       $0x19, Z6, Z4, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R10
+	VMOVD        R10, X5
+	VBROADCASTSS X5, Z5
+
+	// s14 = sqrt s12
+	VSQRTPS Z4, Z4
+
+	// s15 = s13 div s14
+	VDIVPS Z4, Z5, Z4
+
+	// s16 = s4 add s6
+	VADDPS Z1, Z0, Z5
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R10
 	VMOVD        R10, X6
 	VBROADCASTSS X6, Z6
 
-	// s13 = sqrt s11
-	VSQRTPS Z5, Z5
-
-	// s14 = s12 div s13
-	VDIVPS Z5, Z6, Z5
-
-	// s15 = s0 add s3
-	VADDPS Z1, Z0, Z6
-
-	// s16 = s15 add s5
-	VADDPS Z3, Z6, Z6
-
-	// s17 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R10
-	VMOVD        R10, X3
-	VBROADCASTSS X3, Z3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Z7
 
-	// s20 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Z8
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBPS Z2, Z8, Z2
 
-	// s22 = s9 div s21
-	VDIVPS Z2, Z4, Z2
+	// s21 = s10 div s20
+	VDIVPS Z2, Z3, Z2
 
-	// s23 = runMean[row]
-	VMOVUPS.Z (R8), K1, Z4
+	// s22 = runMean[row]
+	VMOVUPS.Z (R8), K1, Z3
 
-	// s24 = s18 mul s23
-	VMULPS Z4, Z3, Z4
+	// s23 = s17 mul s22
+	VMULPS Z3, Z6, Z3
 
-	// s25 = s19 mul s16
-	VMULPS Z6, Z7, Z8
+	// s24 = s18 mul s16
+	VMULPS Z5, Z7, Z8
 
-	// s26 = s24 add s25
-	VADDPS Z8, Z4, Z4
+	// s25 = s23 add s24
+	VADDPS Z8, Z3, Z3
 
-	// runMean[row] = s26
-	VMOVUPS Z4, K1, (R8)
+	// runMean[row] = s25
+	VMOVUPS Z3, K1, (R8)
 
-	// s27 = runVar[row]
-	VMOVUPS.Z (R9), K1, Z4
+	// s26 = runVar[row]
+	VMOVUPS.Z (R9), K1, Z3
 
-	// s28 = s18 mul s27
-	VMULPS Z4, Z3, Z3
+	// s27 = s17 mul s26
+	VMULPS Z3, Z6, Z3
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULPS Z2, Z7, Z2
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMOVUPS Z2, K1, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVUPS.Z (SI), K1, Z2
 
-	// s32 = s14 mul s31
-	VMULPS Z2, Z5, Z2
+	// s31 = s15 mul s30
+	VMULPS Z2, Z4, Z2
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVUPS.Z (DI), K1, Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ SI, SI
 	XORQ DI, DI
 
 tloop2:
-	VMOVUPS.Z (BX)(DI*1), K1, Z4
-	VSUBPS    Z0, Z4, Z4
-	VSUBPS    Z1, Z4, Z4
-	VMULPS    Z2, Z4, Z4
-	VADDPS    Z3, Z4, Z4
-	VMOVUPS   Z4, K1, (AX)(DI*1)
+	VMOVUPS.Z (BX)(DI*1), K1, Z6
+	VSUBPS    Z0, Z6, Z6
+	VSUBPS    Z1, Z6, Z6
+	VMULPS    Z2, Z6, Z6
+	VADDPS    Z3, Z6, Z6
+	VMOVUPS   Z6, K1, (AX)(DI*1)
 	INCQ      SI
 	ADDQ      R12, DI
 	CMPQ      SI, R11
 	JB        tloop2
 
 	// mean[row] = s16
-	VMOVUPS Z6, K1, (CX)
+	VMOVUPS Z5, K1, (CX)
 
-	// rstd[row] = s14
-	VMOVUPS Z5, K1, (DX)
+	// rstd[row] = s15
+	VMOVUPS Z4, K1, (DX)
 	XORQ    R10, R10
 
 done:
@@ -13269,7 +13443,7 @@ done:
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), NOSPLIT, $128-96
+TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), NOSPLIT, $256-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -13294,10 +13468,14 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    R11, $+64
+	JBE     gloop0short
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y3, 32(SP)
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+gloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13305,12 +13483,12 @@ group:
 	CMOVQGT R11, R15
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(BX)(R14*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (BX)(R14*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(BX)(R14*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -13319,20 +13497,26 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
-	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	TESTQ  $+4095, R13
-	JNZ    gloop0next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R13
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
-	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 gloop0next:
 	ADDQ    $+64, R15
@@ -13342,11 +13526,16 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS Y4, Y2, Y2
-	VADDPS 32(SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
+	CMPQ    R11, $+64
+	JBE     gloop0summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -13359,19 +13548,27 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y5, (SP)
-	VMOVUPS Y6, 32(SP)
-	VMOVUPS Y7, 64(SP)
-	VMOVUPS Y8, 96(SP)
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
+	CMPQ    R11, $+64
+	JBE     gloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+
+gloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13379,16 +13576,14 @@ gloop0end:
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(BX)(R14*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (BX)(R14*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(BX)(R14*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y6
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13397,30 +13592,42 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y5, Y9, Y9
-	VXORPS Y5, Y5, Y5
-	VADDPS Y6, Y10, Y10
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y11, Y11
-	VXORPS Y7, Y7, Y7
-	VADDPS Y8, Y12, Y12
-	VXORPS Y8, Y8, Y8
-	TESTQ  $+4095, R13
-	JNZ    gloop1next
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VXORPS  Y3, Y3, Y3
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
+	VXORPS  Y6, Y6, Y6
+	TESTQ   $+4095, R13
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y9, Y9
-	VMOVUPS Y9, (SP)
-	VXORPS  Y9, Y9, Y9
-	VADDPS  32(SP), Y10, Y10
-	VMOVUPS Y10, 32(SP)
-	VXORPS  Y10, Y10, Y10
-	VADDPS  64(SP), Y11, Y11
-	VMOVUPS Y11, 64(SP)
-	VXORPS  Y11, Y11, Y11
-	VADDPS  96(SP), Y12, Y12
-	VMOVUPS Y12, 96(SP)
-	VXORPS  Y12, Y12, Y12
+	VMOVUPS 128(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS 192(SP), Y5
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS 224(SP), Y6
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y6, 224(SP)
 
 gloop1next:
 	ADDQ    $+64, R15
@@ -13430,188 +13637,187 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y9, Y9
-	VADDPS Y9, Y5, Y5
-	VADDPS 32(SP), Y10, Y10
-	VADDPS Y10, Y6, Y6
-	VADDPS 64(SP), Y11, Y11
-	VADDPS Y11, Y7, Y7
-	VADDPS 96(SP), Y12, Y12
-	VADDPS Y12, Y8, Y8
+	CMPQ    R11, $+64
+	JBE     gloop1summed
+	VMOVUPS 128(SP), Y7
+	VADDPS  (SP), Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 160(SP), Y7
+	VADDPS  32(SP), Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 192(SP), Y7
+	VADDPS  64(SP), Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	VMOVUPS 224(SP), Y7
+	VADDPS  96(SP), Y7, Y7
+	VADDPS  Y7, Y6, Y6
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y6
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y8
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y7
+	VMULPS Y3, Y3, Y8
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y9
-	VMULPS Y6, Y6, Y10
+	// s10 = s8 sub s9
+	VSUBPS Y7, Y5, Y5
+	VSUBPS Y8, Y6, Y6
 
-	// s9 = s7 sub s8
-	VSUBPS Y9, Y7, Y7
-	VSUBPS Y10, Y8, Y8
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Y7
+
+	// s12 = s10 add s11
+	VADDPS Y7, Y5, Y8
+	VADDPS Y7, Y6, Y7
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X9
 	VBROADCASTSS X9, Y9
-
-	// s11 = s9 add s10
-	VADDPS Y9, Y7, Y10
-	VADDPS Y9, Y8, Y9
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Y11
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
-	VCMPPS       $0x16, Y11, Y10, Y13
-	VCMPPS       $0x19, Y12, Y10, Y14
-	VORPS        Y14, Y13, Y13
-	VTESTPS      Y13, Y13
-	JNE          blocks
-	VCMPPS       $0x16, Y11, Y9, Y11
-	VCMPPS       $0x19, Y12, Y9, Y12
+	VMOVD        R13, X10
+	VBROADCASTSS X10, Y10
+	VCMPPS       $0x16, Y9, Y8, Y11
+	VCMPPS       $0x19, Y10, Y8, Y12
 	VORPS        Y12, Y11, Y11
 	VTESTPS      Y11, Y11
 	JNE          blocks
+	VCMPPS       $0x16, Y9, Y7, Y9
+	VCMPPS       $0x19, Y10, Y7, Y10
+	VORPS        Y10, Y9, Y9
+	VTESTPS      Y9, Y9
+	JNE          blocks
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R13
+	VMOVD        R13, X9
+	VBROADCASTSS X9, Y9
+
+	// s14 = sqrt s12
+	VSQRTPS Y8, Y8
+	VSQRTPS Y7, Y7
+
+	// s15 = s13 div s14
+	VDIVPS Y8, Y9, Y8
+	VDIVPS Y7, Y9, Y7
+
+	// s16 = s4 add s6
+	VADDPS Y2, Y0, Y9
+	VADDPS Y3, Y1, Y10
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R13
 	VMOVD        R13, X11
 	VBROADCASTSS X11, Y11
 
-	// s13 = sqrt s11
-	VSQRTPS Y10, Y10
-	VSQRTPS Y9, Y9
-
-	// s14 = s12 div s13
-	VDIVPS Y10, Y11, Y10
-	VDIVPS Y9, Y11, Y9
-
-	// s15 = s0 add s3
-	VADDPS Y2, Y0, Y11
-	VADDPS Y3, Y1, Y12
-
-	// s16 = s15 add s5
-	VADDPS Y5, Y11, Y11
-	VADDPS Y6, Y12, Y12
-
-	// s17 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R13, X12
+	VBROADCASTSS X12, Y12
 
-	// s20 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X13
 	VBROADCASTSS X13, Y13
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBPS Y4, Y13, Y4
 
-	// s22 = s9 div s21
-	VDIVPS Y4, Y7, Y7
-	VDIVPS Y4, Y8, Y4
+	// s21 = s10 div s20
+	VDIVPS Y4, Y5, Y5
+	VDIVPS Y4, Y6, Y4
 
-	// s23 = runMean[row]
-	VMOVUPS (R8), Y8
+	// s22 = runMean[row]
+	VMOVUPS (R8), Y6
 	VMOVUPS 32(R8), Y13
 
-	// s24 = s18 mul s23
-	VMULPS Y8, Y5, Y8
-	VMULPS Y13, Y5, Y13
+	// s23 = s17 mul s22
+	VMULPS Y6, Y11, Y6
+	VMULPS Y13, Y11, Y13
 
-	// s25 = s19 mul s16
-	VMULPS Y11, Y6, Y14
-	VMULPS Y12, Y6, Y15
+	// s24 = s18 mul s16
+	VMULPS Y9, Y12, Y14
+	VMULPS Y10, Y12, Y15
 
-	// s26 = s24 add s25
-	VADDPS Y14, Y8, Y8
+	// s25 = s23 add s24
+	VADDPS Y14, Y6, Y6
 	VADDPS Y15, Y13, Y13
 
-	// runMean[row] = s26
-	VMOVUPS Y8, (R8)
+	// runMean[row] = s25
+	VMOVUPS Y6, (R8)
 	VMOVUPS Y13, 32(R8)
 
-	// s27 = runVar[row]
-	VMOVUPS (R9), Y8
+	// s26 = runVar[row]
+	VMOVUPS (R9), Y6
 	VMOVUPS 32(R9), Y13
 
-	// s28 = s18 mul s27
-	VMULPS Y8, Y5, Y8
-	VMULPS Y13, Y5, Y5
+	// s27 = s17 mul s26
+	VMULPS Y6, Y11, Y6
+	VMULPS Y13, Y11, Y11
 
-	// s29 = s19 mul s22
-	VMULPS Y7, Y6, Y7
-	VMULPS Y4, Y6, Y4
+	// s28 = s18 mul s21
+	VMULPS Y5, Y12, Y5
+	VMULPS Y4, Y12, Y4
 
-	// s30 = s28 add s29
-	VADDPS Y7, Y8, Y6
-	VADDPS Y4, Y5, Y4
+	// s29 = s27 add s28
+	VADDPS Y5, Y6, Y5
+	VADDPS Y4, Y11, Y4
 
-	// runVar[row] = s30
-	VMOVUPS Y6, (R9)
+	// runVar[row] = s29
+	VMOVUPS Y5, (R9)
 	VMOVUPS Y4, 32(R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVUPS (SI), Y4
 	VMOVUPS 32(SI), Y5
 
-	// s32 = s14 mul s31
-	VMULPS Y4, Y10, Y4
-	VMULPS Y5, Y9, Y5
+	// s31 = s15 mul s30
+	VMULPS Y4, Y8, Y4
+	VMULPS Y5, Y7, Y5
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVUPS (DI), Y6
-	VMOVUPS 32(DI), Y7
+	VMOVUPS 32(DI), Y11
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 gloop2:
-	VMOVUPS (BX)(R14*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VSUBPS  Y2, Y8, Y8
-	VMULPS  Y4, Y8, Y8
-	VADDPS  Y6, Y8, Y8
-	VMOVUPS Y8, (AX)(R14*1)
-	VMOVUPS 32(BX)(R14*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y3, Y8, Y8
-	VMULPS  Y5, Y8, Y8
-	VADDPS  Y7, Y8, Y8
-	VMOVUPS Y8, 32(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y12
+	VSUBPS  Y0, Y12, Y12
+	VSUBPS  Y2, Y12, Y12
+	VMULPS  Y4, Y12, Y12
+	VADDPS  Y6, Y12, Y12
+	VMOVUPS Y12, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y12
+	VSUBPS  Y1, Y12, Y12
+	VSUBPS  Y3, Y12, Y12
+	VMULPS  Y5, Y12, Y12
+	VADDPS  Y11, Y12, Y12
+	VMOVUPS Y12, 32(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
 
 	// mean[row] = s16
-	VMOVUPS Y11, (CX)
-	VMOVUPS Y12, 32(CX)
+	VMOVUPS Y9, (CX)
+	VMOVUPS Y10, 32(CX)
 
-	// rstd[row] = s14
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y9, 32(DX)
+	// rstd[row] = s15
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y7, 32(DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -13635,8 +13841,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	CMPQ    R11, $+64
+	JBE     bloop0short
 	VMOVUPS Y1, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y1, 32(SP)
+
+bloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13644,9 +13854,9 @@ block:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (BX)(R14*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -13655,15 +13865,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y2, Y2
-	VXORPS Y1, Y1, Y1
-	TESTQ  $+4095, R13
-	JNZ    bloop0next
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	TESTQ   $+4095, R13
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS 32(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(SP)
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -13673,9 +13886,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS Y2, Y1, Y1
+	CMPQ    R11, $+64
+	JBE     bloop0summed
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -13687,13 +13904,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
+	CMPQ    R11, $+64
+	JBE     bloop1short
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+bloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13701,11 +13925,10 @@ bloop0end:
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (BX)(R14*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13714,20 +13937,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	TESTQ  $+4095, R13
-	JNZ    bloop1next
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R13
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y5, Y5
-	VMOVUPS Y5, (SP)
-	VXORPS  Y5, Y5, Y5
-	VADDPS  32(SP), Y6, Y6
-	VMOVUPS Y6, 32(SP)
-	VXORPS  Y6, Y6, Y6
+	VMOVUPS 64(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 bloop1next:
 	ADDQ    $+64, R15
@@ -13737,147 +13966,146 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS 32(SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
+	CMPQ    R11, $+64
+	JBE     bloop1summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y2, Y3, Y3
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y4
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y5
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y4, Y4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X4
+	VBROADCASTSS X4, Y4
+
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y4
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Y5
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0x16, Y5, Y4, Y5
+	VCMPPS       $0x19, Y6, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y5, Y5
+	JNE          done
+
+	// s13 = 1
+	MOVL         $0x3f800000, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
 
-	// s11 = s9 add s10
-	VADDPS Y5, Y4, Y5
+	// s14 = sqrt s12
+	VSQRTPS Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
-	MOVL         $0x15f79688, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y6
-	VCMPPS       $0x19, Y7, Y5, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
-	JNE          done
+	// s15 = s13 div s14
+	VDIVPS Y4, Y5, Y4
 
-	// s12 = 1
-	MOVL         $0x3f800000, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
+	// s16 = s4 add s6
+	VADDPS Y1, Y0, Y5
 
-	// s13 = sqrt s11
-	VSQRTPS Y5, Y5
-
-	// s14 = s12 div s13
-	VDIVPS Y5, Y6, Y5
-
-	// s15 = s0 add s3
-	VADDPS Y1, Y0, Y6
-
-	// s16 = s15 add s5
-	VADDPS Y3, Y6, Y6
-
-	// s17 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// s18 = 0.9
+	// s17 = 0.9
 	MOVL         $0x3f666666, R13
-	VMOVD        R13, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Y6
 
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
 
-	// s20 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Y8
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBPS Y2, Y8, Y2
 
-	// s22 = s9 div s21
-	VDIVPS Y2, Y4, Y2
+	// s21 = s10 div s20
+	VDIVPS Y2, Y3, Y2
 
-	// s23 = runMean[row]
-	VMOVUPS (R8), Y4
+	// s22 = runMean[row]
+	VMOVUPS (R8), Y3
 
-	// s24 = s18 mul s23
-	VMULPS Y4, Y3, Y4
+	// s23 = s17 mul s22
+	VMULPS Y3, Y6, Y3
 
-	// s25 = s19 mul s16
-	VMULPS Y6, Y7, Y8
+	// s24 = s18 mul s16
+	VMULPS Y5, Y7, Y8
 
-	// s26 = s24 add s25
-	VADDPS Y8, Y4, Y4
+	// s25 = s23 add s24
+	VADDPS Y8, Y3, Y3
 
-	// runMean[row] = s26
-	VMOVUPS Y4, (R8)
+	// runMean[row] = s25
+	VMOVUPS Y3, (R8)
 
-	// s27 = runVar[row]
-	VMOVUPS (R9), Y4
+	// s26 = runVar[row]
+	VMOVUPS (R9), Y3
 
-	// s28 = s18 mul s27
-	VMULPS Y4, Y3, Y3
+	// s27 = s17 mul s26
+	VMULPS Y3, Y6, Y3
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULPS Y2, Y7, Y2
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDPS Y2, Y3, Y2
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMOVUPS Y2, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMOVUPS (SI), Y2
 
-	// s32 = s14 mul s31
-	VMULPS Y2, Y5, Y2
+	// s31 = s15 mul s30
+	VMULPS Y2, Y4, Y2
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMOVUPS (DI), Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop2:
-	VMOVUPS (BX)(R14*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y6
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y6, Y6
+	VMULPS  Y2, Y6, Y6
+	VADDPS  Y3, Y6, Y6
+	VMOVUPS Y6, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
 
 	// mean[row] = s16
-	VMOVUPS Y6, (CX)
+	VMOVUPS Y5, (CX)
 
-	// rstd[row] = s14
-	VMOVUPS Y5, (DX)
+	// rstd[row] = s15
+	VMOVUPS Y4, (DX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -13907,8 +14135,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	CMPQ    R11, $+64
+	JBE     tloop0short
 	VMOVUPS Y2, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, 32(SP)
+
+tloop0short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13916,9 +14148,9 @@ tail:
 	CMOVQGT R11, R15
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (BX)(R14*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R13
 	ADDQ       R12, R14
 	CMPQ       R13, R15
@@ -13927,15 +14159,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y3, Y3
-	VXORPS Y2, Y2, Y2
-	TESTQ  $+4095, R13
-	JNZ    tloop0next
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	TESTQ   $+4095, R13
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y3, Y3
-	VMOVUPS Y3, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 32(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -13945,9 +14180,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y3, Y3
-	VADDPS Y3, Y2, Y2
+	CMPQ    R11, $+64
+	JBE     tloop0summed
+	VMOVUPS 32(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R13
@@ -13959,13 +14198,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
+	CMPQ    R11, $+64
+	JBE     tloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
+
+tloop1short:
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    $+64, R15
@@ -13973,11 +14219,10 @@ tloop0end:
 	CMOVQGT R11, R15
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (BX)(R14*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13986,20 +14231,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	VADDPS Y5, Y7, Y7
-	VXORPS Y5, Y5, Y5
-	TESTQ  $+4095, R13
-	JNZ    tloop1next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
+	VXORPS  Y4, Y4, Y4
+	TESTQ   $+4095, R13
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
-	VXORPS  Y6, Y6, Y6
-	VADDPS  32(SP), Y7, Y7
-	VMOVUPS Y7, 32(SP)
-	VXORPS  Y7, Y7, Y7
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 96(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -14009,147 +14260,146 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VADDPS 32(SP), Y7, Y7
-	VADDPS Y7, Y5, Y5
+	CMPQ    R11, $+64
+	JBE     tloop1summed
+	VMOVUPS 64(SP), Y5
+	VADDPS  (SP), Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 96(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y3, Y4, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y5
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y6
+	// s10 = s8 sub s9
+	VSUBPS Y5, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y6, Y5, Y5
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Y5
+
+	// s12 = s10 add s11
+	VADDPS Y5, Y4, Y5
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
-
-	// s11 = s9 add s10
-	VADDPS Y6, Y5, Y6
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R13
+	MOVL         $0x15f79688, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
-	MOVL         $0x15f79688, R13
-	VMOVD        R13, X8
-	VBROADCASTSS X8, Y8
-	VCMPPS       $0x16, Y7, Y6, Y7
-	VCMPPS       $0x19, Y8, Y6, Y8
-	VORPS        Y8, Y7, Y7
-	VTESTPS      Y0, Y7
+	VCMPPS       $0x16, Y6, Y5, Y6
+	VCMPPS       $0x19, Y7, Y5, Y7
+	VORPS        Y7, Y6, Y6
+	VTESTPS      Y0, Y6
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R10
+	VMOVD        R10, X6
+	VBROADCASTSS X6, Y6
+
+	// s14 = sqrt s12
+	VSQRTPS Y5, Y5
+
+	// s15 = s13 div s14
+	VDIVPS Y5, Y6, Y5
+
+	// s16 = s4 add s6
+	VADDPS Y2, Y1, Y6
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Y7
 
-	// s13 = sqrt s11
-	VSQRTPS Y6, Y6
-
-	// s14 = s12 div s13
-	VDIVPS Y6, Y7, Y6
-
-	// s15 = s0 add s3
-	VADDPS Y2, Y1, Y7
-
-	// s16 = s15 add s5
-	VADDPS Y4, Y7, Y7
-
-	// s17 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R10
-	VMOVD        R10, X4
-	VBROADCASTSS X4, Y4
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Y8
 
-	// s20 = 1
+	// s19 = 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X9
 	VBROADCASTSS X9, Y9
 
-	// s21 = s20 sub s2
+	// s20 = s19 sub s2
 	VSUBPS Y3, Y9, Y3
 
-	// s22 = s9 div s21
-	VDIVPS Y3, Y5, Y3
+	// s21 = s10 div s20
+	VDIVPS Y3, Y4, Y3
 
-	// s23 = runMean[row]
-	VMASKMOVPS (R8), Y0, Y5
+	// s22 = runMean[row]
+	VMASKMOVPS (R8), Y0, Y4
 
-	// s24 = s18 mul s23
-	VMULPS Y5, Y4, Y5
+	// s23 = s17 mul s22
+	VMULPS Y4, Y7, Y4
 
-	// s25 = s19 mul s16
-	VMULPS Y7, Y8, Y9
+	// s24 = s18 mul s16
+	VMULPS Y6, Y8, Y9
 
-	// s26 = s24 add s25
-	VADDPS Y9, Y5, Y5
+	// s25 = s23 add s24
+	VADDPS Y9, Y4, Y4
 
-	// runMean[row] = s26
-	VMASKMOVPS Y5, Y0, (R8)
+	// runMean[row] = s25
+	VMASKMOVPS Y4, Y0, (R8)
 
-	// s27 = runVar[row]
-	VMASKMOVPS (R9), Y0, Y5
+	// s26 = runVar[row]
+	VMASKMOVPS (R9), Y0, Y4
 
-	// s28 = s18 mul s27
-	VMULPS Y5, Y4, Y4
+	// s27 = s17 mul s26
+	VMULPS Y4, Y7, Y4
 
-	// s29 = s19 mul s22
+	// s28 = s18 mul s21
 	VMULPS Y3, Y8, Y3
 
-	// s30 = s28 add s29
+	// s29 = s27 add s28
 	VADDPS Y3, Y4, Y3
 
-	// runVar[row] = s30
+	// runVar[row] = s29
 	VMASKMOVPS Y3, Y0, (R9)
 
-	// s31 = gain[row]
+	// s30 = gain[row]
 	VMASKMOVPS (SI), Y0, Y3
 
-	// s32 = s14 mul s31
-	VMULPS Y3, Y6, Y3
+	// s31 = s15 mul s30
+	VMULPS Y3, Y5, Y3
 
-	// s33 = bias[row]
+	// s32 = bias[row]
 	VMASKMOVPS (DI), Y0, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s32 v6=mul[4 5] v7=s33 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
 	XORQ SI, SI
 	XORQ DI, DI
 
 tloop2:
-	VMASKMOVPS (BX)(DI*1), Y0, Y5
-	VSUBPS     Y1, Y5, Y5
-	VSUBPS     Y2, Y5, Y5
-	VMULPS     Y3, Y5, Y5
-	VADDPS     Y4, Y5, Y5
-	VMASKMOVPS Y5, Y0, (AX)(DI*1)
+	VMASKMOVPS (BX)(DI*1), Y0, Y7
+	VSUBPS     Y1, Y7, Y7
+	VSUBPS     Y2, Y7, Y7
+	VMULPS     Y3, Y7, Y7
+	VADDPS     Y4, Y7, Y7
+	VMASKMOVPS Y7, Y0, (AX)(DI*1)
 	INCQ       SI
 	ADDQ       R12, DI
 	CMPQ       SI, R11
 	JB         tloop2
 
 	// mean[row] = s16
-	VMASKMOVPS Y7, Y0, (CX)
+	VMASKMOVPS Y6, Y0, (CX)
 
-	// rstd[row] = s14
-	VMASKMOVPS Y6, Y0, (DX)
+	// rstd[row] = s15
+	VMASKMOVPS Y5, Y0, (DX)
 	XORQ       R10, R10
 
 done:
@@ -14414,9 +14664,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -14424,13 +14677,12 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
+	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
@@ -14445,26 +14697,22 @@ loop1_seg:
 	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -14472,31 +14720,31 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_chunk:
@@ -14514,37 +14762,33 @@ loop1_vectors:
 	ANDQ        $-16, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (CX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (CX)(R11*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
 	MOVQ (SP), R11
@@ -14554,31 +14798,31 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_segchunk:
@@ -14588,16 +14832,16 @@ loop1_room:
 	ADDQ   R11, CX
 	DECQ   R10
 	JNZ    loop1_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 	JMP    loop1_summed
 
 loop1_short:
@@ -14611,26 +14855,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -14642,11 +14882,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (CX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -14654,11 +14893,10 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R11*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
 	MOVQ   segstride+72(FP), R11
@@ -14666,12 +14904,12 @@ loop1s_done:
 	ADDQ   R11, CX
 	DECQ   R10
 	JNZ    loop1s_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 
 loop1_summed:
 	MOVQ  segs+56(FP), R10
@@ -14679,9 +14917,22 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -14689,113 +14940,94 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X4
+	// s12 = s10 add s11
+	VADDSS X3, X2, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X5
-	VUCOMISS X5, X4
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X5
-	VUCOMISS X4, X5
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
+	VMOVD R10, X4
+
+	// s14 = sqrt s12
+	VSQRTSS X3, X3, X3
+
+	// s15 = s13 div s14
+	VDIVSS X3, X4, X3
+
+	// s16 = s4 add s6
+	VADDSS X1, X0, X4
+
+	// s17 = 0.9
+	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s13 = sqrt s11
-	VSQRTSS X4, X4, X4
-
-	// s14 = s12 div s13
-	VDIVSS X4, X5, X4
-
-	// s15 = s0 add s3
-	VADDSS X1, X0, X5
-
-	// s16 = s15 add s5
-	VADDSS X3, X5, X5
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// s18 = 0.9
-	MOVL  $0x3f666666, R10
-	VMOVD R10, X3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMOVSS (SI), X7
 
-	// s21 = s18 mul s20
-	VMULSS X7, X3, X7
+	// s20 = s17 mul s19
+	VMULSS X7, X5, X7
 
-	// s22 = s19 mul s16
-	VMULSS X5, X6, X5
+	// s21 = s18 mul s16
+	VMULSS X4, X6, X4
 
-	// s23 = s21 add s22
-	VADDSS X5, X7, X5
+	// s22 = s20 add s21
+	VADDSS X4, X7, X4
 
-	// runMean[row] = s23
-	VMOVSS X5, (SI)
+	// runMean[row] = s22
+	VMOVSS X4, (SI)
 
-	// s24 = runVar[row]
-	VMOVSS (DI), X5
+	// s23 = runVar[row]
+	VMOVSS (DI), X4
 
-	// s25 = s18 mul s24
-	VMULSS X5, X3, X3
+	// s24 = s17 mul s23
+	VMULSS X4, X5, X4
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULSS X2, X6, X2
 
-	// s27 = s25 add s26
-	VADDSS X2, X3, X2
+	// s26 = s24 add s25
+	VADDSS X2, X4, X2
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMOVSS X2, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVSS (DX), X2
 
-	// s29 = s14 mul s28
-	VMULSS X2, X4, X2
+	// s28 = s15 mul s27
+	VMULSS X2, X3, X2
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVSS (BX), X3
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -15165,25 +15397,27 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X1, X2, X2
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
 	VXORPS       X5, X5, X5
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
-	VMOVUPS      Y3, 32(SP)
-	VMOVUPS      Y9, 64(SP)
+	VMOVUPS      Y2, 32(SP)
+	VMOVUPS      Y7, 64(SP)
+	VXORPS       Y12, Y12, Y12
 	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
@@ -15198,26 +15432,22 @@ loop1_seg:
 	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     32(CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     64(CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
-	VMOVUPS     96(CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y7, Y7
-	VFMADD231PS Y15, Y15, Y12
+	VMOVUPS     (CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     64(CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     96(CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -15225,37 +15455,37 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
@@ -15273,27 +15503,24 @@ loop1_vectors:
 	ANDQ        $-8, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (CX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+8, R11
 
 loop1_tail:
@@ -15301,11 +15528,10 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X2, X15, X15
-	VADDSS      X15, X5, X5
-	VFMADD231SS X15, X15, X8
+	VMOVSS      (CX)(R11*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X5, X5
+	VFMADD231SS X14, X14, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
@@ -15318,37 +15544,37 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
@@ -15358,16 +15584,16 @@ loop1_room:
 	ADDQ   R11, CX
 	DECQ   R10
 	JNZ    loop1_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS 32(SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS 64(SP), Y14, Y14
-	VADDPS Y14, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y12, Y12
+	VADDPS Y12, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS 64(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 	JMP    loop1_summed
 
 loop1_short:
@@ -15381,26 +15607,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     32(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     64(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
-	VMOVUPS     96(CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y7, Y7
-	VFMADD231PS Y13, Y13, Y12
+	VMOVUPS     (CX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(CX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(CX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(CX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -15412,11 +15634,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (CX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -15426,11 +15647,10 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X2, X13, X13
-	VADDSS      X13, X5, X5
-	VFMADD231SS X13, X13, X8
+	VMOVSS      (CX)(R11*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X5, X5
+	VFMADD231SS X12, X12, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1s_element
@@ -15441,12 +15661,12 @@ loop1s_done:
 	ADDQ   R11, CX
 	DECQ   R10
 	JNZ    loop1s_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
 
 loop1_summed:
 	MOVQ  segs+56(FP), R10
@@ -15454,121 +15674,115 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X5, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X1, X2, X2
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X5, X3, X3
+	VADDSS       X8, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X1, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X1, X3, X1
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X4
-	VADDPS       X4, X9, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X3
 
-	// s7 = s6 mul s2
-	VMULSS X1, X4, X1
+	// s10 = s8 sub s9
+	VSUBSS X3, X1, X1
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X1, X1
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X1, X4
+	// s12 = s10 add s11
+	VADDSS X3, X1, X3
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X5
-	VUCOMISS X5, X4
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X5
-	VUCOMISS X4, X5
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
+	VMOVD R10, X4
+
+	// s14 = sqrt s12
+	VSQRTSS X3, X3, X3
+
+	// s15 = s13 div s14
+	VDIVSS X3, X4, X3
+
+	// s16 = s4 add s6
+	VADDSS X2, X0, X4
+
+	// s17 = 0.9
+	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s13 = sqrt s11
-	VSQRTSS X4, X4, X4
-
-	// s14 = s12 div s13
-	VDIVSS X4, X5, X4
-
-	// s15 = s0 add s3
-	VADDSS X2, X0, X5
-
-	// s16 = s15 add s5
-	VADDSS X3, X5, X5
-
-	// s17 = s3 add s5
-	VADDSS X3, X2, X2
-
-	// s18 = 0.9
-	MOVL  $0x3f666666, R10
-	VMOVD R10, X3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMOVSS (SI), X7
 
-	// s21 = s18 mul s20
-	VMULSS X7, X3, X7
+	// s20 = s17 mul s19
+	VMULSS X7, X5, X7
 
-	// s22 = s19 mul s16
-	VMULSS X5, X6, X5
+	// s21 = s18 mul s16
+	VMULSS X4, X6, X4
 
-	// s23 = s21 add s22
-	VADDSS X5, X7, X5
+	// s22 = s20 add s21
+	VADDSS X4, X7, X4
 
-	// runMean[row] = s23
-	VMOVSS X5, (SI)
+	// runMean[row] = s22
+	VMOVSS X4, (SI)
 
-	// s24 = runVar[row]
-	VMOVSS (DI), X5
+	// s23 = runVar[row]
+	VMOVSS (DI), X4
 
-	// s25 = s18 mul s24
-	VMULSS X5, X3, X3
+	// s24 = s17 mul s23
+	VMULSS X4, X5, X4
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULSS X1, X6, X1
 
-	// s27 = s25 add s26
-	VADDSS X1, X3, X1
+	// s26 = s24 add s25
+	VADDSS X1, X4, X1
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMOVSS X1, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVSS (DX), X1
 
-	// s29 = s14 mul s28
-	VMULSS X1, X4, X3
+	// s28 = s15 mul s27
+	VMULSS X1, X3, X3
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVSS (BX), X4
 
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y1
 	VBROADCASTSS X3, Y2
@@ -15676,7 +15890,7 @@ done:
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV
-TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $512-80
+TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -15703,14 +15917,18 @@ group:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	CMPQ    R9, $+64
+	JBE     gloop0short
 	VMOVUPS Z4, (SP)
 	VMOVUPS Z5, 64(SP)
 	VMOVUPS Z6, 128(SP)
 	VMOVUPS Z7, 192(SP)
-	VPXORD  Z8, Z8, Z8
-	VPXORD  Z9, Z9, Z9
-	VPXORD  Z10, Z10, Z10
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS Z7, 448(SP)
+
+gloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -15718,18 +15936,18 @@ group:
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R12*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R12*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R12*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
+	VMOVUPS (CX)(R12*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -15738,30 +15956,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z4, Z8, Z8
-	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z9, Z9
-	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z10, Z10
-	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z11, Z11
-	VPXORD Z7, Z7, Z7
-	TESTQ  $+4095, R11
-	JNZ    gloop0next
+	VADDPS  256(SP), Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  320(SP), Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  384(SP), Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  448(SP), Z7, Z7
+	VMOVUPS Z7, 448(SP)
+	VPXORD  Z7, Z7, Z7
+	TESTQ   $+4095, R11
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z8, Z8
-	VMOVUPS Z8, (SP)
-	VPXORD  Z8, Z8, Z8
-	VADDPS  64(SP), Z9, Z9
-	VMOVUPS Z9, 64(SP)
-	VPXORD  Z9, Z9, Z9
-	VADDPS  128(SP), Z10, Z10
-	VMOVUPS Z10, 128(SP)
-	VPXORD  Z10, Z10, Z10
-	VADDPS  192(SP), Z11, Z11
-	VMOVUPS Z11, 192(SP)
-	VPXORD  Z11, Z11, Z11
+	VMOVUPS 256(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS 320(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 320(SP)
+	VMOVUPS 384(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 384(SP)
+	VMOVUPS 448(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 448(SP)
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -15771,15 +16001,22 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z8, Z8
-	VADDPS Z8, Z4, Z4
-	VADDPS 64(SP), Z9, Z9
-	VADDPS Z9, Z5, Z5
-	VADDPS 128(SP), Z10, Z10
-	VADDPS Z10, Z6, Z6
-	VADDPS 192(SP), Z11, Z11
-	VADDPS Z11, Z7, Z7
+	CMPQ    R9, $+64
+	JBE     gloop0summed
+	VMOVUPS 256(SP), Z8
+	VADDPS  (SP), Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 320(SP), Z8
+	VADDPS  64(SP), Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 384(SP), Z8
+	VADDPS  128(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 448(SP), Z8
+	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z7, Z7
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -15794,31 +16031,41 @@ gloop0end:
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
-	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
-	VPXORD  Z16, Z16, Z16
-	VMOVUPS Z9, (SP)
-	VMOVUPS Z10, 64(SP)
-	VMOVUPS Z11, 128(SP)
-	VMOVUPS Z12, 192(SP)
-	VMOVUPS Z13, 256(SP)
-	VMOVUPS Z14, 320(SP)
-	VMOVUPS Z15, 384(SP)
-	VMOVUPS Z16, 448(SP)
-	VPXORD  Z17, Z17, Z17
-	VPXORD  Z18, Z18, Z18
-	VPXORD  Z19, Z19, Z19
-	VPXORD  Z20, Z20, Z20
-	VPXORD  Z21, Z21, Z21
-	VPXORD  Z22, Z22, Z22
-	VPXORD  Z23, Z23, Z23
-	VPXORD  Z24, Z24, Z24
+	CMPQ    R9, $+64
+	JBE     gloop1short
+	VMOVUPS Z4, (SP)
+	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS Z12, 960(SP)
+
+gloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -15826,26 +16073,22 @@ gloop0end:
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Z25
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z4, Z25, Z25
-	VADDPS      Z25, Z9, Z9
-	VFMADD231PS Z25, Z25, Z13
-	VMOVUPS     64(CX)(R12*1), Z25
-	VSUBPS      Z1, Z25, Z25
-	VSUBPS      Z5, Z25, Z25
-	VADDPS      Z25, Z10, Z10
-	VFMADD231PS Z25, Z25, Z14
-	VMOVUPS     128(CX)(R12*1), Z25
-	VSUBPS      Z2, Z25, Z25
-	VSUBPS      Z6, Z25, Z25
-	VADDPS      Z25, Z11, Z11
-	VFMADD231PS Z25, Z25, Z15
-	VMOVUPS     192(CX)(R12*1), Z25
-	VSUBPS      Z3, Z25, Z25
-	VSUBPS      Z7, Z25, Z25
-	VADDPS      Z25, Z12, Z12
-	VFMADD231PS Z25, Z25, Z16
+	VMOVUPS     (CX)(R12*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R12*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R12*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R12*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VADDPS      Z13, Z7, Z7
+	VFMADD231PS Z13, Z13, Z12
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -15854,50 +16097,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z9, Z17, Z17
-	VPXORD Z9, Z9, Z9
-	VADDPS Z10, Z18, Z18
-	VPXORD Z10, Z10, Z10
-	VADDPS Z11, Z19, Z19
-	VPXORD Z11, Z11, Z11
-	VADDPS Z12, Z20, Z20
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z21, Z21
-	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z22, Z22
-	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z23, Z23
-	VPXORD Z15, Z15, Z15
-	VADDPS Z16, Z24, Z24
-	VPXORD Z16, Z16, Z16
-	TESTQ  $+4095, R11
-	JNZ    gloop1next
+	VADDPS  512(SP), Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  576(SP), Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  640(SP), Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  704(SP), Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VPXORD  Z7, Z7, Z7
+	VADDPS  768(SP), Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  832(SP), Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  896(SP), Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VPXORD  Z11, Z11, Z11
+	VADDPS  960(SP), Z12, Z12
+	VMOVUPS Z12, 960(SP)
+	VPXORD  Z12, Z12, Z12
+	TESTQ   $+4095, R11
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z17, Z17
-	VMOVUPS Z17, (SP)
-	VPXORD  Z17, Z17, Z17
-	VADDPS  64(SP), Z18, Z18
-	VMOVUPS Z18, 64(SP)
-	VPXORD  Z18, Z18, Z18
-	VADDPS  128(SP), Z19, Z19
-	VMOVUPS Z19, 128(SP)
-	VPXORD  Z19, Z19, Z19
-	VADDPS  192(SP), Z20, Z20
-	VMOVUPS Z20, 192(SP)
-	VPXORD  Z20, Z20, Z20
-	VADDPS  256(SP), Z21, Z21
-	VMOVUPS Z21, 256(SP)
-	VPXORD  Z21, Z21, Z21
-	VADDPS  320(SP), Z22, Z22
-	VMOVUPS Z22, 320(SP)
-	VPXORD  Z22, Z22, Z22
-	VADDPS  384(SP), Z23, Z23
-	VMOVUPS Z23, 384(SP)
-	VPXORD  Z23, Z23, Z23
-	VADDPS  448(SP), Z24, Z24
-	VMOVUPS Z24, 448(SP)
-	VPXORD  Z24, Z24, Z24
+	VMOVUPS 512(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VMOVUPS Z4, (SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 512(SP)
+	VMOVUPS 576(SP), Z5
+	VADDPS  64(SP), Z5, Z5
+	VMOVUPS Z5, 64(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 576(SP)
+	VMOVUPS 640(SP), Z6
+	VADDPS  128(SP), Z6, Z6
+	VMOVUPS Z6, 128(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 640(SP)
+	VMOVUPS 704(SP), Z7
+	VADDPS  192(SP), Z7, Z7
+	VMOVUPS Z7, 192(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 704(SP)
+	VMOVUPS 768(SP), Z9
+	VADDPS  256(SP), Z9, Z9
+	VMOVUPS Z9, 256(SP)
+	VPXORD  Z9, Z9, Z9
+	VMOVUPS Z9, 768(SP)
+	VMOVUPS 832(SP), Z10
+	VADDPS  320(SP), Z10, Z10
+	VMOVUPS Z10, 320(SP)
+	VPXORD  Z10, Z10, Z10
+	VMOVUPS Z10, 832(SP)
+	VMOVUPS 896(SP), Z11
+	VADDPS  384(SP), Z11, Z11
+	VMOVUPS Z11, 384(SP)
+	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z11, 896(SP)
+	VMOVUPS 960(SP), Z12
+	VADDPS  448(SP), Z12, Z12
+	VMOVUPS Z12, 448(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 960(SP)
 
 gloop1next:
 	ADDQ    $+64, R13
@@ -15907,208 +16174,207 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z17, Z17
-	VADDPS Z17, Z9, Z9
-	VADDPS 64(SP), Z18, Z18
-	VADDPS Z18, Z10, Z10
-	VADDPS 128(SP), Z19, Z19
-	VADDPS Z19, Z11, Z11
-	VADDPS 192(SP), Z20, Z20
-	VADDPS Z20, Z12, Z12
-	VADDPS 256(SP), Z21, Z21
-	VADDPS Z21, Z13, Z13
-	VADDPS 320(SP), Z22, Z22
-	VADDPS Z22, Z14, Z14
-	VADDPS 384(SP), Z23, Z23
-	VADDPS Z23, Z15, Z15
-	VADDPS 448(SP), Z24, Z24
-	VADDPS Z24, Z16, Z16
+	CMPQ    R9, $+64
+	JBE     gloop1summed
+	VMOVUPS 512(SP), Z13
+	VADDPS  (SP), Z13, Z13
+	VADDPS  Z13, Z4, Z4
+	VMOVUPS 576(SP), Z13
+	VADDPS  64(SP), Z13, Z13
+	VADDPS  Z13, Z5, Z5
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VADDPS  Z13, Z6, Z6
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VADDPS  Z13, Z7, Z7
+	VMOVUPS 768(SP), Z13
+	VADDPS  256(SP), Z13, Z13
+	VADDPS  Z13, Z9, Z9
+	VMOVUPS 832(SP), Z13
+	VADDPS  320(SP), Z13, Z13
+	VADDPS  Z13, Z10, Z10
+	VMOVUPS 896(SP), Z13
+	VADDPS  384(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 960(SP), Z13
+	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z12, Z12
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
-	VMULPS Z8, Z12, Z12
+	VMULPS Z8, Z12, Z8
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z8, Z13, Z13
-	VMULPS Z8, Z14, Z14
-	VMULPS Z8, Z15, Z15
-	VMULPS Z8, Z16, Z8
+	// s9 = s6 mul s6
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
 
-	// s8 = s5 mul s5
-	VMULPS Z9, Z9, Z16
-	VMULPS Z10, Z10, Z17
-	VMULPS Z11, Z11, Z18
-	VMULPS Z12, Z12, Z19
+	// s10 = s8 sub s9
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
 
-	// s9 = s7 sub s8
-	VSUBPS Z16, Z13, Z13
-	VSUBPS Z17, Z14, Z14
-	VSUBPS Z18, Z15, Z15
-	VSUBPS Z19, Z8, Z8
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X12
+	VBROADCASTSS X12, Z12
+
+	// s12 = s10 add s11
+	VADDPS Z12, Z9, Z13
+	VADDPS Z12, Z10, Z14
+	VADDPS Z12, Z11, Z15
+	VADDPS Z12, Z8, Z12
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z12, K1
+	VCMPPS       $0x19, Z17, Z12, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s13 = 1
+	MOVL         $0x3f800000, R11
 	VMOVD        R11, X16
 	VBROADCASTSS X16, Z16
 
-	// s11 = s9 add s10
-	VADDPS Z16, Z13, Z17
-	VADDPS Z16, Z14, Z18
-	VADDPS Z16, Z15, Z19
-	VADDPS Z16, Z8, Z16
+	// s14 = sqrt s12
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z12, Z12
 
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
+	// s15 = s13 div s14
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z12, Z16, Z12
+
+	// s16 = s4 add s6
+	VADDPS Z4, Z0, Z16
+	VADDPS Z5, Z1, Z17
+	VADDPS Z6, Z2, Z18
+	VADDPS Z7, Z3, Z19
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R11
 	VMOVD        R11, X20
 	VBROADCASTSS X20, Z20
-	MOVL         $0x15f79688, R11
+
+	// s18 = 0.1
+	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X21
 	VBROADCASTSS X21, Z21
-	VCMPPS       $0x16, Z20, Z17, K1
-	VCMPPS       $0x19, Z21, Z17, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z20, Z18, K1
-	VCMPPS       $0x19, Z21, Z18, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z20, Z19, K1
-	VCMPPS       $0x19, Z21, Z19, K2
-	KORTESTW     K2, K1
-	JNE          blocks
-	VCMPPS       $0x16, Z20, Z16, K1
-	VCMPPS       $0x19, Z21, Z16, K2
-	KORTESTW     K2, K1
-	JNE          blocks
 
-	// s12 = 1
-	MOVL         $0x3f800000, R11
-	VMOVD        R11, X20
-	VBROADCASTSS X20, Z20
-
-	// s13 = sqrt s11
-	VSQRTPS Z17, Z17
-	VSQRTPS Z18, Z18
-	VSQRTPS Z19, Z19
-	VSQRTPS Z16, Z16
-
-	// s14 = s12 div s13
-	VDIVPS Z17, Z20, Z17
-	VDIVPS Z18, Z20, Z18
-	VDIVPS Z19, Z20, Z19
-	VDIVPS Z16, Z20, Z16
-
-	// s15 = s0 add s3
-	VADDPS Z4, Z0, Z20
-	VADDPS Z5, Z1, Z21
-	VADDPS Z6, Z2, Z22
-	VADDPS Z7, Z3, Z23
-
-	// s16 = s15 add s5
-	VADDPS Z9, Z20, Z20
-	VADDPS Z10, Z21, Z21
-	VADDPS Z11, Z22, Z22
-	VADDPS Z12, Z23, Z23
-
-	// s17 = s3 add s5
-	VADDPS Z9, Z4, Z4
-	VADDPS Z10, Z5, Z5
-	VADDPS Z11, Z6, Z6
-	VADDPS Z12, Z7, Z7
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R11
-	VMOVD        R11, X9
-	VBROADCASTSS X9, Z9
-
-	// s19 = 0.1
-	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X10
-	VBROADCASTSS X10, Z10
-
-	// s20 = runMean[row]
-	VMOVUPS (SI), Z11
-	VMOVUPS 64(SI), Z12
+	// s19 = runMean[row]
+	VMOVUPS (SI), Z22
+	VMOVUPS 64(SI), Z23
 	VMOVUPS 128(SI), Z24
 	VMOVUPS 192(SI), Z25
 
-	// s21 = s18 mul s20
-	VMULPS Z11, Z9, Z11
-	VMULPS Z12, Z9, Z12
-	VMULPS Z24, Z9, Z24
-	VMULPS Z25, Z9, Z25
+	// s20 = s17 mul s19
+	VMULPS Z22, Z20, Z22
+	VMULPS Z23, Z20, Z23
+	VMULPS Z24, Z20, Z24
+	VMULPS Z25, Z20, Z25
 
-	// s22 = s19 mul s16
-	VMULPS Z20, Z10, Z20
-	VMULPS Z21, Z10, Z21
-	VMULPS Z22, Z10, Z22
-	VMULPS Z23, Z10, Z23
+	// s21 = s18 mul s16
+	VMULPS Z16, Z21, Z16
+	VMULPS Z17, Z21, Z17
+	VMULPS Z18, Z21, Z18
+	VMULPS Z19, Z21, Z19
 
-	// s23 = s21 add s22
-	VADDPS Z20, Z11, Z11
-	VADDPS Z21, Z12, Z12
-	VADDPS Z22, Z24, Z20
-	VADDPS Z23, Z25, Z21
+	// s22 = s20 add s21
+	VADDPS Z16, Z22, Z16
+	VADDPS Z17, Z23, Z17
+	VADDPS Z18, Z24, Z18
+	VADDPS Z19, Z25, Z19
 
-	// runMean[row] = s23
-	VMOVUPS Z11, (SI)
-	VMOVUPS Z12, 64(SI)
-	VMOVUPS Z20, 128(SI)
-	VMOVUPS Z21, 192(SI)
+	// runMean[row] = s22
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	VMOVUPS Z18, 128(SI)
+	VMOVUPS Z19, 192(SI)
 
-	// s24 = runVar[row]
-	VMOVUPS (DI), Z11
-	VMOVUPS 64(DI), Z12
-	VMOVUPS 128(DI), Z20
-	VMOVUPS 192(DI), Z21
+	// s23 = runVar[row]
+	VMOVUPS (DI), Z16
+	VMOVUPS 64(DI), Z17
+	VMOVUPS 128(DI), Z18
+	VMOVUPS 192(DI), Z19
 
-	// s25 = s18 mul s24
-	VMULPS Z11, Z9, Z11
-	VMULPS Z12, Z9, Z12
-	VMULPS Z20, Z9, Z20
-	VMULPS Z21, Z9, Z9
+	// s24 = s17 mul s23
+	VMULPS Z16, Z20, Z16
+	VMULPS Z17, Z20, Z17
+	VMULPS Z18, Z20, Z18
+	VMULPS Z19, Z20, Z19
 
-	// s26 = s19 mul s9
-	VMULPS Z13, Z10, Z13
-	VMULPS Z14, Z10, Z14
-	VMULPS Z15, Z10, Z15
-	VMULPS Z8, Z10, Z8
+	// s25 = s18 mul s10
+	VMULPS Z9, Z21, Z9
+	VMULPS Z10, Z21, Z10
+	VMULPS Z11, Z21, Z11
+	VMULPS Z8, Z21, Z8
 
-	// s27 = s25 add s26
-	VADDPS Z13, Z11, Z10
-	VADDPS Z14, Z12, Z11
-	VADDPS Z15, Z20, Z12
-	VADDPS Z8, Z9, Z8
+	// s26 = s24 add s25
+	VADDPS Z9, Z16, Z9
+	VADDPS Z10, Z17, Z10
+	VADDPS Z11, Z18, Z11
+	VADDPS Z8, Z19, Z8
 
-	// runVar[row] = s27
-	VMOVUPS Z10, (DI)
-	VMOVUPS Z11, 64(DI)
-	VMOVUPS Z12, 128(DI)
+	// runVar[row] = s26
+	VMOVUPS Z9, (DI)
+	VMOVUPS Z10, 64(DI)
+	VMOVUPS Z11, 128(DI)
 	VMOVUPS Z8, 192(DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVUPS (DX), Z8
 	VMOVUPS 64(DX), Z9
 	VMOVUPS 128(DX), Z10
 	VMOVUPS 192(DX), Z11
 
-	// s29 = s14 mul s28
-	VMULPS Z8, Z17, Z8
-	VMULPS Z9, Z18, Z9
-	VMULPS Z10, Z19, Z10
-	VMULPS Z11, Z16, Z11
+	// s28 = s15 mul s27
+	VMULPS Z8, Z13, Z8
+	VMULPS Z9, Z14, Z9
+	VMULPS Z10, Z15, Z10
+	VMULPS Z11, Z12, Z11
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVUPS (BX), Z12
 	VMOVUPS 64(BX), Z13
 	VMOVUPS 128(BX), Z14
 	VMOVUPS 192(BX), Z15
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -16162,8 +16428,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     bloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+bloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16171,9 +16441,9 @@ block:
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (CX)(R12*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -16182,15 +16452,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R11
-	JNZ    bloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R11
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -16200,9 +16473,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     bloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -16214,13 +16491,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    R9, $+64
+	JBE     bloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+bloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16228,11 +16512,10 @@ bloop0end:
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS     (CX)(R12*1), Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -16241,20 +16524,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R11
-	JNZ    bloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R11
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 bloop1next:
 	ADDQ    $+64, R13
@@ -16264,115 +16553,114 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    R9, $+64
+	JBE     bloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Z4
-
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z4
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Z5
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Z6
-	VCMPPS       $0x16, Z5, Z4, K1
-	VCMPPS       $0x19, Z6, Z4, K2
-	KORTESTW     K2, K1
-	JNE          done
-
-	// s12 = 1
-	MOVL         $0x3f800000, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Z5
-
-	// s13 = sqrt s11
-	VSQRTPS Z4, Z4
-
-	// s14 = s12 div s13
-	VDIVPS Z4, Z5, Z4
-
-	// s15 = s0 add s3
-	VADDPS Z1, Z0, Z5
-
-	// s16 = s15 add s5
-	VADDPS Z3, Z5, Z5
-
-	// s17 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Z3
 
-	// s19 = 0.1
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z3
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Z4
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z3, K1
+	VCMPPS       $0x19, Z5, Z3, K2
+	KORTESTW     K2, K1
+	JNE          done
+
+	// s13 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Z4
+
+	// s14 = sqrt s12
+	VSQRTPS Z3, Z3
+
+	// s15 = s13 div s14
+	VDIVPS Z3, Z4, Z3
+
+	// s16 = s4 add s6
+	VADDPS Z1, Z0, Z4
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Z6
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMOVUPS (SI), Z7
 
-	// s21 = s18 mul s20
-	VMULPS Z7, Z3, Z7
+	// s20 = s17 mul s19
+	VMULPS Z7, Z5, Z7
 
-	// s22 = s19 mul s16
-	VMULPS Z5, Z6, Z5
+	// s21 = s18 mul s16
+	VMULPS Z4, Z6, Z4
 
-	// s23 = s21 add s22
-	VADDPS Z5, Z7, Z5
+	// s22 = s20 add s21
+	VADDPS Z4, Z7, Z4
 
-	// runMean[row] = s23
-	VMOVUPS Z5, (SI)
+	// runMean[row] = s22
+	VMOVUPS Z4, (SI)
 
-	// s24 = runVar[row]
-	VMOVUPS (DI), Z5
+	// s23 = runVar[row]
+	VMOVUPS (DI), Z4
 
-	// s25 = s18 mul s24
-	VMULPS Z5, Z3, Z3
+	// s24 = s17 mul s23
+	VMULPS Z4, Z5, Z4
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULPS Z2, Z6, Z2
 
-	// s27 = s25 add s26
-	VADDPS Z2, Z3, Z2
+	// s26 = s24 add s25
+	VADDPS Z2, Z4, Z2
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMOVUPS Z2, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVUPS (DX), Z2
 
-	// s29 = s14 mul s28
-	VMULPS Z2, Z4, Z2
+	// s28 = s15 mul s27
+	VMULPS Z2, Z3, Z2
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVUPS (BX), Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -16412,8 +16700,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VPXORD  Z1, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     tloop0short
 	VMOVUPS Z1, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS Z1, 64(SP)
+
+tloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16421,9 +16713,9 @@ tail:
 	CMOVQGT R9, R13
 
 tloop0:
-	VMOVUPS.Z (CX)(R12*1), K1, Z3
-	VSUBPS    Z0, Z3, Z3
-	VADDPS    Z3, Z1, Z1
+	VMOVUPS.Z (CX)(R12*1), K1, Z2
+	VSUBPS    Z0, Z2, Z2
+	VADDPS    Z2, Z1, Z1
 	INCQ      R11
 	ADDQ      R10, R12
 	CMPQ      R11, R13
@@ -16432,15 +16724,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z1, Z2, Z2
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R11
-	JNZ    tloop0next
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R11
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z2, Z2
-	VMOVUPS Z2, (SP)
-	VPXORD  Z2, Z2, Z2
+	VMOVUPS 64(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -16450,9 +16745,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z2, Z2
-	VADDPS Z2, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     tloop0summed
+	VMOVUPS 64(SP), Z2
+	VADDPS  (SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -16464,13 +16763,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Z2, Z1, Z1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Z1, Z0, Z0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	CMPQ    R9, $+64
+	JBE     tloop1short
+	VMOVUPS Z1, (SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+
+tloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16478,11 +16784,10 @@ tloop0end:
 	CMOVQGT R9, R13
 
 tloop1:
-	VMOVUPS.Z   (CX)(R12*1), K1, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VADDPS      Z7, Z3, Z3
-	VFMADD231PS Z7, Z7, Z4
+	VMOVUPS.Z   (CX)(R12*1), K1, Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -16491,20 +16796,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z3, Z5, Z5
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z6, Z6
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+4095, R11
-	JNZ    tloop1next
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	TESTQ   $+4095, R11
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z5, Z5
-	VMOVUPS Z5, (SP)
-	VPXORD  Z5, Z5, Z5
-	VADDPS  64(SP), Z6, Z6
-	VMOVUPS Z6, 64(SP)
-	VPXORD  Z6, Z6, Z6
+	VMOVUPS 128(SP), Z1
+	VADDPS  (SP), Z1, Z1
+	VMOVUPS Z1, (SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 192(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -16514,115 +16825,114 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS 64(SP), Z6, Z6
-	VADDPS Z6, Z4, Z4
+	CMPQ    R9, $+64
+	JBE     tloop1summed
+	VMOVUPS 128(SP), Z4
+	VADDPS  (SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 192(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Z2, Z3, Z3
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Z2, Z1, Z1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Z2, Z4, Z2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Z2, Z3, Z2
 
-	// s8 = s5 mul s5
-	VMULPS Z3, Z3, Z4
+	// s9 = s6 mul s6
+	VMULPS Z1, Z1, Z3
 
-	// s9 = s7 sub s8
-	VSUBPS Z4, Z2, Z2
+	// s10 = s8 sub s9
+	VSUBPS Z3, Z2, Z2
 
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X3
+	VBROADCASTSS X3, Z3
+
+	// s12 = s10 add s11
+	VADDPS Z3, Z2, Z3
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
-
-	// s11 = s9 add s10
-	VADDPS Z4, Z2, Z4
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
+	MOVL         $0x15f79688, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Z5
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Z6
-	VCMPPS       $0x16, Z5, Z4, K1, K2
-	VCMPPS       $0x19, Z6, Z4, K1, K3
+	VCMPPS       $0x16, Z4, Z3, K1, K2
+	VCMPPS       $0x19, Z5, Z3, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
+
+	// s14 = sqrt s12
+	VSQRTPS Z3, Z3
+
+	// s15 = s13 div s14
+	VDIVPS Z3, Z4, Z3
+
+	// s16 = s4 add s6
+	VADDPS Z1, Z0, Z4
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Z5
 
-	// s13 = sqrt s11
-	VSQRTPS Z4, Z4
-
-	// s14 = s12 div s13
-	VDIVPS Z4, Z5, Z4
-
-	// s15 = s0 add s3
-	VADDPS Z1, Z0, Z5
-
-	// s16 = s15 add s5
-	VADDPS Z3, Z5, Z5
-
-	// s17 = s3 add s5
-	VADDPS Z3, Z1, Z1
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R8
-	VMOVD        R8, X3
-	VBROADCASTSS X3, Z3
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Z6
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMOVUPS.Z (SI), K1, Z7
 
-	// s21 = s18 mul s20
-	VMULPS Z7, Z3, Z7
+	// s20 = s17 mul s19
+	VMULPS Z7, Z5, Z7
 
-	// s22 = s19 mul s16
-	VMULPS Z5, Z6, Z5
+	// s21 = s18 mul s16
+	VMULPS Z4, Z6, Z4
 
-	// s23 = s21 add s22
-	VADDPS Z5, Z7, Z5
+	// s22 = s20 add s21
+	VADDPS Z4, Z7, Z4
 
-	// runMean[row] = s23
-	VMOVUPS Z5, K1, (SI)
+	// runMean[row] = s22
+	VMOVUPS Z4, K1, (SI)
 
-	// s24 = runVar[row]
-	VMOVUPS.Z (DI), K1, Z5
+	// s23 = runVar[row]
+	VMOVUPS.Z (DI), K1, Z4
 
-	// s25 = s18 mul s24
-	VMULPS Z5, Z3, Z3
+	// s24 = s17 mul s23
+	VMULPS Z4, Z5, Z4
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULPS Z2, Z6, Z2
 
-	// s27 = s25 add s26
-	VADDPS Z2, Z3, Z2
+	// s26 = s24 add s25
+	VADDPS Z2, Z4, Z2
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMOVUPS Z2, K1, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVUPS.Z (DX), K1, Z2
 
-	// s29 = s14 mul s28
-	VMULPS Z2, Z4, Z2
+	// s28 = s15 mul s27
+	VMULPS Z2, Z3, Z2
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVUPS.Z (BX), K1, Z3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -16648,7 +16958,7 @@ done:
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $128-80
+TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $256-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -16671,10 +16981,14 @@ group:
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    R9, $+64
+	JBE     gloop0short
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y3, 32(SP)
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+gloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16682,12 +16996,12 @@ group:
 	CMOVQGT R9, R13
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R12*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R12*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 32(CX)(R12*1), Y4
+	VSUBPS  Y1, Y4, Y4
+	VADDPS  Y4, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -16696,20 +17010,26 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y4, Y4
-	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	TESTQ  $+4095, R11
-	JNZ    gloop0next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R11
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
-	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y5, Y5, Y5
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -16719,11 +17039,16 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS Y4, Y2, Y2
-	VADDPS 32(SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
+	CMPQ    R9, $+64
+	JBE     gloop0summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
+gloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -16736,19 +17061,27 @@ gloop0end:
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y5, (SP)
-	VMOVUPS Y6, 32(SP)
-	VMOVUPS Y7, 64(SP)
-	VMOVUPS Y8, 96(SP)
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
+	CMPQ    R9, $+64
+	JBE     gloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+
+gloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16756,16 +17089,14 @@ gloop0end:
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R12*1), Y13
-	VSUBPS      Y1, Y13, Y13
-	VSUBPS      Y3, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R12*1), Y7
+	VSUBPS      Y0, Y7, Y7
+	VADDPS      Y7, Y2, Y2
+	VFMADD231PS Y7, Y7, Y5
+	VMOVUPS     32(CX)(R12*1), Y7
+	VSUBPS      Y1, Y7, Y7
+	VADDPS      Y7, Y3, Y3
+	VFMADD231PS Y7, Y7, Y6
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -16774,30 +17105,42 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y5, Y9, Y9
-	VXORPS Y5, Y5, Y5
-	VADDPS Y6, Y10, Y10
-	VXORPS Y6, Y6, Y6
-	VADDPS Y7, Y11, Y11
-	VXORPS Y7, Y7, Y7
-	VADDPS Y8, Y12, Y12
-	VXORPS Y8, Y8, Y8
-	TESTQ  $+4095, R11
-	JNZ    gloop1next
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VXORPS  Y3, Y3, Y3
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
+	VXORPS  Y6, Y6, Y6
+	TESTQ   $+4095, R11
+	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y9, Y9
-	VMOVUPS Y9, (SP)
-	VXORPS  Y9, Y9, Y9
-	VADDPS  32(SP), Y10, Y10
-	VMOVUPS Y10, 32(SP)
-	VXORPS  Y10, Y10, Y10
-	VADDPS  64(SP), Y11, Y11
-	VMOVUPS Y11, 64(SP)
-	VXORPS  Y11, Y11, Y11
-	VADDPS  96(SP), Y12, Y12
-	VMOVUPS Y12, 96(SP)
-	VXORPS  Y12, Y12, Y12
+	VMOVUPS 128(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS 192(SP), Y5
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS 224(SP), Y6
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y6, 224(SP)
 
 gloop1next:
 	ADDQ    $+64, R13
@@ -16807,148 +17150,147 @@ gloop1next:
 
 gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y9, Y9
-	VADDPS Y9, Y5, Y5
-	VADDPS 32(SP), Y10, Y10
-	VADDPS Y10, Y6, Y6
-	VADDPS 64(SP), Y11, Y11
-	VADDPS Y11, Y7, Y7
-	VADDPS 96(SP), Y12, Y12
-	VADDPS Y12, Y8, Y8
+	CMPQ    R9, $+64
+	JBE     gloop1summed
+	VMOVUPS 128(SP), Y7
+	VADDPS  (SP), Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 160(SP), Y7
+	VADDPS  32(SP), Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 192(SP), Y7
+	VADDPS  64(SP), Y7, Y7
+	VADDPS  Y7, Y5, Y5
+	VMOVUPS 224(SP), Y7
+	VADDPS  96(SP), Y7, Y7
+	VADDPS  Y7, Y6, Y6
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
+gloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y4, Y2, Y2
+	VMULPS Y4, Y3, Y3
+
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
 	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMULPS Y4, Y6, Y4
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y4, Y7, Y7
-	VMULPS Y4, Y8, Y4
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y6
+	VMULPS Y3, Y3, Y7
 
-	// s8 = s5 mul s5
-	VMULPS Y5, Y5, Y8
-	VMULPS Y6, Y6, Y9
+	// s10 = s8 sub s9
+	VSUBPS Y6, Y5, Y5
+	VSUBPS Y7, Y4, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y8, Y7, Y7
-	VSUBPS Y9, Y4, Y4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X8
-	VBROADCASTSS X8, Y8
-
-	// s11 = s9 add s10
-	VADDPS Y8, Y7, Y9
-	VADDPS Y8, Y4, Y8
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X10
-	VBROADCASTSS X10, Y10
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X11
-	VBROADCASTSS X11, Y11
-	VCMPPS       $0x16, Y10, Y9, Y12
-	VCMPPS       $0x19, Y11, Y9, Y13
-	VORPS        Y13, Y12, Y12
-	VTESTPS      Y12, Y12
-	JNE          blocks
-	VCMPPS       $0x16, Y10, Y8, Y10
-	VCMPPS       $0x19, Y11, Y8, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
-	JNE          blocks
-
-	// s12 = 1
-	MOVL         $0x3f800000, R11
-	VMOVD        R11, X10
-	VBROADCASTSS X10, Y10
-
-	// s13 = sqrt s11
-	VSQRTPS Y9, Y9
-	VSQRTPS Y8, Y8
-
-	// s14 = s12 div s13
-	VDIVPS Y9, Y10, Y9
-	VDIVPS Y8, Y10, Y8
-
-	// s15 = s0 add s3
-	VADDPS Y2, Y0, Y10
-	VADDPS Y3, Y1, Y11
-
-	// s16 = s15 add s5
-	VADDPS Y5, Y10, Y10
-	VADDPS Y6, Y11, Y11
-
-	// s17 = s3 add s5
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y3, Y3
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-
-	// s19 = 0.1
-	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
 
-	// s20 = runMean[row]
+	// s12 = s10 add s11
+	VADDPS Y6, Y5, Y7
+	VADDPS Y6, Y4, Y6
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X8
+	VBROADCASTSS X8, Y8
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X9
+	VBROADCASTSS X9, Y9
+	VCMPPS       $0x16, Y8, Y7, Y10
+	VCMPPS       $0x19, Y9, Y7, Y11
+	VORPS        Y11, Y10, Y10
+	VTESTPS      Y10, Y10
+	JNE          blocks
+	VCMPPS       $0x16, Y8, Y6, Y8
+	VCMPPS       $0x19, Y9, Y6, Y9
+	VORPS        Y9, Y8, Y8
+	VTESTPS      Y8, Y8
+	JNE          blocks
+
+	// s13 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X8
+	VBROADCASTSS X8, Y8
+
+	// s14 = sqrt s12
+	VSQRTPS Y7, Y7
+	VSQRTPS Y6, Y6
+
+	// s15 = s13 div s14
+	VDIVPS Y7, Y8, Y7
+	VDIVPS Y6, Y8, Y6
+
+	// s16 = s4 add s6
+	VADDPS Y2, Y0, Y8
+	VADDPS Y3, Y1, Y9
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X10
+	VBROADCASTSS X10, Y10
+
+	// s18 = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X11
+	VBROADCASTSS X11, Y11
+
+	// s19 = runMean[row]
 	VMOVUPS (SI), Y12
 	VMOVUPS 32(SI), Y13
 
-	// s21 = s18 mul s20
-	VMULPS Y12, Y5, Y12
-	VMULPS Y13, Y5, Y13
+	// s20 = s17 mul s19
+	VMULPS Y12, Y10, Y12
+	VMULPS Y13, Y10, Y13
 
-	// s22 = s19 mul s16
-	VMULPS Y10, Y6, Y10
-	VMULPS Y11, Y6, Y11
+	// s21 = s18 mul s16
+	VMULPS Y8, Y11, Y8
+	VMULPS Y9, Y11, Y9
 
-	// s23 = s21 add s22
-	VADDPS Y10, Y12, Y10
-	VADDPS Y11, Y13, Y11
+	// s22 = s20 add s21
+	VADDPS Y8, Y12, Y8
+	VADDPS Y9, Y13, Y9
 
-	// runMean[row] = s23
-	VMOVUPS Y10, (SI)
-	VMOVUPS Y11, 32(SI)
+	// runMean[row] = s22
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
 
-	// s24 = runVar[row]
-	VMOVUPS (DI), Y10
-	VMOVUPS 32(DI), Y11
+	// s23 = runVar[row]
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
 
-	// s25 = s18 mul s24
-	VMULPS Y10, Y5, Y10
-	VMULPS Y11, Y5, Y5
+	// s24 = s17 mul s23
+	VMULPS Y8, Y10, Y8
+	VMULPS Y9, Y10, Y9
 
-	// s26 = s19 mul s9
-	VMULPS Y7, Y6, Y7
-	VMULPS Y4, Y6, Y4
+	// s25 = s18 mul s10
+	VMULPS Y5, Y11, Y5
+	VMULPS Y4, Y11, Y4
 
-	// s27 = s25 add s26
-	VADDPS Y7, Y10, Y6
-	VADDPS Y4, Y5, Y4
+	// s26 = s24 add s25
+	VADDPS Y5, Y8, Y5
+	VADDPS Y4, Y9, Y4
 
-	// runVar[row] = s27
-	VMOVUPS Y6, (DI)
+	// runVar[row] = s26
+	VMOVUPS Y5, (DI)
 	VMOVUPS Y4, 32(DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVUPS (DX), Y4
 	VMOVUPS 32(DX), Y5
 
-	// s29 = s14 mul s28
-	VMULPS Y4, Y9, Y4
-	VMULPS Y5, Y8, Y5
+	// s28 = s15 mul s27
+	VMULPS Y4, Y7, Y4
+	VMULPS Y5, Y6, Y5
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVUPS (BX), Y6
 	VMOVUPS 32(BX), Y7
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -16990,8 +17332,12 @@ block:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y1, Y1, Y1
+	CMPQ    R9, $+64
+	JBE     bloop0short
 	VMOVUPS Y1, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y1, 32(SP)
+
+bloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -16999,9 +17345,9 @@ block:
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R12*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -17010,15 +17356,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y2, Y2
-	VXORPS Y1, Y1, Y1
-	TESTQ  $+4095, R11
-	JNZ    bloop0next
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	TESTQ   $+4095, R11
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS 32(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(SP)
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -17028,9 +17377,13 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS Y2, Y1, Y1
+	CMPQ    R9, $+64
+	JBE     bloop0summed
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
+bloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -17042,13 +17395,20 @@ bloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y1, Y0, Y0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
+	CMPQ    R9, $+64
+	JBE     bloop1short
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+bloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -17056,11 +17416,10 @@ bloop0end:
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y4
+	VMOVUPS     (CX)(R12*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -17069,20 +17428,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	TESTQ  $+4095, R11
-	JNZ    bloop1next
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	TESTQ   $+4095, R11
+	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y5, Y5
-	VMOVUPS Y5, (SP)
-	VXORPS  Y5, Y5, Y5
-	VADDPS  32(SP), Y6, Y6
-	VMOVUPS Y6, 32(SP)
-	VXORPS  Y6, Y6, Y6
+	VMOVUPS 64(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 96(SP)
 
 bloop1next:
 	ADDQ    $+64, R13
@@ -17092,116 +17457,115 @@ bloop1next:
 
 bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS 32(SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
+	CMPQ    R9, $+64
+	JBE     bloop1summed
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y2, Y3, Y3
+bloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y2, Y1, Y1
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y2, Y4, Y2
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y2, Y3, Y2
 
-	// s8 = s5 mul s5
-	VMULPS Y3, Y3, Y4
+	// s9 = s6 mul s6
+	VMULPS Y1, Y1, Y3
 
-	// s9 = s7 sub s8
-	VSUBPS Y4, Y2, Y2
+	// s10 = s8 sub s9
+	VSUBPS Y3, Y2, Y2
 
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
-
-	// s11 = s9 add s10
-	VADDPS Y4, Y2, Y4
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y4, Y5
-	VCMPPS       $0x19, Y6, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y5, Y5
-	JNE          done
-
-	// s12 = 1
-	MOVL         $0x3f800000, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-
-	// s13 = sqrt s11
-	VSQRTPS Y4, Y4
-
-	// s14 = s12 div s13
-	VDIVPS Y4, Y5, Y4
-
-	// s15 = s0 add s3
-	VADDPS Y1, Y0, Y5
-
-	// s16 = s15 add s5
-	VADDPS Y3, Y5, Y5
-
-	// s17 = s3 add s5
-	VADDPS Y3, Y1, Y1
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Y3
 
-	// s19 = 0.1
+	// s12 = s10 add s11
+	VADDPS Y3, Y2, Y3
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Y5
+	VCMPPS       $0x16, Y4, Y3, Y4
+	VCMPPS       $0x19, Y5, Y3, Y5
+	VORPS        Y5, Y4, Y4
+	VTESTPS      Y4, Y4
+	JNE          done
+
+	// s13 = 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Y4
+
+	// s14 = sqrt s12
+	VSQRTPS Y3, Y3
+
+	// s15 = s13 div s14
+	VDIVPS Y3, Y4, Y3
+
+	// s16 = s4 add s6
+	VADDPS Y1, Y0, Y4
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Y5
+
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMOVUPS (SI), Y7
 
-	// s21 = s18 mul s20
-	VMULPS Y7, Y3, Y7
+	// s20 = s17 mul s19
+	VMULPS Y7, Y5, Y7
 
-	// s22 = s19 mul s16
-	VMULPS Y5, Y6, Y5
+	// s21 = s18 mul s16
+	VMULPS Y4, Y6, Y4
 
-	// s23 = s21 add s22
-	VADDPS Y5, Y7, Y5
+	// s22 = s20 add s21
+	VADDPS Y4, Y7, Y4
 
-	// runMean[row] = s23
-	VMOVUPS Y5, (SI)
+	// runMean[row] = s22
+	VMOVUPS Y4, (SI)
 
-	// s24 = runVar[row]
-	VMOVUPS (DI), Y5
+	// s23 = runVar[row]
+	VMOVUPS (DI), Y4
 
-	// s25 = s18 mul s24
-	VMULPS Y5, Y3, Y3
+	// s24 = s17 mul s23
+	VMULPS Y4, Y5, Y4
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULPS Y2, Y6, Y2
 
-	// s27 = s25 add s26
-	VADDPS Y2, Y3, Y2
+	// s26 = s24 add s25
+	VADDPS Y2, Y4, Y2
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMOVUPS Y2, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMOVUPS (DX), Y2
 
-	// s29 = s14 mul s28
-	VMULPS Y2, Y4, Y2
+	// s28 = s15 mul s27
+	VMULPS Y2, Y3, Y2
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMOVUPS (BX), Y3
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -17243,8 +17607,12 @@ tail:
 
 	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
 	VXORPS  Y2, Y2, Y2
+	CMPQ    R9, $+64
+	JBE     tloop0short
 	VMOVUPS Y2, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y2, 32(SP)
+
+tloop0short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -17252,9 +17620,9 @@ tail:
 	CMOVQGT R9, R13
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R12*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R11
 	ADDQ       R10, R12
 	CMPQ       R11, R13
@@ -17263,15 +17631,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y2, Y3, Y3
-	VXORPS Y2, Y2, Y2
-	TESTQ  $+4095, R11
-	JNZ    tloop0next
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	TESTQ   $+4095, R11
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y3, Y3
-	VMOVUPS Y3, (SP)
-	VXORPS  Y3, Y3, Y3
+	VMOVUPS 32(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 32(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -17281,9 +17652,13 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y3, Y3
-	VADDPS Y3, Y2, Y2
+	CMPQ    R9, $+64
+	JBE     tloop0summed
+	VMOVUPS 32(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
+tloop0summed:
 	// s1 = accumulator 0, one sum per lane
 	// s2 = 1/h
 	MOVL         $0x3f800000, R11
@@ -17295,13 +17670,20 @@ tloop0end:
 	// s3 = s1 mul s2
 	VMULPS Y3, Y2, Y2
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDPS Y2, Y1, Y1
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
+	CMPQ    R9, $+64
+	JBE     tloop1short
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
+
+tloop1short:
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    $+64, R13
@@ -17309,11 +17691,10 @@ tloop0end:
 	CMOVQGT R9, R13
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y8
-	VSUBPS      Y1, Y8, Y8
-	VSUBPS      Y2, Y8, Y8
-	VADDPS      Y8, Y4, Y4
-	VFMADD231PS Y8, Y8, Y5
+	VMASKMOVPS  (CX)(R12*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -17322,20 +17703,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	VADDPS Y5, Y7, Y7
-	VXORPS Y5, Y5, Y5
-	TESTQ  $+4095, R11
-	JNZ    tloop1next
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
+	VXORPS  Y4, Y4, Y4
+	TESTQ   $+4095, R11
+	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y6, Y6
-	VMOVUPS Y6, (SP)
-	VXORPS  Y6, Y6, Y6
-	VADDPS  32(SP), Y7, Y7
-	VMOVUPS Y7, 32(SP)
-	VXORPS  Y7, Y7, Y7
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 96(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -17345,116 +17732,115 @@ tloop1next:
 
 tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	VADDPS (SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VADDPS 32(SP), Y7, Y7
-	VADDPS Y7, Y5, Y5
+	CMPQ    R9, $+64
+	JBE     tloop1summed
+	VMOVUPS 64(SP), Y5
+	VADDPS  (SP), Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 96(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y4, Y4
 
-	// s4 = accumulator 1, one sum per lane
-	// s5 = s4 mul s2
-	VMULPS Y3, Y4, Y4
+tloop1summed:
+	// s5 = accumulator 1, one sum per lane
+	// s6 = s5 mul s2
+	VMULPS Y3, Y2, Y2
 
-	// s6 = accumulator 2, one sum per lane
-	// s7 = s6 mul s2
-	VMULPS Y3, Y5, Y3
+	// s7 = accumulator 2, one sum per lane
+	// s8 = s7 mul s2
+	VMULPS Y3, Y4, Y3
 
-	// s8 = s5 mul s5
-	VMULPS Y4, Y4, Y5
+	// s9 = s6 mul s6
+	VMULPS Y2, Y2, Y4
 
-	// s9 = s7 sub s8
-	VSUBPS Y5, Y3, Y3
+	// s10 = s8 sub s9
+	VSUBPS Y4, Y3, Y3
 
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Y4
+
+	// s12 = s10 add s11
+	VADDPS Y4, Y3, Y4
+
+	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
-
-	// s11 = s9 add s10
-	VADDPS Y5, Y3, Y5
-
-	// abandon the rows unless 1e-25 <= s11 <= 3.4028235e+38 in every row
-	MOVL         $0x7f7fffff, R11
+	MOVL         $0x15f79688, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
-	MOVL         $0x15f79688, R11
-	VMOVD        R11, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y6
-	VCMPPS       $0x19, Y7, Y5, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y0, Y6
+	VCMPPS       $0x16, Y5, Y4, Y5
+	VCMPPS       $0x19, Y6, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL         $0x3f800000, R8
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Y5
+
+	// s14 = sqrt s12
+	VSQRTPS Y4, Y4
+
+	// s15 = s13 div s14
+	VDIVPS Y4, Y5, Y4
+
+	// s16 = s4 add s6
+	VADDPS Y2, Y1, Y5
+
+	// s17 = 0.9
+	MOVL         $0x3f666666, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s13 = sqrt s11
-	VSQRTPS Y5, Y5
-
-	// s14 = s12 div s13
-	VDIVPS Y5, Y6, Y5
-
-	// s15 = s0 add s3
-	VADDPS Y2, Y1, Y6
-
-	// s16 = s15 add s5
-	VADDPS Y4, Y6, Y6
-
-	// s17 = s3 add s5
-	VADDPS Y4, Y2, Y2
-
-	// s18 = 0.9
-	MOVL         $0x3f666666, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
-
-	// s19 = 0.1
+	// s18 = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X7
 	VBROADCASTSS X7, Y7
 
-	// s20 = runMean[row]
+	// s19 = runMean[row]
 	VMASKMOVPS (SI), Y0, Y8
 
-	// s21 = s18 mul s20
-	VMULPS Y8, Y4, Y8
+	// s20 = s17 mul s19
+	VMULPS Y8, Y6, Y8
 
-	// s22 = s19 mul s16
-	VMULPS Y6, Y7, Y6
+	// s21 = s18 mul s16
+	VMULPS Y5, Y7, Y5
 
-	// s23 = s21 add s22
-	VADDPS Y6, Y8, Y6
+	// s22 = s20 add s21
+	VADDPS Y5, Y8, Y5
 
-	// runMean[row] = s23
-	VMASKMOVPS Y6, Y0, (SI)
+	// runMean[row] = s22
+	VMASKMOVPS Y5, Y0, (SI)
 
-	// s24 = runVar[row]
-	VMASKMOVPS (DI), Y0, Y6
+	// s23 = runVar[row]
+	VMASKMOVPS (DI), Y0, Y5
 
-	// s25 = s18 mul s24
-	VMULPS Y6, Y4, Y4
+	// s24 = s17 mul s23
+	VMULPS Y5, Y6, Y5
 
-	// s26 = s19 mul s9
+	// s25 = s18 mul s10
 	VMULPS Y3, Y7, Y3
 
-	// s27 = s25 add s26
-	VADDPS Y3, Y4, Y3
+	// s26 = s24 add s25
+	VADDPS Y3, Y5, Y3
 
-	// runVar[row] = s27
+	// runVar[row] = s26
 	VMASKMOVPS Y3, Y0, (DI)
 
-	// s28 = gain[row]
+	// s27 = gain[row]
 	VMASKMOVPS (DX), Y0, Y3
 
-	// s29 = s14 mul s28
-	VMULPS Y3, Y5, Y3
+	// s28 = s15 mul s27
+	VMULPS Y3, Y4, Y3
 
-	// s30 = bias[row]
+	// s29 = bias[row]
 	VMASKMOVPS (BX), Y0, Y4
 
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s29 v6=mul[4 5] v7=s30 v8=add[6 7] dst=v8
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -18198,9 +18584,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -18208,13 +18597,12 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
+	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
@@ -18229,26 +18617,22 @@ loop1_seg:
 	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -18256,31 +18640,31 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_chunk:
@@ -18298,37 +18682,33 @@ loop1_vectors:
 	ANDQ        $-16, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (BX)(R11*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R11*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (BX)(R11*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
 	MOVQ (SP), R11
@@ -18338,31 +18718,31 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_segchunk:
@@ -18372,16 +18752,16 @@ loop1_room:
 	ADDQ   R11, BX
 	DECQ   R10
 	JNZ    loop1_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 	JMP    loop1_summed
 
 loop1_short:
@@ -18395,26 +18775,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -18426,11 +18802,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -18438,11 +18813,10 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (BX)(R11*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R11*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
 	MOVQ   segstride+72(FP), R11
@@ -18450,12 +18824,12 @@ loop1s_done:
 	ADDQ   R11, BX
 	DECQ   R10
 	JNZ    loop1s_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 
 loop1_summed:
 	MOVQ  segs+56(FP), R10
@@ -18463,9 +18837,22 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -18473,66 +18860,47 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -18545,37 +18913,37 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VMOVUPS      (BX)(R11*4), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX)(R11*4), Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, (AX)(R11*4)
-	VMOVUPS      64(BX)(R11*4), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS      64(BX)(R11*4), Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, 64(AX)(R11*4)
-	VMOVUPS      128(BX)(R11*4), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS      128(BX)(R11*4), Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, 128(AX)(R11*4)
-	VMOVUPS      192(BX)(R11*4), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS      192(BX)(R11*4), Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, 192(AX)(R11*4)
 	ADDQ         $+64, R11
 	CMPQ         R11, R12
@@ -18588,13 +18956,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS      (BX)(R11*4), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS      (BX)(R11*4), Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, (AX)(R11*4)
 	ADDQ         $+16, R11
 	CMPQ         R11, R12
@@ -18603,13 +18971,13 @@ loop2_vector:
 loop2_tail:
 	TESTQ        $0x0000000f, R9
 	JZ           loop2_done
-	VMOVUPS.Z    (BX)(R11*4), K1, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
+	VMOVUPS.Z    (BX)(R11*4), K1, Z4
+	VSUBPS       Z0, Z4, Z4
+	VSUBPS       Z1, Z4, Z4
+	VMULPS       Z2, Z4, Z4
 	VBROADCASTSS (DI), Z5
 	VBROADCASTSS (SI), Z6
-	VFMADD231PS  Z6, Z3, Z5
+	VFMADD231PS  Z6, Z4, Z5
 	VMOVUPS      Z5, K1, (AX)(R11*4)
 
 loop2_done:
@@ -18632,9 +19000,9 @@ loop2_done:
 	SUBQ  R10, DI
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 
 	// next row
@@ -18927,25 +19295,27 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X1, X2, X2
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
 	VXORPS       X5, X5, X5
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
-	VMOVUPS      Y3, 32(SP)
-	VMOVUPS      Y9, 64(SP)
+	VMOVUPS      Y2, 32(SP)
+	VMOVUPS      Y7, 64(SP)
+	VXORPS       Y12, Y12, Y12
 	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
@@ -18960,26 +19330,22 @@ loop1_seg:
 	CMOVQGT R12, R13
 
 loop1:
-	VMOVUPS     (BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     32(BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     64(BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
-	VMOVUPS     96(BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y7, Y7
-	VFMADD231PS Y15, Y15, Y12
+	VMOVUPS     (BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     64(BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     96(BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -18987,37 +19353,37 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
@@ -19035,27 +19401,24 @@ loop1_vectors:
 	ANDQ        $-8, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R11*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (BX)(R11*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+8, R11
 
 loop1_tail:
@@ -19063,11 +19426,10 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R11*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X2, X15, X15
-	VADDSS      X15, X5, X5
-	VFMADD231SS X15, X15, X8
+	VMOVSS      (BX)(R11*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X5, X5
+	VFMADD231SS X14, X14, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1_element
@@ -19080,37 +19442,37 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
@@ -19120,16 +19482,16 @@ loop1_room:
 	ADDQ   R11, BX
 	DECQ   R10
 	JNZ    loop1_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS 32(SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS 64(SP), Y14, Y14
-	VADDPS Y14, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y12, Y12
+	VADDPS Y12, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS 64(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 	JMP    loop1_summed
 
 loop1_short:
@@ -19143,26 +19505,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     32(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     64(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
-	VMOVUPS     96(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y7, Y7
-	VFMADD231PS Y13, Y13, Y12
+	VMOVUPS     (BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -19174,11 +19532,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -19188,11 +19545,10 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (BX)(R11*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X2, X13, X13
-	VADDSS      X13, X5, X5
-	VFMADD231SS X13, X13, X8
+	VMOVSS      (BX)(R11*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X5, X5
+	VFMADD231SS X12, X12, X8
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop1s_element
@@ -19203,12 +19559,12 @@ loop1s_done:
 	ADDQ   R11, BX
 	DECQ   R10
 	JNZ    loop1s_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
 
 loop1_summed:
 	MOVQ  segs+56(FP), R10
@@ -19216,77 +19572,71 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X5, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X1, X2, X2
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X5, X3, X3
+	VADDSS       X8, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X1, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X1, X3, X1
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X4
-	VADDPS       X4, X9, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X3
 
-	// s7 = s6 mul s2
-	VMULSS X1, X4, X1
+	// s10 = s8 sub s9
+	VSUBSS X3, X1, X1
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X1, X1
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X1, X1
+	// s12 = s10 add s11
+	VADDSS X3, X1, X1
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X1
+	VMOVD    R10, X3
+	VUCOMISS X3, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X1, X4
+	VMOVD    R10, X3
+	VUCOMISS X1, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X1, X1, X1
 
-	// s14 = s12 div s13
-	VDIVSS X1, X4, X1
+	// s15 = s13 div s14
+	VDIVSS X1, X3, X3
 
-	// s15 = s0 add s3
-	VADDSS X2, X0, X4
+	// s16 = s4 add s6
+	VADDSS X2, X0, X5
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X2, X2
-
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y1
+	VBROADCASTSS X3, Y2
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -19298,36 +19648,36 @@ loop2_seg:
 loop2:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
-	VBROADCASTSS (DI), Y6
-	VBROADCASTSS (SI), Y7
-	VFMADD231PS  Y7, Y3, Y6
-	VMOVUPS      Y6, (AX)(R11*4)
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y6, Y3, Y4
+	VMOVUPS      Y4, (AX)(R11*4)
 	VMOVUPS      32(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
-	VBROADCASTSS (DI), Y6
-	VBROADCASTSS (SI), Y7
-	VFMADD231PS  Y7, Y3, Y6
-	VMOVUPS      Y6, 32(AX)(R11*4)
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y6, Y3, Y4
+	VMOVUPS      Y4, 32(AX)(R11*4)
 	VMOVUPS      64(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
-	VBROADCASTSS (DI), Y6
-	VBROADCASTSS (SI), Y7
-	VFMADD231PS  Y7, Y3, Y6
-	VMOVUPS      Y6, 64(AX)(R11*4)
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y6, Y3, Y4
+	VMOVUPS      Y4, 64(AX)(R11*4)
 	VMOVUPS      96(BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
-	VBROADCASTSS (DI), Y6
-	VBROADCASTSS (SI), Y7
-	VFMADD231PS  Y7, Y3, Y6
-	VMOVUPS      Y6, 96(AX)(R11*4)
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y6, Y3, Y4
+	VMOVUPS      Y4, 96(AX)(R11*4)
 	ADDQ         $+32, R11
 	CMPQ         R11, R12
 	JB           loop2
@@ -19341,12 +19691,12 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (BX)(R11*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
-	VBROADCASTSS (DI), Y6
-	VBROADCASTSS (SI), Y7
-	VFMADD231PS  Y7, Y3, Y6
-	VMOVUPS      Y6, (AX)(R11*4)
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (DI), Y4
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y6, Y3, Y4
+	VMOVUPS      Y4, (AX)(R11*4)
 	ADDQ         $+8, R11
 	CMPQ         R11, R12
 	JB           loop2_vector
@@ -19358,12 +19708,12 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (BX)(R11*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
-	VMOVSS      (DI), X5
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
+	VMOVSS      (DI), X4
 	VMOVSS      (SI), X6
-	VFMADD231SS X6, X3, X5
-	VMOVSS      X5, (AX)(R11*4)
+	VFMADD231SS X6, X3, X4
+	VMOVSS      X4, (AX)(R11*4)
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop2_element
@@ -19388,10 +19738,10 @@ loop2_done:
 	SUBQ  R10, DI
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X5, (CX)
 
-	// rstd[row] = s14
-	VMOVSS X1, (DX)
+	// rstd[row] = s15
+	VMOVSS X2, (DX)
 
 	// next row
 	MOVQ rowstride+80(FP), R10
@@ -19667,9 +20017,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -19677,13 +20030,12 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
+	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
@@ -19698,26 +20050,22 @@ loop1_seg:
 	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
 	JB          loop1
@@ -19725,31 +20073,31 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_chunk:
@@ -19767,37 +20115,33 @@ loop1_vectors:
 	ANDQ        $-16, R10
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (CX)(R9*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R9
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (CX)(R9*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
 	MOVQ (SP), R9
@@ -19807,31 +20151,31 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 	MOVQ   $+64, 16(SP)
 
 loop1_segchunk:
@@ -19841,16 +20185,16 @@ loop1_room:
 	ADDQ   R9, CX
 	DECQ   R8
 	JNZ    loop1_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 	JMP    loop1_summed
 
 loop1_short:
@@ -19864,26 +20208,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop1s
@@ -19895,11 +20235,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JB          loop1s_vector
@@ -19907,11 +20246,10 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R9*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
 	MOVQ   segstride+56(FP), R9
@@ -19919,12 +20257,12 @@ loop1s_done:
 	ADDQ   R9, CX
 	DECQ   R8
 	JNZ    loop1s_seg
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 
 loop1_summed:
 	MOVQ  segs+40(FP), R8
@@ -19932,9 +20270,22 @@ loop1_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -19942,60 +20293,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X2
+	VMOVD    R8, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X2, X4
+	VMOVD    R8, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -20380,25 +20715,27 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X1, X2, X2
 
-	// loop 1, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
 	VXORPS       X5, X5, X5
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	VXORPS       X8, X8, X8
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
-	VMOVUPS      Y3, 32(SP)
-	VMOVUPS      Y9, 64(SP)
+	VMOVUPS      Y2, 32(SP)
+	VMOVUPS      Y7, 64(SP)
+	VXORPS       Y12, Y12, Y12
 	VXORPS       Y13, Y13, Y13
-	VXORPS       Y14, Y14, Y14
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+40(FP), R8
@@ -20413,26 +20750,22 @@ loop1_seg:
 	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     32(CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     64(CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
-	VMOVUPS     96(CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y7, Y7
-	VFMADD231PS Y15, Y15, Y12
+	VMOVUPS     (CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     64(CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     96(CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y6, Y6
+	VFMADD231PS Y14, Y14, Y11
 	ADDQ        $+32, R9
 	CMPQ        R9, R11
 	JB          loop1
@@ -20440,37 +20773,37 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_chunk:
@@ -20488,27 +20821,24 @@ loop1_vectors:
 	ANDQ        $-8, R10
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y2, Y2
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y2, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (CX)(R9*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+8, R9
 
 loop1_tail:
@@ -20516,11 +20846,10 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X2, X15, X15
-	VADDSS      X15, X5, X5
-	VFMADD231SS X15, X15, X8
+	VMOVSS      (CX)(R9*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X5, X5
+	VFMADD231SS X14, X14, X8
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop1_element
@@ -20533,37 +20862,37 @@ loop1_done:
 	JGE  loop1_room
 
 	// no room for another segment: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y5, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y5, Y2, Y2
 	VXORPS X5, X5, X5
-	VADDPS Y3, Y13, Y13
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS Y8, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS Y8, Y7, Y7
 	VXORPS X8, X8, X8
-	VADDPS Y9, Y14, Y14
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  32(SP), Y13, Y13
-	VMOVUPS Y13, 32(SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  64(SP), Y13, Y13
+	VMOVUPS Y13, 64(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  64(SP), Y14, Y14
-	VMOVUPS Y14, 64(SP)
-	VXORPS  Y14, Y14, Y14
 	MOVQ    $+64, 16(SP)
 
 loop1_segchunk:
@@ -20573,16 +20902,16 @@ loop1_room:
 	ADDQ   R9, CX
 	DECQ   R8
 	JNZ    loop1_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS 32(SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
-	VADDPS 64(SP), Y14, Y14
-	VADDPS Y14, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS 32(SP), Y12, Y12
+	VADDPS Y12, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
+	VADDPS 64(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 	JMP    loop1_summed
 
 loop1_short:
@@ -20596,26 +20925,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     32(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     64(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
-	VMOVUPS     96(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y7, Y7
-	VFMADD231PS Y13, Y13, Y12
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     64(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     96(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y6, Y6
+	VFMADD231PS Y12, Y12, Y11
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1s
@@ -20627,11 +20952,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y2, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y2, Y2
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JB          loop1s_vector
@@ -20641,11 +20965,10 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R9*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X2, X13, X13
-	VADDSS      X13, X5, X5
-	VFMADD231SS X13, X13, X8
+	VMOVSS      (CX)(R9*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X5, X5
+	VFMADD231SS X12, X12, X8
 	INCQ        R9
 	CMPQ        R9, DI
 	JB          loop1s_element
@@ -20656,12 +20979,12 @@ loop1s_done:
 	ADDQ   R9, CX
 	DECQ   R8
 	JNZ    loop1s_seg
-	VADDPS Y4, Y3, Y3
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y3, Y3
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y3, Y2, Y2
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y9, Y7, Y7
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y7, Y7
 
 loop1_summed:
 	MOVQ  segs+40(FP), R8
@@ -20669,71 +20992,68 @@ loop1_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VADDSS       X5, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X1, X2, X2
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X5, X3, X3
+	VADDSS       X8, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X1, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X1, X3, X1
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X4
-	VADDPS       X4, X9, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X3
 
-	// s7 = s6 mul s2
-	VMULSS X1, X4, X1
+	// s10 = s8 sub s9
+	VSUBSS X3, X1, X1
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X1, X1
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X1, X1
+	// s12 = s10 add s11
+	VADDSS X3, X1, X1
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X1
+	VMOVD    R8, X3
+	VUCOMISS X3, X1
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X1, X4
+	VMOVD    R8, X3
+	VUCOMISS X1, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X1, X1, X1
 
-	// s14 = s12 div s13
-	VDIVSS X1, X4, X1
+	// s15 = s13 div s14
+	VDIVSS X1, X3, X3
 
-	// s15 = s3 add s5
-	VADDSS X3, X2, X2
-
-	// loop 2, segment by segment: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y1
+	VBROADCASTSS X3, Y2
 	MOVQ         segs+40(FP), R8
 
 loop2_seg:
@@ -20745,32 +21065,32 @@ loop2_seg:
 loop2:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (BX), Y4
 	VBROADCASTSS (DX), Y6
 	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, (AX)(R9*4)
 	VMOVUPS      32(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (BX), Y4
 	VBROADCASTSS (DX), Y6
 	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 32(AX)(R9*4)
 	VMOVUPS      64(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (BX), Y4
 	VBROADCASTSS (DX), Y6
 	VFMADD231PS  Y6, Y3, Y4
 	VMOVUPS      Y4, 64(AX)(R9*4)
 	VMOVUPS      96(CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (BX), Y4
 	VBROADCASTSS (DX), Y6
 	VFMADD231PS  Y6, Y3, Y4
@@ -20788,8 +21108,8 @@ loop2_vectors:
 loop2_vector:
 	VMOVUPS      (CX)(R9*4), Y3
 	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y2, Y3, Y3
-	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
 	VBROADCASTSS (BX), Y4
 	VBROADCASTSS (DX), Y6
 	VFMADD231PS  Y6, Y3, Y4
@@ -20805,8 +21125,8 @@ loop2_tail:
 loop2_element:
 	VMOVSS      (CX)(R9*4), X3
 	VSUBSS      X0, X3, X3
-	VSUBSS      X2, X3, X3
-	VMULSS      X1, X3, X3
+	VSUBSS      X1, X3, X3
+	VMULSS      X2, X3, X3
 	VMOVSS      (BX), X4
 	VMOVSS      (DX), X5
 	VFMADD231SS X5, X3, X4

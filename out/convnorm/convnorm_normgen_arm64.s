@@ -53,12 +53,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$96, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -67,7 +68,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -75,40 +75,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -118,13 +117,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -193,12 +192,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$128, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -207,7 +207,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -215,40 +214,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -258,13 +256,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -333,12 +331,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$192, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -347,7 +346,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -355,40 +353,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -398,13 +395,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -473,12 +470,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$256, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -487,7 +485,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -495,40 +492,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -538,13 +534,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -613,12 +609,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$384, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -627,7 +624,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -635,40 +631,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -678,13 +673,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -753,12 +748,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$512, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -767,7 +763,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -775,40 +770,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -818,13 +812,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -893,12 +887,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$768, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -907,7 +902,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -915,40 +909,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -958,13 +951,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -1033,12 +1026,13 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$1024, R8
 pass2chunk:
 	SUBS	$64, R8, R8
@@ -1047,7 +1041,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R6), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R5, R6, R6
@@ -1055,40 +1048,39 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R8, R8
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	B	pass2chunk
 pass2short:
 	ADD	$64, R8, R7
 	CBNZ	R7, pass2iter
 pass2chunked:
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R6
+	FMOVS	R6, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R6
-	FMOVS	R6, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R6
-	VMOV	V24.D[1], R7
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R6
+	VMOV	V25.D[1], R7
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1098,13 +1090,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R8), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R9), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R6)
 	ADD	R5, R6, R6
@@ -1185,14 +1177,15 @@ pass1chunked:
 	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R7
+	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R9
 	MOVD	R5, R10
 pass2chunk:
@@ -1202,7 +1195,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R7), [V2.S4]
 	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R6, R7, R7
@@ -1210,50 +1202,49 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R10, R10
 	BLT	pass2chunked
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R9, R9
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3bd739 // fadd v25.4s, v25.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
 	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
-	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
-	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R9
 	B	pass2chunk
 pass2short:
 	ADD	$64, R10, R8
 	CBNZ	R8, pass2iter
 pass2chunked:
+	WORD	$0x4e3bd73b // fadd v27.4s, v25.4s, v27.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
-	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
-	WORD	$0x4e21d721 // fadd v1.4s, v25.4s, v1.4s
-	WORD	$0x6e3fdc1a // fmul v26.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc39 // fmul v25.4s, v1.4s, v31.4s
-	WORD	$0x6e3adf58 // fmul v24.4s, v26.4s, v26.4s
-	WORD	$0x4eb8d739 // fsub v25.4s, v25.4s, v24.4s
-	WORD	$0x4e3ed739 // fadd v25.4s, v25.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R7
+	FMOVS	R7, F25
+	VDUP	V25.S[0], V25.S4
+	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F24
 	VDUP	V24.S[0], V24.S4
-	MOVW	$0x7f7fffff, R7
-	FMOVS	R7, F23
-	VDUP	V23.S[0], V23.S4
-	WORD	$0x6e38e738 // fcmge v24.4s, v25.4s, v24.4s
-	WORD	$0x6e39e6f7 // fcmge v23.4s, v23.4s, v25.4s
-	VAND	V23.B16, V24.B16, V24.B16
-	VMOV	V24.D[0], R7
-	VMOV	V24.D[1], R8
+	WORD	$0x6e39e759 // fcmge v25.4s, v26.4s, v25.4s
+	WORD	$0x6e3ae718 // fcmge v24.4s, v24.4s, v26.4s
+	VAND	V24.B16, V25.B16, V25.B16
+	VMOV	V25.D[0], R7
+	VMOV	V25.D[1], R8
 	AND	R8, R7, R7
 	ADD	$1, R7, R7
 	CBNZ	R7, done
-	WORD	$0x6ea1fb39 // fsqrt v25.4s, v25.4s
-	WORD	$0x6e39ffb9 // fdiv v25.4s, v29.4s, v25.4s
-	WORD	$0x4e3ad77b // fadd v27.4s, v27.4s, v26.4s
+	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
 	// pass 3 over the block's rows
 	MOVD	R0, R7
 	MOVD	R1, R8
@@ -1263,13 +1254,13 @@ pass2chunked:
 pass3:
 	FMOVS.P	4(R9), F24
 	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R10), F26
-	VDUP	V26.S[0], V26.S4
+	FMOVS.P	4(R10), F25
+	VDUP	V25.S[0], V25.S4
 	VLD1	(R8), [V0.S4]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x6e39dc00 // fmul v0.4s, v0.4s, v25.4s
-	VMOV	V26.B16, V1.B16
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	VMOV	V25.B16, V1.B16
 	VFMLA	V24.S4, V0.S4, V1.S4
 	VST1	[V1.S4], (R7)
 	ADD	R6, R7, R7
@@ -1438,8 +1429,9 @@ pass1tailDone:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F22, F0, F0
 	FMULS	F31, F0, F22
+	FADDS	F22, F23, F23
 	// pass 2 over the row
-	VDUP	V22.S[0], V22.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1449,14 +1441,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R11
+	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
 	VEOR	V17.B16, V17.B16, V17.B16
-	VEOR	V16.B16, V16.B16, V16.B16
 	MOVD	$64, R13
 	MOVD	$64, R15
+	FMOVS	ZR, F22
 	FMOVS	ZR, F21
-	FMOVS	ZR, F20
 	MOVD	segs+72(FP), R16
 pass2seg:
 	LSR	$4, R9, R14
@@ -1470,10 +1462,6 @@ pass2iter:
 	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
-	WORD	$0x4eb6d508 // fsub v8.4s, v8.4s, v22.4s
-	WORD	$0x4eb6d529 // fsub v9.4s, v9.4s, v22.4s
-	WORD	$0x4eb6d54a // fsub v10.4s, v10.4s, v22.4s
-	WORD	$0x4eb6d56b // fsub v11.4s, v11.4s, v22.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -1489,9 +1477,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1499,9 +1487,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
-	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -1510,10 +1498,10 @@ pass2iter:
 	SUBS	$1, R13, R13
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
-	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 	B	pass2chunk
 pass2short:
@@ -1526,9 +1514,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1536,9 +1524,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
-	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -1547,10 +1535,10 @@ pass2chunked:
 	SUBS	$1, R13, R13
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
-	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
-	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 pass2tailFolded:
 	SUB	$3, R15, R15
@@ -1560,8 +1548,6 @@ pass2room:
 	VLD1.P	32(R11), [V8.S4, V9.S4]
 	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
 	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
-	WORD	$0x4eb6d508 // fsub v8.4s, v8.4s, v22.4s
-	WORD	$0x4eb6d529 // fsub v9.4s, v9.4s, v22.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -1571,7 +1557,6 @@ pass2vec2Done:
 	CBZ	R12, pass2vec1Done
 	VLD1.P	16(R11), [V10.S4]
 	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
-	WORD	$0x4eb6d54a // fsub v10.4s, v10.4s, v22.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -1580,9 +1565,8 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R11), F8
 	FSUBS	F23, F8, F8
-	FSUBS	F22, F8, F8
-	FADDS	F8, F21, F21
-	FMADDS	F8, F20, F8, F20
+	FADDS	F8, F22, F22
+	FMADDS	F8, F21, F8, F21
 	SUBS	$1, R12, R12
 	BNE	pass2tail
 pass2tailDone:
@@ -1592,52 +1576,50 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
-	WORD	$0x4e20d660 // fadd v0.4s, v19.4s, v0.4s
+	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
+	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e32d612 // fadd v18.4s, v16.4s, v18.4s
-	WORD	$0x4e24d644 // fadd v4.4s, v18.4s, v4.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F21, F0, F0
-	FADDS	F20, F4, F4
-	FMULS	F31, F0, F21
-	FMULS	F31, F4, F20
-	FMULS	F21, F21, F19
-	FSUBS	F19, F20, F20
-	FADDS	F30, F20, F19
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F25, F19
+	FADDS	F22, F0, F0
+	FADDS	F21, F4, F4
+	FMULS	F31, F0, F22
+	FMULS	F31, F4, F21
+	FMULS	F22, F22, F20
+	FSUBS	F20, F21, F21
+	FADDS	F30, F21, F20
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F25, F20
 	BLT	done
-	FCMPS	F24, F19
+	FCMPS	F24, F20
 	BHI	done
-	FSQRTS	F19, F19
-	FDIVS	F19, F29, F19
-	FADDS	F22, F23, F18
-	FADDS	F21, F18, F18
-	FADDS	F21, F22, F22
-	FDIVS	F26, F20, F21
-	FMOVS	(R6), F20
-	FMULS	F20, F28, F20
-	FMULS	F18, F27, F17
-	FADDS	F17, F20, F20
-	FMOVS	F20, (R6)
-	FMOVS	(R7), F20
-	FMULS	F20, F28, F20
+	FSQRTS	F20, F20
+	FDIVS	F20, F29, F20
+	FADDS	F22, F23, F19
+	FDIVS	F26, F21, F21
+	FMOVS	(R6), F18
+	FMULS	F18, F28, F18
+	FMULS	F19, F27, F17
+	FADDS	F17, F18, F18
+	FMOVS	F18, (R6)
+	FMOVS	(R7), F18
+	FMULS	F18, F28, F18
 	FMULS	F21, F27, F21
-	FADDS	F21, F20, F21
+	FADDS	F21, F18, F21
 	FMOVS	F21, (R7)
 	FMOVS	(R4), F21
-	FMULS	F21, F19, F21
-	FMOVS	(R5), F20
+	FMULS	F21, F20, F21
+	FMOVS	(R5), F18
 	// pass 3 over the row
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
-	VDUP	V20.S[0], V20.S4
+	VDUP	V18.S[0], V18.S4
 	MOVD	R0, R11
 	MOVD	R3, R12
 	MOVD	segs+72(FP), R14
@@ -1658,10 +1640,10 @@ pass3main:
 	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
 	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
 	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
-	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
-	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
-	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
-	WORD	$0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
+	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
+	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
+	WORD	$0x4e32d463 // fadd v3.4s, v3.4s, v18.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R11)
 	SUBS	$1, R13, R13
 	BNE	pass3main
@@ -1675,8 +1657,8 @@ pass3mainDone:
 	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
 	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
 	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
-	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
-	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
+	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
 	VST1.P	[V0.S4, V1.S4], 32(R11)
 pass3vec2Done:
 	AND	$4, R9, R13
@@ -1685,7 +1667,7 @@ pass3vec2Done:
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
 	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
-	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
 	VST1.P	[V2.S4], 16(R11)
 pass3vec1Done:
 	AND	$3, R9, R13
@@ -1695,7 +1677,7 @@ pass3tail:
 	FSUBS	F23, F0, F0
 	FSUBS	F22, F0, F0
 	FMULS	F21, F0, F0
-	FADDS	F20, F0, F0
+	FADDS	F18, F0, F0
 	FMOVS.P	F0, 4(R11)
 	SUBS	$1, R13, R13
 	BNE	pass3tail
@@ -1704,8 +1686,8 @@ pass3tailDone:
 	ADD	R10, R12, R12
 	SUBS	$1, R14, R14
 	BNE	pass3seg
-	FMOVS	F18, (R1)
-	FMOVS	F19, (R2)
+	FMOVS	F19, (R1)
+	FMOVS	F20, (R2)
 	// next row
 	MOVD	rowstride+96(FP), R11
 	LSL	$2, R11, R11
@@ -1797,14 +1779,15 @@ pass1chunked:
 	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	WORD	$0x4e38d739 // fadd v25.4s, v25.4s, v24.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R3, R11
+	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
-	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R13
 	MOVD	R9, R14
 pass2chunk:
@@ -1814,7 +1797,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R11), [V2.S4]
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R10, R11, R11
@@ -1822,66 +1804,64 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R14, R14
 	BLT	pass2chunked
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d6d6 // fadd v22.4s, v22.4s, v1.4s
+	WORD	$0x4e21d6f7 // fadd v23.4s, v23.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R13, R13
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R13
 	B	pass2chunk
 pass2short:
 	ADD	$64, R14, R12
 	CBNZ	R12, pass2iter
 pass2chunked:
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e21d6c1 // fadd v1.4s, v22.4s, v1.4s
-	WORD	$0x6e3fdc17 // fmul v23.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc36 // fmul v22.4s, v1.4s, v31.4s
-	WORD	$0x6e37def5 // fmul v21.4s, v23.4s, v23.4s
-	WORD	$0x4eb5d6d6 // fsub v22.4s, v22.4s, v21.4s
-	WORD	$0x4e3ed6d5 // fadd v21.4s, v22.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e21d6e1 // fadd v1.4s, v23.4s, v1.4s
+	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc37 // fmul v23.4s, v1.4s, v31.4s
+	WORD	$0x6e38df16 // fmul v22.4s, v24.4s, v24.4s
+	WORD	$0x4eb6d6f7 // fsub v23.4s, v23.4s, v22.4s
+	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R11
+	FMOVS	R11, F21
+	VDUP	V21.S[0], V21.S4
+	MOVW	$0x7f7fffff, R11
 	FMOVS	R11, F20
 	VDUP	V20.S[0], V20.S4
-	MOVW	$0x7f7fffff, R11
-	FMOVS	R11, F19
-	VDUP	V19.S[0], V19.S4
-	WORD	$0x6e34e6b4 // fcmge v20.4s, v21.4s, v20.4s
-	WORD	$0x6e35e673 // fcmge v19.4s, v19.4s, v21.4s
-	VAND	V19.B16, V20.B16, V20.B16
-	VMOV	V20.D[0], R11
-	VMOV	V20.D[1], R12
+	WORD	$0x6e35e6d5 // fcmge v21.4s, v22.4s, v21.4s
+	WORD	$0x6e36e694 // fcmge v20.4s, v20.4s, v22.4s
+	VAND	V20.B16, V21.B16, V21.B16
+	VMOV	V21.D[0], R11
+	VMOV	V21.D[1], R12
 	AND	R12, R11, R11
 	ADD	$1, R11, R11
 	CBNZ	R11, done
-	WORD	$0x6ea1fab5 // fsqrt v21.4s, v21.4s
-	WORD	$0x6e35ffb5 // fdiv v21.4s, v29.4s, v21.4s
-	WORD	$0x4e38d734 // fadd v20.4s, v25.4s, v24.4s
-	WORD	$0x4e37d694 // fadd v20.4s, v20.4s, v23.4s
-	WORD	$0x4e37d718 // fadd v24.4s, v24.4s, v23.4s
-	WORD	$0x6e3afed7 // fdiv v23.4s, v22.4s, v26.4s
-	VLD1	(R6), [V22.S4]
-	WORD	$0x6e36df96 // fmul v22.4s, v28.4s, v22.4s
-	WORD	$0x6e34df73 // fmul v19.4s, v27.4s, v20.4s
-	WORD	$0x4e33d6d6 // fadd v22.4s, v22.4s, v19.4s
-	VST1	[V22.S4], (R6)
-	VLD1	(R7), [V22.S4]
-	WORD	$0x6e36df96 // fmul v22.4s, v28.4s, v22.4s
+	WORD	$0x6ea1fad6 // fsqrt v22.4s, v22.4s
+	WORD	$0x6e36ffb6 // fdiv v22.4s, v29.4s, v22.4s
+	WORD	$0x4e38d735 // fadd v21.4s, v25.4s, v24.4s
+	WORD	$0x6e3afef7 // fdiv v23.4s, v23.4s, v26.4s
+	VLD1	(R6), [V20.S4]
+	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	WORD	$0x6e35df73 // fmul v19.4s, v27.4s, v21.4s
+	WORD	$0x4e33d694 // fadd v20.4s, v20.4s, v19.4s
+	VST1	[V20.S4], (R6)
+	VLD1	(R7), [V20.S4]
+	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
 	WORD	$0x6e37df77 // fmul v23.4s, v27.4s, v23.4s
-	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
+	WORD	$0x4e37d697 // fadd v23.4s, v20.4s, v23.4s
 	VST1	[V23.S4], (R7)
 	VLD1	(R4), [V23.S4]
-	WORD	$0x6e37deb7 // fmul v23.4s, v21.4s, v23.4s
-	VLD1	(R5), [V22.S4]
+	WORD	$0x6e37ded7 // fmul v23.4s, v22.4s, v23.4s
+	VLD1	(R5), [V20.S4]
 	// pass 3 over the block's rows
 	MOVD	R0, R11
 	MOVD	R3, R12
@@ -1891,14 +1871,14 @@ pass3:
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
 	VST1	[V0.S4], (R11)
 	ADD	R10, R11, R11
 	ADD	R10, R12, R12
 	SUBS	$1, R13, R13
 	BNE	pass3
-	VST1	[V20.S4], (R1)
-	VST1	[V21.S4], (R2)
+	VST1	[V21.S4], (R1)
+	VST1	[V22.S4], (R2)
 	// next block of 4 rows
 	ADD	$16, R0, R0
 	ADD	$16, R1, R1
@@ -2064,8 +2044,9 @@ pass1tailDone:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F23, F0, F0
 	FMULS	F31, F0, F23
+	FADDS	F23, F24, F24
 	// pass 2 over the row
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2075,14 +2056,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R9
+	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
-	VEOR	V17.B16, V17.B16, V17.B16
 	MOVD	$64, R11
 	MOVD	$64, R13
+	FMOVS	ZR, F23
 	FMOVS	ZR, F22
-	FMOVS	ZR, F21
 	MOVD	segs+56(FP), R14
 pass2seg:
 	LSR	$4, R7, R12
@@ -2096,10 +2077,6 @@ pass2iter:
 	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
 	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
 	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
-	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
-	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
-	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
-	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -2115,9 +2092,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2125,9 +2102,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2136,10 +2113,10 @@ pass2iter:
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
-	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
@@ -2152,9 +2129,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2162,9 +2139,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2173,10 +2150,10 @@ pass2chunked:
 	SUBS	$1, R11, R11
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
-	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
-	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
 pass2tailFolded:
 	SUB	$3, R13, R13
@@ -2186,8 +2163,6 @@ pass2room:
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
 	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
-	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -2197,7 +2172,6 @@ pass2vec2Done:
 	CBZ	R10, pass2vec1Done
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -2206,9 +2180,8 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R9), F8
 	FSUBS	F24, F8, F8
-	FSUBS	F23, F8, F8
-	FADDS	F8, F22, F22
-	FMADDS	F8, F21, F8, F21
+	FADDS	F8, F23, F23
+	FMADDS	F8, F22, F8, F22
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
@@ -2218,46 +2191,44 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
-	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
-	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
+	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
+	WORD	$0x4e24d684 // fadd v4.4s, v20.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F22, F0, F0
-	FADDS	F21, F4, F4
-	FMULS	F31, F0, F22
-	FMULS	F31, F4, F21
-	FMULS	F22, F22, F20
-	FSUBS	F20, F21, F21
-	FADDS	F30, F21, F20
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F26, F20
+	FADDS	F23, F0, F0
+	FADDS	F22, F4, F4
+	FMULS	F31, F0, F23
+	FMULS	F31, F4, F22
+	FMULS	F23, F23, F21
+	FSUBS	F21, F22, F22
+	FADDS	F30, F22, F21
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F26, F21
 	BLT	done
-	FCMPS	F25, F20
+	FCMPS	F25, F21
 	BHI	done
-	FSQRTS	F20, F20
-	FDIVS	F20, F29, F20
-	FADDS	F23, F24, F19
-	FADDS	F22, F19, F19
-	FADDS	F22, F23, F23
-	FMOVS	(R4), F22
-	FMULS	F22, F28, F22
-	FMULS	F19, F27, F19
-	FADDS	F19, F22, F22
-	FMOVS	F22, (R4)
-	FMOVS	(R5), F22
-	FMULS	F22, F28, F22
-	FMULS	F21, F27, F21
-	FADDS	F21, F22, F22
+	FSQRTS	F21, F21
+	FDIVS	F21, F29, F21
+	FADDS	F23, F24, F20
+	FMOVS	(R4), F19
+	FMULS	F19, F28, F19
+	FMULS	F20, F27, F20
+	FADDS	F20, F19, F20
+	FMOVS	F20, (R4)
+	FMOVS	(R5), F20
+	FMULS	F20, F28, F20
+	FMULS	F22, F27, F22
+	FADDS	F22, F20, F22
 	FMOVS	F22, (R5)
 	FMOVS	(R2), F22
-	FMULS	F22, F20, F22
+	FMULS	F22, F21, F22
 	FMOVS	(R3), F21
 	// pass 3 over the row
 	VDUP	V23.S[0], V23.S4
@@ -2415,14 +2386,15 @@ pass1chunked:
 	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	WORD	$0x4e39d75a // fadd v26.4s, v26.4s, v25.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R9
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 	MOVD	R7, R12
 pass2chunk:
@@ -2432,7 +2404,6 @@ pass2chunk:
 pass2iter:
 	VLD1	(R9), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
-	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	VFMLA	V2.S4, V2.S4, V1.S4
 	ADD	R8, R9, R9
@@ -2440,64 +2411,62 @@ pass2iter:
 	BNE	pass2iter
 	SUBS	$0, R12, R12
 	BLT	pass2chunked
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d6f7 // fadd v23.4s, v23.4s, v1.4s
+	WORD	$0x4e21d718 // fadd v24.4s, v24.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
 	ADD	$64, R12, R10
 	CBNZ	R10, pass2iter
 pass2chunked:
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e21d6e1 // fadd v1.4s, v23.4s, v1.4s
-	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc37 // fmul v23.4s, v1.4s, v31.4s
-	WORD	$0x6e38df16 // fmul v22.4s, v24.4s, v24.4s
-	WORD	$0x4eb6d6f7 // fsub v23.4s, v23.4s, v22.4s
-	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38 in every lane
+	WORD	$0x4e21d701 // fadd v1.4s, v24.4s, v1.4s
+	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc38 // fmul v24.4s, v1.4s, v31.4s
+	WORD	$0x6e39df37 // fmul v23.4s, v25.4s, v25.4s
+	WORD	$0x4eb7d718 // fsub v24.4s, v24.4s, v23.4s
+	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s
+	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
 	MOVW	$0x15f79688, R9
+	FMOVS	R9, F22
+	VDUP	V22.S[0], V22.S4
+	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F21
 	VDUP	V21.S[0], V21.S4
-	MOVW	$0x7f7fffff, R9
-	FMOVS	R9, F20
-	VDUP	V20.S[0], V20.S4
-	WORD	$0x6e35e6d5 // fcmge v21.4s, v22.4s, v21.4s
-	WORD	$0x6e36e694 // fcmge v20.4s, v20.4s, v22.4s
-	VAND	V20.B16, V21.B16, V21.B16
-	VMOV	V21.D[0], R9
-	VMOV	V21.D[1], R10
+	WORD	$0x6e36e6f6 // fcmge v22.4s, v23.4s, v22.4s
+	WORD	$0x6e37e6b5 // fcmge v21.4s, v21.4s, v23.4s
+	VAND	V21.B16, V22.B16, V22.B16
+	VMOV	V22.D[0], R9
+	VMOV	V22.D[1], R10
 	AND	R10, R9, R9
 	ADD	$1, R9, R9
 	CBNZ	R9, done
-	WORD	$0x6ea1fad6 // fsqrt v22.4s, v22.4s
-	WORD	$0x6e36ffb6 // fdiv v22.4s, v29.4s, v22.4s
-	WORD	$0x4e39d755 // fadd v21.4s, v26.4s, v25.4s
-	WORD	$0x4e38d6b5 // fadd v21.4s, v21.4s, v24.4s
-	WORD	$0x4e38d739 // fadd v25.4s, v25.4s, v24.4s
-	VLD1	(R4), [V24.S4]
-	WORD	$0x6e38df98 // fmul v24.4s, v28.4s, v24.4s
-	WORD	$0x6e35df75 // fmul v21.4s, v27.4s, v21.4s
-	WORD	$0x4e35d718 // fadd v24.4s, v24.4s, v21.4s
-	VST1	[V24.S4], (R4)
-	VLD1	(R5), [V24.S4]
-	WORD	$0x6e38df98 // fmul v24.4s, v28.4s, v24.4s
-	WORD	$0x6e37df77 // fmul v23.4s, v27.4s, v23.4s
-	WORD	$0x4e37d718 // fadd v24.4s, v24.4s, v23.4s
+	WORD	$0x6ea1faf7 // fsqrt v23.4s, v23.4s
+	WORD	$0x6e37ffb7 // fdiv v23.4s, v29.4s, v23.4s
+	WORD	$0x4e39d756 // fadd v22.4s, v26.4s, v25.4s
+	VLD1	(R4), [V21.S4]
+	WORD	$0x6e35df95 // fmul v21.4s, v28.4s, v21.4s
+	WORD	$0x6e36df76 // fmul v22.4s, v27.4s, v22.4s
+	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	VST1	[V22.S4], (R4)
+	VLD1	(R5), [V22.S4]
+	WORD	$0x6e36df96 // fmul v22.4s, v28.4s, v22.4s
+	WORD	$0x6e38df78 // fmul v24.4s, v27.4s, v24.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	VST1	[V24.S4], (R5)
 	VLD1	(R2), [V24.S4]
-	WORD	$0x6e38ded8 // fmul v24.4s, v22.4s, v24.4s
+	WORD	$0x6e38def8 // fmul v24.4s, v23.4s, v24.4s
 	VLD1	(R3), [V23.S4]
 	// pass 3 over the block's rows
 	MOVD	R0, R9
@@ -2798,8 +2767,9 @@ pass1tailDone:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2809,14 +2779,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R9
+	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
-	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
 	MOVD	$64, R13
+	FMOVS	ZR, F25
 	FMOVS	ZR, F24
-	FMOVS	ZR, F23
 	MOVD	segs+56(FP), R14
 pass2seg:
 	LSR	$4, R7, R12
@@ -2830,10 +2800,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -2849,9 +2815,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2859,9 +2825,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	WORD	$0x4e38d484 // fadd v4.4s, v4.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2870,10 +2836,10 @@ pass2iter:
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
@@ -2886,9 +2852,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2896,9 +2862,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	WORD	$0x4e38d484 // fadd v4.4s, v4.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2907,10 +2873,10 @@ pass2chunked:
 	SUBS	$1, R11, R11
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 pass2tailFolded:
 	SUB	$3, R13, R13
@@ -2920,8 +2886,6 @@ pass2room:
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -2931,7 +2895,6 @@ pass2vec2Done:
 	CBZ	R10, pass2vec1Done
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -2940,9 +2903,8 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R9), F8
 	FSUBS	F26, F8, F8
-	FSUBS	F25, F8, F8
-	FADDS	F8, F24, F24
-	FMADDS	F8, F23, F8, F23
+	FADDS	F8, F25, F25
+	FMADDS	F8, F24, F8, F24
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
@@ -2952,37 +2914,35 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
-	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F24, F0, F0
-	FADDS	F23, F4, F4
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FADDS	F25, F0, F0
+	FADDS	F24, F4, F4
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F25, F26, F22
-	FADDS	F24, F22, F22
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
+	FADDS	F25, F26, F23
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R3, R10
 	MOVD	R4, R12
@@ -2991,8 +2951,8 @@ pass2tailDone:
 pass3seg:
 	FMOVS.P	4(R12), F21
 	VDUP	V21.S[0], V21.S4
-	FMOVS.P	4(R13), F24
-	VDUP	V24.S[0], V24.S4
+	FMOVS.P	4(R13), F22
+	VDUP	V22.S[0], V22.S4
 	LSR	$4, R7, R11
 	CBZ	R11, pass3mainDone
 pass3main:
@@ -3005,17 +2965,17 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
-	VMOV	V24.B16, V4.B16
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VMOV	V22.B16, V4.B16
 	VFMLA	V21.S4, V0.S4, V4.S4
-	VMOV	V24.B16, V5.B16
+	VMOV	V22.B16, V5.B16
 	VFMLA	V21.S4, V1.S4, V5.S4
-	VMOV	V24.B16, V6.B16
+	VMOV	V22.B16, V6.B16
 	VFMLA	V21.S4, V2.S4, V6.S4
-	VMOV	V24.B16, V7.B16
+	VMOV	V22.B16, V7.B16
 	VFMLA	V21.S4, V3.S4, V7.S4
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R9)
 	SUBS	$1, R11, R11
@@ -3028,11 +2988,11 @@ pass3mainDone:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	VMOV	V24.B16, V4.B16
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	VMOV	V22.B16, V4.B16
 	VFMLA	V21.S4, V0.S4, V4.S4
-	VMOV	V24.B16, V5.B16
+	VMOV	V22.B16, V5.B16
 	VFMLA	V21.S4, V1.S4, V5.S4
 	VST1.P	[V4.S4, V5.S4], 32(R9)
 pass3vec2Done:
@@ -3041,8 +3001,8 @@ pass3vec2Done:
 	VLD1.P	16(R10), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	VMOV	V24.B16, V6.B16
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	VMOV	V22.B16, V6.B16
 	VFMLA	V21.S4, V2.S4, V6.S4
 	VST1.P	[V6.S4], 16(R9)
 pass3vec1Done:
@@ -3052,8 +3012,8 @@ pass3tail:
 	FMOVS.P	4(R10), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F23, F0, F0
-	FMADDS	F21, F24, F0, F4
+	FMULS	F24, F0, F0
+	FMADDS	F21, F22, F0, F4
 	FMOVS.P	F4, 4(R9)
 	SUBS	$1, R11, R11
 	BNE	pass3tail
@@ -3062,8 +3022,8 @@ pass3tailDone:
 	ADD	R8, R10, R10
 	SUBS	$1, R14, R14
 	BNE	pass3seg
-	FMOVS	F22, (R1)
-	FMOVS	F23, (R2)
+	FMOVS	F23, (R1)
+	FMOVS	F24, (R2)
 	// next row
 	MOVD	rowstride+80(FP), R9
 	LSL	$2, R9, R9
@@ -3223,8 +3183,9 @@ pass1tailDone:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3234,14 +3195,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
+	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
-	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R9
 	MOVD	$64, R11
+	FMOVS	ZR, F25
 	FMOVS	ZR, F24
-	FMOVS	ZR, F23
 	MOVD	segs+40(FP), R12
 pass2seg:
 	LSR	$4, R5, R10
@@ -3255,10 +3216,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -3274,9 +3231,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3284,9 +3241,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	WORD	$0x4e38d484 // fadd v4.4s, v4.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3295,10 +3252,10 @@ pass2iter:
 	SUBS	$1, R9, R9
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R9
 	B	pass2chunk
 pass2short:
@@ -3311,9 +3268,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e39d400 // fadd v0.4s, v0.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3321,9 +3278,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d484 // fadd v4.4s, v4.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
+	WORD	$0x4e38d484 // fadd v4.4s, v4.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3332,10 +3289,10 @@ pass2chunked:
 	SUBS	$1, R9, R9
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R9
 pass2tailFolded:
 	SUB	$3, R11, R11
@@ -3345,8 +3302,6 @@ pass2room:
 	VLD1.P	32(R7), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -3356,7 +3311,6 @@ pass2vec2Done:
 	CBZ	R8, pass2vec1Done
 	VLD1.P	16(R7), [V10.S4]
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -3365,9 +3319,8 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R7), F8
 	FSUBS	F26, F8, F8
-	FSUBS	F25, F8, F8
-	FADDS	F8, F24, F24
-	FMADDS	F8, F23, F8, F23
+	FADDS	F8, F25, F25
+	FMADDS	F8, F24, F8, F24
 	SUBS	$1, R8, R8
 	BNE	pass2tail
 pass2tailDone:
@@ -3377,35 +3330,34 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
-	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F24, F0, F0
-	FADDS	F23, F4, F4
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FADDS	F25, F0, F0
+	FADDS	F24, F4, F4
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R10
@@ -3414,8 +3366,8 @@ pass2tailDone:
 pass3seg:
 	FMOVS.P	4(R10), F22
 	VDUP	V22.S[0], V22.S4
-	FMOVS.P	4(R11), F24
-	VDUP	V24.S[0], V24.S4
+	FMOVS.P	4(R11), F23
+	VDUP	V23.S[0], V23.S4
 	LSR	$4, R5, R9
 	CBZ	R9, pass3mainDone
 pass3main:
@@ -3428,17 +3380,17 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
-	VMOV	V24.B16, V4.B16
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VMOV	V23.B16, V4.B16
 	VFMLA	V22.S4, V0.S4, V4.S4
-	VMOV	V24.B16, V5.B16
+	VMOV	V23.B16, V5.B16
 	VFMLA	V22.S4, V1.S4, V5.S4
-	VMOV	V24.B16, V6.B16
+	VMOV	V23.B16, V6.B16
 	VFMLA	V22.S4, V2.S4, V6.S4
-	VMOV	V24.B16, V7.B16
+	VMOV	V23.B16, V7.B16
 	VFMLA	V22.S4, V3.S4, V7.S4
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R9, R9
@@ -3451,11 +3403,11 @@ pass3mainDone:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	VMOV	V24.B16, V4.B16
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	VMOV	V23.B16, V4.B16
 	VFMLA	V22.S4, V0.S4, V4.S4
-	VMOV	V24.B16, V5.B16
+	VMOV	V23.B16, V5.B16
 	VFMLA	V22.S4, V1.S4, V5.S4
 	VST1.P	[V4.S4, V5.S4], 32(R7)
 pass3vec2Done:
@@ -3464,8 +3416,8 @@ pass3vec2Done:
 	VLD1.P	16(R8), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	VMOV	V24.B16, V6.B16
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	VMOV	V23.B16, V6.B16
 	VFMLA	V22.S4, V2.S4, V6.S4
 	VST1.P	[V6.S4], 16(R7)
 pass3vec1Done:
@@ -3475,8 +3427,8 @@ pass3tail:
 	FMOVS.P	4(R8), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F23, F0, F0
-	FMADDS	F22, F24, F0, F4
+	FMULS	F24, F0, F0
+	FMADDS	F22, F23, F0, F4
 	FMOVS.P	F4, 4(R7)
 	SUBS	$1, R9, R9
 	BNE	pass3tail

@@ -16,27 +16,27 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4
-			acc2 += v4 * v4
+			v2 := (float64(x[i*stride+r]) - s4)
+			acc1 += v2
+			acc2 += v2 * v2
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-06))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s3 + s5
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-06))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s15)*s14*float64(gamma[i]) + float64(beta[i])))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -57,59 +57,58 @@ func convnormGoBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4
-				acc2 += v4 * v4
+				v2 := (float64(xRow[i]) - s4)
+				acc1 += v2
+				acc2 += v2 * v2
 			}
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
-		s18 := float64(float32(0.9))
-		s19 := float64(float32(0.1))
-		s20 := float64(float32(1))
-		s21 := s20 - s2
-		s22 := s9 / s21
-		s23 := float64(runMean[r])
-		s24 := s18 * s23
-		s25 := s19 * s16
-		s26 := s24 + s25
-		runMean[r] = float32(s26)
-		s27 := float64(runVar[r])
-		s28 := s18 * s27
-		s29 := s19 * s22
-		s30 := s28 + s29
-		runVar[r] = float32(s30)
-		s31 := float64(gain[r])
-		s32 := s14 * s31
-		s33 := float64(bias[r])
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
+		s17 := float64(float32(0.9))
+		s18 := float64(float32(0.1))
+		s19 := float64(float32(1))
+		s20 := s19 - s2
+		s21 := s10 / s20
+		s22 := float64(runMean[r])
+		s23 := s17 * s22
+		s24 := s18 * s16
+		s25 := s23 + s24
+		runMean[r] = float32(s25)
+		s26 := float64(runVar[r])
+		s27 := s17 * s26
+		s28 := s18 * s21
+		s29 := s27 + s28
+		runVar[r] = float32(s29)
+		s30 := float64(gain[r])
+		s31 := s15 * s30
+		s32 := float64(bias[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s32 + s33))
+				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s31 + s32))
 			}
 		}
 		mean[r] = float32(s16)
-		rstd[r] = float32(s14)
+		rstd[r] = float32(s15)
 	}
 }
 
@@ -125,50 +124,49 @@ func convnormGoBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean,
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4
-			acc2 += v4 * v4
+			v2 := (float64(x[i*stride+r]) - s4)
+			acc1 += v2
+			acc2 += v2 * v2
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
-		s18 := float64(float32(0.9))
-		s19 := float64(float32(0.1))
-		s20 := float64(float32(1))
-		s21 := s20 - s2
-		s22 := s9 / s21
-		s23 := float64(runMean[r])
-		s24 := s18 * s23
-		s25 := s19 * s16
-		s26 := s24 + s25
-		runMean[r] = float32(s26)
-		s27 := float64(runVar[r])
-		s28 := s18 * s27
-		s29 := s19 * s22
-		s30 := s28 + s29
-		runVar[r] = float32(s30)
-		s31 := float64(gain[r])
-		s32 := s14 * s31
-		s33 := float64(bias[r])
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
+		s17 := float64(float32(0.9))
+		s18 := float64(float32(0.1))
+		s19 := float64(float32(1))
+		s20 := s19 - s2
+		s21 := s10 / s20
+		s22 := float64(runMean[r])
+		s23 := s17 * s22
+		s24 := s18 * s16
+		s25 := s23 + s24
+		runMean[r] = float32(s25)
+		s26 := float64(runVar[r])
+		s27 := s17 * s26
+		s28 := s18 * s21
+		s29 := s27 + s28
+		runVar[r] = float32(s29)
+		s30 := float64(gain[r])
+		s31 := s15 * s30
+		s32 := float64(bias[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s17)*s32 + s33))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s31 + s32))
 		}
 		mean[r] = float32(s16)
-		rstd[r] = float32(s14)
+		rstd[r] = float32(s15)
 	}
 }
 
@@ -188,52 +186,51 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4
-				acc2 += v4 * v4
+				v2 := (float64(xRow[i]) - s4)
+				acc1 += v2
+				acc2 += v2 * v2
 			}
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
-		s18 := float64(float32(0.9))
-		s19 := float64(float32(0.1))
-		s20 := float64(runMean[r])
-		s21 := s18 * s20
-		s22 := s19 * s16
-		s23 := s21 + s22
-		runMean[r] = float32(s23)
-		s24 := float64(runVar[r])
-		s25 := s18 * s24
-		s26 := s19 * s9
-		s27 := s25 + s26
-		runVar[r] = float32(s27)
-		s28 := float64(gain[r])
-		s29 := s14 * s28
-		s30 := float64(bias[r])
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
+		s17 := float64(float32(0.9))
+		s18 := float64(float32(0.1))
+		s19 := float64(runMean[r])
+		s20 := s17 * s19
+		s21 := s18 * s16
+		s22 := s20 + s21
+		runMean[r] = float32(s22)
+		s23 := float64(runVar[r])
+		s24 := s17 * s23
+		s25 := s18 * s10
+		s26 := s24 + s25
+		runVar[r] = float32(s26)
+		s27 := float64(gain[r])
+		s28 := s15 * s27
+		s29 := float64(bias[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s29 + s30))
+				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s28 + s29))
 			}
 		}
 	}
@@ -251,44 +248,43 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar 
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v4 := ((float64(x[i*stride+r]) - s0) - s3)
-			acc1 += v4
-			acc2 += v4 * v4
+			v2 := (float64(x[i*stride+r]) - s4)
+			acc1 += v2
+			acc2 += v2 * v2
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
-		s18 := float64(float32(0.9))
-		s19 := float64(float32(0.1))
-		s20 := float64(runMean[r])
-		s21 := s18 * s20
-		s22 := s19 * s16
-		s23 := s21 + s22
-		runMean[r] = float32(s23)
-		s24 := float64(runVar[r])
-		s25 := s18 * s24
-		s26 := s19 * s9
-		s27 := s25 + s26
-		runVar[r] = float32(s27)
-		s28 := float64(gain[r])
-		s29 := s14 * s28
-		s30 := float64(bias[r])
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
+		s17 := float64(float32(0.9))
+		s18 := float64(float32(0.1))
+		s19 := float64(runMean[r])
+		s20 := s17 * s19
+		s21 := s18 * s16
+		s22 := s20 + s21
+		runMean[r] = float32(s22)
+		s23 := float64(runVar[r])
+		s24 := s17 * s23
+		s25 := s18 * s10
+		s26 := s24 + s25
+		runVar[r] = float32(s26)
+		s27 := float64(gain[r])
+		s28 := s15 * s27
+		s29 := float64(bias[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s0)-s17)*s29 + s30))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s28 + s29))
 		}
 	}
 }
@@ -336,41 +332,40 @@ func convnormGoGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, seg
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4
-				acc2 += v4 * v4
+				v2 := (float64(xRow[i]) - s4)
+				acc1 += v2
+				acc2 += v2 * v2
 			}
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s14*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
 		mean[r] = float32(s16)
-		rstd[r] = float32(s14)
+		rstd[r] = float32(s15)
 	}
 }
 
@@ -390,35 +385,35 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v4 := ((float64(xRow[i]) - s0) - s3)
-				acc1 += v4
-				acc2 += v4 * v4
+				v2 := (float64(xRow[i]) - s4)
+				acc1 += v2
+				acc2 += v2 * v2
 			}
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s3 + s5
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s0)-s15)*s14*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
 	}

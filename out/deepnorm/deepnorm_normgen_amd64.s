@@ -243,7 +243,19 @@ bloop0:
 	// s7 = s5 mul s6
 	VMULSS X12, X11, X11
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X8, X1, X1
+
+	// s8 = s4 add s7
+	VADDSS X9, X2, X2
+
+	// s8 = s4 add s7
+	VADDSS X10, X3, X3
+
+	// s8 = s4 add s7
+	VADDSS X11, X4, X4
+
+	// loop 1, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X6, Z6
 	VBROADCASTSS X7, Z7
@@ -252,442 +264,410 @@ bloop0:
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X8, Z8
-	VBROADCASTSS X9, Z9
-	VBROADCASTSS X10, Z10
-	VBROADCASTSS X11, Z11
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
 	VPXORD       Z16, Z16, Z16
-	VPXORD       Z17, Z17, Z17
-	VPXORD       Z18, Z18, Z18
-	VPXORD       Z19, Z19, Z19
-	VPXORD       Z20, Z20, Z20
 	XORQ         R8, R8
 
 bloop1:
-	VMOVUPS     (CX)(R8*4), Z21
-	VMOVUPS     4096(CX)(R8*4), Z22
-	VMOVUPS     8192(CX)(R8*4), Z23
-	VMOVUPS     12288(CX)(R8*4), Z24
-	VMULPS      Z21, Z5, Z21
-	VMULPS      Z22, Z6, Z22
-	VMULPS      Z23, Z7, Z23
-	VMULPS      Z24, Z0, Z24
-	VMOVUPS     (DX)(R8*4), Z25
-	VMOVUPS     4096(DX)(R8*4), Z26
-	VMOVUPS     8192(DX)(R8*4), Z27
-	VMOVUPS     12288(DX)(R8*4), Z28
-	VADDPS      Z25, Z21, Z21
-	VADDPS      Z26, Z22, Z22
-	VADDPS      Z27, Z23, Z23
-	VADDPS      Z28, Z24, Z24
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VSUBPS      Z4, Z24, Z24
-	VSUBPS      Z8, Z21, Z21
-	VSUBPS      Z9, Z22, Z22
-	VSUBPS      Z10, Z23, Z23
-	VSUBPS      Z11, Z24, Z24
-	VADDPS      Z21, Z13, Z13
-	VADDPS      Z22, Z15, Z15
-	VADDPS      Z23, Z17, Z17
-	VADDPS      Z24, Z19, Z19
-	VFMADD231PS Z21, Z21, Z14
-	VFMADD231PS Z22, Z22, Z16
-	VFMADD231PS Z23, Z23, Z18
-	VFMADD231PS Z24, Z24, Z20
-	VMOVUPS     64(CX)(R8*4), Z21
-	VMOVUPS     4160(CX)(R8*4), Z22
-	VMOVUPS     8256(CX)(R8*4), Z23
-	VMOVUPS     12352(CX)(R8*4), Z24
-	VMULPS      Z21, Z5, Z21
-	VMULPS      Z22, Z6, Z22
-	VMULPS      Z23, Z7, Z23
-	VMULPS      Z24, Z0, Z24
-	VMOVUPS     64(DX)(R8*4), Z25
-	VMOVUPS     4160(DX)(R8*4), Z26
-	VMOVUPS     8256(DX)(R8*4), Z27
-	VMOVUPS     12352(DX)(R8*4), Z28
-	VADDPS      Z25, Z21, Z21
-	VADDPS      Z26, Z22, Z22
-	VADDPS      Z27, Z23, Z23
-	VADDPS      Z28, Z24, Z24
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VSUBPS      Z4, Z24, Z24
-	VSUBPS      Z8, Z21, Z21
-	VSUBPS      Z9, Z22, Z22
-	VSUBPS      Z10, Z23, Z23
-	VSUBPS      Z11, Z24, Z24
-	VADDPS      Z21, Z13, Z13
-	VADDPS      Z22, Z15, Z15
-	VADDPS      Z23, Z17, Z17
-	VADDPS      Z24, Z19, Z19
-	VFMADD231PS Z21, Z21, Z14
-	VFMADD231PS Z22, Z22, Z16
-	VFMADD231PS Z23, Z23, Z18
-	VFMADD231PS Z24, Z24, Z20
-	VMOVUPS     128(CX)(R8*4), Z21
-	VMOVUPS     4224(CX)(R8*4), Z22
-	VMOVUPS     8320(CX)(R8*4), Z23
-	VMOVUPS     12416(CX)(R8*4), Z24
-	VMULPS      Z21, Z5, Z21
-	VMULPS      Z22, Z6, Z22
-	VMULPS      Z23, Z7, Z23
-	VMULPS      Z24, Z0, Z24
-	VMOVUPS     128(DX)(R8*4), Z25
-	VMOVUPS     4224(DX)(R8*4), Z26
-	VMOVUPS     8320(DX)(R8*4), Z27
-	VMOVUPS     12416(DX)(R8*4), Z28
-	VADDPS      Z25, Z21, Z21
-	VADDPS      Z26, Z22, Z22
-	VADDPS      Z27, Z23, Z23
-	VADDPS      Z28, Z24, Z24
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VSUBPS      Z4, Z24, Z24
-	VSUBPS      Z8, Z21, Z21
-	VSUBPS      Z9, Z22, Z22
-	VSUBPS      Z10, Z23, Z23
-	VSUBPS      Z11, Z24, Z24
-	VADDPS      Z21, Z13, Z13
-	VADDPS      Z22, Z15, Z15
-	VADDPS      Z23, Z17, Z17
-	VADDPS      Z24, Z19, Z19
-	VFMADD231PS Z21, Z21, Z14
-	VFMADD231PS Z22, Z22, Z16
-	VFMADD231PS Z23, Z23, Z18
-	VFMADD231PS Z24, Z24, Z20
-	VMOVUPS     192(CX)(R8*4), Z21
-	VMOVUPS     4288(CX)(R8*4), Z22
-	VMOVUPS     8384(CX)(R8*4), Z23
-	VMOVUPS     12480(CX)(R8*4), Z24
-	VMULPS      Z21, Z5, Z21
-	VMULPS      Z22, Z6, Z22
-	VMULPS      Z23, Z7, Z23
-	VMULPS      Z24, Z0, Z24
-	VMOVUPS     192(DX)(R8*4), Z25
-	VMOVUPS     4288(DX)(R8*4), Z26
-	VMOVUPS     8384(DX)(R8*4), Z27
-	VMOVUPS     12480(DX)(R8*4), Z28
-	VADDPS      Z25, Z21, Z21
-	VADDPS      Z26, Z22, Z22
-	VADDPS      Z27, Z23, Z23
-	VADDPS      Z28, Z24, Z24
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VSUBPS      Z4, Z24, Z24
-	VSUBPS      Z8, Z21, Z21
-	VSUBPS      Z9, Z22, Z22
-	VSUBPS      Z10, Z23, Z23
-	VSUBPS      Z11, Z24, Z24
-	VADDPS      Z21, Z13, Z13
-	VADDPS      Z22, Z15, Z15
-	VADDPS      Z23, Z17, Z17
-	VADDPS      Z24, Z19, Z19
-	VFMADD231PS Z21, Z21, Z14
-	VFMADD231PS Z22, Z22, Z16
-	VFMADD231PS Z23, Z23, Z18
-	VFMADD231PS Z24, Z24, Z20
+	VMOVUPS     (CX)(R8*4), Z17
+	VMOVUPS     4096(CX)(R8*4), Z18
+	VMOVUPS     8192(CX)(R8*4), Z19
+	VMOVUPS     12288(CX)(R8*4), Z20
+	VMULPS      Z17, Z5, Z17
+	VMULPS      Z18, Z6, Z18
+	VMULPS      Z19, Z7, Z19
+	VMULPS      Z20, Z0, Z20
+	VMOVUPS     (DX)(R8*4), Z21
+	VMOVUPS     4096(DX)(R8*4), Z22
+	VMOVUPS     8192(DX)(R8*4), Z23
+	VMOVUPS     12288(DX)(R8*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z2, Z18, Z18
+	VSUBPS      Z3, Z19, Z19
+	VSUBPS      Z4, Z20, Z20
+	VADDPS      Z17, Z8, Z8
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z9
+	VFMADD231PS Z18, Z18, Z11
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     64(CX)(R8*4), Z17
+	VMOVUPS     4160(CX)(R8*4), Z18
+	VMOVUPS     8256(CX)(R8*4), Z19
+	VMOVUPS     12352(CX)(R8*4), Z20
+	VMULPS      Z17, Z5, Z17
+	VMULPS      Z18, Z6, Z18
+	VMULPS      Z19, Z7, Z19
+	VMULPS      Z20, Z0, Z20
+	VMOVUPS     64(DX)(R8*4), Z21
+	VMOVUPS     4160(DX)(R8*4), Z22
+	VMOVUPS     8256(DX)(R8*4), Z23
+	VMOVUPS     12352(DX)(R8*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z2, Z18, Z18
+	VSUBPS      Z3, Z19, Z19
+	VSUBPS      Z4, Z20, Z20
+	VADDPS      Z17, Z8, Z8
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z9
+	VFMADD231PS Z18, Z18, Z11
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     128(CX)(R8*4), Z17
+	VMOVUPS     4224(CX)(R8*4), Z18
+	VMOVUPS     8320(CX)(R8*4), Z19
+	VMOVUPS     12416(CX)(R8*4), Z20
+	VMULPS      Z17, Z5, Z17
+	VMULPS      Z18, Z6, Z18
+	VMULPS      Z19, Z7, Z19
+	VMULPS      Z20, Z0, Z20
+	VMOVUPS     128(DX)(R8*4), Z21
+	VMOVUPS     4224(DX)(R8*4), Z22
+	VMOVUPS     8320(DX)(R8*4), Z23
+	VMOVUPS     12416(DX)(R8*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z2, Z18, Z18
+	VSUBPS      Z3, Z19, Z19
+	VSUBPS      Z4, Z20, Z20
+	VADDPS      Z17, Z8, Z8
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z9
+	VFMADD231PS Z18, Z18, Z11
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     192(CX)(R8*4), Z17
+	VMOVUPS     4288(CX)(R8*4), Z18
+	VMOVUPS     8384(CX)(R8*4), Z19
+	VMOVUPS     12480(CX)(R8*4), Z20
+	VMULPS      Z17, Z5, Z17
+	VMULPS      Z18, Z6, Z18
+	VMULPS      Z19, Z7, Z19
+	VMULPS      Z20, Z0, Z20
+	VMOVUPS     192(DX)(R8*4), Z21
+	VMOVUPS     4288(DX)(R8*4), Z22
+	VMOVUPS     8384(DX)(R8*4), Z23
+	VMOVUPS     12480(DX)(R8*4), Z24
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VADDPS      Z24, Z20, Z20
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z2, Z18, Z18
+	VSUBPS      Z3, Z19, Z19
+	VSUBPS      Z4, Z20, Z20
+	VADDPS      Z17, Z8, Z8
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z15, Z15
+	VFMADD231PS Z17, Z17, Z9
+	VFMADD231PS Z18, Z18, Z11
+	VFMADD231PS Z19, Z19, Z14
+	VFMADD231PS Z20, Z20, Z16
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          bloop1
 
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z21
-	VADDPS     Z21, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z21
-	VADDPS     Z21, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z21
-	VADDPS     Z21, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z21
-	VADDSS     X21, X13, X13
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z8, Z8, Z17
+	VADDPS     Z17, Z8, Z8
+	VSHUFF32X4 $0xb1, Z8, Z8, Z17
+	VADDPS     Z17, Z8, Z8
+	VPERMILPS  $0x4e, Z8, Z17
+	VADDPS     Z17, Z8, Z8
+	VPERMILPS  $0xb1, Z8, Z17
+	VADDSS     X17, X8, X8
 
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z21
-	VADDPS     Z21, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z21
-	VADDPS     Z21, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z21
-	VADDPS     Z21, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z21
-	VADDSS     X21, X15, X15
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z17
+	VADDPS     Z17, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z17
+	VADDSS     X17, X10, X10
 
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z17, Z17, Z21
-	VADDPS     Z21, Z17, Z17
-	VSHUFF32X4 $0xb1, Z17, Z17, Z21
-	VADDPS     Z21, Z17, Z17
-	VPERMILPS  $0x4e, Z17, Z21
-	VADDPS     Z21, Z17, Z17
-	VPERMILPS  $0xb1, Z17, Z21
-	VADDSS     X21, X17, X17
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VSHUFF32X4 $0xb1, Z13, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0x4e, Z13, Z17
+	VADDPS     Z17, Z13, Z13
+	VPERMILPS  $0xb1, Z13, Z17
+	VADDSS     X17, X13, X13
 
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z19, Z19, Z21
-	VADDPS     Z21, Z19, Z19
-	VSHUFF32X4 $0xb1, Z19, Z19, Z21
-	VADDPS     Z21, Z19, Z19
-	VPERMILPS  $0x4e, Z19, Z21
-	VADDPS     Z21, Z19, Z19
-	VPERMILPS  $0xb1, Z19, Z21
-	VADDSS     X21, X19, X19
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VSHUFF32X4 $0xb1, Z15, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0x4e, Z15, Z17
+	VADDPS     Z17, Z15, Z15
+	VPERMILPS  $0xb1, Z15, Z17
+	VADDSS     X17, X15, X15
 
-	// s9 = s8 mul s6
+	// s10 = s9 mul s6
+	VMULSS X12, X8, X8
+
+	// s10 = s9 mul s6
+	VMULSS X12, X10, X10
+
+	// s10 = s9 mul s6
 	VMULSS X12, X13, X13
 
-	// s9 = s8 mul s6
+	// s10 = s9 mul s6
 	VMULSS X12, X15, X15
 
-	// s9 = s8 mul s6
-	VMULSS X12, X17, X17
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z17
+	VADDPS     Z17, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z17
+	VADDSS     X17, X9, X9
 
-	// s9 = s8 mul s6
-	VMULSS X12, X19, X19
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z17
+	VADDPS     Z17, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z17
+	VADDSS     X17, X11, X11
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z14, Z14, Z21
-	VADDPS     Z21, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z21
-	VADDPS     Z21, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z21
-	VADDPS     Z21, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z21
-	VADDSS     X21, X14, X14
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VSHUFF32X4 $0xb1, Z14, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0x4e, Z14, Z17
+	VADDPS     Z17, Z14, Z14
+	VPERMILPS  $0xb1, Z14, Z17
+	VADDSS     X17, X14, X14
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z16, Z16, Z21
-	VADDPS     Z21, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z21
-	VADDPS     Z21, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z21
-	VADDPS     Z21, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z21
-	VADDSS     X21, X16, X16
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0xb1, Z16, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0x4e, Z16, Z17
+	VADDPS     Z17, Z16, Z16
+	VPERMILPS  $0xb1, Z16, Z17
+	VADDSS     X17, X16, X16
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z18, Z18, Z21
-	VADDPS     Z21, Z18, Z18
-	VSHUFF32X4 $0xb1, Z18, Z18, Z21
-	VADDPS     Z21, Z18, Z18
-	VPERMILPS  $0x4e, Z18, Z21
-	VADDPS     Z21, Z18, Z18
-	VPERMILPS  $0xb1, Z18, Z21
-	VADDSS     X21, X18, X18
+	// s12 = s11 mul s6
+	VMULSS X12, X9, X9
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z20, Z20, Z21
-	VADDPS     Z21, Z20, Z20
-	VSHUFF32X4 $0xb1, Z20, Z20, Z21
-	VADDPS     Z21, Z20, Z20
-	VPERMILPS  $0x4e, Z20, Z21
-	VADDPS     Z21, Z20, Z20
-	VPERMILPS  $0xb1, Z20, Z21
-	VADDSS     X21, X20, X20
+	// s12 = s11 mul s6
+	VMULSS X12, X11, X11
 
-	// s11 = s10 mul s6
+	// s12 = s11 mul s6
 	VMULSS X12, X14, X14
 
-	// s11 = s10 mul s6
-	VMULSS X12, X16, X16
+	// s12 = s11 mul s6
+	VMULSS X12, X16, X12
 
-	// s11 = s10 mul s6
-	VMULSS X12, X18, X18
+	// s13 = s10 mul s10
+	VMULSS X8, X8, X16
 
-	// s11 = s10 mul s6
-	VMULSS X12, X20, X12
+	// s13 = s10 mul s10
+	VMULSS X10, X10, X17
 
-	// s12 = s9 mul s9
-	VMULSS X13, X13, X20
+	// s13 = s10 mul s10
+	VMULSS X13, X13, X18
 
-	// s12 = s9 mul s9
-	VMULSS X15, X15, X21
+	// s13 = s10 mul s10
+	VMULSS X15, X15, X19
 
-	// s12 = s9 mul s9
-	VMULSS X17, X17, X22
+	// s14 = s12 sub s13
+	VSUBSS X16, X9, X9
 
-	// s12 = s9 mul s9
-	VMULSS X19, X19, X23
+	// s14 = s12 sub s13
+	VSUBSS X17, X11, X11
 
-	// s13 = s11 sub s12
-	VSUBSS X20, X14, X14
+	// s14 = s12 sub s13
+	VSUBSS X18, X14, X14
 
-	// s13 = s11 sub s12
-	VSUBSS X21, X16, X16
+	// s14 = s12 sub s13
+	VSUBSS X19, X12, X12
 
-	// s13 = s11 sub s12
-	VSUBSS X22, X18, X18
-
-	// s13 = s11 sub s12
-	VSUBSS X23, X12, X12
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X20
+	VMOVD R8, X16
 
-	// s15 = s13 add s14
-	VADDSS X20, X14, X14
+	// s16 = s14 add s15
+	VADDSS X16, X9, X9
 
-	// s15 = s13 add s14
-	VADDSS X20, X16, X16
+	// s16 = s14 add s15
+	VADDSS X16, X11, X11
 
-	// s15 = s13 add s14
-	VADDSS X20, X18, X18
+	// s16 = s14 add s15
+	VADDSS X16, X14, X14
 
-	// s15 = s13 add s14
-	VADDSS X20, X12, X12
+	// s16 = s14 add s15
+	VADDSS X16, X12, X12
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X20
-	VUCOMISS X20, X14
+	VMOVD    R8, X16
+	VUCOMISS X16, X9
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X20
-	VUCOMISS X14, X20
+	VMOVD    R8, X16
+	VUCOMISS X9, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X20
-	VUCOMISS X20, X16
+	VMOVD    R8, X16
+	VUCOMISS X16, X11
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X20
-	VUCOMISS X16, X20
+	VMOVD    R8, X16
+	VUCOMISS X11, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X20
-	VUCOMISS X20, X18
+	VMOVD    R8, X16
+	VUCOMISS X16, X14
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X20
-	VUCOMISS X18, X20
+	VMOVD    R8, X16
+	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X20
-	VUCOMISS X20, X12
+	VMOVD    R8, X16
+	VUCOMISS X16, X12
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X20
-	VUCOMISS X12, X20
+	VMOVD    R8, X16
+	VUCOMISS X12, X16
 	JA       row
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X20
+	VMOVD R8, X16
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
+	VSQRTSS X9, X9, X9
+
+	// s18 = sqrt s16
+	VSQRTSS X11, X11, X11
+
+	// s18 = sqrt s16
 	VSQRTSS X14, X14, X14
 
-	// s17 = sqrt s15
-	VSQRTSS X16, X16, X16
-
-	// s17 = sqrt s15
-	VSQRTSS X18, X18, X18
-
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X12, X12, X12
 
-	// s18 = s16 div s17
-	VDIVSS X14, X20, X14
+	// s19 = s17 div s18
+	VDIVSS X9, X16, X9
 
-	// s18 = s16 div s17
-	VDIVSS X16, X20, X16
+	// s19 = s17 div s18
+	VDIVSS X11, X16, X11
 
-	// s18 = s16 div s17
-	VDIVSS X18, X20, X18
+	// s19 = s17 div s18
+	VDIVSS X14, X16, X14
 
-	// s18 = s16 div s17
-	VDIVSS X12, X20, X12
+	// s19 = s17 div s18
+	VDIVSS X12, X16, X12
 
-	// s19 = s7 add s9
-	VADDSS X13, X8, X8
-
-	// s19 = s7 add s9
-	VADDSS X15, X9, X9
-
-	// s19 = s7 add s9
-	VADDSS X17, X10, X10
-
-	// s19 = s7 add s9
-	VADDSS X19, X11, X11
-
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 0 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X8, Z8
-	VBROADCASTSS X14, Z13
+	VBROADCASTSS X9, Z9
 	XORQ         R8, R8
 
 b0loop2:
-	VMOVUPS     (CX)(R8*4), Z14
-	VMULPS      Z14, Z5, Z14
-	VMOVUPS     (DX)(R8*4), Z15
-	VADDPS      Z15, Z14, Z14
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z8, Z14, Z14
-	VMULPS      Z13, Z14, Z14
-	VMOVUPS     (SI)(R8*4), Z15
-	VMOVUPS     (BX)(R8*4), Z17
-	VFMADD231PS Z17, Z14, Z15
-	VMOVUPS     Z15, (AX)(R8*4)
-	VMOVUPS     64(CX)(R8*4), Z14
-	VMULPS      Z14, Z5, Z14
-	VMOVUPS     64(DX)(R8*4), Z15
-	VADDPS      Z15, Z14, Z14
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z8, Z14, Z14
-	VMULPS      Z13, Z14, Z14
-	VMOVUPS     64(SI)(R8*4), Z15
-	VMOVUPS     64(BX)(R8*4), Z17
-	VFMADD231PS Z17, Z14, Z15
-	VMOVUPS     Z15, 64(AX)(R8*4)
-	VMOVUPS     128(CX)(R8*4), Z14
-	VMULPS      Z14, Z5, Z14
-	VMOVUPS     128(DX)(R8*4), Z15
-	VADDPS      Z15, Z14, Z14
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z8, Z14, Z14
-	VMULPS      Z13, Z14, Z14
-	VMOVUPS     128(SI)(R8*4), Z15
-	VMOVUPS     128(BX)(R8*4), Z17
-	VFMADD231PS Z17, Z14, Z15
-	VMOVUPS     Z15, 128(AX)(R8*4)
-	VMOVUPS     192(CX)(R8*4), Z14
-	VMULPS      Z14, Z5, Z14
-	VMOVUPS     192(DX)(R8*4), Z15
-	VADDPS      Z15, Z14, Z14
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z8, Z14, Z14
-	VMULPS      Z13, Z14, Z14
-	VMOVUPS     192(SI)(R8*4), Z15
-	VMOVUPS     192(BX)(R8*4), Z17
-	VFMADD231PS Z17, Z14, Z15
-	VMOVUPS     Z15, 192(AX)(R8*4)
+	VMOVUPS     (CX)(R8*4), Z16
+	VMULPS      Z16, Z5, Z16
+	VMOVUPS     (DX)(R8*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z8, Z16, Z16
+	VMULPS      Z9, Z16, Z16
+	VMOVUPS     (SI)(R8*4), Z17
+	VMOVUPS     (BX)(R8*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, (AX)(R8*4)
+	VMOVUPS     64(CX)(R8*4), Z16
+	VMULPS      Z16, Z5, Z16
+	VMOVUPS     64(DX)(R8*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z8, Z16, Z16
+	VMULPS      Z9, Z16, Z16
+	VMOVUPS     64(SI)(R8*4), Z17
+	VMOVUPS     64(BX)(R8*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 64(AX)(R8*4)
+	VMOVUPS     128(CX)(R8*4), Z16
+	VMULPS      Z16, Z5, Z16
+	VMOVUPS     128(DX)(R8*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z8, Z16, Z16
+	VMULPS      Z9, Z16, Z16
+	VMOVUPS     128(SI)(R8*4), Z17
+	VMOVUPS     128(BX)(R8*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 128(AX)(R8*4)
+	VMOVUPS     192(CX)(R8*4), Z16
+	VMULPS      Z16, Z5, Z16
+	VMOVUPS     192(DX)(R8*4), Z17
+	VADDPS      Z17, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z8, Z16, Z16
+	VMULPS      Z9, Z16, Z16
+	VMOVUPS     192(SI)(R8*4), Z17
+	VMOVUPS     192(BX)(R8*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 192(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 1 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X9, Z5
-	VBROADCASTSS X16, Z6
+	VBROADCASTSS X10, Z5
+	VBROADCASTSS X11, Z6
 	XORQ         R8, R8
 
 b1loop2:
@@ -699,8 +679,8 @@ b1loop2:
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z6, Z8, Z8
 	VMOVUPS     (SI)(R8*4), Z9
-	VMOVUPS     (BX)(R8*4), Z13
-	VFMADD231PS Z13, Z8, Z9
+	VMOVUPS     (BX)(R8*4), Z10
+	VFMADD231PS Z10, Z8, Z9
 	VMOVUPS     Z9, 4096(AX)(R8*4)
 	VMOVUPS     4160(CX)(R8*4), Z8
 	VMULPS      Z8, Z1, Z8
@@ -710,8 +690,8 @@ b1loop2:
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z6, Z8, Z8
 	VMOVUPS     64(SI)(R8*4), Z9
-	VMOVUPS     64(BX)(R8*4), Z13
-	VFMADD231PS Z13, Z8, Z9
+	VMOVUPS     64(BX)(R8*4), Z10
+	VFMADD231PS Z10, Z8, Z9
 	VMOVUPS     Z9, 4160(AX)(R8*4)
 	VMOVUPS     4224(CX)(R8*4), Z8
 	VMULPS      Z8, Z1, Z8
@@ -721,8 +701,8 @@ b1loop2:
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z6, Z8, Z8
 	VMOVUPS     128(SI)(R8*4), Z9
-	VMOVUPS     128(BX)(R8*4), Z13
-	VFMADD231PS Z13, Z8, Z9
+	VMOVUPS     128(BX)(R8*4), Z10
+	VFMADD231PS Z10, Z8, Z9
 	VMOVUPS     Z9, 4224(AX)(R8*4)
 	VMOVUPS     4288(CX)(R8*4), Z8
 	VMULPS      Z8, Z1, Z8
@@ -732,18 +712,18 @@ b1loop2:
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z6, Z8, Z8
 	VMOVUPS     192(SI)(R8*4), Z9
-	VMOVUPS     192(BX)(R8*4), Z13
-	VFMADD231PS Z13, Z8, Z9
+	VMOVUPS     192(BX)(R8*4), Z10
+	VFMADD231PS Z10, Z8, Z9
 	VMOVUPS     Z9, 4288(AX)(R8*4)
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 2 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X18, Z5
+	VBROADCASTSS X13, Z3
+	VBROADCASTSS X14, Z5
 	XORQ         R8, R8
 
 b2loop2:
@@ -795,10 +775,10 @@ b2loop2:
 	CMPQ        R8, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2, row 3 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z1
-	VBROADCASTSS X11, Z2
+	VBROADCASTSS X15, Z2
 	VBROADCASTSS X12, Z3
 	XORQ         R8, R8
 
@@ -934,10 +914,13 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VPXORD       Z2, Z2, Z2
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
@@ -945,49 +928,60 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R8*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
-	VMOVUPS     64(CX)(R8*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     64(DX)(R8*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z5, Z5
-	VFMADD231PS Z12, Z12, Z9
-	VMOVUPS     128(CX)(R8*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     128(DX)(R8*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z6, Z6
-	VFMADD231PS Z12, Z12, Z10
-	VMOVUPS     192(CX)(R8*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     192(DX)(R8*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z7, Z7
-	VFMADD231PS Z12, Z12, Z11
+	VMOVUPS     (CX)(R8*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R8*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R8*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     64(DX)(R8*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R8*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     128(DX)(R8*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R8*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     192(DX)(R8*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R8
 	CMPQ        R8, $+1024
 	JB          loop1
 
-	// s8 = sum of accumulator 1
-	VADDPS     Z5, Z4, Z4
-	VADDPS     Z7, Z6, Z5
+	// s9 = sum of accumulator 1
+	VADDPS     Z4, Z2, Z2
+	VADDPS     Z6, Z5, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z4
+	VADDSS     X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
 	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
@@ -998,63 +992,44 @@ loop1:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VADDPS     Z9, Z8, Z5
-	VADDPS     Z11, Z10, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0x4e, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X5
+	VMOVD R8, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X5
-	VUCOMISS X5, X3
+	VMOVD    R8, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X5
-	VUCOMISS X3, X5
+	VMOVD    R8, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X5
+	VMOVD R8, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1227,10 +1202,13 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VPXORD       Z2, Z2, Z2
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
@@ -1238,7 +1216,6 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
 	XORQ         R10, R10
 
 loop1:
@@ -1247,45 +1224,57 @@ loop1:
 	PREFETCHT1  (DX)(R9*1)
 	PREFETCHT1  64(DX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R10*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
-	VMOVUPS     64(CX)(R10*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     64(DX)(R10*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z5, Z5
-	VFMADD231PS Z12, Z12, Z9
-	VMOVUPS     128(CX)(R10*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     128(DX)(R10*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z6, Z6
-	VFMADD231PS Z12, Z12, Z10
-	VMOVUPS     192(CX)(R10*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     192(DX)(R10*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z7, Z7
-	VFMADD231PS Z12, Z12, Z11
+	VMOVUPS     (CX)(R10*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R10*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     64(DX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R10*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     128(DX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R10*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     192(DX)(R10*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R10
 	CMPQ        R10, $+1024
 	JB          loop1
 
-	// s8 = sum of accumulator 1
-	VADDPS     Z5, Z4, Z4
-	VADDPS     Z7, Z6, Z5
+	// s9 = sum of accumulator 1
+	VADDPS     Z4, Z2, Z2
+	VADDPS     Z6, Z5, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z4
+	VADDSS     X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VADDPS     Z8, Z7, Z4
+	VADDPS     Z10, Z9, Z5
 	VADDPS     Z5, Z4, Z4
 	VSHUFF32X4 $0x4e, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
@@ -1296,63 +1285,44 @@ loop1:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VADDPS     Z9, Z8, Z5
-	VADDPS     Z11, Z10, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0x4e, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X5
+	VMOVD R10, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X5
-	VUCOMISS X5, X3
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X5
-	VUCOMISS X3, X5
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X5
+	VMOVD R10, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1638,10 +1608,13 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
@@ -1649,49 +1622,58 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     (DX)(R8*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y4, Y4
-	VFMADD231PS Y12, Y12, Y8
-	VMOVUPS     32(CX)(R8*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     32(DX)(R8*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y5, Y5
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     64(CX)(R8*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     64(DX)(R8*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y6, Y6
-	VFMADD231PS Y12, Y12, Y10
-	VMOVUPS     96(CX)(R8*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     96(DX)(R8*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y7, Y7
-	VFMADD231PS Y12, Y12, Y11
+	VMOVUPS     (CX)(R8*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     (DX)(R8*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R8*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     32(DX)(R8*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R8*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     64(DX)(R8*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R8*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     96(DX)(R8*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R8
 	CMPQ        R8, $+1024
 	JB          loop1
 
-	// s8 = sum of accumulator 1
-	VADDPS       Y5, Y4, Y4
-	VADDPS       Y7, Y6, Y5
+	// s9 = sum of accumulator 1
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y6, Y5, Y4
+	VADDPS       Y4, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X4, X2, X2
+	VMOVHLPS     X2, X2, X4
+	VADDPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VADDSS       X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
 	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
@@ -1700,61 +1682,44 @@ loop1:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y5
-	VADDPS       Y11, Y10, Y6
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X5
+	VMOVD R8, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X5
-	VUCOMISS X5, X3
+	VMOVD    R8, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X5
-	VUCOMISS X3, X5
+	VMOVD    R8, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X5
+	VMOVD R8, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1925,10 +1890,13 @@ loop0:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
@@ -1936,52 +1904,61 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
 	XORQ         R10, R10
 
 loop1:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  (DX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     (DX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y4, Y4
-	VFMADD231PS Y12, Y12, Y8
-	VMOVUPS     32(CX)(R10*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     32(DX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y5, Y5
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     64(CX)(R10*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     64(DX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y6, Y6
-	VFMADD231PS Y12, Y12, Y10
-	VMOVUPS     96(CX)(R10*4), Y12
-	VMULPS      Y12, Y0, Y12
-	VMOVUPS     96(DX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
-	VSUBPS      Y1, Y12, Y12
-	VSUBPS      Y2, Y12, Y12
-	VADDPS      Y12, Y7, Y7
-	VFMADD231PS Y12, Y12, Y11
+	VMOVUPS     (CX)(R10*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     (DX)(R10*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y2, Y2
+	VFMADD231PS Y11, Y11, Y7
+	VMOVUPS     32(CX)(R10*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     32(DX)(R10*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y4, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VMOVUPS     64(CX)(R10*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     64(DX)(R10*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y5, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VMOVUPS     96(CX)(R10*4), Y11
+	VMULPS      Y11, Y0, Y11
+	VMOVUPS     96(DX)(R10*4), Y12
+	VADDPS      Y12, Y11, Y11
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y11, Y6, Y6
+	VFMADD231PS Y11, Y11, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, $+1024
 	JB          loop1
 
-	// s8 = sum of accumulator 1
-	VADDPS       Y5, Y4, Y4
-	VADDPS       Y7, Y6, Y5
+	// s9 = sum of accumulator 1
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y6, Y5, Y4
+	VADDPS       Y4, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X4, X2, X2
+	VMOVHLPS     X2, X2, X4
+	VADDPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VADDSS       X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VADDPS       Y8, Y7, Y4
+	VADDPS       Y10, Y9, Y5
 	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
@@ -1990,61 +1967,44 @@ loop1:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VADDPS       Y9, Y8, Y5
-	VADDPS       Y11, Y10, Y6
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X5
+	VMOVD R10, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X5
-	VUCOMISS X5, X3
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X5
-	VUCOMISS X3, X5
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X5
+	VMOVD R10, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -2494,10 +2454,13 @@ loop0_summed:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VPXORD       Z2, Z2, Z2
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
@@ -2505,7 +2468,6 @@ loop0_summed:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
 	CMPQ         R8, $+3903
 	JA           loop1_long
 	XORQ         R9, R9
@@ -2514,38 +2476,34 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R9*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
-	VMOVUPS     64(CX)(R9*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     64(DX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z5, Z5
-	VFMADD231PS Z12, Z12, Z9
-	VMOVUPS     128(CX)(R9*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     128(DX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z6, Z6
-	VFMADD231PS Z12, Z12, Z10
-	VMOVUPS     192(CX)(R9*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     192(DX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z7, Z7
-	VFMADD231PS Z12, Z12, Z11
+	VMOVUPS     (CX)(R9*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R9*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     64(DX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R9*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     128(DX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R9*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     192(DX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop1s
@@ -2557,14 +2515,13 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R9*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     (CX)(R9*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R9*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JB          loop1s_vector
@@ -2572,30 +2529,29 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS.Z   (DX)(R9*4), K1, Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, K1, Z4
-	VFMADD231PS Z12, Z12, K1, Z8
+	VMOVUPS.Z   (CX)(R9*4), K1, Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS.Z   (DX)(R9*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, K1, Z2
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1s_done:
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
 	XORQ    R9, R9
 	MOVQ    R8, R10
 	ANDQ    $-64, R10
@@ -2605,38 +2561,34 @@ loop1_long:
 	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z4, Z4
-	VFMADD231PS Z16, Z16, Z8
-	VMOVUPS     64(CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     64(DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z5, Z5
-	VFMADD231PS Z16, Z16, Z9
-	VMOVUPS     128(CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     128(DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z6, Z6
-	VFMADD231PS Z16, Z16, Z10
-	VMOVUPS     192(CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     192(DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z7, Z7
-	VFMADD231PS Z16, Z16, Z11
+	VMOVUPS     (CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     64(DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     128(DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     192(DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
 	JB          loop1
@@ -2644,30 +2596,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
-	VADDPS Z4, Z14, Z14
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z2, Z13, Z13
+	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
-	VADDPS Z8, Z15, Z15
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
 	TESTQ  $+262143, R9
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z13, Z13
-	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
 	MOVQ    R8, R10
@@ -2684,66 +2636,75 @@ loop1_vectors:
 	ANDQ        $-16, R10
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z4, Z4
-	VFMADD231PS Z16, Z16, Z8
+	VMOVUPS     (CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z5, Z5
-	VFMADD231PS Z16, Z16, Z9
+	VMOVUPS     (CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R9*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z6, Z6
-	VFMADD231PS Z16, Z16, Z10
+	VMOVUPS     (CX)(R9*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R9*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
 	ADDQ        $+16, R9
 
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R9*4), K1, Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS.Z   (DX)(R9*4), K1, Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z7, K1, Z7
-	VFMADD231PS Z16, Z16, K1, Z11
+	VMOVUPS.Z   (CX)(R9*4), K1, Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS.Z   (DX)(R9*4), K1, Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z2, Z2
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z4, Z4
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
-	VADDPS Z13, Z15, Z15
-	VADDPS Z15, Z8, Z8
+	VADDPS Z14, Z7, Z7
 
 loop1_summed:
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z4
+	VADDSS     X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -2751,60 +2712,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z8, Z8, Z5
-	VADDPS     Z5, Z8, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X5
+	VMOVD R9, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X5
-	VUCOMISS X5, X3
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X5
-	VUCOMISS X3, X5
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X5
+	VMOVD R9, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3184,10 +3129,13 @@ loop0_summed:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VPXORD       Z2, Z2, Z2
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
@@ -3195,7 +3143,6 @@ loop0_summed:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
 	CMPQ         R8, $+3903
 	JA           loop1_long
 	XORQ         R11, R11
@@ -3209,38 +3156,34 @@ loop1s:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  64(DX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (CX)(R11*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R11*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
-	VMOVUPS     64(CX)(R11*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     64(DX)(R11*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z5, Z5
-	VFMADD231PS Z12, Z12, Z9
-	VMOVUPS     128(CX)(R11*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     128(DX)(R11*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z6, Z6
-	VFMADD231PS Z12, Z12, Z10
-	VMOVUPS     192(CX)(R11*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     192(DX)(R11*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z7, Z7
-	VFMADD231PS Z12, Z12, Z11
+	VMOVUPS     (CX)(R11*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     64(CX)(R11*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     64(DX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z4, Z4
+	VFMADD231PS Z11, Z11, Z8
+	VMOVUPS     128(CX)(R11*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     128(DX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z5, Z5
+	VFMADD231PS Z11, Z11, Z9
+	VMOVUPS     192(CX)(R11*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     192(DX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z6, Z6
+	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -3252,14 +3195,13 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R11*4), Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS     (DX)(R11*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     (CX)(R11*4), Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS     (DX)(R11*4), Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, Z2
+	VFMADD231PS Z11, Z11, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -3267,30 +3209,29 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z12
-	VMULPS      Z12, Z0, Z12
-	VMOVUPS.Z   (DX)(R11*4), K1, Z13
-	VADDPS      Z13, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z2, Z12, Z12
-	VADDPS      Z12, Z4, K1, Z4
-	VFMADD231PS Z12, Z12, K1, Z8
+	VMOVUPS.Z   (CX)(R11*4), K1, Z11
+	VMULPS      Z11, Z0, Z11
+	VMOVUPS.Z   (DX)(R11*4), K1, Z12
+	VADDPS      Z12, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
+	VADDPS      Z11, Z2, K1, Z2
+	VFMADD231PS Z11, Z11, K1, Z7
 
 loop1s_done:
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
-	VPXORD  Z15, Z15, Z15
 	XORQ    R11, R11
 	MOVQ    R8, R12
 	ANDQ    $-64, R12
@@ -3305,38 +3246,34 @@ loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  64(DX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z4, Z4
-	VFMADD231PS Z16, Z16, Z8
-	VMOVUPS     64(CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     64(DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z5, Z5
-	VFMADD231PS Z16, Z16, Z9
-	VMOVUPS     128(CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     128(DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z6, Z6
-	VFMADD231PS Z16, Z16, Z10
-	VMOVUPS     192(CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     192(DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z7, Z7
-	VFMADD231PS Z16, Z16, Z11
+	VMOVUPS     (CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     64(CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     64(DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     128(CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     128(DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     192(CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     192(DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, Z6
+	VFMADD231PS Z15, Z15, Z10
 	ADDQ        $+64, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -3344,30 +3281,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
-	VADDPS Z4, Z14, Z14
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z2, Z13, Z13
+	VPXORD Z2, Z2, Z2
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
-	VADDPS Z8, Z15, Z15
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
 	TESTQ  $+262143, R11
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
-	VADDPS Z15, Z13, Z13
-	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
 	MOVQ    R8, R12
@@ -3384,66 +3321,75 @@ loop1_vectors:
 	ANDQ        $-16, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z4, Z4
-	VFMADD231PS Z16, Z16, Z8
+	VMOVUPS     (CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z15, Z15, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z5, Z5
-	VFMADD231PS Z16, Z16, Z9
+	VMOVUPS     (CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z15, Z15, Z8
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS     (DX)(R11*4), Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z6, Z6
-	VFMADD231PS Z16, Z16, Z10
+	VMOVUPS     (CX)(R11*4), Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS     (DX)(R11*4), Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z15, Z15, Z9
 	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R11*4), K1, Z16
-	VMULPS      Z16, Z0, Z16
-	VMOVUPS.Z   (DX)(R11*4), K1, Z17
-	VADDPS      Z17, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z16, Z16
-	VADDPS      Z16, Z7, K1, Z7
-	VFMADD231PS Z16, Z16, K1, Z11
+	VMOVUPS.Z   (CX)(R11*4), K1, Z15
+	VMULPS      Z15, Z0, Z15
+	VMOVUPS.Z   (DX)(R11*4), K1, Z16
+	VADDPS      Z16, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VADDPS      Z15, Z6, K1, Z6
+	VFMADD231PS Z15, Z15, K1, Z10
 
 loop1_done:
-	VADDPS Z5, Z4, Z4
-	VADDPS Z7, Z6, Z6
-	VADDPS Z6, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VADDPS Z6, Z5, Z5
+	VADDPS Z5, Z2, Z2
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z2, Z2
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z4, Z4
-	VADDPS Z9, Z8, Z8
-	VADDPS Z11, Z10, Z10
-	VADDPS Z10, Z8, Z8
-	VADDPS Z13, Z15, Z15
-	VADDPS Z15, Z8, Z8
+	VADDPS Z14, Z7, Z7
 
 loop1_summed:
-	// s8 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
+	// s9 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z4
+	VADDPS     Z4, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z4
+	VADDSS     X4, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0x4e, Z4, Z5
@@ -3451,60 +3397,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z8, Z8, Z5
-	VADDPS     Z5, Z8, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X5
+	VMOVD R11, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X5
-	VUCOMISS X5, X3
+	VMOVD    R11, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X5
-	VUCOMISS X3, X5
+	VMOVD    R11, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X5
+	VMOVD R11, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -4000,20 +3930,22 @@ loop0_summed:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       X8, X8, X8
+	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
-	VXORPS       X13, X13, X13
+	VXORPS       X12, X12, X12
 	CMPQ         R8, $+1983
 	JA           loop1_long
 	XORQ         R9, R9
@@ -4022,38 +3954,34 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
-	VMOVUPS     32(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     32(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
-	VMOVUPS     64(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     64(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     96(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y7, Y7
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     32(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     64(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     96(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1s
@@ -4065,14 +3993,13 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JB          loop1s_vector
@@ -4082,33 +4009,32 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R9*4), X14
-	VMULSS      X14, X0, X14
-	VMOVSS      (DX)(R9*4), X15
-	VADDSS      X15, X14, X14
-	VSUBSS      X1, X14, X14
-	VSUBSS      X2, X14, X14
-	VADDSS      X14, X8, X8
-	VFMADD231SS X14, X14, X13
+	VMOVSS      (CX)(R9*4), X13
+	VMULSS      X13, X0, X13
+	VMOVSS      (DX)(R9*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R9
 	CMPQ        R9, R8
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y4, Y2, Y2
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y9, 32(SP)
-	VMOVUPS Y4, 64(SP)
-	VMOVUPS Y9, 96(SP)
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y8, 96(SP)
 	XORQ    R9, R9
 	MOVQ    R8, R10
 	ANDQ    $-32, R10
@@ -4118,38 +4044,34 @@ loop1_long:
 	CMOVQGT R10, R11
 
 loop1:
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
-	VMOVUPS     32(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     32(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
-	VMOVUPS     64(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     64(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     96(DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y7, Y7
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     32(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     64(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     96(DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R9
 	CMPQ        R9, R11
 	JB          loop1
@@ -4157,38 +4079,38 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y7, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y12, Y11, Y11
-	VADDPS  Y11, Y9, Y9
-	VADDPS  96(SP), Y9, Y9
-	VMOVUPS Y9, 96(SP)
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VADDPS  96(SP), Y8, Y8
+	VMOVUPS Y8, 96(SP)
+	VXORPS  Y8, Y8, Y8
 	VXORPS  Y9, Y9, Y9
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
 	TESTQ   $+131071, R9
 	JNZ     loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 64(SP)
-	VMOVUPS 96(SP), Y9
-	VADDPS  32(SP), Y9, Y9
-	VMOVUPS Y9, 32(SP)
-	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 96(SP)
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 96(SP)
 
 loop1_chunk:
 	MOVQ    R8, R10
@@ -4205,36 +4127,33 @@ loop1_vectors:
 	ANDQ        $-8, R10
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R9*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     (CX)(R9*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+8, R9
 
 loop1_tail:
@@ -4242,95 +4161,91 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R9*4), X14
-	VMULSS      X14, X0, X14
-	VMOVSS      (DX)(R9*4), X15
-	VADDSS      X15, X14, X14
-	VSUBSS      X1, X14, X14
-	VSUBSS      X2, X14, X14
-	VADDSS      X14, X8, X8
-	VFMADD231SS X14, X14, X13
+	VMOVSS      (CX)(R9*4), X13
+	VMULSS      X13, X0, X13
+	VMOVSS      (DX)(R9*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R9
 	CMPQ        R9, R8
 	JB          loop1_element
 
 loop1_done:
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y7, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 64(SP), Y5
-	VADDPS  (SP), Y5, Y5
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y12, Y11, Y11
-	VADDPS  Y11, Y9, Y9
-	VMOVUPS 96(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VADDPS  Y5, Y9, Y9
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y8, Y8
 
 loop1_summed:
-	// s8 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	// s9 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X4, X2, X2
+	VMOVHLPS     X2, X2, X4
+	VADDPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VADDSS       X4, X2, X2
+	VADDSS       X7, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	VADDSS       X12, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X5
-	VADDPS       X5, X9, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
-	VADDSS       X13, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X5
+	VMOVD R9, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X5
-	VUCOMISS X5, X3
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X5
-	VUCOMISS X3, X5
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X5
+	VMOVD R9, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -4724,20 +4639,22 @@ loop0_summed:
 	// s7 = s5 mul s6
 	VMULSS X3, X2, X2
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s7 v8=sub[6 7] acc1+=acc[8] acc2+=accmul[8 8]
+	// s8 = s4 add s7
+	VADDSS X2, X1, X1
+
+	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
+	VXORPS       Y2, Y2, Y2
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       X8, X8, X8
+	VXORPS       X7, X7, X7
+	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
-	VXORPS       X13, X13, X13
+	VXORPS       X12, X12, X12
 	CMPQ         R8, $+1983
 	JA           loop1_long
 	XORQ         R11, R11
@@ -4749,38 +4666,34 @@ loop1s:
 	PREFETCHT1  (CX)(R10*1)
 	PREFETCHT1  (DX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
-	VMOVUPS     32(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     32(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
-	VMOVUPS     64(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     64(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     96(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y7, Y7
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     32(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     64(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     96(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -4792,14 +4705,13 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -4809,33 +4721,32 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R11*4), X14
-	VMULSS      X14, X0, X14
-	VMOVSS      (DX)(R11*4), X15
-	VADDSS      X15, X14, X14
-	VSUBSS      X1, X14, X14
-	VSUBSS      X2, X14, X14
-	VADDSS      X14, X8, X8
-	VFMADD231SS X14, X14, X13
+	VMOVSS      (CX)(R11*4), X13
+	VMULSS      X13, X0, X13
+	VMOVSS      (DX)(R11*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R11
 	CMPQ        R11, R8
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VADDPS Y10, Y9, Y9
-	VADDPS Y12, Y11, Y11
-	VADDPS Y11, Y9, Y9
+	VADDPS Y4, Y2, Y2
+	VADDPS Y6, Y5, Y5
+	VADDPS Y5, Y2, Y2
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y9, 32(SP)
-	VMOVUPS Y4, 64(SP)
-	VMOVUPS Y9, 96(SP)
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y8, 96(SP)
 	XORQ    R11, R11
 	MOVQ    R8, R12
 	ANDQ    $-32, R12
@@ -4848,38 +4759,34 @@ loop1:
 	PREFETCHT1  (CX)(R10*1)
 	PREFETCHT1  (DX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
-	VMOVUPS     32(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     32(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
-	VMOVUPS     64(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     64(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     96(DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y7, Y7
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     32(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     32(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     64(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     64(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     96(CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     96(DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
 	ADDQ        $+32, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -4887,38 +4794,38 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y7, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y12, Y11, Y11
-	VADDPS  Y11, Y9, Y9
-	VADDPS  96(SP), Y9, Y9
-	VMOVUPS Y9, 96(SP)
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VADDPS  96(SP), Y8, Y8
+	VMOVUPS Y8, 96(SP)
+	VXORPS  Y8, Y8, Y8
 	VXORPS  Y9, Y9, Y9
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
 	TESTQ   $+131071, R11
 	JNZ     loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 64(SP)
-	VMOVUPS 96(SP), Y9
-	VADDPS  32(SP), Y9, Y9
-	VMOVUPS Y9, 32(SP)
-	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 96(SP)
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS 96(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VMOVUPS Y8, 32(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 96(SP)
 
 loop1_chunk:
 	MOVQ    R8, R12
@@ -4935,36 +4842,33 @@ loop1_vectors:
 	ANDQ        $-8, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y4, Y4
-	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y8
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y5, Y5
-	VFMADD231PS Y14, Y14, Y10
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
 	ADDQ        $+8, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R11*4), Y14
-	VMULPS      Y14, Y0, Y14
-	VMOVUPS     (DX)(R11*4), Y15
-	VADDPS      Y15, Y14, Y14
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y14, Y14
-	VADDPS      Y14, Y6, Y6
-	VFMADD231PS Y14, Y14, Y11
+	VMOVUPS     (CX)(R11*4), Y13
+	VMULPS      Y13, Y0, Y13
+	VMOVUPS     (DX)(R11*4), Y14
+	VADDPS      Y14, Y13, Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
 	ADDQ        $+8, R11
 
 loop1_tail:
@@ -4972,95 +4876,91 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R11*4), X14
-	VMULSS      X14, X0, X14
-	VMOVSS      (DX)(R11*4), X15
-	VADDSS      X15, X14, X14
-	VSUBSS      X1, X14, X14
-	VSUBSS      X2, X14, X14
-	VADDSS      X14, X8, X8
-	VFMADD231SS X14, X14, X13
+	VMOVSS      (CX)(R11*4), X13
+	VMULSS      X13, X0, X13
+	VMOVSS      (DX)(R11*4), X14
+	VADDSS      X14, X13, X13
+	VSUBSS      X1, X13, X13
+	VADDSS      X13, X7, X7
+	VFMADD231SS X13, X13, X12
 	INCQ        R11
 	CMPQ        R11, R8
 	JB          loop1_element
 
 loop1_done:
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y7, Y6, Y6
-	VADDPS  Y6, Y4, Y4
-	VMOVUPS 64(SP), Y5
-	VADDPS  (SP), Y5, Y5
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y12, Y11, Y11
-	VADDPS  Y11, Y9, Y9
-	VMOVUPS 96(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VADDPS  Y5, Y9, Y9
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 64(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y8, Y8
 
 loop1_summed:
-	// s8 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
+	// s9 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X4, X2, X2
+	VMOVHLPS     X2, X2, X4
+	VADDPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VADDSS       X4, X2, X2
+	VADDSS       X7, X2, X2
+
+	// s10 = s9 mul s6
+	VMULSS X3, X2, X2
+
+	// s11 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y8, X4
+	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VADDSS       X8, X4, X4
+	VADDSS       X12, X4, X4
 
-	// s9 = s8 mul s6
-	VMULSS X3, X4, X4
+	// s12 = s11 mul s6
+	VMULSS X3, X4, X3
 
-	// s10 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y9, X5
-	VADDPS       X5, X9, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
-	VADDSS       X13, X5, X5
+	// s13 = s10 mul s10
+	VMULSS X2, X2, X4
 
-	// s11 = s10 mul s6
-	VMULSS X3, X5, X3
+	// s14 = s12 sub s13
+	VSUBSS X4, X3, X3
 
-	// s12 = s9 mul s9
-	VMULSS X4, X4, X5
-
-	// s13 = s11 sub s12
-	VSUBSS X5, X3, X3
-
-	// s14 = 1e-05
+	// s15 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X5
+	VMOVD R11, X4
 
-	// s15 = s13 add s14
-	VADDSS X5, X3, X3
+	// s16 = s14 add s15
+	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s15 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X5
-	VUCOMISS X5, X3
+	VMOVD    R11, X4
+	VUCOMISS X4, X3
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X5
-	VUCOMISS X3, X5
+	VMOVD    R11, X4
+	VUCOMISS X3, X4
 	JA       done
 
-	// s16 = 1
+	// s17 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X5
+	VMOVD R11, X4
 
-	// s17 = sqrt s15
+	// s18 = sqrt s16
 	VSQRTSS X3, X3, X3
 
-	// s18 = s16 div s17
-	VDIVSS X3, X5, X3
+	// s19 = s17 div s18
+	VDIVSS X3, X4, X3
 
-	// s19 = s7 add s9
-	VADDSS X4, X2, X2
-
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] v7=s19 v8=sub[6 7] v9=s18 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0

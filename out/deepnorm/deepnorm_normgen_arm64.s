@@ -66,8 +66,9 @@ pass1main:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F30, F0, F24
+	FADDS	F24, F25, F25
 	// pass 2 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -94,10 +95,6 @@ pass2main:
 	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -118,22 +115,21 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F30, F0, F23
-	FMULS	F30, F4, F22
-	FMULS	F23, F23, F21
-	FSUBS	F21, F22, F22
-	FADDS	F29, F22, F22
-	// guard: the row is left to the caller unless 1e-25 <= s15 <= 3.4028235e+38
-	FCMPS	F27, F22
+	FMULS	F30, F0, F24
+	FMULS	F30, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F29, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s16 <= 3.4028235e+38
+	FCMPS	F27, F23
 	BLT	done
-	FCMPS	F26, F22
+	FCMPS	F26, F23
 	BHI	done
-	FSQRTS	F22, F22
-	FDIVS	F22, F28, F22
-	FADDS	F23, F24, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F28, F23
 	// pass 3 over the row
 	VDUP	V24.S[0], V24.S4
-	VDUP	V22.S[0], V22.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -159,10 +155,10 @@ pass3main:
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -314,8 +310,9 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	FMULS	F30, F0, F24
+	FADDS	F24, F25, F25
 	// pass 2 over the row
-	VDUP	V24.S[0], V24.S4
+	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -326,10 +323,10 @@ pass1tailDone:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R8
 	MOVD	R2, R9
+	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
-	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R11
 	LSR	$4, R6, R12
 pass2chunk:
@@ -351,10 +348,6 @@ pass2iter:
 	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -370,7 +363,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -378,7 +371,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -386,10 +379,10 @@ pass2iter:
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
@@ -406,8 +399,6 @@ pass2chunked:
 	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
 	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
 	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -420,22 +411,21 @@ pass2vec2Done:
 	VLD1.P	16(R9), [V14.S4]
 	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
 	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
+	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R6, R10
@@ -446,28 +436,26 @@ pass2tail:
 	FMOVS.P	4(R9), F12
 	FADDS	F12, F8, F8
 	FSUBS	F25, F8, F8
-	FSUBS	F24, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F30, F0, F23
-	FMULS	F30, F4, F22
-	FMULS	F23, F23, F21
-	FSUBS	F21, F22, F22
-	FADDS	F29, F22, F22
-	// guard: the row is left to the caller unless 1e-25 <= s15 <= 3.4028235e+38
-	FCMPS	F27, F22
+	FMULS	F30, F0, F24
+	FMULS	F30, F4, F23
+	FMULS	F24, F24, F22
+	FSUBS	F22, F23, F23
+	FADDS	F29, F23, F23
+	// guard: the row is left to the caller unless 1e-25 <= s16 <= 3.4028235e+38
+	FCMPS	F27, F23
 	BLT	done
-	FCMPS	F26, F22
+	FCMPS	F26, F23
 	BHI	done
-	FSQRTS	F22, F22
-	FDIVS	F22, F28, F22
-	FADDS	F23, F24, F24
+	FSQRTS	F23, F23
+	FDIVS	F23, F28, F23
 	// pass 3 over the row
 	VDUP	V24.S[0], V24.S4
-	VDUP	V22.S[0], V22.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
 	MOVD	R2, R10
@@ -494,10 +482,10 @@ pass3main:
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -520,8 +508,8 @@ pass3mainDone:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	VLD1.P	32(R12), [V4.S4, V5.S4]
 	VLD1.P	32(R11), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -536,7 +524,7 @@ pass3vec2Done:
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	VLD1.P	16(R12), [V6.S4]
 	VLD1.P	16(R11), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
@@ -551,7 +539,7 @@ pass3tail:
 	FADDS	F4, F0, F0
 	FSUBS	F25, F0, F0
 	FSUBS	F24, F0, F0
-	FMULS	F22, F0, F0
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R12), F4
 	FMOVS.P	4(R11), F8
 	FMADDS	F8, F4, F0, F4

@@ -23,27 +23,27 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		s5 := acc0
 		s6 := invLen
 		s7 := s5 * s6
+		s8 := s4 + s7
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v8 := (((s0*float64(xRow[i]) + float64(fRow[i])) - s4) - s7)
-			acc1 += v8
-			acc2 += v8 * v8
+			v6 := ((s0*float64(xRow[i]) + float64(fRow[i])) - s8)
+			acc1 += v6
+			acc2 += v6 * v6
 		}
-		s8 := acc1
-		s9 := s8 * s6
-		s10 := acc2
-		s11 := s10 * s6
-		s12 := s9 * s9
-		s13 := s11 - s12
-		s14 := float64(float32(1e-05))
-		s15 := s13 + s14
-		s16 := float64(float32(1))
-		s17 := math.Sqrt(s15)
-		s18 := s16 / s17
-		s19 := s7 + s9
+		s9 := acc1
+		s10 := s9 * s6
+		s11 := acc2
+		s12 := s11 * s6
+		s13 := s10 * s10
+		s14 := s12 - s13
+		s15 := float64(float32(1e-05))
+		s16 := s14 + s15
+		s17 := float64(float32(1))
+		s18 := math.Sqrt(s16)
+		s19 := s17 / s18
 		for i := range h {
-			dstRow[i] = float32(((((s0*float64(xRow[i])+float64(fRow[i]))-s4)-s19)*s18*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32(((((s0*float64(xRow[i])+float64(fRow[i]))-s8)-s10)*s19*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }

@@ -150,385 +150,365 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X4, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X5, X1, X1
+
+	// s4 = s0 add s3
+	VADDSS X6, X2, X2
+
+	// s4 = s0 add s3
+	VADDSS X7, X3, X3
+
+	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X6, Z6
-	VBROADCASTSS X7, Z7
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z16, Z16, Z16
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Z17
-	VMOVUPS     3072(CX)(DI*4), Z18
-	VMOVUPS     6144(CX)(DI*4), Z19
-	VMOVUPS     9216(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     64(CX)(DI*4), Z17
-	VMOVUPS     3136(CX)(DI*4), Z18
-	VMOVUPS     6208(CX)(DI*4), Z19
-	VMOVUPS     9280(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     128(CX)(DI*4), Z17
-	VMOVUPS     3200(CX)(DI*4), Z18
-	VMOVUPS     6272(CX)(DI*4), Z19
-	VMOVUPS     9344(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     192(CX)(DI*4), Z17
-	VMOVUPS     3264(CX)(DI*4), Z18
-	VMOVUPS     6336(CX)(DI*4), Z19
-	VMOVUPS     9408(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     (CX)(DI*4), Z13
+	VMOVUPS     3072(CX)(DI*4), Z14
+	VMOVUPS     6144(CX)(DI*4), Z15
+	VMOVUPS     9216(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(CX)(DI*4), Z13
+	VMOVUPS     3136(CX)(DI*4), Z14
+	VMOVUPS     6208(CX)(DI*4), Z15
+	VMOVUPS     9280(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(CX)(DI*4), Z13
+	VMOVUPS     3200(CX)(DI*4), Z14
+	VMOVUPS     6272(CX)(DI*4), Z15
+	VMOVUPS     9344(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(CX)(DI*4), Z13
+	VMOVUPS     3264(CX)(DI*4), Z14
+	VMOVUPS     6336(CX)(DI*4), Z15
+	VMOVUPS     9408(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
+	VMULSS X8, X4, X4
+
+	// s6 = s5 mul s2
+	VMULSS X8, X6, X6
+
+	// s6 = s5 mul s2
 	VMULSS X8, X9, X9
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
 	VMULSS X8, X11, X11
 
-	// s5 = s4 mul s2
-	VMULSS X8, X13, X13
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X8, X15, X15
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z17
-	VADDSS     X17, X10, X10
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z17
-	VADDSS     X17, X12, X12
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z17
-	VADDSS     X17, X14, X14
+	// s8 = s7 mul s2
+	VMULSS X8, X5, X5
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z17
-	VADDSS     X17, X16, X16
+	// s8 = s7 mul s2
+	VMULSS X8, X7, X7
 
-	// s7 = s6 mul s2
+	// s8 = s7 mul s2
 	VMULSS X8, X10, X10
 
-	// s7 = s6 mul s2
-	VMULSS X8, X12, X12
+	// s8 = s7 mul s2
+	VMULSS X8, X12, X8
 
-	// s7 = s6 mul s2
-	VMULSS X8, X14, X14
+	// s9 = s6 mul s6
+	VMULSS X4, X4, X12
 
-	// s7 = s6 mul s2
-	VMULSS X8, X16, X8
+	// s9 = s6 mul s6
+	VMULSS X6, X6, X13
 
-	// s8 = s5 mul s5
-	VMULSS X9, X9, X16
+	// s9 = s6 mul s6
+	VMULSS X9, X9, X14
 
-	// s8 = s5 mul s5
-	VMULSS X11, X11, X17
+	// s9 = s6 mul s6
+	VMULSS X11, X11, X15
 
-	// s8 = s5 mul s5
-	VMULSS X13, X13, X18
+	// s10 = s8 sub s9
+	VSUBSS X12, X5, X5
 
-	// s8 = s5 mul s5
-	VMULSS X15, X15, X19
+	// s10 = s8 sub s9
+	VSUBSS X13, X7, X7
 
-	// s9 = s7 sub s8
-	VSUBSS X16, X10, X10
+	// s10 = s8 sub s9
+	VSUBSS X14, X10, X10
 
-	// s9 = s7 sub s8
-	VSUBSS X17, X12, X12
+	// s10 = s8 sub s9
+	VSUBSS X15, X8, X8
 
-	// s9 = s7 sub s8
-	VSUBSS X18, X14, X14
-
-	// s9 = s7 sub s8
-	VSUBSS X19, X8, X8
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X16
+	VMOVD DI, X12
 
-	// s11 = s9 add s10
-	VADDSS X16, X10, X10
+	// s12 = s10 add s11
+	VADDSS X12, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X16, X12, X12
+	// s12 = s10 add s11
+	VADDSS X12, X7, X7
 
-	// s11 = s9 add s10
-	VADDSS X16, X14, X14
+	// s12 = s10 add s11
+	VADDSS X12, X10, X10
 
-	// s11 = s9 add s10
-	VADDSS X16, X8, X8
+	// s12 = s10 add s11
+	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X10
+	VMOVD    DI, X12
+	VUCOMISS X12, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X10, X16
+	VMOVD    DI, X12
+	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X12
+	VMOVD    DI, X12
+	VUCOMISS X12, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X12, X16
+	VMOVD    DI, X12
+	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X14
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X14, X16
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X8
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X8, X16
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X16
+	VMOVD DI, X12
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
+
+	// s14 = sqrt s12
+	VSQRTSS X7, X7, X7
+
+	// s14 = sqrt s12
 	VSQRTSS X10, X10, X10
 
-	// s13 = sqrt s11
-	VSQRTSS X12, X12, X12
-
-	// s13 = sqrt s11
-	VSQRTSS X14, X14, X14
-
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X8, X8, X8
 
-	// s14 = s12 div s13
-	VDIVSS X10, X16, X10
+	// s15 = s13 div s14
+	VDIVSS X5, X12, X5
 
-	// s14 = s12 div s13
-	VDIVSS X12, X16, X12
+	// s15 = s13 div s14
+	VDIVSS X7, X12, X7
 
-	// s14 = s12 div s13
-	VDIVSS X14, X16, X14
+	// s15 = s13 div s14
+	VDIVSS X10, X12, X10
 
-	// s14 = s12 div s13
-	VDIVSS X8, X16, X8
+	// s15 = s13 div s14
+	VDIVSS X8, X12, X8
 
-	// s15 = s3 add s5
-	VADDSS X9, X4, X4
-
-	// s15 = s3 add s5
-	VADDSS X11, X5, X5
-
-	// s15 = s3 add s5
-	VADDSS X13, X6, X6
-
-	// s15 = s3 add s5
-	VADDSS X15, X7, X7
-
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X10, Z9
+	VBROADCASTSS X5, Z5
 	XORQ         DI, DI
 
 b0loop2:
-	VMOVUPS     (CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     (BX)(DI*4), Z11
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, (AX)(DI*4)
-	VMOVUPS     64(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     64(BX)(DI*4), Z11
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 64(AX)(DI*4)
-	VMOVUPS     128(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     128(BX)(DI*4), Z11
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 128(AX)(DI*4)
-	VMOVUPS     192(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     192(BX)(DI*4), Z11
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 192(AX)(DI*4)
+	VMOVUPS     (CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z13
+	VMOVUPS     64(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z13
+	VMOVUPS     192(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
-	VBROADCASTSS X5, Z1
-	VBROADCASTSS X12, Z4
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X7, Z4
 	XORQ         DI, DI
 
 b1loop2:
@@ -536,42 +516,42 @@ b1loop2:
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3072(AX)(DI*4)
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3072(AX)(DI*4)
 	VMOVUPS     3136(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z9
-	VMOVUPS     64(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3136(AX)(DI*4)
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3136(AX)(DI*4)
 	VMOVUPS     3200(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3200(AX)(DI*4)
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3200(AX)(DI*4)
 	VMOVUPS     3264(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z9
-	VMOVUPS     192(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3264(AX)(DI*4)
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3264(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X14, Z2
+	VBROADCASTSS X9, Z1
+	VBROADCASTSS X10, Z2
 	XORQ         DI, DI
 
 b2loop2:
@@ -611,9 +591,9 @@ b2loop2:
 	CMPQ        DI, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
-	VBROADCASTSS X7, Z1
+	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
 	XORQ         DI, DI
 
@@ -710,9 +690,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -720,37 +703,48 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -761,63 +755,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -949,9 +924,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -959,40 +937,51 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -1003,63 +992,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1302,67 +1272,87 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X3, X1, X1
+
+	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Y13
-	VMOVUPS     3072(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     32(CX)(DI*4), Y13
-	VMOVUPS     3104(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
-	VMOVUPS     64(CX)(DI*4), Y13
-	VMOVUPS     3136(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(DI*4), Y13
-	VMOVUPS     3168(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(DI*4), Y11
+	VMOVUPS     3072(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     32(CX)(DI*4), Y11
+	VMOVUPS     3104(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     64(CX)(DI*4), Y11
+	VMOVUPS     3136(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VMOVUPS     3168(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s5 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y3
+	VEXTRACTF128 $0x01, Y3, X7
+	VADDPS       X7, X3, X3
+	VMOVHLPS     X3, X3, X7
+	VADDPS       X7, X3, X3
+	VMOVSHDUP    X3, X7
+	VADDSS       X7, X3, X3
+
+	// s6 = s5 mul s2
+	VMULSS X4, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X4, X3, X3
+
+	// s7 = sum of accumulator 2
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -1371,115 +1361,85 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s4 = sum of accumulator 1
+	// s7 = sum of accumulator 2
 	VADDPS       Y10, Y9, Y6
-	VEXTRACTF128 $0x01, Y6, X9
-	VADDPS       X9, X6, X6
-	VMOVHLPS     X6, X6, X9
-	VADDPS       X9, X6, X6
-	VMOVSHDUP    X6, X9
-	VADDSS       X9, X6, X6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
 
-	// s5 = s4 mul s2
+	// s8 = s7 mul s2
 	VMULSS X4, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X4, X6, X6
+	// s8 = s7 mul s2
+	VMULSS X4, X6, X4
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y7
-	VEXTRACTF128 $0x01, Y7, X8
-	VADDPS       X8, X7, X7
-	VMOVHLPS     X7, X7, X8
-	VADDPS       X8, X7, X7
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X7, X7
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X6
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y12, Y11, Y8
-	VEXTRACTF128 $0x01, Y8, X9
-	VADDPS       X9, X8, X8
-	VMOVHLPS     X8, X8, X9
-	VADDPS       X9, X8, X8
-	VMOVSHDUP    X8, X9
-	VADDSS       X9, X8, X8
+	// s9 = s6 mul s6
+	VMULSS X3, X3, X7
 
-	// s7 = s6 mul s2
-	VMULSS X4, X7, X7
+	// s10 = s8 sub s9
+	VSUBSS X6, X5, X5
 
-	// s7 = s6 mul s2
-	VMULSS X4, X8, X4
+	// s10 = s8 sub s9
+	VSUBSS X7, X4, X4
 
-	// s8 = s5 mul s5
-	VMULSS X5, X5, X8
-
-	// s8 = s5 mul s5
-	VMULSS X6, X6, X9
-
-	// s9 = s7 sub s8
-	VSUBSS X8, X7, X7
-
-	// s9 = s7 sub s8
-	VSUBSS X9, X4, X4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X8
+	VMOVD DI, X6
 
-	// s11 = s9 add s10
-	VADDSS X8, X7, X7
+	// s12 = s10 add s11
+	VADDSS X6, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X8, X4, X4
+	// s12 = s10 add s11
+	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X8
-	VUCOMISS X8, X7
+	VMOVD    DI, X6
+	VUCOMISS X6, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X8
-	VUCOMISS X7, X8
+	VMOVD    DI, X6
+	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X8
-	VUCOMISS X8, X4
+	VMOVD    DI, X6
+	VUCOMISS X6, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X8
-	VUCOMISS X4, X8
+	VMOVD    DI, X6
+	VUCOMISS X4, X6
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X8
+	VMOVD DI, X6
 
-	// s13 = sqrt s11
-	VSQRTSS X7, X7, X7
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X4, X4, X4
 
-	// s14 = s12 div s13
-	VDIVSS X7, X8, X7
+	// s15 = s13 div s14
+	VDIVSS X5, X6, X5
 
-	// s14 = s12 div s13
-	VDIVSS X4, X8, X4
+	// s15 = s13 div s14
+	VDIVSS X4, X6, X4
 
-	// s15 = s3 add s5
-	VADDSS X5, X2, X2
-
-	// s15 = s3 add s5
-	VADDSS X6, X3, X3
-
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X7, Y5
+	VBROADCASTSS X5, Y5
 	XORQ         DI, DI
 
 b0loop2:
@@ -1519,7 +1479,7 @@ b0loop2:
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -1616,9 +1576,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -1626,37 +1589,46 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1665,61 +1637,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1849,9 +1804,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -1859,39 +1817,48 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1900,61 +1867,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -2259,385 +2209,365 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X4, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X5, X1, X1
+
+	// s4 = s0 add s3
+	VADDSS X6, X2, X2
+
+	// s4 = s0 add s3
+	VADDSS X7, X3, X3
+
+	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X6, Z6
-	VBROADCASTSS X7, Z7
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z16, Z16, Z16
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Z17
-	VMOVUPS     4096(CX)(DI*4), Z18
-	VMOVUPS     8192(CX)(DI*4), Z19
-	VMOVUPS     12288(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     64(CX)(DI*4), Z17
-	VMOVUPS     4160(CX)(DI*4), Z18
-	VMOVUPS     8256(CX)(DI*4), Z19
-	VMOVUPS     12352(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     128(CX)(DI*4), Z17
-	VMOVUPS     4224(CX)(DI*4), Z18
-	VMOVUPS     8320(CX)(DI*4), Z19
-	VMOVUPS     12416(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     192(CX)(DI*4), Z17
-	VMOVUPS     4288(CX)(DI*4), Z18
-	VMOVUPS     8384(CX)(DI*4), Z19
-	VMOVUPS     12480(CX)(DI*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     (CX)(DI*4), Z13
+	VMOVUPS     4096(CX)(DI*4), Z14
+	VMOVUPS     8192(CX)(DI*4), Z15
+	VMOVUPS     12288(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(CX)(DI*4), Z13
+	VMOVUPS     4160(CX)(DI*4), Z14
+	VMOVUPS     8256(CX)(DI*4), Z15
+	VMOVUPS     12352(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(CX)(DI*4), Z13
+	VMOVUPS     4224(CX)(DI*4), Z14
+	VMOVUPS     8320(CX)(DI*4), Z15
+	VMOVUPS     12416(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(CX)(DI*4), Z13
+	VMOVUPS     4288(CX)(DI*4), Z14
+	VMOVUPS     8384(CX)(DI*4), Z15
+	VMOVUPS     12480(CX)(DI*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
+	VMULSS X8, X4, X4
+
+	// s6 = s5 mul s2
+	VMULSS X8, X6, X6
+
+	// s6 = s5 mul s2
 	VMULSS X8, X9, X9
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
 	VMULSS X8, X11, X11
 
-	// s5 = s4 mul s2
-	VMULSS X8, X13, X13
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X8, X15, X15
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z17
-	VADDSS     X17, X10, X10
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z17
-	VADDSS     X17, X12, X12
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z17
-	VADDSS     X17, X14, X14
+	// s8 = s7 mul s2
+	VMULSS X8, X5, X5
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z17
-	VADDSS     X17, X16, X16
+	// s8 = s7 mul s2
+	VMULSS X8, X7, X7
 
-	// s7 = s6 mul s2
+	// s8 = s7 mul s2
 	VMULSS X8, X10, X10
 
-	// s7 = s6 mul s2
-	VMULSS X8, X12, X12
+	// s8 = s7 mul s2
+	VMULSS X8, X12, X8
 
-	// s7 = s6 mul s2
-	VMULSS X8, X14, X14
+	// s9 = s6 mul s6
+	VMULSS X4, X4, X12
 
-	// s7 = s6 mul s2
-	VMULSS X8, X16, X8
+	// s9 = s6 mul s6
+	VMULSS X6, X6, X13
 
-	// s8 = s5 mul s5
-	VMULSS X9, X9, X16
+	// s9 = s6 mul s6
+	VMULSS X9, X9, X14
 
-	// s8 = s5 mul s5
-	VMULSS X11, X11, X17
+	// s9 = s6 mul s6
+	VMULSS X11, X11, X15
 
-	// s8 = s5 mul s5
-	VMULSS X13, X13, X18
+	// s10 = s8 sub s9
+	VSUBSS X12, X5, X5
 
-	// s8 = s5 mul s5
-	VMULSS X15, X15, X19
+	// s10 = s8 sub s9
+	VSUBSS X13, X7, X7
 
-	// s9 = s7 sub s8
-	VSUBSS X16, X10, X10
+	// s10 = s8 sub s9
+	VSUBSS X14, X10, X10
 
-	// s9 = s7 sub s8
-	VSUBSS X17, X12, X12
+	// s10 = s8 sub s9
+	VSUBSS X15, X8, X8
 
-	// s9 = s7 sub s8
-	VSUBSS X18, X14, X14
-
-	// s9 = s7 sub s8
-	VSUBSS X19, X8, X8
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X16
+	VMOVD DI, X12
 
-	// s11 = s9 add s10
-	VADDSS X16, X10, X10
+	// s12 = s10 add s11
+	VADDSS X12, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X16, X12, X12
+	// s12 = s10 add s11
+	VADDSS X12, X7, X7
 
-	// s11 = s9 add s10
-	VADDSS X16, X14, X14
+	// s12 = s10 add s11
+	VADDSS X12, X10, X10
 
-	// s11 = s9 add s10
-	VADDSS X16, X8, X8
+	// s12 = s10 add s11
+	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X10
+	VMOVD    DI, X12
+	VUCOMISS X12, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X10, X16
+	VMOVD    DI, X12
+	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X12
+	VMOVD    DI, X12
+	VUCOMISS X12, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X12, X16
+	VMOVD    DI, X12
+	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X14
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X14, X16
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X16
-	VUCOMISS X16, X8
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X16
-	VUCOMISS X8, X16
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X16
+	VMOVD DI, X12
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
+
+	// s14 = sqrt s12
+	VSQRTSS X7, X7, X7
+
+	// s14 = sqrt s12
 	VSQRTSS X10, X10, X10
 
-	// s13 = sqrt s11
-	VSQRTSS X12, X12, X12
-
-	// s13 = sqrt s11
-	VSQRTSS X14, X14, X14
-
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X8, X8, X8
 
-	// s14 = s12 div s13
-	VDIVSS X10, X16, X10
+	// s15 = s13 div s14
+	VDIVSS X5, X12, X5
 
-	// s14 = s12 div s13
-	VDIVSS X12, X16, X12
+	// s15 = s13 div s14
+	VDIVSS X7, X12, X7
 
-	// s14 = s12 div s13
-	VDIVSS X14, X16, X14
+	// s15 = s13 div s14
+	VDIVSS X10, X12, X10
 
-	// s14 = s12 div s13
-	VDIVSS X8, X16, X8
+	// s15 = s13 div s14
+	VDIVSS X8, X12, X8
 
-	// s15 = s3 add s5
-	VADDSS X9, X4, X4
-
-	// s15 = s3 add s5
-	VADDSS X11, X5, X5
-
-	// s15 = s3 add s5
-	VADDSS X13, X6, X6
-
-	// s15 = s3 add s5
-	VADDSS X15, X7, X7
-
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X10, Z9
+	VBROADCASTSS X5, Z5
 	XORQ         DI, DI
 
 b0loop2:
-	VMOVUPS     (CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     (BX)(DI*4), Z11
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, (AX)(DI*4)
-	VMOVUPS     64(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     64(BX)(DI*4), Z11
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 64(AX)(DI*4)
-	VMOVUPS     128(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     128(BX)(DI*4), Z11
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 128(AX)(DI*4)
-	VMOVUPS     192(CX)(DI*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     192(BX)(DI*4), Z11
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 192(AX)(DI*4)
+	VMOVUPS     (CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(DI*4)
+	VMOVUPS     64(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z13
+	VMOVUPS     64(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(DI*4)
+	VMOVUPS     128(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(DI*4)
+	VMOVUPS     192(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z13
+	VMOVUPS     192(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
-	VBROADCASTSS X5, Z1
-	VBROADCASTSS X12, Z4
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X7, Z4
 	XORQ         DI, DI
 
 b1loop2:
@@ -2645,42 +2575,42 @@ b1loop2:
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 4096(AX)(DI*4)
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 4096(AX)(DI*4)
 	VMOVUPS     4160(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z9
-	VMOVUPS     64(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 4160(AX)(DI*4)
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 4160(AX)(DI*4)
 	VMOVUPS     4224(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 4224(AX)(DI*4)
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 4224(AX)(DI*4)
 	VMOVUPS     4288(CX)(DI*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z9
-	VMOVUPS     192(DX)(DI*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 4288(AX)(DI*4)
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 4288(AX)(DI*4)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X14, Z2
+	VBROADCASTSS X9, Z1
+	VBROADCASTSS X10, Z2
 	XORQ         DI, DI
 
 b2loop2:
@@ -2720,9 +2650,9 @@ b2loop2:
 	CMPQ        DI, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
-	VBROADCASTSS X7, Z1
+	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
 	XORQ         DI, DI
 
@@ -2819,9 +2749,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -2829,37 +2762,48 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -2870,63 +2814,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3058,9 +2983,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -3068,40 +2996,51 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+1024
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -3112,63 +3051,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -3411,67 +3331,87 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X3, X1, X1
+
+	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 
 bloop1:
-	VMOVUPS     (CX)(DI*4), Y13
-	VMOVUPS     4096(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     32(CX)(DI*4), Y13
-	VMOVUPS     4128(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
-	VMOVUPS     64(CX)(DI*4), Y13
-	VMOVUPS     4160(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(CX)(DI*4), Y13
-	VMOVUPS     4192(CX)(DI*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (CX)(DI*4), Y11
+	VMOVUPS     4096(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     32(CX)(DI*4), Y11
+	VMOVUPS     4128(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     64(CX)(DI*4), Y11
+	VMOVUPS     4160(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(CX)(DI*4), Y11
+	VMOVUPS     4192(CX)(DI*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s5 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y3
+	VEXTRACTF128 $0x01, Y3, X7
+	VADDPS       X7, X3, X3
+	VMOVHLPS     X3, X3, X7
+	VADDPS       X7, X3, X3
+	VMOVSHDUP    X3, X7
+	VADDSS       X7, X3, X3
+
+	// s6 = s5 mul s2
+	VMULSS X4, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X4, X3, X3
+
+	// s7 = sum of accumulator 2
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -3480,115 +3420,85 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s4 = sum of accumulator 1
+	// s7 = sum of accumulator 2
 	VADDPS       Y10, Y9, Y6
-	VEXTRACTF128 $0x01, Y6, X9
-	VADDPS       X9, X6, X6
-	VMOVHLPS     X6, X6, X9
-	VADDPS       X9, X6, X6
-	VMOVSHDUP    X6, X9
-	VADDSS       X9, X6, X6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
 
-	// s5 = s4 mul s2
+	// s8 = s7 mul s2
 	VMULSS X4, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X4, X6, X6
+	// s8 = s7 mul s2
+	VMULSS X4, X6, X4
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y7
-	VEXTRACTF128 $0x01, Y7, X8
-	VADDPS       X8, X7, X7
-	VMOVHLPS     X7, X7, X8
-	VADDPS       X8, X7, X7
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X7, X7
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X6
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y12, Y11, Y8
-	VEXTRACTF128 $0x01, Y8, X9
-	VADDPS       X9, X8, X8
-	VMOVHLPS     X8, X8, X9
-	VADDPS       X9, X8, X8
-	VMOVSHDUP    X8, X9
-	VADDSS       X9, X8, X8
+	// s9 = s6 mul s6
+	VMULSS X3, X3, X7
 
-	// s7 = s6 mul s2
-	VMULSS X4, X7, X7
+	// s10 = s8 sub s9
+	VSUBSS X6, X5, X5
 
-	// s7 = s6 mul s2
-	VMULSS X4, X8, X4
+	// s10 = s8 sub s9
+	VSUBSS X7, X4, X4
 
-	// s8 = s5 mul s5
-	VMULSS X5, X5, X8
-
-	// s8 = s5 mul s5
-	VMULSS X6, X6, X9
-
-	// s9 = s7 sub s8
-	VSUBSS X8, X7, X7
-
-	// s9 = s7 sub s8
-	VSUBSS X9, X4, X4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X8
+	VMOVD DI, X6
 
-	// s11 = s9 add s10
-	VADDSS X8, X7, X7
+	// s12 = s10 add s11
+	VADDSS X6, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X8, X4, X4
+	// s12 = s10 add s11
+	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X8
-	VUCOMISS X8, X7
+	VMOVD    DI, X6
+	VUCOMISS X6, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X8
-	VUCOMISS X7, X8
+	VMOVD    DI, X6
+	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X8
-	VUCOMISS X8, X4
+	VMOVD    DI, X6
+	VUCOMISS X6, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X8
-	VUCOMISS X4, X8
+	VMOVD    DI, X6
+	VUCOMISS X4, X6
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X8
+	VMOVD DI, X6
 
-	// s13 = sqrt s11
-	VSQRTSS X7, X7, X7
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X4, X4, X4
 
-	// s14 = s12 div s13
-	VDIVSS X7, X8, X7
+	// s15 = s13 div s14
+	VDIVSS X5, X6, X5
 
-	// s14 = s12 div s13
-	VDIVSS X4, X8, X4
+	// s15 = s13 div s14
+	VDIVSS X4, X6, X4
 
-	// s15 = s3 add s5
-	VADDSS X5, X2, X2
-
-	// s15 = s3 add s5
-	VADDSS X6, X3, X3
-
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X7, Y5
+	VBROADCASTSS X5, Y5
 	XORQ         DI, DI
 
 b0loop2:
@@ -3628,7 +3538,7 @@ b0loop2:
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -3725,9 +3635,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -3735,37 +3648,46 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(DI*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(CX)(DI*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -3774,61 +3696,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3958,9 +3863,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -3968,39 +3876,48 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(CX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(CX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, $+1024
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -4009,61 +3926,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -4280,9 +4180,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -4290,37 +4193,48 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         DI, DI
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(DI*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(DI*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4331,63 +4245,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4519,9 +4414,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -4529,40 +4427,51 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4573,63 +4482,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -4861,9 +4751,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -4873,31 +4766,26 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 	MOVQ         $+2048, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
 	JB          loop1
@@ -4905,95 +4793,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R8
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -5142,9 +5027,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -5154,33 +5042,28 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -5188,95 +5071,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -5512,9 +5392,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -5524,31 +5407,26 @@ loop0_blocks:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
 	XORQ         DI, DI
 	MOVQ         $+4096, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z3, Z3
-	VFMADD231PS Z13, Z13, Z7
-	VMOVUPS     64(CX)(DI*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z4, Z4
-	VFMADD231PS Z13, Z13, Z8
-	VMOVUPS     128(CX)(DI*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z5, Z5
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     192(CX)(DI*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z6, Z6
-	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     (CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z1, Z1
+	VFMADD231PS Z12, Z12, Z6
+	VMOVUPS     64(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z7
+	VMOVUPS     128(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     192(CX)(DI*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
 	ADDQ        $+64, DI
 	CMPQ        DI, R8
 	JB          loop1
@@ -5556,38 +5434,51 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z11, Z11
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z10, Z10
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z11, Z11
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z12, Z12
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	ADDQ   $+4096, R8
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z11, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z11, Z6, Z6
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -5595,60 +5486,44 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -5799,9 +5674,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -5811,7 +5689,6 @@ loop0_blocks:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
 	XORQ         R9, R9
 	MOVQ         $+4096, R10
 
@@ -5819,26 +5696,22 @@ loop1:
 	PREFETCHT1  (CX)(R8*1)
 	PREFETCHT1  64(CX)(R8*1)
 	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z3, Z3
-	VFMADD231PS Z13, Z13, Z7
-	VMOVUPS     64(CX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z4, Z4
-	VFMADD231PS Z13, Z13, Z8
-	VMOVUPS     128(CX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z5, Z5
-	VFMADD231PS Z13, Z13, Z9
-	VMOVUPS     192(CX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z13, Z6, Z6
-	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     (CX)(R9*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z1, Z1
+	VFMADD231PS Z12, Z12, Z6
+	VMOVUPS     64(CX)(R9*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z7
+	VMOVUPS     128(CX)(R9*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VMOVUPS     192(CX)(R9*4), Z12
+	VSUBPS      Z0, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -5846,38 +5719,51 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z11, Z11
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z10, Z10
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z11, Z11
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z12, Z12
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	ADDQ   $+4096, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z11, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z11, Z6, Z6
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -5885,60 +5771,44 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -6170,9 +6040,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -6182,31 +6055,26 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         DI, DI
 	MOVQ         $+2048, R8
 
 loop1:
-	VMOVUPS     (CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(CX)(DI*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(DI*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
 	JB          loop1
@@ -6214,95 +6082,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R8
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X4
-	VUCOMISS X4, X2
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, DI
-	VMOVD    DI, X4
-	VUCOMISS X2, X4
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, DI
-	VMOVD DI, X4
+	VMOVD DI, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -6451,9 +6316,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -6463,33 +6331,28 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	VMOVUPS     (CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(CX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -6497,95 +6360,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -6934,9 +6794,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -6944,7 +6807,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         DI, $+3903
 	JA           loop1_long
 	XORQ         R8, R8
@@ -6953,26 +6815,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R8*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R8*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R8*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R8*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R8*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R8*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R8*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R8*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop1s
@@ -6984,11 +6842,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R8*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (CX)(R8*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JB          loop1s_vector
@@ -6996,27 +6853,26 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R8*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R8, R8
 	MOVQ    DI, R9
 	ANDQ    $-64, R9
@@ -7026,26 +6882,22 @@ loop1_long:
 	CMOVQGT R9, R10
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R8
 	CMPQ        R8, R10
 	JB          loop1
@@ -7053,30 +6905,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R8
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    DI, R9
@@ -7093,54 +6945,63 @@ loop1_vectors:
 	ANDQ        $-16, R9
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (CX)(R8*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R8
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R8*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (CX)(R8*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -7148,60 +7009,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X2
+	VMOVD    R8, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X2, X4
+	VMOVD    R8, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -7504,9 +7349,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -7514,7 +7362,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         DI, $+3903
 	JA           loop1_long
 	XORQ         R10, R10
@@ -7526,26 +7373,22 @@ loop1s:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  64(CX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(CX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(CX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(CX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (CX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(CX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(CX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(CX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -7557,11 +7400,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (CX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -7569,27 +7411,26 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (CX)(R10*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R10, R10
 	MOVQ    DI, R11
 	ANDQ    $-64, R11
@@ -7602,26 +7443,22 @@ loop1:
 	PREFETCHT1  (CX)(R9*1)
 	PREFETCHT1  64(CX)(R9*1)
 	ADDQ        $+128, R9
-	VMOVUPS     (CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -7629,30 +7466,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    DI, R11
@@ -7669,54 +7506,63 @@ loop1_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (CX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R10
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVUPS.Z   (CX)(R10*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (CX)(R10*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -7724,60 +7570,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -8166,19 +7996,21 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         DI, $+1983
 	JA           loop1_long
 	XORQ         R8, R8
@@ -8187,26 +8019,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (CX)(R8*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R8*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R8*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R8*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R8*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(CX)(R8*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(CX)(R8*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(CX)(R8*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
 	JB          loop1s
@@ -8218,11 +8046,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R8*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R8*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JB          loop1s_vector
@@ -8232,30 +8059,29 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R8*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R8*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
 	VXORPS  Y13, Y13, Y13
-	VXORPS  Y14, Y14, Y14
 	XORQ    R8, R8
 	MOVQ    DI, R9
 	ANDQ    $-32, R9
@@ -8265,26 +8091,22 @@ loop1_long:
 	CMOVQGT R9, R10
 
 loop1:
-	VMOVUPS     (CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
-	VMOVUPS     32(CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     64(CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     96(CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R8
 	CMPQ        R8, R10
 	JB          loop1
@@ -8292,32 +8114,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y13, Y13
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS Y8, Y14, Y14
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	TESTQ  $+131071, R8
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  32(SP), Y14, Y14
-	VMOVUPS Y14, 32(SP)
-	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
 	MOVQ    DI, R9
@@ -8334,27 +8156,24 @@ loop1_vectors:
 	ANDQ        $-8, R9
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     (CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R8*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (CX)(R8*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R8
 
 loop1_tail:
@@ -8362,90 +8181,86 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R8*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X1, X15, X15
-	VADDSS      X15, X7, X7
-	VFMADD231SS X15, X15, X12
+	VMOVSS      (CX)(R8*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop1_element
 
 loop1_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS (SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS 32(SP), Y14, Y14
-	VADDPS Y14, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X4
-	VUCOMISS X4, X2
+	VMOVD    R8, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X4
-	VUCOMISS X2, X4
+	VMOVD    R8, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X4
+	VMOVD R8, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -8758,19 +8573,21 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         DI, $+1983
 	JA           loop1_long
 	XORQ         R10, R10
@@ -8781,26 +8598,22 @@ loop0_summed:
 loop1s:
 	PREFETCHT1  (CX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(CX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(CX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(CX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (CX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(CX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(CX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(CX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -8812,11 +8625,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (CX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (CX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -8826,30 +8638,29 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (CX)(R10*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (CX)(R10*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R10
 	CMPQ        R10, DI
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
 	VXORPS  Y13, Y13, Y13
-	VXORPS  Y14, Y14, Y14
 	XORQ    R10, R10
 	MOVQ    DI, R11
 	ANDQ    $-32, R11
@@ -8861,26 +8672,22 @@ loop1_long:
 loop1:
 	PREFETCHT1  (CX)(R9*1)
 	ADDQ        $+64, R9
-	VMOVUPS     (CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
-	VMOVUPS     32(CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     64(CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     96(CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -8888,32 +8695,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y13, Y13
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS Y8, Y14, Y14
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	TESTQ  $+131071, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  32(SP), Y14, Y14
-	VMOVUPS Y14, 32(SP)
-	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
 	MOVQ    DI, R11
@@ -8930,27 +8737,24 @@ loop1_vectors:
 	ANDQ        $-8, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     (CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (CX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (CX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R10
 
 loop1_tail:
@@ -8958,90 +8762,86 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (CX)(R10*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X1, X15, X15
-	VADDSS      X15, X7, X7
-	VFMADD231SS X15, X15, X12
+	VMOVSS      (CX)(R10*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R10
 	CMPQ        R10, DI
 	JB          loop1_element
 
 loop1_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS (SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS 32(SP), Y14, Y14
-	VADDPS Y14, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s15 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -9446,484 +9246,464 @@ bloop0:
 	// s5 = s3 mul s4
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X4, X0, X0
+
+	// s6 = s2 add s5
+	VADDSS X5, X1, X1
+
+	// s6 = s2 add s5
+	VADDSS X6, X2, X2
+
+	// s6 = s2 add s5
+	VADDSS X7, X3, X3
+
+	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X6, Z6
-	VBROADCASTSS X7, Z7
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z16, Z16, Z16
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (DX)(R9*4), Z17
-	VMOVUPS     3072(DX)(R9*4), Z18
-	VMOVUPS     6144(DX)(R9*4), Z19
-	VMOVUPS     9216(DX)(R9*4), Z20
-	VMOVUPS     (BX)(R9*4), Z21
-	VMOVUPS     3072(BX)(R9*4), Z22
-	VMOVUPS     6144(BX)(R9*4), Z23
-	VMOVUPS     9216(BX)(R9*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     64(DX)(R9*4), Z17
-	VMOVUPS     3136(DX)(R9*4), Z18
-	VMOVUPS     6208(DX)(R9*4), Z19
-	VMOVUPS     9280(DX)(R9*4), Z20
-	VMOVUPS     64(BX)(R9*4), Z21
-	VMOVUPS     3136(BX)(R9*4), Z22
-	VMOVUPS     6208(BX)(R9*4), Z23
-	VMOVUPS     9280(BX)(R9*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     128(DX)(R9*4), Z17
-	VMOVUPS     3200(DX)(R9*4), Z18
-	VMOVUPS     6272(DX)(R9*4), Z19
-	VMOVUPS     9344(DX)(R9*4), Z20
-	VMOVUPS     128(BX)(R9*4), Z21
-	VMOVUPS     3200(BX)(R9*4), Z22
-	VMOVUPS     6272(BX)(R9*4), Z23
-	VMOVUPS     9344(BX)(R9*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     192(DX)(R9*4), Z17
-	VMOVUPS     3264(DX)(R9*4), Z18
-	VMOVUPS     6336(DX)(R9*4), Z19
-	VMOVUPS     9408(DX)(R9*4), Z20
-	VMOVUPS     192(BX)(R9*4), Z21
-	VMOVUPS     3264(BX)(R9*4), Z22
-	VMOVUPS     6336(BX)(R9*4), Z23
-	VMOVUPS     9408(BX)(R9*4), Z24
-	VADDPS      Z21, Z17, Z17
-	VADDPS      Z22, Z18, Z18
-	VADDPS      Z23, Z19, Z19
-	VADDPS      Z24, Z20, Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     (DX)(R9*4), Z13
+	VMOVUPS     3072(DX)(R9*4), Z14
+	VMOVUPS     6144(DX)(R9*4), Z15
+	VMOVUPS     9216(DX)(R9*4), Z16
+	VMOVUPS     (BX)(R9*4), Z17
+	VMOVUPS     3072(BX)(R9*4), Z18
+	VMOVUPS     6144(BX)(R9*4), Z19
+	VMOVUPS     9216(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(DX)(R9*4), Z13
+	VMOVUPS     3136(DX)(R9*4), Z14
+	VMOVUPS     6208(DX)(R9*4), Z15
+	VMOVUPS     9280(DX)(R9*4), Z16
+	VMOVUPS     64(BX)(R9*4), Z17
+	VMOVUPS     3136(BX)(R9*4), Z18
+	VMOVUPS     6208(BX)(R9*4), Z19
+	VMOVUPS     9280(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(DX)(R9*4), Z13
+	VMOVUPS     3200(DX)(R9*4), Z14
+	VMOVUPS     6272(DX)(R9*4), Z15
+	VMOVUPS     9344(DX)(R9*4), Z16
+	VMOVUPS     128(BX)(R9*4), Z17
+	VMOVUPS     3200(BX)(R9*4), Z18
+	VMOVUPS     6272(BX)(R9*4), Z19
+	VMOVUPS     9344(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(DX)(R9*4), Z13
+	VMOVUPS     3264(DX)(R9*4), Z14
+	VMOVUPS     6336(DX)(R9*4), Z15
+	VMOVUPS     9408(DX)(R9*4), Z16
+	VMOVUPS     192(BX)(R9*4), Z17
+	VMOVUPS     3264(BX)(R9*4), Z18
+	VMOVUPS     6336(BX)(R9*4), Z19
+	VMOVUPS     9408(BX)(R9*4), Z20
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z19, Z15, Z15
+	VADDPS      Z20, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
 
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
 
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
 
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
 
-	// s7 = s6 mul s4
+	// s8 = s7 mul s4
+	VMULSS X8, X4, X4
+
+	// s8 = s7 mul s4
+	VMULSS X8, X6, X6
+
+	// s8 = s7 mul s4
 	VMULSS X8, X9, X9
 
-	// s7 = s6 mul s4
+	// s8 = s7 mul s4
 	VMULSS X8, X11, X11
 
-	// s7 = s6 mul s4
-	VMULSS X8, X13, X13
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
 
-	// s7 = s6 mul s4
-	VMULSS X8, X15, X15
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z17
-	VADDSS     X17, X10, X10
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z17
-	VADDSS     X17, X12, X12
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z17
-	VADDSS     X17, X14, X14
+	// s10 = s9 mul s4
+	VMULSS X8, X5, X5
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z17
-	VADDSS     X17, X16, X16
+	// s10 = s9 mul s4
+	VMULSS X8, X7, X7
 
-	// s9 = s8 mul s4
+	// s10 = s9 mul s4
 	VMULSS X8, X10, X10
 
-	// s9 = s8 mul s4
-	VMULSS X8, X12, X12
+	// s10 = s9 mul s4
+	VMULSS X8, X12, X8
 
-	// s9 = s8 mul s4
-	VMULSS X8, X14, X14
+	// s11 = s8 mul s8
+	VMULSS X4, X4, X12
 
-	// s9 = s8 mul s4
-	VMULSS X8, X16, X8
+	// s11 = s8 mul s8
+	VMULSS X6, X6, X13
 
-	// s10 = s7 mul s7
-	VMULSS X9, X9, X16
+	// s11 = s8 mul s8
+	VMULSS X9, X9, X14
 
-	// s10 = s7 mul s7
-	VMULSS X11, X11, X17
+	// s11 = s8 mul s8
+	VMULSS X11, X11, X15
 
-	// s10 = s7 mul s7
-	VMULSS X13, X13, X18
+	// s12 = s10 sub s11
+	VSUBSS X12, X5, X5
 
-	// s10 = s7 mul s7
-	VMULSS X15, X15, X19
+	// s12 = s10 sub s11
+	VSUBSS X13, X7, X7
 
-	// s11 = s9 sub s10
-	VSUBSS X16, X10, X10
+	// s12 = s10 sub s11
+	VSUBSS X14, X10, X10
 
-	// s11 = s9 sub s10
-	VSUBSS X17, X12, X12
+	// s12 = s10 sub s11
+	VSUBSS X15, X8, X8
 
-	// s11 = s9 sub s10
-	VSUBSS X18, X14, X14
-
-	// s11 = s9 sub s10
-	VSUBSS X19, X8, X8
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X16
+	VMOVD R9, X12
 
-	// s13 = s11 add s12
-	VADDSS X16, X10, X10
+	// s14 = s12 add s13
+	VADDSS X12, X5, X5
 
-	// s13 = s11 add s12
-	VADDSS X16, X12, X12
+	// s14 = s12 add s13
+	VADDSS X12, X7, X7
 
-	// s13 = s11 add s12
-	VADDSS X16, X14, X14
+	// s14 = s12 add s13
+	VADDSS X12, X10, X10
 
-	// s13 = s11 add s12
-	VADDSS X16, X8, X8
+	// s14 = s12 add s13
+	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X10
+	VMOVD    R9, X12
+	VUCOMISS X12, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X10, X16
+	VMOVD    R9, X12
+	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X12
+	VMOVD    R9, X12
+	VUCOMISS X12, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X12, X16
+	VMOVD    R9, X12
+	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X14
+	VMOVD    R9, X12
+	VUCOMISS X12, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X14, X16
+	VMOVD    R9, X12
+	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X8
+	VMOVD    R9, X12
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X8, X16
+	VMOVD    R9, X12
+	VUCOMISS X8, X12
 	JA       row
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X16
+	VMOVD R9, X12
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
+	VSQRTSS X5, X5, X5
+
+	// s16 = sqrt s14
+	VSQRTSS X7, X7, X7
+
+	// s16 = sqrt s14
 	VSQRTSS X10, X10, X10
 
-	// s15 = sqrt s13
-	VSQRTSS X12, X12, X12
-
-	// s15 = sqrt s13
-	VSQRTSS X14, X14, X14
-
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X8, X8, X8
 
-	// s16 = s14 div s15
-	VDIVSS X10, X16, X10
+	// s17 = s15 div s16
+	VDIVSS X5, X12, X5
 
-	// s16 = s14 div s15
-	VDIVSS X12, X16, X12
+	// s17 = s15 div s16
+	VDIVSS X7, X12, X7
 
-	// s16 = s14 div s15
-	VDIVSS X14, X16, X14
+	// s17 = s15 div s16
+	VDIVSS X10, X12, X10
 
-	// s16 = s14 div s15
-	VDIVSS X8, X16, X8
+	// s17 = s15 div s16
+	VDIVSS X8, X12, X8
 
-	// s17 = s5 add s7
-	VADDSS X9, X4, X4
-
-	// s17 = s5 add s7
-	VADDSS X11, X5, X5
-
-	// s17 = s5 add s7
-	VADDSS X13, X6, X6
-
-	// s17 = s5 add s7
-	VADDSS X15, X7, X7
-
-	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X10, Z9
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (DX)(R9*4), Z10
-	VMOVUPS     (BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VMOVUPS     Z10, (CX)(R9*4)
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
-	VMOVUPS     (SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, (AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Z10
-	VMOVUPS     64(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VMOVUPS     Z10, 64(CX)(R9*4)
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMOVUPS     64(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 64(AX)(R9*4)
-	VMOVUPS     128(DX)(R9*4), Z10
-	VMOVUPS     128(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VMOVUPS     Z10, 128(CX)(R9*4)
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMOVUPS     128(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 128(AX)(R9*4)
-	VMOVUPS     192(DX)(R9*4), Z10
-	VMOVUPS     192(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VMOVUPS     Z10, 192(CX)(R9*4)
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMOVUPS     192(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 192(AX)(R9*4)
+	VMOVUPS     (DX)(R9*4), Z12
+	VMOVUPS     (BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, (CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     (DI)(R9*4), Z13
+	VMOVUPS     (SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, (AX)(R9*4)
+	VMOVUPS     64(DX)(R9*4), Z12
+	VMOVUPS     64(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 64(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     64(DI)(R9*4), Z13
+	VMOVUPS     64(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 64(AX)(R9*4)
+	VMOVUPS     128(DX)(R9*4), Z12
+	VMOVUPS     128(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 128(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     128(DI)(R9*4), Z13
+	VMOVUPS     128(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 128(AX)(R9*4)
+	VMOVUPS     192(DX)(R9*4), Z12
+	VMOVUPS     192(BX)(R9*4), Z13
+	VADDPS      Z13, Z12, Z12
+	VMOVUPS     Z12, 192(CX)(R9*4)
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VMOVUPS     192(DI)(R9*4), Z13
+	VMOVUPS     192(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VMOVUPS     Z13, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X1, Z0
-	VBROADCASTSS X5, Z1
-	VBROADCASTSS X12, Z4
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X7, Z4
 	XORQ         R9, R9
 
 b1loop2:
 	VMOVUPS     3072(DX)(R9*4), Z5
-	VMOVUPS     3072(BX)(R9*4), Z9
-	VADDPS      Z9, Z5, Z5
+	VMOVUPS     3072(BX)(R9*4), Z6
+	VADDPS      Z6, Z5, Z5
 	VMOVUPS     Z5, 3072(CX)(R9*4)
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z9
-	VMOVUPS     (SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3072(AX)(R9*4)
+	VMOVUPS     (DI)(R9*4), Z6
+	VMOVUPS     (SI)(R9*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3072(AX)(R9*4)
 	VMOVUPS     3136(DX)(R9*4), Z5
-	VMOVUPS     3136(BX)(R9*4), Z9
-	VADDPS      Z9, Z5, Z5
+	VMOVUPS     3136(BX)(R9*4), Z6
+	VADDPS      Z6, Z5, Z5
 	VMOVUPS     Z5, 3136(CX)(R9*4)
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z9
-	VMOVUPS     64(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3136(AX)(R9*4)
+	VMOVUPS     64(DI)(R9*4), Z6
+	VMOVUPS     64(SI)(R9*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3136(AX)(R9*4)
 	VMOVUPS     3200(DX)(R9*4), Z5
-	VMOVUPS     3200(BX)(R9*4), Z9
-	VADDPS      Z9, Z5, Z5
+	VMOVUPS     3200(BX)(R9*4), Z6
+	VADDPS      Z6, Z5, Z5
 	VMOVUPS     Z5, 3200(CX)(R9*4)
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z9
-	VMOVUPS     128(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3200(AX)(R9*4)
+	VMOVUPS     128(DI)(R9*4), Z6
+	VMOVUPS     128(SI)(R9*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3200(AX)(R9*4)
 	VMOVUPS     3264(DX)(R9*4), Z5
-	VMOVUPS     3264(BX)(R9*4), Z9
-	VADDPS      Z9, Z5, Z5
+	VMOVUPS     3264(BX)(R9*4), Z6
+	VADDPS      Z6, Z5, Z5
 	VMOVUPS     Z5, 3264(CX)(R9*4)
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z9
-	VMOVUPS     192(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z9
-	VMOVUPS     Z9, 3264(AX)(R9*4)
+	VMOVUPS     192(DI)(R9*4), Z6
+	VMOVUPS     192(SI)(R9*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     Z6, 3264(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X2, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X14, Z2
+	VBROADCASTSS X9, Z1
+	VBROADCASTSS X10, Z2
 	XORQ         R9, R9
 
 b2loop2:
@@ -9975,9 +9755,9 @@ b2loop2:
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X3, Z0
-	VBROADCASTSS X7, Z1
+	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
 	XORQ         R9, R9
 
@@ -10102,9 +9882,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -10112,45 +9895,56 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z11
-	VMOVUPS     (BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R9*4), Z11
-	VMOVUPS     64(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R9*4), Z11
-	VMOVUPS     128(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R9*4), Z11
-	VMOVUPS     192(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R9*4), Z10
+	VMOVUPS     (BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R9*4), Z10
+	VMOVUPS     64(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R9*4), Z10
+	VMOVUPS     128(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R9*4), Z10
+	VMOVUPS     192(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s7 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -10161,63 +9955,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -10383,9 +10158,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -10393,7 +10171,6 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
@@ -10402,41 +10179,53 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z11
-	VMOVUPS     (BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R11*4), Z11
-	VMOVUPS     64(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R11*4), Z11
-	VMOVUPS     128(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R11*4), Z11
-	VMOVUPS     192(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R11*4), Z10
+	VMOVUPS     (BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R11*4), Z10
+	VMOVUPS     64(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R11*4), Z10
+	VMOVUPS     128(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R11*4), Z10
+	VMOVUPS     192(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s7 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -10447,63 +10236,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -10716,6 +10486,410 @@ TEXT ·layernormAvx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
+	// blocks of 2 rows
+	CMPQ R8, $+2
+	JB   row
+
+rows:
+	// s0 = x[row]
+	VMOVSS (DX), X0
+
+	// s0 = x[row]
+	VMOVSS 3072(DX), X1
+
+	// s1 = f[row]
+	VMOVSS (BX), X2
+
+	// s1 = f[row]
+	VMOVSS 3072(BX), X3
+
+	// s2 = s0 add s1
+	VADDSS X2, X0, X0
+
+	// s2 = s0 add s1
+	VADDSS X3, X1, X1
+
+	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R9, R9
+
+bloop0:
+	VMOVUPS (DX)(R9*4), Y6
+	VMOVUPS 3072(DX)(R9*4), Y7
+	VMOVUPS (BX)(R9*4), Y8
+	VMOVUPS 3072(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 32(DX)(R9*4), Y6
+	VMOVUPS 3104(DX)(R9*4), Y7
+	VMOVUPS 32(BX)(R9*4), Y8
+	VMOVUPS 3104(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	VMOVUPS 64(DX)(R9*4), Y6
+	VMOVUPS 3136(DX)(R9*4), Y7
+	VMOVUPS 64(BX)(R9*4), Y8
+	VMOVUPS 3136(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS 96(DX)(R9*4), Y6
+	VMOVUPS 3168(DX)(R9*4), Y7
+	VMOVUPS 96(BX)(R9*4), Y8
+	VMOVUPS 3168(BX)(R9*4), Y9
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y9, Y7, Y7
+	VSUBPS  Y0, Y6, Y6
+	VSUBPS  Y1, Y7, Y7
+	VADDPS  Y6, Y3, Y3
+	VADDPS  Y7, Y5, Y5
+	ADDQ    $+32, R9
+	CMPQ    R9, $+768
+	JB      bloop0
+
+	// s3 = sum of accumulator 0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s3 = sum of accumulator 0
+	VADDPS       Y5, Y4, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+
+	// s4 = 1/768
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X4
+
+	// s5 = s3 mul s4
+	VMULSS X4, X2, X2
+
+	// s5 = s3 mul s4
+	VMULSS X4, X3, X3
+
+	// s6 = s2 add s5
+	VADDSS X2, X0, X0
+
+	// s6 = s2 add s5
+	VADDSS X3, X1, X1
+
+	// loop 1, 2 rows: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	XORQ         R9, R9
+
+bloop1:
+	VMOVUPS     (DX)(R9*4), Y11
+	VMOVUPS     3072(DX)(R9*4), Y12
+	VMOVUPS     (BX)(R9*4), Y13
+	VMOVUPS     3072(BX)(R9*4), Y14
+	VADDPS      Y13, Y11, Y11
+	VADDPS      Y14, Y12, Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     32(DX)(R9*4), Y11
+	VMOVUPS     3104(DX)(R9*4), Y12
+	VMOVUPS     32(BX)(R9*4), Y13
+	VMOVUPS     3104(BX)(R9*4), Y14
+	VADDPS      Y13, Y11, Y11
+	VADDPS      Y14, Y12, Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     64(DX)(R9*4), Y11
+	VMOVUPS     3136(DX)(R9*4), Y12
+	VMOVUPS     64(BX)(R9*4), Y13
+	VMOVUPS     3136(BX)(R9*4), Y14
+	VADDPS      Y13, Y11, Y11
+	VADDPS      Y14, Y12, Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(DX)(R9*4), Y11
+	VMOVUPS     3168(DX)(R9*4), Y12
+	VMOVUPS     96(BX)(R9*4), Y13
+	VMOVUPS     3168(BX)(R9*4), Y14
+	VADDPS      Y13, Y11, Y11
+	VADDPS      Y14, Y12, Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          bloop1
+
+	// s7 = sum of accumulator 1
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s7 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y3
+	VEXTRACTF128 $0x01, Y3, X7
+	VADDPS       X7, X3, X3
+	VMOVHLPS     X3, X3, X7
+	VADDPS       X7, X3, X3
+	VMOVSHDUP    X3, X7
+	VADDSS       X7, X3, X3
+
+	// s8 = s7 mul s4
+	VMULSS X4, X2, X2
+
+	// s8 = s7 mul s4
+	VMULSS X4, X3, X3
+
+	// s9 = sum of accumulator 2
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+
+	// s9 = sum of accumulator 2
+	VADDPS       Y10, Y9, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+
+	// s10 = s9 mul s4
+	VMULSS X4, X5, X5
+
+	// s10 = s9 mul s4
+	VMULSS X4, X6, X4
+
+	// s11 = s8 mul s8
+	VMULSS X2, X2, X6
+
+	// s11 = s8 mul s8
+	VMULSS X3, X3, X7
+
+	// s12 = s10 sub s11
+	VSUBSS X6, X5, X5
+
+	// s12 = s10 sub s11
+	VSUBSS X7, X4, X4
+
+	// s13 = 1e-05
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X6
+
+	// s14 = s12 add s13
+	VADDSS X6, X5, X5
+
+	// s14 = s12 add s13
+	VADDSS X6, X4, X4
+
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X6
+	VUCOMISS X6, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X6
+	VUCOMISS X5, X6
+	JA       row
+
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X6
+	VUCOMISS X6, X4
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X6
+	VUCOMISS X4, X6
+	JA       row
+
+	// s15 = 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X6
+
+	// s16 = sqrt s14
+	VSQRTSS X5, X5, X5
+
+	// s16 = sqrt s14
+	VSQRTSS X4, X4, X4
+
+	// s17 = s15 div s16
+	VDIVSS X5, X6, X5
+
+	// s17 = s15 div s16
+	VDIVSS X4, X6, X4
+
+	// loop 2, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X5, Y5
+	XORQ         R9, R9
+
+b0loop2:
+	VMOVUPS     (DX)(R9*4), Y6
+	VMOVUPS     (BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, (CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     (DI)(R9*4), Y7
+	VMOVUPS     (SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, (AX)(R9*4)
+	VMOVUPS     32(DX)(R9*4), Y6
+	VMOVUPS     32(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 32(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     32(DI)(R9*4), Y7
+	VMOVUPS     32(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 32(AX)(R9*4)
+	VMOVUPS     64(DX)(R9*4), Y6
+	VMOVUPS     64(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 64(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     64(DI)(R9*4), Y7
+	VMOVUPS     64(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 64(AX)(R9*4)
+	VMOVUPS     96(DX)(R9*4), Y6
+	VMOVUPS     96(BX)(R9*4), Y7
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     Y6, 96(CX)(R9*4)
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y5, Y6, Y6
+	VMOVUPS     96(DI)(R9*4), Y7
+	VMOVUPS     96(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     Y7, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b0loop2
+
+	// loop 2, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	VBROADCASTSS X1, Y0
+	VBROADCASTSS X3, Y1
+	VBROADCASTSS X4, Y2
+	XORQ         R9, R9
+
+b1loop2:
+	VMOVUPS     3072(DX)(R9*4), Y3
+	VMOVUPS     3072(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3072(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R9*4), Y4
+	VMOVUPS     (SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3072(AX)(R9*4)
+	VMOVUPS     3104(DX)(R9*4), Y3
+	VMOVUPS     3104(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3104(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R9*4), Y4
+	VMOVUPS     32(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3104(AX)(R9*4)
+	VMOVUPS     3136(DX)(R9*4), Y3
+	VMOVUPS     3136(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3136(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R9*4), Y4
+	VMOVUPS     64(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3136(AX)(R9*4)
+	VMOVUPS     3168(DX)(R9*4), Y3
+	VMOVUPS     3168(BX)(R9*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 3168(CX)(R9*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R9*4), Y4
+	VMOVUPS     96(SI)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 3168(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b1loop2
+	ADDQ        $+6144, AX
+	ADDQ        $+6144, CX
+	ADDQ        $+6144, DX
+	ADDQ        $+6144, BX
+	SUBQ        $+2, R8
+	CMPQ        R8, $+2
+	JAE         rows
+	TESTQ       R8, R8
+	JZ          done
+
 row:
 	// s0 = x[row]
 	VMOVSS (DX), X0
@@ -10777,9 +10951,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -10787,45 +10964,54 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y11
-	VMOVUPS     (BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(DX)(R9*4), Y11
-	VMOVUPS     32(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(DX)(R9*4), Y11
-	VMOVUPS     64(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(DX)(R9*4), Y11
-	VMOVUPS     96(BX)(R9*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (DX)(R9*4), Y10
+	VMOVUPS     (BX)(R9*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(DX)(R9*4), Y10
+	VMOVUPS     32(BX)(R9*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(DX)(R9*4), Y10
+	VMOVUPS     64(BX)(R9*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(DX)(R9*4), Y10
+	VMOVUPS     96(BX)(R9*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s7 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -10834,61 +11020,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -11052,9 +11221,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -11062,48 +11234,57 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y11
-	VMOVUPS     (BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(DX)(R11*4), Y11
-	VMOVUPS     32(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(DX)(R11*4), Y11
-	VMOVUPS     64(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(DX)(R11*4), Y11
-	VMOVUPS     96(BX)(R11*4), Y12
-	VADDPS      Y12, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (DX)(R11*4), Y10
+	VMOVUPS     (BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(DX)(R11*4), Y10
+	VMOVUPS     32(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(DX)(R11*4), Y10
+	VMOVUPS     64(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(DX)(R11*4), Y10
+	VMOVUPS     96(BX)(R11*4), Y11
+	VADDPS      Y11, Y10, Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s7 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -11112,61 +11293,44 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -11442,9 +11606,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -11452,45 +11619,56 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z11
-	VMOVUPS     (BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R9*4), Z11
-	VMOVUPS     64(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R9*4), Z11
-	VMOVUPS     128(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R9*4), Z11
-	VMOVUPS     192(BX)(R9*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R9*4), Z10
+	VMOVUPS     (BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R9*4), Z10
+	VMOVUPS     64(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R9*4), Z10
+	VMOVUPS     128(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R9*4), Z10
+	VMOVUPS     192(BX)(R9*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s7 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -11501,63 +11679,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -11723,9 +11882,12 @@ loop0:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -11733,7 +11895,6 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
@@ -11742,41 +11903,53 @@ loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z11
-	VMOVUPS     (BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R11*4), Z11
-	VMOVUPS     64(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R11*4), Z11
-	VMOVUPS     128(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R11*4), Z11
-	VMOVUPS     192(BX)(R11*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R11*4), Z10
+	VMOVUPS     (BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R11*4), Z10
+	VMOVUPS     64(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R11*4), Z10
+	VMOVUPS     128(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R11*4), Z10
+	VMOVUPS     192(BX)(R11*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, $+4096
 	JB          loop1
 
-	// s6 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s7 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -11787,63 +11960,44 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -12136,9 +12290,12 @@ loop0_blocks:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -12148,39 +12305,34 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 	MOVQ         $+2048, R10
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y13
-	VMOVUPS     (BX)(R9*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(DX)(R9*4), Y13
-	VMOVUPS     32(BX)(R9*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(DX)(R9*4), Y13
-	VMOVUPS     64(BX)(R9*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(DX)(R9*4), Y13
-	VMOVUPS     96(BX)(R9*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (DX)(R9*4), Y12
+	VMOVUPS     (BX)(R9*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(DX)(R9*4), Y12
+	VMOVUPS     32(BX)(R9*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(DX)(R9*4), Y12
+	VMOVUPS     64(BX)(R9*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(DX)(R9*4), Y12
+	VMOVUPS     96(BX)(R9*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -12188,95 +12340,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s6 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s7 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -12459,9 +12608,12 @@ loop0_blocks:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -12471,7 +12623,6 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R11, R11
 	MOVQ         $+2048, R12
 
@@ -12479,34 +12630,30 @@ loop1:
 	PREFETCHT1  (DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (DX)(R11*4), Y13
-	VMOVUPS     (BX)(R11*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(DX)(R11*4), Y13
-	VMOVUPS     32(BX)(R11*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(DX)(R11*4), Y13
-	VMOVUPS     64(BX)(R11*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(DX)(R11*4), Y13
-	VMOVUPS     96(BX)(R11*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (DX)(R11*4), Y12
+	VMOVUPS     (BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(DX)(R11*4), Y12
+	VMOVUPS     32(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(DX)(R11*4), Y12
+	VMOVUPS     64(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(DX)(R11*4), Y12
+	VMOVUPS     96(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -12514,95 +12661,92 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R12
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s6 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s7 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -13030,9 +13174,12 @@ loop0_summed:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -13040,7 +13187,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         R9, $+3903
 	JA           loop1_long
 	XORQ         R10, R10
@@ -13049,34 +13195,30 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (DX)(R10*4), Z11
-	VMOVUPS     (BX)(R10*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R10*4), Z11
-	VMOVUPS     64(BX)(R10*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R10*4), Z11
-	VMOVUPS     128(BX)(R10*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R10*4), Z11
-	VMOVUPS     192(BX)(R10*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R10*4), Z10
+	VMOVUPS     (BX)(R10*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R10*4), Z10
+	VMOVUPS     64(BX)(R10*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R10*4), Z10
+	VMOVUPS     128(BX)(R10*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R10*4), Z10
+	VMOVUPS     192(BX)(R10*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -13088,13 +13230,12 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R10*4), Z11
-	VMOVUPS     (BX)(R10*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (DX)(R10*4), Z10
+	VMOVUPS     (BX)(R10*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -13102,29 +13243,28 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z11
-	VMOVUPS.Z   (BX)(R10*4), K1, Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (DX)(R10*4), K1, Z10
+	VMOVUPS.Z   (BX)(R10*4), K1, Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-64, R11
@@ -13134,34 +13274,30 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Z15
-	VMOVUPS     (BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(DX)(R10*4), Z15
-	VMOVUPS     64(BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(DX)(R10*4), Z15
-	VMOVUPS     128(BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(DX)(R10*4), Z15
-	VMOVUPS     192(BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (DX)(R10*4), Z14
+	VMOVUPS     (BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(DX)(R10*4), Z14
+	VMOVUPS     64(BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(DX)(R10*4), Z14
+	VMOVUPS     128(BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(DX)(R10*4), Z14
+	VMOVUPS     192(BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -13169,30 +13305,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    R9, R11
@@ -13209,62 +13345,71 @@ loop1_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z15
-	VMOVUPS     (BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (DX)(R10*4), Z14
+	VMOVUPS     (BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z15
-	VMOVUPS     (BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (DX)(R10*4), Z14
+	VMOVUPS     (BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z15
-	VMOVUPS     (BX)(R10*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (DX)(R10*4), Z14
+	VMOVUPS     (BX)(R10*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R10
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z15
-	VMOVUPS.Z   (BX)(R10*4), K1, Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (DX)(R10*4), K1, Z14
+	VMOVUPS.Z   (BX)(R10*4), K1, Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -13272,60 +13417,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -13688,9 +13817,12 @@ loop0_summed:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -13698,7 +13830,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         R9, $+3903
 	JA           loop1_long
 	XORQ         R12, R12
@@ -13712,34 +13843,30 @@ loop1s:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (DX)(R12*4), Z11
-	VMOVUPS     (BX)(R12*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(DX)(R12*4), Z11
-	VMOVUPS     64(BX)(R12*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(DX)(R12*4), Z11
-	VMOVUPS     128(BX)(R12*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(DX)(R12*4), Z11
-	VMOVUPS     192(BX)(R12*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (DX)(R12*4), Z10
+	VMOVUPS     (BX)(R12*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(DX)(R12*4), Z10
+	VMOVUPS     64(BX)(R12*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(DX)(R12*4), Z10
+	VMOVUPS     128(BX)(R12*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(DX)(R12*4), Z10
+	VMOVUPS     192(BX)(R12*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
 	JB          loop1s
@@ -13751,13 +13878,12 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R12*4), Z11
-	VMOVUPS     (BX)(R12*4), Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (DX)(R12*4), Z10
+	VMOVUPS     (BX)(R12*4), Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JB          loop1s_vector
@@ -13765,29 +13891,28 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (DX)(R12*4), K1, Z11
-	VMOVUPS.Z   (BX)(R12*4), K1, Z12
-	VADDPS      Z12, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (DX)(R12*4), K1, Z10
+	VMOVUPS.Z   (BX)(R12*4), K1, Z11
+	VADDPS      Z11, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R12, R12
 	MOVQ    R9, R13
 	ANDQ    $-64, R13
@@ -13802,34 +13927,30 @@ loop1:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (DX)(R12*4), Z15
-	VMOVUPS     (BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(DX)(R12*4), Z15
-	VMOVUPS     64(BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(DX)(R12*4), Z15
-	VMOVUPS     128(BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(DX)(R12*4), Z15
-	VMOVUPS     192(BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (DX)(R12*4), Z14
+	VMOVUPS     (BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(DX)(R12*4), Z14
+	VMOVUPS     64(BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(DX)(R12*4), Z14
+	VMOVUPS     128(BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(DX)(R12*4), Z14
+	VMOVUPS     192(BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R12
 	CMPQ        R12, R14
 	JB          loop1
@@ -13837,30 +13958,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R12
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    R9, R13
@@ -13877,62 +13998,71 @@ loop1_vectors:
 	ANDQ        $-16, R13
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Z15
-	VMOVUPS     (BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (DX)(R12*4), Z14
+	VMOVUPS     (BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Z15
-	VMOVUPS     (BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (DX)(R12*4), Z14
+	VMOVUPS     (BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Z15
-	VMOVUPS     (BX)(R12*4), Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (DX)(R12*4), Z14
+	VMOVUPS     (BX)(R12*4), Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R12
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R12*4), K1, Z15
-	VMOVUPS.Z   (BX)(R12*4), K1, Z16
-	VADDPS      Z16, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (DX)(R12*4), K1, Z14
+	VMOVUPS.Z   (BX)(R12*4), K1, Z15
+	VADDPS      Z15, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s6 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s7 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -13940,60 +14070,44 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X4
-	VUCOMISS X4, X2
+	VMOVD    R12, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X4
-	VUCOMISS X2, X4
+	VMOVD    R12, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -14234,7 +14348,7 @@ done:
 
 // func avx2AddLayerNormAny(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·layernormAvx2AddLayerNormAny(SB), NOSPLIT, $128-72
+TEXT ·layernormAvx2AddLayerNormAny(SB), NOSPLIT, $64-72
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -14332,7 +14446,7 @@ loop0s_done:
 loop0_long:
 	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
-	VMOVUPS Y1, 32(SP)
+	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-32, R11
@@ -14342,26 +14456,26 @@ loop0_long:
 	CMOVQGT R11, R12
 
 loop0:
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(DX)(R10*4), Y6
-	VMOVUPS 32(BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(DX)(R10*4), Y6
-	VMOVUPS 64(BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(DX)(R10*4), Y6
-	VMOVUPS 96(BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (DX)(R10*4), Y7
+	VMOVUPS (BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(DX)(R10*4), Y7
+	VMOVUPS 32(BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(DX)(R10*4), Y7
+	VMOVUPS 64(BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(DX)(R10*4), Y7
+	VMOVUPS 96(BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R10
 	CMPQ    R10, R12
 	JB      loop0
@@ -14369,24 +14483,21 @@ loop0:
 	JNZ     loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	TESTQ   $+131071, R10
-	JNZ     loop0_chunk
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
 
 loop0_chunk:
 	MOVQ    R9, R11
@@ -14403,27 +14514,27 @@ loop0_vectors:
 	ANDQ    $-8, R11
 	CMPQ    R10, R11
 	JAE     loop0_tail
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	VMOVUPS (DX)(R10*4), Y7
+	VMOVUPS (BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
 	JAE     loop0_tail
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
+	VMOVUPS (DX)(R10*4), Y7
+	VMOVUPS (BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R10
 	CMPQ    R10, R11
 	JAE     loop0_tail
-	VMOVUPS (DX)(R10*4), Y6
-	VMOVUPS (BX)(R10*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (DX)(R10*4), Y7
+	VMOVUPS (BX)(R10*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
 	ADDQ    $+8, R10
 
 loop0_tail:
@@ -14431,22 +14542,21 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (DX)(R10*4), X6
-	VMOVSS (BX)(R10*4), X7
-	VADDSS X7, X6, X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (DX)(R10*4), X7
+	VMOVSS (BX)(R10*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R10
 	CMPQ   R10, R9
 	JB     loop0_element
 
 loop0_done:
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
 
 loop0_summed:
 	// s3 = sum of accumulator 0
@@ -14467,19 +14577,21 @@ loop0_summed:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         R9, $+1983
 	JA           loop1_long
 	XORQ         R10, R10
@@ -14488,34 +14600,30 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(DX)(R10*4), Y13
-	VMOVUPS     32(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(DX)(R10*4), Y13
-	VMOVUPS     64(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(DX)(R10*4), Y13
-	VMOVUPS     96(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (DX)(R10*4), Y12
+	VMOVUPS     (BX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(DX)(R10*4), Y12
+	VMOVUPS     32(BX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(DX)(R10*4), Y12
+	VMOVUPS     64(BX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(DX)(R10*4), Y12
+	VMOVUPS     96(BX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -14527,13 +14635,12 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (DX)(R10*4), Y12
+	VMOVUPS     (BX)(R10*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -14543,32 +14650,31 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (DX)(R10*4), X13
-	VMOVSS      (BX)(R10*4), X14
-	VADDSS      X14, X13, X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (DX)(R10*4), X12
+	VMOVSS      (BX)(R10*4), X13
+	VADDSS      X13, X12, X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y8, 96(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y13, Y13, Y13
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-32, R11
@@ -14578,34 +14684,30 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(DX)(R10*4), Y13
-	VMOVUPS     32(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(DX)(R10*4), Y13
-	VMOVUPS     64(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(DX)(R10*4), Y13
-	VMOVUPS     96(BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (DX)(R10*4), Y14
+	VMOVUPS     (BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(DX)(R10*4), Y14
+	VMOVUPS     32(BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(DX)(R10*4), Y14
+	VMOVUPS     64(BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(DX)(R10*4), Y14
+	VMOVUPS     96(BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -14613,38 +14715,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VADDPS  Y9, Y8, Y8
-	VADDPS  Y11, Y10, Y10
-	VADDPS  Y10, Y8, Y8
-	VADDPS  96(SP), Y8, Y8
-	VMOVUPS Y8, 96(SP)
-	VXORPS  Y8, Y8, Y8
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	TESTQ   $+131071, R10
-	JNZ     loop1_chunk
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	TESTQ  $+131071, R10
+	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VMOVUPS Y3, (SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS 96(SP), Y8
-	VADDPS  32(SP), Y8, Y8
-	VMOVUPS Y8, 32(SP)
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 96(SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
 
 loop1_chunk:
 	MOVQ    R9, R11
@@ -14661,33 +14757,30 @@ loop1_vectors:
 	ANDQ        $-8, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (DX)(R10*4), Y14
+	VMOVUPS     (BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (DX)(R10*4), Y14
+	VMOVUPS     (BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y13
-	VMOVUPS     (BX)(R10*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (DX)(R10*4), Y14
+	VMOVUPS     (BX)(R10*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R10
 
 loop1_tail:
@@ -14695,94 +14788,88 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R10*4), X13
-	VMOVSS      (BX)(R10*4), X14
-	VADDSS      X14, X13, X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (DX)(R10*4), X14
+	VMOVSS      (BX)(R10*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1_element
 
 loop1_done:
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y9, Y8, Y8
-	VADDPS  Y11, Y10, Y10
-	VADDPS  Y10, Y8, Y8
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s6 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s7 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -14899,7 +14986,7 @@ done:
 
 // func avx2AddLayerNormAnyNT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·layernormAvx2AddLayerNormAnyNT(SB), NOSPLIT, $128-72
+TEXT ·layernormAvx2AddLayerNormAnyNT(SB), NOSPLIT, $64-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
 	MOVQ  x+16(FP), DX
@@ -15024,7 +15111,7 @@ loop0s_done:
 loop0_long:
 	// loop 0 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
-	VMOVUPS Y1, 32(SP)
+	VXORPS  Y6, Y6, Y6
 	XORQ    R12, R12
 	MOVQ    R9, R13
 	ANDQ    $-32, R13
@@ -15034,26 +15121,26 @@ loop0_long:
 	CMOVQGT R13, R14
 
 loop0:
-	VMOVUPS (DX)(R12*4), Y6
-	VMOVUPS (BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
-	VMOVUPS 32(DX)(R12*4), Y6
-	VMOVUPS 32(BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 64(DX)(R12*4), Y6
-	VMOVUPS 64(BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
-	VMOVUPS 96(DX)(R12*4), Y6
-	VMOVUPS 96(BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y4, Y4
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	VMOVUPS 32(DX)(R12*4), Y7
+	VMOVUPS 32(BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	VMOVUPS 64(DX)(R12*4), Y7
+	VMOVUPS 64(BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS 96(DX)(R12*4), Y7
+	VMOVUPS 96(BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R12
 	CMPQ    R12, R14
 	JB      loop0
@@ -15061,24 +15148,21 @@ loop0:
 	JNZ     loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	TESTQ   $+131071, R12
-	JNZ     loop0_chunk
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y6, Y6
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R12
+	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  (SP), Y6, Y6
+	VMOVUPS Y6, (SP)
+	VXORPS  Y6, Y6, Y6
 
 loop0_chunk:
 	MOVQ    R9, R13
@@ -15095,27 +15179,27 @@ loop0_vectors:
 	ANDQ    $-8, R13
 	CMPQ    R12, R13
 	JAE     loop0_tail
-	VMOVUPS (DX)(R12*4), Y6
-	VMOVUPS (BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y1, Y1
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R12
 	CMPQ    R12, R13
 	JAE     loop0_tail
-	VMOVUPS (DX)(R12*4), Y6
-	VMOVUPS (BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R12
 	CMPQ    R12, R13
 	JAE     loop0_tail
-	VMOVUPS (DX)(R12*4), Y6
-	VMOVUPS (BX)(R12*4), Y7
-	VADDPS  Y7, Y6, Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (DX)(R12*4), Y7
+	VMOVUPS (BX)(R12*4), Y8
+	VADDPS  Y8, Y7, Y7
+	VSUBPS  Y0, Y7, Y7
+	VADDPS  Y7, Y3, Y3
 	ADDQ    $+8, R12
 
 loop0_tail:
@@ -15123,22 +15207,21 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS (DX)(R12*4), X6
-	VMOVSS (BX)(R12*4), X7
-	VADDSS X7, X6, X6
-	VSUBSS X0, X6, X6
-	VADDSS X6, X5, X5
+	VMOVSS (DX)(R12*4), X7
+	VMOVSS (BX)(R12*4), X8
+	VADDSS X8, X7, X7
+	VSUBSS X0, X7, X7
+	VADDSS X7, X5, X5
 	INCQ   R12
 	CMPQ   R12, R9
 	JB     loop0_element
 
 loop0_done:
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS (SP), Y6, Y6
+	VADDPS Y6, Y1, Y1
 
 loop0_summed:
 	// s3 = sum of accumulator 0
@@ -15159,19 +15242,21 @@ loop0_summed:
 	// s5 = s3 mul s4
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] v5=s5 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// s6 = s2 add s5
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         R9, $+1983
 	JA           loop1_long
 	XORQ         R12, R12
@@ -15183,34 +15268,30 @@ loop1s:
 	PREFETCHT1  (DX)(R11*1)
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(DX)(R12*4), Y13
-	VMOVUPS     32(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(DX)(R12*4), Y13
-	VMOVUPS     64(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(DX)(R12*4), Y13
-	VMOVUPS     96(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (DX)(R12*4), Y12
+	VMOVUPS     (BX)(R12*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(DX)(R12*4), Y12
+	VMOVUPS     32(BX)(R12*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(DX)(R12*4), Y12
+	VMOVUPS     64(BX)(R12*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(DX)(R12*4), Y12
+	VMOVUPS     96(BX)(R12*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
 	JB          loop1s
@@ -15222,13 +15303,12 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (DX)(R12*4), Y12
+	VMOVUPS     (BX)(R12*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JB          loop1s_vector
@@ -15238,32 +15318,31 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (DX)(R12*4), X13
-	VMOVSS      (BX)(R12*4), X14
-	VADDSS      X14, X13, X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (DX)(R12*4), X12
+	VMOVSS      (BX)(R12*4), X13
+	VADDSS      X13, X12, X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y8, 96(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y13, Y13, Y13
 	XORQ    R12, R12
 	MOVQ    R9, R13
 	ANDQ    $-32, R13
@@ -15276,34 +15355,30 @@ loop1:
 	PREFETCHT1  (DX)(R11*1)
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(DX)(R12*4), Y13
-	VMOVUPS     32(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(DX)(R12*4), Y13
-	VMOVUPS     64(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(DX)(R12*4), Y13
-	VMOVUPS     96(BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (DX)(R12*4), Y14
+	VMOVUPS     (BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(DX)(R12*4), Y14
+	VMOVUPS     32(BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(DX)(R12*4), Y14
+	VMOVUPS     64(BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(DX)(R12*4), Y14
+	VMOVUPS     96(BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R12
 	CMPQ        R12, R14
 	JB          loop1
@@ -15311,38 +15386,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VADDPS  Y9, Y8, Y8
-	VADDPS  Y11, Y10, Y10
-	VADDPS  Y10, Y8, Y8
-	VADDPS  96(SP), Y8, Y8
-	VMOVUPS Y8, 96(SP)
-	VXORPS  Y8, Y8, Y8
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	TESTQ   $+131071, R12
-	JNZ     loop1_chunk
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	TESTQ  $+131071, R12
+	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VMOVUPS Y3, (SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS 96(SP), Y8
-	VADDPS  32(SP), Y8, Y8
-	VMOVUPS Y8, 32(SP)
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 96(SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
 
 loop1_chunk:
 	MOVQ    R9, R13
@@ -15359,33 +15428,30 @@ loop1_vectors:
 	ANDQ        $-8, R13
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (DX)(R12*4), Y14
+	VMOVUPS     (BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     (DX)(R12*4), Y14
+	VMOVUPS     (BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R12*4), Y13
-	VMOVUPS     (BX)(R12*4), Y14
-	VADDPS      Y14, Y13, Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (DX)(R12*4), Y14
+	VMOVUPS     (BX)(R12*4), Y15
+	VADDPS      Y15, Y14, Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R12
 
 loop1_tail:
@@ -15393,94 +15459,88 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R12*4), X13
-	VMOVSS      (BX)(R12*4), X14
-	VADDSS      X14, X13, X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (DX)(R12*4), X14
+	VMOVSS      (BX)(R12*4), X15
+	VADDSS      X15, X14, X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1_element
 
 loop1_done:
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y5, Y3, Y3
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y9, Y8, Y8
-	VADDPS  Y11, Y10, Y10
-	VADDPS  Y10, Y8, Y8
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s6 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s7 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s8 = s7 mul s4
+	VMULSS X2, X1, X1
+
+	// s9 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s7 = s6 mul s4
-	VMULSS X2, X3, X3
+	// s10 = s9 mul s4
+	VMULSS X2, X3, X2
 
-	// s8 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s11 = s8 mul s8
+	VMULSS X1, X1, X3
 
-	// s9 = s8 mul s4
-	VMULSS X2, X4, X2
+	// s12 = s10 sub s11
+	VSUBSS X3, X2, X2
 
-	// s10 = s7 mul s7
-	VMULSS X3, X3, X4
-
-	// s11 = s9 sub s10
-	VSUBSS X4, X2, X2
-
-	// s12 = 1e-05
+	// s13 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s13 = s11 add s12
-	VADDSS X4, X2, X2
+	// s14 = s12 add s13
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s13 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X4
-	VUCOMISS X4, X2
+	VMOVD    R12, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X4
-	VUCOMISS X2, X4
+	VMOVD    R12, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s14 = 1
+	// s15 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s15 = sqrt s13
+	// s16 = sqrt s14
 	VSQRTSS X2, X2, X2
 
-	// s16 = s14 div s15
-	VDIVSS X2, X4, X2
+	// s17 = s15 div s16
+	VDIVSS X2, X3, X2
 
-	// s17 = s5 add s7
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s2 v5=sub[2 4] v6=s17 v7=sub[5 6] v8=s16 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -15872,556 +15932,524 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X8, X7, X7
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X4, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X5, X1, X1
+
+	// s4 = s0 add s3
+	VADDSS X6, X2, X2
+
+	// s4 = s0 add s3
+	VADDSS X7, X3, X3
+
+	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X6, Z6
-	VBROADCASTSS X7, Z7
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z16, Z16, Z16
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (BX)(R9*4), Z17
-	VMOVUPS     3072(BX)(R9*4), Z18
-	VMOVUPS     6144(BX)(R9*4), Z19
-	VMOVUPS     9216(BX)(R9*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     64(BX)(R9*4), Z17
-	VMOVUPS     3136(BX)(R9*4), Z18
-	VMOVUPS     6208(BX)(R9*4), Z19
-	VMOVUPS     9280(BX)(R9*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     128(BX)(R9*4), Z17
-	VMOVUPS     3200(BX)(R9*4), Z18
-	VMOVUPS     6272(BX)(R9*4), Z19
-	VMOVUPS     9344(BX)(R9*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
-	VMOVUPS     192(BX)(R9*4), Z17
-	VMOVUPS     3264(BX)(R9*4), Z18
-	VMOVUPS     6336(BX)(R9*4), Z19
-	VMOVUPS     9408(BX)(R9*4), Z20
-	VSUBPS      Z0, Z17, Z17
-	VSUBPS      Z1, Z18, Z18
-	VSUBPS      Z2, Z19, Z19
-	VSUBPS      Z3, Z20, Z20
-	VSUBPS      Z4, Z17, Z17
-	VSUBPS      Z5, Z18, Z18
-	VSUBPS      Z6, Z19, Z19
-	VSUBPS      Z7, Z20, Z20
-	VADDPS      Z17, Z9, Z9
-	VADDPS      Z18, Z11, Z11
-	VADDPS      Z19, Z13, Z13
-	VADDPS      Z20, Z15, Z15
-	VFMADD231PS Z17, Z17, Z10
-	VFMADD231PS Z18, Z18, Z12
-	VFMADD231PS Z19, Z19, Z14
-	VFMADD231PS Z20, Z20, Z16
+	VMOVUPS     (BX)(R9*4), Z13
+	VMOVUPS     3072(BX)(R9*4), Z14
+	VMOVUPS     6144(BX)(R9*4), Z15
+	VMOVUPS     9216(BX)(R9*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     64(BX)(R9*4), Z13
+	VMOVUPS     3136(BX)(R9*4), Z14
+	VMOVUPS     6208(BX)(R9*4), Z15
+	VMOVUPS     9280(BX)(R9*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     128(BX)(R9*4), Z13
+	VMOVUPS     3200(BX)(R9*4), Z14
+	VMOVUPS     6272(BX)(R9*4), Z15
+	VMOVUPS     9344(BX)(R9*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VMOVUPS     192(BX)(R9*4), Z13
+	VMOVUPS     3264(BX)(R9*4), Z14
+	VMOVUPS     6336(BX)(R9*4), Z15
+	VMOVUPS     9408(BX)(R9*4), Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
 
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
+	VMULSS X8, X4, X4
+
+	// s6 = s5 mul s2
+	VMULSS X8, X6, X6
+
+	// s6 = s5 mul s2
 	VMULSS X8, X9, X9
 
-	// s5 = s4 mul s2
+	// s6 = s5 mul s2
 	VMULSS X8, X11, X11
 
-	// s5 = s4 mul s2
-	VMULSS X8, X13, X13
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X8, X15, X15
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z17
-	VADDPS     Z17, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z17
-	VADDSS     X17, X10, X10
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z17
-	VADDPS     Z17, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z17
-	VADDSS     X17, X12, X12
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z17
-	VADDPS     Z17, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z17
-	VADDSS     X17, X14, X14
+	// s8 = s7 mul s2
+	VMULSS X8, X5, X5
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VSHUFF32X4 $0xb1, Z16, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0x4e, Z16, Z17
-	VADDPS     Z17, Z16, Z16
-	VPERMILPS  $0xb1, Z16, Z17
-	VADDSS     X17, X16, X16
+	// s8 = s7 mul s2
+	VMULSS X8, X7, X7
 
-	// s7 = s6 mul s2
+	// s8 = s7 mul s2
 	VMULSS X8, X10, X10
 
-	// s7 = s6 mul s2
-	VMULSS X8, X12, X12
+	// s8 = s7 mul s2
+	VMULSS X8, X12, X8
 
-	// s7 = s6 mul s2
-	VMULSS X8, X14, X14
+	// s9 = s6 mul s6
+	VMULSS X4, X4, X12
 
-	// s7 = s6 mul s2
-	VMULSS X8, X16, X8
+	// s9 = s6 mul s6
+	VMULSS X6, X6, X13
 
-	// s8 = s5 mul s5
-	VMULSS X9, X9, X16
+	// s9 = s6 mul s6
+	VMULSS X9, X9, X14
 
-	// s8 = s5 mul s5
-	VMULSS X11, X11, X17
+	// s9 = s6 mul s6
+	VMULSS X11, X11, X15
 
-	// s8 = s5 mul s5
-	VMULSS X13, X13, X18
+	// s10 = s8 sub s9
+	VSUBSS X12, X5, X5
 
-	// s8 = s5 mul s5
-	VMULSS X15, X15, X19
+	// s10 = s8 sub s9
+	VSUBSS X13, X7, X7
 
-	// s9 = s7 sub s8
-	VSUBSS X16, X10, X10
+	// s10 = s8 sub s9
+	VSUBSS X14, X10, X10
 
-	// s9 = s7 sub s8
-	VSUBSS X17, X12, X12
+	// s10 = s8 sub s9
+	VSUBSS X15, X8, X8
 
-	// s9 = s7 sub s8
-	VSUBSS X18, X14, X14
-
-	// s9 = s7 sub s8
-	VSUBSS X19, X8, X8
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X16
+	VMOVD R9, X12
 
-	// s11 = s9 add s10
-	VADDSS X16, X10, X10
+	// s12 = s10 add s11
+	VADDSS X12, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X16, X12, X12
+	// s12 = s10 add s11
+	VADDSS X12, X7, X7
 
-	// s11 = s9 add s10
-	VADDSS X16, X14, X14
+	// s12 = s10 add s11
+	VADDSS X12, X10, X10
 
-	// s11 = s9 add s10
-	VADDSS X16, X8, X8
+	// s12 = s10 add s11
+	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X10
+	VMOVD    R9, X12
+	VUCOMISS X12, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X10, X16
+	VMOVD    R9, X12
+	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X12
+	VMOVD    R9, X12
+	VUCOMISS X12, X7
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X12, X16
+	VMOVD    R9, X12
+	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X14
+	VMOVD    R9, X12
+	VUCOMISS X12, X10
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X14, X16
+	VMOVD    R9, X12
+	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X8
+	VMOVD    R9, X12
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X16
-	VUCOMISS X8, X16
+	VMOVD    R9, X12
+	VUCOMISS X8, X12
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X16
+	VMOVD R9, X12
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
+
+	// s14 = sqrt s12
+	VSQRTSS X7, X7, X7
+
+	// s14 = sqrt s12
 	VSQRTSS X10, X10, X10
 
-	// s13 = sqrt s11
-	VSQRTSS X12, X12, X12
-
-	// s13 = sqrt s11
-	VSQRTSS X14, X14, X14
-
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X8, X8, X8
 
-	// s14 = s12 div s13
-	VDIVSS X10, X16, X10
+	// s15 = s13 div s14
+	VDIVSS X5, X12, X5
 
-	// s14 = s12 div s13
-	VDIVSS X12, X16, X12
+	// s15 = s13 div s14
+	VDIVSS X7, X12, X7
 
-	// s14 = s12 div s13
-	VDIVSS X14, X16, X14
+	// s15 = s13 div s14
+	VDIVSS X10, X12, X10
 
-	// s14 = s12 div s13
-	VDIVSS X8, X16, X8
+	// s15 = s13 div s14
+	VDIVSS X8, X12, X8
 
-	// s15 = s0 add s3
-	VADDSS X4, X0, X16
+	// s16 = s4 add s6
+	VADDSS X4, X0, X12
 
-	// s15 = s0 add s3
-	VADDSS X5, X1, X17
+	// s16 = s4 add s6
+	VADDSS X6, X1, X13
 
-	// s15 = s0 add s3
-	VADDSS X6, X2, X18
+	// s16 = s4 add s6
+	VADDSS X9, X2, X14
 
-	// s15 = s0 add s3
-	VADDSS X7, X3, X19
+	// s16 = s4 add s6
+	VADDSS X11, X3, X15
 
-	// s16 = s15 add s5
-	VADDSS X9, X16, X16
-
-	// s16 = s15 add s5
-	VADDSS X11, X17, X17
-
-	// s16 = s15 add s5
-	VADDSS X13, X18, X18
-
-	// s16 = s15 add s5
-	VADDSS X15, X19, X19
-
-	// s17 = s3 add s5
-	VADDSS X9, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X11, X5, X5
-
-	// s17 = s3 add s5
-	VADDSS X13, X6, X6
-
-	// s17 = s3 add s5
-	VADDSS X15, X7, X7
-
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X10, Z9
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (BX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
-	VMOVUPS     (SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMOVUPS     64(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMOVUPS     128(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VSUBPS      Z4, Z10, Z10
-	VMULPS      Z9, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMOVUPS     192(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z10, Z11
-	VMOVUPS     Z11, 192(AX)(R9*4)
+	VMOVUPS     (BX)(R9*4), Z16
+	VSUBPS      Z0, Z16, Z16
+	VSUBPS      Z4, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVUPS     (DI)(R9*4), Z17
+	VMOVUPS     (SI)(R9*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, (AX)(R9*4)
+	VMOVUPS     64(BX)(R9*4), Z16
+	VSUBPS      Z0, Z16, Z16
+	VSUBPS      Z4, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVUPS     64(DI)(R9*4), Z17
+	VMOVUPS     64(SI)(R9*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 64(AX)(R9*4)
+	VMOVUPS     128(BX)(R9*4), Z16
+	VSUBPS      Z0, Z16, Z16
+	VSUBPS      Z4, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVUPS     128(DI)(R9*4), Z17
+	VMOVUPS     128(SI)(R9*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 128(AX)(R9*4)
+	VMOVUPS     192(BX)(R9*4), Z16
+	VSUBPS      Z0, Z16, Z16
+	VSUBPS      Z4, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVUPS     192(DI)(R9*4), Z17
+	VMOVUPS     192(SI)(R9*4), Z18
+	VFMADD231PS Z18, Z16, Z17
+	VMOVUPS     Z17, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Z0
-	VBROADCASTSS X5, Z1
-	VBROADCASTSS X12, Z4
+	VBROADCASTSS X6, Z1
+	VBROADCASTSS X7, Z4
 	XORQ         R9, R9
 
 b1loop2:
-	VMOVUPS     3072(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z10
-	VMOVUPS     (SI)(R9*4), Z11
-	VFMADD231PS Z11, Z5, Z10
-	VMOVUPS     Z10, 3072(AX)(R9*4)
-	VMOVUPS     3136(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z10
-	VMOVUPS     64(SI)(R9*4), Z11
-	VFMADD231PS Z11, Z5, Z10
-	VMOVUPS     Z10, 3136(AX)(R9*4)
-	VMOVUPS     3200(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z10
-	VMOVUPS     128(SI)(R9*4), Z11
-	VFMADD231PS Z11, Z5, Z10
-	VMOVUPS     Z10, 3200(AX)(R9*4)
-	VMOVUPS     3264(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z10
-	VMOVUPS     192(SI)(R9*4), Z11
-	VFMADD231PS Z11, Z5, Z10
-	VMOVUPS     Z10, 3264(AX)(R9*4)
+	VMOVUPS     3072(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z4, Z6, Z6
+	VMOVUPS     (DI)(R9*4), Z7
+	VMOVUPS     (SI)(R9*4), Z16
+	VFMADD231PS Z16, Z6, Z7
+	VMOVUPS     Z7, 3072(AX)(R9*4)
+	VMOVUPS     3136(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z4, Z6, Z6
+	VMOVUPS     64(DI)(R9*4), Z7
+	VMOVUPS     64(SI)(R9*4), Z16
+	VFMADD231PS Z16, Z6, Z7
+	VMOVUPS     Z7, 3136(AX)(R9*4)
+	VMOVUPS     3200(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z4, Z6, Z6
+	VMOVUPS     128(DI)(R9*4), Z7
+	VMOVUPS     128(SI)(R9*4), Z16
+	VFMADD231PS Z16, Z6, Z7
+	VMOVUPS     Z7, 3200(AX)(R9*4)
+	VMOVUPS     3264(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z4, Z6, Z6
+	VMOVUPS     192(DI)(R9*4), Z7
+	VMOVUPS     192(SI)(R9*4), Z16
+	VFMADD231PS Z16, Z6, Z7
+	VMOVUPS     Z7, 3264(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X2, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X14, Z2
+	VBROADCASTSS X9, Z1
+	VBROADCASTSS X10, Z2
 	XORQ         R9, R9
 
 b2loop2:
-	VMOVUPS     6144(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z6
-	VMOVUPS     (SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z6
-	VMOVUPS     Z6, 6144(AX)(R9*4)
-	VMOVUPS     6208(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z6
-	VMOVUPS     64(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z6
-	VMOVUPS     Z6, 6208(AX)(R9*4)
-	VMOVUPS     6272(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z6
-	VMOVUPS     128(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z6
-	VMOVUPS     Z6, 6272(AX)(R9*4)
-	VMOVUPS     6336(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z6
-	VMOVUPS     192(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z5, Z6
-	VMOVUPS     Z6, 6336(AX)(R9*4)
+	VMOVUPS     6144(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (DI)(R9*4), Z7
+	VMOVUPS     (SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VMOVUPS     Z7, 6144(AX)(R9*4)
+	VMOVUPS     6208(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(DI)(R9*4), Z7
+	VMOVUPS     64(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VMOVUPS     Z7, 6208(AX)(R9*4)
+	VMOVUPS     6272(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(DI)(R9*4), Z7
+	VMOVUPS     128(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VMOVUPS     Z7, 6272(AX)(R9*4)
+	VMOVUPS     6336(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(DI)(R9*4), Z7
+	VMOVUPS     192(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VMOVUPS     Z7, 6336(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X3, Z0
-	VBROADCASTSS X7, Z1
+	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z3
 	XORQ         R9, R9
 
 b3loop2:
-	VMOVUPS     9216(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z6
-	VMOVUPS     (SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 9216(AX)(R9*4)
-	VMOVUPS     9280(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z6
-	VMOVUPS     64(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 9280(AX)(R9*4)
-	VMOVUPS     9344(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z6
-	VMOVUPS     128(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 9344(AX)(R9*4)
-	VMOVUPS     9408(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z6
-	VMOVUPS     192(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 9408(AX)(R9*4)
+	VMOVUPS     9216(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z3, Z6, Z6
+	VMOVUPS     (DI)(R9*4), Z7
+	VMOVUPS     (SI)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, 9216(AX)(R9*4)
+	VMOVUPS     9280(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z3, Z6, Z6
+	VMOVUPS     64(DI)(R9*4), Z7
+	VMOVUPS     64(SI)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, 9280(AX)(R9*4)
+	VMOVUPS     9344(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z3, Z6, Z6
+	VMOVUPS     128(DI)(R9*4), Z7
+	VMOVUPS     128(SI)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, 9344(AX)(R9*4)
+	VMOVUPS     9408(BX)(R9*4), Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z3, Z6, Z6
+	VMOVUPS     192(DI)(R9*4), Z7
+	VMOVUPS     192(SI)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, 9408(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b3loop2
 
 	// mean[row] = s16
-	VMOVSS X16, (CX)
+	VMOVSS X12, (CX)
 
 	// mean[row] = s16
-	VMOVSS X17, 4(CX)
+	VMOVSS X13, 4(CX)
 
 	// mean[row] = s16
-	VMOVSS X18, 8(CX)
+	VMOVSS X14, 8(CX)
 
 	// mean[row] = s16
-	VMOVSS X19, 12(CX)
+	VMOVSS X15, 12(CX)
 
-	// rstd[row] = s14
-	VMOVSS X9, (DX)
+	// rstd[row] = s15
+	VMOVSS X5, (DX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X4, 4(DX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, 8(DX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X3, 12(DX)
 	ADDQ   $+12288, AX
 	ADDQ   $0x10, CX
@@ -16482,9 +16510,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -16492,37 +16523,48 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -16533,115 +16575,93 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     (DI)(R9*4), Z5
 	VMOVUPS     (SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     64(DI)(R9*4), Z5
 	VMOVUPS     64(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     128(DI)(R9*4), Z5
 	VMOVUPS     128(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     192(DI)(R9*4), Z5
 	VMOVUPS     192(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop2
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -16737,9 +16757,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -16747,40 +16770,51 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -16791,74 +16825,52 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORL         R11, R11
 	BTSL         R9, R11
 	DECL         R11
@@ -16868,7 +16880,7 @@ loop1:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z3, Z5, Z5
+	VMULPS       Z4, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -16883,7 +16895,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16891,7 +16903,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16899,7 +16911,7 @@ loop2:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16907,7 +16919,7 @@ loop2:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16918,7 +16930,7 @@ loop2:
 	VMOVUPS     2816(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     2816(DI)(R9*4), Z6
 	VMOVUPS     2816(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16926,7 +16938,7 @@ loop2:
 	VMOVUPS     2880(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     2880(DI)(R9*4), Z6
 	VMOVUPS     2880(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16934,7 +16946,7 @@ loop2:
 	VMOVUPS     2944(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     2944(DI)(R9*4), Z6
 	VMOVUPS     2944(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16942,10 +16954,10 @@ loop2:
 	VMOVUPS     3008(BX), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z3, Z0, Z0
+	VMULPS      Z4, Z0, Z0
 	VMOVUPS     3008(DI), Z1
-	VMOVUPS     3008(SI), Z3
-	VFMADD231PS Z3, Z0, Z1
+	VMOVUPS     3008(SI), Z4
+	VFMADD231PS Z4, Z0, Z1
 	VMOVUPS     Z1, K2, 3008(AX)
 	JMP         loop2_end
 
@@ -16953,7 +16965,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORQ         R11, R11
 
 loop2p:
@@ -16963,7 +16975,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16971,7 +16983,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16979,7 +16991,7 @@ loop2p:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16987,7 +16999,7 @@ loop2p:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -16998,9 +17010,9 @@ loop2p:
 
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -17105,67 +17117,87 @@ bloop0:
 	// s3 = s1 mul s2
 	VMULSS X4, X3, X3
 
-	// loop 1, 2 rows: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X2, X0, X0
+
+	// s4 = s0 add s3
+	VADDSS X3, X1, X1
+
+	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X3, Y3
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 
 bloop1:
-	VMOVUPS     (BX)(R9*4), Y13
-	VMOVUPS     3072(BX)(R9*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     32(BX)(R9*4), Y13
-	VMOVUPS     3104(BX)(R9*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
-	VMOVUPS     64(BX)(R9*4), Y13
-	VMOVUPS     3136(BX)(R9*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y5, Y5
-	VADDPS      Y14, Y9, Y9
-	VFMADD231PS Y13, Y13, Y7
-	VFMADD231PS Y14, Y14, Y11
-	VMOVUPS     96(BX)(R9*4), Y13
-	VMOVUPS     3168(BX)(R9*4), Y14
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y14, Y14
-	VSUBPS      Y2, Y13, Y13
-	VSUBPS      Y3, Y14, Y14
-	VADDPS      Y13, Y6, Y6
-	VADDPS      Y14, Y10, Y10
-	VFMADD231PS Y13, Y13, Y8
-	VFMADD231PS Y14, Y14, Y12
+	VMOVUPS     (BX)(R9*4), Y11
+	VMOVUPS     3072(BX)(R9*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     32(BX)(R9*4), Y11
+	VMOVUPS     3104(BX)(R9*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
+	VMOVUPS     64(BX)(R9*4), Y11
+	VMOVUPS     3136(BX)(R9*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y2, Y2
+	VADDPS      Y12, Y7, Y7
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(BX)(R9*4), Y11
+	VMOVUPS     3168(BX)(R9*4), Y12
+	VSUBPS      Y0, Y11, Y11
+	VSUBPS      Y1, Y12, Y12
+	VADDPS      Y11, Y3, Y3
+	VADDPS      Y12, Y8, Y8
+	VFMADD231PS Y11, Y11, Y6
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s4 = sum of accumulator 1
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+
+	// s5 = sum of accumulator 1
+	VADDPS       Y8, Y7, Y3
+	VEXTRACTF128 $0x01, Y3, X7
+	VADDPS       X7, X3, X3
+	VMOVHLPS     X3, X3, X7
+	VADDPS       X7, X3, X3
+	VMOVSHDUP    X3, X7
+	VADDSS       X7, X3, X3
+
+	// s6 = s5 mul s2
+	VMULSS X4, X2, X2
+
+	// s6 = s5 mul s2
+	VMULSS X4, X3, X3
+
+	// s7 = sum of accumulator 2
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -17174,167 +17206,131 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s4 = sum of accumulator 1
+	// s7 = sum of accumulator 2
 	VADDPS       Y10, Y9, Y6
-	VEXTRACTF128 $0x01, Y6, X9
-	VADDPS       X9, X6, X6
-	VMOVHLPS     X6, X6, X9
-	VADDPS       X9, X6, X6
-	VMOVSHDUP    X6, X9
-	VADDSS       X9, X6, X6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
 
-	// s5 = s4 mul s2
+	// s8 = s7 mul s2
 	VMULSS X4, X5, X5
 
-	// s5 = s4 mul s2
-	VMULSS X4, X6, X6
+	// s8 = s7 mul s2
+	VMULSS X4, X6, X4
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y7
-	VEXTRACTF128 $0x01, Y7, X8
-	VADDPS       X8, X7, X7
-	VMOVHLPS     X7, X7, X8
-	VADDPS       X8, X7, X7
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X7, X7
+	// s9 = s6 mul s6
+	VMULSS X2, X2, X6
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y12, Y11, Y8
-	VEXTRACTF128 $0x01, Y8, X9
-	VADDPS       X9, X8, X8
-	VMOVHLPS     X8, X8, X9
-	VADDPS       X9, X8, X8
-	VMOVSHDUP    X8, X9
-	VADDSS       X9, X8, X8
+	// s9 = s6 mul s6
+	VMULSS X3, X3, X7
 
-	// s7 = s6 mul s2
-	VMULSS X4, X7, X7
+	// s10 = s8 sub s9
+	VSUBSS X6, X5, X5
 
-	// s7 = s6 mul s2
-	VMULSS X4, X8, X4
+	// s10 = s8 sub s9
+	VSUBSS X7, X4, X4
 
-	// s8 = s5 mul s5
-	VMULSS X5, X5, X8
-
-	// s8 = s5 mul s5
-	VMULSS X6, X6, X9
-
-	// s9 = s7 sub s8
-	VSUBSS X8, X7, X7
-
-	// s9 = s7 sub s8
-	VSUBSS X9, X4, X4
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X8
+	VMOVD R9, X6
 
-	// s11 = s9 add s10
-	VADDSS X8, X7, X7
+	// s12 = s10 add s11
+	VADDSS X6, X5, X5
 
-	// s11 = s9 add s10
-	VADDSS X8, X4, X4
+	// s12 = s10 add s11
+	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
-	VUCOMISS X8, X7
+	VMOVD    R9, X6
+	VUCOMISS X6, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X8
-	VUCOMISS X7, X8
+	VMOVD    R9, X6
+	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
-	VUCOMISS X8, X4
+	VMOVD    R9, X6
+	VUCOMISS X6, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X8
-	VUCOMISS X4, X8
+	VMOVD    R9, X6
+	VUCOMISS X4, X6
 	JA       row
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X8
+	VMOVD R9, X6
 
-	// s13 = sqrt s11
-	VSQRTSS X7, X7, X7
+	// s14 = sqrt s12
+	VSQRTSS X5, X5, X5
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X4, X4, X4
 
-	// s14 = s12 div s13
-	VDIVSS X7, X8, X7
+	// s15 = s13 div s14
+	VDIVSS X5, X6, X5
 
-	// s14 = s12 div s13
-	VDIVSS X4, X8, X4
+	// s15 = s13 div s14
+	VDIVSS X4, X6, X4
 
-	// s15 = s0 add s3
-	VADDSS X2, X0, X8
+	// s16 = s4 add s6
+	VADDSS X2, X0, X6
 
-	// s15 = s0 add s3
-	VADDSS X3, X1, X9
+	// s16 = s4 add s6
+	VADDSS X3, X1, X7
 
-	// s16 = s15 add s5
-	VADDSS X5, X8, X8
-
-	// s16 = s15 add s5
-	VADDSS X6, X9, X9
-
-	// s17 = s3 add s5
-	VADDSS X5, X2, X2
-
-	// s17 = s3 add s5
-	VADDSS X6, X3, X3
-
-	// loop 2, row 0 of 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
-	VBROADCASTSS X7, Y5
+	VBROADCASTSS X5, Y5
 	XORQ         R9, R9
 
 b0loop2:
-	VMOVUPS     (BX)(R9*4), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     (DI)(R9*4), Y7
+	VMOVUPS     (BX)(R9*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     (DI)(R9*4), Y9
 	VMOVUPS     (SI)(R9*4), Y10
-	VFMADD231PS Y10, Y6, Y7
-	VMOVUPS     Y7, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
+	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     Y9, (AX)(R9*4)
+	VMOVUPS     32(BX)(R9*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     32(DI)(R9*4), Y9
 	VMOVUPS     32(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y6, Y7
-	VMOVUPS     Y7, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     64(DI)(R9*4), Y7
+	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     Y9, 32(AX)(R9*4)
+	VMOVUPS     64(BX)(R9*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     64(DI)(R9*4), Y9
 	VMOVUPS     64(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y6, Y7
-	VMOVUPS     Y7, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y6
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
+	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     Y9, 64(AX)(R9*4)
+	VMOVUPS     96(BX)(R9*4), Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     96(DI)(R9*4), Y9
 	VMOVUPS     96(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y6, Y7
-	VMOVUPS     Y7, 96(AX)(R9*4)
+	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     Y9, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -17346,47 +17342,47 @@ b1loop2:
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     (DI)(R9*4), Y4
-	VMOVUPS     (SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y4
+	VMOVUPS     (SI)(R9*4), Y8
+	VFMADD231PS Y8, Y3, Y4
 	VMOVUPS     Y4, 3072(AX)(R9*4)
 	VMOVUPS     3104(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     32(DI)(R9*4), Y4
-	VMOVUPS     32(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y4
+	VMOVUPS     32(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y3, Y4
 	VMOVUPS     Y4, 3104(AX)(R9*4)
 	VMOVUPS     3136(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     64(DI)(R9*4), Y4
-	VMOVUPS     64(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y4
+	VMOVUPS     64(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y3, Y4
 	VMOVUPS     Y4, 3136(AX)(R9*4)
 	VMOVUPS     3168(BX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
 	VMOVUPS     96(DI)(R9*4), Y4
-	VMOVUPS     96(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y4
+	VMOVUPS     96(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y3, Y4
 	VMOVUPS     Y4, 3168(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
 	// mean[row] = s16
-	VMOVSS X8, (CX)
+	VMOVSS X6, (CX)
 
 	// mean[row] = s16
-	VMOVSS X9, 4(CX)
+	VMOVSS X7, 4(CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X5, (DX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, 4(DX)
 	ADDQ   $+6144, AX
 	ADDQ   $0x08, CX
@@ -17445,9 +17441,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -17455,37 +17454,46 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(BX)(R9*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (BX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(BX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(BX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(BX)(R9*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -17494,113 +17502,93 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     (DI)(R9*4), Y5
 	VMOVUPS     (SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     32(DI)(R9*4), Y5
 	VMOVUPS     32(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     64(DI)(R9*4), Y5
 	VMOVUPS     64(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     96(DI)(R9*4), Y5
 	VMOVUPS     96(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop2
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -17694,9 +17682,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -17704,39 +17695,48 @@ loop0:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y7
-	VMOVUPS     32(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y4, Y4
-	VFMADD231PS Y11, Y11, Y8
-	VMOVUPS     64(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y5, Y5
-	VFMADD231PS Y11, Y11, Y9
-	VMOVUPS     96(BX)(R11*4), Y11
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y6, Y6
-	VFMADD231PS Y11, Y11, Y10
+	VMOVUPS     (BX)(R11*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y1, Y1
+	VFMADD231PS Y10, Y10, Y6
+	VMOVUPS     32(BX)(R11*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y3, Y3
+	VFMADD231PS Y10, Y10, Y7
+	VMOVUPS     64(BX)(R11*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y4, Y4
+	VFMADD231PS Y10, Y10, Y8
+	VMOVUPS     96(BX)(R11*4), Y10
+	VSUBPS      Y0, Y10, Y10
+	VADDPS      Y10, Y5, Y5
+	VFMADD231PS Y10, Y10, Y9
 	ADDQ        $+32, R11
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS       Y4, Y3, Y3
-	VADDPS       Y6, Y5, Y4
+	// s5 = sum of accumulator 1
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS       Y7, Y6, Y3
+	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -17745,72 +17745,52 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS       Y8, Y7, Y4
-	VADDPS       Y10, Y9, Y5
-	VADDPS       Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	MOVQ         $0x0706050403020100, R11
 	VMOVQ        R11, X5
 	VPMOVZXBD    X5, Y5
@@ -17824,7 +17804,7 @@ loop1:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y3, Y7, Y7
+	VMULPS       Y4, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -17838,7 +17818,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     (DI)(R11*4), Y7
 	VMOVUPS     (SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17846,7 +17826,7 @@ loop2:
 	VMOVUPS     32(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     32(DI)(R11*4), Y7
 	VMOVUPS     32(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17854,7 +17834,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     64(DI)(R11*4), Y7
 	VMOVUPS     64(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17862,7 +17842,7 @@ loop2:
 	VMOVUPS     96(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     96(DI)(R11*4), Y7
 	VMOVUPS     96(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17873,7 +17853,7 @@ loop2:
 	VMOVUPS     2944(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     2944(DI)(R9*4), Y7
 	VMOVUPS     2944(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17881,7 +17861,7 @@ loop2:
 	VMOVUPS     2976(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     2976(DI)(R9*4), Y7
 	VMOVUPS     2976(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17889,7 +17869,7 @@ loop2:
 	VMOVUPS     3008(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     3008(DI)(R9*4), Y7
 	VMOVUPS     3008(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -17897,10 +17877,10 @@ loop2:
 	VMOVUPS     3040(BX), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y3, Y0, Y0
+	VMULPS      Y4, Y0, Y0
 	VMOVUPS     3040(DI), Y1
-	VMOVUPS     3040(SI), Y3
-	VFMADD231PS Y3, Y0, Y1
+	VMOVUPS     3040(SI), Y4
+	VFMADD231PS Y4, Y0, Y1
 	VMASKMOVPS  Y1, Y5, 3040(AX)
 	JMP         loop2_end
 
@@ -17908,7 +17888,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	XORQ         R11, R11
 
 loop2p:
@@ -17917,7 +17897,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     (DI)(R11*4), Y6
 	VMOVUPS     (SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -17925,7 +17905,7 @@ loop2p:
 	VMOVUPS     32(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     32(DI)(R11*4), Y6
 	VMOVUPS     32(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -17933,7 +17913,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     64(DI)(R11*4), Y6
 	VMOVUPS     64(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -17941,7 +17921,7 @@ loop2p:
 	VMOVUPS     96(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     96(DI)(R11*4), Y6
 	VMOVUPS     96(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -17952,9 +17932,9 @@ loop2p:
 
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -18031,9 +18011,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -18041,37 +18024,48 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R9*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R9*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -18082,115 +18076,93 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     (DI)(R9*4), Z5
 	VMOVUPS     (SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, (AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     64(DI)(R9*4), Z5
 	VMOVUPS     64(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 64(AX)(R9*4)
-	VMOVUPS     128(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     128(DI)(R9*4), Z5
 	VMOVUPS     128(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 128(AX)(R9*4)
-	VMOVUPS     192(BX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R9*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     192(DI)(R9*4), Z5
 	VMOVUPS     192(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 192(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
 	JB          loop2
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18286,9 +18258,12 @@ loop0:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -18296,40 +18271,51 @@ loop0:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	XORQ         R11, R11
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	PREFETCHT1  64(BX)(R10*1)
 	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R11*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R11*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R11
 	CMPQ        R11, $+4096
 	JB          loop1
 
-	// s4 = sum of accumulator 1
-	VADDPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
+	// s5 = sum of accumulator 1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -18340,74 +18326,52 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VADDPS     Z8, Z7, Z4
-	VADDPS     Z10, Z9, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0x4e, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORL         R11, R11
 	BTSL         R9, R11
 	DECL         R11
@@ -18417,7 +18381,7 @@ loop1:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z3, Z5, Z5
+	VMULPS       Z4, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -18432,7 +18396,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18440,7 +18404,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18448,7 +18412,7 @@ loop2:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18456,7 +18420,7 @@ loop2:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18467,7 +18431,7 @@ loop2:
 	VMOVUPS     16128(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     16128(DI)(R9*4), Z6
 	VMOVUPS     16128(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18475,7 +18439,7 @@ loop2:
 	VMOVUPS     16192(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     16192(DI)(R9*4), Z6
 	VMOVUPS     16192(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18483,7 +18447,7 @@ loop2:
 	VMOVUPS     16256(BX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     16256(DI)(R9*4), Z6
 	VMOVUPS     16256(SI)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18491,10 +18455,10 @@ loop2:
 	VMOVUPS     16320(BX), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z3, Z0, Z0
+	VMULPS      Z4, Z0, Z0
 	VMOVUPS     16320(DI), Z1
-	VMOVUPS     16320(SI), Z3
-	VFMADD231PS Z3, Z0, Z1
+	VMOVUPS     16320(SI), Z4
+	VFMADD231PS Z4, Z0, Z1
 	VMOVUPS     Z1, K2, 16320(AX)
 	JMP         loop2_end
 
@@ -18502,7 +18466,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORQ         R11, R11
 
 loop2p:
@@ -18512,7 +18476,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R11*4), Z6
 	VMOVUPS     (SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18520,7 +18484,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R11*4), Z6
 	VMOVUPS     64(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18528,7 +18492,7 @@ loop2p:
 	VMOVUPS     128(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R11*4), Z6
 	VMOVUPS     128(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18536,7 +18500,7 @@ loop2p:
 	VMOVUPS     192(BX)(R11*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R11*4), Z6
 	VMOVUPS     192(SI)(R11*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -18547,9 +18511,9 @@ loop2p:
 
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18643,9 +18607,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -18655,31 +18622,26 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R9, R9
 	MOVQ         $+2048, R10
 
 loop1:
-	VMOVUPS     (BX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(BX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(BX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(BX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (BX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(BX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(BX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(BX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
@@ -18687,147 +18649,141 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
-	VUCOMISS X4, X2
+	VMOVD    R9, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X4
-	VUCOMISS X2, X4
+	VMOVD    R9, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X4
+	VMOVD R9, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     (DI)(R9*4), Y5
 	VMOVUPS     (SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, (AX)(R9*4)
-	VMOVUPS     32(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     32(DI)(R9*4), Y5
 	VMOVUPS     32(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 32(AX)(R9*4)
-	VMOVUPS     64(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     64(DI)(R9*4), Y5
 	VMOVUPS     64(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 64(AX)(R9*4)
-	VMOVUPS     96(BX)(R9*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     96(DI)(R9*4), Y5
 	VMOVUPS     96(SI)(R9*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 96(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop2
 
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18940,9 +18896,12 @@ loop0_blocks:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -18952,33 +18911,28 @@ loop0_blocks:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	VXORPS       Y12, Y12, Y12
 	XORQ         R11, R11
 	MOVQ         $+2048, R12
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	VMOVUPS     (BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y7
-	VMOVUPS     32(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     64(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     96(BX)(R11*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     (BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
 	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop1
@@ -18986,106 +18940,100 @@ loop1:
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y11, Y11
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
 	VXORPS Y6, Y6, Y6
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y7, Y12, Y12
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
 	ADDQ   $+2048, R12
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y11, Y3, Y3
-	VADDPS Y8, Y7, Y7
-	VADDPS Y10, Y9, Y9
-	VADDPS Y9, Y7, Y7
-	VADDPS Y12, Y7, Y7
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y7, X4
-	VADDPS       X4, X7, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
-	VMOVD    R11, X4
-	VUCOMISS X4, X2
+	VMOVD    R11, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R11
-	VMOVD    R11, X4
-	VUCOMISS X2, X4
+	VMOVD    R11, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R11
-	VMOVD R11, X4
+	VMOVD R11, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	MOVQ         $0x0706050403020100, R11
 	VMOVQ        R11, X5
 	VPMOVZXBD    X5, Y5
@@ -19099,7 +19047,7 @@ loop1_blocks:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y3, Y7, Y7
+	VMULPS       Y4, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -19113,7 +19061,7 @@ loop2:
 	VMOVUPS     (BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     (DI)(R11*4), Y7
 	VMOVUPS     (SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19121,7 +19069,7 @@ loop2:
 	VMOVUPS     32(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     32(DI)(R11*4), Y7
 	VMOVUPS     32(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19129,7 +19077,7 @@ loop2:
 	VMOVUPS     64(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     64(DI)(R11*4), Y7
 	VMOVUPS     64(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19137,7 +19085,7 @@ loop2:
 	VMOVUPS     96(BX)(R11*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     96(DI)(R11*4), Y7
 	VMOVUPS     96(SI)(R11*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19148,7 +19096,7 @@ loop2:
 	VMOVUPS     16256(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     16256(DI)(R9*4), Y7
 	VMOVUPS     16256(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19156,7 +19104,7 @@ loop2:
 	VMOVUPS     16288(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     16288(DI)(R9*4), Y7
 	VMOVUPS     16288(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19164,7 +19112,7 @@ loop2:
 	VMOVUPS     16320(BX)(R9*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     16320(DI)(R9*4), Y7
 	VMOVUPS     16320(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -19172,10 +19120,10 @@ loop2:
 	VMOVUPS     16352(BX), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y3, Y0, Y0
+	VMULPS      Y4, Y0, Y0
 	VMOVUPS     16352(DI), Y1
-	VMOVUPS     16352(SI), Y3
-	VFMADD231PS Y3, Y0, Y1
+	VMOVUPS     16352(SI), Y4
+	VFMADD231PS Y4, Y0, Y1
 	VMASKMOVPS  Y1, Y5, 16352(AX)
 	JMP         loop2_end
 
@@ -19183,7 +19131,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	XORQ         R11, R11
 
 loop2p:
@@ -19192,7 +19140,7 @@ loop2p:
 	VMOVUPS     (BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     (DI)(R11*4), Y6
 	VMOVUPS     (SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -19200,7 +19148,7 @@ loop2p:
 	VMOVUPS     32(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     32(DI)(R11*4), Y6
 	VMOVUPS     32(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -19208,7 +19156,7 @@ loop2p:
 	VMOVUPS     64(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     64(DI)(R11*4), Y6
 	VMOVUPS     64(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -19216,7 +19164,7 @@ loop2p:
 	VMOVUPS     96(BX)(R11*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     96(DI)(R11*4), Y6
 	VMOVUPS     96(SI)(R11*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -19227,9 +19175,9 @@ loop2p:
 
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -19438,9 +19386,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -19448,7 +19399,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         R9, $+3903
 	JA           loop1_long
 	XORQ         R10, R10
@@ -19457,26 +19407,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -19488,11 +19434,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R10*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (BX)(R10*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -19500,27 +19445,26 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (BX)(R10*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R10*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-64, R11
@@ -19530,26 +19474,22 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -19557,30 +19497,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    R9, R11
@@ -19597,54 +19537,63 @@ loop1_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (BX)(R10*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R10
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R10*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (BX)(R10*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -19652,66 +19601,47 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -19721,37 +19651,37 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (BX)(R10*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     (DI)(R10*4), Z5
 	VMOVUPS     (SI)(R10*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, (AX)(R10*4)
-	VMOVUPS     64(BX)(R10*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     64(BX)(R10*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     64(DI)(R10*4), Z5
 	VMOVUPS     64(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 64(AX)(R10*4)
-	VMOVUPS     128(BX)(R10*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(BX)(R10*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     128(DI)(R10*4), Z5
 	VMOVUPS     128(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 128(AX)(R10*4)
-	VMOVUPS     192(BX)(R10*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     192(BX)(R10*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     192(DI)(R10*4), Z5
 	VMOVUPS     192(SI)(R10*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, 192(AX)(R10*4)
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
@@ -19764,13 +19694,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (BX)(R10*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (BX)(R10*4), Z4
+	VSUBPS      Z0, Z4, Z4
+	VSUBPS      Z1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
 	VMOVUPS     (DI)(R10*4), Z5
 	VMOVUPS     (SI)(R10*4), Z6
-	VFMADD231PS Z6, Z3, Z5
+	VFMADD231PS Z6, Z4, Z5
 	VMOVUPS     Z5, (AX)(R10*4)
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
@@ -19779,20 +19709,20 @@ loop2_vector:
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVUPS.Z   (BX)(R10*4), K1, Z3
-	VSUBPS      Z0, Z3, Z0
+	VMOVUPS.Z   (BX)(R10*4), K1, Z4
+	VSUBPS      Z0, Z4, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
 	VMOVUPS.Z   (DI)(R10*4), K1, Z1
-	VMOVUPS.Z   (SI)(R10*4), K1, Z3
-	VFMADD231PS Z3, Z0, Z1
+	VMOVUPS.Z   (SI)(R10*4), K1, Z4
+	VFMADD231PS Z4, Z0, Z1
 	VMOVUPS     Z1, K1, (AX)(R10*4)
 
 loop2_done:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -20023,9 +19953,12 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -20033,7 +19966,6 @@ loop0_summed:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
 	CMPQ         R9, $+3903
 	JA           loop1_long
 	XORQ         R12, R12
@@ -20045,26 +19977,22 @@ loop1s:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (BX)(R12*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VMOVUPS     64(BX)(R12*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VMOVUPS     128(BX)(R12*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VMOVUPS     192(BX)(R12*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VMOVUPS     (BX)(R12*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VMOVUPS     64(BX)(R12*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VMOVUPS     128(BX)(R12*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VMOVUPS     192(BX)(R12*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
 	ADDQ        $+64, R12
 	CMPQ        R12, R13
 	JB          loop1s
@@ -20076,11 +20004,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R12*4), Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VMOVUPS     (BX)(R12*4), Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JB          loop1s_vector
@@ -20088,27 +20015,26 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (BX)(R12*4), K1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVUPS.Z   (BX)(R12*4), K1, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
 
 loop1s_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	VPXORD  Z14, Z14, Z14
 	XORQ    R12, R12
 	MOVQ    R9, R13
 	ANDQ    $-64, R13
@@ -20121,26 +20047,22 @@ loop1:
 	PREFETCHT1  (BX)(R11*1)
 	PREFETCHT1  64(BX)(R11*1)
 	ADDQ        $+128, R11
-	VMOVUPS     (BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VMOVUPS     64(BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VMOVUPS     128(BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VMOVUPS     192(BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VMOVUPS     (BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VMOVUPS     64(BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VMOVUPS     128(BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VMOVUPS     192(BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
 	ADDQ        $+64, R12
 	CMPQ        R12, R14
 	JB          loop1
@@ -20148,30 +20070,30 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
 	TESTQ  $+262143, R12
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
 	VADDPS Z13, Z11, Z11
 	VPXORD Z13, Z13, Z13
-	VADDPS Z14, Z12, Z12
-	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
 	MOVQ    R9, R13
@@ -20188,54 +20110,63 @@ loop1_vectors:
 	ANDQ        $-16, R13
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VMOVUPS     (BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VMOVUPS     (BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VMOVUPS     (BX)(R12*4), Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
 	ADDQ        $+16, R12
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (BX)(R12*4), K1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVUPS.Z   (BX)(R12*4), K1, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
 
 loop1_done:
-	VADDPS Z4, Z3, Z3
-	VADDPS Z6, Z5, Z5
-	VADDPS Z5, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
+	// s5 = sum of accumulator 1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VPERMILPS  $0x4e, Z3, Z4
@@ -20243,71 +20174,52 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VSHUFF32X4 $0x4e, Z7, Z7, Z4
-	VADDPS     Z4, Z7, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X4
-	VUCOMISS X4, X2
+	VMOVD    R12, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X4
-	VUCOMISS X2, X4
+	VMOVD    R12, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORL         R12, R12
 	BTSL         R10, R12
 	DECL         R12
@@ -20317,7 +20229,7 @@ loop1_summed:
 	VMOVUPS      (BX), Z5
 	VSUBPS       Z0, Z5, Z5
 	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z3, Z5, Z5
+	VMULPS       Z4, Z5, Z5
 	VMOVUPS      (DI), Z6
 	VMOVUPS      (SI), Z7
 	VFMADD231PS  Z7, Z5, Z6
@@ -20338,7 +20250,7 @@ loop2:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20346,7 +20258,7 @@ loop2:
 	VMOVUPS     64(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R12*4), Z6
 	VMOVUPS     64(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20354,7 +20266,7 @@ loop2:
 	VMOVUPS     128(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R12*4), Z6
 	VMOVUPS     128(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20362,7 +20274,7 @@ loop2:
 	VMOVUPS     192(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R12*4), Z6
 	VMOVUPS     192(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20380,7 +20292,7 @@ loop2_vector:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20393,10 +20305,10 @@ loop2_tail:
 	VMOVUPS     (BX)(R13*4), Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z3, Z0, Z0
+	VMULPS      Z4, Z0, Z0
 	VMOVUPS     (DI)(R13*4), Z1
-	VMOVUPS     (SI)(R13*4), Z3
-	VFMADD231PS Z3, Z0, Z1
+	VMOVUPS     (SI)(R13*4), Z4
+	VFMADD231PS Z4, Z0, Z1
 	VMOVUPS     Z1, K3, (AX)(R13*4)
 	JMP         loop2_end
 
@@ -20404,7 +20316,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z3
+	VBROADCASTSS X2, Z4
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-64, R13
@@ -20417,7 +20329,7 @@ loop2p:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20425,7 +20337,7 @@ loop2p:
 	VMOVUPS     64(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     64(DI)(R12*4), Z6
 	VMOVUPS     64(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20433,7 +20345,7 @@ loop2p:
 	VMOVUPS     128(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(DI)(R12*4), Z6
 	VMOVUPS     128(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20441,7 +20353,7 @@ loop2p:
 	VMOVUPS     192(BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     192(DI)(R12*4), Z6
 	VMOVUPS     192(SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20460,7 +20372,7 @@ loop2p_vector:
 	VMOVUPS     (BX)(R12*4), Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (DI)(R12*4), Z6
 	VMOVUPS     (SI)(R12*4), Z7
 	VFMADD231PS Z7, Z5, Z6
@@ -20475,18 +20387,18 @@ loop2p_tail:
 	VMOVUPS.Z   (BX)(R12*4), K1, Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z3, Z0, Z0
+	VMULPS      Z4, Z0, Z0
 	VMOVUPS.Z   (DI)(R12*4), K1, Z1
-	VMOVUPS.Z   (SI)(R12*4), K1, Z3
-	VFMADD231PS Z3, Z0, Z1
+	VMOVUPS.Z   (SI)(R12*4), K1, Z4
+	VFMADD231PS Z4, Z0, Z1
 	VMOVUPS     Z1, K1, (AX)(R12*4)
 
 loop2p_done:
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -20700,19 +20612,21 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         R9, $+1983
 	JA           loop1_long
 	XORQ         R10, R10
@@ -20721,26 +20635,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (BX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(BX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(BX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(BX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -20752,11 +20662,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R10*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (BX)(R10*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -20766,30 +20675,29 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (BX)(R10*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R10*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
 	VXORPS  Y13, Y13, Y13
-	VXORPS  Y14, Y14, Y14
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-32, R11
@@ -20799,26 +20707,22 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
-	VMOVUPS     32(BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     64(BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     96(BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -20826,32 +20730,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y13, Y13
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS Y8, Y14, Y14
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	TESTQ  $+131071, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  32(SP), Y14, Y14
-	VMOVUPS Y14, 32(SP)
-	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
 	MOVQ    R9, R11
@@ -20868,27 +20772,24 @@ loop1_vectors:
 	ANDQ        $-8, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     (BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (BX)(R10*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R10
 
 loop1_tail:
@@ -20896,96 +20797,89 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R10*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X1, X15, X15
-	VADDSS      X15, X7, X7
-	VFMADD231SS X15, X15, X12
+	VMOVSS      (BX)(R10*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop1_element
 
 loop1_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS (SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS 32(SP), Y14, Y14
-	VADDPS Y14, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -20995,37 +20889,37 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (BX)(R10*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     (DI)(R10*4), Y5
 	VMOVUPS     (SI)(R10*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, (AX)(R10*4)
-	VMOVUPS     32(BX)(R10*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     32(DI)(R10*4), Y5
 	VMOVUPS     32(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 32(AX)(R10*4)
-	VMOVUPS     64(BX)(R10*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     64(DI)(R10*4), Y5
 	VMOVUPS     64(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 64(AX)(R10*4)
-	VMOVUPS     96(BX)(R10*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     96(DI)(R10*4), Y5
 	VMOVUPS     96(SI)(R10*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, 96(AX)(R10*4)
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
@@ -21038,13 +20932,13 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (BX)(R10*4), Y3
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R10*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
 	VMOVUPS     (DI)(R10*4), Y5
 	VMOVUPS     (SI)(R10*4), Y6
-	VFMADD231PS Y6, Y3, Y5
+	VFMADD231PS Y6, Y4, Y5
 	VMOVUPS     Y5, (AX)(R10*4)
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
@@ -21055,13 +20949,13 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS      (BX)(R10*4), X3
-	VSUBSS      X0, X3, X3
-	VSUBSS      X1, X3, X3
-	VMULSS      X2, X3, X3
+	VMOVSS      (BX)(R10*4), X4
+	VSUBSS      X0, X4, X4
+	VSUBSS      X1, X4, X4
+	VMULSS      X2, X4, X4
 	VMOVSS      (DI)(R10*4), X5
 	VMOVSS      (SI)(R10*4), X6
-	VFMADD231SS X6, X3, X5
+	VFMADD231SS X6, X4, X5
 	VMOVSS      X5, (AX)(R10*4)
 	INCQ        R10
 	CMPQ        R10, R9
@@ -21069,9 +20963,9 @@ loop2_element:
 
 loop2_done:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -21307,19 +21201,21 @@ loop0_summed:
 	// s3 = s1 mul s2
 	VMULSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=sub[0 1] v3=s3 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// s4 = s0 add s3
+	VADDSS X1, X0, X0
+
+	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
+	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       X7, X7, X7
+	VXORPS       X6, X6, X6
+	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VXORPS       X12, X12, X12
+	VXORPS       X11, X11, X11
 	CMPQ         R9, $+1983
 	JA           loop1_long
 	XORQ         R12, R12
@@ -21330,26 +21226,22 @@ loop0_summed:
 loop1s:
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (BX)(R12*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
-	VMOVUPS     32(BX)(R12*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y4, Y4
-	VFMADD231PS Y13, Y13, Y9
-	VMOVUPS     64(BX)(R12*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y5, Y5
-	VFMADD231PS Y13, Y13, Y10
-	VMOVUPS     96(BX)(R12*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y6, Y6
-	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     (BX)(R12*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     32(BX)(R12*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     64(BX)(R12*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y9
+	VMOVUPS     96(BX)(R12*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y10
 	ADDQ        $+32, R12
 	CMPQ        R12, R13
 	JB          loop1s
@@ -21361,11 +21253,10 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (BX)(R12*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VSUBPS      Y1, Y13, Y13
-	VADDPS      Y13, Y3, Y3
-	VFMADD231PS Y13, Y13, Y8
+	VMOVUPS     (BX)(R12*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y7
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JB          loop1s_vector
@@ -21375,30 +21266,29 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (BX)(R12*4), X13
-	VSUBSS      X0, X13, X13
-	VSUBSS      X1, X13, X13
-	VADDSS      X13, X7, X7
-	VFMADD231SS X13, X13, X12
+	VMOVSS      (BX)(R12*4), X12
+	VSUBSS      X0, X12, X12
+	VADDSS      X12, X6, X6
+	VFMADD231SS X12, X12, X11
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1s_element
 
 loop1s_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
 	JMP    loop1_summed
 
 loop1_long:
 	// loop 1 for rows of more than 1983 elements: sums in chunks
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y8, 32(SP)
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y7, 32(SP)
+	VXORPS  Y12, Y12, Y12
 	VXORPS  Y13, Y13, Y13
-	VXORPS  Y14, Y14, Y14
 	XORQ    R12, R12
 	MOVQ    R9, R13
 	ANDQ    $-32, R13
@@ -21410,26 +21300,22 @@ loop1_long:
 loop1:
 	PREFETCHT1  (BX)(R11*1)
 	ADDQ        $+64, R11
-	VMOVUPS     (BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
-	VMOVUPS     32(BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
-	VMOVUPS     64(BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
-	VMOVUPS     96(BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y6, Y6
-	VFMADD231PS Y15, Y15, Y11
+	VMOVUPS     (BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
+	VMOVUPS     32(BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
+	VMOVUPS     64(BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
+	VMOVUPS     96(BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y5, Y5
+	VFMADD231PS Y14, Y14, Y10
 	ADDQ        $+32, R12
 	CMPQ        R12, R14
 	JB          loop1
@@ -21437,32 +21323,32 @@ loop1:
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS Y3, Y13, Y13
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y12, Y12
+	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS Y8, Y14, Y14
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	TESTQ  $+131071, R12
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
 	VXORPS  Y13, Y13, Y13
-	VADDPS  32(SP), Y14, Y14
-	VMOVUPS Y14, 32(SP)
-	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
 	MOVQ    R9, R13
@@ -21479,27 +21365,24 @@ loop1_vectors:
 	ANDQ        $-8, R13
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y3, Y3
-	VFMADD231PS Y15, Y15, Y8
+	VMOVUPS     (BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y1, Y1
+	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y4, Y4
-	VFMADD231PS Y15, Y15, Y9
+	VMOVUPS     (BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y3, Y3
+	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R12
 	CMPQ        R12, R13
 	JAE         loop1_tail
-	VMOVUPS     (BX)(R12*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VSUBPS      Y1, Y15, Y15
-	VADDPS      Y15, Y5, Y5
-	VFMADD231PS Y15, Y15, Y10
+	VMOVUPS     (BX)(R12*4), Y14
+	VSUBPS      Y0, Y14, Y14
+	VADDPS      Y14, Y4, Y4
+	VFMADD231PS Y14, Y14, Y9
 	ADDQ        $+8, R12
 
 loop1_tail:
@@ -21507,101 +21390,94 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (BX)(R12*4), X15
-	VSUBSS      X0, X15, X15
-	VSUBSS      X1, X15, X15
-	VADDSS      X15, X7, X7
-	VFMADD231SS X15, X15, X12
+	VMOVSS      (BX)(R12*4), X14
+	VSUBSS      X0, X14, X14
+	VADDSS      X14, X6, X6
+	VFMADD231SS X14, X14, X11
 	INCQ        R12
 	CMPQ        R12, R9
 	JB          loop1_element
 
 loop1_done:
-	VADDPS Y4, Y3, Y3
-	VADDPS Y6, Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS (SP), Y13, Y13
-	VADDPS Y13, Y3, Y3
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VADDPS 32(SP), Y14, Y14
-	VADDPS Y14, Y8, Y8
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y1, Y1
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s4 = sum of accumulator 1
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
+	// s5 = sum of accumulator 1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X6, X1, X1
+
+	// s6 = s5 mul s2
+	VMULSS X2, X1, X1
+
+	// s7 = sum of accumulator 2
+	VEXTRACTF128 $0x01, Y7, X3
+	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VADDSS       X7, X3, X3
+	VADDSS       X11, X3, X3
 
-	// s5 = s4 mul s2
-	VMULSS X2, X3, X3
+	// s8 = s7 mul s2
+	VMULSS X2, X3, X2
 
-	// s6 = sum of accumulator 2
-	VEXTRACTF128 $0x01, Y8, X4
-	VADDPS       X4, X8, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDSS       X12, X4, X4
+	// s9 = s6 mul s6
+	VMULSS X1, X1, X3
 
-	// s7 = s6 mul s2
-	VMULSS X2, X4, X2
+	// s10 = s8 sub s9
+	VSUBSS X3, X2, X2
 
-	// s8 = s5 mul s5
-	VMULSS X3, X3, X4
-
-	// s9 = s7 sub s8
-	VSUBSS X4, X2, X2
-
-	// s10 = 1e-05
+	// s11 = 1e-05
 	MOVL  $0x3727c5ac, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s11 = s9 add s10
-	VADDSS X4, X2, X2
+	// s12 = s10 add s11
+	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s11 <= 3.4028235e+38
+	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
-	VMOVD    R12, X4
-	VUCOMISS X4, X2
+	VMOVD    R12, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R12
-	VMOVD    R12, X4
-	VUCOMISS X2, X4
+	VMOVD    R12, X3
+	VUCOMISS X2, X3
 	JA       done
 
-	// s12 = 1
+	// s13 = 1
 	MOVL  $0x3f800000, R12
-	VMOVD R12, X4
+	VMOVD R12, X3
 
-	// s13 = sqrt s11
+	// s14 = sqrt s12
 	VSQRTSS X2, X2, X2
 
-	// s14 = s12 div s13
-	VDIVSS X2, X4, X2
+	// s15 = s13 div s14
+	VDIVSS X2, X3, X2
 
-	// s15 = s0 add s3
-	VADDSS X1, X0, X4
+	// s16 = s4 add s6
+	VADDSS X1, X0, X3
 
-	// s16 = s15 add s5
-	VADDSS X3, X4, X4
-
-	// s17 = s3 add s5
-	VADDSS X3, X1, X1
-
-	// loop 2: v0=x v1=s0 v2=sub[0 1] v3=s17 v4=sub[2 3] v5=s14 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	MOVQ         $0x0706050403020100, R12
 	VMOVQ        R12, X5
 	VPMOVZXBD    X5, Y5
@@ -21615,7 +21491,7 @@ loop1_summed:
 	VMOVUPS      (BX), Y7
 	VSUBPS       Y0, Y7, Y7
 	VSUBPS       Y1, Y7, Y7
-	VMULPS       Y3, Y7, Y7
+	VMULPS       Y4, Y7, Y7
 	VMOVUPS      (DI), Y8
 	VMOVUPS      (SI), Y9
 	VFMADD231PS  Y9, Y7, Y8
@@ -21635,7 +21511,7 @@ loop2:
 	VMOVUPS     (BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     (DI)(R12*4), Y7
 	VMOVUPS     (SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -21643,7 +21519,7 @@ loop2:
 	VMOVUPS     32(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     32(DI)(R12*4), Y7
 	VMOVUPS     32(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -21651,7 +21527,7 @@ loop2:
 	VMOVUPS     64(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     64(DI)(R12*4), Y7
 	VMOVUPS     64(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -21659,7 +21535,7 @@ loop2:
 	VMOVUPS     96(BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     96(DI)(R12*4), Y7
 	VMOVUPS     96(SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -21677,7 +21553,7 @@ loop2_vector:
 	VMOVUPS     (BX)(R12*4), Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
-	VMULPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
 	VMOVUPS     (DI)(R12*4), Y7
 	VMOVUPS     (SI)(R12*4), Y8
 	VFMADD231PS Y8, Y6, Y7
@@ -21690,10 +21566,10 @@ loop2_tail:
 	VMOVUPS     (BX)(R13*4), Y6
 	VSUBPS      Y0, Y6, Y0
 	VSUBPS      Y1, Y0, Y0
-	VMULPS      Y3, Y0, Y0
+	VMULPS      Y4, Y0, Y0
 	VMOVUPS     (DI)(R13*4), Y1
-	VMOVUPS     (SI)(R13*4), Y3
-	VFMADD231PS Y3, Y0, Y1
+	VMOVUPS     (SI)(R13*4), Y4
+	VFMADD231PS Y4, Y0, Y1
 	VMASKMOVPS  Y1, Y5, (AX)(R13*4)
 	JMP         loop2_end
 
@@ -21701,7 +21577,7 @@ loop2_plain:
 	// loop 2 without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X2, Y3
+	VBROADCASTSS X2, Y4
 	XORQ         R12, R12
 	MOVQ         R9, R13
 	ANDQ         $-32, R13
@@ -21713,7 +21589,7 @@ loop2p:
 	VMOVUPS     (BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     (DI)(R12*4), Y6
 	VMOVUPS     (SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -21721,7 +21597,7 @@ loop2p:
 	VMOVUPS     32(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     32(DI)(R12*4), Y6
 	VMOVUPS     32(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -21729,7 +21605,7 @@ loop2p:
 	VMOVUPS     64(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     64(DI)(R12*4), Y6
 	VMOVUPS     64(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -21737,7 +21613,7 @@ loop2p:
 	VMOVUPS     96(BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     96(DI)(R12*4), Y6
 	VMOVUPS     96(SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -21756,7 +21632,7 @@ loop2p_vector:
 	VMOVUPS     (BX)(R12*4), Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
 	VMOVUPS     (DI)(R12*4), Y6
 	VMOVUPS     (SI)(R12*4), Y7
 	VFMADD231PS Y7, Y5, Y6
@@ -21773,7 +21649,7 @@ loop2p_element:
 	VMOVSS      (BX)(R12*4), X5
 	VSUBSS      X0, X5, X5
 	VSUBSS      X1, X5, X5
-	VMULSS      X3, X5, X5
+	VMULSS      X4, X5, X5
 	VMOVSS      (DI)(R12*4), X6
 	VMOVSS      (SI)(R12*4), X7
 	VFMADD231SS X7, X5, X6
@@ -21785,9 +21661,9 @@ loop2p_element:
 loop2p_done:
 loop2_end:
 	// mean[row] = s16
-	VMOVSS X4, (CX)
+	VMOVSS X3, (CX)
 
-	// rstd[row] = s14
+	// rstd[row] = s15
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX

@@ -49,8 +49,9 @@ pass1main:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -67,10 +68,6 @@ pass2main:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -91,22 +88,21 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -122,10 +118,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -191,8 +187,9 @@ pass1main:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -209,10 +206,6 @@ pass2main:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -233,22 +226,21 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -264,10 +256,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -354,8 +346,9 @@ pass1chunked:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -365,8 +358,8 @@ pass1chunked:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$256, R7
 pass2chunk:
 	SUBS	$64, R7, R7
@@ -378,10 +371,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -397,7 +386,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -405,7 +394,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -418,31 +407,30 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -458,10 +446,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -548,8 +536,9 @@ pass1chunked:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -559,8 +548,8 @@ pass1chunked:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$512, R7
 pass2chunk:
 	SUBS	$64, R7, R7
@@ -572,10 +561,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -591,7 +576,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -599,7 +584,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -612,31 +597,30 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -652,10 +636,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -778,8 +762,9 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -789,10 +774,10 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R9
 	LSR	$4, R5, R10
 pass2chunk:
@@ -805,10 +790,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -824,7 +805,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -832,7 +813,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -840,10 +821,10 @@ pass2iter:
 	SUBS	$1, R9, R9
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R9
 	B	pass2chunk
 pass2short:
@@ -855,8 +836,6 @@ pass2chunked:
 	VLD1.P	32(R7), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -866,22 +845,21 @@ pass2vec2Done:
 	CBZ	R8, pass2vec1Done
 	VLD1.P	16(R7), [V10.S4]
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R5, R8
@@ -889,28 +867,26 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R7), F8
 	FSUBS	F26, F8, F8
-	FSUBS	F25, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R8, R8
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -927,10 +903,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -948,8 +924,8 @@ pass3mainDone:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	VLD1.P	32(R10), [V4.S4, V5.S4]
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -961,7 +937,7 @@ pass3vec2Done:
 	VLD1.P	16(R8), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	VLD1.P	16(R10), [V6.S4]
 	VLD1.P	16(R9), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
@@ -973,7 +949,7 @@ pass3tail:
 	FMOVS.P	4(R8), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F23, F0, F0
+	FMULS	F24, F0, F0
 	FMOVS.P	4(R10), F4
 	FMOVS.P	4(R9), F8
 	FMADDS	F8, F4, F0, F4
@@ -1047,8 +1023,9 @@ pass1main:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1071,10 +1048,6 @@ pass2main:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -1095,22 +1068,21 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -1134,10 +1106,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1236,8 +1208,9 @@ pass1chunked:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1248,8 +1221,8 @@ pass1chunked:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R7
 	MOVD	R3, R8
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$256, R10
 pass2chunk:
 	SUBS	$64, R10, R10
@@ -1266,10 +1239,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -1285,7 +1254,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1293,7 +1262,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -1306,31 +1275,30 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -1354,10 +1322,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1499,8 +1467,9 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1511,10 +1480,10 @@ pass1tailDone:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R12
 	LSR	$4, R7, R13
 pass2chunk:
@@ -1532,10 +1501,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -1551,7 +1516,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1559,7 +1524,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -1567,10 +1532,10 @@ pass2iter:
 	SUBS	$1, R12, R12
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R12
 	B	pass2chunk
 pass2short:
@@ -1585,8 +1550,6 @@ pass2chunked:
 	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -1598,22 +1561,21 @@ pass2vec2Done:
 	VLD1.P	16(R10), [V14.S4]
 	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R11
@@ -1623,28 +1585,26 @@ pass2tail:
 	FMOVS.P	4(R10), F12
 	FADDS	F12, F8, F8
 	FSUBS	F26, F8, F8
-	FSUBS	F25, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s13 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	R2, R11
@@ -1669,10 +1629,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R14), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R13), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1694,8 +1654,8 @@ pass3mainDone:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	VLD1.P	32(R14), [V4.S4, V5.S4]
 	VLD1.P	32(R13), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1710,7 +1670,7 @@ pass3vec2Done:
 	VST1.P	[V2.S4], 16(R10)
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	VLD1.P	16(R14), [V6.S4]
 	VLD1.P	16(R13), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
@@ -1725,7 +1685,7 @@ pass3tail:
 	FMOVS.P	F0, 4(R10)
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F23, F0, F0
+	FMULS	F24, F0, F0
 	FMOVS.P	4(R14), F4
 	FMOVS.P	4(R13), F8
 	FMADDS	F8, F4, F0, F4
@@ -1793,8 +1753,9 @@ pass1main:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1811,10 +1772,6 @@ pass2main:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -1835,24 +1792,22 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F25, F26, F22
-	FADDS	F24, F22, F22
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
+	FADDS	F25, F26, F23
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R3, R8
 	MOVD	R4, R9
@@ -1868,10 +1823,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -1881,8 +1836,8 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
-	FMOVS	F22, (R1)
-	FMOVS	F23, (R2)
+	FMOVS	F23, (R1)
+	FMOVS	F24, (R2)
 	// next row
 	ADD	$3072, R0, R0
 	ADD	$4, R1, R1
@@ -1964,8 +1919,9 @@ pass1chunked:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1975,8 +1931,8 @@ pass1chunked:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R7
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$256, R9
 pass2chunk:
 	SUBS	$64, R9, R9
@@ -1988,10 +1944,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -2007,7 +1959,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2015,7 +1967,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2028,33 +1980,31 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F25, F26, F22
-	FADDS	F24, F22, F22
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
+	FADDS	F25, F26, F23
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R3, R8
 	MOVD	R4, R9
@@ -2070,10 +2020,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -2083,8 +2033,8 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
-	FMOVS	F22, (R1)
-	FMOVS	F23, (R2)
+	FMOVS	F23, (R1)
+	FMOVS	F24, (R2)
 	// next row
 	ADD	$16384, R0, R0
 	ADD	$4, R1, R1
@@ -2202,8 +2152,9 @@ pass1tail:
 	BNE	pass1tail
 pass1tailDone:
 	FMULS	F31, F0, F25
+	FADDS	F25, F26, F26
 	// pass 2 over the row
-	VDUP	V25.S[0], V25.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2213,10 +2164,10 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R9
+	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 	LSR	$4, R7, R12
 pass2chunk:
@@ -2229,10 +2180,6 @@ pass2iter:
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
-	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -2248,7 +2195,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2256,7 +2203,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2264,10 +2211,10 @@ pass2iter:
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
@@ -2279,8 +2226,6 @@ pass2chunked:
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
-	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
-	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -2290,22 +2235,21 @@ pass2vec2Done:
 	CBZ	R10, pass2vec1Done
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
-	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R10
@@ -2313,30 +2257,27 @@ pass2vec1Done:
 pass2tail:
 	FMOVS.P	4(R9), F8
 	FSUBS	F26, F8, F8
-	FSUBS	F25, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
-	FMULS	F31, F0, F24
-	FMULS	F31, F4, F23
-	FMULS	F24, F24, F22
-	FSUBS	F22, F23, F23
-	FADDS	F30, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s11 <= 3.4028235e+38
-	FCMPS	F28, F23
+	FMULS	F31, F0, F25
+	FMULS	F31, F4, F24
+	FMULS	F25, F25, F23
+	FSUBS	F23, F24, F24
+	FADDS	F30, F24, F24
+	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	FCMPS	F28, F24
 	BLT	done
-	FCMPS	F27, F23
+	FCMPS	F27, F24
 	BHI	done
-	FSQRTS	F23, F23
-	FDIVS	F23, F29, F23
-	FADDS	F25, F26, F22
-	FADDS	F24, F22, F22
-	FADDS	F24, F25, F25
+	FSQRTS	F24, F24
+	FDIVS	F24, F29, F24
+	FADDS	F25, F26, F23
 	// pass 3 over the row
 	VDUP	V25.S[0], V25.S4
-	VDUP	V23.S[0], V23.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R3, R10
 	MOVD	R4, R11
@@ -2353,10 +2294,10 @@ pass3main:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -2374,8 +2315,8 @@ pass3mainDone:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	VLD1.P	32(R12), [V4.S4, V5.S4]
 	VLD1.P	32(R11), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
@@ -2387,7 +2328,7 @@ pass3vec2Done:
 	VLD1.P	16(R10), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	VLD1.P	16(R12), [V6.S4]
 	VLD1.P	16(R11), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
@@ -2399,7 +2340,7 @@ pass3tail:
 	FMOVS.P	4(R10), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
-	FMULS	F23, F0, F0
+	FMULS	F24, F0, F0
 	FMOVS.P	4(R12), F4
 	FMOVS.P	4(R11), F8
 	FMADDS	F8, F4, F0, F4
@@ -2407,8 +2348,8 @@ pass3tail:
 	SUBS	$1, R13, R13
 	BNE	pass3tail
 pass3tailDone:
-	FMOVS	F22, (R1)
-	FMOVS	F23, (R2)
+	FMOVS	F23, (R1)
+	FMOVS	F24, (R2)
 	// next row
 	ADD	R8, R0, R0
 	ADD	$4, R1, R1

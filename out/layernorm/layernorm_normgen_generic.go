@@ -18,27 +18,27 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v4 := ((float64(xRow[i]) - s0) - s3)
-			acc1 += v4
-			acc2 += v4 * v4
+			v2 := (float64(xRow[i]) - s4)
+			acc1 += v2
+			acc2 += v2 * v2
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s3 + s5
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s0)-s15)*s14*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -61,29 +61,29 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		s3 := acc0
 		s4 := invLen
 		s5 := s3 * s4
+		s6 := s2 + s5
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v6 := (((float64(xRow[i]) + float64(fRow[i])) - s2) - s5)
-			acc1 += v6
-			acc2 += v6 * v6
+			v4 := ((float64(xRow[i]) + float64(fRow[i])) - s6)
+			acc1 += v4
+			acc2 += v4 * v4
 		}
-		s6 := acc1
-		s7 := s6 * s4
-		s8 := acc2
-		s9 := s8 * s4
-		s10 := s7 * s7
-		s11 := s9 - s10
-		s12 := float64(float32(1e-05))
-		s13 := s11 + s12
-		s14 := float64(float32(1))
-		s15 := math.Sqrt(s13)
-		s16 := s14 / s15
-		s17 := s5 + s7
+		s7 := acc1
+		s8 := s7 * s4
+		s9 := acc2
+		s10 := s9 * s4
+		s11 := s8 * s8
+		s12 := s10 - s11
+		s13 := float64(float32(1e-05))
+		s14 := s12 + s13
+		s15 := float64(float32(1))
+		s16 := math.Sqrt(s14)
+		s17 := s15 / s16
 		for i := range h {
 			v2 := (float64(xRow[i]) + float64(fRow[i]))
 			sumRow[i] = float32(v2)
-			dstRow[i] = float32((((v2-s2)-s17)*s16*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((v2-s6)-s8)*s17*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
@@ -102,31 +102,30 @@ func layernormGoLayerNormStatsAny(dst, mean, rstd, x, gamma, beta []float32, row
 		s1 := acc0
 		s2 := invLen
 		s3 := s1 * s2
+		s4 := s0 + s3
 		var acc1 float64
 		var acc2 float64
 		for i := range h {
-			v4 := ((float64(xRow[i]) - s0) - s3)
-			acc1 += v4
-			acc2 += v4 * v4
+			v2 := (float64(xRow[i]) - s4)
+			acc1 += v2
+			acc2 += v2 * v2
 		}
-		s4 := acc1
-		s5 := s4 * s2
-		s6 := acc2
-		s7 := s6 * s2
-		s8 := s5 * s5
-		s9 := s7 - s8
-		s10 := float64(float32(1e-05))
-		s11 := s9 + s10
-		s12 := float64(float32(1))
-		s13 := math.Sqrt(s11)
-		s14 := s12 / s13
-		s15 := s0 + s3
-		s16 := s15 + s5
-		s17 := s3 + s5
+		s5 := acc1
+		s6 := s5 * s2
+		s7 := acc2
+		s8 := s7 * s2
+		s9 := s6 * s6
+		s10 := s8 - s9
+		s11 := float64(float32(1e-05))
+		s12 := s10 + s11
+		s13 := float64(float32(1))
+		s14 := math.Sqrt(s12)
+		s15 := s13 / s14
+		s16 := s4 + s6
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s0)-s17)*s14*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
 		}
 		mean[r] = float32(s16)
-		rstd[r] = float32(s14)
+		rstd[r] = float32(s15)
 	}
 }

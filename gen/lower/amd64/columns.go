@@ -230,13 +230,26 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		levels = 2
 	}
 	chunked := levels > 1
+	// A call whose rows have at most columnChunk elements (BatchNorm over
+	// [N, C] with a small batch) never moves a chunk into a total: it
+	// skips clearing the totals and adding them in, which would cost as
+	// much as the few elements.
+	short := ""
 	var lvs []sumLevel // per accumulator of accs, then per block
 	if chunked {
 		var vs []reg.Register
 		for _, a := range accs {
 			vs = append(vs, c.acc[a]...)
 		}
+		if c.f.H == 0 {
+			short = name + "short"
+			c.I(x86.CMPQ(c.h, imm32(columnChunk)))
+			c.I(x86.JBE(operand.LabelRef(short)))
+		}
 		lvs = c.sumLevels(vs, levels)
+		if short != "" {
+			c.label(short)
+		}
 	}
 	// fma's operand reuse needs the values' last uses; splats are the
 	// scalars' own registers, which must survive the loop, and a
@@ -356,12 +369,19 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	} else {
 		c.comment("the sums: super-totals plus totals, plus the last chunk's")
 	}
+	if short != "" {
+		c.I(x86.CMPQ(c.h, imm32(columnChunk)))
+		c.I(x86.JBE(operand.LabelRef(name + "summed")))
+	}
 	j = 0
 	for _, a := range accs {
 		for _, v := range c.acc[a] {
 			c.addLevels(lvs[j], v)
 			j++
 		}
+	}
+	if short != "" {
+		c.label(name + "summed")
 	}
 }
 
