@@ -29,7 +29,7 @@ func near(t *testing.T, what string, got, want []float64) {
 func eps32(e float64) float64 { return float64(float32(e)) }
 
 // Each kind of kernel against values worked out by hand from the formulas
-// (NORMS.md, spec/REFERENCE.md).
+// (spec/REFERENCE.md).
 func TestNormReferenceKinds(t *testing.T) {
 	x := []float32{1, 2, 3, 4, 7, 7, 7, 7}
 	gamma := []float32{1, 2, 0.5, -1}

@@ -344,7 +344,7 @@ func TestFloat32Limits(t *testing.T) {
 	}
 }
 
-// TestDeepNormAlpha checks the derived alphas against NORMS.md's formulas,
+// TestDeepNormAlpha checks the derived alphas against the paper's formulas,
 // written out here as numbers: DeepNet (Wang et al. 2022), table 1.
 func TestDeepNormAlpha(t *testing.T) {
 	for _, tt := range []struct {
