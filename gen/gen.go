@@ -56,21 +56,15 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	}
 	p := &gopkg.Package{Name: f.Package, Header: Header(version, f)}
 	for _, sk := range f.Kernels {
-		k, err := algo.Build(sk)
+		plan, err := algo.NewPlan(sk)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		isas, err := asmISAs(sk)
+		isas, err := target.Assemblies(sk.Targets)
 		if err != nil {
 			return nil, fmt.Errorf("%s: kernel %s: %w", f.Path, sk.Name, err)
 		}
-		gk := gopkg.Kernel{IR: k, Spec: sk, Sizes: sk.Hidden, ISAs: isas}
-		if sk.Axis == "batch" {
-			if gk.Columns, err = algo.BatchColumns(sk); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Path, err)
-			}
-		}
-		p.Kernels = append(p.Kernels, gk)
+		p.Kernels = append(p.Kernels, gopkg.Kernel{Plan: plan, IR: plan.Kernel, Spec: sk, Sizes: plan.Sizes, ISAs: isas, Columns: plan.Columns})
 	}
 
 	out := &Package{Name: p.Name, Files: map[string][]byte{}}
@@ -135,29 +129,4 @@ func Generate(f *spec.File, version string) (*Package, error) {
 type step struct {
 	name  string
 	write func() ([]byte, error)
-}
-
-// asmISAs lists the assembly ISAs a kernel asks for, in dispatch order.
-// Pure Go is always generated: it is the fallback and the tests' reference.
-func asmISAs(k spec.Kernel) ([]target.ISA, error) {
-	names := k.Targets
-	if len(names) == 0 {
-		for _, isa := range target.All {
-			names = append(names, isa.Name())
-		}
-	}
-	var out []target.ISA
-	for _, isa := range target.All {
-		for _, n := range names {
-			t, err := target.Parse(n)
-			if err != nil {
-				return nil, err
-			}
-			if t == isa && isa.Assembly() {
-				out = append(out, isa)
-				break
-			}
-		}
-	}
-	return out, nil
 }

@@ -9,7 +9,8 @@ import (
 // lowering turns one architecture's implementations into a .s file.
 type lowering func(header string, funcs []target.Func) ([]byte, error)
 
-// lowerings maps GOARCH to its assembly lowering.
+// lowerings maps each GOARCH of the ISA table (target.Desc.GOARCH) to
+// the lowering of its assembly ISAs.
 var lowerings = map[string]lowering{
 	"amd64": amd64.Generate,
 	"arm64": arm64.Generate,

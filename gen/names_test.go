@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
 
@@ -147,5 +148,15 @@ func TestDuplicatesNet(t *testing.T) {
 	_, err = Generate(f, "test")
 	if err == nil || !strings.HasPrefix(err.Error(), "n.yaml:7:5: the generated ") || !strings.Contains(err.Error(), "A1 twice (kernel A1)") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestLoweringsCoverTable: every architecture of the ISA table has its
+// assembly lowering registered.
+func TestLoweringsCoverTable(t *testing.T) {
+	for _, arch := range target.Archs() {
+		if lowerings[arch] == nil {
+			t.Errorf("no lowering registered for %s", arch)
+		}
 	}
 }

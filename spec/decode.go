@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/normgen/normgen/gen/target"
 	"go/token"
 	"math"
 	"regexp"
@@ -20,20 +21,22 @@ const (
 // Limits on spec values. Each kernel and size becomes assembly for three
 // instruction sets, so the counts bound the size of generated packages.
 const (
-	MaxHidden     = 1 << 20 // largest row length
-	MaxSizes      = 64      // hidden sizes per kernel
-	MaxKernels    = 64      // kernels per spec
-	MaxNameLen    = 64      // package and kernel names
-	MaxDocLen     = 500     // bytes of a kernel's doc
-	minNormal32   = 0x1p-126
-	allowedTarget = "avx512, avx2, neon, purego"
+	MaxHidden   = 1 << 20 // largest row length
+	MaxSizes    = 64      // hidden sizes per kernel
+	MaxKernels  = 64      // kernels per spec
+	MaxNameLen  = 64      // package and kernel names
+	MaxDocLen   = 500     // bytes of a kernel's doc
+	minNormal32 = 0x1p-126
 
 	packageAllowed = "a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm"
 )
 
 // Targets lists the instruction-set names a spec may use, in the order
 // validated specs list them (the generator's dispatch preference order).
-var Targets = []string{"avx512", "avx2", "neon", "purego"}
+var Targets = target.Names()
+
+// allowedTarget words Targets for messages.
+var allowedTarget = strings.Join(Targets, ", ")
 
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
@@ -52,6 +55,24 @@ const axesAllowed = "last (each row is H contiguous values), channels (the C cha
 
 // Conventions lists the running-statistics conventions of axis batch.
 var Conventions = []string{"pytorch", "onnx"}
+
+// DefaultStatistic is the statistic of a kernel whose spec leaves it
+// out: the variance with the mean subtracted, else the mean square.
+func DefaultStatistic(mean bool) string {
+	if mean {
+		return "variance"
+	}
+	return "rms"
+}
+
+// Stat is k's statistic, with the default for an empty one (a Kernel
+// built in code rather than parsed).
+func (k Kernel) Stat() string {
+	if k.Statistic == "" {
+		return DefaultStatistic(k.Mean)
+	}
+	return k.Statistic
+}
 
 // Statistics lists the values of a kernel's statistic, in REFERENCE.md's order.
 var Statistics = []string{"variance", "rms", "l2", "none"}
@@ -561,10 +582,7 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 func (d *decoder) combinations(k *kernel, fs *fields) *Error {
 	stat, explicit := fs.vals["statistic"]
 	if !explicit {
-		k.Statistic = "rms"
-		if k.Mean {
-			k.Statistic = "variance"
-		}
+		k.Statistic = DefaultStatistic(k.Mean)
 	}
 	var errs []*Error
 	switch {
@@ -966,11 +984,12 @@ type entry struct {
 	at     *yaml.Node
 }
 
-// helperForms are the prefixes of the unexported per-kernel functions of
-// the generated code (argument checks, dispatch, the driver of the
-// assembly, the assembly of each ISA); NT is the streaming-store
-// variant's suffix.
-var helperForms = []string{"check", "impl", "run", "avx2", "avx512", "neon"}
+// wrapperForms are the prefixes of the unexported per-kernel Go functions
+// of the generated code (argument checks, dispatch, the driver of the
+// assembly), named after the entry point; the assembly of each ISA is
+// named by target.Prefixes, with "Any" for the run-time size and NT for
+// the streaming-store variant.
+var wrapperForms = []string{"check", "impl", "run"}
 
 // genName is a generated name and the spec node it comes from.
 type genName struct {
@@ -1007,6 +1026,7 @@ func (k Kernel) GeneratedNames() []string {
 // of the size it comes from (-1: from the name alone).
 func (k Kernel) names(emit func(name string, size int)) {
 	rows := k.Axis == "last" || k.Axis == ""
+	sized := rows || k.Axis == "channels"
 	forms := []string{k.Name}
 	if k.Axis == "batch" {
 		forms = append(forms, k.Name+"Columns")
@@ -1018,6 +1038,9 @@ func (k Kernel) names(emit func(name string, size int)) {
 				size = fmt.Sprint(k.Hidden[i])
 			}
 			e := base + size
+			if i < 0 && !sized {
+				e = base // no fixed size: the entry point has no suffix
+			}
 			if fi == 0 {
 				emit(e, i)
 				emit("Example"+e, i)
@@ -1029,9 +1052,12 @@ func (k Kernel) names(emit func(name string, size int)) {
 					emit("Benchmark"+e, i)
 				}
 			}
-			for _, h := range helperForms {
+			for _, h := range wrapperForms {
 				emit(h+e, i)
-				emit(h+e+"NT", i)
+			}
+			for _, p := range target.Prefixes() {
+				emit(p+base+size, i)
+				emit(p+base+size+"NT", i)
 			}
 		}
 		emit("go"+base+"Any", -1)
@@ -1045,7 +1071,7 @@ func (k Kernel) names(emit func(name string, size int)) {
 // entries records every name the generated code gives k (see
 // generatedNames) and rejects one another kernel already has: kernel Foo
 // with H 12 and kernel Foo1 with H 2 would both define Foo12; kernel A
-// with H 1 and the tensor kernel A1 would both define FuzzA1.
+// with H 1 and the tensor kernel A1 would both define A1 (axis groups has no fixed size: no Any).
 func (d *decoder) entries(seen map[string]entry, k *kernel) *Error {
 	for _, g := range k.generatedNames() {
 		if prev, ok := seen[g.name]; ok && prev.kernel != k.Name {

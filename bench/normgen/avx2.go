@@ -19,6 +19,6 @@ func init() {
 			8192: nbavx2.RMSNorm8192,
 		},
 		rmsAny: nbavx2.RMSNormAny,
-		bn:     nbavx2.BatchNormAny,
+		bn:     nbavx2.BatchNorm,
 	})
 }

@@ -19,6 +19,6 @@ func init() {
 			8192: nbavx512.RMSNorm8192,
 		},
 		rmsAny: nbavx512.RMSNormAny,
-		bn:     nbavx512.BatchNormAny,
+		bn:     nbavx512.BatchNorm,
 	})
 }

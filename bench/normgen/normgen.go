@@ -8,16 +8,15 @@ package normgen
 
 import (
 	"fmt"
-	"slices"
-
-	"golang.org/x/sys/cpu"
 
 	"github.com/normgen/normgen/bench/peers"
 	"github.com/normgen/normgen/benchkit"
+	"github.com/normgen/normgen/gen/target"
 )
 
-// ISAs are the instruction sets of the benchmark specs, best first.
-var ISAs = []string{"avx512", "avx2", "neon", "purego"}
+// ISAs are the instruction sets of the benchmark specs, best first: every
+// ISA normgen has.
+var ISAs = target.Names()
 
 // Impls is normgen's generated kernels, one implementation per instruction
 // set built in, best first.
@@ -59,25 +58,31 @@ var packages = map[string]pkg{}
 
 func register(p pkg) { packages[p.isa] = p }
 
-var about = map[string]string{
-	"avx512": "AVX-512 assembly",
-	"avx2":   "AVX2+FMA assembly",
-	"neon":   "NEON assembly",
-	"purego": "pure Go (the generated fallback)",
+// about describes an instruction set in the report, as the ISA table
+// names it.
+func about(isa string) string {
+	i, err := target.Parse(isa)
+	if err != nil {
+		return isa
+	}
+	if i.Assembly() {
+		return i.Desc().Title + " assembly"
+	}
+	return "pure Go (the generated fallback)"
 }
 
 func (p pkg) impl() benchkit.Impl {
 	return benchkit.Impl{
 		Name: "normgen-" + p.isa,
-		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes; BatchNormAny (axis: batch, save_stats: true, no running statistics) for BatchNorm, spatial = 1 for [N, C] (its form vectorized across channels), spatial = L for [N, C, L], writing each channel's mean and rstd.",
-			about[p.isa], p.isa, p.isa),
+		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes; BatchNorm (axis: batch, save_stats: true, no running statistics) for BatchNorm, spatial = 1 for [N, C] (its form vectorized across channels), spatial = L for [N, C, L], writing each channel's mean and rstd.",
+			about(p.isa), p.isa, p.isa),
 		Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 			op, h := s.Op, s.H
 			if why := runnable(p.isa); why != "" {
 				return nil, why
 			}
 			if op == benchkit.BatchNorm && p.bn == nil {
-				return nil, "this package has no BatchNormAny"
+				return nil, "this package has no BatchNorm"
 			}
 			if c, l, ok := peers.NCL(s); ok && s.Epsilon() == op.Eps() {
 				return p.batchNorm(c, l), ""
@@ -118,26 +123,11 @@ func (p pkg) batchNorm(c, l int) benchkit.Func {
 // the generated dispatch follows: a package generated for one instruction
 // set alone would otherwise silently run its pure-Go fallback.
 func runnable(isa string) string {
-	switch isa {
-	case "avx512":
-		if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512VL || !cpu.X86.HasAVX512DQ || !cpu.X86.HasAVX512BW {
-			return "the CPU lacks AVX-512 F/VL/DQ/BW"
-		}
-	case "avx2":
-		if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-			return "the CPU lacks AVX2 or FMA"
-		}
-	case "neon":
-		if !cpu.ARM64.HasASIMD {
-			return "the CPU lacks NEON"
-		}
-	case "purego":
-	default:
-		if !slices.Contains(ISAs, isa) {
-			return "unknown instruction set"
-		}
+	i, err := target.Parse(isa)
+	if err != nil {
+		return "unknown instruction set"
 	}
-	return ""
+	return i.Desc().Unavailable()
 }
 
 // Notes describes the generated packages.

@@ -19,6 +19,6 @@ func init() {
 			8192: nbpurego.RMSNorm8192,
 		},
 		rmsAny: nbpurego.RMSNormAny,
-		bn:     nbpurego.BatchNormAny,
+		bn:     nbpurego.BatchNorm,
 	})
 }

@@ -63,13 +63,7 @@ func BatchColumns(k spec.Kernel) (*ir.Kernel, error) {
 func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name, formula(k))
 	b.SetLayout(layout)
-	statistic := k.Statistic
-	if statistic == "" {
-		statistic = "rms"
-		if k.Mean {
-			statistic = "variance"
-		}
-	}
+	statistic := k.Stat()
 	if (statistic == "variance") != k.Mean {
 		return nil, fmt.Errorf("kernel %s: statistic %q does not go with mean: %v", k.Name, statistic, k.Mean)
 	}
@@ -313,9 +307,9 @@ func formula(k spec.Kernel) string {
 	switch {
 	case k.Mean:
 		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, k.Epsilon, in)
-	case k.Statistic == "l2":
+	case k.Stat() == "l2":
 		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
-	case k.Statistic == "none":
+	case k.Stat() == "none":
 		fmt.Fprintf(&sb, "y = %s", in)
 	default:
 		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)

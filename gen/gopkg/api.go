@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
 )
 
 // APIFile is <pkg>.go: the package documentation, one exported entry
@@ -17,8 +18,9 @@ func APIFile(p *Package) ([]byte, error) {
 	f.PackageComment(lineComment(p.packageDoc()))
 	tensors := false
 	for _, k := range p.Kernels {
-		for _, h := range k.sizesAndAny() {
-			if k.IR.Layout != ir.Rows {
+		for _, e := range k.entries() {
+			h := e.H
+			if k.Plan.Form.Tensor() {
 				tensors = true
 				f.Add(tensorEntryPoint(p.Name, k, h)).Line()
 				f.Add(tensorCheckFunc(k, h)).Line()
@@ -60,11 +62,8 @@ Non-finite inputs give the same outcome on every instruction set: a NaN
 anywhere in a row makes that whole row of the output NaN; so does an Inf when
 the kernel subtracts the mean. Without the mean (RMSNorm), an Inf makes the
 mean square Inf and rstd 0: that element becomes NaN and the rest of the row
-zero times the scale, as in PyTorch.
-
-Implementations: AVX-512 and AVX2+FMA assembly on amd64, NEON on arm64, chosen
-at run time with golang.org/x/sys/cpu; pure Go elsewhere and under the purego
-build tag.`)
+zero times the scale, as in PyTorch.`)
+	b.WriteString("\n\n" + p.implementationsDoc())
 	if p.HasTensors() {
 		b.WriteString(`
 
@@ -73,6 +72,63 @@ count (unless their name fixes it) and the spatial size after the arrays; N
 is len(x)/(channels*spatial). What a "row" is above is, for them, the set of
 values normalized together: a position's channels, a channel's batch, or a
 group of channels of an image, as each entry point says.`)
+	}
+	return b.String()
+}
+
+// implementationsDoc is the package doc's paragraph on the instruction
+// sets the package has, as the ISA table describes them.
+func (p *Package) implementationsDoc() string {
+	var parts []string
+	checked := false
+	for _, arch := range target.Archs() {
+		var titles []string
+		for _, isa := range p.isas(arch) {
+			titles = append(titles, isa.Desc().Title)
+			checked = checked || len(isa.Desc().Features) > 0
+		}
+		if len(titles) > 0 {
+			on := " on "
+			if len(parts) == 0 {
+				on = " assembly on "
+			}
+			parts = append(parts, andList(titles)+on+arch)
+		}
+	}
+	if len(parts) == 0 {
+		return "Implementation: pure Go, on every architecture."
+	}
+	s := "Implementations: " + strings.Join(parts, ", ")
+	if checked {
+		s += ", chosen at run time with golang.org/x/sys/cpu"
+	}
+	return wrap(s+"; pure Go elsewhere and under the purego build tag.", 79)
+}
+
+// andList joins "a", "a and b", "a, b and c".
+func andList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// wrap breaks text into lines of at most width bytes at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(text) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
 	}
 	return b.String()
 }
@@ -107,7 +163,7 @@ func entryArgs(arrays []ir.Array, h int, extra ...jen.Code) []jen.Code {
 	return args
 }
 
-func checkName(k *ir.Kernel, h int) string { return "check" + entryName(k, h) }
+func checkName(k Kernel, h int) string { return "check" + entryName(k, h) }
 
 // checkFunc writes the argument checks shared by kernel k's entry points
 // at size h: every length and every overlap, panicking with the calling
@@ -141,7 +197,7 @@ func checkFunc(k Kernel, h int) jen.Code {
 	body = append(body, overlapChecks(arrays)...)
 	body = append(body, jen.Return(jen.Id("rows")))
 	params := append([]jen.Code{jen.Id("name").String()}, entryParams(arrays, h)...)
-	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+	return jen.Func().Id(checkName(k, h)).Params(params...).Int().Block(body...)
 }
 
 // overlapChecks checks every written array against every other: only a
@@ -167,7 +223,7 @@ func overlapChecks(arrays []ir.Array) []jen.Code {
 // entryPoint writes the exported function of kernel k for size h (0: h is
 // a parameter).
 func entryPoint(pkg string, k Kernel, h int) jen.Code {
-	name := entryName(k.IR, h)
+	name := entryName(k, h)
 	arrays := k.IR.Arrays
 	var implArgs []jen.Code
 	for _, a := range arrays {
@@ -178,9 +234,9 @@ func entryPoint(pkg string, k Kernel, h int) jen.Code {
 		implArgs = append(implArgs, jen.Id("h"))
 	}
 	body := []jen.Code{
-		jen.Id("rows").Op(":=").Id(checkName(k.IR, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
+		jen.Id("rows").Op(":=").Id(checkName(k, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
 		jen.If(jen.Id("rows").Op("==").Lit(0)).Block(jen.Return()),
-		jen.Id(implName(k.IR, h)).Call(implArgs...),
+		jen.Id(implName(k, h)).Call(implArgs...),
 	}
 	return jen.Comment(entryDoc(k, h)).Line().Func().Id(name).Params(entryParams(arrays, h)...).Block(body...)
 }
@@ -188,7 +244,7 @@ func entryPoint(pkg string, k Kernel, h int) jen.Code {
 // parallelEntryPoint writes NameHParallel: the same computation with the
 // rows split across goroutines.
 func parallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
-	name := entryName(k.IR, h) + "Parallel"
+	name := entryName(k, h) + "Parallel"
 	arrays := k.IR.Arrays
 	var chunk []jen.Code
 	for _, a := range arrays {
@@ -206,14 +262,14 @@ func parallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		chunk = append(chunk, jen.Id("h"))
 	}
 	body := []jen.Code{
-		jen.Id("rows").Op(":=").Id(checkName(k.IR, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
+		jen.Id("rows").Op(":=").Id(checkName(k, h)).Call(entryArgs(arrays, h, jen.Lit(pkg+"."+name))...),
 		jen.Id("parallelRows").Call(jen.Id("rows"), hExpr(h), jen.Func().Params(jen.List(jen.Id("lo"), jen.Id("hi")).Int()).Block(
-			jen.Id(implName(k.IR, h)).Call(chunk...))),
+			jen.Id(implName(k, h)).Call(chunk...))),
 	}
 	doc := fmt.Sprintf("// %s is %s with its rows split into contiguous\n"+
 		"// chunks on up to GOMAXPROCS goroutines, each given at least 256 KiB of x\n"+
 		"// (smaller inputs run on the calling goroutine). It returns when every\n"+
-		"// chunk is done.", name, entryName(k.IR, h))
+		"// chunk is done.", name, entryName(k, h))
 	return jen.Comment(doc).Line().Func().Id(name).Params(entryParams(arrays, h)...).Block(body...)
 }
 
@@ -232,7 +288,7 @@ func entryDoc(k Kernel, h int) string {
 	if h == 0 {
 		size = "h"
 	}
-	fmt.Fprintf(&b, "%s normalizes each row of %s values: %s.\n//\n", entryName(k.IR, h), size, k.IR.Doc)
+	fmt.Fprintf(&b, "%s normalizes each row of %s values: %s.\n//\n", entryName(k, h), size, k.IR.Doc)
 	for _, a := range k.IR.Arrays {
 		var n string
 		switch a.Role {

@@ -1,6 +1,9 @@
 package gopkg
 
 import (
+	"math/bits"
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
@@ -8,18 +11,30 @@ import (
 	"github.com/normgen/normgen/gen/target"
 )
 
-// feature is the package-level variable holding whether the CPU can run an
-// ISA, and how it is computed. x/sys/cpu's flags include the OS's support
-// for the wider registers and honour GODEBUG=cpu.avx2=off and the like.
-var feature = map[target.ISA]struct {
-	name string
-	expr jen.Code
-	doc  string
-}{
-	target.AVX512: {"hasAVX512", jen.Qual("golang.org/x/sys/cpu", "X86").Dot("HasAVX512F"), "AVX-512F"},
-	target.AVX2: {"hasAVX2", jen.Qual("golang.org/x/sys/cpu", "X86").Dot("HasAVX2").Op("&&").
-		Qual("golang.org/x/sys/cpu", "X86").Dot("HasFMA"), "AVX2 and FMA"},
+// featureVar declares the package-level variable holding whether the CPU
+// can run isa (nil for a baseline ISA, never checked): its descriptor's
+// Features, all of them. x/sys/cpu's flags include the OS's support for
+// the wider registers and honour GODEBUG=cpu.avx2=off and the like.
+func featureVar(isa target.ISA) jen.Code {
+	d := isa.Desc()
+	if len(d.Features) == 0 {
+		return nil
+	}
+	expr := jen.Null()
+	for i, f := range d.Features {
+		if i > 0 {
+			expr.Op("&&")
+		}
+		expr.Qual("golang.org/x/sys/cpu", f.Var).Dot(f.Field)
+	}
+	return jen.Comment(d.Flag + " reports " + d.FeatureDoc() + ", read once at start-up.").Line().Id(d.Flag).Op("=").Add(expr)
 }
+
+// checked reports whether the dispatch tests the CPU for isa.
+func checked(isa target.ISA) bool { return len(isa.Desc().Features) > 0 }
+
+// ntMinBytes is the generated constant of target.NTMinBytes.
+const ntMinBytes = "ntMinBytes"
 
 // GenericFile is <pkg>_generic.go: the pure-Go implementation of every
 // kernel, compiled on every architecture (the fallback, and the tests'
@@ -37,31 +52,34 @@ func GenericFile(p *Package) ([]byte, error) {
 // has, falling back to pure Go.
 func ArchFile(p *Package, goarch string) ([]byte, error) {
 	f := p.newFile("!purego")
-	var used []target.ISA
-	for _, isa := range target.All {
-		for _, k := range p.Kernels {
-			if len(k.isas(goarch)) > 0 && contains(k.isas(goarch), isa) && !contains(used, isa) {
-				used = append(used, isa)
-			}
-		}
-	}
 	var vars []jen.Code
-	for _, isa := range used {
-		if ft, ok := feature[isa]; ok {
-			vars = append(vars, jen.Comment(ft.name+" reports "+ft.doc+", read once at start-up.").Line().Id(ft.name).Op("=").Add(ft.expr))
+	for _, isa := range p.isas(goarch) {
+		if v := featureVar(isa); v != nil {
+			vars = append(vars, v)
 		}
 	}
 	if len(vars) > 0 {
 		f.Var().Defs(vars...).Line()
 	}
-	for _, fn := range p.Funcs(goarch) {
+	funcs := p.Funcs(goarch)
+	for _, fn := range funcs {
+		if fn.NT {
+			f.Comment(ntMinBytes + " is the size of a call's row outputs (all of them) from").Line().
+				Comment("which the dispatch picks streaming stores: they pay for outputs larger").Line().
+				Comment("than the caches keep, and cost dearly for outputs that would stay in L2.").Line().
+				Const().Id(ntMinBytes).Op("=").Add(pow2(target.NTMinBytes)).Line()
+			break
+		}
+	}
+	for _, fn := range funcs {
 		f.Comment("//go:noescape").Line().Func().Id(fn.Name()).Add(asmParams(fn)).Line()
 	}
 	for _, k := range p.implKernels() {
-		for _, h := range k.sizesAndAny() {
-			f.Add(dispatchFunc(k, h, k.isas(goarch))).Line()
-			if len(k.isas(goarch)) > 0 {
-				f.Add(runFunc(k, h)).Line()
+		for _, e := range k.entries() {
+			e = e.Arch(goarch)
+			f.Add(dispatchFunc(k, e)).Line()
+			if len(e.Funcs) > 0 {
+				f.Add(runFunc(k, e.H)).Line()
 			}
 		}
 	}
@@ -69,13 +87,21 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	return render(f)
 }
 
+// pow2 spells n as 1<<k when it is a power of two.
+func pow2(n int) *jen.Statement {
+	if n > 0 && n&(n-1) == 0 {
+		return jen.Lit(1).Op("<<").Lit(bits.TrailingZeros(uint(n)))
+	}
+	return jen.Lit(n)
+}
+
 // OtherFile is <pkg>_purego.go: pure Go dispatch under the purego tag and
 // on architectures without assembly.
 func OtherFile(p *Package) ([]byte, error) {
 	f := p.newFile(p.otherConstraint())
 	for _, k := range p.implKernels() {
-		for _, h := range k.sizesAndAny() {
-			f.Add(dispatchFunc(k, h, nil)).Line()
+		for _, e := range k.entries() {
+			f.Add(dispatchFunc(k, e.Arch(""))).Line()
 		}
 	}
 	f.Add(isaOfFunc(p, func(Kernel) []target.ISA { return nil }))
@@ -118,73 +144,85 @@ func goShapeArgs(k *ir.Kernel, h int) []jen.Code {
 	return out
 }
 
-// outBytesPerRow is the bytes of row outputs per row of kernel k at size h.
-func outBytesPerRow(k *ir.Kernel, h int) *jen.Statement {
-	n := 0
+// rowOutBytes declares the bytes of row outputs per row of kernel k at
+// size h: a constant for a fixed h, a variable for h = 0.
+func rowOutBytes(k *ir.Kernel, h int) jen.Code {
+	var outs []string
 	for _, a := range k.Arrays {
 		if a.Role == ir.RowOut {
-			n++
+			outs = append(outs, a.Name)
 		}
 	}
-	if h == 0 {
-		return jen.Id("h").Op("*").Lit(4 * n)
+	size := hExpr(h).Op("*").Lit(4)
+	if len(outs) > 1 {
+		size = jen.Lit(len(outs)).Op("*").Add(size)
 	}
-	return jen.Lit(4 * n * h)
+	doc := jen.Comment("Bytes of row outputs per row (" + strings.Join(outs, ", ") + ").")
+	if h == 0 {
+		return jen.Add(doc).Line().Id("rowOutBytes").Op(":=").Add(size)
+	}
+	return jen.Add(doc).Line().Const().Id("rowOutBytes").Op("=").Add(size)
 }
 
 // runName is the function that drives an assembly kernel of k at size h
 // over the rows (see runFunc).
-func runName(k *ir.Kernel, h int) string { return "run" + entryName(k, h) }
+func runName(k Kernel, h int) string { return "run" + entryName(k, h) }
 
-// dispatchFunc is the impl function of kernel k at size h: the first ISA of
-// isas the CPU has, else pure Go. Slices are non-empty here: the entry
-// point returned early on zero rows.
-func dispatchFunc(k Kernel, h int, isas []target.ISA) jen.Code {
+// dispatchFunc is the impl function of entry e of kernel k: the first of
+// e's ISAs the CPU has, else pure Go. Slices are non-empty here: the
+// entry point returned early on zero rows.
+func dispatchFunc(k Kernel, e target.Entry) jen.Code {
+	h := e.H
 	params, args := sliceParams(k.IR, h)
 	goArgs := append(append([]jen.Code{}, args...), jen.Id("rows"))
 	goCall := jen.Id(goName(k.IR)).Call(append(goArgs, goShapeArgs(k.IR, h)...)...)
+	isas := e.ISAs()
 	if len(isas) == 0 {
-		return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(goCall)
+		return jen.Func().Id(implName(k, h)).Params(params...).Block(goCall)
 	}
 	runOne := func(fn target.Func) jen.Code {
 		call := append([]jen.Code{jen.Id(fn.Name())}, args...)
 		call = append(call, jen.Id("rows"))
 		call = append(call, shapeArgs(k.IR, h)...)
-		return jen.Id(runName(k.IR, h)).Call(call...)
+		return jen.Id(runName(k, h)).Call(call...)
 	}
 	// runCall runs isa's kernel; with an NT variant, that one for row
-	// outputs of target.NTMinBytes or more.
+	// outputs of ntMinBytes or more.
+	var body []jen.Code
 	runCall := func(isa target.ISA) jen.Code {
-		fn := target.Func{Kernel: k.IR, H: h, ISA: isa}
-		if !isa.NonTemporal(k.IR.Layout, h) {
-			return runOne(fn)
+		plain, nt := e.Variants(isa)
+		if !nt.NT {
+			return runOne(plain)
 		}
-		nt := fn
-		nt.NT = true
-		return jen.If(jen.Id("rows").Op("*").Add(outBytesPerRow(k.IR, h)).Op(">=").Lit(target.NTMinBytes)).Block(
+		return jen.If(jen.Id("rows").Op("*").Id("rowOutBytes").Op(">=").Id(ntMinBytes)).Block(
 			jen.Comment("Outputs larger than the caches keep: streaming stores."),
 			runOne(nt),
-		).Else().Block(runOne(fn))
+		).Else().Block(runOne(plain))
 	}
-	var body jen.Code
-	if len(isas) == 1 && feature[isas[0]].name == "" {
+	for _, fn := range e.Funcs {
+		if fn.NT {
+			body = append(body, rowOutBytes(k.IR, h))
+			break
+		}
+	}
+	if len(isas) == 1 && !checked(isas[0]) {
 		// Baseline on its architecture (NEON on arm64): no check needed.
-		body = runCall(isas[0])
+		body = append(body, runCall(isas[0]))
 	} else {
 		var cases []jen.Code
 		for _, isa := range isas {
-			if ft, ok := feature[isa]; ok {
-				cases = append(cases, jen.Case(jen.Id(ft.name)).Block(runCall(isa)))
+			if checked(isa) {
+				cases = append(cases, jen.Case(jen.Id(isa.Desc().Flag)).Block(runCall(isa)))
 			} else {
 				cases = append(cases, jen.Default().Block(runCall(isa)))
 			}
 		}
-		if _, hasDefault := feature[isas[len(isas)-1]]; hasDefault {
+		if checked(isas[len(isas)-1]) {
 			cases = append(cases, jen.Default().Block(goCall))
 		}
-		body = jen.Switch().Block(cases...)
+		body = append(body, jen.Switch().Block(cases...))
 	}
-	return jen.Func().Id(implName(k.IR, h)).Params(params...).Block(body)
+	return jen.Func().Id(implName(k, h)).Params(params...).Block(body...)
 }
 
 // runFunc drives kern, an assembly kernel of k at size h, over the rows.
@@ -211,7 +249,7 @@ func runFunc(k Kernel, h int) jen.Code {
 	kernArgs = append(kernArgs, shapeArgs(k.IR, h)...)
 	goArgs = append(goArgs, jen.Lit(1))
 	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
-	return jen.Func().Id(runName(k.IR, h)).Params(params...).Block(
+	return jen.Func().Id(runName(k, h)).Params(params...).Block(
 		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
 			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
@@ -274,8 +312,8 @@ func isaOfFunc(p *Package, isas func(Kernel) []target.ISA) jen.Code {
 		var inner []jen.Code
 		for _, isa := range isas(k) {
 			ret := jen.Return(jen.Lit(isa.Name()))
-			if ft, ok := feature[isa]; ok {
-				inner = append(inner, jen.If(jen.Id(ft.name)).Block(ret))
+			if checked(isa) {
+				inner = append(inner, jen.If(jen.Id(isa.Desc().Flag)).Block(ret))
 			} else {
 				inner = append(inner, ret)
 			}

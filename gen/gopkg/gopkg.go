@@ -12,6 +12,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
@@ -19,12 +20,17 @@ import (
 
 // Kernel is one kernel of the package with everything the files need.
 type Kernel struct {
-	IR    *ir.Kernel
+	// Plan is the kernel's call plan (algo.NewPlan): its IR and how an
+	// entry point's call maps onto the IR's rows.
+	Plan *algo.Plan
+	IR   *ir.Kernel
+	// Spec gives the documentation and the generated tests' reference
+	// the spec's values (doc, epsilon, affine, residual, running).
 	Spec  spec.Kernel
-	Sizes []int        // the fixed row lengths, in spec order
+	Sizes []int        // the fixed sizes, in spec order
 	ISAs  []target.ISA // assembly ISAs generated for it, in preference order
-	// Columns, for axis batch, is the same kernel in the Columns layout
-	// (algo.BatchColumns), which the entry point runs when spatial is 1.
+	// Columns, for algo.Channels, is the same kernel in the Columns
+	// layout, which the entry point runs when spatial is 1.
 	Columns *ir.Kernel
 }
 
@@ -36,10 +42,15 @@ func (p *Package) implKernels() []Kernel {
 	for _, k := range p.Kernels {
 		out = append(out, k)
 		if k.Columns != nil {
-			out = append(out, Kernel{IR: k.Columns, Spec: k.Spec, ISAs: k.ISAs})
+			out = append(out, k.columns())
 		}
 	}
 	return out
+}
+
+// columns is the Columns form of an algo.Channels kernel.
+func (k Kernel) columns() Kernel {
+	return Kernel{Plan: k.Plan, IR: k.Columns, Spec: k.Spec, ISAs: k.ISAs}
 }
 
 // Package is the input of every file writer.
@@ -49,30 +60,26 @@ type Package struct {
 	Kernels []Kernel
 }
 
-// Funcs lists every assembly implementation for one architecture, in a
-// stable order: kernel, then fixed sizes then run-time size, then ISA,
-// each followed by its NT variant where the ISA has one at that size.
+// entries is the kernel's implementation matrix (target.Plan): one entry
+// per fixed size, then the run-time size.
+func (k Kernel) entries() []target.Entry { return target.Plan(k.IR, k.Sizes, k.ISAs) }
+
+// Funcs lists every assembly implementation for one architecture, in the
+// plan's order.
 func (p *Package) Funcs(goarch string) []target.Func {
 	var out []target.Func
 	for _, k := range p.implKernels() {
-		for _, h := range k.sizesAndAny() {
-			for _, isa := range k.ISAs {
-				if isa.GOARCH() == goarch {
-					out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa})
-					if isa.NonTemporal(k.IR.Layout, h) {
-						out = append(out, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
-					}
-				}
-			}
+		for _, e := range k.entries() {
+			out = append(out, e.Arch(goarch).Funcs...)
 		}
 	}
 	return out
 }
 
-// Archs lists the architectures that get assembly, in a stable order.
+// Archs lists the architectures that get assembly, in the table's order.
 func (p *Package) Archs() []string {
 	var out []string
-	for _, arch := range []string{"amd64", "arm64"} {
+	for _, arch := range target.Archs() {
 		if len(p.Funcs(arch)) > 0 {
 			out = append(out, arch)
 		}
@@ -80,9 +87,17 @@ func (p *Package) Archs() []string {
 	return out
 }
 
-// sizesAndAny is the fixed sizes followed by 0, the run-time size.
-func (k Kernel) sizesAndAny() []int {
-	return append(append([]int(nil), k.Sizes...), 0)
+// isas lists the ISAs the package has on goarch, in dispatch order.
+func (p *Package) isas(goarch string) []target.ISA {
+	var out []target.ISA
+	for _, isa := range target.All {
+		for _, k := range p.Kernels {
+			if isa.GOARCH() == goarch && contains(k.ISAs, isa) && !contains(out, isa) {
+				out = append(out, isa)
+			}
+		}
+	}
+	return out
 }
 
 func (k Kernel) isas(goarch string) []target.ISA {
@@ -95,12 +110,13 @@ func (k Kernel) isas(goarch string) []target.ISA {
 	return out
 }
 
-// entryName is the exported entry point of kernel k for size h (0: Any).
-func entryName(k *ir.Kernel, h int) string { return k.Name + target.SizeSuffix(h) }
+// entryName is the exported entry point of kernel k for size h (0: the
+// run-time size, "Any" only where fixed sizes exist).
+func entryName(k Kernel, h int) string { return k.IR.Name + k.Plan.EntrySuffix(h) }
 
 // implName is the unexported function each entry point calls after its
 // checks; each architecture file defines it.
-func implName(k *ir.Kernel, h int) string { return "impl" + entryName(k, h) }
+func implName(k Kernel, h int) string { return "impl" + entryName(k, h) }
 
 // goName is the pure-Go implementation of k (one for every size).
 func goName(k *ir.Kernel) string { return target.Func{Kernel: k, ISA: target.Go}.Name() }

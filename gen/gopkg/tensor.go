@@ -6,17 +6,13 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
 )
 
-// The entry points of kernels over [N, C, L] tensors (spec axes channels,
-// batch and groups) take the channel count C (fixed, for axis channels'
-// sizes) and the spatial size L, and map the tensor onto the rows of their
-// kernel's layout (ir.Columns, ir.Segments):
-//
-//	channels: per image, L rows (positions) of C values, L apart;
-//	batch:    C rows (channels) of N segments of L values, C*L apart;
-//	groups:   per image, G rows (groups) of C/G segments (channels) of L.
+// The entry points of kernels over [N, C, L] tensors take the channel
+// count C (unless fixed) and the spatial size L, and map the tensor onto
+// the rows of their kernel as their call plan's algo.Form says.
 
 // tensorParams is the parameter list of a tensor entry point: the arrays,
 // then channels (unless fixed) and spatial.
@@ -49,10 +45,10 @@ func channels(h int) *jen.Statement {
 // perImageRows is the number of per-row scalars (saved statistics) per
 // image, or nil for axis batch, whose rows are the channels of the batch.
 func perImageRows(k Kernel) *jen.Statement {
-	switch k.Spec.Axis {
-	case "channels":
+	switch k.Plan.Form {
+	case algo.Positions:
 		return jen.Id("spatial")
-	case "groups":
+	case algo.Groups:
 		return groupCount(k, jen.Id("channels"))
 	}
 	return nil
@@ -61,10 +57,10 @@ func perImageRows(k Kernel) *jen.Statement {
 // groupCount is the number of channel groups of an axis groups kernel
 // with c channels: the spec's groups, or c/group_size.
 func groupCount(k Kernel, c *jen.Statement) *jen.Statement {
-	if k.Spec.GroupSize > 0 {
-		return c.Op("/").Lit(k.Spec.GroupSize)
+	if k.Plan.GroupSize > 0 {
+		return c.Op("/").Lit(k.Plan.GroupSize)
 	}
-	return jen.Lit(k.Spec.Groups)
+	return jen.Lit(k.Plan.GroupCount)
 }
 
 // tensorCheckFunc writes the argument checks of a tensor entry point; it
@@ -84,17 +80,17 @@ func tensorCheckFunc(k Kernel, h int) jen.Code {
 		body = append(body, jen.If(jen.Id("spatial").Op("<").Lit(1)).Block(
 			sprintf("%s: spatial = %d, want spatial >= 1", jen.Id("spatial"))))
 	}
-	if g := k.Spec.Groups; g > 1 {
+	if g := k.Plan.GroupCount; g > 1 {
 		body = append(body, jen.If(channels(h).Op("%").Lit(g).Op("!=").Lit(0)).Block(
 			sprintf(fmt.Sprintf("%%s: channels = %%d is not a multiple of the %d groups", g), channels(h))))
 	}
-	if size := k.Spec.GroupSize; size > 1 {
+	if size := k.Plan.GroupSize; size > 1 {
 		body = append(body, jen.If(channels(h).Op("%").Lit(size).Op("!=").Lit(0)).Block(
 			sprintf(fmt.Sprintf("%%s: channels = %%d is not a multiple of the group size %d", size), channels(h))))
 	}
 	body = append(body, jen.Id("images").Op(":=").Id("imageCount").Call(
 		name, jen.Lit(arrays[first].Name), jen.Len(jen.Id(arrays[first].Name)), channels(h), jen.Id("spatial")))
-	if k.Spec.Axis == "batch" && k.Spec.Statistic != "none" {
+	if k.Plan.OneValuePanics {
 		body = append(body, jen.If(jen.Id("images").Op("*").Id("spatial").Op("==").Lit(1)).Block(
 			sprintf("%s: N*L = 1: a batch of one value per channel has no variance to normalize by")))
 	}
@@ -116,29 +112,29 @@ func tensorCheckFunc(k Kernel, h int) jen.Code {
 	body = append(body, overlapChecks(arrays)...)
 	body = append(body, jen.Return(jen.Id("images")))
 	params := append([]jen.Code{jen.Id("name").String()}, tensorParams(k, h)...)
-	return jen.Func().Id(checkName(k.IR, h)).Params(params...).Int().Block(body...)
+	return jen.Func().Id(checkName(k, h)).Params(params...).Int().Block(body...)
 }
 
 // tensorEntryPoint writes the exported function of a tensor kernel.
 func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
-	name := entryName(k.IR, h)
+	name := entryName(k, h)
 	arrays := k.IR.Arrays
 	body := []jen.Code{
-		jen.Id("images").Op(":=").Id(checkName(k.IR, h)).Call(tensorArgs(k, h, jen.Lit(pkg+"."+name))...),
+		jen.Id("images").Op(":=").Id(checkName(k, h)).Call(tensorArgs(k, h, jen.Lit(pkg+"."+name))...),
 		jen.If(jen.Id("images").Op("==").Lit(0)).Block(jen.Return()),
 	}
 	call := func(arrayArgs []jen.Code, ints ...jen.Code) jen.Code {
-		return jen.Id(implName(k.IR, h)).Call(append(arrayArgs, ints...)...)
+		return jen.Id(implName(k, h)).Call(append(arrayArgs, ints...)...)
 	}
 	var whole []jen.Code
 	for _, a := range arrays {
 		whole = append(whole, jen.Id(a.Name))
 	}
-	if k.Spec.Axis == "batch" {
+	if !k.Plan.Form.PerImage() {
 		// One call: channel c's values over the batch are its row; with
 		// one position per image they are column c of an [N, C] matrix.
 		body = append(body, jen.If(jen.Id("spatial").Op("==").Lit(1)).Block(
-			jen.Id(implName(k.Columns, 0)).Call(append(whole, channels(h), jen.Id("images"), channels(h))...),
+			jen.Id(implName(k.columns(), 0)).Call(append(whole, channels(h), jen.Id("images"), channels(h))...),
 			jen.Return(),
 		))
 		body = append(body, call(whole, channels(h), jen.Id("images"), jen.Id("spatial"),
@@ -158,7 +154,7 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 			sliced = append(sliced, jen.Id(a.Name).Index(jen.Id("n").Op("*").Add(per), jen.Parens(jen.Id("n").Op("+").Lit(1)).Op("*").Add(per.Clone())))
 		}
 		var inner jen.Code
-		if k.Spec.Axis == "channels" {
+		if k.Plan.Form == algo.Positions {
 			ints := []jen.Code{jen.Id("spatial")}
 			if h == 0 {
 				ints = append(ints, jen.Id("channels"))
@@ -166,12 +162,12 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 			inner = call(sliced, append(ints, jen.Id("spatial"))...)
 		} else {
 			var groups, per jen.Code
-			if size := k.Spec.GroupSize; size > 0 {
+			if size := k.Plan.GroupSize; size > 0 {
 				body = append(body, jen.Id("groups").Op(":=").Add(channels(h)).Op("/").Lit(size))
 				groups, per = jen.Id("groups"), jen.Lit(size)
 			} else {
-				body = append(body, jen.Id("per").Op(":=").Add(channels(h)).Op("/").Lit(k.Spec.Groups).Comment("channels per group"))
-				groups, per = jen.Lit(k.Spec.Groups), jen.Id("per")
+				body = append(body, jen.Id("per").Op(":=").Add(channels(h)).Op("/").Lit(k.Plan.GroupCount).Comment("channels per group"))
+				groups, per = jen.Lit(k.Plan.GroupCount), jen.Id("per")
 			}
 			inner = call(sliced, groups, per, jen.Id("spatial"), jen.Id("spatial"), jen.Add(per).Op("*").Id("spatial"))
 		}
@@ -186,18 +182,18 @@ func tensorEntryDoc(k Kernel, h int) string {
 	if h > 0 {
 		c = fmt.Sprint(h)
 	}
-	name := entryName(k.IR, h)
-	switch k.Spec.Axis {
-	case "channels":
+	name := entryName(k, h)
+	switch k.Plan.Form {
+	case algo.Positions:
 		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, the %s channel values at each\n// image's spatial position (channels first, ConvNeXt): %s.\n//\n", name, c, c, k.IR.Doc)
-	case "batch":
-		if k.Spec.Statistic == "none" {
+	case algo.Channels:
+		if k.Plan.NoStat() {
 			fmt.Fprintf(&b, "%s scales and shifts each channel of an [N, %s, spatial] tensor (BatchNorm at\n// inference, its statistics folded once into gain = gamma/sqrt(runVar+eps) and\n// bias = beta - runMean*gain): %s.\n//\n", name, c, k.IR.Doc)
 			break
 		}
 		fmt.Fprintf(&b, "%s normalizes each channel of an [N, %s, spatial] tensor by its statistics over\n// the N images and spatial positions (BatchNorm in training): %s.\n//\n", name, c, k.IR.Doc)
-	case "groups":
-		if size := k.Spec.GroupSize; size > 0 {
+	case algo.Groups:
+		if size := k.Plan.GroupSize; size > 0 {
 			what := fmt.Sprintf("groups of %d consecutive channels", size)
 			if size == 1 {
 				what = "channels"
@@ -205,7 +201,7 @@ func tensorEntryDoc(k Kernel, h int) string {
 			fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %s\n// over their spatial values: %s.\n//\n", name, c, what, k.IR.Doc)
 			break
 		}
-		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %d groups of\n// consecutive channels over their spatial values (GroupNorm): %s.\n//\n", name, c, k.Spec.Groups, k.IR.Doc)
+		fmt.Fprintf(&b, "%s normalizes, in an [N, %s, spatial] tensor, each image's %d groups of\n// consecutive channels over their spatial values (GroupNorm): %s.\n//\n", name, c, k.Plan.GroupCount, k.IR.Doc)
 	}
 	if r := k.Spec.Running; r != nil {
 		if r.Convention == "onnx" {
@@ -215,14 +211,14 @@ func tensorEntryDoc(k Kernel, h int) string {
 		}
 	}
 	per := "N*" + c
-	switch k.Spec.Axis {
-	case "channels":
+	switch k.Plan.Form {
+	case algo.Positions:
 		per = "N*spatial"
-	case "batch":
+	case algo.Channels:
 		per = c
-	case "groups":
-		per = fmt.Sprintf("N*%d", k.Spec.Groups)
-		if size := k.Spec.GroupSize; size > 0 {
+	case algo.Groups:
+		per = fmt.Sprintf("N*%d", k.Plan.GroupCount)
+		if size := k.Plan.GroupSize; size > 0 {
 			per = fmt.Sprintf("N*%s/%d", c, size)
 		}
 	}
@@ -231,12 +227,12 @@ func tensorEntryDoc(k Kernel, h int) string {
 		switch {
 		case a.Role == ir.RowIn || a.Role == ir.RowOut:
 			n = "N*" + c + "*spatial"
-		case a.Role == ir.Param || k.Spec.Axis == "batch":
+		case a.Role == ir.Param || k.Plan.Form == algo.Channels:
 			n = c
 		default:
 			n = per
 		}
-		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorArrayDoc(k.Spec.Axis, a))
+		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorArrayDoc(k.Plan.Form, a))
 	}
 	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). dst may be the very same slice as x (in\n// place); any other overlap between an output and another argument panics.")
 	return "// " + b.String()
@@ -244,8 +240,8 @@ func tensorEntryDoc(k Kernel, h int) string {
 
 // tensorArrayDoc describes an array of a tensor entry point: the IR's
 // descriptions speak of rows, which here are positions, channels or groups.
-func tensorArrayDoc(axis string, a ir.Array) string {
-	set := map[string]string{"channels": "each position's", "batch": "each channel's", "groups": "each group's"}[axis]
+func tensorArrayDoc(form algo.Form, a ir.Array) string {
+	set := map[algo.Form]string{algo.Positions: "each position's", algo.Channels: "each channel's", algo.Groups: "each group's"}[form]
 	switch a.Name {
 	case "dst":
 		return "the normalized tensor"

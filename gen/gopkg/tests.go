@@ -8,7 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/templates"
 )
@@ -38,13 +38,13 @@ func TestFile(p *Package) ([]byte, error) {
 		Kernels         []kernel
 	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
 	for _, k := range p.Kernels {
-		if k.IR.Layout != ir.Rows {
+		if k.Plan.Form.Tensor() {
 			continue // in TensorTestFile
 		}
 		tk := kernel{
 			Name: k.IR.Name, GoName: goName(k.IR),
 			Mean: k.Spec.Mean, Scale: k.Spec.Scale, Shift: k.Spec.Shift, Residual: k.Spec.Residual != nil,
-			L2: k.Spec.Statistic == "l2", AffinePerRow: k.Spec.AffinePerRow, NoStat: k.Spec.Statistic == "none",
+			L2: k.Plan.Statistic == "l2", AffinePerRow: k.Spec.AffinePerRow, NoStat: k.Plan.NoStat(),
 			Eps: float(k.Spec.Epsilon), ScaleOffset: float(k.Spec.ScaleOffset), Alpha: "1",
 			Sizes: k.Sizes,
 		}
@@ -74,7 +74,7 @@ func TestFile(p *Package) ([]byte, error) {
 // tensors, which get <pkg>_tensor_test.go.
 func (p *Package) HasTensors() bool {
 	for _, k := range p.Kernels {
-		if k.IR.Layout != ir.Rows {
+		if k.Plan.Form.Tensor() {
 			return true
 		}
 	}
@@ -85,7 +85,7 @@ func (p *Package) HasTensors() bool {
 // <pkg>_test.go and the per-architecture test files.
 func (p *Package) HasRows() bool {
 	for _, k := range p.Kernels {
-		if k.IR.Layout == ir.Rows {
+		if !k.Plan.Form.Tensor() {
 			return true
 		}
 	}
@@ -100,8 +100,9 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		Fixed   bool
 	}
 	type kernel struct {
-		Name, Axis, Args, Running  string
+		Name, Entry, Axis, Args    string
 		Groups, GroupSize          int
+		Running                    string
 		NoStat                     bool
 		Mean, Scale, Shift, Save   bool
 		Eps, ScaleOffset, Momentum string
@@ -117,12 +118,12 @@ func TensorTestFile(p *Package) ([]byte, error) {
 	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
 	field := map[string]string{"gain": "gamma", "bias": "beta"}
 	for _, k := range p.Kernels {
-		if k.IR.Layout == ir.Rows {
+		if !k.Plan.Form.Tensor() {
 			continue
 		}
 		sk := k.Spec
 		tk := kernel{
-			Name: sk.Name, Axis: sk.Axis, Groups: sk.Groups, GroupSize: sk.GroupSize, NoStat: sk.Statistic == "none",
+			Name: sk.Name, Entry: entryName(k, 0), Axis: k.Plan.Form.Axis(), Groups: k.Plan.GroupCount, GroupSize: k.Plan.GroupSize, NoStat: k.Plan.NoStat(),
 			Mean: sk.Mean, Scale: sk.Scale, Shift: sk.Shift, SaveStats: sk.SaveStats,
 			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Momentum: "0",
 			Sizes: k.Sizes,
@@ -145,20 +146,20 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		tk.Args = strings.Join(args, ", ")
 		// Benchmarks: a shape that stays in L2 and one that does not, at
 		// sizes from the models these norms serve.
-		switch sk.Axis {
-		case "channels":
+		switch k.Plan.Form {
+		case algo.Positions:
 			for _, c := range k.Sizes {
 				tk.BenchShapes = append(tk.BenchShapes, shape{1, c, 196, true}, shape{1, c, 3136, true})
 			}
 			if len(k.Sizes) == 0 {
 				tk.BenchShapes = []shape{{1, 96, 3136, false}}
 			}
-		case "batch":
+		case algo.Channels:
 			tk.BenchShapes = []shape{{8, 64, 64, false}, {8, 64, 3136, false}, {256, 512, 1, false}}
-		case "groups":
-			c := 4 * sk.Groups
-			if sk.GroupSize > 0 {
-				c = 64 * sk.GroupSize
+		case algo.Groups:
+			c := 4 * k.Plan.GroupCount
+			if k.Plan.GroupSize > 0 {
+				c = 64 * k.Plan.GroupSize
 			}
 			tk.BenchShapes = []shape{{1, c, 64, false}, {2, c, 3136, false}}
 		}
@@ -180,11 +181,15 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 	f := p.newFile("!purego")
 	var cases []jen.Code
 	for _, k := range p.Kernels {
-		isas := k.isas(goarch)
-		if len(isas) == 0 || k.IR.Layout != ir.Rows {
+		if k.Plan.Form.Tensor() {
 			continue // tensor kernels are tested through their entry points
 		}
-		for _, h := range k.sizesAndAny() {
+		for _, e := range k.entries() {
+			e = e.Arch(goarch)
+			if len(e.Funcs) == 0 {
+				continue
+			}
+			h := e.H
 			cond := jen.Id("kernel").Op("==").Lit(k.IR.Name)
 			if h == 0 {
 				cond = cond.Op("&&").Id("anySize")
@@ -192,14 +197,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				cond = cond.Op("&&").Op("!").Id("anySize").Op("&&").Id("h").Op("==").Lit(h)
 			}
 			var body []jen.Code
-			var fns []target.Func
-			for _, isa := range isas {
-				fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa})
-				if isa.NonTemporal(k.IR.Layout, h) {
-					fns = append(fns, target.Func{Kernel: k.IR, H: h, ISA: isa, NT: true})
-				}
-			}
-			for _, fn := range fns {
+			for _, fn := range e.Funcs {
 				isa := fn.ISA
 				name := isa.Name()
 				if fn.NT {
@@ -217,10 +215,10 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 					jen.Id("name"): jen.Lit(name),
 					jen.Id("asm"):  jen.True(),
 					jen.Id("run"): jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(
-						jen.Id(runName(k.IR, h)).Call(args...)),
+						jen.Id(runName(k, h)).Call(args...)),
 				}))
-				if ft, ok := feature[isa]; ok {
-					body = append(body, jen.If(jen.Id(ft.name)).Block(add))
+				if checked(isa) {
+					body = append(body, jen.If(jen.Id(isa.Desc().Flag)).Block(add))
 				} else {
 					body = append(body, add)
 				}

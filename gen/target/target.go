@@ -1,6 +1,6 @@
-// Package target names the instruction sets normgen lowers to and the
-// conventions every lowering shares: function names, signatures and the
-// CPU features a kernel needs at run time.
+// Package target holds the table of the instruction sets normgen lowers to
+// (isa.go), the plan of the implementations a kernel gets (plan.go) and
+// the conventions every lowering shares: function names and signatures.
 package target
 
 import (
@@ -9,47 +9,6 @@ import (
 
 	"github.com/normgen/normgen/gen/ir"
 )
-
-// ISA is one lowering target.
-type ISA int
-
-const (
-	AVX512 ISA = iota // amd64, AVX-512F (+VL, DQ, BW), 512-bit vectors, masked tails
-	AVX2              // amd64, AVX2 + FMA, 256-bit vectors
-	NEON              // arm64 ASIMD, 128-bit vectors
-	Go                // pure Go: the fallback and the reference every ISA is tested against
-)
-
-// All lists every ISA, in dispatch preference order within an architecture.
-var All = []ISA{AVX512, AVX2, NEON, Go}
-
-// Name is the spelling used in specs and documentation.
-func (i ISA) Name() string { return [...]string{"avx512", "avx2", "neon", "purego"}[i] }
-
-// prefix starts the unexported function names of this ISA's kernels.
-func (i ISA) prefix() string { return [...]string{"avx512", "avx2", "neon", "go"}[i] }
-
-// GOARCH is the architecture whose assembly holds this ISA ("" for pure Go).
-func (i ISA) GOARCH() string { return [...]string{"amd64", "amd64", "arm64", ""}[i] }
-
-// Assembly reports whether the ISA is lowered to assembly.
-func (i ISA) Assembly() bool { return i != Go }
-
-func (i ISA) String() string { return i.Name() }
-
-// Parse reads an ISA's spec spelling.
-func Parse(s string) (ISA, error) {
-	for _, i := range All {
-		if i.Name() == s {
-			return i, nil
-		}
-	}
-	names := make([]string, len(All))
-	for j, i := range All {
-		names[j] = i.Name()
-	}
-	return 0, fmt.Errorf("unknown target %q; allowed: %s", s, strings.Join(names, ", "))
-}
 
 // Func is one generated implementation: a kernel, specialised for a fixed
 // hidden size H (or H taken at run time when H is 0), lowered to one ISA.
@@ -69,7 +28,7 @@ type Func struct {
 // or, for run-time H, avx2RMSNormAny; NT variants end in NT
 // (avx2RMSNorm4096NT).
 func (f Func) Name() string {
-	name := f.ISA.prefix() + f.Kernel.Name + SizeSuffix(f.H)
+	name := table[f.ISA].Prefix + f.Kernel.Name + SizeSuffix(f.H)
 	if f.NT {
 		name += "NT"
 	}
@@ -82,24 +41,6 @@ func (f Func) Name() string {
 // the caches keep (no read for ownership, no eviction of the inputs) and
 // costs dearly for outputs that would have stayed in L2.
 const NTMinBytes = 1 << 20
-
-// NonTemporal reports whether the ISA has NT variants of kernels of layout
-// l at row length h (0: chosen at run time): amd64's vector ISAs, for
-// contiguous rows (ir.Rows) when every row starts at the same alignment as
-// the first (4h a multiple of the vector size; checked at run time for
-// h = 0).
-func (i ISA) NonTemporal(l ir.Layout, h int) bool {
-	if l != ir.Rows {
-		return false
-	}
-	switch i {
-	case AVX512:
-		return h%16 == 0
-	case AVX2:
-		return h%8 == 0
-	}
-	return false
-}
 
 // SizeSuffix is what follows a kernel's name in its entry points for size h.
 func SizeSuffix(h int) string {

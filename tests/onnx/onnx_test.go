@@ -40,13 +40,13 @@ var (
 		}},
 	}
 	instanceNorms = map[float32]func(dst, x, gamma, beta []float32, channels, spatial int){
-		1e-5: onnxnorm.InstanceNormAny,
-		0.01: onnxnorm.InstanceNormEps001Any,
+		1e-5: onnxnorm.InstanceNorm,
+		0.01: onnxnorm.InstanceNormEps001,
 	}
 	// BatchNormalization's training kernels by epsilon and momentum.
 	batchNormTrainings = map[struct{ eps, momentum float32 }]func(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int){
-		{1e-5, 0.9}: onnxnorm.BatchNormTrainingAny,
-		{0.01, 0.9}: onnxnorm.BatchNormTrainingEps001Any,
+		{1e-5, 0.9}: onnxnorm.BatchNormTraining,
+		{0.01, 0.9}: onnxnorm.BatchNormTrainingEps001,
 	}
 )
 
@@ -395,7 +395,7 @@ func batchNormInference(node *Node, in map[string]*Tensor) (map[string][]float32
 		b[i] = float32(float64(bn.bias.Data[i]) - float64(bn.mean.Data[i])*ai)
 	}
 	y := make([]float32, bn.n*bn.c*bn.h)
-	onnxnorm.BatchNormFoldedAny(y, bn.x.Data, a, b, bn.c, bn.h)
+	onnxnorm.BatchNormFolded(y, bn.x.Data, a, b, bn.c, bn.h)
 	return map[string][]float32{node.Outputs[0]: y}, nil
 }
 

@@ -117,6 +117,7 @@ func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 // fault on AVX2-only CPUs. For AVX-512 it rejects 128/256-bit packed
 // instructions on registers 16-31, which would need AVX512VL.
 func checkRegisters(fn *avoir.Function, isa target.ISA) error {
+	d := isa.Desc()
 	for _, inst := range fn.Instructions() {
 		hasZ := false
 		var high reg.Physical
@@ -127,7 +128,7 @@ func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 			}
 			switch p.Kind() {
 			case reg.KindOpmask:
-				if isa != target.AVX512 {
+				if int(p.PhysicalIndex()) >= d.MaskRegs {
 					return fmt.Errorf("register guard: %s uses mask register %s, which needs AVX-512; the function targets %s", inst.Opcode, p.Asm(), isa)
 				}
 			case reg.KindVector:
@@ -135,7 +136,7 @@ func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 					hasZ = true
 				}
 				if p.PhysicalIndex() >= 16 {
-					if isa != target.AVX512 {
+					if int(p.PhysicalIndex()) >= d.VectorRegs {
 						return fmt.Errorf("register guard: %s uses %s, which needs AVX-512; the function targets %s (too many live vectors)", inst.Opcode, p.Asm(), isa)
 					}
 					if p.Size() < 64 {

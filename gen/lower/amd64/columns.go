@@ -77,7 +77,7 @@ func (l *lowering) columns(limit int) int {
 	c.uniform = l.uniformScalars()
 	w := l.lanes
 	g := columnGroupAVX2
-	if l.avx512 {
+	if l.isa.VectorRegs >= 32 {
 		g = columnGroupAVX512
 	}
 	if limit > 0 {
@@ -109,7 +109,7 @@ func (l *lowering) columns(limit int) int {
 	l.I(x86.TESTQ(l.rows, l.rows))
 	l.I(x86.JZ(operand.LabelRef(exitLabel)))
 	l.comment("the last rows-%%%d rows, under a mask", w)
-	if l.avx512 {
+	if l.masked() {
 		k := l.regs.K()
 		l.I(x86.KMOVW(l.lowBits(l.rows.As32()), k))
 		c.body("t", k, 1, exitLabel)
@@ -164,7 +164,7 @@ func (c *columnLowering) load(m operand.Mem, d reg.Register) {
 	switch {
 	case c.mask == nil:
 		c.I(x86.VMOVUPS(m, d))
-	case c.avx512:
+	case c.masked():
 		c.I(x86.VMOVUPS_Z(m, c.mask, d))
 	default:
 		c.I(x86.VMASKMOVPS(m, c.mask, d))
@@ -176,7 +176,7 @@ func (c *columnLowering) store(v reg.Register, m operand.Mem) {
 	switch {
 	case c.mask == nil:
 		c.I(x86.VMOVUPS(v, m))
-	case c.avx512:
+	case c.masked():
 		c.I(x86.VMOVUPS(v, c.mask, m))
 	default:
 		c.I(x86.VMASKMOVPS(v, c.mask, m))
@@ -479,7 +479,7 @@ func (c *columnLowering) guard(st *ir.Scalar) {
 		v := c.val[st.Args[0]][b]
 		var fails []reg.Register
 		cmp := func(bound reg.Register, pred uint8) {
-			if c.avx512 {
+			if c.masked() {
 				k := c.regs.K()
 				if c.mask != nil {
 					c.I(x86.VCMPPS(operand.U8(pred), bound, v, c.mask, k))
@@ -503,7 +503,7 @@ func (c *columnLowering) guard(st *ir.Scalar) {
 			cmp(v, cmpUnordQ)
 		}
 		f := fails[0]
-		if c.avx512 {
+		if c.masked() {
 			// ZF is set when no lane failed either bound.
 			c.I(x86.KORTESTW(fails[len(fails)-1], f))
 		} else {

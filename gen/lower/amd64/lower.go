@@ -36,11 +36,11 @@ const (
 // lowering is the state of one function being lowered.
 type lowering struct {
 	*emitter
-	f      target.Func
-	k      *ir.Kernel
-	sig    *gotypes.Signature
-	avx512 bool
-	lanes  int // float32 lanes per vector
+	f     target.Func
+	k     *ir.Kernel
+	sig   *gotypes.Signature
+	isa   *target.Desc // capabilities: vector width, registers, masks
+	lanes int          // float32 lanes per vector
 
 	// Chunked sums (sums.go): stackSums says which levels of the sums
 	// live in the frame rather than in registers (0: none, 1: the
@@ -118,14 +118,11 @@ func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, in
 		return nil, 0, 0, err
 	}
 	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums}
-	switch f.ISA {
-	case target.AVX512:
-		l.avx512, l.lanes = true, 16
-	case target.AVX2:
-		l.lanes = 8
-	default:
+	l.isa = f.ISA.Desc()
+	if l.isa.GOARCH != "amd64" || (l.isa.VectorBytes != 32 && l.isa.VectorBytes != 64) {
 		return nil, 0, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
+	l.lanes = l.isa.Lanes
 	if f.H < 0 || f.H > maxH {
 		return nil, 0, 0, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
@@ -249,7 +246,7 @@ func (l *lowering) argAddr(sig *gotypes.Signature, name string) operand.Mem {
 // loops of the kernel: only on AVX-512 with H fixed, and only when the
 // arrays that a later loop reads again fit in residentBudget registers.
 func (l *lowering) planResident() {
-	if !l.avx512 || l.f.H == 0 || l.f.NT {
+	if l.isa.VectorRegs < 32 || l.f.H == 0 || l.f.NT {
 		return
 	}
 	seen := make([]bool, len(l.k.Arrays)) // touched by an earlier loop
@@ -308,7 +305,7 @@ func (l *lowering) loadArgs() {
 // tailMask sets l.tail, the AVX-512 mask of the last partial vector of a
 // row of l.f.H or l.h elements, when there can be one.
 func (l *lowering) tailMask() {
-	if !l.avx512 {
+	if !l.masked() {
 		return
 	}
 	rem := l.f.H % l.lanes
@@ -535,7 +532,7 @@ func (l *lowering) constant(c float32) reg.Register {
 
 // vec allocates a virtual register of the target's vector width.
 func (l *lowering) vec() reg.VecVirtual {
-	if l.avx512 {
+	if l.zmm() {
 		return l.regs.ZMM()
 	}
 	return l.regs.YMM()
@@ -543,7 +540,7 @@ func (l *lowering) vec() reg.VecVirtual {
 
 // zero clears a vector register with a zero idiom.
 func (l *lowering) zero(v reg.Register) {
-	if l.avx512 {
+	if l.zmm() {
 		l.zeroZ(v)
 		return
 	}
@@ -586,7 +583,7 @@ func (l *lowering) reduce(acc int) reg.Register {
 
 // horizontal adds the lanes of one vector into an XMM register's low lane.
 func (l *lowering) horizontal(v reg.Register) reg.Register {
-	if l.avx512 {
+	if l.zmm() {
 		// Only 512-bit packed forms: their EVEX encodings need AVX512F
 		// alone, whichever registers the allocator picks.
 		half := l.regs.ZMM()

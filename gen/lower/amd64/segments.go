@@ -72,7 +72,7 @@ func (l *lowering) argBytes(name string) reg.GPVirtual {
 // bookkeeping would cost as much as the sums. Both leave each
 // accumulator's partial sums folded into its first.
 func (l *lowering) segmentSweep(sw *sweepState) {
-	l.startAccs(sw, unroll, !l.avx512)
+	l.startAccs(sw, unroll, !l.masked())
 	sw.levels = 1
 	used := make([]bool, len(l.k.Arrays))
 	for _, op := range sw.loop.Ops {
@@ -190,7 +190,7 @@ func (l *lowering) segmentShape() {
 	l.I(x86.SHRQ(operand.U8(bits.TrailingZeros(uint(unroll*l.lanes))), iters))
 	most := l.gp64()
 	l.I(x86.LEAQ(operand.Mem{Base: iters, Disp: 1}, most))
-	if !l.avx512 {
+	if !l.masked() {
 		t := l.gp64()
 		l.I(x86.MOVQ(l.h, t))
 		l.I(x86.ANDQ(imm32(l.lanes-1), t))
@@ -202,7 +202,7 @@ func (l *lowering) segmentShape() {
 	// (at most unroll) to the first partial sum, and on AVX2 up to
 	// lanes-1 elements to the scalar one.
 	extra := unroll
-	if !l.avx512 {
+	if !l.masked() {
 		extra = max(unroll-1, l.lanes-1)
 	}
 	plain := l.gp64()

@@ -177,7 +177,7 @@ const plainLabel = "nostream"
 // head (lane masks for VMASKMOVPS); AVX-512 sets head low bits of a mask
 // register.
 func (l *lowering) edgeMasks() {
-	if l.avx512 {
+	if l.masked() {
 		t := l.lowBits(l.head.As32())
 		kh, kt := l.regs.K(), l.regs.K()
 		l.I(x86.KMOVW(t, kh))

@@ -174,12 +174,12 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 	vb := 4 * l.lanes
 	nfull, rem := l.f.H/l.lanes, l.f.H%l.lanes
 	nvec := nfull
-	if rem > 0 && l.avx512 {
+	if rem > 0 && l.masked() {
 		nvec++
 	}
 	// Partial sums: unroll in all, shared out among the rows of a block.
 	nacc := max(1, min(unroll, nvec)/sw.rows)
-	l.startAccs(sw, nacc, rem > 0 && !l.avx512)
+	l.startAccs(sw, nacc, rem > 0 && !l.masked())
 	sw.levels = 1
 	start := 0
 	if l.resident == nil && nfull > 2*unroll {
@@ -192,7 +192,7 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 	}
 	switch {
 	case rem == 0:
-	case l.avx512:
+	case l.masked():
 		l.slot(sw, slot{kind: masked, disp: nfull * vb, vec: nfull, acc: nfull % nacc})
 	default:
 		for t := range rem {
@@ -320,7 +320,7 @@ func b2i(b bool) int {
 // segments, each segment starting with its element index at 0.
 func (l *lowering) runtimeSweep(sw *sweepState) {
 	if l.k.Layout != ir.Segments {
-		l.startAccs(sw, unroll, !l.avx512)
+		l.startAccs(sw, unroll, !l.masked())
 		sw.levels = 1
 		if l.accumulates(sw.loop) {
 			l.shortOrLong(sw)
@@ -339,7 +339,7 @@ func (l *lowering) runtimeSweep(sw *sweepState) {
 func (l *lowering) shortOrLong(sw *sweepState) {
 	ul := unroll * l.lanes
 	extra := unroll - 1 // leftover vectors; the AVX2 element tail has its own sum
-	if l.avx512 {
+	if l.masked() {
 		extra++ // the masked tail
 	}
 	limit := (ir.SumChunk-extra+1)*ul - 1 // the longest short row
@@ -452,7 +452,7 @@ func (l *lowering) runtimeLoop(sw *sweepState) {
 	}
 
 	l.label(lbl("_tail"))
-	if l.avx512 {
+	if l.masked() {
 		// Skip an empty mask (h % 16 == 0): it would touch nothing, but
 		// its address is past the row's end.
 		l.I(x86.TESTQ(operand.U32(l.lanes-1), l.h))
@@ -664,7 +664,7 @@ func (l *lowering) store(s slot, array int, v reg.Register, nt bool) {
 		l.I(x86.VMOVSS(v, m))
 	case edgeHead, edgeTail:
 		mask := l.edgeMask[s.kind-edgeHead]
-		if l.avx512 {
+		if l.masked() {
 			l.I(x86.VMOVUPS(v, mask, m))
 		} else {
 			l.I(x86.VMASKMOVPS(v, mask, m))

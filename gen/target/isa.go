@@ -1,0 +1,204 @@
+package target
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// ISA is one lowering target: an index into the descriptor table.
+type ISA int
+
+const (
+	AVX512 ISA = iota // amd64, AVX-512 F+VL+DQ+BW, 512-bit vectors, masked tails
+	AVX2              // amd64, AVX2 + FMA, 256-bit vectors
+	NEON              // arm64 ASIMD, 128-bit vectors
+	Go                // pure Go: the fallback and the reference every ISA is tested against
+)
+
+// Feature is one CPU feature flag of golang.org/x/sys/cpu, as the
+// generated dispatch reads it (cpu.<Var>.<Field>) and as documentation
+// names it.
+type Feature struct {
+	Var   string // the package variable: "X86", "ARM64"
+	Field string // its field: "HasAVX512F"
+	Doc   string // "AVX512F"
+}
+
+// Desc is everything the generator knows about an ISA; the lowering of
+// each GOARCH is registered by package gen under Desc.GOARCH.
+type Desc struct {
+	Name   string // spec spelling, also the generated tests' and isaOf's name
+	Prefix string // starts the unexported names of its functions
+	Title  string // in documentation: "AVX-512"
+	GOARCH string // architecture whose assembly holds it; "" for pure Go
+
+	Lanes       int // float32 lanes per vector register
+	VectorBytes int // vector register width
+	VectorRegs  int // vector registers the lowering may allocate
+	MaskRegs    int // mask (predicate) registers; 0: tails without masks
+
+	// Features must all be reported by the CPU for the dispatch to
+	// choose the ISA; empty: the baseline of its GOARCH, never checked.
+	Features []Feature
+	// Flag is the generated package-level variable holding the result of
+	// the Features check ("" without Features).
+	Flag string
+
+	// Streaming: the ISA has NT (streaming-store) variants of ir.Rows
+	// kernels whose rows all start at the same alignment as the first,
+	// i.e. whose row length is a multiple of Lanes (checked at run time
+	// when it is chosen then).
+	Streaming bool
+}
+
+var x86 = func(field, doc string) Feature { return Feature{"X86", field, doc} }
+
+// table holds the descriptors, indexed by ISA, in dispatch preference
+// order within an architecture.
+var table = [...]Desc{
+	AVX512: {
+		Name: "avx512", Prefix: "avx512", Title: "AVX-512", GOARCH: "amd64",
+		Lanes: 16, VectorBytes: 64, VectorRegs: 32, MaskRegs: 8,
+		// The lowering emits EVEX forms on 128/256-bit registers and
+		// mask instructions beyond AVX512F: the whole server subset.
+		Features: []Feature{x86("HasAVX512F", "AVX512F"), x86("HasAVX512VL", "AVX512VL"),
+			x86("HasAVX512DQ", "AVX512DQ"), x86("HasAVX512BW", "AVX512BW")},
+		Flag:      "hasAVX512",
+		Streaming: true,
+	},
+	AVX2: {
+		Name: "avx2", Prefix: "avx2", Title: "AVX2+FMA", GOARCH: "amd64",
+		Lanes: 8, VectorBytes: 32, VectorRegs: 16,
+		Features:  []Feature{x86("HasAVX2", "AVX2"), x86("HasFMA", "FMA")},
+		Flag:      "hasAVX2",
+		Streaming: true,
+	},
+	NEON: {
+		Name: "neon", Prefix: "neon", Title: "NEON", GOARCH: "arm64",
+		Lanes: 4, VectorBytes: 16, VectorRegs: 32,
+	},
+	Go: {Name: "purego", Prefix: "go", Title: "pure Go", Lanes: 1},
+}
+
+// All lists every ISA, in dispatch preference order within an architecture.
+var All = func() []ISA {
+	out := make([]ISA, len(table))
+	for i := range table {
+		out[i] = ISA(i)
+	}
+	return out
+}()
+
+// Desc is the ISA's descriptor.
+func (i ISA) Desc() *Desc { return &table[i] }
+
+// Name is the spelling used in specs and documentation.
+func (i ISA) Name() string { return table[i].Name }
+
+// GOARCH is the architecture whose assembly holds this ISA ("" for pure Go).
+func (i ISA) GOARCH() string { return table[i].GOARCH }
+
+// Assembly reports whether the ISA is lowered to assembly.
+func (i ISA) Assembly() bool { return table[i].GOARCH != "" }
+
+func (i ISA) String() string { return i.Name() }
+
+// Names lists the spec spellings of every ISA, in All's order.
+func Names() []string {
+	out := make([]string, len(All))
+	for j, i := range All {
+		out[j] = i.Name()
+	}
+	return out
+}
+
+// Prefixes lists the function-name prefixes of the assembly ISAs.
+func Prefixes() []string {
+	var out []string
+	for _, i := range All {
+		if i.Assembly() {
+			out = append(out, table[i].Prefix)
+		}
+	}
+	return out
+}
+
+// Archs lists the architectures that have assembly ISAs, in All's order.
+func Archs() []string {
+	var out []string
+	for _, i := range All {
+		if a := i.GOARCH(); a != "" && !contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Parse reads an ISA's spec spelling.
+func Parse(s string) (ISA, error) {
+	for _, i := range All {
+		if i.Name() == s {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown target %q; allowed: %s", s, strings.Join(Names(), ", "))
+}
+
+// Assemblies parses a kernel's targets (none: every ISA) and returns the
+// assembly ISAs among them, in dispatch order. Pure Go is always
+// generated: it is the fallback and the tests' reference.
+func Assemblies(names []string) ([]ISA, error) {
+	want := map[ISA]bool{}
+	for _, n := range names {
+		i, err := Parse(n)
+		if err != nil {
+			return nil, err
+		}
+		want[i] = true
+	}
+	var out []ISA
+	for _, i := range All {
+		if i.Assembly() && (len(names) == 0 || want[i]) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// NonTemporal reports whether the ISA has NT variants of kernels of layout
+// l at row length h (0: chosen at run time), by its Streaming rule.
+func (i ISA) NonTemporal(l ir.Layout, h int) bool {
+	d := &table[i]
+	return d.Streaming && l == ir.Rows && h%d.Lanes == 0
+}
+
+// FeatureDoc names the ISA's features for documentation: "AVX2 and FMA".
+func (d *Desc) FeatureDoc() string {
+	names := make([]string, len(d.Features))
+	for j, f := range d.Features {
+		names[j] = f.Doc
+	}
+	return andList(names)
+}
+
+// andList joins "a", "a and b", "a, b and c".
+func andList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func contains[T comparable](s []T, x T) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
