@@ -352,7 +352,7 @@ func convnormCheckConvNeXtLayerNormAny(name string, dst, x, gamma, beta []float3
 	return images
 }
 
-// BatchNormTrainAny normalizes each channel of an [N, channels, spatial] tensor by its statistics over
+// BatchNormTrain normalizes each channel of an [N, channels, spatial] tensor by its statistics over
 // the N images and spatial positions (BatchNorm in training): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
 //
 // Running statistics (PyTorch's convention): runMean = 0.9*runMean + 0.1*mean,
@@ -370,19 +370,19 @@ func convnormCheckConvNeXtLayerNormAny(name string, dst, x, gamma, beta []float3
 //
 // N is len(x)/(channels*spatial). dst may be the very same slice as x (in
 // place); any other overlap between an output and another argument panics.
-func BatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
-	images := convnormCheckBatchNormTrainAny("convnorm.BatchNormTrainAny", dst, mean, rstd, x, gain, bias, runMean, runVar, channels, spatial)
+func BatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
+	images := convnormCheckBatchNormTrain("convnorm.BatchNormTrain", dst, mean, rstd, x, gain, bias, runMean, runVar, channels, spatial)
 	if images == 0 {
 		return
 	}
 	if spatial == 1 {
-		convnormImplBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar, channels, images, channels)
+		convnormImplBatchNormTrainColumns(dst, mean, rstd, x, gain, bias, runMean, runVar, channels, images, channels)
 		return
 	}
-	convnormImplBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
+	convnormImplBatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
 }
 
-func convnormCheckBatchNormTrainAny(name string, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
+func convnormCheckBatchNormTrain(name string, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
 	}
@@ -425,7 +425,7 @@ func convnormCheckBatchNormTrainAny(name string, dst, mean, rstd, x, gain, bias,
 	return images
 }
 
-// BatchNormTrainONNXAny normalizes each channel of an [N, channels, spatial] tensor by its statistics over
+// BatchNormTrainONNX normalizes each channel of an [N, channels, spatial] tensor by its statistics over
 // the N images and spatial positions (BatchNorm in training): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
 //
 // Running statistics (ONNX's convention): runMean = 0.9*runMean + 0.09999999999999998*mean,
@@ -440,19 +440,19 @@ func convnormCheckBatchNormTrainAny(name string, dst, mean, rstd, x, gain, bias,
 //
 // N is len(x)/(channels*spatial). dst may be the very same slice as x (in
 // place); any other overlap between an output and another argument panics.
-func BatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
-	images := convnormCheckBatchNormTrainONNXAny("convnorm.BatchNormTrainONNXAny", dst, x, gain, bias, runMean, runVar, channels, spatial)
+func BatchNormTrainONNX(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
+	images := convnormCheckBatchNormTrainONNX("convnorm.BatchNormTrainONNX", dst, x, gain, bias, runMean, runVar, channels, spatial)
 	if images == 0 {
 		return
 	}
 	if spatial == 1 {
-		convnormImplBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar, channels, images, channels)
+		convnormImplBatchNormTrainONNXColumns(dst, x, gain, bias, runMean, runVar, channels, images, channels)
 		return
 	}
-	convnormImplBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
+	convnormImplBatchNormTrainONNX(dst, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
 }
 
-func convnormCheckBatchNormTrainONNXAny(name string, dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
+func convnormCheckBatchNormTrainONNX(name string, dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
 	}
@@ -480,7 +480,7 @@ func convnormCheckBatchNormTrainONNXAny(name string, dst, x, gain, bias, runMean
 	return images
 }
 
-// BatchNormInferenceAny scales and shifts each channel of an [N, channels, spatial] tensor (BatchNorm at
+// BatchNormInference scales and shifts each channel of an [N, channels, spatial] tensor (BatchNorm at
 // inference, its statistics folded once into gain = gamma/sqrt(runVar+eps) and
 // bias = beta - runMean*gain): y = x*gain[c] + bias[c].
 //
@@ -491,19 +491,19 @@ func convnormCheckBatchNormTrainONNXAny(name string, dst, x, gain, bias, runMean
 //
 // N is len(x)/(channels*spatial). dst may be the very same slice as x (in
 // place); any other overlap between an output and another argument panics.
-func BatchNormInferenceAny(dst, x, gain, bias []float32, channels, spatial int) {
-	images := convnormCheckBatchNormInferenceAny("convnorm.BatchNormInferenceAny", dst, x, gain, bias, channels, spatial)
+func BatchNormInference(dst, x, gain, bias []float32, channels, spatial int) {
+	images := convnormCheckBatchNormInference("convnorm.BatchNormInference", dst, x, gain, bias, channels, spatial)
 	if images == 0 {
 		return
 	}
 	if spatial == 1 {
-		convnormImplBatchNormInferenceColumnsAny(dst, x, gain, bias, channels, images, channels)
+		convnormImplBatchNormInferenceColumns(dst, x, gain, bias, channels, images, channels)
 		return
 	}
-	convnormImplBatchNormInferenceAny(dst, x, gain, bias, channels, images, spatial, channels*spatial, spatial)
+	convnormImplBatchNormInference(dst, x, gain, bias, channels, images, spatial, channels*spatial, spatial)
 }
 
-func convnormCheckBatchNormInferenceAny(name string, dst, x, gain, bias []float32, channels, spatial int) int {
+func convnormCheckBatchNormInference(name string, dst, x, gain, bias []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
 	}
@@ -517,7 +517,7 @@ func convnormCheckBatchNormInferenceAny(name string, dst, x, gain, bias []float3
 	return images
 }
 
-// GroupNormAny normalizes, in an [N, channels, spatial] tensor, each image's 32 groups of
+// GroupNorm normalizes, in an [N, channels, spatial] tensor, each image's 32 groups of
 // consecutive channels over their spatial values (GroupNorm): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
 //
 //   - dst (len N*channels*spatial): the normalized tensor
@@ -529,18 +529,18 @@ func convnormCheckBatchNormInferenceAny(name string, dst, x, gain, bias []float3
 //
 // N is len(x)/(channels*spatial). dst may be the very same slice as x (in
 // place); any other overlap between an output and another argument panics.
-func GroupNormAny(dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) {
-	images := convnormCheckGroupNormAny("convnorm.GroupNormAny", dst, mean, rstd, x, gamma, beta, channels, spatial)
+func GroupNorm(dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) {
+	images := convnormCheckGroupNorm("convnorm.GroupNorm", dst, mean, rstd, x, gamma, beta, channels, spatial)
 	if images == 0 {
 		return
 	}
 	per := channels / 32 // channels per group
 	for n := range images {
-		convnormImplGroupNormAny(dst[n*channels*spatial:(n+1)*channels*spatial], mean[n*32:(n+1)*32], rstd[n*32:(n+1)*32], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, 32, per, spatial, spatial, per*spatial)
+		convnormImplGroupNorm(dst[n*channels*spatial:(n+1)*channels*spatial], mean[n*32:(n+1)*32], rstd[n*32:(n+1)*32], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, 32, per, spatial, spatial, per*spatial)
 	}
 }
 
-func convnormCheckGroupNormAny(name string, dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) int {
+func convnormCheckGroupNorm(name string, dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
 	}
@@ -568,7 +568,7 @@ func convnormCheckGroupNormAny(name string, dst, mean, rstd, x, gamma, beta []fl
 	return images
 }
 
-// InstanceNormAny normalizes, in an [N, channels, spatial] tensor, each image's channels
+// InstanceNorm normalizes, in an [N, channels, spatial] tensor, each image's channels
 // over their spatial values: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
 //
 //   - dst (len N*channels*spatial): the normalized tensor
@@ -578,18 +578,18 @@ func convnormCheckGroupNormAny(name string, dst, mean, rstd, x, gamma, beta []fl
 //
 // N is len(x)/(channels*spatial). dst may be the very same slice as x (in
 // place); any other overlap between an output and another argument panics.
-func InstanceNormAny(dst, x, gamma, beta []float32, channels, spatial int) {
-	images := convnormCheckInstanceNormAny("convnorm.InstanceNormAny", dst, x, gamma, beta, channels, spatial)
+func InstanceNorm(dst, x, gamma, beta []float32, channels, spatial int) {
+	images := convnormCheckInstanceNorm("convnorm.InstanceNorm", dst, x, gamma, beta, channels, spatial)
 	if images == 0 {
 		return
 	}
 	groups := channels / 1
 	for n := range images {
-		convnormImplInstanceNormAny(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, groups, 1, spatial, spatial, 1*spatial)
+		convnormImplInstanceNorm(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, groups, 1, spatial, spatial, 1*spatial)
 	}
 }
 
-func convnormCheckInstanceNormAny(name string, dst, x, gamma, beta []float32, channels, spatial int) int {
+func convnormCheckInstanceNorm(name string, dst, x, gamma, beta []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
 	}

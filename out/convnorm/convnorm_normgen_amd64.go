@@ -6,8 +6,8 @@ package convnorm
 import "golang.org/x/sys/cpu"
 
 var (
-	// hasAVX512 reports AVX-512F, read once at start-up.
-	convnormHasAVX512 = cpu.X86.HasAVX512F
+	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
+	convnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	convnormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
@@ -303,18 +303,18 @@ func convnormRunConvNeXtLayerNormAny(kern func(dst, x, gamma, beta *float32, row
 	}
 }
 
-func convnormImplBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormTrainAny(convnormAvx512BatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormTrain(convnormAvx512BatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	case convnormHasAVX2:
-		convnormRunBatchNormTrainAny(convnormAvx2BatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormTrain(convnormAvx2BatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	default:
 		convnormGoBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	}
 }
 
-func convnormRunBatchNormTrainAny(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormTrain(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -324,18 +324,18 @@ func convnormRunBatchNormTrainAny(kern func(dst, mean, rstd, x, gain, bias, runM
 	}
 }
 
-func convnormImplBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormImplBatchNormTrainColumns(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormTrainColumnsAny(convnormAvx512BatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
+		convnormRunBatchNormTrainColumns(convnormAvx512BatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
 	case convnormHasAVX2:
-		convnormRunBatchNormTrainColumnsAny(convnormAvx2BatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
+		convnormRunBatchNormTrainColumns(convnormAvx2BatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
 	default:
 		convnormGoBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
 	}
 }
 
-func convnormRunBatchNormTrainColumnsAny(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormRunBatchNormTrainColumns(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &mean[done], &rstd[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
@@ -345,18 +345,18 @@ func convnormRunBatchNormTrainColumnsAny(kern func(dst, mean, rstd, x, gain, bia
 	}
 }
 
-func convnormImplBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormTrainONNX(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormTrainONNXAny(convnormAvx512BatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormTrainONNX(convnormAvx512BatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	case convnormHasAVX2:
-		convnormRunBatchNormTrainONNXAny(convnormAvx2BatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormTrainONNX(convnormAvx2BatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	default:
 		convnormGoBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 	}
 }
 
-func convnormRunBatchNormTrainONNXAny(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormTrainONNX(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -366,18 +366,18 @@ func convnormRunBatchNormTrainONNXAny(kern func(dst, x, gain, bias, runMean, run
 	}
 }
 
-func convnormImplBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormImplBatchNormTrainONNXColumns(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormTrainONNXColumnsAny(convnormAvx512BatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
+		convnormRunBatchNormTrainONNXColumns(convnormAvx512BatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
 	case convnormHasAVX2:
-		convnormRunBatchNormTrainONNXColumnsAny(convnormAvx2BatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
+		convnormRunBatchNormTrainONNXColumns(convnormAvx2BatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
 	default:
 		convnormGoBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar, rows, h, stride)
 	}
 }
 
-func convnormRunBatchNormTrainONNXColumnsAny(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormRunBatchNormTrainONNXColumns(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
@@ -387,18 +387,18 @@ func convnormRunBatchNormTrainONNXColumnsAny(kern func(dst, x, gain, bias, runMe
 	}
 }
 
-func convnormImplBatchNormInferenceAny(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormInference(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormInferenceAny(convnormAvx512BatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormInference(convnormAvx512BatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
 	case convnormHasAVX2:
-		convnormRunBatchNormInferenceAny(convnormAvx2BatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
+		convnormRunBatchNormInference(convnormAvx2BatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
 	default:
 		convnormGoBatchNormInferenceAny(dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
 	}
 }
 
-func convnormRunBatchNormInferenceAny(kern func(dst, x, gain, bias *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormInference(kern func(dst, x, gain, bias *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gain[done], &bias[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -408,18 +408,18 @@ func convnormRunBatchNormInferenceAny(kern func(dst, x, gain, bias *float32, row
 	}
 }
 
-func convnormImplBatchNormInferenceColumnsAny(dst, x, gain, bias []float32, rows, h, stride int) {
+func convnormImplBatchNormInferenceColumns(dst, x, gain, bias []float32, rows, h, stride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunBatchNormInferenceColumnsAny(convnormAvx512BatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
+		convnormRunBatchNormInferenceColumns(convnormAvx512BatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
 	case convnormHasAVX2:
-		convnormRunBatchNormInferenceColumnsAny(convnormAvx2BatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
+		convnormRunBatchNormInferenceColumns(convnormAvx2BatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
 	default:
 		convnormGoBatchNormInferenceColumnsAny(dst, x, gain, bias, rows, h, stride)
 	}
 }
 
-func convnormRunBatchNormInferenceColumnsAny(kern func(dst, x, gain, bias *float32, rows, h, stride int) int, dst, x, gain, bias []float32, rows, h, stride int) {
+func convnormRunBatchNormInferenceColumns(kern func(dst, x, gain, bias *float32, rows, h, stride int) int, dst, x, gain, bias []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], rows-done, h, stride)
 		if done < rows {
@@ -429,18 +429,18 @@ func convnormRunBatchNormInferenceColumnsAny(kern func(dst, x, gain, bias *float
 	}
 }
 
-func convnormImplGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplGroupNorm(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunGroupNormAny(convnormAvx512GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+		convnormRunGroupNorm(convnormAvx512GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	case convnormHasAVX2:
-		convnormRunGroupNormAny(convnormAvx2GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+		convnormRunGroupNorm(convnormAvx2GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	default:
 		convnormGoGroupNormAny(dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	}
 }
 
-func convnormRunGroupNormAny(kern func(dst, mean, rstd, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunGroupNorm(kern func(dst, mean, rstd, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -450,18 +450,18 @@ func convnormRunGroupNormAny(kern func(dst, mean, rstd, x, gamma, beta *float32,
 	}
 }
 
-func convnormImplInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplInstanceNorm(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
 	case convnormHasAVX512:
-		convnormRunInstanceNormAny(convnormAvx512InstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+		convnormRunInstanceNorm(convnormAvx512InstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	case convnormHasAVX2:
-		convnormRunInstanceNormAny(convnormAvx2InstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+		convnormRunInstanceNorm(convnormAvx2InstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	default:
 		convnormGoInstanceNormAny(dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	}
 }
 
-func convnormRunInstanceNormAny(kern func(dst, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunInstanceNorm(kern func(dst, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {

@@ -180,11 +180,11 @@ func convnormRunConvNeXtLayerNormAny(kern func(dst, x, gamma, beta *float32, row
 	}
 }
 
-func convnormImplBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
-	convnormRunBatchNormTrainAny(convnormNeonBatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+func convnormImplBatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	convnormRunBatchNormTrain(convnormNeonBatchNormTrainAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormRunBatchNormTrainAny(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormTrain(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -194,11 +194,11 @@ func convnormRunBatchNormTrainAny(kern func(dst, mean, rstd, x, gain, bias, runM
 	}
 }
 
-func convnormImplBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
-	convnormRunBatchNormTrainColumnsAny(convnormNeonBatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
+func convnormImplBatchNormTrainColumns(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+	convnormRunBatchNormTrainColumns(convnormNeonBatchNormTrainColumnsAny, dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
 }
 
-func convnormRunBatchNormTrainColumnsAny(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormRunBatchNormTrainColumns(kern func(dst, mean, rstd, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &mean[done], &rstd[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
@@ -208,11 +208,11 @@ func convnormRunBatchNormTrainColumnsAny(kern func(dst, mean, rstd, x, gain, bia
 	}
 }
 
-func convnormImplBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
-	convnormRunBatchNormTrainONNXAny(convnormNeonBatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
+func convnormImplBatchNormTrainONNX(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	convnormRunBatchNormTrainONNX(convnormNeonBatchNormTrainONNXAny, dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormRunBatchNormTrainONNXAny(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormTrainONNX(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -222,11 +222,11 @@ func convnormRunBatchNormTrainONNXAny(kern func(dst, x, gain, bias, runMean, run
 	}
 }
 
-func convnormImplBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
-	convnormRunBatchNormTrainONNXColumnsAny(convnormNeonBatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
+func convnormImplBatchNormTrainONNXColumns(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+	convnormRunBatchNormTrainONNXColumns(convnormNeonBatchNormTrainONNXColumnsAny, dst, x, gain, bias, runMean, runVar, rows, h, stride)
 }
 
-func convnormRunBatchNormTrainONNXColumnsAny(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormRunBatchNormTrainONNXColumns(kern func(dst, x, gain, bias, runMean, runVar *float32, rows, h, stride int) int, dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
@@ -236,11 +236,11 @@ func convnormRunBatchNormTrainONNXColumnsAny(kern func(dst, x, gain, bias, runMe
 	}
 }
 
-func convnormImplBatchNormInferenceAny(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
-	convnormRunBatchNormInferenceAny(convnormNeonBatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
+func convnormImplBatchNormInference(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+	convnormRunBatchNormInference(convnormNeonBatchNormInferenceAny, dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormRunBatchNormInferenceAny(kern func(dst, x, gain, bias *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunBatchNormInference(kern func(dst, x, gain, bias *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gain[done], &bias[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -250,11 +250,11 @@ func convnormRunBatchNormInferenceAny(kern func(dst, x, gain, bias *float32, row
 	}
 }
 
-func convnormImplBatchNormInferenceColumnsAny(dst, x, gain, bias []float32, rows, h, stride int) {
-	convnormRunBatchNormInferenceColumnsAny(convnormNeonBatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
+func convnormImplBatchNormInferenceColumns(dst, x, gain, bias []float32, rows, h, stride int) {
+	convnormRunBatchNormInferenceColumns(convnormNeonBatchNormInferenceColumnsAny, dst, x, gain, bias, rows, h, stride)
 }
 
-func convnormRunBatchNormInferenceColumnsAny(kern func(dst, x, gain, bias *float32, rows, h, stride int) int, dst, x, gain, bias []float32, rows, h, stride int) {
+func convnormRunBatchNormInferenceColumns(kern func(dst, x, gain, bias *float32, rows, h, stride int) int, dst, x, gain, bias []float32, rows, h, stride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], rows-done, h, stride)
 		if done < rows {
@@ -264,11 +264,11 @@ func convnormRunBatchNormInferenceColumnsAny(kern func(dst, x, gain, bias *float
 	}
 }
 
-func convnormImplGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
-	convnormRunGroupNormAny(convnormNeonGroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+func convnormImplGroupNorm(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	convnormRunGroupNorm(convnormNeonGroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormRunGroupNormAny(kern func(dst, mean, rstd, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunGroupNorm(kern func(dst, mean, rstd, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
@@ -278,11 +278,11 @@ func convnormRunGroupNormAny(kern func(dst, mean, rstd, x, gamma, beta *float32,
 	}
 }
 
-func convnormImplInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
-	convnormRunInstanceNormAny(convnormNeonInstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
+func convnormImplInstanceNorm(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	convnormRunInstanceNorm(convnormNeonInstanceNormAny, dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormRunInstanceNormAny(kern func(dst, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormRunInstanceNorm(kern func(dst, x, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int, dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {

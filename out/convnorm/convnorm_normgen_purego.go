@@ -39,35 +39,35 @@ func convnormImplConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, st
 	convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta, rows, h, stride)
 }
 
-func convnormImplBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	convnormGoBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormImplBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormImplBatchNormTrainColumns(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	convnormGoBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar, rows, h, stride)
 }
 
-func convnormImplBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormTrainONNX(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	convnormGoBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormImplBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
+func convnormImplBatchNormTrainONNXColumns(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
 	convnormGoBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar, rows, h, stride)
 }
 
-func convnormImplBatchNormInferenceAny(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplBatchNormInference(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
 	convnormGoBatchNormInferenceAny(dst, x, gain, bias, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormImplBatchNormInferenceColumnsAny(dst, x, gain, bias []float32, rows, h, stride int) {
+func convnormImplBatchNormInferenceColumns(dst, x, gain, bias []float32, rows, h, stride int) {
 	convnormGoBatchNormInferenceColumnsAny(dst, x, gain, bias, rows, h, stride)
 }
 
-func convnormImplGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplGroupNorm(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	convnormGoGroupNormAny(dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 }
 
-func convnormImplInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormImplInstanceNorm(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	convnormGoInstanceNormAny(dst, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 }
 

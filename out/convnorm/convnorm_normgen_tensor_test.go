@@ -137,7 +137,7 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				}
 				panic("no fixed size")
 			}
-			BatchNormTrainAny(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
+			BatchNormTrain(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
 	},
 	{
@@ -152,7 +152,7 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				}
 				panic("no fixed size")
 			}
-			BatchNormTrainONNXAny(c.dst, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
+			BatchNormTrainONNX(c.dst, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
 	},
 	{
@@ -167,7 +167,7 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				}
 				panic("no fixed size")
 			}
-			BatchNormInferenceAny(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
+			BatchNormInference(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
 	{
@@ -182,7 +182,7 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				}
 				panic("no fixed size")
 			}
-			GroupNormAny(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.c, c.l)
+			GroupNorm(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
 	{
@@ -197,7 +197,7 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				}
 				panic("no fixed size")
 			}
-			InstanceNormAny(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
+			InstanceNorm(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
 }

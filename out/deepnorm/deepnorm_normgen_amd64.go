@@ -6,11 +6,16 @@ package deepnorm
 import "golang.org/x/sys/cpu"
 
 var (
-	// hasAVX512 reports AVX-512F, read once at start-up.
-	deepnormHasAVX512 = cpu.X86.HasAVX512F
+	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
+	deepnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	deepnormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
+
+// ntMinBytes is the size of a call's row outputs (all of them) from
+// which the dispatch picks streaming stores: they pay for outputs larger
+// than the caches keep, and cost dearly for outputs that would stay in L2.
+const deepnormNtMinBytes = 1 << 20
 
 //go:noescape
 func deepnormAvx512DeepNorm1024(dst, x, f, gamma, beta *float32, rows int) int
@@ -37,16 +42,18 @@ func deepnormAvx2DeepNormAny(dst, x, f, gamma, beta *float32, rows, h int) int
 func deepnormAvx2DeepNormAnyNT(dst, x, f, gamma, beta *float32, rows, h int) int
 
 func deepnormImplDeepNorm1024(dst, x, f, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 1024 * 4
 	switch {
 	case deepnormHasAVX512:
-		if rows*4096 >= 1048576 {
+		if rows*rowOutBytes >= deepnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			deepnormRunDeepNorm1024(deepnormAvx512DeepNorm1024NT, dst, x, f, gamma, beta, rows)
 		} else {
 			deepnormRunDeepNorm1024(deepnormAvx512DeepNorm1024, dst, x, f, gamma, beta, rows)
 		}
 	case deepnormHasAVX2:
-		if rows*4096 >= 1048576 {
+		if rows*rowOutBytes >= deepnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			deepnormRunDeepNorm1024(deepnormAvx2DeepNorm1024NT, dst, x, f, gamma, beta, rows)
 		} else {
@@ -68,16 +75,18 @@ func deepnormRunDeepNorm1024(kern func(dst, x, f, gamma, beta *float32, rows int
 }
 
 func deepnormImplDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case deepnormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= deepnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			deepnormRunDeepNormAny(deepnormAvx512DeepNormAnyNT, dst, x, f, gamma, beta, rows, h)
 		} else {
 			deepnormRunDeepNormAny(deepnormAvx512DeepNormAny, dst, x, f, gamma, beta, rows, h)
 		}
 	case deepnormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= deepnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			deepnormRunDeepNormAny(deepnormAvx2DeepNormAnyNT, dst, x, f, gamma, beta, rows, h)
 		} else {

@@ -6,11 +6,16 @@ package layernorm
 import "golang.org/x/sys/cpu"
 
 var (
-	// hasAVX512 reports AVX-512F, read once at start-up.
-	layernormHasAVX512 = cpu.X86.HasAVX512F
+	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
+	layernormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	layernormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
+
+// ntMinBytes is the size of a call's row outputs (all of them) from
+// which the dispatch picks streaming stores: they pay for outputs larger
+// than the caches keep, and cost dearly for outputs that would stay in L2.
+const layernormNtMinBytes = 1 << 20
 
 //go:noescape
 func layernormAvx512LayerNorm768(dst, x, gamma, beta *float32, rows int) int
@@ -145,16 +150,18 @@ func layernormAvx2LayerNormStatsAny(dst, mean, rstd, x, gamma, beta *float32, ro
 func layernormAvx2LayerNormStatsAnyNT(dst, mean, rstd, x, gamma, beta *float32, rows, h int) int
 
 func layernormImplLayerNorm768(dst, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 768 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm768(layernormAvx512LayerNorm768NT, dst, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNorm768(layernormAvx512LayerNorm768, dst, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm768(layernormAvx2LayerNorm768NT, dst, x, gamma, beta, rows)
 		} else {
@@ -176,16 +183,18 @@ func layernormRunLayerNorm768(kern func(dst, x, gamma, beta *float32, rows int) 
 }
 
 func layernormImplLayerNorm1024(dst, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 1024 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*4096 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm1024(layernormAvx512LayerNorm1024NT, dst, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNorm1024(layernormAvx512LayerNorm1024, dst, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*4096 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm1024(layernormAvx2LayerNorm1024NT, dst, x, gamma, beta, rows)
 		} else {
@@ -207,16 +216,18 @@ func layernormRunLayerNorm1024(kern func(dst, x, gamma, beta *float32, rows int)
 }
 
 func layernormImplLayerNorm4096(dst, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm4096(layernormAvx512LayerNorm4096NT, dst, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNorm4096(layernormAvx512LayerNorm4096, dst, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm4096(layernormAvx2LayerNorm4096NT, dst, x, gamma, beta, rows)
 		} else {
@@ -238,16 +249,18 @@ func layernormRunLayerNorm4096(kern func(dst, x, gamma, beta *float32, rows int)
 }
 
 func layernormImplLayerNorm8192(dst, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 8192 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm8192(layernormAvx512LayerNorm8192NT, dst, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNorm8192(layernormAvx512LayerNorm8192, dst, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm8192(layernormAvx2LayerNorm8192NT, dst, x, gamma, beta, rows)
 		} else {
@@ -269,16 +282,18 @@ func layernormRunLayerNorm8192(kern func(dst, x, gamma, beta *float32, rows int)
 }
 
 func layernormImplLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormAny(layernormAvx512LayerNormAnyNT, dst, x, gamma, beta, rows, h)
 		} else {
 			layernormRunLayerNormAny(layernormAvx512LayerNormAny, dst, x, gamma, beta, rows, h)
 		}
 	case layernormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormAny(layernormAvx2LayerNormAnyNT, dst, x, gamma, beta, rows, h)
 		} else {
@@ -300,16 +315,18 @@ func layernormRunLayerNormAny(kern func(dst, x, gamma, beta *float32, rows, h in
 }
 
 func layernormImplAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst, sum).
+	const rowOutBytes = 2 * 768 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*6144 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNorm768(layernormAvx512AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm768(layernormAvx512AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*6144 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNorm768(layernormAvx2AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
@@ -331,16 +348,18 @@ func layernormRunAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32,
 }
 
 func layernormImplAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst, sum).
+	const rowOutBytes = 2 * 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNorm4096(layernormAvx512AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm4096(layernormAvx512AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNorm4096(layernormAvx2AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
@@ -362,16 +381,18 @@ func layernormRunAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32
 }
 
 func layernormImplAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
+	// Bytes of row outputs per row (dst, sum).
+	rowOutBytes := 2 * h * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*h*8 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNormAny(layernormAvx512AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
 		} else {
 			layernormRunAddLayerNormAny(layernormAvx512AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
 		}
 	case layernormHasAVX2:
-		if rows*h*8 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNormAny(layernormAvx2AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
 		} else {
@@ -393,16 +414,18 @@ func layernormRunAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32,
 }
 
 func layernormImplLayerNormStats768(dst, mean, rstd, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 768 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStats768(layernormAvx512LayerNormStats768NT, dst, mean, rstd, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNormStats768(layernormAvx512LayerNormStats768, dst, mean, rstd, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStats768(layernormAvx2LayerNormStats768NT, dst, mean, rstd, x, gamma, beta, rows)
 		} else {
@@ -424,16 +447,18 @@ func layernormRunLayerNormStats768(kern func(dst, mean, rstd, x, gamma, beta *fl
 }
 
 func layernormImplLayerNormStats4096(dst, mean, rstd, x, gamma, beta []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStats4096(layernormAvx512LayerNormStats4096NT, dst, mean, rstd, x, gamma, beta, rows)
 		} else {
 			layernormRunLayerNormStats4096(layernormAvx512LayerNormStats4096, dst, mean, rstd, x, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStats4096(layernormAvx2LayerNormStats4096NT, dst, mean, rstd, x, gamma, beta, rows)
 		} else {
@@ -455,16 +480,18 @@ func layernormRunLayerNormStats4096(kern func(dst, mean, rstd, x, gamma, beta *f
 }
 
 func layernormImplLayerNormStatsAny(dst, mean, rstd, x, gamma, beta []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStatsAny(layernormAvx512LayerNormStatsAnyNT, dst, mean, rstd, x, gamma, beta, rows, h)
 		} else {
 			layernormRunLayerNormStatsAny(layernormAvx512LayerNormStatsAny, dst, mean, rstd, x, gamma, beta, rows, h)
 		}
 	case layernormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStatsAny(layernormAvx2LayerNormStatsAnyNT, dst, mean, rstd, x, gamma, beta, rows, h)
 		} else {

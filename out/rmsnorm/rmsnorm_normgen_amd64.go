@@ -6,11 +6,16 @@ package rmsnorm
 import "golang.org/x/sys/cpu"
 
 var (
-	// hasAVX512 reports AVX-512F, read once at start-up.
-	rmsnormHasAVX512 = cpu.X86.HasAVX512F
+	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
+	rmsnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	rmsnormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
+
+// ntMinBytes is the size of a call's row outputs (all of them) from
+// which the dispatch picks streaming stores: they pay for outputs larger
+// than the caches keep, and cost dearly for outputs that would stay in L2.
+const rmsnormNtMinBytes = 1 << 20
 
 //go:noescape
 func rmsnormAvx512RMSNorm2048(dst, x, gamma *float32, rows int) int
@@ -169,16 +174,18 @@ func rmsnormAvx2RMSNormStatsAny(dst, rstd, x, gamma *float32, rows, h int) int
 func rmsnormAvx2RMSNormStatsAnyNT(dst, rstd, x, gamma *float32, rows, h int) int
 
 func rmsnormImplRMSNorm2048(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 2048 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*8192 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm2048(rmsnormAvx512RMSNorm2048NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunRMSNorm2048(rmsnormAvx512RMSNorm2048, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*8192 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm2048(rmsnormAvx2RMSNorm2048NT, dst, x, gamma, rows)
 		} else {
@@ -200,16 +207,18 @@ func rmsnormRunRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm4096(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 4096 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm4096(rmsnormAvx512RMSNorm4096NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunRMSNorm4096(rmsnormAvx512RMSNorm4096, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm4096(rmsnormAvx2RMSNorm4096NT, dst, x, gamma, rows)
 		} else {
@@ -231,16 +240,18 @@ func rmsnormRunRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm5120(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 5120 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*20480 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm5120(rmsnormAvx512RMSNorm5120NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunRMSNorm5120(rmsnormAvx512RMSNorm5120, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*20480 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm5120(rmsnormAvx2RMSNorm5120NT, dst, x, gamma, rows)
 		} else {
@@ -262,16 +273,18 @@ func rmsnormRunRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm8192(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 8192 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm8192(rmsnormAvx512RMSNorm8192NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunRMSNorm8192(rmsnormAvx512RMSNorm8192, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNorm8192(rmsnormAvx2RMSNorm8192NT, dst, x, gamma, rows)
 		} else {
@@ -293,16 +306,18 @@ func rmsnormRunRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNormAny(dst, x, gamma []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormAny(rmsnormAvx512RMSNormAnyNT, dst, x, gamma, rows, h)
 		} else {
 			rmsnormRunRMSNormAny(rmsnormAvx512RMSNormAny, dst, x, gamma, rows, h)
 		}
 	case rmsnormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormAny(rmsnormAvx2RMSNormAnyNT, dst, x, gamma, rows, h)
 		} else {
@@ -324,16 +339,18 @@ func rmsnormRunRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, ds
 }
 
 func rmsnormImplGemmaRMSNorm2048(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 2048 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*8192 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNorm2048(rmsnormAvx512GemmaRMSNorm2048NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunGemmaRMSNorm2048(rmsnormAvx512GemmaRMSNorm2048, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*8192 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNorm2048(rmsnormAvx2GemmaRMSNorm2048NT, dst, x, gamma, rows)
 		} else {
@@ -355,16 +372,18 @@ func rmsnormRunGemmaRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int,
 }
 
 func rmsnormImplGemmaRMSNorm3072(dst, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 3072 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*12288 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNorm3072(rmsnormAvx512GemmaRMSNorm3072NT, dst, x, gamma, rows)
 		} else {
 			rmsnormRunGemmaRMSNorm3072(rmsnormAvx512GemmaRMSNorm3072, dst, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*12288 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNorm3072(rmsnormAvx2GemmaRMSNorm3072NT, dst, x, gamma, rows)
 		} else {
@@ -386,16 +405,18 @@ func rmsnormRunGemmaRMSNorm3072(kern func(dst, x, gamma *float32, rows int) int,
 }
 
 func rmsnormImplGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNormAny(rmsnormAvx512GemmaRMSNormAnyNT, dst, x, gamma, rows, h)
 		} else {
 			rmsnormRunGemmaRMSNormAny(rmsnormAvx512GemmaRMSNormAny, dst, x, gamma, rows, h)
 		}
 	case rmsnormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunGemmaRMSNormAny(rmsnormAvx2GemmaRMSNormAnyNT, dst, x, gamma, rows, h)
 		} else {
@@ -417,16 +438,18 @@ func rmsnormRunGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) in
 }
 
 func rmsnormImplAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst, sum).
+	const rowOutBytes = 2 * 2048 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNorm2048(rmsnormAvx512AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm2048(rmsnormAvx512AddRMSNorm2048, dst, sum, x, f, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNorm2048(rmsnormAvx2AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
 		} else {
@@ -448,16 +471,18 @@ func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int
 }
 
 func rmsnormImplAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst, sum).
+	const rowOutBytes = 2 * 4096 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNorm4096(rmsnormAvx512AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm4096(rmsnormAvx512AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*32768 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNorm4096(rmsnormAvx2AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
 		} else {
@@ -479,16 +504,18 @@ func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int
 }
 
 func rmsnormImplAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
+	// Bytes of row outputs per row (dst, sum).
+	rowOutBytes := 2 * h * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*h*8 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNormAny(rmsnormAvx512AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
 		} else {
 			rmsnormRunAddRMSNormAny(rmsnormAvx512AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 		}
 	case rmsnormHasAVX2:
-		if rows*h*8 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunAddRMSNormAny(rmsnormAvx2AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
 		} else {
@@ -510,16 +537,18 @@ func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h i
 }
 
 func rmsnormImplRMSNormStats4096(dst, rstd, x, gamma []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 4096 * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormStats4096(rmsnormAvx512RMSNormStats4096NT, dst, rstd, x, gamma, rows)
 		} else {
 			rmsnormRunRMSNormStats4096(rmsnormAvx512RMSNormStats4096, dst, rstd, x, gamma, rows)
 		}
 	case rmsnormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormStats4096(rmsnormAvx2RMSNormStats4096NT, dst, rstd, x, gamma, rows)
 		} else {
@@ -541,16 +570,18 @@ func rmsnormRunRMSNormStats4096(kern func(dst, rstd, x, gamma *float32, rows int
 }
 
 func rmsnormImplRMSNormStatsAny(dst, rstd, x, gamma []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case rmsnormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormStatsAny(rmsnormAvx512RMSNormStatsAnyNT, dst, rstd, x, gamma, rows, h)
 		} else {
 			rmsnormRunRMSNormStatsAny(rmsnormAvx512RMSNormStatsAny, dst, rstd, x, gamma, rows, h)
 		}
 	case rmsnormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			rmsnormRunRMSNormStatsAny(rmsnormAvx2RMSNormStatsAnyNT, dst, rstd, x, gamma, rows, h)
 		} else {

@@ -6,11 +6,16 @@ package weightnorm
 import "golang.org/x/sys/cpu"
 
 var (
-	// hasAVX512 reports AVX-512F, read once at start-up.
-	weightnormHasAVX512 = cpu.X86.HasAVX512F
+	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
+	weightnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	weightnormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
+
+// ntMinBytes is the size of a call's row outputs (all of them) from
+// which the dispatch picks streaming stores: they pay for outputs larger
+// than the caches keep, and cost dearly for outputs that would stay in L2.
+const weightnormNtMinBytes = 1 << 20
 
 //go:noescape
 func weightnormAvx512WeightNorm768(dst, x, gain *float32, rows int) int
@@ -61,16 +66,18 @@ func weightnormAvx2WeightNormAny(dst, x, gain *float32, rows, h int) int
 func weightnormAvx2WeightNormAnyNT(dst, x, gain *float32, rows, h int) int
 
 func weightnormImplWeightNorm768(dst, x, gain []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 768 * 4
 	switch {
 	case weightnormHasAVX512:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm768(weightnormAvx512WeightNorm768NT, dst, x, gain, rows)
 		} else {
 			weightnormRunWeightNorm768(weightnormAvx512WeightNorm768, dst, x, gain, rows)
 		}
 	case weightnormHasAVX2:
-		if rows*3072 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm768(weightnormAvx2WeightNorm768NT, dst, x, gain, rows)
 		} else {
@@ -92,16 +99,18 @@ func weightnormRunWeightNorm768(kern func(dst, x, gain *float32, rows int) int, 
 }
 
 func weightnormImplWeightNorm3072(dst, x, gain []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 3072 * 4
 	switch {
 	case weightnormHasAVX512:
-		if rows*12288 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm3072(weightnormAvx512WeightNorm3072NT, dst, x, gain, rows)
 		} else {
 			weightnormRunWeightNorm3072(weightnormAvx512WeightNorm3072, dst, x, gain, rows)
 		}
 	case weightnormHasAVX2:
-		if rows*12288 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm3072(weightnormAvx2WeightNorm3072NT, dst, x, gain, rows)
 		} else {
@@ -123,16 +132,18 @@ func weightnormRunWeightNorm3072(kern func(dst, x, gain *float32, rows int) int,
 }
 
 func weightnormImplWeightNorm4096(dst, x, gain []float32, rows int) {
+	// Bytes of row outputs per row (dst).
+	const rowOutBytes = 4096 * 4
 	switch {
 	case weightnormHasAVX512:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm4096(weightnormAvx512WeightNorm4096NT, dst, x, gain, rows)
 		} else {
 			weightnormRunWeightNorm4096(weightnormAvx512WeightNorm4096, dst, x, gain, rows)
 		}
 	case weightnormHasAVX2:
-		if rows*16384 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNorm4096(weightnormAvx2WeightNorm4096NT, dst, x, gain, rows)
 		} else {
@@ -154,16 +165,18 @@ func weightnormRunWeightNorm4096(kern func(dst, x, gain *float32, rows int) int,
 }
 
 func weightnormImplWeightNormAny(dst, x, gain []float32, rows, h int) {
+	// Bytes of row outputs per row (dst).
+	rowOutBytes := h * 4
 	switch {
 	case weightnormHasAVX512:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNormAny(weightnormAvx512WeightNormAnyNT, dst, x, gain, rows, h)
 		} else {
 			weightnormRunWeightNormAny(weightnormAvx512WeightNormAny, dst, x, gain, rows, h)
 		}
 	case weightnormHasAVX2:
-		if rows*h*4 >= 1048576 {
+		if rows*rowOutBytes >= weightnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
 			weightnormRunWeightNormAny(weightnormAvx2WeightNormAnyNT, dst, x, gain, rows, h)
 		} else {
