@@ -1056,8 +1056,9 @@ func (k Kernel) names(emit func(name string, size int)) {
 				emit(h+e, i)
 			}
 			for _, p := range target.Prefixes() {
-				emit(p+base+size, i)
-				emit(p+base+size+"NT", i)
+				for _, v := range target.VariantSuffixes() {
+					emit(p+base+size+v, i)
+				}
 			}
 		}
 		emit("go"+base+"Any", -1)

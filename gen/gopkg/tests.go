@@ -199,10 +199,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 			var body []jen.Code
 			for _, fn := range e.Funcs {
 				isa := fn.ISA
-				name := isa.Name()
-				if fn.NT {
-					name += "-nt"
-				}
+				name := fn.Label()
 				args := []jen.Code{jen.Id(fn.Name())}
 				for i := range k.IR.Arrays {
 					args = append(args, jen.Id("a").Index(jen.Lit(i)))

@@ -28,11 +28,27 @@ type Func struct {
 // or, for run-time H, avx2RMSNormAny; NT variants end in NT
 // (avx2RMSNorm4096NT).
 func (f Func) Name() string {
-	name := table[f.ISA].Prefix + f.Kernel.Name + SizeSuffix(f.H)
+	return table[f.ISA].Prefix + f.Kernel.Name + SizeSuffix(f.H) + f.suffix()
+}
+
+// VariantSuffixes lists what ends the names of each variant of a
+// function: none for the plain one, "NT" for streaming stores.
+func VariantSuffixes() []string { return []string{"", "NT"} }
+
+func (f Func) suffix() string {
 	if f.NT {
-		name += "NT"
+		return "NT"
 	}
-	return name
+	return ""
+}
+
+// Label names the implementation in the generated tests: the ISA's name,
+// and the variant ("avx2-nt").
+func (f Func) Label() string {
+	if s := f.suffix(); s != "" {
+		return f.ISA.Name() + "-" + strings.ToLower(s)
+	}
+	return f.ISA.Name()
 }
 
 // NTMinBytes is the size of a call's row outputs (all of them together,
