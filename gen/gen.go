@@ -58,11 +58,11 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	for _, sk := range f.Kernels {
 		plan, err := algo.NewPlan(sk)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, f.Errorf(sk.Pos, "%v", err)
 		}
 		isas, err := target.Assemblies(sk.Targets)
 		if err != nil {
-			return nil, fmt.Errorf("%s: kernel %s: %w", f.Path, sk.Name, err)
+			return nil, f.Errorf(sk.Pos, "kernel %s: %v", sk.Name, err)
 		}
 		p.Kernels = append(p.Kernels, gopkg.Kernel{Plan: plan, IR: plan.Kernel, Spec: sk, Sizes: plan.Sizes, ISAs: isas, Columns: plan.Columns})
 	}
@@ -71,7 +71,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	add := func(name string, write func() ([]byte, error)) error {
 		b, err := write()
 		if err != nil {
-			return fmt.Errorf("%s: generating %s: %w", f.Path, name, err)
+			return located(f, fmt.Errorf("generating %s: %w", name, err))
 		}
 		out.Files[name] = b
 		return nil
@@ -94,7 +94,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	for _, arch := range p.Archs() {
 		lower, ok := lowerings[arch]
 		if !ok {
-			return nil, fmt.Errorf("%s: no assembly lowering for %s", f.Path, arch)
+			return nil, located(f, fmt.Errorf("no assembly lowering for %s", arch))
 		}
 		funcs := p.Funcs(arch)
 		steps = append(steps,
@@ -111,18 +111,32 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		}
 	}
 	if err := qualify(out.Files, IdentPrefix(base)); err != nil {
-		return nil, fmt.Errorf("%s: %w", specName(f), err)
+		return nil, located(f, err)
 	}
 	if id, file := duplicates(out.Files); id != "" {
-		pos, kernel := spec.Pos{Line: 1, Col: 1}, ""
-		for _, k := range f.Kernels {
-			if strings.Contains(id, k.Name) && len(k.Name) > len(kernel) {
-				pos, kernel = k.Pos, k.Name
-			}
-		}
+		pos, kernel := kernelAt(f, id)
 		return nil, f.Errorf(pos, "the generated %s declares %s twice (kernel %s); allowed: kernel names whose generated names are all distinct (rename a kernel)", file, id, kernel)
 	}
 	return out, nil
+}
+
+// located is err, found while generating f, as a spec error at the
+// kernel it names (see kernelAt): FILE:LINE:COL: message.
+func located(f *spec.File, err error) *spec.Error {
+	pos, _ := kernelAt(f, err.Error())
+	return f.Errorf(pos, "%v", err)
+}
+
+// kernelAt returns the position and name of the kernel of f whose name
+// text mentions (the longest such name), or the file's first line and "".
+func kernelAt(f *spec.File, text string) (spec.Pos, string) {
+	pos, kernel := spec.Pos{Line: 1, Col: 1}, ""
+	for _, k := range f.Kernels {
+		if strings.Contains(text, k.Name) && len(k.Name) > len(kernel) {
+			pos, kernel = k.Pos, k.Name
+		}
+	}
+	return pos, kernel
 }
 
 // step computes one file of the package.

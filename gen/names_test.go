@@ -50,7 +50,7 @@ kernels:
 
 // TestDocIsInert: a kernel's doc is written only inside // line comments,
 // never at the start of a comment line, so that no text becomes a
-// directive or ends a block comment (issue 11, item 6).
+// directive or ends a block comment.
 func TestDocIsInert(t *testing.T) {
 	directive := regexp.MustCompile(`(?m)^//(go:generate|go:build ignore|line |\s*\+build)`)
 	for _, doc := range []string{"//go:generate touch X", "//go:build ignore", "+build ignore", "// +build ignore",
@@ -93,8 +93,7 @@ func TestDocIsInert(t *testing.T) {
 }
 
 // TestQualify: every unexported package-level identifier and Test function
-// of two specs' files differs, so that they share a package (issue 11,
-// item 2).
+// of two specs' files differs, so that they share a package.
 func TestQualify(t *testing.T) {
 	gen := func(path, kernel string) map[string]bool {
 		src := strings.Replace(strings.Replace(docSpec, "%q", "x", 1), "name: K", "name: "+kernel, 1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fuzz campaign of issue 5: runs every generated fuzz target of every
+# The fuzz campaign: runs every generated fuzz target of every
 # package under out/ for a set time, on every instruction set this machine
 # can reach:
 #   amd64        natively: AVX-512 (where the CPU has it) and AVX2, both

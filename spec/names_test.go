@@ -7,7 +7,7 @@ import (
 )
 
 // TestPackageNamesTheGoToolCannotUse: names the go command refuses or
-// reads as something else (issue 11, item 8).
+// reads as something else.
 func TestPackageNamesTheGoToolCannotUse(t *testing.T) {
 	for s, why := range map[string]string{
 		"main":          "is a command",
@@ -32,8 +32,7 @@ func TestPackageNamesTheGoToolCannotUse(t *testing.T) {
 }
 
 // TestYAML12Numbers: a spec is YAML 1.2, whose numbers have no octal
-// 010, and every float limit holds after rounding to float32 (issue 11,
-// item 9).
+// 010, and every float limit holds after rounding to float32.
 func TestYAML12Numbers(t *testing.T) {
 	good := map[string]func(*File) bool{
 		head + "    mean: true\n    hidden: [10]\n":                         func(f *File) bool { return f.Kernels[0].Hidden[0] == 10 },
@@ -75,7 +74,7 @@ func TestYAML12Numbers(t *testing.T) {
 }
 
 // TestSpecPathControlCharacter: a path with a newline is named quoted,
-// on one line (issue 11, item 9).
+// on one line.
 func TestSpecPathControlCharacter(t *testing.T) {
 	for _, path := range []string{"a\nb.yaml", "x\x1b.yaml", "tab\there.yaml"} {
 		_, err := Load(path)
@@ -90,7 +89,7 @@ func TestSpecPathControlCharacter(t *testing.T) {
 }
 
 // TestGeneratedNameCollisions: every name the generated code declares is
-// checked, with the position of the kernel that collides (issue 11, item 7).
+// checked, with the position of the kernel that collides.
 func TestGeneratedNameCollisions(t *testing.T) {
 	for src, want := range map[string]string{
 		"version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: A1\n    axis: groups\n    groups: 2\n    mean: true\n": "7:11: kernel A1's generated name A1 is also a generated name of kernel A (at 6:14)",

@@ -18,7 +18,7 @@ const (
 // TestSpecsShareADirectory: two specs generate into one directory beside
 // hand-written files named after the package, each keeps its own files,
 // and a third spec whose kernel would redeclare an entry point is refused
-// with both specs' positions, nothing written (issue 11, items 1 and 2).
+// with both specs' positions, nothing written.
 func TestSpecsShareADirectory(t *testing.T) {
 	workdir(t)
 	for name, data := range map[string]string{"a.yaml": specA, "b.yaml": specB, "c.yaml": specC,

@@ -9,7 +9,7 @@ import (
 
 // TestFormatErrorsAreShort: generated code that does not format is a
 // generator bug, reported in one line naming the problem, never with the
-// generated source (issue 11, item 9: a 156-line dump).
+// generated source (which would run to hundreds of lines).
 func TestFormatErrorsAreShort(t *testing.T) {
 	f := jen.NewFile("p")
 	f.Func().Id("f").Params().Block(jen.Id("x").Op(":= :=").Lit(1))

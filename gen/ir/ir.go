@@ -257,16 +257,6 @@ func (k *Kernel) ArrayIndex(name string) int {
 	return -1
 }
 
-// HasRole reports whether any array has the given role.
-func (k *Kernel) HasRole(r Role) bool {
-	for _, a := range k.Arrays {
-		if a.Role == r {
-			return true
-		}
-	}
-	return false
-}
-
 // The summation policy: how every float32 accumulator (VAcc, VAccMul) of
 // every layout and every vector lowering adds its terms, and how Eval
 // adds them. A sequential float32 sum of n terms errs by up to n-1

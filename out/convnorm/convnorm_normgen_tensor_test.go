@@ -24,66 +24,8 @@ import (
 // (1 + max|x|/sigma)) over each normalized set of values.
 const convnormTTolerance = 64
 
-const convnormTEpsilon32 = 1.0 / (1 << 24)
-
-// tMargin floats of tSentinel surround every array: a kernel that writes
-// outside its arrays changes them.
-const convnormTMargin = 16
-
-var convnormTSentinel = math.Float32frombits(0x7fc0dead) // a NaN no kernel computes
-
-// tExpectPanic runs f and returns its panic message, or fails.
-func convnormTExpectPanic(t *testing.T, what string, f func()) (msg string) {
-	t.Helper()
-	defer func() {
-		r := recover()
-		if r == nil {
-			t.Fatalf("%s: no panic", what)
-		}
-		msg = fmt.Sprint(r)
-	}()
-	f()
-	return ""
-}
-
-// tFloatsOf turns fuzzer bytes into float32 values, little-endian: NaN,
-// Inf and subnormals included.
-func convnormTFloatsOf(data []byte) []float32 {
-	out := make([]float32, len(data)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-	}
-	return out
-}
-
-type convnormTensorKernel struct {
-	name        string
-	axis        string // channels, batch or groups
-	groups      int    // axis groups: channel groups per image, or
-	groupSize   int    // the channels in each group
-	noStat      bool   // no statistic: y = x*gain + bias (BatchNorm at inference)
-	mean        bool
-	eps         float64
-	scale       bool
-	scaleOffset float64
-	shift       bool
-	saveStats   bool
-	running     string // "", "pytorch" or "onnx"
-	momentum    float64
-	isas        []string
-	sizes       []int // axis channels: the fixed channel counts
-	// call runs the entry point for the fixed channel count c.c (fixed) or
-	// the run-time one.
-	call func(c *convnormTensorCall, fixed bool)
-}
-
-// tensorCall is one call's shape and arrays; absent arrays are nil.
-type convnormTensorCall struct {
-	n, c, l                                          int
-	dst, x, gamma, beta, mean, rstd, runMean, runVar []float32
-	buffers                                          [][]float32 // each array inside margins of sentinels
-	unaligned                                        bool        // arrays start 0..3 floats past an aligned address
-}
+// tPackageName begins every panic message of the entry points.
+const convnormTPackageName = "convnorm"
 
 var convnormTensorKernels = []*convnormTensorKernel{
 	{
@@ -200,6 +142,125 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			InstanceNorm(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
+}
+
+func FuzzConvNeXtLayerNorm(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 0) }
+
+func FuzzConvNeXtLayerNorm96(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 96) }
+
+func FuzzConvNeXtLayerNorm128(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 128) }
+
+func FuzzConvNeXtLayerNorm192(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 192) }
+
+func FuzzConvNeXtLayerNorm256(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 256) }
+
+func FuzzConvNeXtLayerNorm384(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 384) }
+
+func FuzzConvNeXtLayerNorm512(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 512) }
+
+func FuzzConvNeXtLayerNorm768(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 768) }
+
+func FuzzConvNeXtLayerNorm1024(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 1024) }
+
+func FuzzBatchNormTrain(f *testing.F) { convnormFuzzTensor(f, "BatchNormTrain", 0) }
+
+func FuzzBatchNormTrainONNX(f *testing.F) { convnormFuzzTensor(f, "BatchNormTrainONNX", 0) }
+
+func FuzzBatchNormInference(f *testing.F) { convnormFuzzTensor(f, "BatchNormInference", 0) }
+
+func FuzzGroupNorm(f *testing.F) { convnormFuzzTensor(f, "GroupNorm", 0) }
+
+func FuzzInstanceNorm(f *testing.F) { convnormFuzzTensor(f, "InstanceNorm", 0) }
+
+func BenchmarkConvNeXtLayerNorm(b *testing.B) {
+	convnormBenchTensor(b, "ConvNeXtLayerNorm", convnormTShape{1, 96, 196, true}, convnormTShape{1, 96, 3136, true}, convnormTShape{1, 128, 196, true}, convnormTShape{1, 128, 3136, true}, convnormTShape{1, 192, 196, true}, convnormTShape{1, 192, 3136, true}, convnormTShape{1, 256, 196, true}, convnormTShape{1, 256, 3136, true}, convnormTShape{1, 384, 196, true}, convnormTShape{1, 384, 3136, true}, convnormTShape{1, 512, 196, true}, convnormTShape{1, 512, 3136, true}, convnormTShape{1, 768, 196, true}, convnormTShape{1, 768, 3136, true}, convnormTShape{1, 1024, 196, true}, convnormTShape{1, 1024, 3136, true})
+}
+
+func BenchmarkBatchNormTrain(b *testing.B) {
+	convnormBenchTensor(b, "BatchNormTrain", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
+}
+
+func BenchmarkBatchNormTrainONNX(b *testing.B) {
+	convnormBenchTensor(b, "BatchNormTrainONNX", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
+}
+
+func BenchmarkBatchNormInference(b *testing.B) {
+	convnormBenchTensor(b, "BatchNormInference", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
+}
+
+func BenchmarkGroupNorm(b *testing.B) {
+	convnormBenchTensor(b, "GroupNorm", convnormTShape{1, 128, 64, false}, convnormTShape{2, 128, 3136, false})
+}
+
+func BenchmarkInstanceNorm(b *testing.B) {
+	convnormBenchTensor(b, "InstanceNorm", convnormTShape{1, 64, 64, false}, convnormTShape{2, 64, 3136, false})
+}
+
+// The helpers of the tests of the kernels over [N, C, L] tensors live in
+// normgen's templates/testkit/tensor.go, where they compile and have tests
+// of their own; the generator appends them verbatim to each
+// <stem>_tensor_test.go, after the template's part (tTolerance,
+// tPackageName, the tensorKernels table).
+
+const convnormTEpsilon32 = 1.0 / (1 << 24)
+
+// tMargin floats of tSentinel surround every array: a kernel that writes
+// outside its arrays changes them.
+const convnormTMargin = 16
+
+var convnormTSentinel = math.Float32frombits(0x7fc0dead) // a NaN no kernel computes
+
+// tExpectPanic runs f and returns its panic message, or fails.
+func convnormTExpectPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
+	return ""
+}
+
+// tFloatsOf turns fuzzer bytes into float32 values, little-endian: NaN,
+// Inf and subnormals included.
+func convnormTFloatsOf(data []byte) []float32 {
+	out := make([]float32, len(data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return out
+}
+
+type convnormTensorKernel struct {
+	name        string
+	axis        string // channels, batch or groups
+	groups      int    // axis groups: channel groups per image, or
+	groupSize   int    // the channels in each group
+	noStat      bool   // no statistic: y = x*gain + bias (BatchNorm at inference)
+	mean        bool
+	eps         float64
+	scale       bool
+	scaleOffset float64
+	shift       bool
+	saveStats   bool
+	running     string // "", "pytorch" or "onnx"
+	momentum    float64
+	isas        []string
+	sizes       []int // axis channels: the fixed channel counts
+	// call runs the entry point for the fixed channel count c.c (fixed) or
+	// the run-time one.
+	call func(c *convnormTensorCall, fixed bool)
+}
+
+// tensorCall is one call's shape and arrays; absent arrays are nil.
+type convnormTensorCall struct {
+	n, c, l                                          int
+	dst, x, gamma, beta, mean, rstd, runMean, runVar []float32
+	buffers                                          [][]float32 // each array inside margins of sentinels
+	unaligned                                        bool        // arrays start 0..3 floats past an aligned address
 }
 
 // arrayName is the entry point's name for a tensorCall field: BatchNorm's
@@ -835,7 +896,7 @@ func TestConvnormTensorWrongLengths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	for _, k := range convnormTensorKernels {
 		s := k.shapes()[len(k.shapes())-1]
-		qualified := "convnorm." + k.name
+		qualified := convnormTPackageName + "." + k.name
 		type mutation struct {
 			what, want string
 			change     func(c *convnormTensorCall)
@@ -1022,34 +1083,6 @@ func convnormFuzzTensor(f *testing.F, name string, fixedC int) {
 	})
 }
 
-func FuzzConvNeXtLayerNorm(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 0) }
-
-func FuzzConvNeXtLayerNorm96(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 96) }
-
-func FuzzConvNeXtLayerNorm128(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 128) }
-
-func FuzzConvNeXtLayerNorm192(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 192) }
-
-func FuzzConvNeXtLayerNorm256(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 256) }
-
-func FuzzConvNeXtLayerNorm384(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 384) }
-
-func FuzzConvNeXtLayerNorm512(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 512) }
-
-func FuzzConvNeXtLayerNorm768(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 768) }
-
-func FuzzConvNeXtLayerNorm1024(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 1024) }
-
-func FuzzBatchNormTrain(f *testing.F) { convnormFuzzTensor(f, "BatchNormTrain", 0) }
-
-func FuzzBatchNormTrainONNX(f *testing.F) { convnormFuzzTensor(f, "BatchNormTrainONNX", 0) }
-
-func FuzzBatchNormInference(f *testing.F) { convnormFuzzTensor(f, "BatchNormInference", 0) }
-
-func FuzzGroupNorm(f *testing.F) { convnormFuzzTensor(f, "GroupNorm", 0) }
-
-func FuzzInstanceNorm(f *testing.F) { convnormFuzzTensor(f, "InstanceNorm", 0) }
-
 // benchTensor times a kernel on an [n, c, l] tensor next to a copy of the
 // same bytes, so that every figure has its bound from the same run.
 func convnormBenchTensor(b *testing.B, name string, shapes ...convnormTShape) {
@@ -1071,28 +1104,4 @@ func convnormBenchTensor(b *testing.B, name string, shapes ...convnormTShape) {
 			}
 		})
 	}
-}
-
-func BenchmarkConvNeXtLayerNorm(b *testing.B) {
-	convnormBenchTensor(b, "ConvNeXtLayerNorm", convnormTShape{1, 96, 196, true}, convnormTShape{1, 96, 3136, true}, convnormTShape{1, 128, 196, true}, convnormTShape{1, 128, 3136, true}, convnormTShape{1, 192, 196, true}, convnormTShape{1, 192, 3136, true}, convnormTShape{1, 256, 196, true}, convnormTShape{1, 256, 3136, true}, convnormTShape{1, 384, 196, true}, convnormTShape{1, 384, 3136, true}, convnormTShape{1, 512, 196, true}, convnormTShape{1, 512, 3136, true}, convnormTShape{1, 768, 196, true}, convnormTShape{1, 768, 3136, true}, convnormTShape{1, 1024, 196, true}, convnormTShape{1, 1024, 3136, true})
-}
-
-func BenchmarkBatchNormTrain(b *testing.B) {
-	convnormBenchTensor(b, "BatchNormTrain", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
-}
-
-func BenchmarkBatchNormTrainONNX(b *testing.B) {
-	convnormBenchTensor(b, "BatchNormTrainONNX", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
-}
-
-func BenchmarkBatchNormInference(b *testing.B) {
-	convnormBenchTensor(b, "BatchNormInference", convnormTShape{8, 64, 64, false}, convnormTShape{8, 64, 3136, false}, convnormTShape{256, 512, 1, false})
-}
-
-func BenchmarkGroupNorm(b *testing.B) {
-	convnormBenchTensor(b, "GroupNorm", convnormTShape{1, 128, 64, false}, convnormTShape{2, 128, 3136, false})
-}
-
-func BenchmarkInstanceNorm(b *testing.B) {
-	convnormBenchTensor(b, "InstanceNorm", convnormTShape{1, 64, 64, false}, convnormTShape{2, 64, 3136, false})
 }

@@ -4,7 +4,8 @@ package deepnorm
 
 // The tests below check every implementation this CPU can run, and the
 // pure-Go one, against an oracle computed in float64 straight from the
-// kernels' formulas (written here, independently of the generator).
+// kernels' formulas (in the helpers at the end of this file, written
+// independently of the generator).
 
 import (
 	"encoding/binary"
@@ -14,14 +15,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
-
-const (
-	deepnormRoleRowIn = iota
-	deepnormRoleRowOut
-	deepnormRoleParam
-	deepnormRoleRowScalarIn
-	deepnormRoleRowScalarOut
 )
 
 // tolerance is the accuracy contract, in units of the float32 epsilon: for
@@ -36,27 +29,8 @@ const (
 // input to float32 already moves the output by that much.
 const deepnormTolerance = 64
 
-type deepnormKernel struct {
-	name         string
-	mean         bool
-	eps          float64
-	scale        bool
-	scaleOffset  float64
-	shift        bool
-	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
-	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
-	noStat       bool // no normalization: the affine alone
-	residual     bool
-	alpha        float64
-	isas         []string // instruction sets generated for it
-	arrays       []string
-	roles        []int
-	sizes        []int
-	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
-	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
-	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
-	pureGo       func(a [][]float32, rows, h int)
-}
+// packageName begins every panic message of the entry points.
+const deepnormPackageName = "deepnorm"
 
 var deepnormKernels = []*deepnormKernel{
 	{
@@ -88,6 +62,45 @@ var deepnormKernels = []*deepnormKernel{
 		},
 		pureGo: func(a [][]float32, rows, h int) { deepnormGoDeepNormAny(a[0], a[1], a[2], a[3], a[4], rows, h) },
 	},
+}
+
+func FuzzDeepNorm1024(f *testing.F) { deepnormFuzzKernel(f, "DeepNorm", 1024) }
+
+func BenchmarkDeepNorm1024(b *testing.B) { deepnormBenchKernel(b, "DeepNorm", 1024) }
+
+// The helpers of the tests of the kernels over rows live in normgen's
+// templates/testkit/rows.go, where they compile and have tests of their
+// own; the generator appends them verbatim to each <stem>_test.go, after
+// the template's part (tolerance, packageName, the kernels table).
+
+const (
+	deepnormRoleRowIn = iota
+	deepnormRoleRowOut
+	deepnormRoleParam
+	deepnormRoleRowScalarIn
+	deepnormRoleRowScalarOut
+)
+
+type deepnormKernel struct {
+	name         string
+	mean         bool
+	eps          float64
+	scale        bool
+	scaleOffset  float64
+	shift        bool
+	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
+	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat       bool // no normalization: the affine alone
+	residual     bool
+	alpha        float64
+	isas         []string // instruction sets generated for it
+	arrays       []string
+	roles        []int
+	sizes        []int
+	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
+	pureGo       func(a [][]float32, rows, h int)
 }
 
 func (k *deepnormKernel) index(name string) int {
@@ -763,7 +776,7 @@ func TestDeepnormWrongLengths(t *testing.T) {
 		for _, tc := range k.cases() {
 			h, rows := tc.h, 2
 			entry := k.impls(h, tc.anySize)[0]
-			qualified := "deepnorm." + k.name
+			qualified := deepnormPackageName + "." + k.name
 			for i, name := range k.arrays {
 				for _, delta := range []int{-1, 1, -1 << 30} {
 					c := k.newArgs(rows, h, rng)
@@ -963,8 +976,6 @@ func deepnormKernelNamed(name string) *deepnormKernel {
 	panic("no kernel " + name)
 }
 
-func FuzzDeepNorm1024(f *testing.F) { deepnormFuzzKernel(f, "DeepNorm", 1024) }
-
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
@@ -995,5 +1006,3 @@ func deepnormBenchKernel(b *testing.B, name string, h int) {
 		}
 	}
 }
-
-func BenchmarkDeepNorm1024(b *testing.B) { deepnormBenchKernel(b, "DeepNorm", 1024) }

@@ -4,7 +4,8 @@ package layernorm
 
 // The tests below check every implementation this CPU can run, and the
 // pure-Go one, against an oracle computed in float64 straight from the
-// kernels' formulas (written here, independently of the generator).
+// kernels' formulas (in the helpers at the end of this file, written
+// independently of the generator).
 
 import (
 	"encoding/binary"
@@ -14,14 +15,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
-
-const (
-	layernormRoleRowIn = iota
-	layernormRoleRowOut
-	layernormRoleParam
-	layernormRoleRowScalarIn
-	layernormRoleRowScalarOut
 )
 
 // tolerance is the accuracy contract, in units of the float32 epsilon: for
@@ -36,27 +29,8 @@ const (
 // input to float32 already moves the output by that much.
 const layernormTolerance = 64
 
-type layernormKernel struct {
-	name         string
-	mean         bool
-	eps          float64
-	scale        bool
-	scaleOffset  float64
-	shift        bool
-	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
-	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
-	noStat       bool // no normalization: the affine alone
-	residual     bool
-	alpha        float64
-	isas         []string // instruction sets generated for it
-	arrays       []string
-	roles        []int
-	sizes        []int
-	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
-	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
-	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
-	pureGo       func(a [][]float32, rows, h int)
-}
+// packageName begins every panic message of the entry points.
+const layernormPackageName = "layernorm"
 
 var layernormKernels = []*layernormKernel{
 	{
@@ -170,6 +144,73 @@ var layernormKernels = []*layernormKernel{
 			layernormGoLayerNormStatsAny(a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 		},
 	},
+}
+
+func FuzzLayerNorm768(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 768) }
+
+func FuzzLayerNorm1024(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 1024) }
+
+func FuzzLayerNorm4096(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 4096) }
+
+func FuzzLayerNorm8192(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 8192) }
+
+func FuzzAddLayerNorm768(f *testing.F) { layernormFuzzKernel(f, "AddLayerNorm", 768) }
+
+func FuzzAddLayerNorm4096(f *testing.F) { layernormFuzzKernel(f, "AddLayerNorm", 4096) }
+
+func FuzzLayerNormStats768(f *testing.F) { layernormFuzzKernel(f, "LayerNormStats", 768) }
+
+func FuzzLayerNormStats4096(f *testing.F) { layernormFuzzKernel(f, "LayerNormStats", 4096) }
+
+func BenchmarkLayerNorm768(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 768) }
+
+func BenchmarkLayerNorm1024(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 1024) }
+
+func BenchmarkLayerNorm4096(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 4096) }
+
+func BenchmarkLayerNorm8192(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 8192) }
+
+func BenchmarkAddLayerNorm768(b *testing.B) { layernormBenchKernel(b, "AddLayerNorm", 768) }
+
+func BenchmarkAddLayerNorm4096(b *testing.B) { layernormBenchKernel(b, "AddLayerNorm", 4096) }
+
+func BenchmarkLayerNormStats768(b *testing.B) { layernormBenchKernel(b, "LayerNormStats", 768) }
+
+func BenchmarkLayerNormStats4096(b *testing.B) { layernormBenchKernel(b, "LayerNormStats", 4096) }
+
+// The helpers of the tests of the kernels over rows live in normgen's
+// templates/testkit/rows.go, where they compile and have tests of their
+// own; the generator appends them verbatim to each <stem>_test.go, after
+// the template's part (tolerance, packageName, the kernels table).
+
+const (
+	layernormRoleRowIn = iota
+	layernormRoleRowOut
+	layernormRoleParam
+	layernormRoleRowScalarIn
+	layernormRoleRowScalarOut
+)
+
+type layernormKernel struct {
+	name         string
+	mean         bool
+	eps          float64
+	scale        bool
+	scaleOffset  float64
+	shift        bool
+	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
+	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat       bool // no normalization: the affine alone
+	residual     bool
+	alpha        float64
+	isas         []string // instruction sets generated for it
+	arrays       []string
+	roles        []int
+	sizes        []int
+	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
+	pureGo       func(a [][]float32, rows, h int)
 }
 
 func (k *layernormKernel) index(name string) int {
@@ -845,7 +886,7 @@ func TestLayernormWrongLengths(t *testing.T) {
 		for _, tc := range k.cases() {
 			h, rows := tc.h, 2
 			entry := k.impls(h, tc.anySize)[0]
-			qualified := "layernorm." + k.name
+			qualified := layernormPackageName + "." + k.name
 			for i, name := range k.arrays {
 				for _, delta := range []int{-1, 1, -1 << 30} {
 					c := k.newArgs(rows, h, rng)
@@ -1045,22 +1086,6 @@ func layernormKernelNamed(name string) *layernormKernel {
 	panic("no kernel " + name)
 }
 
-func FuzzLayerNorm768(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 768) }
-
-func FuzzLayerNorm1024(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 1024) }
-
-func FuzzLayerNorm4096(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 4096) }
-
-func FuzzLayerNorm8192(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 8192) }
-
-func FuzzAddLayerNorm768(f *testing.F) { layernormFuzzKernel(f, "AddLayerNorm", 768) }
-
-func FuzzAddLayerNorm4096(f *testing.F) { layernormFuzzKernel(f, "AddLayerNorm", 4096) }
-
-func FuzzLayerNormStats768(f *testing.F) { layernormFuzzKernel(f, "LayerNormStats", 768) }
-
-func FuzzLayerNormStats4096(f *testing.F) { layernormFuzzKernel(f, "LayerNormStats", 4096) }
-
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
@@ -1091,19 +1116,3 @@ func layernormBenchKernel(b *testing.B, name string, h int) {
 		}
 	}
 }
-
-func BenchmarkLayerNorm768(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 768) }
-
-func BenchmarkLayerNorm1024(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 1024) }
-
-func BenchmarkLayerNorm4096(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 4096) }
-
-func BenchmarkLayerNorm8192(b *testing.B) { layernormBenchKernel(b, "LayerNorm", 8192) }
-
-func BenchmarkAddLayerNorm768(b *testing.B) { layernormBenchKernel(b, "AddLayerNorm", 768) }
-
-func BenchmarkAddLayerNorm4096(b *testing.B) { layernormBenchKernel(b, "AddLayerNorm", 4096) }
-
-func BenchmarkLayerNormStats768(b *testing.B) { layernormBenchKernel(b, "LayerNormStats", 768) }
-
-func BenchmarkLayerNormStats4096(b *testing.B) { layernormBenchKernel(b, "LayerNormStats", 4096) }

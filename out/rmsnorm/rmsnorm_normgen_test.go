@@ -4,7 +4,8 @@ package rmsnorm
 
 // The tests below check every implementation this CPU can run, and the
 // pure-Go one, against an oracle computed in float64 straight from the
-// kernels' formulas (written here, independently of the generator).
+// kernels' formulas (in the helpers at the end of this file, written
+// independently of the generator).
 
 import (
 	"encoding/binary"
@@ -14,14 +15,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
-
-const (
-	rmsnormRoleRowIn = iota
-	rmsnormRoleRowOut
-	rmsnormRoleParam
-	rmsnormRoleRowScalarIn
-	rmsnormRoleRowScalarOut
 )
 
 // tolerance is the accuracy contract, in units of the float32 epsilon: for
@@ -36,27 +29,8 @@ const (
 // input to float32 already moves the output by that much.
 const rmsnormTolerance = 64
 
-type rmsnormKernel struct {
-	name         string
-	mean         bool
-	eps          float64
-	scale        bool
-	scaleOffset  float64
-	shift        bool
-	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
-	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
-	noStat       bool // no normalization: the affine alone
-	residual     bool
-	alpha        float64
-	isas         []string // instruction sets generated for it
-	arrays       []string
-	roles        []int
-	sizes        []int
-	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
-	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
-	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
-	pureGo       func(a [][]float32, rows, h int)
-}
+// packageName begins every panic message of the entry points.
+const rmsnormPackageName = "rmsnorm"
 
 var rmsnormKernels = []*rmsnormKernel{
 	{
@@ -195,6 +169,77 @@ var rmsnormKernels = []*rmsnormKernel{
 		},
 		pureGo: func(a [][]float32, rows, h int) { rmsnormGoRMSNormStatsAny(a[0], a[1], a[2], a[3], rows, h) },
 	},
+}
+
+func FuzzRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 2048) }
+
+func FuzzRMSNorm4096(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 4096) }
+
+func FuzzRMSNorm5120(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 5120) }
+
+func FuzzRMSNorm8192(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 8192) }
+
+func FuzzGemmaRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "GemmaRMSNorm", 2048) }
+
+func FuzzGemmaRMSNorm3072(f *testing.F) { rmsnormFuzzKernel(f, "GemmaRMSNorm", 3072) }
+
+func FuzzAddRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "AddRMSNorm", 2048) }
+
+func FuzzAddRMSNorm4096(f *testing.F) { rmsnormFuzzKernel(f, "AddRMSNorm", 4096) }
+
+func FuzzRMSNormStats4096(f *testing.F) { rmsnormFuzzKernel(f, "RMSNormStats", 4096) }
+
+func BenchmarkRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 2048) }
+
+func BenchmarkRMSNorm4096(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 4096) }
+
+func BenchmarkRMSNorm5120(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 5120) }
+
+func BenchmarkRMSNorm8192(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 8192) }
+
+func BenchmarkGemmaRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "GemmaRMSNorm", 2048) }
+
+func BenchmarkGemmaRMSNorm3072(b *testing.B) { rmsnormBenchKernel(b, "GemmaRMSNorm", 3072) }
+
+func BenchmarkAddRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "AddRMSNorm", 2048) }
+
+func BenchmarkAddRMSNorm4096(b *testing.B) { rmsnormBenchKernel(b, "AddRMSNorm", 4096) }
+
+func BenchmarkRMSNormStats4096(b *testing.B) { rmsnormBenchKernel(b, "RMSNormStats", 4096) }
+
+// The helpers of the tests of the kernels over rows live in normgen's
+// templates/testkit/rows.go, where they compile and have tests of their
+// own; the generator appends them verbatim to each <stem>_test.go, after
+// the template's part (tolerance, packageName, the kernels table).
+
+const (
+	rmsnormRoleRowIn = iota
+	rmsnormRoleRowOut
+	rmsnormRoleParam
+	rmsnormRoleRowScalarIn
+	rmsnormRoleRowScalarOut
+)
+
+type rmsnormKernel struct {
+	name         string
+	mean         bool
+	eps          float64
+	scale        bool
+	scaleOffset  float64
+	shift        bool
+	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
+	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat       bool // no normalization: the affine alone
+	residual     bool
+	alpha        float64
+	isas         []string // instruction sets generated for it
+	arrays       []string
+	roles        []int
+	sizes        []int
+	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
+	pureGo       func(a [][]float32, rows, h int)
 }
 
 func (k *rmsnormKernel) index(name string) int {
@@ -870,7 +915,7 @@ func TestRmsnormWrongLengths(t *testing.T) {
 		for _, tc := range k.cases() {
 			h, rows := tc.h, 2
 			entry := k.impls(h, tc.anySize)[0]
-			qualified := "rmsnorm." + k.name
+			qualified := rmsnormPackageName + "." + k.name
 			for i, name := range k.arrays {
 				for _, delta := range []int{-1, 1, -1 << 30} {
 					c := k.newArgs(rows, h, rng)
@@ -1070,24 +1115,6 @@ func rmsnormKernelNamed(name string) *rmsnormKernel {
 	panic("no kernel " + name)
 }
 
-func FuzzRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 2048) }
-
-func FuzzRMSNorm4096(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 4096) }
-
-func FuzzRMSNorm5120(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 5120) }
-
-func FuzzRMSNorm8192(f *testing.F) { rmsnormFuzzKernel(f, "RMSNorm", 8192) }
-
-func FuzzGemmaRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "GemmaRMSNorm", 2048) }
-
-func FuzzGemmaRMSNorm3072(f *testing.F) { rmsnormFuzzKernel(f, "GemmaRMSNorm", 3072) }
-
-func FuzzAddRMSNorm2048(f *testing.F) { rmsnormFuzzKernel(f, "AddRMSNorm", 2048) }
-
-func FuzzAddRMSNorm4096(f *testing.F) { rmsnormFuzzKernel(f, "AddRMSNorm", 4096) }
-
-func FuzzRMSNormStats4096(f *testing.F) { rmsnormFuzzKernel(f, "RMSNormStats", 4096) }
-
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
@@ -1118,21 +1145,3 @@ func rmsnormBenchKernel(b *testing.B, name string, h int) {
 		}
 	}
 }
-
-func BenchmarkRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 2048) }
-
-func BenchmarkRMSNorm4096(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 4096) }
-
-func BenchmarkRMSNorm5120(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 5120) }
-
-func BenchmarkRMSNorm8192(b *testing.B) { rmsnormBenchKernel(b, "RMSNorm", 8192) }
-
-func BenchmarkGemmaRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "GemmaRMSNorm", 2048) }
-
-func BenchmarkGemmaRMSNorm3072(b *testing.B) { rmsnormBenchKernel(b, "GemmaRMSNorm", 3072) }
-
-func BenchmarkAddRMSNorm2048(b *testing.B) { rmsnormBenchKernel(b, "AddRMSNorm", 2048) }
-
-func BenchmarkAddRMSNorm4096(b *testing.B) { rmsnormBenchKernel(b, "AddRMSNorm", 4096) }
-
-func BenchmarkRMSNormStats4096(b *testing.B) { rmsnormBenchKernel(b, "RMSNormStats", 4096) }

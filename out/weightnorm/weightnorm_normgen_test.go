@@ -4,7 +4,8 @@ package weightnorm
 
 // The tests below check every implementation this CPU can run, and the
 // pure-Go one, against an oracle computed in float64 straight from the
-// kernels' formulas (written here, independently of the generator).
+// kernels' formulas (in the helpers at the end of this file, written
+// independently of the generator).
 
 import (
 	"encoding/binary"
@@ -14,14 +15,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
-
-const (
-	weightnormRoleRowIn = iota
-	weightnormRoleRowOut
-	weightnormRoleParam
-	weightnormRoleRowScalarIn
-	weightnormRoleRowScalarOut
 )
 
 // tolerance is the accuracy contract, in units of the float32 epsilon: for
@@ -36,27 +29,8 @@ const (
 // input to float32 already moves the output by that much.
 const weightnormTolerance = 64
 
-type weightnormKernel struct {
-	name         string
-	mean         bool
-	eps          float64
-	scale        bool
-	scaleOffset  float64
-	shift        bool
-	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
-	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
-	noStat       bool // no normalization: the affine alone
-	residual     bool
-	alpha        float64
-	isas         []string // instruction sets generated for it
-	arrays       []string
-	roles        []int
-	sizes        []int
-	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
-	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
-	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
-	pureGo       func(a [][]float32, rows, h int)
-}
+// packageName begins every panic message of the entry points.
+const weightnormPackageName = "weightnorm"
 
 var weightnormKernels = []*weightnormKernel{
 	{
@@ -96,6 +70,53 @@ var weightnormKernels = []*weightnormKernel{
 		},
 		pureGo: func(a [][]float32, rows, h int) { weightnormGoWeightNormAny(a[0], a[1], a[2], rows, h) },
 	},
+}
+
+func FuzzWeightNorm768(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 768) }
+
+func FuzzWeightNorm3072(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 3072) }
+
+func FuzzWeightNorm4096(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 4096) }
+
+func BenchmarkWeightNorm768(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 768) }
+
+func BenchmarkWeightNorm3072(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 3072) }
+
+func BenchmarkWeightNorm4096(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 4096) }
+
+// The helpers of the tests of the kernels over rows live in normgen's
+// templates/testkit/rows.go, where they compile and have tests of their
+// own; the generator appends them verbatim to each <stem>_test.go, after
+// the template's part (tolerance, packageName, the kernels table).
+
+const (
+	weightnormRoleRowIn = iota
+	weightnormRoleRowOut
+	weightnormRoleParam
+	weightnormRoleRowScalarIn
+	weightnormRoleRowScalarOut
+)
+
+type weightnormKernel struct {
+	name         string
+	mean         bool
+	eps          float64
+	scale        bool
+	scaleOffset  float64
+	shift        bool
+	l2           bool // the statistic is the sum of squares (WeightNorm), not their mean
+	affinePerRow bool // scale and shift are one value per row (gain, bias), not per element (gamma, beta)
+	noStat       bool // no normalization: the affine alone
+	residual     bool
+	alpha        float64
+	isas         []string // instruction sets generated for it
+	arrays       []string
+	roles        []int
+	sizes        []int
+	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
+	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
+	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
+	pureGo       func(a [][]float32, rows, h int)
 }
 
 func (k *weightnormKernel) index(name string) int {
@@ -771,7 +792,7 @@ func TestWeightnormWrongLengths(t *testing.T) {
 		for _, tc := range k.cases() {
 			h, rows := tc.h, 2
 			entry := k.impls(h, tc.anySize)[0]
-			qualified := "weightnorm." + k.name
+			qualified := weightnormPackageName + "." + k.name
 			for i, name := range k.arrays {
 				for _, delta := range []int{-1, 1, -1 << 30} {
 					c := k.newArgs(rows, h, rng)
@@ -971,12 +992,6 @@ func weightnormKernelNamed(name string) *weightnormKernel {
 	panic("no kernel " + name)
 }
 
-func FuzzWeightNorm768(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 768) }
-
-func FuzzWeightNorm3072(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 3072) }
-
-func FuzzWeightNorm4096(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 4096) }
-
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
@@ -1007,9 +1022,3 @@ func weightnormBenchKernel(b *testing.B, name string, h int) {
 		}
 	}
 }
-
-func BenchmarkWeightNorm768(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 768) }
-
-func BenchmarkWeightNorm3072(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 3072) }
-
-func BenchmarkWeightNorm4096(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 4096) }

@@ -13,8 +13,7 @@ import (
 // the names a package's own files usually have, and two specs generate
 // into it. go generate, go vet (amd64 and arm64) and go test pass, the
 // hand-written files are untouched, and a spec whose kernel would clash
-// with the other spec's is refused with both positions (issue 11, items 1
-// and 2).
+// with the other spec's is refused with both positions.
 func TestTwoSpecsInAnExistingPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module and runs the go command: not in -short")

@@ -1,0 +1,922 @@
+package testkit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// The helpers of the tests of the kernels over [N, C, L] tensors live in
+// normgen's templates/testkit/tensor.go, where they compile and have tests
+// of their own; the generator appends them verbatim to each
+// <stem>_tensor_test.go, after the template's part (tTolerance,
+// tPackageName, the tensorKernels table).
+
+const tEpsilon32 = 1.0 / (1 << 24)
+
+// tMargin floats of tSentinel surround every array: a kernel that writes
+// outside its arrays changes them.
+const tMargin = 16
+
+var tSentinel = math.Float32frombits(0x7fc0dead) // a NaN no kernel computes
+
+// tExpectPanic runs f and returns its panic message, or fails.
+func tExpectPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
+	return ""
+}
+
+// tFloatsOf turns fuzzer bytes into float32 values, little-endian: NaN,
+// Inf and subnormals included.
+func tFloatsOf(data []byte) []float32 {
+	out := make([]float32, len(data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return out
+}
+
+type tensorKernel struct {
+	name        string
+	axis        string // channels, batch or groups
+	groups      int    // axis groups: channel groups per image, or
+	groupSize   int    // the channels in each group
+	noStat      bool   // no statistic: y = x*gain + bias (BatchNorm at inference)
+	mean        bool
+	eps         float64
+	scale       bool
+	scaleOffset float64
+	shift       bool
+	saveStats   bool
+	running     string // "", "pytorch" or "onnx"
+	momentum    float64
+	isas        []string
+	sizes       []int // axis channels: the fixed channel counts
+	// call runs the entry point for the fixed channel count c.c (fixed) or
+	// the run-time one.
+	call func(c *tensorCall, fixed bool)
+}
+
+// tensorCall is one call's shape and arrays; absent arrays are nil.
+type tensorCall struct {
+	n, c, l                                          int
+	dst, x, gamma, beta, mean, rstd, runMean, runVar []float32
+	buffers                                          [][]float32 // each array inside margins of sentinels
+	unaligned                                        bool        // arrays start 0..3 floats past an aligned address
+}
+
+// arrayName is the entry point's name for a tensorCall field: BatchNorm's
+// per-channel affine is gain and bias.
+func (k *tensorKernel) arrayName(field string) string {
+	if k.axis == "batch" {
+		switch field {
+		case "gamma":
+			return "gain"
+		case "beta":
+			return "bias"
+		}
+	}
+	return field
+}
+
+// tGroup is one set of values normalized together: their indices in x,
+// the channel of each (for the affine), and its index in the per-row
+// statistics (mean, rstd; the channel for running statistics).
+type tGroup struct {
+	idx, ch []int
+	stat    int
+}
+
+// groupsOf enumerates the normalized sets of an [n, c, l] tensor.
+func (k *tensorKernel) groupsOf(n, c, l int) []tGroup {
+	at := func(img, ch, p int) int { return (img*c+ch)*l + p }
+	var out []tGroup
+	// newGroup allocates a set's indices at once: sets of millions of
+	// values would otherwise spend the test's time growing slices.
+	newGroup := func(stat, size int) tGroup {
+		return tGroup{idx: make([]int, 0, size), ch: make([]int, 0, size), stat: stat}
+	}
+	switch k.axis {
+	case "channels": // each image's position over its channels
+		for img := 0; img < n; img++ {
+			for p := 0; p < l; p++ {
+				g := newGroup(img*l+p, c)
+				for ch := 0; ch < c; ch++ {
+					g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
+				}
+				out = append(out, g)
+			}
+		}
+	case "batch": // each channel over the images and positions
+		for ch := 0; ch < c; ch++ {
+			g := newGroup(ch, n*l)
+			for img := 0; img < n; img++ {
+				for p := 0; p < l; p++ {
+					g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
+				}
+			}
+			out = append(out, g)
+		}
+	case "groups": // each image's groups of channels over the positions
+		groups := k.groupCount(c)
+		per := c / groups
+		for img := 0; img < n; img++ {
+			for grp := 0; grp < groups; grp++ {
+				g := newGroup(img*groups+grp, per*l)
+				for ch := grp * per; ch < (grp+1)*per; ch++ {
+					for p := 0; p < l; p++ {
+						g.idx, g.ch = append(g.idx, at(img, ch, p)), append(g.ch, ch)
+					}
+				}
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// groupCount is the number of groups of c channels (axis groups).
+func (k *tensorKernel) groupCount(c int) int {
+	if k.groupSize > 0 {
+		return c / k.groupSize
+	}
+	return k.groups
+}
+
+// statLen is the length of the per-row statistics arrays.
+func (k *tensorKernel) statLen(n, c, l int) int {
+	switch k.axis {
+	case "channels":
+		return n * l
+	case "groups":
+		return n * k.groupCount(c)
+	}
+	return c
+}
+
+// tReference is the oracle's result for one call.
+type tReference struct {
+	y, bound               []float64 // per element of x
+	mean, rstd, cond, vari []float64 // per group (by stat index)
+	runMean, runVar        []float64 // per channel, after the update
+	runMeanB, runVarB      []float64 // their error bounds
+}
+
+// oracle evaluates the formulas in float64:
+//
+//	mu = mean(x) over the group (0 without mean); var = mean((x-mu)^2)
+//	rstd = 1/sqrt(var + eps); y = (x-mu)*rstd*(gamma_c + offset) + beta_c
+//	pytorch: run = (1-m)*run + m*batch, var unbiased: var*n/(n-1)
+//	onnx:    run = m*run + (1-m)*batch, var biased
+func (k *tensorKernel) oracle(in *tensorCall) tReference {
+	n, c, l := in.n, in.c, in.l
+	sl := k.statLen(n, c, l)
+	r := tReference{
+		y: make([]float64, len(in.x)), bound: make([]float64, len(in.x)),
+		mean: make([]float64, sl), rstd: make([]float64, sl), cond: make([]float64, sl), vari: make([]float64, sl),
+	}
+	if k.running != "" {
+		r.runMean, r.runVar = make([]float64, c), make([]float64, c)
+		r.runMeanB, r.runVarB = make([]float64, c), make([]float64, c)
+	}
+	for _, g := range k.groupsOf(n, c, l) {
+		mu, maxAbs := 0.0, 0.0
+		for _, i := range g.idx {
+			if k.mean {
+				mu += float64(in.x[i])
+			}
+			maxAbs = math.Max(maxAbs, math.Abs(float64(in.x[i])))
+		}
+		mu /= float64(len(g.idx))
+		v := 0.0
+		for _, i := range g.idx {
+			d := float64(in.x[i]) - mu
+			v += d * d
+		}
+		v /= float64(len(g.idx))
+		sigma := math.Sqrt(v + k.eps)
+		if k.noStat {
+			sigma = 1 // y = x*gain + bias
+		}
+		cond := maxAbs / sigma
+		r.mean[g.stat], r.rstd[g.stat], r.cond[g.stat], r.vari[g.stat] = mu, 1/sigma, cond, v
+		for j, i := range g.idx {
+			y, gain := (float64(in.x[i])-mu)/sigma, 1.0
+			if k.scale {
+				gain = float64(in.gamma[g.ch[j]]) + k.scaleOffset
+				y *= gain
+			}
+			if k.shift {
+				y += float64(in.beta[g.ch[j]])
+			}
+			r.y[i] = y
+			if k.noStat {
+				cond = math.Abs(float64(in.x[i])) // each element on its own
+			}
+			r.bound[i] = tTolerance * tEpsilon32 * (math.Abs(y) + math.Abs(gain)*(1+cond))
+		}
+		if k.running != "" {
+			cnt := float64(len(g.idx))
+			m := k.momentum
+			keep, take, batchVar := 1-m, m, v*cnt/(cnt-1)
+			if k.running == "onnx" {
+				keep, take, batchVar = m, 1-m, v
+			}
+			ch := g.stat
+			oldM, oldV := float64(in.runMean[ch]), float64(in.runVar[ch])
+			r.runMean[ch] = keep*oldM + take*mu
+			r.runVar[ch] = keep*oldV + take*batchVar
+			r.runMeanB[ch] = tTolerance * tEpsilon32 * (math.Abs(r.runMean[ch]) + math.Abs(keep*oldM) + take*(math.Abs(mu)+sigma*(1+cond)))
+			r.runVarB[ch] = tTolerance * tEpsilon32 * (math.Abs(r.runVar[ch]) + math.Abs(keep*oldV) + 2*take*batchVar*(1+cond))
+		}
+	}
+	return r
+}
+
+// tFamily fills x for one test case.
+type tFamily struct {
+	name     string
+	constant bool // one value everywhere: exactly beta where there is a mean
+	value    func(rng *rand.Rand) float32
+}
+
+var tFamilies = []tFamily{
+	{name: "normal", value: func(rng *rand.Rand) float32 { return float32(rng.NormFloat64()) }},
+	{name: "offset1e4", value: func(rng *rand.Rand) float32 { return float32(1e4 + rng.NormFloat64()) }},
+	{name: "tiny", value: func(rng *rand.Rand) float32 { return float32(1e-15 * rng.NormFloat64()) }},
+	{name: "huge", value: func(rng *rand.Rand) float32 { return float32(1e15 * rng.NormFloat64()) }},
+	// Squares overflow float32: the assembly hands these rows to the float64 path.
+	{name: "1e30", value: func(rng *rand.Rand) float32 { return float32(1e30 * rng.NormFloat64()) }},
+	{name: "subnormal", value: func(rng *rand.Rand) float32 { return float32(1e-40 * rng.NormFloat64()) }},
+	{name: "uniform+3", value: func(rng *rand.Rand) float32 { return float32(3 + rng.Float64()) }},
+	{name: "constant", constant: true, value: func(*rand.Rand) float32 { return -1.1 }},
+	{name: "zero", constant: true, value: func(*rand.Rand) float32 { return 0 }},
+}
+
+var tShortFamilies = map[string]bool{"normal": true, "offset1e4": true, "1e30": true, "constant": true}
+
+// tArray allocates n floats inside margins of sentinels, at an offset of
+// 0..3 floats from rng when unaligned.
+func (c *tensorCall) tArray(n int, rng *rand.Rand) []float32 {
+	off := 0
+	if c.unaligned {
+		off = rng.IntN(4)
+	}
+	buf := make([]float32, n+2*tMargin+off)
+	for i := range buf {
+		buf[i] = tSentinel
+	}
+	c.buffers = append(c.buffers, buf)
+	return buf[tMargin+off : tMargin+off+n : tMargin+off+n]
+}
+
+// newCall allocates and fills a call's arrays at unaligned starts.
+func (k *tensorKernel) newCall(n, c, l int, fam tFamily, rng *rand.Rand) *tensorCall {
+	return k.makeCall(n, c, l, fam, rng, true)
+}
+
+// makeCall allocates and fills a call's arrays: x from the family,
+// parameters around 1 and 0, running statistics around 0 and 1.
+func (k *tensorKernel) makeCall(n, c, l int, fam tFamily, rng *rand.Rand, unaligned bool) *tensorCall {
+	in := &tensorCall{n: n, c: c, l: l, unaligned: unaligned}
+	in.x = in.tArray(n*c*l, rng)
+	for i := range in.x {
+		in.x[i] = fam.value(rng)
+	}
+	in.dst = in.tArray(n*c*l, rng)
+	if k.scale {
+		in.gamma = in.tArray(c, rng)
+		for i := range in.gamma {
+			in.gamma[i] = float32(1 + 0.5*rng.NormFloat64())
+		}
+	}
+	if k.shift {
+		in.beta = in.tArray(c, rng)
+		for i := range in.beta {
+			in.beta[i] = float32(rng.NormFloat64())
+		}
+	}
+	if k.saveStats {
+		if k.mean {
+			in.mean = in.tArray(k.statLen(n, c, l), rng)
+		}
+		in.rstd = in.tArray(k.statLen(n, c, l), rng)
+	}
+	if k.running != "" {
+		in.runMean, in.runVar = in.tArray(c, rng), in.tArray(c, rng)
+		for i := 0; i < c; i++ {
+			in.runMean[i] = float32(rng.NormFloat64())
+			in.runVar[i] = float32(1 + rng.Float64())
+		}
+	}
+	return in
+}
+
+// clone copies a call with fresh buffers (margins included).
+func (c *tensorCall) clone() *tensorCall {
+	d := &tensorCall{n: c.n, c: c.c, l: c.l, unaligned: c.unaligned}
+	for _, buf := range c.buffers {
+		d.buffers = append(d.buffers, append([]float32(nil), buf...))
+	}
+	remap := func(a []float32) []float32 {
+		if a == nil {
+			return nil
+		}
+		bi, off := c.locate(a)
+		return d.buffers[bi][off : off+len(a) : off+len(a)]
+	}
+	d.dst, d.x, d.gamma, d.beta = remap(c.dst), remap(c.x), remap(c.gamma), remap(c.beta)
+	d.mean, d.rstd, d.runMean, d.runVar = remap(c.mean), remap(c.rstd), remap(c.runMean), remap(c.runVar)
+	return d
+}
+
+// locate returns the buffer holding a and a's offset in it.
+func (c *tensorCall) locate(a []float32) (int, int) {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	for bi, buf := range c.buffers {
+		b := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+		if p >= b && p+4*uintptr(len(a)) <= b+4*uintptr(len(buf)) {
+			return bi, int(p-b) / 4
+		}
+	}
+	panic("array outside its buffers")
+}
+
+// grown is a one element longer, into its buffer's tMargin.
+func (c *tensorCall) grown(a []float32) []float32 {
+	bi, off := c.locate(a)
+	return c.buffers[bi][off : off+len(a)+1]
+}
+
+// checkMargins reports a write outside the arrays: what of each buffer
+// the arrays do not cover must still hold the tSentinel.
+func (c *tensorCall) checkMargins(arrays ...[]float32) error {
+	used := make([][]bool, len(c.buffers))
+	for bi, buf := range c.buffers {
+		used[bi] = make([]bool, len(buf))
+	}
+	for _, a := range arrays {
+		if a == nil {
+			continue
+		}
+		bi, off := c.locate(a)
+		for i := off; i < off+len(a); i++ {
+			used[bi][i] = true
+		}
+	}
+	for bi, buf := range c.buffers {
+		for i, v := range buf {
+			if !used[bi][i] && math.Float32bits(v) != math.Float32bits(tSentinel) {
+				return fmt.Errorf("buffer %d element %d overwritten outside the arrays: %v", bi, i, v)
+			}
+		}
+	}
+	return nil
+}
+
+// tensorWorst records the largest error seen per kernel, in units of 2^-24.
+var tensorWorst = map[string]float64{}
+
+// verify checks a call's outputs against the oracle.
+func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) error {
+	for i, v := range got.dst {
+		if fam.constant && k.mean && !k.noStat {
+			want := float32(0)
+			if k.shift {
+				ch := (i / in.l) % in.c
+				want = in.beta[ch]
+			}
+			if v != want {
+				return fmt.Errorf("constant input: dst[%d] = %v, want exactly %v", i, v, want)
+			}
+			continue
+		}
+		d := math.Abs(float64(v) - ref.y[i])
+		if u := d / ref.bound[i] * tTolerance; u > tensorWorst[k.name] {
+			tensorWorst[k.name] = u
+		}
+		if !(d <= ref.bound[i]) {
+			return fmt.Errorf("dst[%d] = %v, oracle %v: error %.3g > bound %.3g", i, v, ref.y[i], d, ref.bound[i])
+		}
+	}
+	for s, v := range got.mean {
+		sigma := 1 / ref.rstd[s]
+		if d := math.Abs(float64(v) - ref.mean[s]); !(d <= tTolerance*tEpsilon32*(math.Abs(ref.mean[s])+sigma*(1+ref.cond[s]))) {
+			return fmt.Errorf("mean[%d] = %v, oracle %v", s, v, ref.mean[s])
+		}
+	}
+	for s, v := range got.rstd {
+		if d := math.Abs(float64(v) - ref.rstd[s]); !(d <= tTolerance*tEpsilon32*ref.rstd[s]*(1+ref.cond[s])) {
+			return fmt.Errorf("rstd[%d] = %v, oracle %v", s, v, ref.rstd[s])
+		}
+	}
+	for ch := range got.runMean {
+		if d := math.Abs(float64(got.runMean[ch]) - ref.runMean[ch]); !(d <= ref.runMeanB[ch]) {
+			return fmt.Errorf("runMean[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runMean[ch], ref.runMean[ch], d, ref.runMeanB[ch])
+		}
+		if math.Abs(ref.runVar[ch]) > math.MaxFloat32 && math.IsInf(float64(got.runVar[ch]), 0) {
+			continue // beyond float32: Inf is the float32 result
+		}
+		if d := math.Abs(float64(got.runVar[ch]) - ref.runVar[ch]); !(d <= ref.runVarB[ch]) {
+			return fmt.Errorf("runVar[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runVar[ch], ref.runVar[ch], d, ref.runVarB[ch])
+		}
+	}
+	return nil
+}
+
+// tShape is one tensor shape of a test, with whether it uses the fixed
+// channel count's entry point.
+type tShape struct {
+	n, c, l int
+	fixed   bool
+}
+
+func (s tShape) String() string {
+	kind := "Any"
+	if s.fixed {
+		kind = "fixed"
+	}
+	return fmt.Sprintf("%s[N=%d C=%d L=%d]", kind, s.n, s.c, s.l)
+}
+
+// shapes lists the shapes each kernel is tested at: spatial sizes with
+// every kind of vector tail, channel counts around the vector widths.
+func (k *tensorKernel) shapes() []tShape {
+	ls := []int{1, 3, 7, 16, 17, 49, 100}
+	ns := []int{1, 2}
+	if testing.Short() {
+		ls, ns = []int{3, 17}, []int{2}
+	}
+	var cs []int
+	switch k.axis {
+	case "channels":
+		cs = []int{1, 3, 17}
+	case "batch":
+		cs, ns = []int{1, 3, 8}, append(ns, 4)
+	case "groups":
+		cs = []int{k.groups, 2 * k.groups}
+		if k.groupSize > 0 {
+			cs = []int{k.groupSize, 3 * k.groupSize, 8 * k.groupSize}
+		}
+	}
+	if testing.Short() {
+		cs = cs[len(cs)-1:]
+	}
+	var out []tShape
+	add := func(n, c, l int, fixed bool) {
+		if k.axis == "batch" && !k.noStat && n*l == 1 {
+			return // refused: no batch variance
+		}
+		out = append(out, tShape{n, c, l, fixed})
+	}
+	for _, c := range k.sizes {
+		for _, l := range ls {
+			add(1, c, l, true)
+		}
+		add(2, c, 17, false)
+	}
+	for _, c := range cs {
+		for _, n := range ns {
+			for _, l := range ls {
+				add(n, c, l, false)
+			}
+		}
+	}
+	return out
+}
+
+// TestTensorEquivalence runs each tensor kernel on every family of inputs
+// and shape, from unaligned starts, in place (on the first family) and
+// not, against the float64 oracle, and checks the margins around every
+// array for stray writes.
+func TestTensorEquivalence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	defer func() {
+		for _, k := range tensorKernels {
+			t.Logf("%s (%s): max error %.2f units of 2^-24 (contract: %d)", k.name, isaOf(k.name), tensorWorst[k.name], tTolerance)
+		}
+	}()
+	for _, k := range tensorKernels {
+		for _, s := range k.shapes() {
+			for fi, fam := range tFamilies {
+				if testing.Short() && !tShortFamilies[fam.name] {
+					continue
+				}
+				for _, inPlace := range []bool{false, true} {
+					if inPlace && fi > 0 {
+						continue
+					}
+					in := k.newCall(s.n, s.c, s.l, fam, rng)
+					ref := k.oracle(in)
+					got := in.clone()
+					if inPlace {
+						got.dst = got.x
+					}
+					k.call(got, s.fixed)
+					name := fmt.Sprintf("%s %v family=%s in-place=%v", k.name, s, fam.name, inPlace)
+					if err := got.checkMargins(got.dst, got.x, got.gamma, got.beta, got.mean, got.rstd, got.runMean, got.runVar); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					if err := k.verify(got, in, ref, fam); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTensorLongReductions runs the kernels whose vector lanes each sum a
+// whole set of values (a position's channels; a channel's batch over
+// [N, C]) on sets of 262181 values, against the oracle: the rounding of a
+// sequential sum grows with its length, and the contract must hold
+// regardless. The segment forms (a channel's batch over [N, C, L]) are
+// checked at that length too.
+func TestTensorLongReductions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long reductions: not in -short")
+	}
+	const long = 4<<16 + 37
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, k := range tensorKernels {
+		var shapes []tShape
+		switch k.axis {
+		case "channels":
+			shapes = []tShape{{1, long, 4, false}}
+		case "batch":
+			shapes = []tShape{{long, 4, 1, false}, {1, 4, long, false}}
+		}
+		for _, s := range shapes {
+			for _, fam := range []tFamily{tFamilies[0], tFamilies[3]} {
+				in := k.newCall(s.n, s.c, s.l, fam, rng)
+				ref := k.oracle(in)
+				got := in.clone()
+				k.call(got, s.fixed)
+				if err := k.verify(got, in, ref, fam); err != nil {
+					t.Fatalf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+			}
+		}
+	}
+}
+
+// tLongFamily fills the sets of a long-set test: value(rng, i, pos) is
+// element i of a set (in the set's own order: its first element is the
+// kernel's pivot) whose one special position is pos (drawn per set).
+type tLongFamily struct {
+	name  string
+	value func(rng *rand.Rand, i, pos int) float32
+}
+
+// tLongFamilies are the sets whose float32 sums go wrong in long
+// sequential chains or around a badly placed pivot: one full-mantissa
+// value repeated after a zero, a first value far from the rest, one
+// dominant element anywhere, and natural data (ReLU activations).
+var tLongFamilies = []tLongFamily{
+	{name: "tenths", value: func(_ *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 0
+		}
+		return 0.1
+	}},
+	{name: "first1e7", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return 1e7
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "first1e18", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i == 0 {
+			return -1e18
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "dominant", value: func(rng *rand.Rand, i, pos int) float32 {
+		if i == pos {
+			return 1e4
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "relu", value: func(rng *rand.Rand, _, _ int) float32 { return float32(max(0, rng.NormFloat64())) }},
+}
+
+// longShapes are the shapes of TestTensorLongSets for k, each tensor
+// 2^22 values: sets of 2^22 (a 2048x2048 image's channel, a channel over
+// a batch), 2^20 channels at a position, 2^17 for each of 32 groups;
+// 2^14 values under -short (emulators: chunks and totals on every
+// instruction set).
+func (k *tensorKernel) longShapes() []tShape {
+	long := 1 << 22
+	if testing.Short() {
+		long = 1 << 14
+	}
+	switch k.axis {
+	case "channels": // a position's channels: one lane per position
+		return []tShape{{1, long / 4, 4, false}}
+	case "batch": // one long segment, many short ones, [N, C] (a lane per channel)
+		return []tShape{{1, 1, long, false}, {long / 64, 1, 64, false}, {long / 2, 2, 1, false}}
+	}
+	if k.groupSize > 0 { // one group: an image's channels (InstanceNorm: one channel)
+		return []tShape{{1, k.groupSize, long / k.groupSize, false}}
+	}
+	return []tShape{{1, k.groups, long / k.groups, false}} // a channel per group
+}
+
+// TestTensorLongSets runs each tensor kernel on the long-set families at
+// its longShapes against the float64 oracle, and logs the largest error
+// per family in units of the contract's scale.
+func TestTensorLongSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, k := range tensorKernels {
+		if k.noStat {
+			continue // nothing is summed
+		}
+		for _, s := range k.longShapes() {
+			for _, fam := range tLongFamilies {
+				in := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+				for _, g := range k.groupsOf(s.n, s.c, s.l) {
+					pos := rng.IntN(len(g.idx))
+					for j, i := range g.idx {
+						in.x[i] = fam.value(rng, j, pos)
+					}
+				}
+				ref := k.oracle(in)
+				got := in.clone()
+				k.call(got, s.fixed)
+				saved := tensorWorst[k.name]
+				tensorWorst[k.name] = 0
+				err := k.verify(got, in, ref, tFamily{name: fam.name})
+				t.Logf("%s (%s) %v family=%s: max error %.2f units of 2^-24 (contract: %d)", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], tTolerance)
+				tensorWorst[k.name] = max(saved, tensorWorst[k.name])
+				if err != nil {
+					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+				if err := got.checkMargins(got.dst, got.x, got.gamma, got.beta, got.mean, got.rstd, got.runMean, got.runVar); err != nil {
+					t.Fatalf("%s %v family=%s: %v", k.name, s, fam.name, err)
+				}
+			}
+		}
+	}
+}
+
+// TestTensorNonFinite checks that a NaN in x makes exactly its own group's
+// outputs NaN (and, for a BatchNorm, its channel's running statistics),
+// leaving every other group finite and correct.
+func TestTensorNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, k := range tensorKernels {
+		s := k.shapes()[len(k.shapes())-1]
+		in := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+		groups := k.groupsOf(s.n, s.c, s.l)
+		bad := groups[len(groups)/2]
+		badAt := bad.idx[len(bad.idx)/3]
+		in.x[badAt] = float32(math.NaN())
+		ref := k.oracle(in)
+		got := in.clone()
+		k.call(got, s.fixed)
+		for _, g := range groups {
+			for _, i := range g.idx {
+				v := got.dst[i]
+				if g.stat == bad.stat && (!k.noStat || i == badAt) {
+					if !math.IsNaN(float64(v)) {
+						t.Fatalf("%s %v: NaN in group %d, dst[%d] = %v, want NaN", k.name, s, bad.stat, i, v)
+					}
+				} else if d := math.Abs(float64(v) - ref.y[i]); !(d <= ref.bound[i]) && i != badAt {
+					t.Fatalf("%s %v: NaN in group %d leaked into dst[%d] = %v (oracle %v)", k.name, s, bad.stat, i, v, ref.y[i])
+				}
+			}
+		}
+		if k.running != "" && !math.IsNaN(float64(got.runMean[bad.stat])) {
+			t.Fatalf("%s %v: running mean of the channel with a NaN = %v, want NaN", k.name, s, got.runMean[bad.stat])
+		}
+	}
+}
+
+// TestTensorWrongLengths checks that every entry point rejects each wrong
+// argument with a message naming the kernel, before touching any memory.
+func TestTensorWrongLengths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, k := range tensorKernels {
+		s := k.shapes()[len(k.shapes())-1]
+		qualified := tPackageName + "." + k.name
+		type mutation struct {
+			what, want string
+			change     func(c *tensorCall)
+		}
+		muts := []mutation{
+			{"len(x) one short", "len(x)", func(c *tensorCall) { c.x = c.x[:len(c.x)-1] }},
+			{"len(dst) one short", "len(dst)", func(c *tensorCall) { c.dst = c.dst[:len(c.dst)-1] }},
+			{"spatial = 0", "spatial = 0", func(c *tensorCall) { c.l = 0 }},
+			{"channels = 0", "channels = 0", func(c *tensorCall) { c.c = 0 }},
+			{"channels*spatial overflowing", "overflows", func(c *tensorCall) {
+				m := max(1, k.groups, k.groupSize) // keep channels a multiple of the group count or size
+				c.c, c.l = 1<<40-(1<<40)%m, 1<<40
+			}},
+		}
+		fields := []struct {
+			name string
+			of   func(c *tensorCall) *[]float32
+		}{
+			{"gamma", func(c *tensorCall) *[]float32 { return &c.gamma }}, {"beta", func(c *tensorCall) *[]float32 { return &c.beta }},
+			{"mean", func(c *tensorCall) *[]float32 { return &c.mean }}, {"rstd", func(c *tensorCall) *[]float32 { return &c.rstd }},
+			{"runMean", func(c *tensorCall) *[]float32 { return &c.runMean }}, {"runVar", func(c *tensorCall) *[]float32 { return &c.runVar }},
+		}
+		probe := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+		for _, fd := range fields {
+			if *fd.of(probe) == nil {
+				continue
+			}
+			arr := k.arrayName(fd.name)
+			muts = append(muts, mutation{"len(" + arr + ") one long", "len(" + arr + ")", func(c *tensorCall) {
+				p := fd.of(c)
+				*p = c.grown(*p)
+			}})
+		}
+		if k.groups > 1 {
+			muts = append(muts, mutation{"channels not a multiple of the groups", "groups", func(c *tensorCall) { c.c++ }})
+		}
+		if k.groupSize > 1 {
+			muts = append(muts, mutation{"channels not a multiple of the group size", "group size", func(c *tensorCall) { c.c++ }})
+		}
+		if k.axis == "batch" && !k.noStat {
+			muts = append(muts, mutation{"N*L = 1", "N*L = 1", func(c *tensorCall) {
+				c.l = 1
+				c.x, c.dst = c.x[:c.c], c.dst[:c.c]
+			}})
+		}
+		for _, m := range muts {
+			c := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+			m.change(c)
+			before := c.clone()
+			fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
+			what := fmt.Sprintf("%s %v with %s", k.name, s, m.what)
+			msg := tExpectPanic(t, what, func() { k.call(c, fixed) })
+			if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, m.want) {
+				t.Fatalf("%s: panic message %q does not name the kernel and %q", what, msg, m.want)
+			}
+			for bi := range c.buffers {
+				for e := range c.buffers[bi] {
+					if math.Float32bits(c.buffers[bi][e]) != math.Float32bits(before.buffers[bi][e]) {
+						t.Fatalf("%s: memory changed before the panic (running statistics included)", what)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTensorOverlap checks that dst overlapping x other than exactly, or
+// a parameter inside dst, panics.
+func TestTensorOverlap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, k := range tensorKernels {
+		s := k.shapes()[len(k.shapes())-1]
+		for _, shift := range []int{1, -1} {
+			c := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+			buf := make([]float32, len(c.x)+2)
+			copy(buf[1:], c.x)
+			c.x = buf[1 : 1+len(c.x)]
+			c.dst = buf[1+shift : 1+shift+len(c.x)]
+			msg := tExpectPanic(t, fmt.Sprintf("%s with dst = x shifted by %d", k.name, shift), func() { k.call(c, s.fixed) })
+			if !strings.Contains(msg, "overlap") {
+				t.Fatalf("%s: panic message %q does not say overlap", k.name, msg)
+			}
+		}
+		if k.scale {
+			c := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
+			c.gamma = c.dst[:len(c.gamma)]
+			msg := tExpectPanic(t, k.name+" with gamma inside dst", func() { k.call(c, s.fixed) })
+			if !strings.Contains(msg, "overlap") {
+				t.Fatalf("%s: panic message %q does not say overlap", k.name, msg)
+			}
+		}
+	}
+}
+
+// TestTensorDispatch logs the implementation each tensor kernel uses; with
+// NORMGEN_REQUIRE_ISA set, it fails unless every kernel generated for that
+// instruction set uses it.
+func TestTensorDispatch(t *testing.T) {
+	want := os.Getenv("NORMGEN_REQUIRE_ISA")
+	for _, k := range tensorKernels {
+		got := isaOf(k.name)
+		t.Logf("normgen dispatch: %s (kernel %s)", got, k.name)
+		for _, isa := range k.isas {
+			if want != "" && isa == want && got != want {
+				t.Errorf("kernel %s dispatches to %s, want %s", k.name, got, want)
+			}
+		}
+	}
+}
+
+func tensorKernelNamed(name string) *tensorKernel {
+	for _, k := range tensorKernels {
+		if k.name == name {
+			return k
+		}
+	}
+	panic("no kernel " + name)
+}
+
+// fuzzTensor checks a kernel on tensors made from the fuzzer's bytes: the
+// shape from the first bytes, x from the rest (NaN, Inf, subnormals
+// included). Groups holding a non-finite value must come out all NaN, the
+// others within the contract where it applies (max|x| * count < 1e38);
+// nothing outside the arrays may change.
+func fuzzTensor(f *testing.F, name string, fixedC int) {
+	k := tensorKernelNamed(name)
+	f.Add([]byte{1, 3, 5, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64})
+	f.Add([]byte{2, 1, 17, 0, 0, 192, 127, 0, 0, 128, 63})
+	f.Add([]byte{1, 2, 2, 0, 0, 128, 127, 0, 0, 128, 191})
+	f.Add([]byte{3, 4, 9, 1, 0, 0, 0, 2, 0, 0, 128})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		n, c, l := 1+int(data[0]%3), 1+int(data[1]%8), 1+int(data[2]%40)
+		if fixedC > 0 {
+			c = fixedC
+		}
+		if k.groups > 0 {
+			c = k.groups * (1 + int(data[1]%2))
+		}
+		if k.groupSize > 0 {
+			c = k.groupSize * (1 + int(data[1]%4))
+		}
+		if k.axis == "batch" && !k.noStat && n*l == 1 {
+			l = 2
+		}
+		vals := tFloatsOf(data[3:])
+		if len(vals) == 0 {
+			return
+		}
+		rng := rand.New(rand.NewPCG(uint64(len(data)), 7))
+		in := k.newCall(n, c, l, tFamilies[0], rng)
+		for i := range in.x {
+			in.x[i] = vals[i%len(vals)]
+		}
+		ref := k.oracle(in)
+		got := in.clone()
+		k.call(got, fixedC > 0)
+		if err := got.checkMargins(got.dst, got.x, got.gamma, got.beta, got.mean, got.rstd, got.runMean, got.runVar); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range k.groupsOf(n, c, l) {
+			finite, maxAbs := true, 0.0
+			for _, i := range g.idx {
+				v := float64(in.x[i])
+				finite = finite && !math.IsNaN(v) && !math.IsInf(v, 0)
+				maxAbs = math.Max(maxAbs, math.Abs(v))
+			}
+			for _, i := range g.idx {
+				v := float64(got.dst[i])
+				switch {
+				case !finite && k.mean && !k.noStat:
+					if !math.IsNaN(v) {
+						t.Fatalf("group %d holds a non-finite value: dst[%d] = %v, want NaN", g.stat, i, v)
+					}
+				case finite && maxAbs*float64(len(g.idx)) < 1e38:
+					if d := math.Abs(v - ref.y[i]); !(d <= ref.bound[i]) {
+						t.Fatalf("dst[%d] = %v, oracle %v: error %.3g > bound %.3g", i, v, ref.y[i], d, ref.bound[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// benchTensor times a kernel on an [n, c, l] tensor next to a copy of the
+// same bytes, so that every figure has its bound from the same run.
+func benchTensor(b *testing.B, name string, shapes ...tShape) {
+	k := tensorKernelNamed(name)
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, s := range shapes {
+		in := k.makeCall(s.n, s.c, s.l, tFamilies[0], rng, false) // aligned, as large slices are in practice
+		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, 4*len(in.x)>>10)
+		b.Run(label+"/copy", func(b *testing.B) {
+			b.SetBytes(int64(4 * len(in.x)))
+			for range b.N {
+				copy(in.dst, in.x)
+			}
+		})
+		b.Run(label+"/"+isaOf(k.name), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(in.x)))
+			for range b.N {
+				k.call(in, s.fixed)
+			}
+		})
+	}
+}

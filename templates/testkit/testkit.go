@@ -1,0 +1,38 @@
+// Package testkit holds the static helpers of normgen's generated tests as
+// ordinary Go, compiled and tested here: the float64 oracles, the accuracy
+// contract's bounds, the fenced arrays that catch stray writes, the input
+// families and the test functions that run them.
+//
+// rows.go and tensor.go are appended, from their imports on, to the
+// generated <stem>_test.go and <stem>_tensor_test.go (see package
+// templates); the generator then qualifies their unexported names per spec
+// like every other generated identifier. This file is not copied: it
+// stands in for what the templates and the rest of a generated package
+// declare, so that the helpers compile here and the unit tests can run them
+// on reference kernels.
+package testkit
+
+// As the templates declare them.
+const (
+	tolerance    = 64
+	tTolerance   = 64
+	packageName  = "testkit"
+	tPackageName = "testkit"
+)
+
+// The templates' kernel tables; the unit tests fill them.
+var (
+	kernels       []*kernel
+	tensorKernels []*tensorKernel
+)
+
+// As the generated wrappers declare them: the implementation a kernel
+// dispatches to, and the input size from which the Parallel entry points
+// split their work.
+func isaOf(kernel string) string { return "purego" }
+
+var parallelMinBytes = 256 << 10
+
+// asmImpls stands in for the generated per-architecture test files: no
+// assembly here.
+func asmImpls(kernel string, h int, anySize bool) []impl { return nil }
