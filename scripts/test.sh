@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of normgen on a fresh Debian machine of the project's kind
 # (x86-64 with AVX2+FMA): installs what is missing, then
-#   1. builds, vets (amd64 and arm64) and format-checks the repository,
+#   1. checks that go.mod and go.sum are tidy, builds, vets (amd64 and
+#      arm64) and format-checks the repository,
 #   2. runs normgen's own tests (spec, IR, lowerings with their encoding and
 #      execution tests, end-to-end go generate),
 #   3. checks that out/ is exactly what the generator writes today,
@@ -29,7 +30,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-t=$(date +%s); stage "build, vet, gofmt"
+t=$(date +%s); stage "build, vet, gofmt, go.mod tidy"
+go mod tidy -diff
 go build ./...
 GOARCH=amd64 go vet ./...
 GOARCH=arm64 go vet ./...

@@ -33,13 +33,17 @@ import (
 // when the module cache has it. TestBenchXSysMatchesGoMod keeps these in
 // step with go.mod and go.sum.
 const (
-	xsysVersion = "v0.50.0"
-	xsysSum     = `golang.org/x/sys v0.50.0 h1:dkKZEFTEKaLr1sjhs0WiKqoi8Jj5nHbS3Njmx1UoMJs=
-golang.org/x/sys v0.50.0/go.mod h1:hNLxWAXmnKAxqDtdwIYC4bM9oQPEecfsnNMuSxOs3og=
+	xsysVersion = "v0.26.0"
+	xsysSum     = `golang.org/x/sys v0.26.0 h1:KHjCJyddX0LoSTb3J+vWpupP9p0oznkqVk/IfjymZbo=
+golang.org/x/sys v0.26.0/go.mod h1:/VUhepiaJMQUp4+oa/7Zr1D23ma6VTLIYjOOTFZPUcA=
 `
 	// xsysGo is the go version golang.org/x/sys xsysVersion declares: the
 	// least the program's go.mod may say.
-	xsysGo = "1.26.0"
+	xsysGo = "1.18"
+	// generatedGo is the least go line the generated packages (and
+	// benchkit) build with; the program's go.mod says it, as it is above
+	// xsysGo.
+	generatedGo = "1.22.0"
 	// benchModule is the module path of the program bench writes.
 	benchModule = "normgenbench"
 )
@@ -402,7 +406,7 @@ func writeBenchProgram(dir string, f *spec.File, kernels []benchKernel, pkgs []b
 	if err != nil {
 		return err
 	}
-	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire golang.org/x/sys %s\n", benchModule, xsysGo, xsysVersion)
+	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire golang.org/x/sys %s\n", benchModule, generatedGo, xsysVersion)
 	for name, data := range map[string][]byte{"main.go": src, "go.mod": []byte(gomod), "go.sum": []byte(xsysSum)} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fmt.Errorf("bench: %w", err)

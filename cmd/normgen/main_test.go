@@ -62,11 +62,28 @@ func normgen(t *testing.T, env map[string]string, args ...string) result {
 func workdir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Chdir(dir)
+	chdir(t, dir)
 	if err := os.WriteFile("rms.yaml", []byte(rmsSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// chdir is testing.T.Chdir, which needs a later go line than normgen's.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Chdir(old); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 func useFake(t *testing.T) {
@@ -165,7 +182,8 @@ func TestCatalogue(t *testing.T) {
 	for _, f := range cat {
 		listed = append(listed, f.Package)
 	}
-	pkgs = slices.Sorted(slices.Values(listed))
+	pkgs = slices.Clone(listed)
+	slices.Sort(pkgs)
 	if len(pkgs) < 2 || !slices.Contains(pkgs, "rmsnorm") {
 		t.Fatalf("the catalogue holds %v", pkgs)
 	}
