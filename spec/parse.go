@@ -111,7 +111,10 @@ func Parse(path string, data []byte) (f *File, err error) {
 	d := &decoder{path: path}
 	f, e = d.file(root)
 	if e != nil {
-		return nil, e
+		d.add(e)
+	}
+	if err := d.result(); err != nil {
+		return nil, err
 	}
 	f.Path = path
 	f.Source = bytes.Clone(data)

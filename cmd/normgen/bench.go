@@ -76,22 +76,21 @@ kernel and hidden size; -quick about 5, with noisier figures.`
 func newBench(o *options) *cobra.Command {
 	bo := &benchOptions{}
 	cmd := &cobra.Command{
-		Use:   "bench -spec FILE [-quick] [-h SIZES] [-keep]",
+		Use:   "bench -spec FILE [-quick] [-hidden SIZES] [-keep]",
 		Short: "Time the spec's kernels on this machine, as a ratio to Go's copy",
 		Long:  benchLong,
 		Example: `  normgen bench -spec rmsnorm.yaml
-  normgen bench -spec rmsnorm.yaml -quick -h 4096,8192 > bench.md`,
+  normgen bench -spec rmsnorm.yaml -quick -hidden 4096,8192 > bench.md`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.bench(cmd, bo)
 		},
 	}
 	fl := cmd.Flags()
-	// -h is the hidden sizes here; help is --help (or -help) alone.
-	fl.Bool("help", false, "help for bench")
 	fl.StringVar(&o.spec, "spec", "", "the YAML spec `FILE` whose kernels to time (required)")
 	fl.BoolVar(&bo.quick, "quick", false, "a short run (about 5 s per kernel and size): noisier figures")
-	fl.IntSliceVarP(&bo.hidden, "hidden", "h", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
+	// No shorthand: -h is help, as everywhere.
+	fl.IntSliceVar(&bo.hidden, "hidden", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
 	fl.BoolVar(&bo.keep, "keep", false, "keep the generated program's directory and print its path")
 	return cmd
 }
@@ -243,7 +242,7 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 				all = append(all, k.Hidden...)
 			}
 			slices.Sort(all)
-			return nil, fmt.Errorf("-h %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
+			return nil, fmt.Errorf("-hidden %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
 		}
 	}
 	var out []benchKernel
