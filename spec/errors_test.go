@@ -57,8 +57,8 @@ kernels:
 func TestOneError(t *testing.T) {
 	for _, src := range []string{
 		"version: 1\npackage: p\nkernel:\n  - {name: A, mean: false, hidden: [8]}\n", // no "no kernels" too
-		head + "    mean: true\n    statistic: rsm\n    hidden: [8]\n",           // no mean/statistic clash too
-		head + "    axis: rows\n    mean: false\n",                               // no "has no hidden" too
+		head + "    mean: true\n    statistic: rsm\n    hidden: [8]\n",               // no mean/statistic clash too
+		head + "    axis: rows\n    mean: false\n",                                   // no "has no hidden" too
 	} {
 		_, err := Parse("s.yaml", []byte(src))
 		if _, ok := err.(*Error); !ok {
