@@ -55,6 +55,13 @@ const axesAllowed = "last (each row is H contiguous values), channels (the C cha
 // Conventions lists the running-statistics conventions of axis batch.
 var Conventions = []string{"pytorch", "onnx"}
 
+// AffinePer lists the values of affine_per: per element of the row (the
+// default) or per row.
+var AffinePer = []string{"element", "row"}
+
+// Sides lists the values of deepnorm's side.
+var Sides = []string{"encoder", "decoder"}
+
 // Statistics lists the values of a kernel's statistic, in REFERENCE.md's order.
 var Statistics = []string{"variance", "rms", "l2", "none"}
 
@@ -808,7 +815,7 @@ func (d *decoder) affinePer(n *yaml.Node) (bool, *Error) {
 	case "row":
 		return true, nil
 	}
-	return false, d.errf(n, "affine_per %s is not supported%s; allowed: %s", lit(s), suggest(s, []string{"element", "row"}), allowed)
+	return false, d.errf(n, "affine_per %s is not supported%s; allowed: %s", lit(s), suggest(s, AffinePer), allowed)
 }
 
 // kernelName checks a kernel name: it prefixes exported Go functions and
@@ -963,8 +970,8 @@ func (d *decoder) deepNorm(n *yaml.Node) (*DeepNorm, float64, *Error) {
 		case "side":
 			sideNode = v
 			dn.Side, e = d.str(v, "side", sides)
-			if e == nil && dn.Side != "encoder" && dn.Side != "decoder" {
-				e = d.errf(v, "side %s is not supported%s; allowed: %s", lit(dn.Side), suggest(dn.Side, []string{"encoder", "decoder"}), sides)
+			if e == nil && !contains(Sides, dn.Side) {
+				e = d.errf(v, "side %s is not supported%s; allowed: %s", lit(dn.Side), suggest(dn.Side, Sides), sides)
 			}
 		}
 		if e != nil {

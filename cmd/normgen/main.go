@@ -8,6 +8,7 @@
 //	normgen -spec rmsnorm.yaml     generate one spec into out/<package>
 //	normgen check [-spec F]        fail if generated files are stale or edited
 //	normgen version                print the version
+//	normgen schema                 print the spec format's JSON Schema
 //	normgen completion bash        a shell completion script (also zsh, fish)
 //
 // Run normgen --help for every flag.
@@ -232,7 +233,28 @@ directory exactly as for generation.`,
 			return err
 		},
 	}
-	root.AddCommand(check, newBench(o), version)
+	schema := &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of the spec format (" + spec.SchemaFile + ")",
+		Long: `schema prints the JSON Schema (draft-07) of spec format version 1, built from
+the tables normgen validates specs with. The repository keeps it in
+` + spec.SchemaFile + `; regenerate it with
+  go run ./cmd/normgen schema > ` + spec.SchemaFile + `
+A spec's first line can point YAML editors at it:
+  # yaml-language-server: $schema=normgen.schema.json
+normgen itself checks more than the schema can say.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q; schema takes none", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := o.stdout.Write(spec.Schema())
+			return err
+		},
+	}
+	root.AddCommand(check, newBench(o), version, schema)
 	// The completion scripts go to the output set now.
 	root.SetOut(o.stdout)
 	root.SetErr(o.stderr)

@@ -152,6 +152,16 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+func TestSchemaCommand(t *testing.T) {
+	r := normgen(t, nil, "schema")
+	if r.status != 0 || r.stdout != string(spec.Schema()) || r.stderr != "" {
+		t.Errorf("schema: status %d stderr %q", r.status, r.stderr)
+	}
+	if r := normgen(t, nil, "schema", "x"); r.status != 2 {
+		t.Errorf("schema x: %+v", r)
+	}
+}
+
 func TestCompletion(t *testing.T) {
 	for shell, want := range map[string]string{
 		"bash": "# bash completion V2 for normgen",
@@ -169,7 +179,7 @@ func TestCompletion(t *testing.T) {
 	}
 	// The completion command completes normgen's own commands.
 	r := normgen(t, nil, "__complete", "")
-	for _, want := range []string{"check", "bench", "version", "completion"} {
+	for _, want := range []string{"check", "bench", "version", "schema", "completion"} {
 		if r.status != 0 || !strings.Contains(r.stdout, want+"\t") {
 			t.Errorf("__complete lacks %s: %+v", want, r)
 		}
