@@ -4,7 +4,8 @@
 #   1. checks that go.mod and go.sum are tidy, builds, vets (amd64 and
 #      arm64) and format-checks the repository,
 #   2. runs normgen's own tests (spec, IR, lowerings with their encoding and
-#      execution tests, end-to-end go generate),
+#      execution tests, end-to-end go generate and a consumer module, the
+#      spec's JSON Schema under a validator),
 #   3. checks that out/ is exactly what the generator writes today,
 #   4. runs the generated tests of every package in out/ natively, with the
 #      purego tag, and with AVX2 (and AVX-512) switched off by GODEBUG,
@@ -41,6 +42,8 @@ elapsed "build, vet, gofmt" "$t"
 
 t=$(date +%s); stage "normgen's own tests"
 go test -count=1 $(go list ./... | grep -v '/out/')
+# The spec schema against a JSON Schema validator, in a module of its own.
+(cd tests/schema && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
 elapsed "normgen's own tests" "$t"
 
 t=$(date +%s); stage "out/ is what the generator writes"

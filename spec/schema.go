@@ -42,6 +42,18 @@ func Schema() []byte {
 		}
 	}
 
+	req := func(keys ...string) obj { return obj{{"required", keys}} }
+	is := func(key string, v any) obj {
+		return obj{{"required", []string{key}}, {"properties", obj{{key, obj{{"const", v}}}}}}
+	}
+	in := func(key string, vs ...string) obj {
+		return obj{{"required", []string{key}}, {"properties", obj{{key, obj{{"enum", vs}}}}}}
+	}
+	not := func(o obj) obj { return obj{{"not", o}} }
+	anyOf := func(os ...obj) obj { return obj{{"anyOf", os}} }
+	// hasAffine: scale (true by default) or shift.
+	hasAffine := anyOf(not(req("scale")), is("scale", true), is("shift", true))
+
 	deepnorm := obj{
 		{"description", "DeepNorm's layer counts, from which alpha is derived (instead of alpha)"},
 		{"type", "object"},
@@ -51,7 +63,12 @@ func Schema() []byte {
 			"decoder_layers": append(obj{{"description", "M, the number of decoder layers"}}, integer(1, MaxLayers)...),
 			"side":           enum("the stack of an encoder-decoder model this kernel normalizes; required when both counts are given", Sides),
 		})},
-		{"anyOf", []obj{{{"required", []string{"encoder_layers"}}}, {{"required", []string{"decoder_layers"}}}}},
+		{"anyOf", []obj{req("encoder_layers"), req("decoder_layers")}},
+		{"allOf", []obj{
+			ifThen(req("encoder_layers", "decoder_layers"), req("side"), nil),
+			ifThen(not(req("decoder_layers")), obj{{"properties", obj{{"side", obj{{"const", Sides[0]}}}}}}, nil),
+			ifThen(not(req("encoder_layers")), obj{{"properties", obj{{"side", obj{{"const", Sides[1]}}}}}}, nil),
+		}},
 	}
 	residual := obj{
 		{"description", "a fused residual input: normalize s = alpha*x + f instead of x"},
@@ -129,6 +146,13 @@ func Schema() []byte {
 			ifThen(obj{{"required", []string{"scale"}}, {"properties", obj{{"scale", obj{{"const", false}}}}}},
 				obj{{"properties", obj{{"scale_offset", obj{{"const", 0}}}}}},
 				nil),
+			ifThen(is("statistic", "none"), obj{{"allOf", []obj{hasAffine, not(req("running"))}}}, nil),
+			ifThen(is("affine_per", "row"), hasAffine, nil),
+			ifThen(in("axis", "channels", "groups"), not(in("statistic", "l2", "none")), nil),
+			ifThen(is("axis", "batch"), obj{{"allOf", []obj{
+				not(is("statistic", "l2")),
+				anyOf(is("mean", true), is("statistic", "none")),
+			}}}, nil),
 		}},
 	}
 	schema := obj{
