@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,12 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 		return string(out)
 	}
 
+	// The README's quick start, as written: its spec, its go:generate
+	// file and its program, which go build and go vet ./... then check.
+	for name, code := range readmeQuickStart(t, repo) {
+		write(name, code)
+	}
+
 	gocmd(nil, "mod", "tidy")
 	gocmd(nil, "generate", "./...")
 	generated := snapshot(t, filepath.Join(mod, "norm"))
@@ -189,6 +196,47 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 	})
 	t.Logf("vendor/ holds %.1f MB", float64(size)/1e6)
 	logGoMod("after go mod vendor")
+}
+
+// readmeQuickStart returns the files of the README's quick start: the
+// spec (the yaml block), the package's Go file and the program (the go
+// blocks), in a package internal/norm and a command cmd/demo of the
+// consumer module.
+func readmeQuickStart(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	start := strings.Index(readme, "## Quick start")
+	end := strings.Index(readme, "**Vendoring.**")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no quick start ending in the vendoring notes")
+	}
+	blocks := regexp.MustCompile("(?s)```(yaml|go)\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1)
+	files := map[string]string{}
+	for _, b := range blocks {
+		switch code := b[2]; {
+		case b[1] == "yaml":
+			files["internal/norm/rms.yaml"] = code
+		case strings.Contains(code, "package main"):
+			files["cmd/demo/main.go"] = strings.ReplaceAll(code, "example.com/model/", "example.com/consumer/")
+		case strings.Contains(code, "//go:generate"):
+			files["internal/norm/doc.go"] = code
+		}
+	}
+	if len(files) != 3 {
+		t.Fatalf("the README's quick start has %d of its 3 code blocks: %v", len(files), files)
+	}
+	for name, code := range files {
+		if strings.HasSuffix(name, ".go") {
+			if formatted, err := format.Source([]byte(code)); err != nil || string(formatted) != code {
+				t.Errorf("the README's %s is not gofmt-formatted (%v):\n%s", name, err, code)
+			}
+		}
+	}
+	return files
 }
 
 // offline makes the go command use the module cache alone: any look-up
