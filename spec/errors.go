@@ -10,8 +10,9 @@ import (
 const MaxErrors = 10
 
 // Error is a problem with a spec, located in its file. Every error Parse
-// and Load return is an *Error, so a caller (or an editor reading the
-// output) can always jump to the offending line.
+// and Load return is an *Error or, when a spec has several problems, an
+// Errors of them, so a caller (or an editor reading the output) can
+// always jump to the offending lines.
 type Error struct {
 	Path string // the spec's path as given
 	Line int    // 1-based
