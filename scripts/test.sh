@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of normgen on a fresh Debian machine of the project's kind
 # (x86-64 with AVX2+FMA): installs what is missing, then
-#   1. builds, vets (amd64 and arm64) and format-checks the repository,
+#   1. checks that go.mod and go.sum are tidy, builds, vets (amd64 and
+#      arm64) and format-checks the repository,
 #   2. runs normgen's own tests (spec, IR, lowerings with their encoding and
-#      execution tests, end-to-end go generate),
+#      execution tests, end-to-end go generate and a consumer module, the
+#      spec's JSON Schema under a validator),
 #   3. checks that out/ is exactly what the generator writes today,
 #   4. runs the generated tests of every package in out/ natively, with the
 #      purego tag, and with AVX2 (and AVX-512) switched off by GODEBUG,
@@ -29,7 +31,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-t=$(date +%s); stage "build, vet, gofmt"
+t=$(date +%s); stage "build, vet, gofmt, go.mod tidy"
+go mod tidy -diff
 go build ./...
 GOARCH=amd64 go vet ./...
 GOARCH=arm64 go vet ./...
@@ -39,6 +42,8 @@ elapsed "build, vet, gofmt" "$t"
 
 t=$(date +%s); stage "normgen's own tests"
 go test -count=1 $(go list ./... | grep -v '/out/')
+# The spec schema against a JSON Schema validator, in a module of its own.
+(cd tests/schema && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
 elapsed "normgen's own tests" "$t"
 
 t=$(date +%s); stage "out/ is what the generator writes"

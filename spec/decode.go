@@ -1,15 +1,18 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/normgen/normgen/gen/target"
 	"go/token"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/normgen/normgen/gen/target"
 )
 
 // Defaults of the optional kernel fields; REFERENCE.md documents them.
@@ -74,6 +77,13 @@ func (k Kernel) Stat() string {
 	return k.Statistic
 }
 
+// AffinePer lists the values of affine_per: per element of the row (the
+// default) or per row.
+var AffinePer = []string{"element", "row"}
+
+// Sides lists the values of deepnorm's side.
+var Sides = []string{"encoder", "decoder"}
+
 // Statistics lists the values of a kernel's statistic, in REFERENCE.md's order.
 var Statistics = []string{"variance", "rms", "l2", "none"}
 
@@ -96,6 +106,35 @@ var (
 type decoder struct {
 	path  string
 	names map[string]*yaml.Node // kernel names seen so far
+	errs  []*Error              // the problems found so far
+}
+
+// add records a problem; decoding goes on where what follows does not
+// depend on the value at fault, so that one run reports several.
+func (d *decoder) add(e *Error) { d.errs = append(d.errs, e) }
+
+// result is nil, the one error, or the errors in file order, at most
+// MaxErrors of them and then one saying that more were left out.
+func (d *decoder) result() error {
+	switch len(d.errs) {
+	case 0:
+		return nil
+	case 1:
+		return d.errs[0]
+	}
+	errs := slices.Clone(d.errs)
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		if a.Line != b.Line {
+			return cmp.Compare(a.Line, b.Line)
+		}
+		return cmp.Compare(a.Col, b.Col)
+	})
+	if len(errs) > MaxErrors {
+		more := errs[MaxErrors]
+		errs = append(errs[:MaxErrors], &Error{Path: d.path, Line: more.Line, Col: more.Col,
+			Msg: fmt.Sprintf("too many errors (%d more left out); fix these first", len(d.errs)-MaxErrors)})
+	}
+	return Errors(errs)
 }
 
 func (d *decoder) errf(n *yaml.Node, format string, args ...any) *Error {
@@ -112,33 +151,55 @@ type fields struct {
 }
 
 // mapping checks that n is a mapping of the allowed keys; what names it in
-// messages ("the spec", "kernel", "residual").
+// messages ("the spec", "kernel", "residual"). It returns the first
+// problem; mappingAll, every one.
 func (d *decoder) mapping(n *yaml.Node, what, example string, allowed []string) (*fields, *Error) {
+	fs, errs := d.mappingAll(n, what, example, allowed)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return fs, nil
+}
+
+// mappingAll is mapping reporting each unknown or repeated key; the fields
+// are nil when n is not a mapping of plain keys, else they hold the first
+// occurrence of each allowed key, whatever the errors.
+func (d *decoder) mappingAll(n *yaml.Node, what, example string, allowed []string) (*fields, []*Error) {
 	if e := d.plain(n, what); e != nil {
-		return nil, e
+		return nil, []*Error{e}
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, d.errf(n, "%s is %s; allowed: a mapping, e.g. %s", what, describe(n), example)
+		return nil, []*Error{d.errf(n, "%s is %s; allowed: a mapping, e.g. %s", what, describe(n), example)}
 	}
 	fs := &fields{m: n, vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
+	var errs []*Error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.AliasNode {
-			return nil, d.errf(k, "alias *%s as a key; aliases are not supported in specs: write the key out", lit(k.Value))
+			return nil, append(errs, d.errf(k, "alias *%s as a key; aliases are not supported in specs: write the key out", lit(k.Value)))
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, d.errf(k, "%s as a key in %s; allowed keys: %s", describe(k), what, strings.Join(allowed, ", "))
+			return nil, append(errs, d.errf(k, "%s as a key in %s; allowed keys: %s", describe(k), what, strings.Join(allowed, ", ")))
 		}
 		if first, ok := fs.keys[k.Value]; ok {
-			return nil, d.errf(k, "key %s appears twice in %s (first at %d:%d); give each key once", quoteKey(k.Value), what, first.Line, first.Column)
+			errs = append(errs, d.errf(k, "key %s appears twice in %s (first at %d:%d); give each key once", quoteKey(k.Value), what, first.Line, first.Column))
+			continue
 		}
 		if !contains(allowed, k.Value) {
-			return nil, d.errf(k, "unknown key %s in %s%s; allowed keys: %s", quoteKey(k.Value), what, suggest(k.Value, allowed), strings.Join(allowed, ", "))
+			errs = append(errs, d.errf(k, "unknown key %s in %s%s; allowed keys: %s", quoteKey(k.Value), what, suggest(k.Value, allowed), strings.Join(allowed, ", ")))
+			continue
 		}
 		fs.keys[k.Value] = k
 		fs.vals[k.Value] = v
 	}
-	return fs, nil
+	return fs, errs
+}
+
+// first reports whether the j-th key of mapping n is the first occurrence
+// of an allowed key: the one fs holds.
+func (fs *fields) first(j int) bool {
+	k := fs.m.Content[j]
+	return fs.keys[k.Value] == k
 }
 
 // plain rejects the YAML features a spec has no use for and that would
@@ -378,15 +439,22 @@ func (d *decoder) file(root *yaml.Node) (*File, *Error) {
 		// A document of only "---" and comments.
 		return nil, &Error{Path: d.path, Line: 1, Col: 1, Msg: "empty spec; a spec is a YAML mapping that starts with version: 1"}
 	}
-	fs, e := d.mapping(root, "the spec", "version: 1", fileKeys)
-	if e != nil {
-		return nil, e
+	fs, errs := d.mappingAll(root, "the spec", "version: 1", fileKeys)
+	if fs == nil {
+		return nil, errs[0]
 	}
+	for _, e := range errs {
+		d.add(e)
+	}
+	var e *Error
 	f := &File{}
 	// The version comes first: a spec of another version may use keys and
 	// values this one does not know, and should be told so.
 	v, ok := fs.vals["version"]
 	if !ok {
+		if len(d.errs) > 0 {
+			return nil, nil // a misspelt or repeated key says more
+		}
 		return nil, d.errf(root, "the spec has no version; allowed: version: %d, as the first key", Version)
 	}
 	if f.Version, e = d.integer(v, "version", Version, Version); e != nil {
@@ -394,13 +462,19 @@ func (d *decoder) file(root *yaml.Node) (*File, *Error) {
 	}
 	v, ok = fs.vals["package"]
 	if !ok {
+		if len(d.errs) > 0 {
+			return nil, nil // a misspelt or repeated key says more
+		}
 		return nil, d.errf(root, "the spec has no package; allowed: package: NAME, the Go package name of the generated code, e.g. rmsnorm")
 	}
 	if f.Package, e = d.packageName(v); e != nil {
-		return nil, e
+		d.add(e) // the kernels do not depend on it
 	}
 	v, ok = fs.vals["kernels"]
 	if !ok {
+		if len(d.errs) > 0 {
+			return nil, nil // a misspelt or repeated key or a bad package says more
+		}
 		return nil, d.errf(root, "the spec has no kernels; allowed: kernels: a list of kernels, each with name, mean and hidden")
 	}
 	if e := d.list(v, "kernels", "a list of kernels, each a mapping with name, mean and hidden", MaxKernels); e != nil {
@@ -408,13 +482,16 @@ func (d *decoder) file(root *yaml.Node) (*File, *Error) {
 	}
 	d.names = map[string]*yaml.Node{}
 	entries := map[string]entry{}
-	for _, kn := range v.Content {
-		k, e := d.kernel(kn, len(f.Kernels)+1)
-		if e != nil {
-			return nil, e
+	for i, kn := range v.Content {
+		// Each kernel is checked whatever the others hold; the generated
+		// names only between kernels without other problems.
+		k := d.kernel(kn, i+1)
+		if k == nil {
+			continue
 		}
 		if e := d.entries(entries, k); e != nil {
-			return nil, e
+			d.add(e)
+			continue
 		}
 		f.Kernels = append(f.Kernels, k.Kernel)
 	}
@@ -488,21 +565,31 @@ type kernel struct {
 	hiddenNodes []*yaml.Node
 }
 
-// kernel decodes the i-th (1-based) kernel.
-func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
-	fs, e := d.mapping(n, "kernel", "{name: RMSNorm, mean: false, hidden: [4096]}", kernelKeys)
-	if e != nil {
-		return nil, e
+// kernel decodes the i-th (1-based) kernel, or records its problems and
+// returns nil.
+func (d *decoder) kernel(n *yaml.Node, i int) *kernel {
+	before := len(d.errs)
+	fs, errs := d.mappingAll(n, "kernel", "{name: RMSNorm, mean: false, hidden: [4096]}", kernelKeys)
+	for _, e := range errs {
+		d.add(e)
 	}
+	if fs == nil {
+		return nil
+	}
+	var e *Error
 	k := &kernel{Kernel: Kernel{
 		Axis:    DefaultAxis,
 		Epsilon: DefaultEpsilon,
 		Scale:   true,
 		Pos:     pos(n),
 	}}
-	// Keys are read in document order so that the first error in the file
-	// is the one reported; absent keys are checked after.
+	// Each key's value is checked on its own; the checks of absent keys
+	// and of keys that depend on each other come after, and only when
+	// every value read (they would repeat or guess at a value's problem).
 	for j := 0; j < len(n.Content); j += 2 {
+		if !fs.first(j) {
+			continue
+		}
 		key, v := n.Content[j].Value, n.Content[j+1]
 		switch key {
 		case "name":
@@ -549,31 +636,40 @@ func (d *decoder) kernel(n *yaml.Node, i int) (*kernel, *Error) {
 			k.Targets, e = d.targets(v)
 		}
 		if e != nil {
-			return nil, e
+			d.add(e)
 		}
 	}
+	if len(d.errs) > before {
+		return nil
+	}
 	if k.nameNode == nil {
-		return nil, d.errf(n, "kernel %d has no name; allowed: name: an exported Go identifier, e.g. RMSNorm", i)
+		d.add(d.errf(n, "kernel %d has no name; allowed: name: an exported Go identifier, e.g. RMSNorm", i))
+		return nil
 	}
 	if _, ok := fs.vals["mean"]; !ok {
-		return nil, d.errf(n, "kernel %s has no mean; allowed: mean: true (LayerNorm: subtract the mean) or mean: false (RMSNorm)", k.Name)
+		d.add(d.errf(n, "kernel %s has no mean; allowed: mean: true (LayerNorm: subtract the mean) or mean: false (RMSNorm)", k.Name))
+		return nil
 	}
 	if k.hiddenNodes == nil && (k.Axis == "last" || k.Axis == "channels") {
-		return nil, d.errf(n, "kernel %s has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]", k.Name)
+		d.add(d.errf(n, "kernel %s has no hidden; allowed: hidden: a list of row lengths to specialise, e.g. [4096]", k.Name))
+		return nil
 	}
 	if v, ok := fs.vals["scale_offset"]; ok && !k.Scale && k.ScaleOffset != 0 {
-		return nil, d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", lit(v.Value))
+		d.add(d.errf(v, "scale_offset %s without a scale (scale: false); allowed: scale_offset only with scale: true, where it gives (scale_offset + gamma)", lit(v.Value)))
+		return nil
 	}
 	if e := d.combinations(k, fs); e != nil {
-		return nil, e
+		d.add(e)
+		return nil
 	}
 	if e := d.axisFields(k, fs); e != nil {
-		return nil, e
+		d.add(e)
+		return nil
 	}
 	if k.Targets == nil {
 		k.Targets = append([]string(nil), Targets...)
 	}
-	return k, nil
+	return k
 }
 
 // combinations checks the fields that depend on each other (statistic,
@@ -738,7 +834,7 @@ func (d *decoder) affinePer(n *yaml.Node) (bool, *Error) {
 	case "row":
 		return true, nil
 	}
-	return false, d.errf(n, "affine_per %s is not supported%s; allowed: %s", lit(s), suggest(s, []string{"element", "row"}), allowed)
+	return false, d.errf(n, "affine_per %s is not supported%s; allowed: %s", lit(s), suggest(s, AffinePer), allowed)
 }
 
 // kernelName checks a kernel name: it prefixes exported Go functions and
@@ -893,8 +989,8 @@ func (d *decoder) deepNorm(n *yaml.Node) (*DeepNorm, float64, *Error) {
 		case "side":
 			sideNode = v
 			dn.Side, e = d.str(v, "side", sides)
-			if e == nil && dn.Side != "encoder" && dn.Side != "decoder" {
-				e = d.errf(v, "side %s is not supported%s; allowed: %s", lit(dn.Side), suggest(dn.Side, []string{"encoder", "decoder"}), sides)
+			if e == nil && !contains(Sides, dn.Side) {
+				e = d.errf(v, "side %s is not supported%s; allowed: %s", lit(dn.Side), suggest(dn.Side, Sides), sides)
 			}
 		}
 		if e != nil {

@@ -46,15 +46,24 @@ func FuzzParse(f *testing.F) {
 			if file != nil {
 				t.Fatal("both a File and an error")
 			}
-			var se *Error
-			if !errors.As(err, &se) {
-				t.Fatalf("error %T, want *spec.Error: %v", err, err)
+			var list Errors
+			if !errors.As(err, &list) {
+				se, ok := err.(*Error)
+				if !ok {
+					t.Fatalf("error %T, want *spec.Error or spec.Errors: %v", err, err)
+				}
+				list = Errors{se}
 			}
-			msg := err.Error()
-			if se.Path != "fuzz.yaml" || se.Line < 1 || se.Col < 1 || !strings.HasPrefix(msg, "fuzz.yaml:") ||
-				strings.Contains(se.Msg, "\n") || !strings.Contains(se.Msg, "; ") || !utf8.ValidString(msg) ||
-				strings.Contains(msg, "internal error") {
-				t.Fatalf("badly formed error %q", msg)
+			if len(list) == 0 || len(list) > MaxErrors+1 {
+				t.Fatalf("%d errors", len(list))
+			}
+			for _, se := range list {
+				msg := se.Error()
+				if se.Path != "fuzz.yaml" || se.Line < 1 || se.Col < 1 || !strings.HasPrefix(msg, "fuzz.yaml:") ||
+					strings.Contains(se.Msg, "\n") || !strings.Contains(se.Msg, "; ") || !utf8.ValidString(msg) ||
+					strings.Contains(msg, "internal error") {
+					t.Fatalf("badly formed error %q", msg)
+				}
 			}
 			return
 		}

@@ -84,7 +84,8 @@ func osProblem(err error) string {
 
 // Parse parses and validates a spec held in data; path names it in errors
 // and in the generated headers. It never panics: any input yields a valid
-// *File or an *Error.
+// *File, an *Error, or Errors (up to MaxErrors problems that do not
+// depend on each other, then one saying how many more there are).
 func Parse(path string, data []byte) (f *File, err error) {
 	// The YAML library is third-party code run on hostile input: a panic in
 	// it must still come out as a located error, not a stack trace.
@@ -111,7 +112,10 @@ func Parse(path string, data []byte) (f *File, err error) {
 	d := &decoder{path: path}
 	f, e = d.file(root)
 	if e != nil {
-		return nil, e
+		d.add(e)
+	}
+	if err := d.result(); err != nil {
+		return nil, err
 	}
 	f.Path = path
 	f.Source = bytes.Clone(data)

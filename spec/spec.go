@@ -1,5 +1,7 @@
 // Package spec defines normgen's spec format: a versioned YAML file naming
-// the normalization kernels of one generated Go package.
+// the normalization kernels of one generated Go package. REFERENCE.md
+// documents the format, normgen.schema.json is its JSON Schema (Schema),
+// and docs/math.md gives the formula of every kernel the fields describe.
 package spec
 
 // Version is the spec format version this normgen reads.

@@ -33,13 +33,17 @@ import (
 // when the module cache has it. TestBenchXSysMatchesGoMod keeps these in
 // step with go.mod and go.sum.
 const (
-	xsysVersion = "v0.50.0"
-	xsysSum     = `golang.org/x/sys v0.50.0 h1:dkKZEFTEKaLr1sjhs0WiKqoi8Jj5nHbS3Njmx1UoMJs=
-golang.org/x/sys v0.50.0/go.mod h1:hNLxWAXmnKAxqDtdwIYC4bM9oQPEecfsnNMuSxOs3og=
+	xsysVersion = "v0.26.0"
+	xsysSum     = `golang.org/x/sys v0.26.0 h1:KHjCJyddX0LoSTb3J+vWpupP9p0oznkqVk/IfjymZbo=
+golang.org/x/sys v0.26.0/go.mod h1:/VUhepiaJMQUp4+oa/7Zr1D23ma6VTLIYjOOTFZPUcA=
 `
 	// xsysGo is the go version golang.org/x/sys xsysVersion declares: the
 	// least the program's go.mod may say.
-	xsysGo = "1.26.0"
+	xsysGo = "1.18"
+	// generatedGo is the least go line the generated packages (and
+	// benchkit) build with; the program's go.mod says it, as it is above
+	// xsysGo.
+	generatedGo = "1.22.0"
 	// benchModule is the module path of the program bench writes.
 	benchModule = "normgenbench"
 )
@@ -72,22 +76,21 @@ kernel and hidden size; -quick about 5, with noisier figures.`
 func newBench(o *options) *cobra.Command {
 	bo := &benchOptions{}
 	cmd := &cobra.Command{
-		Use:   "bench -spec FILE [-quick] [-h SIZES] [-keep]",
+		Use:   "bench -spec FILE [-quick] [-hidden SIZES] [-keep]",
 		Short: "Time the spec's kernels on this machine, as a ratio to Go's copy",
 		Long:  benchLong,
 		Example: `  normgen bench -spec rmsnorm.yaml
-  normgen bench -spec rmsnorm.yaml -quick -h 4096,8192 > bench.md`,
+  normgen bench -spec rmsnorm.yaml -quick -hidden 4096,8192 > bench.md`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.bench(cmd, bo)
 		},
 	}
 	fl := cmd.Flags()
-	// -h is the hidden sizes here; help is --help (or -help) alone.
-	fl.Bool("help", false, "help for bench")
 	fl.StringVar(&o.spec, "spec", "", "the YAML spec `FILE` whose kernels to time (required)")
 	fl.BoolVar(&bo.quick, "quick", false, "a short run (about 5 s per kernel and size): noisier figures")
-	fl.IntSliceVarP(&bo.hidden, "hidden", "h", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
+	// No shorthand: -h is help, as everywhere.
+	fl.IntSliceVar(&bo.hidden, "hidden", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
 	fl.BoolVar(&bo.keep, "keep", false, "keep the generated program's directory and print its path")
 	return cmd
 }
@@ -239,7 +242,7 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 				all = append(all, k.Hidden...)
 			}
 			slices.Sort(all)
-			return nil, fmt.Errorf("-h %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
+			return nil, fmt.Errorf("-hidden %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
 		}
 	}
 	var out []benchKernel
@@ -393,7 +396,7 @@ func writeBenchProgram(dir string, f *spec.File, kernels []benchKernel, pkgs []b
 	if err != nil {
 		return err
 	}
-	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire golang.org/x/sys %s\n", benchModule, xsysGo, xsysVersion)
+	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nrequire golang.org/x/sys %s\n", benchModule, generatedGo, xsysVersion)
 	for name, data := range map[string][]byte{"main.go": src, "go.mod": []byte(gomod), "go.sum": []byte(xsysSum)} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fmt.Errorf("bench: %w", err)

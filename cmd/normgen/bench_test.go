@@ -30,7 +30,7 @@ import (
 // targets; an L2 norm (WeightNorm's) with per-row gain and bias, a derived
 // DeepNorm alpha, the sum and its rstd; a folded BatchNorm (statistic none,
 // per-row gain and bias); the affine alone per element after a residual;
-// and one that -h 256 leaves out.
+// and one that -hidden 256 leaves out.
 const tinySpec = `version: 1
 package: tiny
 kernels:
@@ -99,8 +99,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench"}, 2, "bench needs -spec FILE"},
 		{[]string{"bench", "-spec", "missing.yaml"}, 1, "missing.yaml:1:1: no such file"},
 		{[]string{"bench", "-spec", "bad.yaml"}, 1, "bad.yaml:6:14: "},
-		{[]string{"bench", "-spec", "tiny.yaml", "-h", "100"}, 1, "-h 100: no kernel of tiny.yaml has that hidden size; its sizes: 256, 320"},
-		{[]string{"bench", "-spec", "tiny.yaml", "-h", "x"}, 2, `invalid argument "x"`},
+		{[]string{"bench", "-spec", "tiny.yaml", "-hidden", "100"}, 1, "-hidden 100: no kernel of tiny.yaml has that hidden size; its sizes: 256, 320"},
+		{[]string{"bench", "-spec", "tiny.yaml", "-hidden", "x"}, 2, `invalid argument "x"`},
 		{[]string{"bench", "-spec", "tiny.yaml", "-out", "d"}, 2, "-out does not apply"},
 		{[]string{"bench", "-spec", "tiny.yaml", "-package", "p"}, 2, "-package does not apply"},
 		{[]string{"bench", "-spec", "tiny.yaml", "extra"}, 2, `unexpected argument "extra"`},
@@ -118,10 +118,12 @@ func TestBenchErrors(t *testing.T) {
 		t.Errorf("without go: %+v", r)
 	}
 
-	r = normgen(t, nil, "bench", "--help")
-	for _, want := range []string{"-h, --hidden SIZES", "--quick", "--keep", "ratio to the copy"} {
-		if r.status != 0 || !strings.Contains(r.stdout, want) {
-			t.Errorf("bench --help lacks %q:\n%s", want, r.stdout)
+	for _, help := range []string{"--help", "-h"} {
+		r = normgen(t, nil, "bench", help)
+		for _, want := range []string{"  --hidden SIZES", "-h, --help", "--quick", "--keep", "ratio to the copy"} {
+			if r.status != 0 || !strings.Contains(r.stdout, want) {
+				t.Errorf("bench %s lacks %q:\n%s", help, want, r.stdout)
+			}
 		}
 	}
 }
@@ -160,7 +162,7 @@ func TestBenchRunsGo(t *testing.T) {
 	t.Setenv("GOFLAGS", "-tags=purego")
 
 	log := fakeGo(t, 0)
-	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-h", "256")
+	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-hidden", "256")
 	if r.status != 0 {
 		t.Fatalf("bench: %+v", r)
 	}
@@ -426,7 +428,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 	t.Setenv("GOFLAGS", "")
 	t.Setenv("GOPROXY", "off") // offline: x/sys comes from the module cache
-	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-h", "256", "-keep")
+	r := normgen(t, nil, "bench", "-spec", "tiny.yaml", "-quick", "-hidden", "256", "-keep")
 	m := regexp.MustCompile(`the program is in (\S+) `).FindStringSubmatch(r.stderr)
 	if m != nil {
 		t.Cleanup(func() { os.RemoveAll(m[1]) })

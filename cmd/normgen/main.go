@@ -7,6 +7,9 @@
 //	normgen                        generate the built-in catalogue into out/<package>
 //	normgen -spec rmsnorm.yaml     generate one spec into out/<package>
 //	normgen check [-spec F]        fail if generated files are stale or edited
+//	normgen version                print the version
+//	normgen schema                 print the spec format's JSON Schema
+//	normgen completion bash        a shell completion script (also zsh, fish)
 //
 // Run normgen --help for every flag.
 package main
@@ -59,11 +62,13 @@ func usagef(format string, args ...any) error {
 // report prints err and returns the exit status: 2 for a usage error,
 // else 1. An error located in a spec file is printed as
 // FILE:LINE:COL: message, alone on its line, as compilers do, so that
-// editors can jump to it; any other error is prefixed with "normgen: ".
+// editors can jump to it (several, one per line); any other error is
+// prefixed with "normgen: ".
 func report(stderr io.Writer, err error) int {
 	if err != errReported {
 		var se *spec.Error
-		if errors.As(err, &se) && se.Error() == err.Error() {
+		var list spec.Errors
+		if errors.As(err, &se) && se.Error() == err.Error() || errors.As(err, &list) && list.Error() == err.Error() {
 			fmt.Fprintf(stderr, "%v\n", err)
 		} else {
 			fmt.Fprintf(stderr, "normgen: %v\n", err)
@@ -154,8 +159,12 @@ normgen only replaces files whose first line starts with
 removes files it generated earlier from the same spec that are no longer
 produced. A failed run leaves the previous files as they were.
 
-Errors in a spec are printed as FILE:LINE:COL: message. Exit status: 1 for
-spec and generation errors, 2 for usage errors.
+Errors in a spec are printed as FILE:LINE:COL: message, one per line, up to
+10 at a time. Exit status: 1 for spec and generation errors, 2 for usage
+errors.
+
+normgen version prints the version; normgen completion bash|zsh|fish|powershell
+prints a shell completion script (see normgen completion bash -h).
 
 Flags take one dash or two: -spec F and --spec F are the same.
 The spec format is documented in spec/REFERENCE.md.`
@@ -184,7 +193,8 @@ func newRoot(o *options) *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("normgen {{.Version}}\n")
-	root.CompletionOptions.DisableDefaultCmd = true
+	// cobra's completion command: normgen completion bash|zsh|fish|powershell.
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%v; run %s --help for the flags", err, cmd.CommandPath())
 	})
@@ -209,7 +219,57 @@ directory exactly as for generation.`,
 			return o.check(cmd)
 		},
 	}
-	root.AddCommand(check, newBench(o))
+	version := &cobra.Command{
+		Use:   "version",
+		Short: "Print normgen's version (the one written into generated headers)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q; version takes none", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(o.stdout, "normgen %s\n", gen.Version)
+			return err
+		},
+	}
+	schema := &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of the spec format (" + spec.SchemaFile + ")",
+		Long: `schema prints the JSON Schema (draft-07) of spec format version 1, built from
+the tables normgen validates specs with. The repository keeps it in
+` + spec.SchemaFile + `; regenerate it with
+  go run ./cmd/normgen schema > ` + spec.SchemaFile + `
+A spec's first line can point YAML editors at it:
+  # yaml-language-server: $schema=normgen.schema.json
+normgen itself checks more than the schema can say.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q; schema takes none", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := o.stdout.Write(spec.Schema())
+			return err
+		},
+	}
+	root.AddCommand(check, newBench(o), version, schema)
+	// The completion scripts go to the output set now.
+	root.SetOut(o.stdout)
+	root.SetErr(o.stderr)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			// Without a shell cobra would print the help and exit 0.
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return usagef("completion needs a shell: bash, zsh, fish or powershell, e.g. normgen completion bash")
+				}
+				return usagef("unknown shell %q; allowed: bash, zsh, fish or powershell", args[0])
+			}
+		}
+	}
 	return root
 }
 

@@ -62,11 +62,28 @@ func normgen(t *testing.T, env map[string]string, args ...string) result {
 func workdir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Chdir(dir)
+	chdir(t, dir)
 	if err := os.WriteFile("rms.yaml", []byte(rmsSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// chdir is testing.T.Chdir, which needs a later go line than normgen's.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Chdir(old); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 func useFake(t *testing.T) {
@@ -119,8 +136,53 @@ func TestVersionAndHelp(t *testing.T) {
 			}
 		}
 	}
-	if r := normgen(t, nil, "check", "--help"); r.status != 0 || !strings.Contains(r.stdout, "stale, or edited by hand") {
-		t.Errorf("check --help: %+v", r)
+	for _, help := range []string{"--help", "-h"} {
+		if r := normgen(t, nil, "check", help); r.status != 0 || !strings.Contains(r.stdout, "stale, or edited by hand") {
+			t.Errorf("check %s: %+v", help, r)
+		}
+		if r := normgen(t, nil, "version", help); r.status != 0 || !strings.Contains(r.stdout, "Print normgen's version") {
+			t.Errorf("version %s: %+v", help, r)
+		}
+	}
+	if r := normgen(t, nil, "version"); r.status != 0 || r.stdout != "normgen "+gen.Version+"\n" || r.stderr != "" {
+		t.Errorf("version: %+v", r)
+	}
+	if r := normgen(t, nil, "version", "x"); r.status != 2 || !strings.Contains(r.stderr, `unexpected argument "x"`) {
+		t.Errorf("version x: %+v", r)
+	}
+}
+
+func TestSchemaCommand(t *testing.T) {
+	r := normgen(t, nil, "schema")
+	if r.status != 0 || r.stdout != string(spec.Schema()) || r.stderr != "" {
+		t.Errorf("schema: status %d stderr %q", r.status, r.stderr)
+	}
+	if r := normgen(t, nil, "schema", "x"); r.status != 2 {
+		t.Errorf("schema x: %+v", r)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{
+		"bash": "# bash completion V2 for normgen",
+		"zsh":  "#compdef normgen",
+		"fish": "# fish completion for normgen",
+	} {
+		if r := normgen(t, nil, "completion", shell); r.status != 0 || !strings.HasPrefix(r.stdout, want) || !strings.Contains(r.stdout, "__complete") {
+			t.Errorf("completion %s: status %d stderr %q\n%.200s", shell, r.status, r.stderr, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
+		if r := normgen(t, nil, args...); r.status != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: %+v, want a one-line usage error, status 2", args, r)
+		}
+	}
+	// The completion command completes normgen's own commands.
+	r := normgen(t, nil, "__complete", "")
+	for _, want := range []string{"check", "bench", "version", "schema", "completion"} {
+		if r.status != 0 || !strings.Contains(r.stdout, want+"\t") {
+			t.Errorf("__complete lacks %s: %+v", want, r)
+		}
 	}
 }
 
@@ -165,7 +227,8 @@ func TestCatalogue(t *testing.T) {
 	for _, f := range cat {
 		listed = append(listed, f.Package)
 	}
-	pkgs = slices.Sorted(slices.Values(listed))
+	pkgs = slices.Clone(listed)
+	slices.Sort(pkgs)
 	if len(pkgs) < 2 || !slices.Contains(pkgs, "rmsnorm") {
 		t.Fatalf("the catalogue holds %v", pkgs)
 	}
@@ -284,6 +347,7 @@ func TestErrors(t *testing.T) {
 	useFake(t)
 	dir := workdir(t)
 	os.WriteFile("bad.yaml", []byte("version: 1\npackage: p\nkernels:\n  - name: K\n    mean: maybe\n"), 0o644)
+	os.WriteFile("bad2.yaml", []byte("version: 1\npackage: func\nkernels:\n  - name: K\n    mean: maybe\n    epsilon: -1\n"), 0o644)
 	os.MkdirAll("out/rms", 0o755)
 	os.WriteFile("out/rms/rms.go", []byte("package rms // mine\n"), 0o644)
 	for _, tc := range []struct {
@@ -293,6 +357,10 @@ func TestErrors(t *testing.T) {
 	}{
 		// A located error is FILE:LINE:COL: message, as editors match it.
 		{[]string{"-spec", "bad.yaml"}, 1, `bad.yaml:5:11: mean is the string "maybe"; allowed: true or false` + "\n"},
+		// Several problems: each on its own line, in file order.
+		{[]string{"-spec", "bad2.yaml"}, 1, `bad2.yaml:2:10: package "func" is a Go keyword; allowed: a Go package name: a letter followed by letters, digits or _, not a Go keyword, lower case by convention, e.g. rmsnorm` + "\n" +
+			`bad2.yaml:5:11: mean is the string "maybe"; allowed: true or false` + "\n" +
+			`bad2.yaml:6:14: epsilon -1 is negative; allowed: a number with 0 <= epsilon < 1, typically 1e-5 or 1e-6` + "\n"},
 		{[]string{"-spec", "missing.yaml"}, 1, "missing.yaml:1:1: no such file; give the path of an existing YAML spec, e.g. spec/rmsnorm.yaml\n"},
 		{[]string{"-spec", "."}, 1, ".:1:1: is a directory; give a YAML spec file, e.g. spec/rmsnorm.yaml\n"},
 		{[]string{"-spec", "rms.yaml", "-out", "/dev/null/x"}, 1, "normgen: cannot create output directory /dev/null/x: not a directory\n"},

@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,10 +29,19 @@ kernels:
     hidden: [48]
 `
 
-// TestGoGenerateConsumer builds a scratch module that depends on normgen
-// as a tool (replace to this checkout), runs go generate, builds, vets and
-// tests the generated package, vendors it, and checks that the generated
-// package imports only the standard library and golang.org/x/sys/cpu.
+// consumerGo is the consumer's go line: the least that tool directives
+// allow. Adding normgen must not raise it.
+const consumerGo = "go 1.24.0"
+
+// TestGoGenerateConsumer builds a scratch module at go 1.24.0 that depends
+// on normgen as a tool (replace to this checkout, as the README's recipe
+// does until normgen is published), runs go generate, tidies, builds, vets
+// and tests the generated package, vendors it, and checks that its go
+// line did not move, that the generated package imports only the standard
+// library and golang.org/x/sys/cpu, and that it vets alone in a go 1.22
+// module. Everything runs offline (GOPROXY=off) from the module cache but
+// one look-up, made first: golang.org/x/sync, which tidy needs for the
+// tests of avo's packages (see syncVersion).
 func TestGoGenerateConsumer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module and runs the go command: not in -short")
@@ -50,15 +61,34 @@ func TestGoGenerateConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	sync := syncVersion(t, repo)
+	// The README's recipe: the tool, the replace, and the x/sync pin that
+	// lets tidy run offline.
 	write("go.mod", `module example.com/consumer
 
-go 1.26
+`+consumerGo+`
 
 tool github.com/normgen/normgen/cmd/normgen
 
-require github.com/normgen/normgen v0.0.0
+require (
+	github.com/normgen/normgen v0.0.0
+	golang.org/x/sync `+sync+` // indirect
+)
 
 replace github.com/normgen/normgen => `+repo+"\n")
+	logGoMod := func(when string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the consumer's go.mod %s:\n%s", when, data)
+		if first := goLine(string(data)); first != consumerGo {
+			t.Errorf("the consumer's go line %s is %q, want %q", when, first, consumerGo)
+		}
+		return string(data)
+	}
+	logGoMod("before")
 	write("norm/doc.go", "// Package norm holds generated normalization kernels.\npackage norm\n\n//go:generate go tool normgen -spec rms.yaml\n")
 	write("norm/rms.yaml", consumerSpec)
 	// The entry point names are the spec's promise: Name+H and Name+"Any".
@@ -74,13 +104,19 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 		start := time.Now()
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
-		cmd.Env = append(cleanEnv(), env...)
+		cmd.Env = append(append(cleanEnv(), offline...), env...)
 		out, err := cmd.CombinedOutput()
 		t.Logf("go %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
+	}
+
+	// The README's quick start, as written: its spec, its go:generate
+	// file and its program, which go build and go vet ./... then check.
+	for name, code := range readmeQuickStart(t, repo) {
+		write(name, code)
 	}
 
 	gocmd(nil, "mod", "tidy")
@@ -115,6 +151,11 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 	gocmd([]string{"GOARCH=arm64"}, "vet", "./...")
 	gocmd(nil, "test", "./...")
 	gocmd(nil, "test", "-tags", "purego", "./norm")
+	after := logGoMod("after go generate and go mod tidy")
+	if !regexp.MustCompile(`(?m)^(require |\t)golang\.org/x/sys v`).MatchString(after) {
+		t.Errorf("tidy did not add golang.org/x/sys, which the generated code imports")
+	}
+	vetAlone(t, mod, gocmd)
 
 	// Generation is deterministic, and normgen check agrees.
 	gocmd(nil, "generate", "./...")
@@ -142,6 +183,150 @@ var Entries = []any{norm.RMSNorm64, norm.RMSNorm100, norm.RMSNormAny, norm.AddLa
 	gocmd(nil, "build", "-mod=vendor", "./...")
 	if _, err := os.Stat(filepath.Join(mod, "vendor", "golang.org", "x", "sys", "cpu")); err != nil {
 		t.Errorf("vendor has no golang.org/x/sys/cpu: %v", err)
+	}
+	// go mod vendor also vendors the tool and its dependencies.
+	var size int64
+	filepath.WalkDir(filepath.Join(mod, "vendor"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	t.Logf("vendor/ holds %.1f MB", float64(size)/1e6)
+	logGoMod("after go mod vendor")
+}
+
+// readmeQuickStart returns the files of the README's quick start: the
+// spec (the yaml block), the package's Go file and the program (the go
+// blocks), in a package internal/norm and a command cmd/demo of the
+// consumer module.
+func readmeQuickStart(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	start := strings.Index(readme, "## Quick start")
+	end := strings.Index(readme, "**Vendoring.**")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no quick start ending in the vendoring notes")
+	}
+	blocks := regexp.MustCompile("(?s)```(yaml|go)\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1)
+	files := map[string]string{}
+	for _, b := range blocks {
+		switch code := b[2]; {
+		case b[1] == "yaml":
+			files["internal/norm/rms.yaml"] = code
+		case strings.Contains(code, "package main"):
+			files["cmd/demo/main.go"] = strings.ReplaceAll(code, "example.com/model/", "example.com/consumer/")
+		case strings.Contains(code, "//go:generate"):
+			files["internal/norm/doc.go"] = code
+		}
+	}
+	if len(files) != 3 {
+		t.Fatalf("the README's quick start has %d of its 3 code blocks: %v", len(files), files)
+	}
+	for name, code := range files {
+		if strings.HasSuffix(name, ".go") {
+			if formatted, err := format.Source([]byte(code)); err != nil || string(formatted) != code {
+				t.Errorf("the README's %s is not gofmt-formatted (%v):\n%s", name, err, code)
+			}
+		}
+	}
+	return files
+}
+
+// offline makes the go command use the module cache alone: any look-up
+// the consumer would make fails the test.
+var offline = []string{"GOPROXY=off", "GOFLAGS=-mod=mod -buildvcs=false", "GOTOOLCHAIN=local"}
+
+// syncVersion is the golang.org/x/sync version in normgen's module graph
+// (golang.org/x/tools requires it). A consumer's go mod tidy needs it for
+// the tests of avo's packages, which normgen's own go.mod does not list:
+// the consumer pins it (require golang.org/x/sync VERSION // indirect) so
+// that tidy looks nothing up. It is downloaded here, the test's one
+// look-up (a no-op when the module cache has it).
+func syncVersion(t *testing.T, repo string) string {
+	t.Helper()
+	run := func(args ...string) string {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = repo
+		cmd.Env = append(cleanEnv(), "GOTOOLCHAIN=local")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	v := run("list", "-m", "-f", "{{.Version}}", "golang.org/x/sync")
+	run("mod", "download", "golang.org/x/sync@"+v)
+	return v
+}
+
+// goLine is the go directive of a go.mod.
+func goLine(gomod string) string {
+	for _, line := range strings.Split(gomod, "\n") {
+		if strings.HasPrefix(line, "go ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// vetAlone copies the generated package into a module at go 1.22 that
+// requires only golang.org/x/sys, at the consumer's version, and vets it
+// for both architectures: the generated code's own minimum.
+func vetAlone(t *testing.T, consumer string, gocmd func([]string, ...string) string) {
+	t.Helper()
+	old := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(consumer, "norm", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, ".s") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	xsys := ""
+	sum, err := os.ReadFile(filepath.Join(consumer, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []string
+	for _, line := range strings.Split(string(sum), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "golang.org/x/sys" {
+			sums = append(sums, line)
+			xsys = strings.TrimSuffix(f[1], "/go.mod")
+		}
+	}
+	if xsys == "" {
+		t.Fatal("the consumer's go.sum has no golang.org/x/sys")
+	}
+	gomod := "module example.com/old\n\ngo 1.22\n\nrequire golang.org/x/sys " + xsys + "\n"
+	if err := os.WriteFile(filepath.Join(old, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "go.sum"), []byte(strings.Join(sums, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the generated package alone, go.mod:\n%s", gomod)
+	for _, goarch := range []string{"amd64", "arm64"} {
+		// The compiler rejects language features newer than the go line;
+		// vet's stdversion check, standard library API.
+		env := []string{"GOARCH=" + goarch, "GOFLAGS=-mod=readonly -buildvcs=false"}
+		gocmd(env, "-C", old, "build", "./...")
+		gocmd(env, "-C", old, "vet", "./...")
 	}
 }
 
