@@ -12,6 +12,7 @@ import (
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
@@ -26,8 +27,8 @@ var (
 	dataVariants = []string{"", "nan", "huge", "zero", "inplace"}
 )
 
-// columnLong are the Columns shapes at and past columnChunk elements,
-// whose sums run in several chunks (past columnSuper: in several
+// columnLong are the Columns shapes at and past pass.ChunkTerms elements,
+// whose sums run in several chunks (past pass.SuperTerms: in several
 // super-chunks too): exactly one chunk (64), the last chunk one element
 // (65, 513, 4097), partial (100, 1100, 5000) or whole (1024, 4096, 4160);
 // 4097 and 5000 add a second super-chunk, one element of it or a partial
@@ -431,7 +432,7 @@ func TestLayoutsGenerate(t *testing.T) {
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 5, 16, columnChunk, columnChunk + 1, columnSuper, columnSuper + 1, 8192} {
+			for _, h := range []int{0, 1, 5, 16, pass.ChunkTerms, pass.ChunkTerms + 1, pass.SuperTerms, pass.SuperTerms + 1, 8192} {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
 		}
@@ -453,8 +454,8 @@ func TestLayoutsGenerate(t *testing.T) {
 }
 
 // TestColumnChunks: a Columns function sums in chunks exactly when its
-// rows may be longer than columnChunk, and adds the totals into
-// super-totals exactly when they may be longer than columnSuper; it keeps
+// rows may be longer than pass.ChunkTerms, and adds the totals into
+// super-totals exactly when they may be longer than pass.SuperTerms; it keeps
 // totals and super-totals in registers where they fit and in the frame
 // where they do not (SumsC's five sums: on AVX2 the super-totals go to
 // the frame first, then the totals; the two sums of the LayerNorm-type
@@ -463,19 +464,19 @@ func TestColumnChunks(t *testing.T) {
 	columns, _ := layoutKernels(t)
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 63, columnChunk, columnChunk + 1, 96, 512, columnSuper, columnSuper + 1, 5000} {
+			for _, h := range []int{0, 1, 63, pass.ChunkTerms, pass.ChunkTerms + 1, 96, 512, pass.SuperTerms, pass.SuperTerms + 1, 5000} {
 				f := target.Func{Kernel: k, H: h, ISA: isa}
 				text, err := compile(f)
 				if err != nil {
 					t.Fatalf("%s: %v", f.Name(), err)
 				}
 				src := string(text)
-				chunked := strings.Contains(src, fmt.Sprintf("a chunk of %d elements done", columnChunk))
-				if want := h == 0 || h > columnChunk; chunked != want {
+				chunked := strings.Contains(src, fmt.Sprintf("a chunk of %d elements done", pass.ChunkTerms))
+				if want := h == 0 || h > pass.ChunkTerms; chunked != want {
 					t.Errorf("%s: sums in chunks %v, want %v", f.Name(), chunked, want)
 				}
-				super := strings.Contains(src, fmt.Sprintf("%d chunks done: the totals into the super-totals", columnChunk))
-				if want := h == 0 || h > columnSuper; super != want {
+				super := strings.Contains(src, fmt.Sprintf("%d chunks done: the totals into the super-totals", pass.ChunkTerms))
+				if want := h == 0 || h > pass.SuperTerms; super != want {
 					t.Errorf("%s: super-totals %v, want %v", f.Name(), super, want)
 				}
 				_, fn, _ := strings.Cut(src, "TEXT ")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
@@ -256,7 +257,7 @@ func buildCases(funcs []target.Func) ([]byte, int, guardCoverage) {
 			hs = testSizes
 		}
 		k := f.Kernel
-		guard := hasGuard(k)
+		guard := pass.HasGuard(k)
 		add := func(h int, plans []rowPlan, inPlace bool) {
 			done, nan := writeCase(&b, put, rng, f, h, plans, inPlace)
 			n++
@@ -360,7 +361,7 @@ func fillRow(rng *rand.Rand, kind rowKind, v []float32) {
 func writeCase(b *bytes.Buffer, put func(uint32), rng *rand.Rand, f target.Func, h int, plans []rowPlan, inPlace bool) (done, nanKept int) {
 	k := f.Kernel
 	rows := len(plans)
-	guard := hasGuard(k)
+	guard := pass.HasGuard(k)
 	name := f.Name()
 	put(uint32(len(name)))
 	b.WriteString(name)
