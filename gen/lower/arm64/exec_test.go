@@ -106,6 +106,15 @@ func TestExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := lowertest.RowSuite{Sizes: testSizes, Rows: testRows, LongKernels: longKernels, LongSizes: longSizes, LongRows: longCounts}
-	tg.Execute(t, asm, funcs, suite.Cases(t, funcs))
+	suite := lowertest.RowSuite{Sizes: testSizes, Rows: testRows, LongKernels: longKernels, LongSizes: longSizes, LongRows: longCounts,
+		// In place once per size: the emulator's time goes to the cases.
+		InPlaceRows: []int{2},
+		// The fixed sizes cover every loop shape; at run time one element,
+		// a vector and a tail, several vectors and a tail.
+		KindSizes: []int{1, 17, 100}, KindFixed: true}
+	cases, nanKept := suite.Cases(t, funcs)
+	if nanKept == 0 {
+		t.Fatal("no guard lets a row with a NaN input through")
+	}
+	tg.Execute(t, asm, funcs, cases)
 }

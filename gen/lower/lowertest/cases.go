@@ -29,23 +29,26 @@ type Array struct {
 	Want    []float32 // for written arrays
 }
 
-// Encode is the harness's cases.bin: the count, then per case the name,
-// rows, shape arguments, return and arrays, in little-endian uint32s.
+// Encode is the harness's cases.bin, in little-endian uint32s: the
+// arrays of the distinct calls (cases that share their Arrays, such as
+// one kernel's functions on the same data, share them here too), then
+// per case the function's name, rows, shape arguments, return and the
+// index of its arrays.
 func Encode(cases []Case) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, uint32(len(cases)))
+	var b []byte
 	put := func(v uint32) { b = binary.LittleEndian.AppendUint32(b, v) }
+	index := map[*Array]int{}
+	var data [][]Array
 	for _, c := range cases {
-		name := c.Func.Name()
-		put(uint32(len(name)))
-		b = append(b, name...)
-		put(uint32(c.Rows))
-		put(uint32(len(c.Shape)))
-		for _, v := range c.Shape {
-			put(uint32(v))
+		if _, ok := index[&c.Arrays[0]]; !ok {
+			index[&c.Arrays[0]] = len(data)
+			data = append(data, c.Arrays)
 		}
-		put(uint32(c.Want))
-		put(uint32(len(c.Arrays)))
-		for _, a := range c.Arrays {
+	}
+	put(uint32(len(data)))
+	for _, arrays := range data {
+		put(uint32(len(arrays)))
+		for _, a := range arrays {
 			put(uint32(int32(a.Alias)))
 			put(uint32(B2i(a.Written)))
 			put(uint32(len(a.In)))
@@ -61,6 +64,19 @@ func Encode(cases []Case) []byte {
 				}
 			}
 		}
+	}
+	put(uint32(len(cases)))
+	for _, c := range cases {
+		name := c.Func.Name()
+		put(uint32(len(name)))
+		b = append(b, name...)
+		put(uint32(c.Rows))
+		put(uint32(len(c.Shape)))
+		for _, v := range c.Shape {
+			put(uint32(v))
+		}
+		put(uint32(c.Want))
+		put(uint32(index[&c.Arrays[0]]))
 	}
 	return b
 }

@@ -1,6 +1,7 @@
 package lowertest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -21,24 +22,37 @@ type RowSuite struct {
 	LongSizes   []int
 	LongRows    []int
 
+	// Guarded kernels also get rows of every kind among normal ones, per-row
+	// inputs of every special value and random mixes: at the run-time sizes
+	// KindSizes, and at every fixed size when KindFixed.
+	KindSizes []int
+	KindFixed bool
+
+	// InPlaceRows are the row counts also called in place; nil: all.
+	InPlaceRows []int
+
 	// Runs reports whether a function can run here; nil: all can.
 	Runs func(target.Func) bool
 }
 
-// guardAt are the run-time sizes of the guard cases (the fixed sizes
-// cover every loop shape): one element, a vector and a tail, several
-// vectors and a tail.
-var guardAt = []int{1, 17, 100}
-
 // Cases returns the Rows cases of funcs: for every size and row count a
 // call on normal rows and one in place (dst is x); for guarded kernels
 // rows that trip their guards at every position, rows of every kind among
-// normal ones, per-row inputs of every special value, and random mixes.
-// It fails t when the guard cases do not abandon rows at every position.
-func (s RowSuite) Cases(t testing.TB, funcs []target.Func) []Case {
+// normal ones, per-row inputs of every special value, and random mixes
+// (KindSizes, KindFixed).
+// It fails t when the guard cases do not abandon rows at every position,
+// and returns how many completed rows had a NaN input (a guard that lets
+// a NaN through, on purpose).
+func (s RowSuite) Cases(t testing.TB, funcs []target.Func) (cases []Case, nanKept int) {
 	rng := rand.New(rand.NewPCG(7, 9))
-	var cases []Case
-	var none, first, middle, last, nanKept, guarded int
+	// The functions of one kernel (ISAs, fixed and run-time H, NT
+	// variants) share the data of equal calls: ir.EvalShape runs once.
+	type drawn struct {
+		c   Case
+		nan int
+	}
+	memo := map[string]drawn{}
+	var none, first, middle, last, guarded int
 	for _, f := range funcs {
 		if s.Runs != nil && !s.Runs(f) {
 			continue
@@ -47,7 +61,14 @@ func (s RowSuite) Cases(t testing.TB, funcs []target.Func) []Case {
 		guard := pass.HasGuard(k)
 		inPlace := k.ArrayIndex("x") >= 0 && k.ArrayIndex("dst") >= 0
 		add := func(h int, plans []RowPlan, inPl bool) {
-			c, nan := NewCase(rng, f, ir.Shape{H: h}, plans, inPl, nil)
+			key := fmt.Sprintf("%p %d %v %v", k, h, plans, inPl)
+			d, ok := memo[key]
+			if !ok {
+				d.c, d.nan = NewCase(rng, f, ir.Shape{H: h}, plans, inPl, nil)
+				memo[key] = d
+			}
+			c, nan := d.c, d.nan
+			c.Func, c.Shape = f, Shape(f, ir.Shape{H: h})
 			cases = append(cases, c)
 			if !guard {
 				return
@@ -79,7 +100,8 @@ func (s RowSuite) Cases(t testing.TB, funcs []target.Func) []Case {
 			}
 			for _, rows := range counts {
 				add(h, Plain(rows), false)
-				if inPlace {
+				here := inPlace && (s.InPlaceRows == nil || slices.Contains(s.InPlaceRows, rows))
+				if here {
 					add(h, Plain(rows), true)
 				}
 				if !guard {
@@ -88,12 +110,12 @@ func (s RowSuite) Cases(t testing.TB, funcs []target.Func) []Case {
 				// Rows that trip the guards, at the start, in the middle
 				// and at the end; the same in place at other rows.
 				for _, inPl := range []bool{false, true} {
-					if p := tripping(rows, inPl); p != nil && (inPlace || !inPl) {
+					if p := tripping(rows, inPl); p != nil && (here || !inPl) {
 						add(h, p, inPl)
 					}
 				}
 			}
-			if !guard || h > 4096 || (f.H == 0 && !slices.Contains(guardAt, h)) {
+			if !guard || h > 4096 || (f.H == 0 && !slices.Contains(s.KindSizes, h)) || (f.H > 0 && !s.KindFixed) {
 				continue
 			}
 			for kind := RowKind(1); kind < NumRowKinds; kind++ {
@@ -116,10 +138,10 @@ func (s RowSuite) Cases(t testing.TB, funcs []target.Func) []Case {
 	}
 	t.Logf("%d cases; guarded: %d, none abandoned %d, the first %d, a middle one %d, the last %d; completed rows with a NaN input %d",
 		len(cases), guarded, none, first, middle, last, nanKept)
-	if guarded > 0 && (none == 0 || first == 0 || middle == 0 || last == 0 || nanKept == 0) {
+	if guarded > 0 && (none == 0 || first == 0 || middle == 0 || last == 0) {
 		t.Fatal("the guard cases do not abandon rows at every position")
 	}
-	return cases
+	return cases, nanKept
 }
 
 // tripping is a call of rows rows with rows that trip guards: too large
