@@ -7,31 +7,9 @@ import (
 	"testing"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 )
-
-// sumKernel stores each row's sum of x (square: of x*x) into stat.
-func sumKernel(t testing.TB, name string, layout ir.Layout, square bool) *ir.Kernel {
-	b := ir.NewBuilder(name, "stat = sum of x")
-	b.SetLayout(layout)
-	stat := b.Array("stat", ir.RowScalarOut, "")
-	x := b.Array("x", ir.RowIn, "")
-	acc := b.NewAcc()
-	b.Loop(func(l *ir.LoopBuilder) {
-		v := l.Load(x)
-		if square {
-			l.AccMul(acc, v, v)
-		} else {
-			l.Acc(acc, v)
-		}
-	})
-	b.StoreRow(stat, b.Sum(acc))
-	k, err := b.Kernel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // accuracyHarness runs in the scratch module: each function sums a row
 // of [0, 0.1, 0.1, ...] (of 65536 and 2^20 values; Segments: one segment,
@@ -43,13 +21,12 @@ const accuracyHarness = `package k
 
 import (
 	"math"
-	"os"
 	"testing"
 )
 
 type afunc struct {
 	name           string
-	avx512, square bool
+	runs, square bool
 	seg            bool
 	h              int
 	call           func(stat, x *float32, sh []int) int
@@ -58,13 +35,9 @@ type afunc struct {
 const limit = 48
 
 func TestAccuracy(t *testing.T) {
-	run := map[bool]bool{
-		false: os.Getenv("NORMGEN_RUN_AVX2") == "1",
-		true:  os.Getenv("NORMGEN_RUN_AVX512") == "1",
-	}
 	ran := 0
 	for _, f := range afuncs {
-		if !run[f.avx512] {
+		if !f.runs {
 			continue
 		}
 		for _, n := range []int{65536, 1 << 20} {
@@ -122,8 +95,8 @@ func TestLongSumAccuracy(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, square := range []bool{false, true} {
 			name := map[bool]string{false: "Sum", true: "SumSq"}[square]
-			rows := sumKernel(t, name, ir.Rows, square)
-			seg := sumKernel(t, name+"Seg", ir.Segments, square)
+			rows := lowertest.SumKernel(t, name, ir.Rows, square)
+			seg := lowertest.SumKernel(t, name+"Seg", ir.Segments, square)
 			funcs = append(funcs,
 				target.Func{Kernel: rows, ISA: isa},
 				target.Func{Kernel: rows, H: 65536, ISA: isa},
@@ -142,18 +115,18 @@ func TestLongSumAccuracy(t *testing.T) {
 		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
 			args = append(args, fmt.Sprintf("sh[%d]", i))
 		}
-		fmt.Fprintf(&table, "\t{name: %q, avx512: %v, square: %v, seg: %v, h: %d, call: func(stat, x *float32, sh []int) int { return %s(%s) }},\n",
-			f.Name(), f.ISA == target.AVX512, strings.HasPrefix(f.Kernel.Name, "SumSq"), f.Kernel.Layout == ir.Segments, f.H,
+		fmt.Fprintf(&table, "\t{name: %q, runs: %v, square: %v, seg: %v, h: %d, call: func(stat, x *float32, sh []int) int { return %s(%s) }},\n",
+			f.Name(), runs(f), strings.HasPrefix(f.Kernel.Name, "SumSq"), f.Kernel.Layout == ir.Segments, f.H,
 			f.Name(), strings.Join(args, ", "))
 	}
 	table.WriteString("}\n")
 	files := map[string][]byte{
 		"kernels_amd64.s":  src,
-		"kernels_amd64.go": stubs(funcs),
+		"kernels_amd64.go": lowertest.Stubs(funcs),
 		"cases_test.go":    []byte(table.String()),
 		"harness_test.go":  []byte(accuracyHarness),
 	}
-	runScratch(t, files, "TestAccuracy")
+	t.Logf("%s", lowertest.Host("amd64").Scratch(t, files, "^TestAccuracy$"))
 }
 
 // TestRowChunks: a Rows function sums in chunks exactly when one of its

@@ -21,6 +21,7 @@ import (
 	"github.com/mmcloughlin/avo/printer"
 	"github.com/mmcloughlin/avo/reg"
 
+	irpass "github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -63,25 +64,31 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // then with their totals too, then with half the rows per block (Columns:
 // blocks per group; sums in registers again), down to single rows.
 func compile(f target.Func) ([]byte, error) {
-	maxBlock := 0 // planBlock's choice
-	stackSums := 0
-	for {
-		fn, block, next, err := lower(f, maxBlock, stackSums)
+	type config struct{ maxBlock, stackSums int } // maxBlock 0: planBlock's choice
+	type result struct {
+		text        []byte
+		block, next int
+	}
+	r, err := irpass.Retry(config{}, func(c config) (result, error) {
+		fn, block, next, err := lower(f, c.maxBlock, c.stackSums)
 		if err != nil {
-			return nil, err
+			return result{}, err
 		}
 		text, err := finish(fn, f.ISA)
+		return result{text, block, next}, irpass.Pressure(err)
+	}, func(c config, r result) (config, bool) {
 		switch {
-		case err == nil:
-			return text, nil
-		case next > 0:
-			stackSums = next
-		case block == 1:
-			return text, err
-		default:
-			maxBlock, stackSums = block/2, 0
+		case r.next > 0:
+			return config{c.maxBlock, r.next}, true
+		case r.block == 1:
+			return c, false
 		}
+		return config{r.block / 2, 0}, true
+	})
+	if err != nil {
+		return nil, err
 	}
+	return r.text, nil
 }
 
 // finish runs avo's passes on fn, applies the register guard and returns

@@ -10,6 +10,7 @@ import (
 	"github.com/mmcloughlin/avo/x86"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 )
 
 // columnLowering lowers a kernel of layout ir.Columns across rows: row r's
@@ -43,15 +44,6 @@ const (
 	cmpNGEUQ  = 0x19 // !(a >= b)
 )
 
-// columnChunk is the most elements a Columns accumulator adds in one
-// register before its sum moves into the accumulator's total, and
-// columnSuper the most before the total moves into the super-total: each
-// lane adds a whole row, by the IR's summation policy.
-const (
-	columnChunk = ir.SumChunk
-	columnSuper = ir.SumChunk * ir.SumTotal
-)
-
 // Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
 // cache lines per element) on AVX-512; 2 YMM blocks on AVX2, whose 16
 // registers hold no more (compile halves the group when they do not).
@@ -74,7 +66,7 @@ func (l *lowering) columns(limit int) int {
 	c := &columnLowering{lowering: l}
 	l.loadArgs()
 	c.stride = l.argBytes("stride")
-	c.uniform = l.uniformScalars()
+	c.uniform = pass.RowInvariant(l.k)
 	w := l.lanes
 	g := columnGroupAVX2
 	if l.isa.VectorRegs >= 32 {
@@ -202,10 +194,10 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.comment("loop %d: %s", n, describe(c.k, loop))
 	// Each lane's sum runs in one register, element after element, in
 	// the order ir.Eval adds: the whole row when it has at most
-	// columnChunk elements, else a chunk of columnChunk elements at a
-	// time, each chunk's sum then added into the accumulator's total and
-	// the chunk's register cleared; when the row may be longer than
-	// columnSuper, every columnSuper elements the total is added into the
+	// pass.ChunkTerms elements, else a chunk of that many at a time, each
+	// chunk's sum then added into the accumulator's total and the chunk's
+	// register cleared; when the row may be longer than pass.SuperTerms,
+	// every pass.SuperTerms elements the total is added into the
 	// accumulator's super-total and cleared. Totals and super-totals are
 	// registers, or frame slots when the registers do not suffice
 	// (lowering.stackSums).
@@ -221,16 +213,13 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 			accs = append(accs, op.Acc)
 		}
 	}
-	levels := 1 // of the sums: chunks, totals, super-totals
-	switch {
-	case len(accs) == 0:
-	case c.f.H == 0 || c.f.H > columnSuper:
-		levels = 3
-	case c.f.H > columnChunk:
-		levels = 2
+	// Each lane adds one term per element of its row.
+	levels := pass.ChunkOnly // of the sums: chunks, totals, super-totals
+	if len(accs) > 0 {
+		levels = pass.SumLevels(c.f.H)
 	}
-	chunked := levels > 1
-	// A call whose rows have at most columnChunk elements (BatchNorm over
+	chunked := levels > pass.ChunkOnly
+	// A call whose rows have at most pass.ChunkTerms elements (BatchNorm over
 	// [N, C] with a small batch) never moves a chunk into a total: it
 	// skips clearing the totals and adding them in, which would cost as
 	// much as the few elements.
@@ -243,7 +232,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		}
 		if c.f.H == 0 {
 			short = name + "short"
-			c.I(x86.CMPQ(c.h, imm32(columnChunk)))
+			c.I(x86.CMPQ(c.h, imm32(pass.ChunkTerms)))
 			c.I(x86.JBE(operand.LabelRef(short)))
 		}
 		lvs = c.sumLevels(vs, levels)
@@ -267,7 +256,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	var end reg.GPVirtual // the end of the current chunk
 	if chunked {
 		end = c.gp64()
-		c.I(x86.MOVQ(imm32(columnChunk), end))
+		c.I(x86.MOVQ(imm32(pass.ChunkTerms), end))
 		if c.f.H == 0 {
 			c.I(x86.CMPQ(end, c.h))
 			c.I(x86.CMOVQGT(c.h, end))
@@ -332,17 +321,17 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	}
 	c.I(x86.JAE(operand.LabelRef(name + "end")))
 	j := 0 // the chunk vectors' index in lvs
-	c.comment("a chunk of %d elements done: its sums into the totals", columnChunk)
+	c.comment("a chunk of %d elements done: its sums into the totals", pass.ChunkTerms)
 	for _, a := range accs {
 		for _, v := range c.acc[a] {
 			c.addChunk(lvs[j], v)
 			j++
 		}
 	}
-	if levels == 3 {
-		// Chunks end at multiples of columnChunk short of the row's end,
-		// so every ir.SumTotal-th one ends at a multiple of columnSuper.
-		c.I(x86.TESTQ(imm32(columnSuper-1), i))
+	if levels == pass.WithSupers {
+		// Chunks end at multiples of pass.ChunkTerms short of the row's end,
+		// so every ir.SumTotal-th one ends at a multiple of pass.SuperTerms.
+		c.I(x86.TESTQ(imm32(pass.SuperTerms-1), i))
 		c.I(x86.JNZ(operand.LabelRef(name + "next")))
 		c.comment("%d chunks done: the totals into the super-totals", ir.SumTotal)
 		j = 0
@@ -354,23 +343,23 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		}
 		c.label(name + "next")
 	}
-	// The next chunk ends columnChunk elements on, or at the row's end.
+	// The next chunk ends pass.ChunkTerms elements on, or at the row's end.
 	if h == nil {
 		h = c.gp64()
 		c.I(x86.MOVQ(imm32(c.f.H), h))
 	}
-	c.I(x86.ADDQ(imm32(columnChunk), end))
+	c.I(x86.ADDQ(imm32(pass.ChunkTerms), end))
 	c.I(x86.CMPQ(end, h))
 	c.I(x86.CMOVQGT(h, end))
 	c.I(x86.JMP(operand.LabelRef(name)))
 	c.label(name + "end")
-	if levels == 2 {
+	if levels == pass.WithTotals {
 		c.comment("the sums: totals plus the last chunk's")
 	} else {
 		c.comment("the sums: super-totals plus totals, plus the last chunk's")
 	}
 	if short != "" {
-		c.I(x86.CMPQ(c.h, imm32(columnChunk)))
+		c.I(x86.CMPQ(c.h, imm32(pass.ChunkTerms)))
 		c.I(x86.JBE(operand.LabelRef(name + "summed")))
 	}
 	j = 0

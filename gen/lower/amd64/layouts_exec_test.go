@@ -1,17 +1,15 @@
 package amd64
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
@@ -26,8 +24,8 @@ var (
 	dataVariants = []string{"", "nan", "huge", "zero", "inplace"}
 )
 
-// columnLong are the Columns shapes at and past columnChunk elements,
-// whose sums run in several chunks (past columnSuper: in several
+// columnLong are the Columns shapes at and past pass.ChunkTerms elements,
+// whose sums run in several chunks (past pass.SuperTerms: in several
 // super-chunks too): exactly one chunk (64), the last chunk one element
 // (65, 513, 4097), partial (100, 1100, 5000) or whole (1024, 4096, 4160);
 // 4097 and 5000 add a second super-chunk, one element of it or a partial
@@ -68,50 +66,15 @@ var segmentLong = []struct {
 	{layoutShape{1, ir.Shape{Segs: 3000, SegLen: 7, SegStride: 7, RowStride: 21000}}, []string{""}},
 }
 
-// sumsKernel is a Columns kernel with five sums in one loop: the chunk
-// totals of a group do not fit in registers beside the chunks' (AVX2: 2
-// blocks of 5 and 5 YMM; AVX-512: 4 blocks of 5 and 5 ZMM), so they go
-// to the frame.
-func sumsKernel(t testing.TB) *ir.Kernel {
-	b := ir.NewBuilder("SumsC", "stat = sum of five means; y = x*stat")
-	b.SetLayout(ir.Columns)
-	dst := b.Array("dst", ir.RowOut, "")
-	stat := b.Array("stat", ir.RowScalarOut, "")
-	x := b.Array("x", ir.RowIn, "")
-	gamma := b.Array("gamma", ir.Param, "")
-	first := b.LoadRow(x)
-	var accs []int
-	for range 5 {
-		accs = append(accs, b.NewAcc())
-	}
-	b.Loop(func(l *ir.LoopBuilder) {
-		v, g := l.Load(x), l.Load(gamma)
-		d := l.Sub(v, l.Splat(first))
-		l.Acc(accs[0], v)
-		l.AccMul(accs[1], v, v)
-		l.AccMul(accs[2], v, g)
-		l.Acc(accs[3], d)
-		l.AccMul(accs[4], d, d)
-	})
-	inv := b.InvLen()
-	sum := b.Mul(b.Sum(accs[0]), inv)
-	for _, a := range accs[1:] {
-		sum = b.Add(sum, b.Mul(b.Sum(a), inv))
-	}
-	b.StoreRow(stat, sum)
-	b.Loop(func(l *ir.LoopBuilder) { l.Store(dst, l.Mul(l.Load(x), l.Splat(sum))) })
-	k, err := b.Kernel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // layoutKernels returns the Columns and the Segments kernels under test:
 // each built by gen/algo (whose guard, var+eps within [1e-25, MaxFloat32],
-// trips on a NaN or on a row scaled by 1e20), a copy with the tight test
-// guard (withGuard: zero rows and large rows trip it) and guardKernel in
-// the layout (one-sided guards: infinite bounds).
+// trips on a NaN or on a row whose squares overflow), a copy with the
+// tight test guard (lowertest.WithGuard: zero rows and large rows trip it)
+// and lowertest.GuardStats in
+// the layout (one-sided guards: infinite bounds). lowertest.SumsC has five
+// sums in one loop: the chunk totals of a group do not fit in registers
+// beside the chunks' (AVX2: 2 blocks of 5 and 5 YMM; AVX-512: 4 blocks of
+// 5 and 5 ZMM), so they go to the frame.
 func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 	t.Helper()
 	build := func(sk spec.Kernel) *ir.Kernel {
@@ -142,16 +105,16 @@ func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 	columns = []*ir.Kernel{
 		cln,
 		build(spec.Kernel{Name: "CRMS", Axis: "channels", Epsilon: 1e-6, Scale: true}),
-		withGuard(cln),
-		inLayout(guardKernel(t), ir.Columns, "GuardStatsC"),
+		lowertest.WithGuard(cln),
+		inLayout(lowertest.GuardStats(t), ir.Columns, "GuardStatsC"),
 		bnColumns("BNTorch", "pytorch"), bnColumns("BNOnnx", "onnx"),
-		sumsKernel(t),
+		lowertest.SumsC(t),
 	}
 	gn := build(spec.Kernel{Name: "GN", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true})
 	segments = []*ir.Kernel{
 		build(bnSpec("BNTorch", "pytorch")), build(bnSpec("BNOnnx", "onnx")), gn,
-		withGuard(gn),
-		inLayout(guardKernel(t), ir.Segments, "GuardStatsS"),
+		lowertest.WithGuard(gn),
+		inLayout(lowertest.GuardStats(t), ir.Segments, "GuardStatsS"),
 	}
 	for _, k := range append(append([]*ir.Kernel{}, columns...), segments...) {
 		if k == nil {
@@ -165,25 +128,6 @@ func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 type layoutShape struct {
 	rows  int
 	shape ir.Shape
-}
-
-// args are the shape arguments after rows, in signature order.
-func (s layoutShape) args(f target.Func) []int {
-	sh := s.shape
-	field := map[string]int{"h": sh.H, "stride": sh.Stride, "segs": sh.Segs, "seglen": sh.SegLen, "segstride": sh.SegStride, "rowstride": sh.RowStride}
-	var out []int
-	for _, name := range target.ShapeArgs(f.Kernel.Layout, f.H) {
-		out = append(out, field[name])
-	}
-	return out
-}
-
-func (s layoutShape) String() string {
-	sh := s.shape
-	if sh.SegLen > 0 {
-		return fmt.Sprintf("r%d_s%dx%d_%d_%d", s.rows, sh.Segs, sh.SegLen, sh.SegStride, sh.RowStride)
-	}
-	return fmt.Sprintf("r%d_h%d_st%d", s.rows, sh.H, sh.Stride)
 }
 
 // layoutShapes is every shape a kernel of layout l is called with: for
@@ -246,105 +190,20 @@ func columnFixed() []int {
 	return hs
 }
 
-// layoutData is one case file for the layouts harness (see its doc) and
-// the number of rows EvalShape completes. The variant puts a row that
-// trips guards into the data: a NaN (row rows/2), all values times 1e20
-// (the last row, so a partial Columns block; float32 variance overflows),
-// or zeros (row rows/3: trips only the tight test guards); "inplace"
-// makes dst and x one array.
-func layoutData(k *ir.Kernel, s layoutShape, variant string, lanes int) []byte {
-	r := rand.New(rand.NewPCG(uint64(s.rows), uint64(s.shape.H+7*s.shape.SegLen+31*s.shape.Segs)))
-	uniform := func(lo, hi float64) float32 { return float32(lo + (hi-lo)*r.Float64()) }
-	n := s.shape.Len(k.Layout)
-	last := func(idx func(i int) int) int { return idx(n-1) + 1 } // array length: its last element, tight
-	var arrays [][]float32
-	rowsOf := make([][]int32, len(k.Arrays))
-	for ai, a := range k.Arrays {
-		var size int
-		switch a.Role {
-		case ir.Param:
-			size = 1
-			for row := range s.rows {
-				size = max(size, last(func(i int) int { return s.shape.ParamIndex(k.Layout, row, i) }))
-			}
-		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
-			size = s.rows
-		default:
-			size = last(func(i int) int { return s.shape.Index(k.Layout, s.rows-1, i) })
-		}
-		v := make([]float32, size)
-		ro := make([]int32, size)
-		for i := range v {
-			ro[i] = -1
-			switch {
-			case a.Role == ir.RowOut || a.Role == ir.RowScalarOut:
-				v[i] = -777 // must be overwritten
-			case a.Name == "gamma" || a.Name == "gain" || a.Name == "runVar":
-				v[i] = uniform(0.5, 1.5)
-			case a.Role == ir.RowIn:
-				v[i] = uniform(-2, 2) + 1.5
-			default:
-				v[i] = uniform(-0.5, 0.5)
-			}
-		}
-		if a.Role.Written() {
-			for row := range s.rows {
-				if a.Role.PerRow() {
-					ro[row] = int32(row)
-					continue
-				}
-				for i := range n {
-					ro[s.shape.Index(k.Layout, row, i)] = int32(row)
-				}
-			}
-		}
-		if a.Role == ir.RowIn {
-			at := func(row, i int) *float32 { return &v[s.shape.Index(k.Layout, row, i)] }
-			for i := range n {
-				switch variant {
-				case "nan":
-					if i == n/2 {
-						*at(s.rows/2, i) = float32(math.NaN())
-					}
-				case "huge":
-					*at(s.rows-1, i) *= 1e20
-				case "zero":
-					*at(s.rows/3, i) = 0
-				}
-			}
-		}
-		arrays = append(arrays, v)
-		rowsOf[ai] = ro
+// layoutPlans are the rows of one data variant of a call of rows rows: a
+// NaN (row rows/2), squares that overflow (the last row, so a partial
+// Columns block; float32 variance overflows), or zeros (row rows/3: trips
+// only the tight test guards); "inplace" makes dst and x one array.
+func layoutPlans(variant string, rows int) []lowertest.RowPlan {
+	switch variant {
+	case "nan":
+		return lowertest.With(rows, rows/2, lowertest.RowNaN)
+	case "huge":
+		return lowertest.With(rows, rows-1, lowertest.RowOverflow)
+	case "zero":
+		return lowertest.With(rows, rows/3, lowertest.RowZero)
 	}
-	in := make([][]float32, len(arrays))
-	for i, v := range arrays {
-		in[i] = append([]float32(nil), v...)
-	}
-	dst, x := k.ArrayIndex("dst"), k.ArrayIndex("x")
-	if variant == "inplace" {
-		in[dst] = append([]float32(nil), in[x]...)
-		arrays[dst] = arrays[x]
-	}
-	done := ir.EvalShape(k, s.shape, s.rows, arrays)
-	// A Columns function abandons the whole vector block of the row.
-	ret := done
-	if k.Layout == ir.Columns && done < s.rows {
-		ret = done - done%lanes
-	}
-	b := binary.LittleEndian.AppendUint32(nil, uint32(ret))
-	for i := range arrays {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(in[i])))
-		for _, v := range in[i] {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-		for _, v := range arrays[i] {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-		for _, ro := range rowsOf[i] {
-			b = binary.LittleEndian.AppendUint32(b, uint32(ro))
-		}
-	}
-	return b
+	return lowertest.Plain(rows)
 }
 
 // TestExecuteLayouts runs the Columns and Segments lowerings of both ISAs
@@ -371,57 +230,32 @@ func TestExecuteLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"kernels_amd64.s": src, "kernels_amd64.go": stubs(funcs)}
-
-	var table strings.Builder
-	table.WriteString("package k\n\nvar sizes []int\n\nvar funcs []kfunc\n\nvar layoutFuncs = []lfunc{\n")
+	rng := rand.New(rand.NewPCG(3, 5))
+	var cases []lowertest.Case
+	short := 0
 	for _, f := range funcs {
-		var args []string
-		for i := range f.Kernel.Arrays {
-			args = append(args, fmt.Sprintf("p[%d]", i))
+		if !runs(f) {
+			continue
 		}
-		args = append(args, "rows")
-		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
-			args = append(args, fmt.Sprintf("sh[%d]", i))
-		}
-		fmt.Fprintf(&table, "\t{name: %q, avx512: %v, call: func(p []*float32, rows int, sh []int) int { return %s(%s) }},\n",
-			f.Name(), f.ISA == target.AVX512, f.Name(), strings.Join(args, ", "))
-	}
-	table.WriteString("}\n\nvar layoutCases = []lcase{\n")
-	for fi, f := range funcs {
-		lanes := map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[f.ISA]
+		// A Columns function runs the last partial block of rows under
+		// a mask, and abandons the whole block of a row a guard abandons.
+		rule := lowertest.MaskedTail(map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[f.ISA])
 		for _, s := range layoutShapes(f.Kernel.Layout) {
 			if f.H > 0 && s.shape.H != f.H {
 				continue
 			}
 			for _, v := range layoutVariants(s) {
-				name := fmt.Sprintf("%s_%d_%s_%s.bin", f.Kernel.Name, lanes, s, v)
-				if _, ok := files["ldata/"+name]; !ok {
-					files["ldata/"+name] = layoutData(f.Kernel, s, v, lanes)
-				}
-				alias := -1
-				if v == "inplace" {
-					alias = f.Kernel.ArrayIndex("dst")
-				}
-				var sh []string
-				for _, a := range s.args(f) {
-					sh = append(sh, fmt.Sprint(a))
-				}
-				fmt.Fprintf(&table, "\t{fn: %d, file: %q, rows: %d, sh: []int{%s}, alias: %d, x: %d},\n",
-					fi, name, s.rows, strings.Join(sh, ", "), alias, f.Kernel.ArrayIndex("x"))
+				c, _ := lowertest.NewCase(rng, f, s.shape, layoutPlans(v, s.rows), v == "inplace", rule)
+				cases = append(cases, c)
+				short += lowertest.B2i(c.Want < s.rows)
 			}
 		}
 	}
-	table.WriteString("}\n")
-	files["cases_test.go"] = []byte(table.String())
-	for _, h := range []string{"harness_test.go", "layouts_harness_test.go"} {
-		b, err := os.ReadFile(filepath.Join("testdata", h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h] = b
+	t.Logf("%d cases, %d stop short at a guard", len(cases), short)
+	if len(cases) > 0 && short == 0 {
+		t.Error("no case trips a guard")
 	}
-	runScratch(t, files, "TestLayouts")
+	lowertest.Host("amd64").Execute(t, src, funcs, cases)
 }
 
 // TestLayoutsGenerate: the layout functions generate deterministically,
@@ -431,7 +265,7 @@ func TestLayoutsGenerate(t *testing.T) {
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 5, 16, columnChunk, columnChunk + 1, columnSuper, columnSuper + 1, 8192} {
+			for _, h := range []int{0, 1, 5, 16, pass.ChunkTerms, pass.ChunkTerms + 1, pass.SuperTerms, pass.SuperTerms + 1, 8192} {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
 		}
@@ -453,8 +287,8 @@ func TestLayoutsGenerate(t *testing.T) {
 }
 
 // TestColumnChunks: a Columns function sums in chunks exactly when its
-// rows may be longer than columnChunk, and adds the totals into
-// super-totals exactly when they may be longer than columnSuper; it keeps
+// rows may be longer than pass.ChunkTerms, and adds the totals into
+// super-totals exactly when they may be longer than pass.SuperTerms; it keeps
 // totals and super-totals in registers where they fit and in the frame
 // where they do not (SumsC's five sums: on AVX2 the super-totals go to
 // the frame first, then the totals; the two sums of the LayerNorm-type
@@ -463,19 +297,19 @@ func TestColumnChunks(t *testing.T) {
 	columns, _ := layoutKernels(t)
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range columns {
-			for _, h := range []int{0, 1, 63, columnChunk, columnChunk + 1, 96, 512, columnSuper, columnSuper + 1, 5000} {
+			for _, h := range []int{0, 1, 63, pass.ChunkTerms, pass.ChunkTerms + 1, 96, 512, pass.SuperTerms, pass.SuperTerms + 1, 5000} {
 				f := target.Func{Kernel: k, H: h, ISA: isa}
 				text, err := compile(f)
 				if err != nil {
 					t.Fatalf("%s: %v", f.Name(), err)
 				}
 				src := string(text)
-				chunked := strings.Contains(src, fmt.Sprintf("a chunk of %d elements done", columnChunk))
-				if want := h == 0 || h > columnChunk; chunked != want {
+				chunked := strings.Contains(src, fmt.Sprintf("a chunk of %d elements done", pass.ChunkTerms))
+				if want := h == 0 || h > pass.ChunkTerms; chunked != want {
 					t.Errorf("%s: sums in chunks %v, want %v", f.Name(), chunked, want)
 				}
-				super := strings.Contains(src, fmt.Sprintf("%d chunks done: the totals into the super-totals", columnChunk))
-				if want := h == 0 || h > columnSuper; super != want {
+				super := strings.Contains(src, fmt.Sprintf("%d chunks done: the totals into the super-totals", pass.ChunkTerms))
+				if want := h == 0 || h > pass.SuperTerms; super != want {
 					t.Errorf("%s: super-totals %v, want %v", f.Name(), super, want)
 				}
 				_, fn, _ := strings.Cut(src, "TEXT ")

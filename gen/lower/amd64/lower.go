@@ -12,6 +12,7 @@ import (
 	"github.com/mmcloughlin/avo/x86"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -355,7 +356,7 @@ func (l *lowering) body(rows int, abandon string) {
 		l.rowScal[r] = make([]reg.Register, l.k.NumScalars)
 		l.rowAccs[r] = map[int]*accState{}
 	}
-	uniform := l.uniformScalars()
+	uniform := pass.RowInvariant(l.k)
 	for _, st := range l.k.Body {
 		switch st := st.(type) {
 		case *ir.Loop:
@@ -372,28 +373,6 @@ func (l *lowering) body(rows int, abandon string) {
 		}
 	}
 	l.row = 0
-}
-
-// uniformScalars marks the scalars that are the same for every row
-// (constants, 1/H, and arithmetic on them): a block computes them once.
-func (l *lowering) uniformScalars() []bool {
-	u := make([]bool, l.k.NumScalars)
-	for _, st := range l.k.Body {
-		st, ok := st.(*ir.Scalar)
-		if !ok || st.Dst < 0 {
-			continue
-		}
-		switch st.Code {
-		case ir.SConst, ir.SInvLen:
-			u[st.Dst] = true
-		case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv, ir.SSqrt:
-			u[st.Dst] = true
-			for _, a := range st.Args {
-				u[st.Dst] = u[st.Dst] && u[a]
-			}
-		}
-	}
-	return u
 }
 
 // rowDisp is the byte offset of array a's values for row r of a block

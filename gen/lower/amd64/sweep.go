@@ -11,6 +11,7 @@ import (
 	"github.com/mmcloughlin/avo/x86"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 )
 
 // slotKind says how much of the row one copy of a loop body covers.
@@ -224,12 +225,7 @@ func (l *lowering) fixedBlocks(sw *sweepState, blocks, nacc, nvec int) {
 	}
 	exitFold := (blocks-(nchunks-1)*ipc)*per+slices.Max(left) > ir.SumChunk
 	if l.accumulates(sw.loop) {
-		switch folds := nchunks - 1 + b2i(exitFold); {
-		case folds > ir.SumTotal:
-			sw.levels = 3
-		case folds > 0:
-			sw.levels = 2
-		}
+		sw.levels = pass.FoldLevels(nchunks - 1 + b2i(exitFold))
 	}
 	l.startLevels(sw)
 	chunked := sw.levels > 1 && nchunks > 1

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
@@ -24,24 +24,14 @@ func TestAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and emulates an arm64 package")
 	}
-	qemu := requireTool(t, "qemu-aarch64-static", "qemu-user-static")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
+	tg := neon(t)
 	specs := []spec.Kernel{
 		{Name: "LayerNorm", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 		{Name: "LayerNormStats", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
 		{Name: "RMSNorm", Epsilon: 1e-6, Scale: true},
 	}
 	// A plain one-pass mean, which no second pass corrects.
-	b := ir.NewBuilder("Mean", "the mean of each row")
-	mean := b.Array("mean", ir.RowScalarOut, "")
-	x := b.Array("x", ir.RowIn, "")
-	acc := b.NewAcc()
-	b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, l.Load(x)) })
-	b.StoreRow(mean, b.Mul(b.Sum(acc), b.InvLen()))
-	ks := []*ir.Kernel{mustKernel(t, b)}
+	ks := []*ir.Kernel{lowertest.Mean(t)}
 	means, eps := []bool{true}, []float64{0}
 	for _, s := range specs {
 		k, err := algo.Build(s)
@@ -73,25 +63,11 @@ func TestAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	files := map[string][]byte{
-		"go.mod":           []byte("module k\n\ngo 1.26\n"),
 		"kernels_arm64.s":  asm,
-		"kernels_arm64.go": stubs(funcs),
+		"kernels_arm64.go": lowertest.Stubs(funcs),
 		"table_test.go":    table.Bytes(),
 		"accuracy_test.go": harness,
 	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(goTool, "test", "-count=1", "-v", "-exec", qemu, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOARCH=arm64", "GOOS=linux", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", tail(out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Logf("%s", tg.Scratch(t, files, "^TestAccuracy$"))
 }

@@ -40,6 +40,7 @@ import (
 
 	"github.com/normgen/normgen/gen/arm64asm"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -80,10 +81,16 @@ func argName(name string) bool {
 }
 
 // errPressure says a lowering ran out of registers; a smaller unroll is tried.
-var errPressure = errors.New("out of registers")
+var errPressure = pass.ErrPressure
 
 // unrolls are the vectors per main-loop iteration, best first.
 var unrolls = []int{4, 2, 1}
+
+// attempt is one configuration the register-pressure retry tries.
+type attempt struct {
+	u     int  // vectors per main-loop iteration
+	hoist bool // guard bounds in registers for the whole function
+}
 
 func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 	if tf.Kernel == nil {
@@ -109,12 +116,29 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 	if tf.Kernel.Layout == ir.Segments && tf.H != 0 {
 		return nil, fmt.Errorf("arm64: %s: a Segments kernel takes its shape at run time (H must be 0, got %d)", tf.Name(), tf.H)
 	}
+	tries := attempts(tf)
+	fn, err := pass.Retry(0, func(i int) (*arm64asm.Func, error) {
+		return newLowering(tf, tries[i].u, tries[i].hoist).function()
+	}, func(i int, _ *arm64asm.Func) (int, bool) { return i + 1, i+1 < len(tries) })
+	switch {
+	case errors.Is(err, errPressure):
+		return nil, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
+	case err != nil:
+		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+	}
+	return fn, nil
+}
+
+// attempts lists the configurations of tf's lowering, best first: each
+// unroll, with the guard bounds hoisted and then loaded at each guard.
+func attempts(tf target.Func) []attempt {
 	us := unrolls
 	if tf.Kernel.Layout == ir.Columns {
 		// One vector of four rows per block; a loop step is one element
 		// of each, so there is nothing to unroll.
 		us = []int{1}
 	}
+	var out []attempt
 	for _, u := range us {
 		// A fixed row shorter than u vectors gains nothing from the unroll.
 		if tf.H > 0 && u > 1 && tf.H < 4*u {
@@ -126,29 +150,13 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 			if hoist && tf.Kernel.Layout == ir.Columns {
 				continue // its guards load broadcast bounds (guardColumns)
 			}
-			if !hoist && !hasGuard(tf.Kernel) && tf.Kernel.Layout != ir.Columns {
+			if !hoist && !pass.HasGuard(tf.Kernel) && tf.Kernel.Layout != ir.Columns {
 				break // the same function again
 			}
-			fn, err := newLowering(tf, u, hoist).function()
-			if errors.Is(err, errPressure) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
-			}
-			return fn, nil
+			out = append(out, attempt{u, hoist})
 		}
 	}
-	return nil, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
-}
-
-func hasGuard(k *ir.Kernel) bool {
-	for _, st := range k.Body {
-		if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SGuard {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 // gpRegs are the general registers a kernel may use: R18 is the
@@ -341,26 +349,14 @@ func (l *lowering) analyze() {
 	for i := range l.sLast {
 		l.sLast[i] = -1
 	}
-	l.invariant = make([]bool, len(k.Body))
-	inv := make([]bool, k.NumScalars)
-	l.inv = inv
+	l.inv = pass.RowInvariant(k)
+	l.invariant = pass.Hoistable(k, l.inv)
 	for si, st := range k.Body {
 		switch st := st.(type) {
 		case *ir.Scalar:
 			for _, a := range st.Args {
 				l.sLast[a] = si
 			}
-			switch st.Code {
-			case ir.SConst, ir.SInvLen:
-				inv[st.Dst] = true
-			case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv, ir.SSqrt:
-				inv[st.Dst] = true
-				for _, a := range st.Args {
-					inv[st.Dst] = inv[st.Dst] && inv[a]
-				}
-			}
-			// Stores and guards act on the row; neither defines a scalar.
-			l.invariant[si] = st.Code != ir.SStore && st.Code != ir.SGuard && inv[st.Dst]
 		case *ir.Loop:
 			for _, op := range st.Ops {
 				if op.Code == ir.VSplat {

@@ -2,19 +2,15 @@ package arm64
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
@@ -93,23 +89,11 @@ func guardedTwice(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
 	return &c
 }
 
-// layoutCase is one call: its shape and each row's kind.
+// layoutCase is one call: its shape and each row's plan.
 type layoutCase struct {
 	f     target.Func
 	shape ir.Shape
-	plans []rowKind
-}
-
-// args are the shape arguments in target.ShapeArgs order.
-func (c layoutCase) args() []int {
-	var out []int
-	for _, name := range target.ShapeArgs(c.f.Kernel.Layout, c.f.H) {
-		out = append(out, map[string]int{
-			"h": c.shape.H, "stride": c.shape.Stride, "segs": c.shape.Segs, "seglen": c.shape.SegLen,
-			"segstride": c.shape.SegStride, "rowstride": c.shape.RowStride,
-		}[name])
-	}
-	return out
+	plans []lowertest.RowPlan
 }
 
 // layoutCases lists the calls: every shape with normal rows, and for the
@@ -170,7 +154,7 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 		for ci, c := range calls {
 			shape := c.shape
 			for _, rows := range c.rows {
-				cs = append(cs, layoutCase{f, shape, make([]rowKind, rows)})
+				cs = append(cs, layoutCase{f, shape, lowertest.Plain(rows)})
 				// Guard cases: Columns with 5 rows or more, Segments
 				// with 9 rows in the layout with gaps.
 				if !guard || rows < 5 || (k.Layout == ir.Segments && ci%3 != 2) {
@@ -178,15 +162,13 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 				}
 				// One row of each kind among normal ones, and random mixes.
 				n := rows
-				for _, kind := range []rowKind{rowTiny, rowHuge, rowConst, rowNaN, rowOverflow} {
-					plans := make([]rowKind, n)
-					plans[rng.IntN(n)] = kind
-					cs = append(cs, layoutCase{f, shape, plans})
+				for _, kind := range []lowertest.RowKind{lowertest.RowTiny, lowertest.RowHuge, lowertest.RowConst, lowertest.RowNaN, lowertest.RowOverflow} {
+					cs = append(cs, layoutCase{f, shape, lowertest.With(n, rng.IntN(n), kind)})
 				}
-				plans := make([]rowKind, n)
+				plans := lowertest.Plain(n)
 				for r := range plans {
 					if rng.IntN(4) == 0 {
-						plans[r] = rowKind(rng.IntN(int(numRowKinds)))
+						plans[r].Kind = lowertest.RowKind(rng.IntN(int(lowertest.NumRowKinds)))
 					}
 				}
 				cs = append(cs, layoutCase{f, shape, plans})
@@ -196,133 +178,6 @@ func layoutCases(funcs []target.Func, rng *rand.Rand) []layoutCase {
 	return cs
 }
 
-// layoutExpect is what a function must return when ir.EvalShape completes
-// done of rows: done, or for Columns the rows of the whole blocks of 4
-// before the first block with an abandoned row or a tail.
-func layoutExpect(l ir.Layout, done int) int {
-	if l == ir.Columns {
-		return done &^ 3
-	}
-	return done
-}
-
-// writeLayoutCase draws the inputs of c, runs ir.EvalShape and writes the
-// case for the harness (testdata/harness/layouts_test.go). It returns
-// what ir.EvalShape completed and what the function must return.
-func writeLayoutCase(b *bytes.Buffer, rng *rand.Rand, c layoutCase) (done, expect int) {
-	put := func(v uint32) { b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
-	k, s, rows := c.f.Kernel, c.shape, len(c.plans)
-	l := k.Layout
-	h := s.Len(l)
-	arrays := make([][]float32, len(k.Arrays))
-	owners := make([][]int32, len(k.Arrays))
-	for a, arr := range k.Arrays {
-		var n int
-		switch {
-		case arr.Role.PerRow():
-			n = rows
-		case arr.Role == ir.Param && l == ir.Segments:
-			n = rows * s.Segs
-		case arr.Role == ir.Param:
-			n = h
-		default:
-			n = s.Index(l, rows-1, h-1) + 1
-			if l == ir.Segments {
-				// The last row's last segment may not be its furthest.
-				for r := range rows {
-					for i := range h {
-						n = max(n, s.Index(l, r, i)+1)
-					}
-				}
-			}
-		}
-		v, own := make([]float32, n), make([]int32, n)
-		for i := range own {
-			own[i] = -1
-		}
-		for j := range v {
-			switch {
-			case arr.Role.Written() && arr.Role != ir.RowScalarInOut:
-				v[j] = 12345 // overwritten, or the check fails
-			case arr.Name == "gamma" || arr.Name == "gain":
-				v[j] = float32(1 + 0.2*rng.NormFloat64())
-			case arr.Name == "runVar":
-				v[j] = float32(0.5 + rng.Float64())
-			default:
-				v[j] = float32(rng.NormFloat64())
-			}
-		}
-		for r := range rows {
-			switch {
-			case arr.Role.PerRow():
-				own[r] = int32(r)
-			case arr.Role != ir.Param:
-				row := make([]float32, h)
-				fillRow(rng, c.plans[r], row)
-				for i := range h {
-					v[s.Index(l, r, i)] = row[i]
-					own[s.Index(l, r, i)] = int32(r)
-				}
-			}
-		}
-		arrays[a], owners[a] = v, own
-	}
-	inputs := make([][]float32, len(arrays))
-	for a := range arrays {
-		inputs[a] = append([]float32(nil), arrays[a]...)
-	}
-	done = ir.EvalShape(k, s, rows, arrays)
-	expect = layoutExpect(l, done)
-
-	name := c.f.Name()
-	put(uint32(len(name)))
-	b.WriteString(name)
-	put(uint32(rows))
-	args := c.args()
-	put(uint32(len(args)))
-	for _, v := range args {
-		put(uint32(v))
-	}
-	put(uint32(expect))
-	put(uint32(len(k.Arrays)))
-	for a, arr := range k.Arrays {
-		put(uint32(b2i(arr.Role.Written())))
-		put(uint32(len(inputs[a])))
-		for _, v := range inputs[a] {
-			put(math.Float32bits(v))
-		}
-		for _, o := range owners[a] {
-			put(uint32(o))
-		}
-		if arr.Role.Written() {
-			for _, v := range arrays[a] {
-				put(math.Float32bits(v))
-			}
-		}
-	}
-	return done, expect
-}
-
-// layoutTable maps each function's name to a call with the harness's arguments.
-func layoutTable(funcs []target.Func) []byte {
-	var b bytes.Buffer
-	b.WriteString("//go:build !purego\n\npackage k\n\nvar funcs = map[string]func(p []*float32, rows, h int) int{}\n\n")
-	b.WriteString("var layoutFuncs = map[string]func(p []*float32, rows int, shape []int) int{\n")
-	for _, f := range funcs {
-		args := make([]string, len(f.Kernel.Arrays))
-		for i := range args {
-			args[i] = fmt.Sprintf("p[%d]", i)
-		}
-		args = append(args, "rows")
-		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
-			args = append(args, fmt.Sprintf("shape[%d]", i))
-		}
-		fmt.Fprintf(&b, "\t%q: func(p []*float32, rows int, shape []int) int { return %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
-	}
-	b.WriteString("}\n")
-	return b.Bytes()
-}
-
 // TestExecuteLayouts builds the Columns and Segments kernels into one
 // scratch arm64 package, vets it, and runs every case under qemu-user
 // against ir.EvalShape.
@@ -330,31 +185,27 @@ func TestExecuteLayouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and emulates an arm64 package")
 	}
-	qemu := requireTool(t, "qemu-aarch64-static", "qemu-user-static")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
+	tg := neon(t)
 	funcs := layoutFuncs(t)
 	asm, err := Generate(header, funcs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
-	cases := layoutCases(funcs, rng)
-	var b bytes.Buffer
 	// Guard coverage: no row abandoned, the first, a later one; and for
-	// Columns, returns short of the rows through the tail alone.
+	// Columns, returns short of the rows through the tail alone (blocks
+	// of 4 rows, the last partial one left to the caller).
+	var cases []lowertest.Case
 	var none, first, later, tailOnly int
-	for _, c := range cases {
-		done, expect := writeLayoutCase(&b, rng, c)
-		rows := len(c.plans)
-		switch {
-		case done == rows && expect < rows:
+	for _, c := range layoutCases(funcs, rng) {
+		kc, _ := lowertest.NewCase(rng, c.f, c.shape, c.plans, false, lowertest.WholeBlocks(4))
+		cases = append(cases, kc)
+		switch rows := len(c.plans); {
+		case kc.Done == rows && kc.Want < rows:
 			tailOnly++
-		case done == rows:
+		case kc.Done == rows:
 			none++
-		case done == 0:
+		case kc.Done == 0:
 			first++
 		default:
 			later++
@@ -364,43 +215,7 @@ func TestExecuteLayouts(t *testing.T) {
 	if first == 0 || later == 0 || tailOnly == 0 {
 		t.Fatal("the cases do not abandon rows at every position")
 	}
-	data := append(binary.LittleEndian.AppendUint32(nil, uint32(len(cases))), b.Bytes()...)
-
-	dir := t.TempDir()
-	files := map[string][]byte{
-		"go.mod":           []byte("module k\n\ngo 1.26\n"),
-		"kernels_arm64.s":  asm,
-		"kernels_arm64.go": stubs(funcs),
-		"table_test.go":    layoutTable(funcs),
-		"layouts.bin":      data,
-	}
-	for _, name := range []string{"harness_test.go", "layouts_test.go"} {
-		if files[name], err = os.ReadFile(filepath.Join("testdata", "harness", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "GOARCH=arm64", "GOOS=linux", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
-	run := func(args ...string) string {
-		cmd := exec.Command(goTool, args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, tail(out))
-		}
-		return string(out)
-	}
-	run("vet", ".")
-	out := run("test", "-count=1", "-v", "-run", "^TestLayouts$", "-exec", qemu, ".")
-	m := regexp.MustCompile(`layout cases: (\d+)`).FindStringSubmatch(out)
-	if m == nil || m[1] != fmt.Sprint(len(cases)) {
-		t.Fatalf("the arm64 test did not report running %d cases:\n%s", len(cases), tail([]byte(out)))
-	}
-	t.Logf("%d functions, %d cases passed under %s", len(funcs), len(cases), filepath.Base(qemu))
+	tg.Execute(t, asm, funcs, cases)
 }
 
 // TestLayoutsGenerate checks that the layout functions come out the same

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -70,7 +71,7 @@ func TestErrors(t *testing.T) {
 		{Kernel: nil, H: 8, ISA: target.NEON},
 		{Kernel: k, H: -1, ISA: target.NEON},
 		{Kernel: k, H: 8, ISA: target.NEON, NT: true},
-		{Kernel: impossibleKernel(t), H: 64, ISA: target.NEON},
+		{Kernel: lowertest.Impossible(t), H: 64, ISA: target.NEON},
 		{Kernel: renamed(k, "g"), H: 8, ISA: target.NEON},
 		{Kernel: renamed(k, "R1"), H: 8, ISA: target.NEON},
 		{Kernel: renamed(k, "h"), H: 8, ISA: target.NEON},
@@ -99,8 +100,8 @@ func TestUnrollFallback(t *testing.T) {
 		f    target.Func
 		want string
 	}{
-		{target.Func{Kernel: pressureKernel(t), H: 4096, ISA: target.NEON}, "2 vectors"},
-		{target.Func{Kernel: pressureKernel(t), H: 0, ISA: target.NEON}, "2 vectors"},
+		{target.Func{Kernel: lowertest.Pressure(t), H: 4096, ISA: target.NEON}, "2 vectors"},
+		{target.Func{Kernel: lowertest.Pressure(t), H: 0, ISA: target.NEON}, "2 vectors"},
 		{target.Func{Kernel: testKernels(t)[0], H: 4096, ISA: target.NEON}, "4 vectors"},
 		{target.Func{Kernel: testKernels(t)[0], H: 12, ISA: target.NEON}, "2 vectors"},
 		{target.Func{Kernel: testKernels(t)[0], H: 5, ISA: target.NEON}, "1 vectors"},
@@ -123,7 +124,7 @@ func TestManyArrays(t *testing.T) {
 	}
 	dst := b.Array("dst", ir.RowOut, "")
 	b.Loop(func(l *ir.LoopBuilder) { l.Store(dst, l.Load(ins[0])) })
-	_, err := Generate(header, []target.Func{{Kernel: mustKernel(t, b), H: 8, ISA: target.NEON}})
+	_, err := Generate(header, []target.Func{{Kernel: lowertest.MustKernel(t, b), H: 8, ISA: target.NEON}})
 	if err == nil || !strings.Contains(err.Error(), "general registers") {
 		t.Errorf("got %v, want an error about general registers", err)
 	}
@@ -166,7 +167,7 @@ func TestGuardCode(t *testing.T) {
 		}
 		return string(out)
 	}
-	s := gen(guardPointKernel(t), 64)
+	s := gen(lowertest.GuardPoint(t), 64)
 	blocks := guardBlocks(s)
 	if len(blocks) != 3 {
 		t.Fatalf("%d guards, want 3:\n%s", len(blocks), s)
@@ -193,7 +194,7 @@ func TestGuardCode(t *testing.T) {
 
 	// Thirty-one vectors live at once: the bounds cannot stay in
 	// registers, so they are loaded at the guard, without a smaller unroll.
-	tight := guardTightKernel(t)
+	tight := lowertest.GuardTight(t)
 	s = gen(tight, 4)
 	blocks = guardBlocks(s)
 	if len(blocks) != 1 || len(blocks[0]) != 8 || !strings.HasPrefix(blocks[0][0], "MOVW\t$0xbf800000") ||
@@ -204,7 +205,7 @@ func TestGuardCode(t *testing.T) {
 		t.Error("GuardTight: want 1 vector per iteration")
 	}
 	// With room to spare, the bounds are loaded once, before the row loop.
-	s = gen(guardEdgesKernel(t), 4096)
+	s = gen(lowertest.GuardEdges(t), 4096)
 	for _, bl := range guardBlocks(s) {
 		if len(bl) != 4 || !strings.HasPrefix(bl[0], "FCMPS") {
 			t.Errorf("GuardEdges: guard %q, want the bounds in registers", bl)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/normgen/normgen/gen/arm64asm"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 )
 
 // Every layout sums its accumulators by ir.BlockedSum's policy through one
@@ -37,7 +38,8 @@ const tailTerms = 3
 // chunked reports whether a sweep of n iterations (0: known at run time)
 // sums in chunks, and whether also in super-chunks.
 func chunked(n int) (chunks, super bool) {
-	return n == 0 || n > ir.SumChunk, n == 0 || n > ir.SumChunk*ir.SumTotal
+	levels := pass.SumLevels(n)
+	return levels >= pass.WithTotals, levels == pass.WithSupers
 }
 
 // sumsStart zeroes the totals (and super-totals) of p's accumulators and

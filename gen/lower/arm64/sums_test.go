@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -18,7 +19,7 @@ import (
 // SumChunk*SumTotal; shorter fixed rows keep their plain loop.
 func TestChunked(t *testing.T) {
 	var funcs []target.Func
-	for _, k := range append(testKernels(t)[:3], pressureKernel(t)) {
+	for _, k := range append(testKernels(t)[:3], lowertest.Pressure(t)) {
 		for _, h := range []int{0, 5, 1024, 1028, 1040, 5000, 65536, 65552, 70000, 512, 520, 32768, 32776} {
 			funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: target.NEON})
 		}

@@ -1,4 +1,4 @@
-package arm64
+package lowertest
 
 import (
 	"math"
@@ -14,7 +14,7 @@ import (
 // parameter used as an FMA operand, and register pressure that forces a
 // smaller unroll.
 
-func mustKernel(t testing.TB, b *ir.Builder) *ir.Kernel {
+func MustKernel(t testing.TB, b *ir.Builder) *ir.Kernel {
 	k, err := b.Kernel()
 	if err != nil {
 		t.Fatal(err)
@@ -22,8 +22,8 @@ func mustKernel(t testing.TB, b *ir.Builder) *ir.Kernel {
 	return k
 }
 
-// mixKernel exercises the unusual operand combinations.
-func mixKernel(t testing.TB) *ir.Kernel {
+// Mix exercises the unusual operand combinations.
+func Mix(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("Mix", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	out2 := b.Array("out2", ir.RowOut, "")
@@ -55,12 +55,12 @@ func mixKernel(t testing.TB) *ir.Kernel {
 	})
 	s4 := b.Sum(acc0)
 	b.StoreRow(st, b.Add(b.Div(s4, b.Add(s3, b.Const(1))), s2))
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// pressureKernel keeps eleven values live at once: 44 registers at four
+// Pressure keeps eleven values live at once: 44 registers at four
 // vectors per iteration, so the lowering must fall back to two.
-func pressureKernel(t testing.TB) *ir.Kernel {
+func Pressure(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("Pressure", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	x := b.Array("x", ir.RowIn, "")
@@ -84,11 +84,11 @@ func pressureKernel(t testing.TB) *ir.Kernel {
 	b.Loop(func(l *ir.LoopBuilder) {
 		l.Store(dst, l.Mul(l.Load(dst), l.Splat(s)))
 	})
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// impossibleKernel needs 40 registers even without unrolling.
-func impossibleKernel(t testing.TB) *ir.Kernel {
+// Impossible needs 40 registers even without unrolling.
+func Impossible(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("Impossible", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	x := b.Array("x", ir.RowIn, "")
@@ -103,21 +103,21 @@ func impossibleKernel(t testing.TB) *ir.Kernel {
 		}
 		l.Store(dst, t)
 	})
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
 // Guard kernels. gen/algo guards var+eps (the operand of the sqrt) before
-// the last loop of every kernel; guarded adds a second guard there with
+// the last loop of every kernel; Guarded adds a second guard there with
 // other bounds. The synthetic ones put their guards on per-row inputs, so
 // that the tests choose exactly which rows fall outside the bounds, on
 // them, next to them, at NaN, Inf, zero and subnormals.
 
-// minNormal is the smallest normal float32.
-const minNormal = 0x1p-126
+// MinNormal is the smallest normal float32.
+const MinNormal = 0x1p-126
 
-// guarded is k with another guard, Guard(var+eps, lo, hi), before its
+// Guarded is k with another guard, Guard(var+eps, lo, hi), before its
 // last loop.
-func guarded(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
+func Guarded(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
 	last, arg := -1, ir.S(-1)
 	for si, st := range k.Body {
 		switch st := st.(type) {
@@ -143,11 +143,11 @@ func guarded(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
 	return &c
 }
 
-// guardEdgesKernel guards two per-row inputs before anything else, one
+// GuardEdges guards two per-row inputs before anything else, one
 // with finite bounds on both sides and one with [smallest normal, max
 // float32] (what catches underflow to subnormals or 0, and overflow to
 // Inf), then uses them in a loop and a per-row output.
-func guardEdgesKernel(t testing.TB) *ir.Kernel {
+func GuardEdges(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("GuardEdges", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	st := b.Array("st", ir.RowScalarOut, "")
@@ -157,7 +157,7 @@ func guardEdgesKernel(t testing.TB) *ir.Kernel {
 	a := b.LoadRow(ga)
 	b.Guard(a, -1.5, 2.5)
 	bb := b.LoadRow(gb)
-	b.Guard(bb, minNormal, math.MaxFloat32)
+	b.Guard(bb, MinNormal, math.MaxFloat32)
 	acc := b.NewAcc()
 	b.Loop(func(l *ir.LoopBuilder) {
 		v := l.FMA(l.Load(x), l.Splat(a), l.Splat(bb))
@@ -165,14 +165,14 @@ func guardEdgesKernel(t testing.TB) *ir.Kernel {
 		l.Acc(acc, v)
 	})
 	b.StoreRow(st, b.Add(b.Sum(acc), a))
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// guardPointKernel guards a loop-computed statistic: the row's sum of
+// GuardPoint guards a loop-computed statistic: the row's sum of
 // squares scaled by a per-row input must be exactly 1 (lo == hi, one
 // register for both bounds), and a second guard with infinite bounds,
 // which can never fire, sits before the store loop.
-func guardPointKernel(t testing.TB) *ir.Kernel {
+func GuardPoint(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("GuardPoint", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	x := b.Array("x", ir.RowIn, "")
@@ -190,12 +190,12 @@ func guardPointKernel(t testing.TB) *ir.Kernel {
 	b.Loop(func(l *ir.LoopBuilder) {
 		l.Store(dst, l.Mul(l.Load(x), l.Splat(ms)))
 	})
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// guardConstKernel's guard has a row-invariant operand out of its bounds:
+// GuardConst's guard has a row-invariant operand out of its bounds:
 // every call returns 0 and writes nothing.
-func guardConstKernel(t testing.TB) *ir.Kernel {
+func GuardConst(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("GuardConst", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	x := b.Array("x", ir.RowIn, "")
@@ -204,12 +204,12 @@ func guardConstKernel(t testing.TB) *ir.Kernel {
 	b.Loop(func(l *ir.LoopBuilder) {
 		l.Store(dst, l.Mul(l.Load(x), l.Splat(c)))
 	})
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// guardTightKernel keeps thirty-one vectors live in its loop, so that the
+// GuardTight keeps thirty-one vectors live in its loop, so that the
 // guard before it cannot keep its bounds in registers.
-func guardTightKernel(t testing.TB) *ir.Kernel {
+func GuardTight(t testing.TB) *ir.Kernel {
 	b := ir.NewBuilder("GuardTight", "synthetic")
 	dst := b.Array("dst", ir.RowOut, "")
 	x := b.Array("x", ir.RowIn, "")
@@ -226,15 +226,154 @@ func guardTightKernel(t testing.TB) *ir.Kernel {
 		}
 		l.Store(dst, sum)
 	})
-	return mustKernel(t, b)
+	return MustKernel(t, b)
 }
 
-// guardSpecials are the per-row inputs of the synthetic guard kernels: the
+// GuardSpecials are the per-row inputs of the synthetic guard kernels: the
 // bounds of each guard and their neighbours, zeros, subnormals, the
 // extremes, infinities and NaN.
-var guardSpecials = []float32{
+var GuardSpecials = []float32{
 	1, -1.5, math.Nextafter32(-1.5, -2), 2.5, math.Nextafter32(2.5, 3),
 	math.Nextafter32(1, 2), math.Nextafter32(1, 0),
-	minNormal, math.Nextafter32(minNormal, 0), 0x1p-149, 0, float32(math.Copysign(0, -1)),
+	MinNormal, math.Nextafter32(MinNormal, 0), 0x1p-149, 0, float32(math.Copysign(0, -1)),
 	math.MaxFloat32, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+}
+
+// Guard bounds of WithGuard: test rows of zeros (too small) and rows
+// scaled by 1e6 (too large) trip them.
+const (
+	GuardLo = 1e-3
+	GuardHi = 1e3
+)
+
+// WithGuard is k named Guard<name>, with Guard(var+eps, GuardLo, GuardHi)
+// before its last loop, as gen/algo places it; nil when a store comes
+// first, where no guard is allowed.
+func WithGuard(k *ir.Kernel) *ir.Kernel {
+	last, arg := -1, ir.S(-1)
+	for i, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Loop:
+			last = i
+		case *ir.Scalar:
+			if st.Code == ir.SSqrt {
+				arg = st.Args[0]
+			}
+		}
+	}
+	g := *k
+	g.Name = "Guard" + k.Name
+	g.Body = append(append(append([]ir.Stmt{}, k.Body[:last]...),
+		&ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{arg}, Lo: GuardLo, Hi: GuardHi}), k.Body[last:]...)
+	if ir.Check(&g) != nil {
+		return nil
+	}
+	return &g
+}
+
+// GuardStats is a LayerNorm with a saved rstd and two one-sided guards:
+// the mean at most 40 (a RowBig row has a mean near 3e6), and the
+// variance plus eps at least GuardLo (a row of zeros).
+func GuardStats(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("GuardStats", "y = (x-mean)*rstd*gamma; rstd saved")
+	dst := b.Array("dst", ir.RowOut, "")
+	rstdOut := b.Array("rstd", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gamma := b.Array("gamma", ir.Param, "")
+	sum := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) { l.Acc(sum, l.Load(x)) })
+	inv := b.InvLen()
+	mean := b.Mul(b.Sum(sum), inv)
+	b.Guard(mean, float32(math.Inf(-1)), 40)
+	dev := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		d := l.Sub(l.Load(x), l.Splat(mean))
+		l.AccMul(dev, d, d)
+	})
+	v := b.Add(b.Mul(b.Sum(dev), inv), b.Const(1e-5))
+	b.Guard(v, GuardLo, float32(math.Inf(1)))
+	rstd := b.Div(b.Const(1), b.Sqrt(v))
+	b.Loop(func(l *ir.LoopBuilder) {
+		d := l.Sub(l.Load(x), l.Splat(mean))
+		l.Store(dst, l.Mul(l.Mul(d, l.Splat(rstd)), l.Load(gamma)))
+	})
+	b.StoreRow(rstdOut, rstd)
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// SumsC is a Columns kernel with five sums in one loop: the chunk
+// totals of a group do not fit in registers beside the chunks' (AVX2: 2
+// blocks of 5 and 5 YMM; AVX-512: 4 blocks of 5 and 5 ZMM), so they go
+// to the frame.
+func SumsC(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("SumsC", "stat = sum of five means; y = x*stat")
+	b.SetLayout(ir.Columns)
+	dst := b.Array("dst", ir.RowOut, "")
+	stat := b.Array("stat", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gamma := b.Array("gamma", ir.Param, "")
+	first := b.LoadRow(x)
+	var accs []int
+	for range 5 {
+		accs = append(accs, b.NewAcc())
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		v, g := l.Load(x), l.Load(gamma)
+		d := l.Sub(v, l.Splat(first))
+		l.Acc(accs[0], v)
+		l.AccMul(accs[1], v, v)
+		l.AccMul(accs[2], v, g)
+		l.Acc(accs[3], d)
+		l.AccMul(accs[4], d, d)
+	})
+	inv := b.InvLen()
+	sum := b.Mul(b.Sum(accs[0]), inv)
+	for _, a := range accs[1:] {
+		sum = b.Add(sum, b.Mul(b.Sum(a), inv))
+	}
+	b.StoreRow(stat, sum)
+	b.Loop(func(l *ir.LoopBuilder) { l.Store(dst, l.Mul(l.Load(x), l.Splat(sum))) })
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// SumKernel stores each row's sum of x (square: of x*x) into stat.
+func SumKernel(t testing.TB, name string, layout ir.Layout, square bool) *ir.Kernel {
+	b := ir.NewBuilder(name, "stat = sum of x")
+	b.SetLayout(layout)
+	stat := b.Array("stat", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	acc := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := l.Load(x)
+		if square {
+			l.AccMul(acc, v, v)
+		} else {
+			l.Acc(acc, v)
+		}
+	})
+	b.StoreRow(stat, b.Sum(acc))
+	k, err := b.Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Mean stores each row's mean, a one-pass sum no second pass corrects.
+func Mean(t testing.TB) *ir.Kernel {
+	b := ir.NewBuilder("Mean", "the mean of each row")
+	mean := b.Array("mean", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	acc := b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, l.Load(x)) })
+	b.StoreRow(mean, b.Mul(b.Sum(acc), b.InvLen()))
+	return MustKernel(t, b)
 }
