@@ -94,7 +94,8 @@ func (tg Target) Scratch(t *testing.T, files map[string][]byte, run string) stri
 }
 
 // Execute builds the assembly asm of funcs into a scratch module with the
-// kit's harness and runs cases, every one in every placement; cases of
+// kit's harness and runs cases, every one guard-zoned and in one other
+// placement, in turn; cases of
 // functions that cannot run on this machine must be left out by the
 // caller (they are still assembled and vetted).
 func (tg Target) Execute(t *testing.T, asm []byte, funcs []target.Func, cases []Case) {
