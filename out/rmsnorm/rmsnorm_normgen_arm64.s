@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// neonRMSNorm2048 is RMSNorm for H=2048 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNorm2048 is RMSNorm for H=2048 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -26,40 +26,32 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$128, R6
-pass1chunk:
-	SUBS	$64, R6, R6
-	BLT	pass1short
 	MOVD	$64, R5
-pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+pass1main:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
-	BNE	pass1iter
-	SUBS	$0, R6, R6
-	BLT	pass1chunked
+	BNE	pass1main
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	VEOR	V1.B16, V1.B16, V1.B16
-	VEOR	V2.B16, V2.B16, V2.B16
-	VEOR	V3.B16, V3.B16, V3.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R6, R5
-	CBNZ	R5, pass1iter
-pass1chunked:
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -102,7 +94,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonRMSNorm4096 is RMSNorm for H=4096 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNorm4096 is RMSNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -124,23 +116,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$256, R6
+	MOVD	$128, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -149,11 +154,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -200,7 +213,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonRMSNorm5120 is RMSNorm for H=5120 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNorm5120 is RMSNorm for H=5120 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -222,23 +235,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$320, R6
+	MOVD	$160, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -247,11 +273,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -298,7 +332,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonRMSNorm8192 is RMSNorm for H=8192 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNorm8192 is RMSNorm for H=8192 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -320,23 +354,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$512, R6
+	MOVD	$256, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -345,11 +392,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -396,7 +451,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonRMSNormAny is RMSNorm for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNormAny is RMSNorm for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -422,25 +477,38 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R8
-	LSR	$4, R4, R9
+	LSR	$5, R4, R9
 pass1chunk:
 	SUBS	$64, R9, R9
 	BLT	pass1short
 	MOVD	$64, R7
 pass1iter:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R7, R7
 	BNE	pass1iter
 	SUBS	$0, R9, R9
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -449,6 +517,10 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R8, R8
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
@@ -460,17 +532,29 @@ pass1short:
 	ADD	$64, R9, R7
 	CBNZ	R7, pass1iter
 pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
 	AND	$8, R4, R7
 	CBZ	R7, pass1vec2Done
-	VLD1.P	32(R6), [V4.S4, V5.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
 pass1vec2Done:
 	AND	$4, R4, R7
 	CBZ	R7, pass1vec1Done
-	VLD1.P	16(R6), [V6.S4]
-	VFMLA	V6.S4, V6.S4, V2.S4
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
 pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -481,8 +565,8 @@ pass1vec1Done:
 	AND	$3, R4, R7
 	CBZ	R7, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R6), F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
@@ -557,7 +641,7 @@ done:
 	MOVD	R6, ret+40(FP)
 	RET
 
-// neonGemmaRMSNorm2048 is GemmaRMSNorm for H=2048 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
+// neonGemmaRMSNorm2048 is GemmaRMSNorm for H=2048 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
 TEXT ·rmsnormNeonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -580,40 +664,32 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$128, R6
-pass1chunk:
-	SUBS	$64, R6, R6
-	BLT	pass1short
 	MOVD	$64, R5
-pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+pass1main:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
-	BNE	pass1iter
-	SUBS	$0, R6, R6
-	BLT	pass1chunked
+	BNE	pass1main
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	VEOR	V1.B16, V1.B16, V1.B16
-	VEOR	V2.B16, V2.B16, V2.B16
-	VEOR	V3.B16, V3.B16, V3.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R6, R5
-	CBNZ	R5, pass1iter
-pass1chunked:
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FMULS	F31, F0, F26
@@ -660,7 +736,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonGemmaRMSNorm3072 is GemmaRMSNorm for H=3072 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
+// neonGemmaRMSNorm3072 is GemmaRMSNorm for H=3072 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
 TEXT ·rmsnormNeonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -683,23 +759,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$192, R6
+	MOVD	$96, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -708,11 +797,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -763,7 +860,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonGemmaRMSNormAny is GemmaRMSNorm for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
+// neonGemmaRMSNormAny is GemmaRMSNorm for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
 TEXT ·rmsnormNeonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -790,25 +887,38 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R8
-	LSR	$4, R4, R9
+	LSR	$5, R4, R9
 pass1chunk:
 	SUBS	$64, R9, R9
 	BLT	pass1short
 	MOVD	$64, R7
 pass1iter:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R7, R7
 	BNE	pass1iter
 	SUBS	$0, R9, R9
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -817,6 +927,10 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R8, R8
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
@@ -828,17 +942,29 @@ pass1short:
 	ADD	$64, R9, R7
 	CBNZ	R7, pass1iter
 pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
 	AND	$8, R4, R7
 	CBZ	R7, pass1vec2Done
-	VLD1.P	32(R6), [V4.S4, V5.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
 pass1vec2Done:
 	AND	$4, R4, R7
 	CBZ	R7, pass1vec1Done
-	VLD1.P	16(R6), [V6.S4]
-	VFMLA	V6.S4, V6.S4, V2.S4
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
 pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -849,8 +975,8 @@ pass1vec1Done:
 	AND	$3, R4, R7
 	CBZ	R7, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R6), F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
@@ -1361,7 +1487,7 @@ done:
 	MOVD	R8, ret+56(FP)
 	RET
 
-// neonRMSNormStats4096 is RMSNormStats for H=4096 on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNormStats4096 is RMSNormStats for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	rstd+8(FP), R1
@@ -1384,23 +1510,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R5
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$256, R7
+	MOVD	$128, R7
 pass1chunk:
 	SUBS	$64, R7, R7
 	BLT	pass1short
 	MOVD	$64, R6
 pass1iter:
-	VLD1.P	64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R5), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R6, R6
 	BNE	pass1iter
 	SUBS	$0, R7, R7
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -1409,11 +1548,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R7, R6
 	CBNZ	R6, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -1462,7 +1609,7 @@ done:
 	MOVD	R5, ret+40(FP)
 	RET
 
-// neonRMSNormStatsAny is RMSNormStats for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// neonRMSNormStatsAny is RMSNormStats for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	rstd+8(FP), R1
@@ -1489,25 +1636,38 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R7
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R9
-	LSR	$4, R5, R10
+	LSR	$5, R5, R10
 pass1chunk:
 	SUBS	$64, R10, R10
 	BLT	pass1short
 	MOVD	$64, R8
 pass1iter:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R8, R8
 	BNE	pass1iter
 	SUBS	$0, R10, R10
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -1516,6 +1676,10 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R9, R9
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
@@ -1527,17 +1691,29 @@ pass1short:
 	ADD	$64, R10, R8
 	CBNZ	R8, pass1iter
 pass1chunked:
+	AND	$16, R5, R8
+	CBZ	R8, pass1vec4Done
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
 	AND	$8, R5, R8
 	CBZ	R8, pass1vec2Done
-	VLD1.P	32(R7), [V4.S4, V5.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
+	VLD1.P	32(R7), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
 pass1vec2Done:
 	AND	$4, R5, R8
 	CBZ	R8, pass1vec1Done
-	VLD1.P	16(R7), [V6.S4]
-	VFMLA	V6.S4, V6.S4, V2.S4
+	VLD1.P	16(R7), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
 pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -1548,8 +1724,8 @@ pass1vec1Done:
 	AND	$3, R5, R8
 	CBZ	R8, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R7), F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R7), F8
+	FMADDS	F8, F0, F8, F0
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:

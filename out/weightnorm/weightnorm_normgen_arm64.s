@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// neonWeightNorm768 is WeightNorm for H=768 on NEON, 4 vectors per iteration: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// neonWeightNorm768 is WeightNorm for H=768 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNorm768(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -23,16 +23,29 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	MOVD	$48, R5
+	MOVD	$24, R5
 pass1main:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1main
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -74,7 +87,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonWeightNorm3072 is WeightNorm for H=3072 on NEON, 4 vectors per iteration: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// neonWeightNorm3072 is WeightNorm for H=3072 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNorm3072(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -93,23 +106,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$192, R6
+	MOVD	$96, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -118,11 +144,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -165,7 +199,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonWeightNorm4096 is WeightNorm for H=4096 on NEON, 4 vectors per iteration: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// neonWeightNorm4096 is WeightNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNorm4096(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -184,23 +218,36 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$256, R6
+	MOVD	$128, R6
 pass1chunk:
 	SUBS	$64, R6, R6
 	BLT	pass1short
 	MOVD	$64, R5
 pass1iter:
-	VLD1.P	64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R5, R5
 	BNE	pass1iter
 	SUBS	$0, R6, R6
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -209,11 +256,19 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass1chunk
 pass1short:
 	ADD	$64, R6, R5
 	CBNZ	R5, pass1iter
 pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -256,7 +311,7 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
-// neonWeightNormAny is WeightNorm for H=h (run time) on NEON, 4 vectors per iteration: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// neonWeightNormAny is WeightNorm for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNormAny(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -277,25 +332,38 @@ row:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R8
-	LSR	$4, R4, R9
+	LSR	$5, R4, R9
 pass1chunk:
 	SUBS	$64, R9, R9
 	BLT	pass1short
 	MOVD	$64, R7
 pass1iter:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
-	VFMLA	V6.S4, V6.S4, V2.S4
-	VFMLA	V7.S4, V7.S4, V3.S4
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
 	SUBS	$1, R7, R7
 	BNE	pass1iter
 	SUBS	$0, R9, R9
 	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -304,6 +372,10 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	SUBS	$1, R8, R8
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
@@ -315,17 +387,29 @@ pass1short:
 	ADD	$64, R9, R7
 	CBNZ	R7, pass1iter
 pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
 	AND	$8, R4, R7
 	CBZ	R7, pass1vec2Done
-	VLD1.P	32(R6), [V4.S4, V5.S4]
-	VFMLA	V4.S4, V4.S4, V0.S4
-	VFMLA	V5.S4, V5.S4, V1.S4
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
 pass1vec2Done:
 	AND	$4, R4, R7
 	CBZ	R7, pass1vec1Done
-	VLD1.P	16(R6), [V6.S4]
-	VFMLA	V6.S4, V6.S4, V2.S4
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
 pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -336,8 +420,8 @@ pass1vec1Done:
 	AND	$3, R4, R7
 	CBZ	R7, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R6), F4
-	FMADDS	F4, F0, F4, F0
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:

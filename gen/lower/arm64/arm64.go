@@ -241,7 +241,14 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	case ir.Segments:
 		fn.Doc = []string{fmt.Sprintf("%s is %s on NEON for rows of segs segments of seglen floats, %d vectors per iteration: %s.", fn.Name, k.Name, l.u, k.Doc)}
 	default:
-		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %d vectors per iteration: %s.", fn.Name, k.Name, size, l.u, k.Doc)}
+		per := fmt.Sprintf("%d vectors per iteration", l.u)
+		for _, st := range k.Body {
+			if lp, ok := st.(*ir.Loop); ok && chainBound(k, lp) && l.u == unrolls[0] {
+				per += fmt.Sprintf(" (%d in a sum of one array)", 2*l.u)
+				break
+			}
+		}
+		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %s: %s.", fn.Name, k.Name, size, per, k.Doc)}
 	}
 
 	// Arguments, in AsmSignature order.

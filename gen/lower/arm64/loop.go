@@ -43,6 +43,12 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		return l.loopColumns(si, lp)
 	}
 	l.loopN++
+	if chainBound(l.k, lp) && l.u == unrolls[0] {
+		// Twice the partial sums: with 4, the FMLA chains (4 cycles, 2 when
+		// forwarded) leave the three load pipes of Neoverse V1/V2 idle.
+		defer func(u int) { l.u = u }(l.u)
+		l.u *= 2
+	}
 	fn, u := l.fn, l.u
 	fn.Comment(fmt.Sprintf("pass %d over the row", l.loopN))
 	p, err := l.plan(lp)
@@ -183,6 +189,27 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		}
 	}
 	return nil
+}
+
+// chainBound reports whether a Rows sweep only sums one streamed array's
+// values or squares into one accumulator, one FP op a vector: its
+// speed is then set by the accumulators' chains, not by the pipes.
+func chainBound(k *ir.Kernel, lp *ir.Loop) bool {
+	if k.Layout != ir.Rows {
+		return false
+	}
+	loads, accs := 0, 0
+	for _, op := range lp.Ops {
+		switch op.Code {
+		case ir.VLoad:
+			loads++
+		case ir.VAcc, ir.VAccMul:
+			accs++
+		default:
+			return false
+		}
+	}
+	return loads == 1 && accs == 1
 }
 
 // plan broadcasts the scalars the loop needs and assigns registers: a
@@ -374,7 +401,11 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 		switch op.Code {
 		case ir.VLoad:
 			if post {
-				fn.VLD1P(cur, list(p.reg[i]))
+				// LD1 takes at most 4 registers (chainBound sweeps run 8).
+				for c := 0; c < width; c += 4 {
+					first := p.reg[i] + arm64asm.VReg(cb+c)
+					fn.VLD1P(cur, first.List(min(4, width-c), arm64asm.S4))
+				}
 			} else {
 				fn.VLD1(arm64asm.Mem{Base: cur}, list(p.reg[i]))
 			}

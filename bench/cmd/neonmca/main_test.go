@@ -1,0 +1,93 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestElements(t *testing.T) {
+	for _, c := range []struct {
+		body   []string
+		el     int
+		scalar bool
+	}{
+		{[]string{"ld1 { v4.4s, v5.4s, v6.4s, v7.4s }, [x4], #64", "fmla v0.4s, v4.4s, v4.4s", "subs x5, x5, #1", "b.ne LOOP"}, 16, false},
+		// Two streams of 16 elements, one store: still 16 a row.
+		{[]string{"ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64", "ld1 { v4.4s, v5.4s, v6.4s, v7.4s }, [x6], #64", "st1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x4], #64"}, 16, false},
+		{[]string{"ldp q0, q1, [x0]", "ldr q2, [x1]"}, 8, false},
+		{[]string{"ldr s0, [x4], #4", "fadd s1, s1, s0"}, 1, true},
+		// Columns: one vector, the cursor stepping by a stride.
+		{[]string{"ld1 { v1.4s }, [x6]", "add x6, x6, x9"}, 4, false},
+	} {
+		el, scalar := elements(c.body)
+		if el != c.el || scalar != c.scalar {
+			t.Errorf("elements(%q) = %d, %v; want %d, %v", c.body, el, scalar, c.el, c.scalar)
+		}
+	}
+}
+
+func TestWithForwarding(t *testing.T) {
+	body := []string{
+		"ld1 { v4.4s, v5.4s, v6.4s, v7.4s }, [x4], #64",
+		"fmla v0.4s, v4.4s, v4.4s", // loop-carried: v0 not written before
+		"fmla v5.4s, v1.4s, v2.4s", // v5 was just loaded: not a chain
+	}
+	want := []string{body[0], "fadd v0.4s, v0.4s, v4.4s", body[2]}
+	if got := withForwarding(body); !reflect.DeepEqual(got, want) {
+		t.Errorf("withForwarding = %q, want %q", got, want)
+	}
+}
+
+func TestParseDump(t *testing.T) {
+	// An outer loop around two inner ones, the second entered again from
+	// a later branch (as the chunked sums are): two innermost loops.
+	dump := `TEXT out/p.pNeonK16(SB) /x/p_arm64.s
+  p_arm64.s:3	0x0	f10100c6	SUBS $64, R6, R6
+  p_arm64.s:5	0x4	4cdf2884	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+  p_arm64.s:6	0x8	f10004a5	SUBS $1, R5, R5
+  p_arm64.s:7	0xc	54ffffc1	BNE -2(PC)
+  p_arm64.s:9	0x10	4cdf2884	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+  p_arm64.s:10	0x14	54ffffe1	BNE -1(PC)
+  p_arm64.s:11	0x18	b5ffffc5	CBNZ R5, -2(PC)
+  p_arm64.s:12	0x1c	54fffe61	BNE -7(PC)
+TEXT out/p.pOther(SB) /x/p_arm64.s
+  p_arm64.s:20	0x20	54ffffe1	BNE -1(PC)
+`
+	src := strings.Split("row:\n\nSUBS\niter:\nVLD1\nSUBS\nBNE\nnext:\nVLD1\nBNE\nCBNZ\nBNE", "\n")
+	fns, err := parseDump("p", dump, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) != 1 || fns[0].name != "K16" || fns[0].h != 16 {
+		t.Fatalf("functions %+v, want K16 alone", fns)
+	}
+	var got [][3]any
+	for _, l := range fns[0].loops {
+		got = append(got, [3]any{l.start, l.end, l.label})
+	}
+	want := [][3]any{{1, 3, "iter"}, {4, 5, "next"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("loops %v, want %v", got, want)
+	}
+}
+
+func TestFloorBodies(t *testing.T) {
+	body := []string{
+		"ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64",
+		"fmla v4.4s, v0.4s, v8.4s",
+		"st1 { v4.4s }, [x4], #16",
+		"subs x7, x7, #1",
+		"b.ne LOOP",
+	}
+	forms := floorBodies(body, false)
+	want := map[string][]string{
+		"ld1/st1": {"ld1 {v0.4s, v1.4s, v2.4s, v3.4s}, [x0]", "st1 {v24.4s}, [x8]", "fmul v16.4s, v29.4s, v28.4s"},
+		"ld1/stp": {"ld1 {v0.4s, v1.4s, v2.4s, v3.4s}, [x0]", "str q24, [x16, #0]", "fmul v16.4s, v29.4s, v28.4s"},
+		"ldp/st1": {"ldp q0, q1, [x0, #0]", "ldp q2, q3, [x0, #32]", "st1 {v24.4s}, [x8]", "fmul v16.4s, v29.4s, v28.4s"},
+		"ldp/stp": {"ldp q0, q1, [x0, #0]", "ldp q2, q3, [x0, #32]", "str q24, [x16, #0]", "fmul v16.4s, v29.4s, v28.4s"},
+	}
+	if !reflect.DeepEqual(forms, want) {
+		t.Errorf("floorBodies = %q\nwant %q", forms, want)
+	}
+}
