@@ -520,6 +520,12 @@ func (k *bwdKernel) forward64(x, f, gamma, beta []float64, rows, h int) (y, s []
 // differences of the loss sum(dy*y) (+ sum(dsum*s) when s is an output)
 // in float64, at rows of h random values.
 func (k *bwdKernel) checkFiniteDifferences(rows, h int, rng *rand.Rand) error {
+	return k.finiteDifferences(k, rows, h, rng)
+}
+
+// finiteDifferences compares the gradients of oracle's formulas with the
+// finite differences of k's forward pass.
+func (k *bwdKernel) finiteDifferences(oracle *bwdKernel, rows, h int, rng *rand.Rand) error {
 	n := rows * h
 	vec := func(n int, mean float64) []float64 {
 		v := make([]float64, n)
@@ -562,7 +568,7 @@ func (k *bwdKernel) checkFiniteDifferences(rows, h int, rng *rand.Rand) error {
 		mu, variance := statsOf(s[r*h:(r+1)*h], k.mean, k.l2)
 		in.a["mean"][r], in.a["rstd"][r] = mu, 1/math.Sqrt(variance+k.eps)
 	}
-	ref := k.oracle(in)
+	ref := oracle.oracle(in)
 	type param struct {
 		name string
 		v    []float64
@@ -580,14 +586,14 @@ func (k *bwdKernel) checkFiniteDifferences(rows, h int, rng *rand.Rand) error {
 	for _, p := range params {
 		for i := range p.v {
 			saved := p.v[i]
-			step := 1e-5 * max(1, math.Abs(saved))
+			step := 1e-6 * max(1, math.Abs(saved))
 			p.v[i] = saved + step
 			up := loss()
 			p.v[i] = saved - step
 			down := loss()
 			p.v[i] = saved
 			fd, an := (up-down)/(2*step), ref.want[p.name][i]
-			if math.Abs(fd-an) > 1e-6*(1+math.Abs(an)) {
+			if math.Abs(fd-an) > 1e-5*(1+math.Abs(an)) {
 				return fmt.Errorf("%s[%d]: analytic %.9g, finite differences %.9g", p.name, i, an, fd)
 			}
 		}
