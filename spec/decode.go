@@ -44,7 +44,7 @@ var allowedTarget = strings.Join(Targets, ", ")
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
 	fileKeys     = []string{"version", "package", "kernels"}
-	kernelKeys   = []string{"name", "doc", "axis", "groups", "group_size", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "running", "hidden", "targets"}
+	kernelKeys   = []string{"name", "doc", "axis", "groups", "group_size", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "backward", "running", "hidden", "targets"}
 	runningKeys  = []string{"momentum", "convention"}
 	residualKeys = []string{"alpha", "deepnorm", "store_sum"}
 	deepnormKeys = []string{"encoder_layers", "decoder_layers", "side"}
@@ -630,6 +630,8 @@ func (d *decoder) kernel(n *yaml.Node, i int) *kernel {
 			k.Residual, e = d.residual(v)
 		case "save_stats":
 			k.SaveStats, e = d.boolean(v, "save_stats")
+		case "backward":
+			k.Backward, e = d.boolean(v, "backward")
 		case "hidden":
 			k.Hidden, k.hiddenNodes, e = d.hidden(v)
 		case "targets":
@@ -663,6 +665,10 @@ func (d *decoder) kernel(n *yaml.Node, i int) *kernel {
 		return nil
 	}
 	if e := d.axisFields(k, fs); e != nil {
+		d.add(e)
+		return nil
+	}
+	if e := d.backward(k, fs); e != nil {
 		d.add(e)
 		return nil
 	}
@@ -709,6 +715,24 @@ func (d *decoder) combinations(k *kernel, fs *fields) *Error {
 		}
 	}
 	return first
+}
+
+// backward checks backward: true against the forms that have a backward
+// pass so far (axis last), and makes the forward save the statistics the
+// backward reads.
+func (d *decoder) backward(k *kernel, fs *fields) *Error {
+	v, ok := fs.vals["backward"]
+	if !ok || !k.Backward {
+		return nil
+	}
+	if k.Axis != "last" {
+		return d.errf(v, "backward: not supported yet with axis: %s; allowed: backward: true only with axis: last (rows of H values)", k.Axis)
+	}
+	if s, ok := fs.vals["save_stats"]; ok && !k.SaveStats && k.Statistic != "none" {
+		return d.errf(s, "save_stats: false with backward: true (at %s), whose backward pass reads the saved statistics; allowed: leave save_stats out (backward implies it) or save_stats: true", at(v))
+	}
+	k.SaveStats = k.Statistic != "none"
+	return nil
 }
 
 // axisFields checks the fields that depend on the axis: groups, running,

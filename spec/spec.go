@@ -58,6 +58,10 @@ type Kernel struct {
 
 	// SaveStats writes each row's mean (when Mean) and rstd for a backward pass.
 	SaveStats bool
+	// Backward generates the backward pass beside the forward one: the
+	// gradients of the inputs and the parameters (axis last only so far).
+	// It implies SaveStats for the kernels with a statistic.
+	Backward bool
 
 	// Statistic is what the row is divided by, inside the sqrt with
 	// Epsilon: "variance" (with Mean), "rms" (mean of squares), "l2" (sum

@@ -26,6 +26,9 @@ var rowsKit []byte
 //go:embed testkit/tensor.go
 var tensorKit []byte
 
+//go:embed testkit/backward.go
+var backwardKit []byte
+
 // Tests is the template of <pkg>_test.go: the kernels over rows.
 var Tests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "test.go.tmpl")),
@@ -37,6 +40,13 @@ var Tests = &Template{
 var TensorTests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "tensor_test.go.tmpl")),
 	kitPath: "templates/testkit/tensor.go", kit: tensorKit,
+}
+
+// BackwardTests is the template of <pkg>_backward_test.go: the backward
+// entry points, beside <pkg>_test.go, whose helpers they share.
+var BackwardTests = &Template{
+	tmpl:    template.Must(template.ParseFS(files, "backward_test.go.tmpl")),
+	kitPath: "templates/testkit/backward.go", kit: backwardKit,
 }
 
 // Template is a generated test file: a text template for what depends on

@@ -57,6 +57,8 @@ type Plan struct {
 	// OneValuePanics: a call with N*L = 1 has no spread to normalize by
 	// (Channels with a statistic).
 	OneValuePanics bool
+	// Backward is the backward pass (spec backward: true), nil without.
+	Backward *Backward
 }
 
 // NoStat reports a kernel that only scales and shifts.
@@ -84,6 +86,11 @@ func NewPlan(k spec.Kernel) (*Plan, error) {
 	switch k.Axis {
 	case "last", "":
 		p.Form, p.Sized = Rows, true
+		if k.Backward {
+			if p.Backward, err = NewBackward(k); err != nil {
+				return nil, err
+			}
+		}
 	case "channels":
 		p.Form, p.Sized = Positions, true
 	case "batch":
@@ -94,6 +101,9 @@ func NewPlan(k spec.Kernel) (*Plan, error) {
 		}
 	case "groups":
 		p.Form, p.GroupCount, p.GroupSize = Groups, k.Groups, k.GroupSize
+	}
+	if k.Backward && p.Backward == nil {
+		return nil, fmt.Errorf("kernel %s: backward: not supported yet with axis: %s", k.Name, k.Axis)
 	}
 	return p, nil
 }

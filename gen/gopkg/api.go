@@ -30,8 +30,16 @@ func APIFile(p *Package) ([]byte, error) {
 			f.Add(parallelEntryPoint(p.Name, k, h)).Line()
 			f.Add(checkFunc(k, h)).Line()
 		}
+		for _, h := range append(append([]int(nil), k.Sizes...), 0) {
+			if k.Plan.Backward != nil {
+				f.Add(backwardEntryPoints(p.Name, k, h)).Line()
+			}
+		}
 	}
 	f.Add(checkHelpers()).Line().Line().Add(parallelHelper())
+	if p.HasBackward() {
+		f.Line().Line().Add(parallelColumnsHelper()).Line().Line().Add(parallelRowBlocksHelper())
+	}
 	if tensors {
 		f.Line().Line().Add(tensorHelpers())
 	}

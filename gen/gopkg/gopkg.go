@@ -32,6 +32,10 @@ type Kernel struct {
 	// Columns, for algo.Channels, is the same kernel in the Columns
 	// layout, which the entry point runs when spatial is 1.
 	Columns *ir.Kernel
+	// noNT drops the NT variants: whether the dispatch streams depends on
+	// the size of a call, and a backward pass must give the same bits
+	// whichever way its Parallel form splits the rows.
+	noNT bool
 }
 
 // implKernels lists the kernels that get implementations: each kernel,
@@ -44,6 +48,7 @@ func (p *Package) implKernels() []Kernel {
 		if k.Columns != nil {
 			out = append(out, k.columns())
 		}
+		out = append(out, k.backwardKernels()...)
 	}
 	return out
 }
@@ -62,7 +67,21 @@ type Package struct {
 
 // entries is the kernel's implementation matrix (target.Plan): one entry
 // per fixed size, then the run-time size.
-func (k Kernel) entries() []target.Entry { return target.Plan(k.IR, k.Sizes, k.ISAs) }
+func (k Kernel) entries() []target.Entry {
+	entries := target.Plan(k.IR, k.Sizes, k.ISAs)
+	if k.noNT {
+		for i, e := range entries {
+			var funcs []target.Func
+			for _, f := range e.Funcs {
+				if !f.NT {
+					funcs = append(funcs, f)
+				}
+			}
+			entries[i].Funcs = funcs
+		}
+	}
+	return entries
+}
 
 // Funcs lists every assembly implementation for one architecture, in the
 // plan's order.

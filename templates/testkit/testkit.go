@@ -15,6 +15,7 @@ package testkit
 // As the templates declare them.
 const (
 	tolerance    = 64
+	bwdTolerance = 64
 	tTolerance   = 64
 	packageName  = "testkit"
 	tPackageName = "testkit"
@@ -24,6 +25,7 @@ const (
 var (
 	kernels       []*kernel
 	tensorKernels []*tensorKernel
+	bwdKernels    []*bwdKernel
 )
 
 // As the generated wrappers declare them: the implementation a kernel

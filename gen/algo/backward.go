@@ -1,0 +1,467 @@
+package algo
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/spec"
+)
+
+// Backward is the backward pass of a kernel over rows, as two ordinary IR
+// kernels that every lowering handles unchanged:
+//
+//   - Rows (layout ir.Rows): per row, the input gradient dx (and df with a
+//     residual) and the per-row parameter gradients (dgain, dbias);
+//   - Params (layout ir.Columns, nil without per-element parameters): the
+//     per-element parameter gradients dgamma and dbeta, sums over the rows
+//     of the call. Column i of the [rows, H] matrices is one IR row whose
+//     elements are the original rows (stride H): one lane per column, so
+//     each column's sum runs in a fixed order whichever way the columns
+//     are split, under the blocked summation policy. The saved mean and
+//     rstd, one value per original row, are its Param arrays.
+type Backward struct {
+	Name   string // the entry points' prefix: the kernel's name + "Backward"
+	Rows   *ir.Kernel
+	Params *ir.Kernel
+	// Args are the entry points' arrays in signature order: outputs,
+	// inputs, parameters.
+	Args []BackwardArg
+}
+
+// Extent is how many values an array of a backward entry point holds.
+type Extent int
+
+const (
+	PerElement Extent = iota // rows*H
+	PerColumn                // H: one per element of a row (dgamma, gamma)
+	PerRow                   // rows
+)
+
+// BackwardArg is one array of a backward entry point.
+type BackwardArg struct {
+	Name, Doc string
+	Extent    Extent
+	Out       bool
+}
+
+// NewBackward builds the backward pass of spec kernel k (axis last).
+func NewBackward(k spec.Kernel) (*Backward, error) {
+	if k.Axis != "last" && k.Axis != "" {
+		return nil, fmt.Errorf("kernel %s: backward: not supported yet with axis: %s", k.Name, k.Axis)
+	}
+	if (k.Stat() == "variance") != k.Mean {
+		return nil, fmt.Errorf("kernel %s: statistic %q does not go with mean: %v", k.Name, k.Stat(), k.Mean)
+	}
+	bw := &Backward{Name: k.Name + "Backward"}
+	var err error
+	if bw.Rows, err = backwardRows(k); err != nil {
+		return nil, err
+	}
+	if !k.AffinePerRow && (k.Scale || k.Shift) {
+		if bw.Params, err = backwardParams(k); err != nil {
+			return nil, err
+		}
+	}
+	add := func(name, doc string, e Extent, out bool) {
+		bw.Args = append(bw.Args, BackwardArg{name, doc, e, out})
+	}
+	add("dx", "the gradient of the loss with respect to x", PerElement, true)
+	if k.Residual != nil {
+		add("df", "the gradient with respect to f", PerElement, true)
+	}
+	switch {
+	case k.Scale && k.AffinePerRow:
+		add("dgain", "the gradient with respect to each row's gain", PerRow, true)
+	case k.Scale:
+		add("dgamma", "the gradient with respect to gamma: the sum over the call's rows, overwritten", PerColumn, true)
+	}
+	switch {
+	case k.Shift && k.AffinePerRow:
+		add("dbias", "the gradient with respect to each row's bias", PerRow, true)
+	case k.Shift:
+		add("dbeta", "the gradient with respect to beta: the sum over the call's rows, overwritten", PerColumn, true)
+	}
+	add("dy", "the gradient of the loss with respect to the output", PerElement, false)
+	if k.Residual != nil && k.Residual.StoreSum {
+		add("dsum", "the gradient arriving through the forward's sum output (its other consumers)", PerElement, false)
+	}
+	if storesSum(k) {
+		add("sum", "the forward's sum output s = alpha*x + f", PerElement, false)
+	} else {
+		add("x", "the forward's input x", PerElement, false)
+		if k.Residual != nil {
+			add("f", "the forward's input f", PerElement, false)
+		}
+	}
+	if k.Mean {
+		add("mean", "each row's mean, as the forward saved it", PerRow, false)
+	}
+	if k.Stat() != "none" {
+		add("rstd", "each row's rstd, as the forward saved it", PerRow, false)
+	}
+	switch {
+	case k.Scale && k.AffinePerRow:
+		add("gain", "each row's scale, as in the forward", PerRow, false)
+	case k.Scale:
+		add("gamma", "the per-element scale, as in the forward", PerColumn, false)
+	}
+	return bw, nil
+}
+
+// storesSum reports a residual kernel whose forward writes s: its
+// backward reads s from there rather than recomputing it from x and f
+// (one stream fewer, and the very s the forward normalized).
+func storesSum(k spec.Kernel) bool { return k.Residual != nil && k.Residual.StoreSum }
+
+// backwardTerms are the pieces both backward kernels share: s (the
+// normalized input: x, the forward's sum output, or recomputed from x and
+// f with the forward's float32 operations) and xhat = (s - mean)*rstd.
+type backwardTerms struct {
+	b           *ir.Builder
+	x, f        int
+	alpha       ir.S
+	mean, rstd  int  // arrays, -1 when absent
+	perRowStats bool // mean and rstd are per-row scalars (Rows), else Params (Columns)
+	mu, r       ir.S // per-row scalars (Rows layout)
+}
+
+// inputs declares the arrays s comes from: sum, or x (and f).
+func (t *backwardTerms) inputs(k spec.Kernel) {
+	if storesSum(k) {
+		t.x = t.b.Array("sum", ir.RowIn, "the forward's sum output")
+		return
+	}
+	t.x = t.b.Array("x", ir.RowIn, "the forward's input")
+	if k.Residual != nil {
+		t.f = t.b.Array("f", ir.RowIn, "the forward's residual input")
+	}
+}
+
+func (t *backwardTerms) s(l *ir.LoopBuilder) ir.V {
+	s := l.Load(t.x)
+	if t.f >= 0 {
+		if t.alpha >= 0 {
+			s = l.Mul(l.Splat(t.alpha), s)
+		}
+		s = l.Add(s, l.Load(t.f))
+	}
+	return s
+}
+
+func (t *backwardTerms) xhat(l *ir.LoopBuilder) ir.V {
+	v := t.s(l)
+	switch {
+	case t.mean >= 0 && t.perRowStats:
+		v = l.Sub(v, l.Splat(t.mu))
+	case t.mean >= 0:
+		v = l.Sub(v, l.Load(t.mean))
+	}
+	switch {
+	case t.rstd >= 0 && t.perRowStats:
+		v = l.Mul(v, l.Splat(t.r))
+	case t.rstd >= 0:
+		v = l.Mul(v, l.Load(t.rstd))
+	}
+	return v
+}
+
+// backwardRows is the input-gradient kernel. With u = g*dy (g the
+// effective scale) and xhat = (s - mean)*rstd:
+//
+//	ds = rstd*(u - mean(u) - xhat*mean(u*xhat))   (variance)
+//	ds = rstd*(u - xhat*mean(u*xhat))             (rms)
+//	ds = rstd*(u - xhat*sum(u*xhat))              (l2)
+//	ds = u                                        (none)
+//	ds += dsum (store_sum);  dx = alpha*ds;  df = ds
+//
+// and per row dgain = sum(dy*xhat), dbias = sum(dy). Both sums of the
+// first pass follow the blocked summation policy; a row whose float32
+// sums leave float32's range (or are NaN) goes to the float64 path.
+func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
+	b := ir.NewBuilder(k.Name+"BackwardRows", backwardFormula(k))
+	stat := k.Stat()
+	normalize := stat != "none"
+	residual := k.Residual != nil
+	dx := b.Array("dx", ir.RowOut, "the gradient of x")
+	df := -1
+	if residual {
+		df = b.Array("df", ir.RowOut, "the gradient of f")
+	}
+	dgain, dbias := -1, -1
+	if k.AffinePerRow && k.Scale {
+		dgain = b.Array("dgain", ir.RowScalarOut, "each row's gain gradient")
+	}
+	if k.AffinePerRow && k.Shift {
+		dbias = b.Array("dbias", ir.RowScalarOut, "each row's bias gradient")
+	}
+	dy := b.Array("dy", ir.RowIn, "the output gradient")
+	dsum := -1
+	if residual && k.Residual.StoreSum {
+		dsum = b.Array("dsum", ir.RowIn, "the gradient arriving through sum")
+	}
+	t := &backwardTerms{b: b, mean: -1, rstd: -1, f: -1, alpha: -1, perRowStats: true}
+	t.inputs(k)
+	if k.Mean {
+		t.mean = b.Array("mean", ir.RowScalarIn, "each row's saved mean")
+	}
+	if normalize {
+		t.rstd = b.Array("rstd", ir.RowScalarIn, "each row's saved rstd")
+	}
+	gamma := -1
+	switch {
+	case k.Scale && k.AffinePerRow:
+		gamma = b.Array("gain", ir.RowScalarIn, "each row's scale")
+	case k.Scale:
+		gamma = b.Array("gamma", ir.Param, "the per-element scale")
+	}
+
+	var alpha ir.S = -1
+	if residual && k.Residual.Alpha != 1 {
+		alpha = b.Const(float32(k.Residual.Alpha))
+		if t.f >= 0 {
+			t.alpha = alpha
+		}
+	}
+	if t.mean >= 0 {
+		t.mu = b.LoadRow(t.mean)
+	}
+	if t.rstd >= 0 {
+		t.r = b.LoadRow(t.rstd)
+	}
+	var offset, gain ir.S = -1, -1
+	if k.Scale && k.ScaleOffset != 0 {
+		offset = b.Const(float32(k.ScaleOffset))
+	}
+	if k.Scale && k.AffinePerRow {
+		gain = b.LoadRow(gamma)
+		if offset >= 0 {
+			gain = b.Add(gain, offset)
+		}
+	}
+	u := func(l *ir.LoopBuilder, d ir.V) ir.V {
+		switch {
+		case gain >= 0:
+			return l.Mul(d, l.Splat(gain))
+		case gamma >= 0:
+			g := l.Load(gamma)
+			if offset >= 0 {
+				g = l.Add(g, l.Splat(offset))
+			}
+			return l.Mul(d, g)
+		}
+		return d
+	}
+
+	accU, accUX, accG, accD := -1, -1, -1, -1
+	if k.Mean {
+		accU = b.NewAcc()
+	}
+	if normalize {
+		accUX = b.NewAcc()
+	}
+	if dgain >= 0 {
+		accG = b.NewAcc()
+	}
+	if dbias >= 0 {
+		accD = b.NewAcc()
+	}
+	var meanU, meanUX, sumG, sumD ir.S = -1, -1, -1, -1
+	if accU >= 0 || accUX >= 0 || accG >= 0 || accD >= 0 {
+		b.Loop(func(l *ir.LoopBuilder) {
+			d := l.Load(dy)
+			uv := u(l, d)
+			var xh ir.V = -1
+			if accUX >= 0 || accG >= 0 {
+				xh = t.xhat(l)
+			}
+			if accU >= 0 {
+				l.Acc(accU, uv)
+			}
+			if accUX >= 0 {
+				l.AccMul(accUX, uv, xh)
+			}
+			if accG >= 0 {
+				l.AccMul(accG, d, xh)
+			}
+			if accD >= 0 {
+				l.Acc(accD, d)
+			}
+		})
+		var invLen ir.S = -1
+		average := func(sum ir.S) ir.S {
+			if stat == "l2" {
+				return sum
+			}
+			if invLen < 0 {
+				invLen = b.InvLen()
+			}
+			return b.Mul(sum, invLen)
+		}
+		// Sums beyond float32's range, or NaN, send the row to the
+		// float64 path, before anything of it is stored.
+		guard := func(s ir.S) ir.S {
+			b.Guard(s, -math.MaxFloat32, math.MaxFloat32)
+			return s
+		}
+		if accU >= 0 {
+			meanU = guard(average(b.Sum(accU)))
+		}
+		if accUX >= 0 {
+			meanUX = guard(average(b.Sum(accUX)))
+		}
+		if accG >= 0 {
+			sumG = guard(b.Sum(accG))
+		}
+		if accD >= 0 {
+			sumD = guard(b.Sum(accD))
+		}
+	}
+	if sumG >= 0 {
+		b.StoreRow(dgain, sumG)
+	}
+	if sumD >= 0 {
+		b.StoreRow(dbias, sumD)
+	}
+	var negUX ir.S = -1
+	if meanUX >= 0 {
+		negUX = b.Sub(b.Const(0), meanUX)
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := u(l, l.Load(dy))
+		if meanU >= 0 {
+			v = l.Sub(v, l.Splat(meanU))
+		}
+		if negUX >= 0 {
+			v = l.FMA(t.xhat(l), l.Splat(negUX), v)
+		}
+		if t.rstd >= 0 {
+			v = l.Mul(v, l.Splat(t.r))
+		}
+		if dsum >= 0 {
+			v = l.Add(v, l.Load(dsum))
+		}
+		if df >= 0 {
+			l.Store(df, v)
+		}
+		if alpha >= 0 {
+			v = l.Mul(l.Splat(alpha), v)
+		}
+		l.Store(dx, v)
+	})
+	return b.Kernel()
+}
+
+// backwardParams is the parameter-gradient kernel in the Columns layout:
+// IR row i is column i of the call, its elements the call's rows, so
+//
+//	dgamma[i] = sum_r dy[r,i]*xhat[r,i],  dbeta[i] = sum_r dy[r,i]
+//
+// are per-row scalar outputs. It has no guard: an abandoned column would
+// shift the lowering's blocks, and the results must not depend on how
+// the columns are split; a NaN spoils its own column's sums.
+func backwardParams(k spec.Kernel) (*ir.Kernel, error) {
+	b := ir.NewBuilder(k.Name+"BackwardParams", "dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy")
+	b.SetLayout(ir.Columns)
+	dgamma, dbeta := -1, -1
+	if k.Scale {
+		dgamma = b.Array("dgamma", ir.RowScalarOut, "the gradient of gamma")
+	}
+	if k.Shift {
+		dbeta = b.Array("dbeta", ir.RowScalarOut, "the gradient of beta")
+	}
+	dy := b.Array("dy", ir.RowIn, "the output gradient")
+	t := &backwardTerms{b: b, mean: -1, rstd: -1, f: -1, alpha: -1}
+	t.inputs(k)
+	if k.Mean {
+		t.mean = b.Array("mean", ir.Param, "each row's saved mean")
+	}
+	if k.Stat() != "none" {
+		t.rstd = b.Array("rstd", ir.Param, "each row's saved rstd")
+	}
+	if t.f >= 0 && k.Residual.Alpha != 1 {
+		t.alpha = b.Const(float32(k.Residual.Alpha))
+	}
+	accG, accD := -1, -1
+	if dgamma >= 0 {
+		accG = b.NewAcc()
+	}
+	if dbeta >= 0 {
+		accD = b.NewAcc()
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		d := l.Load(dy)
+		if accG >= 0 {
+			l.AccMul(accG, d, t.xhat(l))
+		}
+		if accD >= 0 {
+			l.Acc(accD, d)
+		}
+	})
+	if accG >= 0 {
+		b.StoreRow(dgamma, b.Sum(accG))
+	}
+	if accD >= 0 {
+		b.StoreRow(dbeta, b.Sum(accD))
+	}
+	return b.Kernel()
+}
+
+// backwardFormula writes the backward's math for the documentation.
+func backwardFormula(k spec.Kernel) string {
+	var sb strings.Builder
+	g := "dy"
+	switch {
+	case k.Scale && k.AffinePerRow && k.ScaleOffset != 0:
+		g = fmt.Sprintf("(%g + gain[row])*dy", k.ScaleOffset)
+	case k.Scale && k.AffinePerRow:
+		g = "gain[row]*dy"
+	case k.Scale && k.ScaleOffset != 0:
+		g = fmt.Sprintf("(%g + gamma)*dy", k.ScaleOffset)
+	case k.Scale:
+		g = "gamma*dy"
+	}
+	s := "x"
+	if k.Residual != nil {
+		s = "s"
+	}
+	fmt.Fprintf(&sb, "u = %s; ", g)
+	switch k.Stat() {
+	case "variance":
+		fmt.Fprintf(&sb, "xhat = (%s-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat))", s)
+	case "rms":
+		fmt.Fprintf(&sb, "xhat = %s*rstd; ds = rstd*(u - xhat*mean(u*xhat))", s)
+	case "l2":
+		fmt.Fprintf(&sb, "xhat = %s*rstd; ds = rstd*(u - xhat*sum(u*xhat))", s)
+	default:
+		fmt.Fprintf(&sb, "xhat = %s; ds = u", s)
+	}
+	if r := k.Residual; r != nil {
+		if r.StoreSum {
+			sb.WriteString(" + dsum")
+		}
+		if r.Alpha != 1 {
+			fmt.Fprintf(&sb, "; dx = %g*ds; df = ds", float32(r.Alpha))
+		} else {
+			sb.WriteString("; dx = df = ds")
+		}
+	} else {
+		sb.WriteString("; dx = ds")
+	}
+	if k.Scale {
+		if k.AffinePerRow {
+			sb.WriteString("; dgain = sum(dy*xhat) per row")
+		} else {
+			sb.WriteString("; dgamma = sum over rows of dy*xhat")
+		}
+	}
+	if k.Shift {
+		if k.AffinePerRow {
+			sb.WriteString("; dbias = sum(dy) per row")
+		} else {
+			sb.WriteString("; dbeta = sum over rows of dy")
+		}
+	}
+	return sb.String()
+}

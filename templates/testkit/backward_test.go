@@ -1,0 +1,127 @@
+package testkit
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// bwdConfigs are the variants the backward oracle serves.
+var bwdConfigs = []*bwdKernel{
+	{name: "LayerNorm", mean: true, eps: 1e-5, scale: true, shift: true, alpha: 1},
+	{name: "RMSNorm", eps: 1e-6, scale: true, alpha: 1},
+	{name: "Gemma", eps: 1e-6, scale: true, scaleOffset: 1, alpha: 1},
+	{name: "NoAffine", mean: true, eps: 1e-5, alpha: 1},
+	{name: "WeightNorm", l2: true, scale: true, affinePerRow: true, alpha: 1},
+	{name: "PerRow", mean: true, eps: 1e-5, scale: true, shift: true, affinePerRow: true, alpha: 1},
+	{name: "DeepNorm", mean: true, eps: 1e-5, scale: true, shift: true, residual: true, alpha: 2.0598673},
+	{name: "AddRMSNorm", eps: 1e-6, scale: true, residual: true, storeSum: true, alpha: 1},
+	{name: "AddAlphaStore", mean: true, eps: 1e-5, scale: true, shift: true, residual: true, storeSum: true, alpha: 0.5},
+	{name: "ScaleShift", noStat: true, scale: true, shift: true, alpha: 1},
+}
+
+// withArrays gives k the arrays its backward entry points take, in the
+// generator's order.
+func withArrays(k *bwdKernel) *bwdKernel {
+	k.arrays, k.extents, k.outs = nil, nil, nil
+	add := func(name string, ext int, out bool) {
+		k.arrays, k.extents, k.outs = append(k.arrays, name), append(k.extents, ext), append(k.outs, out)
+	}
+	perParam := extColumn
+	if k.affinePerRow {
+		perParam = extRow
+	}
+	add("dx", extElement, true)
+	if k.residual {
+		add("df", extElement, true)
+	}
+	if k.scale {
+		add(map[bool]string{false: "dgamma", true: "dgain"}[k.affinePerRow], perParam, true)
+	}
+	if k.shift {
+		add(map[bool]string{false: "dbeta", true: "dbias"}[k.affinePerRow], perParam, true)
+	}
+	add("dy", extElement, false)
+	switch {
+	case k.storeSum:
+		add("dsum", extElement, false)
+		add("sum", extElement, false)
+	case k.residual:
+		add("x", extElement, false)
+		add("f", extElement, false)
+	default:
+		add("x", extElement, false)
+	}
+	if k.mean {
+		add("mean", extRow, false)
+	}
+	if !k.noStat {
+		add("rstd", extRow, false)
+	}
+	if k.scale {
+		add(map[bool]string{false: "gamma", true: "gain"}[k.affinePerRow], perParam, false)
+	}
+	return k
+}
+
+// TestOracleFiniteDifferences checks the backward oracle of every variant
+// against central finite differences of the float64 forward pass.
+func TestOracleFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, k := range bwdConfigs {
+		withArrays(k)
+		for _, h := range []int{1, 2, 5, 16} {
+			if h == 1 && (k.mean || k.l2) {
+				continue // a row of one value has no spread: its gradient is 0/0-prone
+			}
+			if err := k.checkFiniteDifferences(3, h, rng); err != nil {
+				t.Errorf("%s h=%d: %v", k.name, h, err)
+			}
+		}
+	}
+}
+
+// TestFiniteDifferencesCatchWrongOracle makes sure the check can fail: a
+// forward pass with another epsilon no longer matches the oracle.
+func TestFiniteDifferencesCatchWrongOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, pair := range [][2]*bwdKernel{
+		{bwdConfigs[1], bwdConfigs[4]}, // mean square against l2
+		{bwdConfigs[1], bwdConfigs[2]}, // without and with the scale offset
+		{bwdConfigs[6], bwdConfigs[0]}, // a residual's alpha ignored
+	} {
+		k, wrong := *withArrays(pair[0]), *withArrays(pair[1])
+		wrong.arrays, wrong.extents, wrong.outs = k.arrays, k.extents, k.outs
+		wrong.affinePerRow = k.affinePerRow
+		if err := k.finiteDifferences(&k, 2, 4, rng); err != nil {
+			t.Fatalf("%s: the right oracle fails: %v", k.name, err)
+		}
+		if err := k.finiteDifferences(&wrong, 2, 4, rng); err == nil {
+			t.Fatalf("finite differences of %s did not reject the oracle of %s", k.name, wrong.name)
+		}
+	}
+}
+
+// TestBackwardVerify checks that the contract rejects a gradient off by a
+// few units more than it allows and accepts the oracle's own values.
+func TestBackwardVerify(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	k := *withArrays(bwdConfigs[0])
+	rows, h := 3, 8
+	c := k.newArgs(rows, h, rng)
+	k.fill(c, families[0], rows, h, rng)
+	ref := k.oracle(k.inputs64(c, rows, h))
+	for name, want := range ref.want {
+		for j, v := range want {
+			k.get(c, name)[j] = float32(v)
+		}
+	}
+	if err := k.verify(c, ref); err != nil {
+		t.Fatalf("the oracle's values, rounded, fail: %v", err)
+	}
+	dx := k.get(c, "dx")
+	dx[5] = float32(ref.want["dx"][5] + 2*bwdTolerance*epsilon32*ref.mag["dx"][5])
+	if err := k.verify(c, ref); err == nil || !strings.Contains(err.Error(), "dx[5]") {
+		t.Fatalf("an error of twice the contract passed: %v", err)
+	}
+}
