@@ -16,6 +16,9 @@ func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
 
 // ReferenceEps is Reference with the given epsilon.
 func ReferenceEps(op Op, eps32 float32, x, gamma, beta []float32, h int) []float64 {
+	if _, ok := op.Residual(); ok {
+		panic(fmt.Sprintf("benchkit: %s reads f too: its reference is Norm.Reference (OpShape's Oracle)", op))
+	}
 	if op == BatchNorm {
 		return referenceBatch(x, gamma, beta, h, float64(eps32))
 	}

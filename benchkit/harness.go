@@ -46,19 +46,62 @@ const (
 	// N rows, y = gamma_c*(x-mean_c)/sqrt(var_c+eps) + beta_c. (Running
 	// statistics are not part of the check.)
 	BatchNorm
+	// The fused residual ops read x and f, write sum = alpha*x + f and dst =
+	// the norm of sum (store_sum): Pre-LN's add and norm in one call.
+	AddRMSNorm   // RMSNorm of x + f
+	AddLayerNorm // LayerNorm of x + f
+	DeepNorm     // LayerNorm of DeepNormAlpha*x + f
 )
 
 // Ops lists every Op.
-var Ops = []Op{LayerNorm, RMSNorm, BatchNorm}
+var Ops = []Op{LayerNorm, RMSNorm, BatchNorm, AddRMSNorm, AddLayerNorm, DeepNorm}
 
-func (o Op) String() string { return [...]string{"LayerNorm", "RMSNorm", "BatchNorm"}[o] }
+func (o Op) String() string {
+	return [...]string{"LayerNorm", "RMSNorm", "BatchNorm", "AddRMSNorm", "AddLayerNorm", "DeepNorm"}[o]
+}
 
 // Eps is the epsilon of the kernels normgen's benchmark specs declare, and
 // that every peer is asked to use.
-func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6, 1e-5}[o] }
+func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6, 1e-5, 1e-6, 1e-5, 1e-5}[o] }
 
 // HasShift says whether the op takes beta (Func's beta is nil otherwise).
-func (o Op) HasShift() bool { return o != RMSNorm }
+func (o Op) HasShift() bool { return o != RMSNorm && o != AddRMSNorm }
+
+// DeepNormLayers is the depth DeepNorm's alpha is derived from: an
+// encoder-only stack of 18 layers, alpha = (2*18)^(1/4), as the benchmark
+// spec declares it (residual: {deepnorm: {encoder_layers: 18}}).
+const DeepNormLayers = 18
+
+// DeepNormAlpha is DeepNorm's factor on x.
+var DeepNormAlpha = math.Pow(2*DeepNormLayers, 0.25)
+
+// Residual describes a fused residual op as a Norm (sum stored), with ok
+// false for the other ops.
+func (o Op) Residual() (n Norm, ok bool) {
+	switch o {
+	case AddRMSNorm:
+		return Norm{Epsilon: float64(o.Eps()), Scale: true, Residual: true, Alpha: 1, StoreSum: true}, true
+	case AddLayerNorm, DeepNorm:
+		alpha := 1.0
+		if o == DeepNorm {
+			alpha = DeepNormAlpha
+		}
+		return Norm{Mean: true, Epsilon: float64(o.Eps()), Scale: true, Shift: true, Residual: true, Alpha: alpha, StoreSum: true}, true
+	}
+	return Norm{}, false
+}
+
+// Base is the norm a residual op applies to the sum (with the same
+// epsilon): RMSNorm or LayerNorm; other ops are their own base.
+func (o Op) Base() Op {
+	switch o {
+	case AddRMSNorm:
+		return RMSNorm
+	case AddLayerNorm, DeepNorm:
+		return LayerNorm
+	}
+	return o
+}
 
 // Func normalizes every row of x (len(x)/h rows of h values) into dst
 // (BatchNorm: every column). beta is nil for RMSNorm.
@@ -213,11 +256,22 @@ func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
 				continue
 			}
 			for _, h := range hs {
-				out = append(out, Shape{Op: op, H: h, Rows: rowsFor(size, h), Level: level})
+				out = append(out, OpShape(op, h, rowsFor(size, h), level))
 			}
 		}
 	}
 	return out
+}
+
+// OpShape is the shape of a standard op: for a residual op, with its
+// arrays (x and f read, dst and sum written) and its oracle.
+func OpShape(op Op, h, rows int, level Level) Shape {
+	s := Shape{Op: op, H: h, Rows: rows, Level: level}
+	if n, ok := op.Residual(); ok {
+		outputs, stats, inputs, _ := n.Arrays()
+		s.Inputs, s.Outputs, s.Stats, s.Oracle = inputs, outputs, stats, n.Oracle
+	}
+	return s
 }
 
 // Config sets how long and how carefully to time.
@@ -563,6 +617,25 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	}
 	logf(cfg, "  %d rounds, %d buffer set(s), %.1fs, %s, on CPU %.0f%% of the time\n", rounds, sets, time.Since(t0).Seconds(), clockName, 100*sr.OnCPU)
 	return sr
+}
+
+// PrepareKernel returns im's kernel for s as Run calls it: from
+// im.PrepareArgs when set, else from im.Prepare (n/a for a shape with
+// arrays beyond x and dst), with a panic turned into a reason.
+func PrepareKernel(im Impl, s Shape) (KernelFunc, string) { return prepare(im, s) }
+
+// Verify prepares im for s and checks one call against the shape's float64
+// reference on the harness's inputs (seeded), as Run does before timing:
+// why is not empty when im has no such kernel.
+func Verify(im Impl, s Shape, seed uint64) (maxErr float64, why string, err error) {
+	args := buffers(Config{Seed: seed}, s, 1)
+	refOut, refStats := reference(s, args[0])
+	f, why := prepare(im, s)
+	if f == nil {
+		return 0, why, nil
+	}
+	maxErr, err = checkArgs(f, args[0], refOut, refStats, arrayNames{out: s.outputs(), in: s.inputs(), stats: s.Stats}, s.H)
+	return maxErr, "", err
 }
 
 // prepare calls im.PrepareArgs or im.Prepare, turning a panic into a reason.

@@ -318,7 +318,7 @@ func TestRunFusedKernel(t *testing.T) {
 	if err := rep.WriteMarkdown(&md, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| AddLN | 32 | L2 4 KiB |", "each of its row inputs into a row output of its own"} {
+	for _, s := range []string{"| AddLN | 32 | L2 4 KiB |", "AddLN: x and f read, dst and sum written; their copy moves the same bytes (copies x into dst and f into sum)"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md.String())
 		}
