@@ -16,6 +16,9 @@ func Reference(op Op, x, gamma, beta []float32, h int) []float64 {
 
 // ReferenceEps is Reference with the given epsilon.
 func ReferenceEps(op Op, eps32 float32, x, gamma, beta []float32, h int) []float64 {
+	if _, ok := op.Residual(); ok {
+		panic(fmt.Sprintf("benchkit: %s reads f too: its reference is Norm.Reference (OpShape's Oracle)", op))
+	}
 	if op == BatchNorm {
 		return referenceBatch(x, gamma, beta, h, float64(eps32))
 	}
@@ -106,8 +109,18 @@ func arrayName(names []string, i int, def string) string {
 // checkArgs is Check for a kernel of any arrays: every row output (Out) and
 // per-row output (Stats) is NaN-filled, compared with refOut and refStats,
 // and every input (In, Gamma, Beta, Gain, Bias) must be left as it was.
+// Each State array is compared with refStats after the Stats, then set
+// back to what it held, so that every implementation starts from the same
+// state.
 func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayNames, h int) (maxErr float64, err error) {
+	var state [][]float32
+	for _, st := range a.State {
+		state = append(state, slices.Clone(st))
+	}
 	defer func() {
+		for i, st := range state {
+			copy(a.State[i], st)
+		}
 		if e := recover(); e != nil {
 			err = fmt.Errorf("panicked: %v", e)
 		}
@@ -160,7 +173,7 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 			return maxErr, err
 		}
 	}
-	for i, y := range a.Stats {
+	for i, y := range append(slices.Clip(a.Stats), a.State...) {
 		if err := compare(arrayName(names.stats, i, "stat"), y, refStats[i], 1); err != nil {
 			return maxErr, err
 		}

@@ -46,19 +46,62 @@ const (
 	// N rows, y = gamma_c*(x-mean_c)/sqrt(var_c+eps) + beta_c. (Running
 	// statistics are not part of the check.)
 	BatchNorm
+	// The fused residual ops read x and f, write sum = alpha*x + f and dst =
+	// the norm of sum (store_sum): Pre-LN's add and norm in one call.
+	AddRMSNorm   // RMSNorm of x + f
+	AddLayerNorm // LayerNorm of x + f
+	DeepNorm     // LayerNorm of DeepNormAlpha*x + f
 )
 
 // Ops lists every Op.
-var Ops = []Op{LayerNorm, RMSNorm, BatchNorm}
+var Ops = []Op{LayerNorm, RMSNorm, BatchNorm, AddRMSNorm, AddLayerNorm, DeepNorm}
 
-func (o Op) String() string { return [...]string{"LayerNorm", "RMSNorm", "BatchNorm"}[o] }
+func (o Op) String() string {
+	return [...]string{"LayerNorm", "RMSNorm", "BatchNorm", "AddRMSNorm", "AddLayerNorm", "DeepNorm"}[o]
+}
 
 // Eps is the epsilon of the kernels normgen's benchmark specs declare, and
 // that every peer is asked to use.
-func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6, 1e-5}[o] }
+func (o Op) Eps() float32 { return [...]float32{1e-5, 1e-6, 1e-5, 1e-6, 1e-5, 1e-5}[o] }
 
 // HasShift says whether the op takes beta (Func's beta is nil otherwise).
-func (o Op) HasShift() bool { return o != RMSNorm }
+func (o Op) HasShift() bool { return o != RMSNorm && o != AddRMSNorm }
+
+// DeepNormLayers is the depth DeepNorm's alpha is derived from: an
+// encoder-only stack of 18 layers, alpha = (2*18)^(1/4), as the benchmark
+// spec declares it (residual: {deepnorm: {encoder_layers: 18}}).
+const DeepNormLayers = 18
+
+// DeepNormAlpha is DeepNorm's factor on x.
+var DeepNormAlpha = math.Pow(2*DeepNormLayers, 0.25)
+
+// Residual describes a fused residual op as a Norm (sum stored), with ok
+// false for the other ops.
+func (o Op) Residual() (n Norm, ok bool) {
+	switch o {
+	case AddRMSNorm:
+		return Norm{Epsilon: float64(o.Eps()), Scale: true, Residual: true, Alpha: 1, StoreSum: true}, true
+	case AddLayerNorm, DeepNorm:
+		alpha := 1.0
+		if o == DeepNorm {
+			alpha = DeepNormAlpha
+		}
+		return Norm{Mean: true, Epsilon: float64(o.Eps()), Scale: true, Shift: true, Residual: true, Alpha: alpha, StoreSum: true}, true
+	}
+	return Norm{}, false
+}
+
+// Base is the norm a residual op applies to the sum (with the same
+// epsilon): RMSNorm or LayerNorm; other ops are their own base.
+func (o Op) Base() Op {
+	switch o {
+	case AddRMSNorm:
+		return RMSNorm
+	case AddLayerNorm, DeepNorm:
+		return LayerNorm
+	}
+	return o
+}
 
 // Func normalizes every row of x (len(x)/h rows of h values) into dst
 // (BatchNorm: every column). beta is nil for RMSNorm.
@@ -80,6 +123,14 @@ type Args struct {
 	// AffinePerRow, one value per row each (nil otherwise): the scale and
 	// the shift of each row.
 	Gain, Bias []float32
+	// State holds the arrays a kernel reads and then updates (BatchNorm's
+	// running mean and variance, one value per channel), in the order of
+	// the shape's State.
+	State [][]float32
+	// Channels and Spatial are C and L of a tensor shape's x[N, C, L]
+	// (Shape.Channels; 0 for row kernels). Gamma and Beta then hold C
+	// values, one per channel.
+	Channels, Spatial int
 
 	scratch [][]float32 // outputs of the bound beyond Out
 }
@@ -142,6 +193,17 @@ type Shape struct {
 	// Args.Bias hold one value per row, and Args.Gamma and Args.Beta are
 	// nil. It needs an Oracle and PrepareArgs.
 	AffinePerRow bool
+
+	// A tensor shape, x[N, C, L] with channels first (TensorKernel): Rows
+	// is N and H is C*L (a row is one image); Channels and Spatial are C
+	// and L, passed in Args; the parameters hold C values.
+	Channels, Spatial int
+	// StatLen is the number of values of each of Stats (0: Rows).
+	StatLen int
+	// State names the arrays the kernel reads and updates, Channels
+	// values each (BatchNorm's running statistics); the oracle returns
+	// their expected values after the call after the Stats.
+	State []string
 }
 
 func (s Shape) inputs() []string {
@@ -158,15 +220,30 @@ func (s Shape) outputs() []string {
 	return s.Outputs
 }
 
-// moreArrays reports whether the shape has output or row arrays beyond x
-// and dst.
-func (s Shape) moreArrays() bool {
-	return len(s.inputs()) != 1 || len(s.outputs()) != 1 || len(s.Stats) != 0
-}
+// moreArrays reports whether the shape has row arrays beyond x and dst.
+func (s Shape) moreArrays() bool { return len(s.inputs()) != 1 || len(s.outputs()) != 1 }
 
 // general reports whether the shape's kernels need Args: arrays beyond x
-// and dst, or parameters other than gamma and beta.
-func (s Shape) general() bool { return s.moreArrays() || s.AffinePerRow }
+// and dst, parameters other than gamma and beta, or a tensor's dimensions.
+func (s Shape) general() bool {
+	return s.moreArrays() || len(s.Stats) != 0 || len(s.State) != 0 || s.AffinePerRow || s.Channels > 0
+}
+
+// statLen is the length of each of the shape's Stats.
+func (s Shape) statLen() int {
+	if s.StatLen > 0 {
+		return s.StatLen
+	}
+	return s.Rows
+}
+
+// key names the shape's kernel in FuncImpl's map: by C for a tensor shape.
+func (s Shape) key() string {
+	if s.Channels > 0 {
+		return Key(s.Kernel, s.Channels)
+	}
+	return Key(s.Label(), s.H)
+}
 
 // copies is the number of row arrays the bound copies: every row input is
 // copied into a row output of its own (a scratch buffer when the kernel
@@ -183,6 +260,9 @@ func (s Shape) Epsilon() float32 {
 
 // Label names the shape's kernel.
 func (s Shape) Label() string {
+	if s.Channels > 0 {
+		return fmt.Sprintf("%s [N,C,L] C=%d L=%d", s.Kernel, s.Channels, s.Spatial)
+	}
 	if s.Kernel != "" {
 		return s.Kernel
 	}
@@ -213,11 +293,22 @@ func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
 				continue
 			}
 			for _, h := range hs {
-				out = append(out, Shape{Op: op, H: h, Rows: rowsFor(size, h), Level: level})
+				out = append(out, OpShape(op, h, rowsFor(size, h), level))
 			}
 		}
 	}
 	return out
+}
+
+// OpShape is the shape of a standard op: for a residual op, with its
+// arrays (x and f read, dst and sum written) and its oracle.
+func OpShape(op Op, h, rows int, level Level) Shape {
+	s := Shape{Op: op, H: h, Rows: rows, Level: level}
+	if n, ok := op.Residual(); ok {
+		outputs, stats, inputs, _ := n.Arrays()
+		s.Inputs, s.Outputs, s.Stats, s.Oracle = inputs, outputs, stats, n.Oracle
+	}
+	return s
 }
 
 // Config sets how long and how carefully to time.
@@ -374,7 +465,11 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 	// x, then gamma and beta, then any other input: the standard shapes
 	// see the same data as before inputs other than x existed.
 	FillInput(rng, in0[0], s.H)
-	gamma, beta := make([]float32, s.H), make([]float32, s.H)
+	np := s.H
+	if s.Channels > 0 {
+		np = s.Channels
+	}
+	gamma, beta := make([]float32, np), make([]float32, np)
 	for i := range gamma {
 		gamma[i] = float32(0.5 + rng.Float64())
 		beta[i] = float32(rng.NormFloat64() * 0.1)
@@ -397,9 +492,24 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 			bias[i] = float32(rng.NormFloat64() * 0.1)
 		}
 	}
+	// Running statistics: a mean near 0 and a variance near 1.
+	var state0 [][]float32
+	for j := range s.State {
+		st := make([]float32, s.Channels)
+		for i := range st {
+			st[i] = float32(rng.NormFloat64() * 0.1)
+			if j%2 == 1 {
+				st[i] = float32(0.5 + rng.Float64())
+			}
+		}
+		state0 = append(state0, st)
+	}
 	nOut := len(s.outputs())
 	for i := 0; i < sets; i++ {
-		a := &Args{Gamma: gamma, Beta: beta, Gain: gain, Bias: bias}
+		a := &Args{Gamma: gamma, Beta: beta, Gain: gain, Bias: bias, Channels: s.Channels, Spatial: s.Spatial}
+		for _, st := range state0 {
+			a.State = append(a.State, slices.Clone(st))
+		}
 		for _, x := range in0 {
 			if i > 0 {
 				x = slices.Clone(x)
@@ -416,7 +526,7 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 			}
 		}
 		for range s.Stats {
-			st := make([]float32, s.Rows)
+			st := make([]float32, s.statLen())
 			copy(st, in0[0])
 			a.Stats = append(a.Stats, st)
 		}
@@ -427,7 +537,10 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 
 // reference computes the oracle's outputs on set 0's inputs.
 func reference(s Shape, a *Args) (out, stats [][]float64) {
-	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta, Gain: a.Gain, Bias: a.Bias}
+	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta, Gain: a.Gain, Bias: a.Bias, Channels: a.Channels, Spatial: a.Spatial}
+	for _, st := range a.State {
+		in.State = append(in.State, slices.Clone(st))
+	}
 	switch {
 	case s.Oracle != nil:
 		out, stats = s.Oracle(in, s.H)
@@ -438,9 +551,9 @@ func reference(s Shape, a *Args) (out, stats [][]float64) {
 	default:
 		out = [][]float64{ReferenceEps(s.Op, s.Epsilon(), a.In[0], a.Gamma, a.Beta, s.H)}
 	}
-	if len(out) != len(s.outputs()) || len(stats) != len(s.Stats) {
-		panic(fmt.Sprintf("benchkit: shape %s: the oracle gave %d row outputs and %d per-row outputs, want %d and %d",
-			s, len(out), len(stats), len(s.outputs()), len(s.Stats)))
+	if len(out) != len(s.outputs()) || len(stats) != len(s.Stats)+len(s.State) {
+		panic(fmt.Sprintf("benchkit: shape %s: the oracle gave %d row outputs and %d per-row outputs and states, want %d and %d",
+			s, len(out), len(stats), len(s.outputs()), len(s.Stats)+len(s.State)))
 	}
 	return out, stats
 }
@@ -452,7 +565,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	if s.Level == DRAM {
 		// Between two uses of a set, the other sets' arrays are touched:
 		// make that at least twice the last-level cache.
-		per := 4 * (int64(n)*int64(len(s.inputs())+s.copies()) + int64(s.Rows)*int64(len(s.Stats)))
+		per := 4 * (int64(n)*int64(len(s.inputs())+s.copies()) + int64(s.statLen())*int64(len(s.Stats)))
 		sets = 1 + int((2*cfg.LLCBytes+per-1)/per)
 		sets = max(sets, 2)
 	}
@@ -475,7 +588,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		sr.Results[i+1] = Result{Impl: im.Name}
 	}
 	ts := []*timed{{name: Bound, f: copyF, res: &sr.Results[0]}}
-	names := arrayNames{out: s.outputs(), in: s.inputs(), stats: s.Stats}
+	names := arrayNames{out: s.outputs(), in: s.inputs(), stats: slices.Concat(s.Stats, s.State)}
 	for i, im := range impls {
 		r := &sr.Results[i+1]
 		f, why := prepare(im, s)
@@ -563,6 +676,25 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	}
 	logf(cfg, "  %d rounds, %d buffer set(s), %.1fs, %s, on CPU %.0f%% of the time\n", rounds, sets, time.Since(t0).Seconds(), clockName, 100*sr.OnCPU)
 	return sr
+}
+
+// PrepareKernel returns im's kernel for s as Run calls it: from
+// im.PrepareArgs when set, else from im.Prepare (n/a for a shape with
+// arrays beyond x and dst), with a panic turned into a reason.
+func PrepareKernel(im Impl, s Shape) (KernelFunc, string) { return prepare(im, s) }
+
+// Verify prepares im for s and checks one call against the shape's float64
+// reference on the harness's inputs (seeded), as Run does before timing:
+// why is not empty when im has no such kernel.
+func Verify(im Impl, s Shape, seed uint64) (maxErr float64, why string, err error) {
+	args := buffers(Config{Seed: seed}, s, 1)
+	refOut, refStats := reference(s, args[0])
+	f, why := prepare(im, s)
+	if f == nil {
+		return 0, why, nil
+	}
+	maxErr, err = checkArgs(f, args[0], refOut, refStats, arrayNames{out: s.outputs(), in: s.inputs(), stats: slices.Concat(s.Stats, s.State)}, s.H)
+	return maxErr, "", err
 }
 
 // prepare calls im.PrepareArgs or im.Prepare, turning a panic into a reason.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,63 @@ func TestCustomKernel(t *testing.T) {
 	rep.WriteMarkdown(&md, "")
 	if !strings.Contains(md.String(), "| GemmaRMSNorm | 16 |") {
 		t.Errorf("markdown lacks the kernel's name:\n%s", md.String())
+	}
+}
+
+// The residual ops' shapes read x and f and write dst and sum; Verify
+// accepts add-then-norm with the op's alpha and epsilon and rejects a
+// kernel that drops alpha, leaves sum unwritten or normalizes x alone.
+func TestResidualOps(t *testing.T) {
+	const h = 48
+	for _, op := range []Op{AddRMSNorm, AddLayerNorm, DeepNorm} {
+		s := OpShape(op, h, 5, L2)
+		if !slices.Equal(s.inputs(), []string{"x", "f"}) || !slices.Equal(s.outputs(), []string{"dst", "sum"}) || s.Oracle == nil {
+			t.Fatalf("%s: shape %+v", op, s)
+		}
+		if s.Bytes() != 2*2*4*h*5 {
+			t.Errorf("%s: the copy moves %d bytes", op, s.Bytes())
+		}
+		base := op.Base()
+		alpha := float32(1)
+		if op == DeepNorm {
+			alpha = float32(DeepNormAlpha)
+		}
+		addThen := func(alpha float32, writeSum bool) Impl {
+			return Impl{Name: "k", PrepareArgs: func(Shape) (KernelFunc, string) {
+				return func(a *Args) {
+					sum := make([]float32, len(a.In[0]))
+					for i := range sum {
+						sum[i] = alpha*a.In[0][i] + a.In[1][i]
+					}
+					if writeSum {
+						copy(a.Out[1], sum)
+					}
+					beta := a.Beta
+					if !base.HasShift() {
+						beta = nil
+					}
+					good(base, h)(a.Out[0], sum, a.Gamma, beta)
+				}, ""
+			}}
+		}
+		if _, why, err := Verify(addThen(alpha, true), s, 1); why != "" || err != nil {
+			t.Errorf("%s: add then norm rejected: %s %v", op, why, err)
+		}
+		bad := map[string]Impl{"alpha 2": addThen(2, true), "no sum": addThen(alpha, false)}
+		if op == DeepNorm {
+			bad["alpha 1"] = addThen(1, true)
+		}
+		for name, im := range bad {
+			if _, _, err := Verify(im, s, 1); err == nil {
+				t.Errorf("%s: %s accepted", op, name)
+			}
+		}
+		old := Impl{Name: "plain", Prepare: func(Shape) (Func, string) { return good(base, h), "" }}
+		if _, why, _ := Verify(old, s, 1); why == "" {
+			t.Errorf("%s: a kernel of x and dst only was not n/a", op)
+		}
+	}
+	if DeepNormAlpha < 2.449 || DeepNormAlpha > 2.45 {
+		t.Errorf("DeepNormAlpha = %v, want 36^(1/4)", DeepNormAlpha)
 	}
 }

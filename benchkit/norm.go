@@ -260,10 +260,10 @@ func Key(kernel string, h int) string { return fmt.Sprintf("%s/%d", kernel, h) }
 
 // FuncImpl is an implementation made of entry points, one per kernel and
 // hidden size, keyed by Key(s.Kernel, s.H) (s.Label() when s.Kernel is
-// empty). A shape whose key is absent is n/a, for the reason missing.
+// empty; Key(s.Kernel, s.Channels) for a tensor shape). A shape whose key is absent is n/a, for the reason missing.
 func FuncImpl(name, about string, funcs map[string]KernelFunc, missing string) Impl {
 	return Impl{Name: name, About: about, PrepareArgs: func(s Shape) (KernelFunc, string) {
-		if f, ok := funcs[Key(s.Label(), s.H)]; ok {
+		if f, ok := funcs[s.key()]; ok {
 			return f, ""
 		}
 		return nil, missing

@@ -318,7 +318,7 @@ func TestRunFusedKernel(t *testing.T) {
 	if err := rep.WriteMarkdown(&md, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| AddLN | 32 | L2 4 KiB |", "each of its row inputs into a row output of its own"} {
+	for _, s := range []string{"| AddLN | 32 | L2 4 KiB |", "AddLN: x and f read, dst and sum written; their copy moves the same bytes (copies x into dst and f into sum)"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md.String())
 		}
@@ -415,5 +415,94 @@ func TestSource(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// tensorKernel32 is t's oracle rounded to float32: a right kernel.
+func tensorKernel32(t Tensor) KernelFunc {
+	return func(a *Args) {
+		out, stats := t.Oracle(a, a.Channels*a.Spatial)
+		for i, v := range out[0] {
+			a.Out[0][i] = float32(v)
+		}
+		for j, st := range append(slices.Clip(a.Stats), a.State...) {
+			for i := range st {
+				st[i] = float32(stats[j][i])
+			}
+		}
+	}
+}
+
+// Tensor kernels go through Run: per-set statistics and the updated
+// running statistics are checked, the running statistics are set back
+// after each check, and wrong sets, conventions or dimensions are WRONG.
+func TestRunTensorKernel(t *testing.T) {
+	bn := Tensor{Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Running: "pytorch", Momentum: 0.1}
+	gn := Tensor{Axis: "groups", Groups: 4, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true}
+	cln := Tensor{Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true}
+	var shapes []Shape
+	for _, k := range []TensorKernel{{Name: "BN", Tensor: bn, Channels: []int{8}}, {Name: "GN", Tensor: gn, Channels: []int{8}}, {Name: "CLN", Tensor: cln, Channels: []int{8}}} {
+		shapes = append(shapes, k.Shapes(4*8*64*3, 0)...)
+	}
+	if s := shapes[0]; s.Rows != 3 || s.H != 8*64 || s.Channels != 8 || s.Spatial != 64 || s.StatLen != 8 || len(s.State) != 2 ||
+		shapes[1].StatLen != 3*4 || shapes[2].StatLen != 3*64 || s.Label() != "BN [N,C,L] C=8 L=64" {
+		t.Fatalf("shapes: %+v", shapes)
+	}
+	onnx := bn
+	onnx.Running, onnx.Momentum = "onnx", 0.9
+	var states [][]float32
+	funcs := func(f func(name string, tk Tensor) KernelFunc) map[string]KernelFunc {
+		return map[string]KernelFunc{Key("BN", 8): f("BN", bn), Key("GN", 8): f("GN", gn), Key("CLN", 8): f("CLN", cln)}
+	}
+	impls := []Impl{
+		FuncImpl("good", "right", funcs(func(name string, tk Tensor) KernelFunc {
+			return func(a *Args) {
+				if name == "BN" && len(states) < 2 {
+					states = append(states, slices.Clone(a.State[1])) // what each check starts from
+				}
+				tensorKernel32(tk)(a)
+			}
+		}), ""),
+		FuncImpl("onnx", "BN with ONNX's update", map[string]KernelFunc{Key("BN", 8): tensorKernel32(onnx)}, "n/a"),
+		FuncImpl("rms", "the mean not subtracted (the saved mean left out)", funcs(func(_ string, tk Tensor) KernelFunc {
+			tk.Mean = false
+			k := tensorKernel32(tk)
+			return func(a *Args) {
+				st := a.Stats
+				if len(st) == 2 {
+					a.Stats = st[1:]
+				}
+				k(a)
+				a.Stats = st
+			}
+		}), ""),
+		FuncImpl("instance", "GroupNorm as InstanceNorm", map[string]KernelFunc{Key("GN", 8): func(a *Args) {
+			in := gn
+			in.Groups, in.GroupSize = 0, 1
+			k := tensorKernel32(in)
+			st := [][]float32{make([]float32, 3*8), make([]float32, 3*8)}
+			k(&Args{Out: a.Out, In: a.In, Stats: st, Gamma: a.Gamma, Beta: a.Beta, Channels: a.Channels, Spatial: a.Spatial})
+		}}, "n/a"),
+	}
+	cfg := Config{Budget: time.Millisecond, MinRounds: 1, MaxRounds: 3, Sample: time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard, Seed: 1}
+	rep := Run(cfg, shapes, impls)
+	for _, sr := range rep.Shapes {
+		for _, r := range sr.Results {
+			want := OK
+			switch {
+			case r.Impl == "onnx" && sr.Shape.Kernel == "BN", r.Impl == "instance" && sr.Shape.Kernel == "GN":
+				want = Wrong
+			case r.Impl == "onnx" || r.Impl == "instance":
+				want = NA
+			case r.Impl == "rms":
+				want = Wrong
+			}
+			if r.Status != want {
+				t.Errorf("%s at %s: %s (%s), want %s", r.Impl, sr.Shape.Label(), r.Status, r.Note, want)
+			}
+		}
+	}
+	if len(states) != 2 || !slices.Equal(states[0], states[1]) {
+		t.Errorf("the running variance each check started from: %v", states)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -14,11 +15,36 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	m := rep.Machine
 	fmt.Fprintf(&b, "# normgen benchmark: %s\n\n", m.CPU)
 	fmt.Fprintf(&b, "Single thread, time as a ratio to Go's `copy` of the same bytes (x read, dst written) measured in the same round: lower is better, 1.0 is the copy bound. Medians over interleaved rounds; p25-p75 in brackets.\n\n")
+	// Kernels with more row arrays: which bytes their copy moves, once per
+	// set of arrays.
+	var seen []string
 	for _, sr := range rep.Shapes {
-		if sr.Shape.moreArrays() {
-			fmt.Fprintf(&b, "A kernel with more row arrays than x and dst (a fused residual add reads f too) is compared with copying each of its row inputs into a row output of its own: the same bytes read, as many written.\n\n")
-			break
+		s := sr.Shape
+		if !s.moreArrays() {
+			continue
 		}
+		ins, outs := s.inputs(), s.outputs()
+		key := strings.Join(ins, ",") + "/" + strings.Join(outs, ",")
+		if slices.Contains(seen, key) {
+			continue
+		}
+		seen = append(seen, key)
+		var kernels []string
+		for _, o := range rep.Shapes {
+			if k := o.Shape.Label(); o.Shape.moreArrays() && strings.Join(o.Shape.inputs(), ",")+"/"+strings.Join(o.Shape.outputs(), ",") == key && !slices.Contains(kernels, k) {
+				kernels = append(kernels, k)
+			}
+		}
+		var pairs []string
+		for i := 0; i < s.copies(); i++ {
+			to := "a scratch array"
+			if i < len(outs) {
+				to = outs[i]
+			}
+			pairs = append(pairs, fmt.Sprintf("%s into %s", ins[i%len(ins)], to))
+		}
+		fmt.Fprintf(&b, "%s: %s read, %s written; their copy moves the same bytes (copies %s), and their GB/s count all of them.\n\n",
+			strings.Join(kernels, ", "), strings.Join(ins, " and "), strings.Join(outs, " and "), strings.Join(pairs, " and "))
 	}
 	b.WriteString("## Machine\n\n| | |\n|---|---|\n")
 	row := func(k, v string) {
@@ -89,7 +115,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n## Throughput, GB/s (bytes the copy moves, x read + dst written, per second, at the median time)\n\n")
+	b.WriteString("\n## Throughput, GB/s (bytes the copy moves, per second, at the median time: x read + dst written, and for the kernels with more row arrays all of those)\n\n")
 	header("copy")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape

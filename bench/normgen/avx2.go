@@ -20,5 +20,23 @@ func init() {
 		},
 		rmsAny: nbavx2.RMSNormAny,
 		bn:     nbavx2.BatchNorm,
+		addRMS: map[int]func(dst, sum, x, f, gamma []float32){
+			768:  nbavx2.AddRMSNorm768,
+			4096: nbavx2.AddRMSNorm4096,
+			8192: nbavx2.AddRMSNorm8192,
+		},
+		addRMSAny: nbavx2.AddRMSNormAny,
+		addLN: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbavx2.AddLayerNorm768,
+			4096: nbavx2.AddLayerNorm4096,
+			8192: nbavx2.AddLayerNorm8192,
+		},
+		addLNAny: nbavx2.AddLayerNormAny,
+		deep: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbavx2.DeepNorm768,
+			4096: nbavx2.DeepNorm4096,
+			8192: nbavx2.DeepNorm8192,
+		},
+		deepAny: nbavx2.DeepNormAny,
 	})
 }

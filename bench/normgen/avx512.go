@@ -20,5 +20,23 @@ func init() {
 		},
 		rmsAny: nbavx512.RMSNormAny,
 		bn:     nbavx512.BatchNorm,
+		addRMS: map[int]func(dst, sum, x, f, gamma []float32){
+			768:  nbavx512.AddRMSNorm768,
+			4096: nbavx512.AddRMSNorm4096,
+			8192: nbavx512.AddRMSNorm8192,
+		},
+		addRMSAny: nbavx512.AddRMSNormAny,
+		addLN: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbavx512.AddLayerNorm768,
+			4096: nbavx512.AddLayerNorm4096,
+			8192: nbavx512.AddLayerNorm8192,
+		},
+		addLNAny: nbavx512.AddLayerNormAny,
+		deep: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbavx512.DeepNorm768,
+			4096: nbavx512.DeepNorm4096,
+			8192: nbavx512.DeepNorm8192,
+		},
+		deepAny: nbavx512.DeepNormAny,
 	})
 }

@@ -19,15 +19,17 @@ import (
 var ISAs = target.Names()
 
 // Impls is normgen's generated kernels, one implementation per instruction
-// set built in, best first.
+// set built in, best first; then, for the residual ops, the same
+// packages unfused (an add loop, then the plain kernel).
 func Impls() []benchkit.Impl {
-	var out []benchkit.Impl
+	var out, unfused []benchkit.Impl
 	for _, isa := range ISAs {
 		if p, ok := packages[isa]; ok {
 			out = append(out, p.impl())
+			unfused = append(unfused, p.unfused())
 		}
 	}
-	return out
+	return append(out, unfused...)
 }
 
 // Missing explains which instruction sets this binary was built without.
@@ -52,6 +54,12 @@ type pkg struct {
 	// batch, save_stats: true): per channel, the batch mean and biased
 	// variance; it writes dst and each channel's mean and rstd.
 	bn func(dst, mean, rstd, x, gain, bias []float32, channels, spatial int)
+	// The fused residual kernels (store_sum: true): sum = alpha*x + f and
+	// dst = the norm of sum, in one call.
+	addRMS            map[int]func(dst, sum, x, f, gamma []float32)
+	addRMSAny         func(dst, sum, x, f, gamma []float32, h int)
+	addLN, deep       map[int]func(dst, sum, x, f, gamma, beta []float32)
+	addLNAny, deepAny func(dst, sum, x, f, gamma, beta []float32, h int)
 }
 
 var packages = map[string]pkg{}
@@ -72,6 +80,76 @@ func about(isa string) string {
 }
 
 func (p pkg) impl() benchkit.Impl {
+	im := p.plain()
+	plain := im
+	im.About += fmt.Sprintf(" The residual ops: the fused kernels AddRMSNorm<H>, AddLayerNorm<H> and DeepNorm<H> (residual: store_sum: true; DeepNorm's alpha from deepnorm: {encoder_layers: %d}), Any for other sizes.", benchkit.DeepNormLayers)
+	im.PrepareArgs = func(s benchkit.Shape) (benchkit.KernelFunc, string) {
+		if _, ok := s.Op.Residual(); !ok {
+			return benchkit.PrepareKernel(plain, s)
+		}
+		if why := runnable(p.isa); why != "" {
+			return nil, why
+		}
+		if s.Epsilon() != s.Op.Eps() {
+			return nil, "bench/specs declare the standard kernels only"
+		}
+		return p.fused(s.Op, s.H)
+	}
+	return im
+}
+
+// fused is the generated residual kernel of op at h.
+func (p pkg) fused(op benchkit.Op, h int) (benchkit.KernelFunc, string) {
+	switch op {
+	case benchkit.AddRMSNorm:
+		if p.addRMSAny == nil {
+			return nil, "this package has no AddRMSNorm"
+		}
+		f, ok := p.addRMS[h]
+		if !ok {
+			f = func(dst, sum, x, f, gamma []float32) { p.addRMSAny(dst, sum, x, f, gamma, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma) }, ""
+	case benchkit.AddLayerNorm, benchkit.DeepNorm:
+		fixed, anyH := p.addLN, p.addLNAny
+		if op == benchkit.DeepNorm {
+			fixed, anyH = p.deep, p.deepAny
+		}
+		if anyH == nil {
+			return nil, "this package has no " + op.String()
+		}
+		f, ok := fixed[h]
+		if !ok {
+			f = func(dst, sum, x, f, gamma, beta []float32) { anyH(dst, sum, x, f, gamma, beta, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta) }, ""
+	}
+	return nil, "not a residual op"
+}
+
+// unfused is the residual ops as a user without the fused kernels writes
+// them: an add loop into sum (the fastest built in for this instruction
+// set, peers.Add), then the package's plain RMSNorm or LayerNorm of sum.
+func (p pkg) unfused() benchkit.Impl {
+	add, addAbout := peers.Add(p.isa)
+	plain := p.plain()
+	fused := peers.AddThen(add, plain.Prepare)
+	return benchkit.Impl{
+		Name: "normgen-" + p.isa + "-unfused",
+		About: fmt.Sprintf("the residual ops unfused: %s, then normgen-%s's plain RMSNorm<H> or LayerNorm<H> of sum (two passes over memory where the fused kernel makes one); the other ops: n/a.",
+			addAbout, p.isa),
+		PrepareArgs: func(s benchkit.Shape) (benchkit.KernelFunc, string) {
+			n, ok := s.Op.Residual()
+			if !ok {
+				return nil, "the residual ops only"
+			}
+			return fused(s, float32(n.Alpha), s.Op.Base())
+		},
+	}
+}
+
+// plain is the package's kernels of x and dst only.
+func (p pkg) plain() benchkit.Impl {
 	return benchkit.Impl{
 		Name: "normgen-" + p.isa,
 		About: fmt.Sprintf("normgen's generated %s, from bench/specs/%s.yaml (targets: [%s]): the fixed-size entry points LayerNorm<H> and RMSNorm<H> (H = 768, 4096, 8192), LayerNormAny/RMSNormAny for other sizes; BatchNorm (axis: batch, save_stats: true, no running statistics) for BatchNorm, spatial = 1 for [N, C] (its form vectorized across channels), spatial = L for [N, C, L], writing each channel's mean and rstd.",

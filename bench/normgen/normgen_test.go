@@ -2,6 +2,7 @@ package normgen
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/normgen/normgen/bench/peers"
@@ -17,28 +18,14 @@ func TestMatchReference(t *testing.T) {
 		t.Skip("no generated package built in (scripts/bench.sh generates them; -tags normgen_<isa>)")
 	}
 	for _, im := range impls {
+		if strings.HasSuffix(im.Name, "-unfused") {
+			continue // TestUnfused
+		}
 		for _, op := range benchkit.Ops {
 			for _, h := range []int{1, 7, 16, 33, 100, 768, 1000, 4096} {
-				rows := 5
-				s := benchkit.Shape{Op: op, H: h, Rows: rows, Level: benchkit.L2}
-				f, why := im.Prepare(s)
-				if f == nil {
-					t.Errorf("%s %s h=%d: n/a: %s", im.Name, op, h, why)
-					continue
-				}
-				rng := rand.New(rand.NewPCG(uint64(h), 3))
-				x := make([]float32, rows*h)
-				benchkit.FillInput(rng, x, h)
-				g, b := make([]float32, h), make([]float32, h)
-				for i := range g {
-					g[i], b[i] = float32(0.5+rng.Float64()), float32(rng.NormFloat64())
-				}
-				if op == benchkit.RMSNorm {
-					b = nil
-				}
-				ref := benchkit.Reference(op, x, g, b, h)
-				if _, err := benchkit.Check(op, f, make([]float32, len(x)), x, g, b, ref, h); err != nil {
-					t.Errorf("%s %s h=%d: %v", im.Name, op, h, err)
+				s := benchkit.OpShape(op, h, 5, benchkit.L2)
+				if _, why, err := benchkit.Verify(im, s, uint64(h)); why != "" || err != nil {
+					t.Errorf("%s %s h=%d: n/a %q, %v", im.Name, op, h, why, err)
 				}
 			}
 		}
@@ -60,5 +47,29 @@ func TestMatchReference(t *testing.T) {
 				t.Errorf("%s %s N=%d: %v", im.Name, s.Label(), s.Rows, err)
 			}
 		}
+	}
+}
+
+// The unfused peers compute the residual ops, at sizes with and without
+// vector tails, and have nothing else.
+func TestUnfused(t *testing.T) {
+	n := 0
+	for _, im := range Impls() {
+		if !strings.HasSuffix(im.Name, "-unfused") {
+			continue
+		}
+		n++
+		for _, op := range benchkit.Ops {
+			for _, h := range []int{1, 33, 768, 1000} {
+				s := benchkit.OpShape(op, h, 4, benchkit.L2)
+				_, why, err := benchkit.Verify(im, s, 7)
+				if _, residual := op.Residual(); residual != (why == "") || err != nil {
+					t.Errorf("%s %s h=%d: n/a %q, %v", im.Name, op, h, why, err)
+				}
+			}
+		}
+	}
+	if n != len(packages) {
+		t.Errorf("%d unfused implementations for %d packages", n, len(packages))
 	}
 }

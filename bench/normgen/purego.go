@@ -20,5 +20,23 @@ func init() {
 		},
 		rmsAny: nbpurego.RMSNormAny,
 		bn:     nbpurego.BatchNorm,
+		addRMS: map[int]func(dst, sum, x, f, gamma []float32){
+			768:  nbpurego.AddRMSNorm768,
+			4096: nbpurego.AddRMSNorm4096,
+			8192: nbpurego.AddRMSNorm8192,
+		},
+		addRMSAny: nbpurego.AddRMSNormAny,
+		addLN: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbpurego.AddLayerNorm768,
+			4096: nbpurego.AddLayerNorm4096,
+			8192: nbpurego.AddLayerNorm8192,
+		},
+		addLNAny: nbpurego.AddLayerNormAny,
+		deep: map[int]func(dst, sum, x, f, gamma, beta []float32){
+			768:  nbpurego.DeepNorm768,
+			4096: nbpurego.DeepNorm4096,
+			8192: nbpurego.DeepNorm8192,
+		},
+		deepAny: nbpurego.DeepNormAny,
 	})
 }

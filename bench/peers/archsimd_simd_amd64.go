@@ -52,8 +52,6 @@ var ArchSIMD512 = benchkit.Impl{
 	},
 }
 
-func init() { archSIMDPeers = []benchkit.Impl{ArchSIMD, ArchSIMD512} }
-
 func hsum8(v archsimd.Float32x8) float32 {
 	q := v.GetLo().Add(v.GetHi())
 	q = q.AddPairs(q)

@@ -14,9 +14,11 @@ import (
 // Naive is the code a Go user writes first: straight float32 loops, two
 // passes for the statistics (sum, then squared deviations), one for the
 // output, math.Sqrt through float64.
-var Naive = benchkit.Impl{
+var Naive = withResidual(naivePlain, AddThen(naiveAdd, naivePlain.Prepare))
+
+var naivePlain = benchkit.Impl{
 	Name:  "naive",
-	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums, mean and rstd kept in per-channel arrays; over [N, C, L], channel by channel; no running statistics).",
+	About: "pure Go as a user writes it first: float32 loops over each row, two passes for mean and variance, one for the output (BatchNorm: the same over columns, row by row, with per-channel float32 sums, mean and rstd kept in per-channel arrays; over [N, C, L], channel by channel; no running statistics; the residual ops: a loop sum = alpha*x + f, then the plain loops on sum).",
 	Prepare: func(s benchkit.Shape) (benchkit.Func, string) {
 		op, h, eps := s.Op, s.H, s.Epsilon()
 		if c, l, ok := NCL(s); ok {

@@ -7,33 +7,53 @@ import (
 	"github.com/normgen/normgen/benchkit"
 )
 
-// Every peer built in passes the harness's check at sizes with and without
-// vector tails, or declines the kernel.
+// Every peer built in passes the harness's check (benchkit.Verify, the
+// check Run makes before timing) at sizes with and without vector tails,
+// for every op, the fused residual ones included, or declines the kernel.
 func TestPeersMatchReference(t *testing.T) {
 	for _, im := range All() {
 		for _, op := range benchkit.Ops {
 			for _, h := range []int{1, 7, 8, 33, 100, 768, 1000, 4096} {
-				rows := 5
-				f, why := im.Prepare(benchkit.Shape{Op: op, H: h, Rows: rows, Level: benchkit.L2})
-				if f == nil {
+				s := benchkit.OpShape(op, h, 5, benchkit.L2)
+				e, why, err := benchkit.Verify(im, s, uint64(h))
+				switch {
+				case why != "":
 					t.Logf("%s %s h=%d: n/a: %s", im.Name, op, h, why)
-					continue
-				}
-				rng := rand.New(rand.NewPCG(uint64(h), 3))
-				x := make([]float32, rows*h)
-				benchkit.FillInput(rng, x, h)
-				g, b := make([]float32, h), make([]float32, h)
-				for i := range g {
-					g[i], b[i] = float32(0.5+rng.Float64()), float32(rng.NormFloat64())
-				}
-				if op == benchkit.RMSNorm {
-					b = nil
-				}
-				ref := benchkit.Reference(op, x, g, b, h)
-				if e, err := benchkit.Check(op, f, make([]float32, len(x)), x, g, b, ref, h); err != nil {
+				case err != nil:
 					t.Errorf("%s %s h=%d: %v", im.Name, op, h, err)
-				} else if e > 1e-5 {
+				case e > 1e-5:
 					t.Logf("%s %s h=%d: max relative error %.2g", im.Name, op, h, e)
+				}
+			}
+		}
+	}
+}
+
+// The naive peer and the add loops of the unfused peers compute the
+// residual ops (not n/a), at every length.
+func TestResidualPeers(t *testing.T) {
+	for _, op := range []benchkit.Op{benchkit.AddRMSNorm, benchkit.AddLayerNorm, benchkit.DeepNorm} {
+		for _, h := range []int{1, 31, 64, 100} {
+			s := benchkit.OpShape(op, h, 3, benchkit.L2)
+			if _, why, err := benchkit.Verify(Naive, s, 2); why != "" || err != nil {
+				t.Errorf("naive %s h=%d: %s %v", op, h, why, err)
+			}
+		}
+	}
+	for _, isa := range []string{"avx512", "avx2", "neon", "purego"} {
+		add, about := Add(isa)
+		if about == "" {
+			t.Errorf("%s: the add loop is not described", isa)
+		}
+		for _, n := range []int{0, 1, 15, 16, 17, 100} {
+			x, f, sum := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i], f[i] = float32(i)+0.5, float32(3*i)-2
+			}
+			add(sum, x, f, 2.5)
+			for i := range sum {
+				if want := 2.5*x[i] + f[i]; sum[i] != want {
+					t.Fatalf("%s n=%d: sum[%d] = %g, want %g", isa, n, i, sum[i], want)
 				}
 			}
 		}

@@ -64,7 +64,12 @@ golang.org/x/sys ` + xsysVersion + ` (from the module cache, or downloaded).
 The program checks every kernel against a float64 reference of the spec's
 formula, then times it on one thread at every hidden size, with inputs of
 about 128 KiB (in cache) and 32 MiB (from memory), against Go's copy of the
-same bytes in the same interleaved rounds. It prints a markdown report on
+same bytes in the same interleaved rounds. A kernel over [N, C, L] tensors
+(axis channels, batch or groups) is timed at its hidden sizes as C, or,
+without any, at C = 64 and 256 (rounded up to a multiple of its groups),
+whatever -hidden says; L is 8x8 = 64 positions in cache and 56x56 = 3136 from
+memory, N what makes x the size above. Its saved and running statistics
+are checked too. It prints a markdown report on
 standard output: the time of each instruction set as a ratio to the copy
 (median and p25-p75; 1.0 is the copy bound), the throughput, and the
 machine. Progress goes to standard error.
@@ -90,7 +95,7 @@ func newBench(o *options) *cobra.Command {
 	fl.StringVar(&o.spec, "spec", "", "the YAML spec `FILE` whose kernels to time (required)")
 	fl.BoolVar(&bo.quick, "quick", false, "a short run (about 5 s per kernel and size): noisier figures")
 	// No shorthand: -h is help, as everywhere.
-	fl.IntSliceVar(&bo.hidden, "hidden", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec)")
+	fl.IntSliceVar(&bo.hidden, "hidden", nil, "time only these hidden `SIZES` (comma-separated; default: every size of the spec; tensor kernels without sizes are timed at their default channel counts)")
 	fl.BoolVar(&bo.keep, "keep", false, "keep the generated program's directory and print its path")
 	return cmd
 }
@@ -99,8 +104,9 @@ func newBench(o *options) *cobra.Command {
 type benchKernel struct {
 	spec   spec.Kernel
 	norm   benchkit.Norm
-	hidden []int
-	args   []string // the entry point's arguments, as Go expressions of a *benchkit.Args named a
+	tensor *benchkit.Tensor // a kernel over [N, C, L] (axis other than last); norm is then unused
+	hidden []int            // H, or C for a tensor kernel
+	args   []string         // the entry point's arguments, as Go expressions of a *benchkit.Args named a
 }
 
 // benchPkg is one generated package: an instruction set.
@@ -128,7 +134,7 @@ func (o *options) bench(cmd *cobra.Command, bo *benchOptions) error {
 		return err
 	}
 	if len(kernels) == 0 {
-		return fmt.Errorf("%s has no kernel over rows (axis last) to time; the [N, C, L] kernels' benchmarks are in the generated package: go test -bench . ./<out dir>", f.Path)
+		return fmt.Errorf("-h: no kernel of %s is left to time", f.Path)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -242,25 +248,42 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 				all = append(all, k.Hidden...)
 			}
 			slices.Sort(all)
+			if len(all) == 0 {
+				return nil, fmt.Errorf("-hidden %d: the kernels of %s have no hidden sizes (their channel counts are timed at the defaults): leave -hidden out", h, f.Path)
+			}
 			return nil, fmt.Errorf("-hidden %d: no kernel of %s has that hidden size; its sizes: %s", h, f.Path, joinInts(slices.Compact(all)))
 		}
 	}
 	var out []benchKernel
 	for _, k := range f.Kernels {
-		if k.Axis != spec.DefaultAxis {
-			// Tensor kernels ([N, C, L]) have their benchmarks in the
-			// generated package's tests (go test -bench).
-			continue
-		}
 		hs := k.Hidden
 		if len(hidden) > 0 {
 			hs = slices.DeleteFunc(slices.Clone(hs), func(h int) bool { return !slices.Contains(hidden, h) })
+		}
+		if k.Axis != spec.DefaultAxis {
+			t := benchTensor(k)
+			if len(k.Hidden) == 0 {
+				// Channel counts given at run time only: the defaults,
+				// whatever -h says.
+				hs = tensorChannels(t)
+			}
+			if len(hs) == 0 {
+				continue
+			}
+			_, stats, state, _, params := t.Arrays()
+			args, err := entryArgs(k, slices.Concat([]string{"dst"}, stats, []string{"x"}, params, state), true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, benchKernel{spec: k, tensor: &t, hidden: hs, args: args})
+			continue
 		}
 		if len(hs) == 0 {
 			continue
 		}
 		bk := benchKernel{spec: k, norm: benchNorm(k), hidden: hs}
-		args, err := entryArgs(k, bk.norm)
+		outputs, stats, inputs, params := bk.norm.Arrays()
+		args, err := entryArgs(k, slices.Concat(outputs, stats, inputs, params), false)
 		if err != nil {
 			return nil, err
 		}
@@ -268,6 +291,30 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 		out = append(out, bk)
 	}
 	return out, nil
+}
+
+// benchTensor is the math of a spec's tensor kernel, for the reference.
+func benchTensor(k spec.Kernel) benchkit.Tensor {
+	t := benchkit.Tensor{Axis: k.Axis, Groups: k.Groups, GroupSize: k.GroupSize, Mean: k.Mean, Statistic: k.Statistic,
+		Epsilon: k.Epsilon, Scale: k.Scale, ScaleOffset: k.ScaleOffset, Shift: k.Shift, SaveStats: k.SaveStats}
+	if r := k.Running; r != nil {
+		t.Running, t.Momentum = r.Convention, r.Momentum
+	}
+	return t
+}
+
+// tensorChannels is benchkit.DefaultChannels, each rounded up to suit the
+// kernel's groups.
+func tensorChannels(t benchkit.Tensor) []int {
+	var cs []int
+	for _, c := range benchkit.DefaultChannels {
+		m := max(t.Groups, t.GroupSize, 1)
+		c = (c + m - 1) / m * m
+		if !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // benchNorm is the math of a spec kernel, for the reference. A DeepNorm
@@ -281,19 +328,18 @@ func benchNorm(k spec.Kernel) benchkit.Norm {
 	return n
 }
 
-// entryArgs is the argument list of k's generated entry points, from the
+// entryArgs is the array arguments of k's generated entry points, from the
 // same description the generator uses, as expressions of a *benchkit.Args
-// named a; it fails when those arrays are not the ones n describes (a
-// generator that grew a kind of array bench does not know).
-func entryArgs(k spec.Kernel, n benchkit.Norm) ([]string, error) {
+// named a; it fails when those arrays are not the ones want names (a
+// generator that grew a kind of array bench does not know). A tensor
+// kernel's per-channel gain and bias are Args' Gamma and Beta (C values).
+func entryArgs(k spec.Kernel, want []string, tensor bool) ([]string, error) {
 	irk, err := algo.Build(k)
 	if err != nil {
 		return nil, err
 	}
-	outputs, stats, inputs, params := n.Arrays()
-	want := slices.Concat(outputs, stats, inputs, params)
 	var got, args []string
-	var nOut, nStat, nIn int
+	var nOut, nStat, nIn, nState int
 	for _, a := range irk.Arrays {
 		got = append(got, a.Name)
 		switch {
@@ -310,10 +356,17 @@ func entryArgs(k spec.Kernel, n benchkit.Norm) ([]string, error) {
 			args = append(args, "a.Gamma")
 		case a.Role == ir.Param && a.Name == "beta":
 			args = append(args, "a.Beta")
+		case a.Role == ir.RowScalarIn && a.Name == "gain" && tensor:
+			args = append(args, "a.Gamma")
+		case a.Role == ir.RowScalarIn && a.Name == "bias" && tensor:
+			args = append(args, "a.Beta")
 		case a.Role == ir.RowScalarIn && a.Name == "gain":
 			args = append(args, "a.Gain")
 		case a.Role == ir.RowScalarIn && a.Name == "bias":
 			args = append(args, "a.Bias")
+		case a.Role == ir.RowScalarInOut && tensor:
+			args = append(args, fmt.Sprintf("a.State[%d]", nState))
+			nState++
 		default:
 			got = append(got, "?")
 		}
@@ -366,7 +419,9 @@ func writeBenchPackages(dir string, f *spec.File, kernels []benchKernel, isas []
 				continue
 			}
 			sk := k.spec
-			sk.Hidden = k.hidden
+			if len(sk.Hidden) > 0 {
+				sk.Hidden = k.hidden
+			}
 			sk.Targets = []string{isa}
 			g.Kernels = append(g.Kernels, sk)
 			p.kernels = append(p.kernels, sk.Name)
@@ -441,6 +496,13 @@ var kernels = []benchkit.NormKernel{
 {{- end}}
 }
 
+// Kernels over [N, C, L] tensors, at channel counts C.
+var tensors = []benchkit.TensorKernel{
+{{- range .Tensors}}
+	{Name: {{printf "%q" .Name}}, Channels: []int{ {{- .Hidden -}} }, Tensor: benchkit.Tensor{ {{- .Norm -}} }},
+{{- end}}
+}
+
 var impls = []benchkit.Impl{
 {{- range .Pkgs}}
 	benchkit.FuncImpl({{printf "%q" .Impl}}, {{printf "%q" .About}}, map[string]benchkit.KernelFunc{
@@ -469,6 +531,9 @@ func main() {
 	cfg.Log = os.Stderr
 	var shapes []benchkit.Shape
 	for _, k := range kernels {
+		shapes = append(shapes, k.Shapes(benchkit.L2Bytes, benchkit.DRAMBytes)...)
+	}
+	for _, k := range tensors {
 		shapes = append(shapes, k.Shapes(benchkit.L2Bytes, benchkit.DRAMBytes)...)
 	}
 	rep := benchkit.Run(cfg, shapes, impls)
@@ -508,12 +573,17 @@ func benchMain(f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []str
 	data := struct {
 		Spec, Module string
 		Kernels      []mainKernel
+		Tensors      []mainKernel
 		Pkgs         []mainPkg
 		Notes        []string
 	}{Spec: filepath.Base(f.Path), Module: benchModule, Notes: notes}
 	byName := map[string]benchKernel{}
 	for _, k := range kernels {
 		byName[k.spec.Name] = k
+		if k.tensor != nil {
+			data.Tensors = append(data.Tensors, mainKernel{Name: k.spec.Name, Hidden: joinInts(k.hidden), Norm: tensorLiteral(*k.tensor)})
+			continue
+		}
 		data.Kernels = append(data.Kernels, mainKernel{Name: k.spec.Name, Hidden: joinInts(k.hidden), Norm: normLiteral(k.norm)})
 	}
 	for _, p := range pkgs {
@@ -522,7 +592,20 @@ func benchMain(f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []str
 		for _, name := range p.kernels {
 			k := byName[name]
 			for _, h := range k.hidden {
-				mp.Entries = append(mp.Entries, mainEntry{Kernel: name, H: h, Func: name + strconv.Itoa(h), Args: strings.Join(k.args, ", ")})
+				fn, args := name+strconv.Itoa(h), k.args
+				if k.tensor != nil {
+					// Tensor entry points take the dimensions after the
+					// arrays: spatial alone when C is fixed by the name.
+					switch {
+					case slices.Contains(k.spec.Hidden, h):
+						args = append(slices.Clip(args), "a.Spatial")
+					case len(k.spec.Hidden) > 0 || k.spec.Axis == "channels":
+						fn, args = name+"Any", append(slices.Clip(args), "a.Channels", "a.Spatial")
+					default:
+						fn, args = name, append(slices.Clip(args), "a.Channels", "a.Spatial")
+					}
+				}
+				mp.Entries = append(mp.Entries, mainEntry{Kernel: name, H: h, Func: fn, Args: strings.Join(args, ", ")})
 			}
 		}
 		data.Pkgs = append(data.Pkgs, mp)
@@ -563,6 +646,34 @@ func normLiteral(n benchkit.Norm) string {
 	}
 	if n.SaveStats {
 		fields = append(fields, "SaveStats: true")
+	}
+	return strings.Join(fields, ", ")
+}
+
+// tensorLiteral is the fields of a benchkit.Tensor literal.
+func tensorLiteral(t benchkit.Tensor) string {
+	fl := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	fields := []string{fmt.Sprintf("Axis: %q", t.Axis)}
+	if t.Groups > 0 {
+		fields = append(fields, fmt.Sprintf("Groups: %d", t.Groups))
+	}
+	if t.GroupSize > 0 {
+		fields = append(fields, fmt.Sprintf("GroupSize: %d", t.GroupSize))
+	}
+	fields = append(fields, fmt.Sprintf("Mean: %t", t.Mean))
+	if t.Statistic != "" {
+		fields = append(fields, fmt.Sprintf("Statistic: %q", t.Statistic))
+	}
+	fields = append(fields, "Epsilon: "+fl(t.Epsilon), fmt.Sprintf("Scale: %t", t.Scale))
+	if t.ScaleOffset != 0 {
+		fields = append(fields, "ScaleOffset: "+fl(t.ScaleOffset))
+	}
+	fields = append(fields, fmt.Sprintf("Shift: %t", t.Shift))
+	if t.SaveStats {
+		fields = append(fields, "SaveStats: true")
+	}
+	if t.Running != "" {
+		fields = append(fields, fmt.Sprintf("Running: %q", t.Running), "Momentum: "+fl(t.Momentum))
 	}
 	return strings.Join(fields, ", ")
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/normgen/normgen/benchkit"
+	"github.com/normgen/normgen/out/convnorm"
 	"github.com/normgen/normgen/out/deepnorm"
 	"github.com/normgen/normgen/out/layernorm"
 	"github.com/normgen/normgen/out/rmsnorm"
@@ -340,9 +341,11 @@ func TestBenchXSysMatchesGoMod(t *testing.T) {
 
 // The reference of every kernel of the built-in catalogue (LayerNorm,
 // AddLayerNorm, RMSNorm, Gemma's, AddRMSNorm, WeightNorm with its per-row
-// gain, DeepNorm with its derived alpha), as bench derives it from the
-// spec, accepts the generated kernels in out/ on this machine, called with
-// the arguments bench would pass.
+// gain, DeepNorm with its derived alpha; over [N, C, L], ConvNeXt's
+// LayerNorm, BatchNorm in training with PyTorch's and ONNX's running
+// statistics and at inference, GroupNorm, InstanceNorm), as bench derives
+// it from the spec, accepts the generated kernels in out/ on this machine,
+// called with the arguments bench would pass.
 func TestBenchReferenceMatchesOut(t *testing.T) {
 	files, err := spec.Catalogue()
 	if err != nil {
@@ -364,6 +367,24 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 			layernorm.LayerNormStatsAny(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, h)
 		},
 		"RMSNormStats": func(a *benchkit.Args, h int) { rmsnorm.RMSNormStatsAny(a.Out[0], a.Stats[0], a.In[0], a.Gamma, h) },
+		"ConvNeXtLayerNorm": func(a *benchkit.Args, _ int) {
+			convnorm.ConvNeXtLayerNormAny(a.Out[0], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial)
+		},
+		"BatchNormTrain": func(a *benchkit.Args, _ int) {
+			convnorm.BatchNormTrain(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, a.State[0], a.State[1], a.Channels, a.Spatial)
+		},
+		"BatchNormTrainONNX": func(a *benchkit.Args, _ int) {
+			convnorm.BatchNormTrainONNX(a.Out[0], a.In[0], a.Gamma, a.Beta, a.State[0], a.State[1], a.Channels, a.Spatial)
+		},
+		"BatchNormInference": func(a *benchkit.Args, _ int) {
+			convnorm.BatchNormInference(a.Out[0], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial)
+		},
+		"GroupNorm": func(a *benchkit.Args, _ int) {
+			convnorm.GroupNorm(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial)
+		},
+		"InstanceNorm": func(a *benchkit.Args, _ int) {
+			convnorm.InstanceNorm(a.Out[0], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial)
+		},
 	}
 	// The arguments bench passes, for the ones above.
 	args := map[string]string{
@@ -376,6 +397,13 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 		"DeepNorm":       "a.Out[0], a.In[0], a.In[1], a.Gamma, a.Beta",
 		"LayerNormStats": "a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta",
 		"RMSNormStats":   "a.Out[0], a.Stats[0], a.In[0], a.Gamma",
+		// Tensor kernels: the arrays (the dimensions follow).
+		"ConvNeXtLayerNorm":  "a.Out[0], a.In[0], a.Gamma, a.Beta",
+		"BatchNormTrain":     "a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, a.State[0], a.State[1]",
+		"BatchNormTrainONNX": "a.Out[0], a.In[0], a.Gamma, a.Beta, a.State[0], a.State[1]",
+		"BatchNormInference": "a.Out[0], a.In[0], a.Gamma, a.Beta",
+		"GroupNorm":          "a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta",
+		"InstanceNorm":       "a.Out[0], a.In[0], a.Gamma, a.Beta",
 	}
 	var shapes []benchkit.Shape
 	impl := map[string]benchkit.KernelFunc{}
@@ -396,6 +424,13 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 				t.Errorf("%s: bench passes (%s), the test (%s)", k.spec.Name, got, args[k.spec.Name])
 			}
 			h := k.hidden[0]
+			if k.tensor != nil {
+				// Three images of 8x8 positions (benchkit.TensorSpatial).
+				tk := benchkit.TensorKernel{Name: k.spec.Name, Tensor: *k.tensor, Channels: []int{h}}
+				shapes = append(shapes, tk.Shapes(int64(4*3*h*benchkit.TensorSpatial[benchkit.L2]), 0)...)
+				impl[benchkit.Key(k.spec.Name, h)] = func(a *benchkit.Args) { fn(a, h) }
+				continue
+			}
 			nk := benchkit.NormKernel{Name: k.spec.Name, Norm: k.norm, Hidden: []int{h}}
 			shapes = append(shapes, nk.Shapes(int64(4*3*h), 0)...)
 			impl[benchkit.Key(k.spec.Name, h)] = func(a *benchkit.Args) { fn(a, h) }
@@ -496,5 +531,84 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "| spec | tiny.yaml |") || !strings.Contains(r.stdout, "| mode | -quick") {
 		t.Errorf("the machine section lacks the spec or the mode:\n%s", r.stdout)
+	}
+}
+
+// A spec of tensor kernels only is timed: each at its hidden channel
+// counts (axis channels, fixed-size entry points taking spatial) or at
+// benchkit.DefaultChannels rounded up to its groups, called with the
+// dimensions after the arrays.
+func TestBenchTensorMain(t *testing.T) {
+	const src = `version: 1
+package: conv
+kernels:
+  - name: CLN
+    axis: channels
+    mean: true
+    epsilon: 1e-6
+    hidden: [96, 128]
+  - name: BNT
+    axis: batch
+    mean: true
+    shift: true
+    save_stats: true
+    running: {convention: pytorch, momentum: 0.1}
+  - name: GN24
+    axis: groups
+    groups: 24
+    mean: true
+    shift: true
+    targets: [avx2]
+`
+	f, err := spec.Parse("conv.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := benchKernels(f, []int{96})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 3 || !slices.Equal(ks[0].hidden, []int{96}) || !slices.Equal(ks[1].hidden, benchkit.DefaultChannels) ||
+		!slices.Equal(ks[2].hidden, []int{72, 264}) || ks[1].tensor == nil || ks[1].tensor.Running != "pytorch" {
+		t.Fatalf("kernels: %+v", ks)
+	}
+	dir := t.TempDir()
+	pkgs, err := writeBenchPackages(dir, f, ks, []string{"avx2", "purego"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeBenchProgram(dir, f, ks, pkgs, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{Name: "CLN", Channels: []int{96}, Tensor: benchkit.Tensor{Axis: "channels", Mean: true, Statistic: "variance", Epsilon: 1e-06, Scale: true, Shift: false}},`,
+		`{Name: "BNT", Channels: []int{64, 256}, Tensor: benchkit.Tensor{Axis: "batch", Mean: true, Statistic: "variance", Epsilon: 1e-05, Scale: true, Shift: true, SaveStats: true, Running: "pytorch", Momentum: 0.1}},`,
+		`{Name: "GN24", Channels: []int{72, 264}, Tensor: benchkit.Tensor{Axis: "groups", Groups: 24,`,
+		`benchkit.Key("CLN", 96): func(a *benchkit.Args) { nbavx2.CLN96(a.Out[0], a.In[0], a.Gamma, a.Spatial) },`,
+		`nbpurego.BNT(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta, a.State[0], a.State[1], a.Channels, a.Spatial)`,
+		`benchkit.Key("GN24", 264): func(a *benchkit.Args) { nbavx2.GN24(a.Out[0], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial) },`,
+		`shapes = append(shapes, k.Shapes(benchkit.L2Bytes, benchkit.DRAMBytes)...)`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("main.go lacks\n\t%s\n%s", want, b)
+		}
+	}
+	// The fixed sizes generated are the ones timed; the tensor kernels
+	// without sizes stay without.
+	gen, err := os.ReadFile(filepath.Join(dir, "nbavx2", "conv_normgen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"func CLN96(dst, x, gamma []float32, spatial int)", "func BNT(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int)"} {
+		if !strings.Contains(string(gen), want) {
+			t.Errorf("the generated package lacks %q", want)
+		}
+	}
+	if strings.Contains(string(gen), "func CLN128(") {
+		t.Error("-h 96 generated CLN128 too")
 	}
 }

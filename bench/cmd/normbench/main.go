@@ -1,5 +1,7 @@
 // Command normbench measures normgen's generated LayerNorm and RMSNorm
-// kernels (and BatchNorm, with -ops) against their peers (naive Go, gonum, archsimd, oneDNN), as a
+// kernels (and, with -ops, BatchNorm and the fused residual AddRMSNorm,
+// AddLayerNorm and DeepNorm) against their peers (naive Go, gonum,
+// archsimd, oneDNN; normgen unfused for the residual ops), as a
 // ratio to Go's copy of the same bytes, and writes
 // results/<machine>.md and results/<machine>.svg.
 //
@@ -29,7 +31,7 @@ func main() {
 	out := flag.String("out", "results", "directory for <machine>.md and <machine>.svg; empty: print the table only")
 	machine := flag.String("machine", "", "file name for the results (default: the CPU model, lower case)")
 	hs := flag.String("h", "768,4096,8192", "hidden sizes")
-	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels; and the -ncl shapes)")
+	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels; and the -ncl shapes), AddRMSNorm, AddLayerNorm, DeepNorm (fused residual: x and f read, sum = alpha*x + f and dst written)")
 	only := flag.String("impl", "", "comma-separated implementations to time (default: all built in)")
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
@@ -63,7 +65,7 @@ func main() {
 	for _, s := range strings.Split(*ops, ",") {
 		i := slices.IndexFunc(benchkit.Ops, func(o benchkit.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
 		if i < 0 {
-			fatalf("-ops: unknown kernel %q; allowed: LayerNorm, RMSNorm, BatchNorm", s)
+			fatalf("-ops: unknown kernel %q; allowed: %v", s, benchkit.Ops)
 		}
 		opList = append(opList, benchkit.Ops[i])
 	}
