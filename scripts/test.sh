@@ -41,7 +41,7 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; 
 elapsed "build, vet, gofmt" "$t"
 
 t=$(date +%s); stage "normgen's own tests"
-go test -count=1 $(go list ./... | grep -v '/out/')
+go test -count=1 -timeout 30m $(go list ./... | grep -v '/out/')
 # The spec schema against a JSON Schema validator, in a module of its own.
 (cd tests/schema && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
 elapsed "normgen's own tests" "$t"
