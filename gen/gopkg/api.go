@@ -23,6 +23,7 @@ func APIFile(p *Package) ([]byte, error) {
 			if k.Plan.Form.Tensor() {
 				tensors = true
 				f.Add(tensorEntryPoint(p.Name, k, h)).Line()
+				f.Add(tensorParallelEntryPoint(p.Name, k, h)).Line()
 				f.Add(tensorCheckFunc(k, h)).Line()
 				continue
 			}
@@ -34,6 +35,7 @@ func APIFile(p *Package) ([]byte, error) {
 	f.Add(checkHelpers()).Line().Line().Add(parallelHelper())
 	if tensors {
 		f.Line().Line().Add(tensorHelpers())
+		f.Line().Line().Add(columnBlockConst())
 	}
 	return render(f)
 }
