@@ -402,6 +402,8 @@ type Report struct {
 	Impls   []Impl // in column order, without the bound
 	Shapes  []ShapeResult
 	Elapsed time.Duration
+	// Scaling, when not nil, is a thread-scaling run reported with it.
+	Scaling *Scaling
 }
 
 // Bound is Go's copy of x into dst: the time every figure is divided by.

@@ -125,7 +125,9 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n## Details\n\n")
+	b.WriteString("\n")
+	rep.Scaling.WriteMarkdown(&b)
+	b.WriteString("## Details\n\n")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))

@@ -5,7 +5,8 @@
 # into bench/gen/, never edited by hand), installs what the peers need
 # (Debian's libdnnl-dev for oneDNN, when missing and apt-get is available),
 # builds bench/cmd/normbench with every peer this machine supports, and runs
-# it single-threaded. Results: bench/results/<machine>.md and .svg.
+# it single-threaded, then normgen's Parallel entry points on 2 threads
+# against a 2-thread copy (-threads). Results: bench/results/<machine>.md and .svg.
 #
 #   scripts/bench.sh            full run (about 5 minutes on 2 cores)
 #   scripts/bench.sh -quick     about a minute, noisier

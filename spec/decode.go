@@ -1164,9 +1164,7 @@ func (k Kernel) names(emit func(name string, size int)) {
 			if fi == 0 {
 				emit(e, i)
 				emit("Example"+e, i)
-				if rows {
-					emit(e+"Parallel", i)
-				}
+				emit(e+"Parallel", i)
 				if i >= 0 {
 					emit("Fuzz"+e, i)
 					emit("Benchmark"+e, i)

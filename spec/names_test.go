@@ -92,9 +92,10 @@ func TestSpecPathControlCharacter(t *testing.T) {
 // checked, with the position of the kernel that collides.
 func TestGeneratedNameCollisions(t *testing.T) {
 	for src, want := range map[string]string{
-		"version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: A1\n    axis: groups\n    groups: 2\n    mean: true\n": "7:11: kernel A1's generated name A1 is also a generated name of kernel A (at 6:14)",
-		"version: 1\npackage: p\nkernels:\n  - name: B\n    axis: batch\n    mean: true\n  - name: BColumns\n    axis: batch\n    mean: true\n":           "7:11: kernel BColumns's generated name checkBColumns is also a generated name of kernel B (at 4:11)",
-		"version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: A1\n    mean: true\n    hidden: [2]\n":                 "",
+		"version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: A1\n    axis: groups\n    groups: 2\n    mean: true\n":                        "7:11: kernel A1's generated name A1 is also a generated name of kernel A (at 6:14)",
+		"version: 1\npackage: p\nkernels:\n  - name: B\n    axis: batch\n    mean: true\n  - name: BColumns\n    axis: batch\n    mean: true\n":                                  "7:11: kernel BColumns's generated name checkBColumns is also a generated name of kernel B (at 4:11)",
+		"version: 1\npackage: p\nkernels:\n  - name: G\n    axis: groups\n    groups: 2\n    mean: true\n  - name: GParallel\n    axis: groups\n    groups: 2\n    mean: true\n": "8:11: kernel GParallel's generated name GParallel is also a generated name of kernel G (at 4:11)",
+		"version: 1\npackage: p\nkernels:\n  - name: A\n    mean: true\n    hidden: [1]\n  - name: A1\n    mean: true\n    hidden: [2]\n":                                        "",
 	} {
 		_, err := Parse("n.yaml", []byte(src))
 		switch {

@@ -38,5 +38,16 @@ func init() {
 			8192: nbavx2.DeepNorm8192,
 		},
 		deepAny: nbavx2.DeepNormAny,
+		lnPar: map[int]func(dst, x, gamma, beta []float32){
+			768:  nbavx2.LayerNorm768Parallel,
+			4096: nbavx2.LayerNorm4096Parallel,
+			8192: nbavx2.LayerNorm8192Parallel,
+		},
+		rmsPar: map[int]func(dst, x, gamma []float32){
+			768:  nbavx2.RMSNorm768Parallel,
+			4096: nbavx2.RMSNorm4096Parallel,
+			8192: nbavx2.RMSNorm8192Parallel,
+		},
+		bnPar: nbavx2.BatchNormParallel,
 	})
 }

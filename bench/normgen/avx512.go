@@ -38,5 +38,16 @@ func init() {
 			8192: nbavx512.DeepNorm8192,
 		},
 		deepAny: nbavx512.DeepNormAny,
+		lnPar: map[int]func(dst, x, gamma, beta []float32){
+			768:  nbavx512.LayerNorm768Parallel,
+			4096: nbavx512.LayerNorm4096Parallel,
+			8192: nbavx512.LayerNorm8192Parallel,
+		},
+		rmsPar: map[int]func(dst, x, gamma []float32){
+			768:  nbavx512.RMSNorm768Parallel,
+			4096: nbavx512.RMSNorm4096Parallel,
+			8192: nbavx512.RMSNorm8192Parallel,
+		},
+		bnPar: nbavx512.BatchNormParallel,
 	})
 }

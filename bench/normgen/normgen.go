@@ -8,6 +8,7 @@ package normgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/normgen/normgen/bench/peers"
 	"github.com/normgen/normgen/benchkit"
@@ -60,6 +61,10 @@ type pkg struct {
 	addRMSAny         func(dst, sum, x, f, gamma []float32, h int)
 	addLN, deep       map[int]func(dst, sum, x, f, gamma, beta []float32)
 	addLNAny, deepAny func(dst, sum, x, f, gamma, beta []float32, h int)
+	// Their Parallel forms, for the thread-scaling table.
+	lnPar  map[int]func(dst, x, gamma, beta []float32)
+	rmsPar map[int]func(dst, x, gamma []float32)
+	bnPar  func(dst, mean, rstd, x, gain, bias []float32, channels, spatial int)
 }
 
 var packages = map[string]pkg{}
@@ -210,3 +215,68 @@ func runnable(isa string) string {
 
 // Notes describes the generated packages.
 func Notes() []string { return nil }
+
+// ScaleCases are the thread-scaling cases of the best instruction set
+// built in that this CPU runs, for the ops asked: LayerNorm and RMSNorm at each fixed size
+// in sizes, BatchNorm over [N, C] with C in sizes and over each [N, C, L]
+// of ncl, every x about bytes long (the rows rounded down, at least one).
+func ScaleCases(ops []benchkit.Op, sizes []int, bytes int64, ncl [][3]int) []benchkit.ScaleCase {
+	var p pkg
+	found := false
+	for _, isa := range ISAs {
+		if q, ok := packages[isa]; ok && runnable(isa) == "" {
+			p, found = q, true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	impl := "normgen-" + p.isa
+	floats := func(n int, v float32) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = v + float32(i%7)/8
+		}
+		return s
+	}
+	var out []benchkit.ScaleCase
+	add := func(label string, n int, serial, parallel func(dst, x []float32)) {
+		x, dst := floats(n, 1), floats(n, 0) // written now: the pages are faulted in before timing
+		out = append(out, benchkit.ScaleCase{Label: label, Impl: impl, X: x, Dst: dst,
+			Serial: func() { serial(dst, x) }, Parallel: func() { parallel(dst, x) }})
+	}
+	size := func(n int) string { return fmt.Sprintf("%d MiB", n*4>>20) }
+	for _, h := range sizes {
+		rows := max(1, int(bytes/4)/h)
+		g, b := floats(h, 1), floats(h, 0)
+		if f, ok := p.ln[h]; ok && p.lnPar[h] != nil && slices.Contains(ops, benchkit.LayerNorm) {
+			fp := p.lnPar[h]
+			add(fmt.Sprintf("LayerNorm H=%d, %s", h, size(rows*h)), rows*h,
+				func(dst, x []float32) { f(dst, x, g, b) }, func(dst, x []float32) { fp(dst, x, g, b) })
+		}
+		if f, ok := p.rms[h]; ok && p.rmsPar[h] != nil && slices.Contains(ops, benchkit.RMSNorm) {
+			fp := p.rmsPar[h]
+			add(fmt.Sprintf("RMSNorm H=%d, %s", h, size(rows*h)), rows*h,
+				func(dst, x []float32) { f(dst, x, g) }, func(dst, x []float32) { fp(dst, x, g) })
+		}
+	}
+	if p.bn == nil || p.bnPar == nil || !slices.Contains(ops, benchkit.BatchNorm) {
+		return out
+	}
+	bn := func(n, c, l int, label string) {
+		g, b, mean, rstd := floats(c, 1), floats(c, 0), make([]float32, c), make([]float32, c)
+		add(label, n*c*l,
+			func(dst, x []float32) { p.bn(dst, mean, rstd, x, g, b, c, l) },
+			func(dst, x []float32) { p.bnPar(dst, mean, rstd, x, g, b, c, l) })
+	}
+	for _, c := range sizes {
+		n := max(2, int(bytes/4)/c)
+		bn(n, c, 1, fmt.Sprintf("BatchNorm [N,C] C=%d, %s", c, size(n*c)))
+	}
+	for _, d := range ncl {
+		n, c, l := d[0], d[1], d[2]
+		bn(n, c, l, fmt.Sprintf("BatchNorm [N,C,L] N=%d C=%d L=%d, %s", n, c, l, size(n*c*l)))
+	}
+	return out
+}

@@ -38,5 +38,16 @@ func init() {
 			8192: nbpurego.DeepNorm8192,
 		},
 		deepAny: nbpurego.DeepNormAny,
+		lnPar: map[int]func(dst, x, gamma, beta []float32){
+			768:  nbpurego.LayerNorm768Parallel,
+			4096: nbpurego.LayerNorm4096Parallel,
+			8192: nbpurego.LayerNorm8192Parallel,
+		},
+		rmsPar: map[int]func(dst, x, gamma []float32){
+			768:  nbpurego.RMSNorm768Parallel,
+			4096: nbpurego.RMSNorm4096Parallel,
+			8192: nbpurego.RMSNorm8192Parallel,
+		},
+		bnPar: nbpurego.BatchNormParallel,
 	})
 }

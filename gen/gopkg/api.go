@@ -23,6 +23,7 @@ func APIFile(p *Package) ([]byte, error) {
 			if k.Plan.Form.Tensor() {
 				tensors = true
 				f.Add(tensorEntryPoint(p.Name, k, h)).Line()
+				f.Add(tensorParallelEntryPoint(p.Name, k, h)).Line()
 				f.Add(tensorCheckFunc(k, h)).Line()
 				continue
 			}
@@ -42,6 +43,7 @@ func APIFile(p *Package) ([]byte, error) {
 	}
 	if tensors {
 		f.Line().Line().Add(tensorHelpers())
+		f.Line().Line().Add(columnBlockConst())
 	}
 	return render(f)
 }

@@ -247,6 +247,9 @@ func runFunc(k Kernel, h int) jen.Code {
 	}
 	kernArgs = append(kernArgs, jen.Id("rows").Op("-").Id("done"))
 	kernArgs = append(kernArgs, shapeArgs(k.IR, h)...)
+	if k.IR.Layout == ir.Columns {
+		return columnsRunFunc(k, h, params, kernArgs, goArgs)
+	}
 	goArgs = append(goArgs, jen.Lit(1))
 	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
 	return jen.Func().Id(runName(k, h)).Params(params...).Block(
@@ -337,4 +340,28 @@ func contains(s []target.ISA, isa target.ISA) bool {
 		}
 	}
 	return false
+}
+
+// columnBlock is the generated constant of target.WidestLanes.
+const columnBlock = "columnBlock"
+
+// columnsRunFunc is runFunc for the Columns layout, where a kernel
+// abandons a whole vector block of rows at a failed guard: the pure-Go
+// kernel then finishes the block of columnBlock rows holding row done.
+// Which rows take the float64 path so depends on their block's values
+// alone, not on where the call started, and a Parallel entry point that
+// splits at block boundaries gives the serial call's very bits.
+func columnsRunFunc(k Kernel, h int, params, kernArgs, goArgs []jen.Code) jen.Code {
+	goArgs = append(goArgs, jen.Id("n"))
+	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
+	return jen.Func().Id(runName(k, h)).Params(params...).Block(
+		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
+			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
+			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
+				jen.Id("n").Op(":=").Min(jen.Id("rows"), jen.Id("done").Op("-").Id("done").Op("%").Id(columnBlock).Op("+").Id(columnBlock)).Op("-").Id("done"),
+				jen.Id(goName(k.IR)).Call(goArgs...),
+				jen.Id("done").Op("+=").Id("n"),
+			),
+		),
+	)
 }

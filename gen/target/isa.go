@@ -202,3 +202,14 @@ func contains[T comparable](s []T, x T) bool {
 	}
 	return false
 }
+
+// WidestLanes is the most float32 lanes of any ISA: a multiple of every
+// ISA's Lanes (they are powers of two), so that blocks of that many rows
+// start on a vector boundary on every ISA.
+func WidestLanes() int {
+	n := 1
+	for _, d := range table {
+		n = max(n, d.Lanes)
+	}
+	return n
+}

@@ -193,3 +193,17 @@ func TestLabel(t *testing.T) {
 		t.Errorf("Label %q Name %q", f.Label(), f.Name())
 	}
 }
+
+// TestWidestLanes: the Parallel entry points of Columns kernels split at
+// multiples of WidestLanes, which must be a multiple of every ISA's lanes.
+func TestWidestLanes(t *testing.T) {
+	w := WidestLanes()
+	for _, i := range All {
+		if d := i.Desc(); w%d.Lanes != 0 || d.Lanes > w {
+			t.Errorf("%s: %d lanes, widest %d", d.Name, d.Lanes, w)
+		}
+	}
+	if w != AVX512.Desc().Lanes {
+		t.Errorf("WidestLanes() = %d, want AVX-512's %d", w, AVX512.Desc().Lanes)
+	}
+}

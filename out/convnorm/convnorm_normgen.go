@@ -66,6 +66,20 @@ func ConvNeXtLayerNorm96(dst, x, gamma, beta []float32, spatial int) {
 	}
 }
 
+// ConvNeXtLayerNorm96Parallel is ConvNeXtLayerNorm96 with the images split into
+// contiguous runs on up to GOMAXPROCS goroutines, each given at least 256 KiB
+// of x (smaller inputs run on the calling goroutine). Every image is computed
+// as ConvNeXtLayerNorm96 computes it, so the results are bit-identical. It
+// returns when every run is done.
+func ConvNeXtLayerNorm96Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm96("convnorm.ConvNeXtLayerNorm96Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 96*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm96(dst[n*96*spatial:(n+1)*96*spatial], x[n*96*spatial:(n+1)*96*spatial], gamma, beta, spatial, spatial)
+		}
+	})
+}
+
 func convnormCheckConvNeXtLayerNorm96(name string, dst, x, gamma, beta []float32, spatial int) int {
 	if spatial < 1 {
 		panic(fmt.Sprintf("%s: spatial = %d, want spatial >= 1", name, spatial))
@@ -98,6 +112,20 @@ func ConvNeXtLayerNorm128(dst, x, gamma, beta []float32, spatial int) {
 	for n := range images {
 		convnormImplConvNeXtLayerNorm128(dst[n*128*spatial:(n+1)*128*spatial], x[n*128*spatial:(n+1)*128*spatial], gamma, beta, spatial, spatial)
 	}
+}
+
+// ConvNeXtLayerNorm128Parallel is ConvNeXtLayerNorm128 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm128 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm128Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm128("convnorm.ConvNeXtLayerNorm128Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 128*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm128(dst[n*128*spatial:(n+1)*128*spatial], x[n*128*spatial:(n+1)*128*spatial], gamma, beta, spatial, spatial)
+		}
+	})
 }
 
 func convnormCheckConvNeXtLayerNorm128(name string, dst, x, gamma, beta []float32, spatial int) int {
@@ -134,6 +162,20 @@ func ConvNeXtLayerNorm192(dst, x, gamma, beta []float32, spatial int) {
 	}
 }
 
+// ConvNeXtLayerNorm192Parallel is ConvNeXtLayerNorm192 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm192 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm192Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm192("convnorm.ConvNeXtLayerNorm192Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 192*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm192(dst[n*192*spatial:(n+1)*192*spatial], x[n*192*spatial:(n+1)*192*spatial], gamma, beta, spatial, spatial)
+		}
+	})
+}
+
 func convnormCheckConvNeXtLayerNorm192(name string, dst, x, gamma, beta []float32, spatial int) int {
 	if spatial < 1 {
 		panic(fmt.Sprintf("%s: spatial = %d, want spatial >= 1", name, spatial))
@@ -166,6 +208,20 @@ func ConvNeXtLayerNorm256(dst, x, gamma, beta []float32, spatial int) {
 	for n := range images {
 		convnormImplConvNeXtLayerNorm256(dst[n*256*spatial:(n+1)*256*spatial], x[n*256*spatial:(n+1)*256*spatial], gamma, beta, spatial, spatial)
 	}
+}
+
+// ConvNeXtLayerNorm256Parallel is ConvNeXtLayerNorm256 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm256 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm256Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm256("convnorm.ConvNeXtLayerNorm256Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 256*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm256(dst[n*256*spatial:(n+1)*256*spatial], x[n*256*spatial:(n+1)*256*spatial], gamma, beta, spatial, spatial)
+		}
+	})
 }
 
 func convnormCheckConvNeXtLayerNorm256(name string, dst, x, gamma, beta []float32, spatial int) int {
@@ -202,6 +258,20 @@ func ConvNeXtLayerNorm384(dst, x, gamma, beta []float32, spatial int) {
 	}
 }
 
+// ConvNeXtLayerNorm384Parallel is ConvNeXtLayerNorm384 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm384 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm384Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm384("convnorm.ConvNeXtLayerNorm384Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 384*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm384(dst[n*384*spatial:(n+1)*384*spatial], x[n*384*spatial:(n+1)*384*spatial], gamma, beta, spatial, spatial)
+		}
+	})
+}
+
 func convnormCheckConvNeXtLayerNorm384(name string, dst, x, gamma, beta []float32, spatial int) int {
 	if spatial < 1 {
 		panic(fmt.Sprintf("%s: spatial = %d, want spatial >= 1", name, spatial))
@@ -234,6 +304,20 @@ func ConvNeXtLayerNorm512(dst, x, gamma, beta []float32, spatial int) {
 	for n := range images {
 		convnormImplConvNeXtLayerNorm512(dst[n*512*spatial:(n+1)*512*spatial], x[n*512*spatial:(n+1)*512*spatial], gamma, beta, spatial, spatial)
 	}
+}
+
+// ConvNeXtLayerNorm512Parallel is ConvNeXtLayerNorm512 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm512 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm512Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm512("convnorm.ConvNeXtLayerNorm512Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 512*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm512(dst[n*512*spatial:(n+1)*512*spatial], x[n*512*spatial:(n+1)*512*spatial], gamma, beta, spatial, spatial)
+		}
+	})
 }
 
 func convnormCheckConvNeXtLayerNorm512(name string, dst, x, gamma, beta []float32, spatial int) int {
@@ -270,6 +354,20 @@ func ConvNeXtLayerNorm768(dst, x, gamma, beta []float32, spatial int) {
 	}
 }
 
+// ConvNeXtLayerNorm768Parallel is ConvNeXtLayerNorm768 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm768 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm768Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm768("convnorm.ConvNeXtLayerNorm768Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 768*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm768(dst[n*768*spatial:(n+1)*768*spatial], x[n*768*spatial:(n+1)*768*spatial], gamma, beta, spatial, spatial)
+		}
+	})
+}
+
 func convnormCheckConvNeXtLayerNorm768(name string, dst, x, gamma, beta []float32, spatial int) int {
 	if spatial < 1 {
 		panic(fmt.Sprintf("%s: spatial = %d, want spatial >= 1", name, spatial))
@@ -304,6 +402,20 @@ func ConvNeXtLayerNorm1024(dst, x, gamma, beta []float32, spatial int) {
 	}
 }
 
+// ConvNeXtLayerNorm1024Parallel is ConvNeXtLayerNorm1024 with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNorm1024 computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNorm1024Parallel(dst, x, gamma, beta []float32, spatial int) {
+	images := convnormCheckConvNeXtLayerNorm1024("convnorm.ConvNeXtLayerNorm1024Parallel", dst, x, gamma, beta, spatial)
+	convnormParallelRows(images, 1024*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNorm1024(dst[n*1024*spatial:(n+1)*1024*spatial], x[n*1024*spatial:(n+1)*1024*spatial], gamma, beta, spatial, spatial)
+		}
+	})
+}
+
 func convnormCheckConvNeXtLayerNorm1024(name string, dst, x, gamma, beta []float32, spatial int) int {
 	if spatial < 1 {
 		panic(fmt.Sprintf("%s: spatial = %d, want spatial >= 1", name, spatial))
@@ -336,6 +448,20 @@ func ConvNeXtLayerNormAny(dst, x, gamma, beta []float32, channels, spatial int) 
 	for n := range images {
 		convnormImplConvNeXtLayerNormAny(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, spatial, channels, spatial)
 	}
+}
+
+// ConvNeXtLayerNormAnyParallel is ConvNeXtLayerNormAny with the images split
+// into contiguous runs on up to GOMAXPROCS goroutines, each given at least 256
+// KiB of x (smaller inputs run on the calling goroutine). Every image is
+// computed as ConvNeXtLayerNormAny computes it, so the results are
+// bit-identical. It returns when every run is done.
+func ConvNeXtLayerNormAnyParallel(dst, x, gamma, beta []float32, channels, spatial int) {
+	images := convnormCheckConvNeXtLayerNormAny("convnorm.ConvNeXtLayerNormAnyParallel", dst, x, gamma, beta, channels, spatial)
+	convnormParallelRows(images, channels*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplConvNeXtLayerNormAny(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, spatial, channels, spatial)
+		}
+	})
 }
 
 func convnormCheckConvNeXtLayerNormAny(name string, dst, x, gamma, beta []float32, channels, spatial int) int {
@@ -380,6 +506,33 @@ func BatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, c
 		return
 	}
 	convnormImplBatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
+}
+
+// BatchNormTrainParallel is BatchNormTrain with the channels split into
+// contiguous sets on up to GOMAXPROCS goroutines, each given at least 256 KiB
+// of x (smaller inputs run on the calling goroutine); with spatial = 1 the sets
+// are blocks of 16 channels, the widest vector's lanes. Every channel is
+// computed as BatchNormTrain computes it, so the results are bit-identical. It
+// returns when every set is done.
+func BatchNormTrainParallel(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
+	images := convnormCheckBatchNormTrain("convnorm.BatchNormTrainParallel", dst, mean, rstd, x, gain, bias, runMean, runVar, channels, spatial)
+	if images == 0 {
+		return
+	}
+	if spatial == 1 {
+		// [N, C]: blocks of 16 channels, one per vector lane.
+		blocks := (channels + convnormColumnBlock - 1) / convnormColumnBlock
+		convnormParallelRows(blocks, convnormColumnBlock*images, func(lo, hi int) {
+			c0, c1 := lo*convnormColumnBlock, min(hi*convnormColumnBlock, channels)
+			convnormImplBatchNormTrainColumns(dst[c0:], mean[c0:c1], rstd[c0:c1], x[c0:], gain[c0:c1], bias[c0:c1], runMean[c0:c1], runVar[c0:c1], c1-c0, images, channels)
+		})
+		return
+	}
+	// One row per channel: any set of channels is a call of its own.
+	convnormParallelRows(channels, images*spatial, func(lo, hi int) {
+		c0, c1 := lo, hi
+		convnormImplBatchNormTrain(dst[c0*spatial:], mean[c0:c1], rstd[c0:c1], x[c0*spatial:], gain[c0:c1], bias[c0:c1], runMean[c0:c1], runVar[c0:c1], c1-c0, images, spatial, channels*spatial, spatial)
+	})
 }
 
 func convnormCheckBatchNormTrain(name string, dst, mean, rstd, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
@@ -452,6 +605,33 @@ func BatchNormTrainONNX(dst, x, gain, bias, runMean, runVar []float32, channels,
 	convnormImplBatchNormTrainONNX(dst, x, gain, bias, runMean, runVar, channels, images, spatial, channels*spatial, spatial)
 }
 
+// BatchNormTrainONNXParallel is BatchNormTrainONNX with the channels split into
+// contiguous sets on up to GOMAXPROCS goroutines, each given at least 256 KiB
+// of x (smaller inputs run on the calling goroutine); with spatial = 1 the sets
+// are blocks of 16 channels, the widest vector's lanes. Every channel is
+// computed as BatchNormTrainONNX computes it, so the results are bit-identical.
+// It returns when every set is done.
+func BatchNormTrainONNXParallel(dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) {
+	images := convnormCheckBatchNormTrainONNX("convnorm.BatchNormTrainONNXParallel", dst, x, gain, bias, runMean, runVar, channels, spatial)
+	if images == 0 {
+		return
+	}
+	if spatial == 1 {
+		// [N, C]: blocks of 16 channels, one per vector lane.
+		blocks := (channels + convnormColumnBlock - 1) / convnormColumnBlock
+		convnormParallelRows(blocks, convnormColumnBlock*images, func(lo, hi int) {
+			c0, c1 := lo*convnormColumnBlock, min(hi*convnormColumnBlock, channels)
+			convnormImplBatchNormTrainONNXColumns(dst[c0:], x[c0:], gain[c0:c1], bias[c0:c1], runMean[c0:c1], runVar[c0:c1], c1-c0, images, channels)
+		})
+		return
+	}
+	// One row per channel: any set of channels is a call of its own.
+	convnormParallelRows(channels, images*spatial, func(lo, hi int) {
+		c0, c1 := lo, hi
+		convnormImplBatchNormTrainONNX(dst[c0*spatial:], x[c0*spatial:], gain[c0:c1], bias[c0:c1], runMean[c0:c1], runVar[c0:c1], c1-c0, images, spatial, channels*spatial, spatial)
+	})
+}
+
 func convnormCheckBatchNormTrainONNX(name string, dst, x, gain, bias, runMean, runVar []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
@@ -503,6 +683,33 @@ func BatchNormInference(dst, x, gain, bias []float32, channels, spatial int) {
 	convnormImplBatchNormInference(dst, x, gain, bias, channels, images, spatial, channels*spatial, spatial)
 }
 
+// BatchNormInferenceParallel is BatchNormInference with the channels split into
+// contiguous sets on up to GOMAXPROCS goroutines, each given at least 256 KiB
+// of x (smaller inputs run on the calling goroutine); with spatial = 1 the sets
+// are blocks of 16 channels, the widest vector's lanes. Every channel is
+// computed as BatchNormInference computes it, so the results are bit-identical.
+// It returns when every set is done.
+func BatchNormInferenceParallel(dst, x, gain, bias []float32, channels, spatial int) {
+	images := convnormCheckBatchNormInference("convnorm.BatchNormInferenceParallel", dst, x, gain, bias, channels, spatial)
+	if images == 0 {
+		return
+	}
+	if spatial == 1 {
+		// [N, C]: blocks of 16 channels, one per vector lane.
+		blocks := (channels + convnormColumnBlock - 1) / convnormColumnBlock
+		convnormParallelRows(blocks, convnormColumnBlock*images, func(lo, hi int) {
+			c0, c1 := lo*convnormColumnBlock, min(hi*convnormColumnBlock, channels)
+			convnormImplBatchNormInferenceColumns(dst[c0:], x[c0:], gain[c0:c1], bias[c0:c1], c1-c0, images, channels)
+		})
+		return
+	}
+	// One row per channel: any set of channels is a call of its own.
+	convnormParallelRows(channels, images*spatial, func(lo, hi int) {
+		c0, c1 := lo, hi
+		convnormImplBatchNormInference(dst[c0*spatial:], x[c0*spatial:], gain[c0:c1], bias[c0:c1], c1-c0, images, spatial, channels*spatial, spatial)
+	})
+}
+
 func convnormCheckBatchNormInference(name string, dst, x, gain, bias []float32, channels, spatial int) int {
 	if channels < 1 || spatial < 1 {
 		panic(fmt.Sprintf("%s: channels = %d, spatial = %d, want both >= 1", name, channels, spatial))
@@ -538,6 +745,20 @@ func GroupNorm(dst, mean, rstd, x, gamma, beta []float32, channels, spatial int)
 	for n := range images {
 		convnormImplGroupNorm(dst[n*channels*spatial:(n+1)*channels*spatial], mean[n*32:(n+1)*32], rstd[n*32:(n+1)*32], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, 32, per, spatial, spatial, per*spatial)
 	}
+}
+
+// GroupNormParallel is GroupNorm with the images split into contiguous runs on
+// up to GOMAXPROCS goroutines, each given at least 256 KiB of x (smaller inputs
+// run on the calling goroutine). Every image is computed as GroupNorm computes
+// it, so the results are bit-identical. It returns when every run is done.
+func GroupNormParallel(dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) {
+	images := convnormCheckGroupNorm("convnorm.GroupNormParallel", dst, mean, rstd, x, gamma, beta, channels, spatial)
+	per := channels / 32 // channels per group
+	convnormParallelRows(images, channels*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplGroupNorm(dst[n*channels*spatial:(n+1)*channels*spatial], mean[n*32:(n+1)*32], rstd[n*32:(n+1)*32], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, 32, per, spatial, spatial, per*spatial)
+		}
+	})
 }
 
 func convnormCheckGroupNorm(name string, dst, mean, rstd, x, gamma, beta []float32, channels, spatial int) int {
@@ -587,6 +808,21 @@ func InstanceNorm(dst, x, gamma, beta []float32, channels, spatial int) {
 	for n := range images {
 		convnormImplInstanceNorm(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, groups, 1, spatial, spatial, 1*spatial)
 	}
+}
+
+// InstanceNormParallel is InstanceNorm with the images split into contiguous
+// runs on up to GOMAXPROCS goroutines, each given at least 256 KiB of x
+// (smaller inputs run on the calling goroutine). Every image is computed as
+// InstanceNorm computes it, so the results are bit-identical. It returns when
+// every run is done.
+func InstanceNormParallel(dst, x, gamma, beta []float32, channels, spatial int) {
+	images := convnormCheckInstanceNorm("convnorm.InstanceNormParallel", dst, x, gamma, beta, channels, spatial)
+	groups := channels / 1
+	convnormParallelRows(images, channels*spatial, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			convnormImplInstanceNorm(dst[n*channels*spatial:(n+1)*channels*spatial], x[n*channels*spatial:(n+1)*channels*spatial], gamma, beta, groups, 1, spatial, spatial, 1*spatial)
+		}
+	})
 }
 
 func convnormCheckInstanceNorm(name string, dst, x, gamma, beta []float32, channels, spatial int) int {
@@ -674,3 +910,7 @@ func convnormImageCount(name, arr string, n, channels, spatial int) int {
 	}
 	return n / (channels * spatial)
 }
+
+// columnBlock is the widest vector's lanes: the Columns kernels' rows (channels of
+// [N, C], positions of an image) are split and finished in blocks of it.
+const convnormColumnBlock = 16

@@ -62,8 +62,9 @@ func convnormRunConvNeXtLayerNorm96(kern func(dst, x, gamma, beta *float32, rows
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 96, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 96, stride)
+			done += n
 		}
 	}
 }
@@ -76,8 +77,9 @@ func convnormRunConvNeXtLayerNorm128(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 128, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 128, stride)
+			done += n
 		}
 	}
 }
@@ -90,8 +92,9 @@ func convnormRunConvNeXtLayerNorm192(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 192, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 192, stride)
+			done += n
 		}
 	}
 }
@@ -104,8 +107,9 @@ func convnormRunConvNeXtLayerNorm256(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 256, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 256, stride)
+			done += n
 		}
 	}
 }
@@ -118,8 +122,9 @@ func convnormRunConvNeXtLayerNorm384(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 384, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 384, stride)
+			done += n
 		}
 	}
 }
@@ -132,8 +137,9 @@ func convnormRunConvNeXtLayerNorm512(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 512, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 512, stride)
+			done += n
 		}
 	}
 }
@@ -146,8 +152,9 @@ func convnormRunConvNeXtLayerNorm768(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 768, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 768, stride)
+			done += n
 		}
 	}
 }
@@ -160,8 +167,9 @@ func convnormRunConvNeXtLayerNorm1024(kern func(dst, x, gamma, beta *float32, ro
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, 1024, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 1024, stride)
+			done += n
 		}
 	}
 }
@@ -174,8 +182,9 @@ func convnormRunConvNeXtLayerNormAny(kern func(dst, x, gamma, beta *float32, row
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, h, stride)
 		if done < rows {
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, 1, h, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, h, stride)
+			done += n
 		}
 	}
 }
@@ -202,8 +211,9 @@ func convnormRunBatchNormTrainColumns(kern func(dst, mean, rstd, x, gain, bias, 
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &mean[done], &rstd[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
-			convnormGoBatchNormTrainColumnsAny(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, h, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoBatchNormTrainColumnsAny(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			done += n
 		}
 	}
 }
@@ -230,8 +240,9 @@ func convnormRunBatchNormTrainONNXColumns(kern func(dst, x, gain, bias, runMean,
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
-			convnormGoBatchNormTrainONNXColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, h, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoBatchNormTrainONNXColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			done += n
 		}
 	}
 }
@@ -258,8 +269,9 @@ func convnormRunBatchNormInferenceColumns(kern func(dst, x, gain, bias *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], rows-done, h, stride)
 		if done < rows {
-			convnormGoBatchNormInferenceColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], 1, h, stride)
-			done++
+			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
+			convnormGoBatchNormInferenceColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], n, h, stride)
+			done += n
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -66,6 +67,38 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			ConvNeXtLayerNormAny(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				case 96:
+					ConvNeXtLayerNorm96Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 128:
+					ConvNeXtLayerNorm128Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 192:
+					ConvNeXtLayerNorm192Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 256:
+					ConvNeXtLayerNorm256Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 384:
+					ConvNeXtLayerNorm384Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 512:
+					ConvNeXtLayerNorm512Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 768:
+					ConvNeXtLayerNorm768Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				case 1024:
+					ConvNeXtLayerNorm1024Parallel(c.dst, c.x, c.gamma, c.beta, c.l)
+					return
+				}
+				panic("no fixed size")
+			}
+			ConvNeXtLayerNormAnyParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
+		},
 	},
 	{
 		name: "BatchNormTrain", axis: "batch", groups: 0, groupSize: 0, noStat: false,
@@ -80,6 +113,14 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				panic("no fixed size")
 			}
 			BatchNormTrain(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
+		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				}
+				panic("no fixed size")
+			}
+			BatchNormTrainParallel(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
 	},
 	{
@@ -96,6 +137,14 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			BatchNormTrainONNX(c.dst, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				}
+				panic("no fixed size")
+			}
+			BatchNormTrainONNXParallel(c.dst, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
+		},
 	},
 	{
 		name: "BatchNormInference", axis: "batch", groups: 0, groupSize: 0, noStat: true,
@@ -110,6 +159,14 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				panic("no fixed size")
 			}
 			BatchNormInference(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
+		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				}
+				panic("no fixed size")
+			}
+			BatchNormInferenceParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
 	{
@@ -126,6 +183,14 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			GroupNorm(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.c, c.l)
 		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				}
+				panic("no fixed size")
+			}
+			GroupNormParallel(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.c, c.l)
+		},
 	},
 	{
 		name: "InstanceNorm", axis: "groups", groups: 0, groupSize: 1, noStat: false,
@@ -140,6 +205,14 @@ var convnormTensorKernels = []*convnormTensorKernel{
 				panic("no fixed size")
 			}
 			InstanceNorm(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
+		},
+		parallel: func(c *convnormTensorCall, fixed bool) {
+			if fixed {
+				switch c.c {
+				}
+				panic("no fixed size")
+			}
+			InstanceNormParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
 	},
 }
@@ -251,8 +324,20 @@ type convnormTensorKernel struct {
 	isas        []string
 	sizes       []int // axis channels: the fixed channel counts
 	// call runs the entry point for the fixed channel count c.c (fixed) or
-	// the run-time one.
-	call func(c *convnormTensorCall, fixed bool)
+	// the run-time one; parallel its Parallel form.
+	call     func(c *convnormTensorCall, fixed bool)
+	parallel func(c *convnormTensorCall, fixed bool)
+}
+
+// entries are a kernel's serial and Parallel entry points, by the suffix
+// of their names.
+func (k *convnormTensorKernel) entries() []convnormTEntry {
+	return []convnormTEntry{{"", k.call}, {"Parallel", k.parallel}}
+}
+
+type convnormTEntry struct {
+	suffix string
+	run    func(c *convnormTensorCall, fixed bool)
 }
 
 // tensorCall is one call's shape and arrays; absent arrays are nil.
@@ -943,19 +1028,21 @@ func TestConvnormTensorWrongLengths(t *testing.T) {
 			}})
 		}
 		for _, m := range muts {
-			c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
-			m.change(c)
-			before := c.clone()
-			fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
-			what := fmt.Sprintf("%s %v with %s", k.name, s, m.what)
-			msg := convnormTExpectPanic(t, what, func() { k.call(c, fixed) })
-			if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, m.want) {
-				t.Fatalf("%s: panic message %q does not name the kernel and %q", what, msg, m.want)
-			}
-			for bi := range c.buffers {
-				for e := range c.buffers[bi] {
-					if math.Float32bits(c.buffers[bi][e]) != math.Float32bits(before.buffers[bi][e]) {
-						t.Fatalf("%s: memory changed before the panic (running statistics included)", what)
+			for _, e := range k.entries() {
+				c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
+				m.change(c)
+				before := c.clone()
+				fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
+				what := fmt.Sprintf("%s%s %v with %s", k.name, e.suffix, s, m.what)
+				msg := convnormTExpectPanic(t, what, func() { e.run(c, fixed) })
+				if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, e.suffix+": ") || !strings.Contains(msg, m.want) {
+					t.Fatalf("%s: panic message %q does not name the entry point and %q", what, msg, m.want)
+				}
+				for bi := range c.buffers {
+					for e := range c.buffers[bi] {
+						if math.Float32bits(c.buffers[bi][e]) != math.Float32bits(before.buffers[bi][e]) {
+							t.Fatalf("%s: memory changed before the panic (running statistics included)", what)
+						}
 					}
 				}
 			}
@@ -969,23 +1056,177 @@ func TestConvnormTensorOverlap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
 	for _, k := range convnormTensorKernels {
 		s := k.shapes()[len(k.shapes())-1]
-		for _, shift := range []int{1, -1} {
-			c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
-			buf := make([]float32, len(c.x)+2)
-			copy(buf[1:], c.x)
-			c.x = buf[1 : 1+len(c.x)]
-			c.dst = buf[1+shift : 1+shift+len(c.x)]
-			msg := convnormTExpectPanic(t, fmt.Sprintf("%s with dst = x shifted by %d", k.name, shift), func() { k.call(c, s.fixed) })
-			if !strings.Contains(msg, "overlap") {
-				t.Fatalf("%s: panic message %q does not say overlap", k.name, msg)
+		for _, e := range k.entries() {
+			for _, shift := range []int{1, -1} {
+				c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
+				buf := make([]float32, len(c.x)+2)
+				copy(buf[1:], c.x)
+				c.x = buf[1 : 1+len(c.x)]
+				c.dst = buf[1+shift : 1+shift+len(c.x)]
+				msg := convnormTExpectPanic(t, fmt.Sprintf("%s%s with dst = x shifted by %d", k.name, e.suffix, shift), func() { e.run(c, s.fixed) })
+				if !strings.Contains(msg, "overlap") {
+					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
+				}
+			}
+			if k.scale {
+				c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
+				c.gamma = c.dst[:len(c.gamma)]
+				msg := convnormTExpectPanic(t, k.name+e.suffix+" with gamma inside dst", func() { e.run(c, s.fixed) })
+				if !strings.Contains(msg, "overlap") {
+					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
+				}
 			}
 		}
-		if k.scale {
-			c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
-			c.gamma = c.dst[:len(c.gamma)]
-			msg := convnormTExpectPanic(t, k.name+" with gamma inside dst", func() { k.call(c, s.fixed) })
-			if !strings.Contains(msg, "overlap") {
-				t.Fatalf("%s: panic message %q does not say overlap", k.name, msg)
+	}
+}
+
+// parallelShapes are the shapes TestTensorParallel splits: several
+// images for the per-image forms; for axis batch, [N, C] with 70 channels
+// (four blocks of 16 and a tail of 6, each split between two), and
+// segments of 33 values.
+func (k *convnormTensorKernel) parallelShapes() []convnormTShape {
+	var out []convnormTShape
+	switch k.axis {
+	case "channels":
+		for _, c := range k.sizes {
+			out = append(out, convnormTShape{5, c, 9, true})
+		}
+		out = append(out, convnormTShape{5, 17, 9, false})
+	case "batch":
+		out = []convnormTShape{{3, 70, 1, false}, {2, 7, 33, false}, {1, 40, 3, false}}
+	case "groups":
+		c := 2 * k.groups
+		if k.groupSize > 0 {
+			c = 3 * k.groupSize
+		}
+		out = []convnormTShape{{5, c, 7, false}}
+	}
+	return out
+}
+
+// tMixed fills every third set of values with values near 1e30, whose
+// squares overflow float32 (the assembly hands those sets to the float64
+// path), and puts a NaN in one set: the sets of the same vector block
+// then take different paths, and the split must not change which.
+func (k *convnormTensorKernel) tMixed(in *convnormTensorCall, rng *rand.Rand) {
+	groups := k.groupsOf(in.n, in.c, in.l)
+	for gi, g := range groups {
+		if gi%3 == 1 {
+			for _, i := range g.idx {
+				in.x[i] = float32(1e30 * rng.NormFloat64())
+			}
+		}
+	}
+	bad := groups[len(groups)/2]
+	in.x[bad.idx[len(bad.idx)/2]] = float32(math.NaN())
+}
+
+// tSameBits reports the first value, margins included, where two calls
+// made from clones of one call differ in any bit.
+func convnormTSameBits(got, want *convnormTensorCall) error {
+	if len(got.buffers) != len(want.buffers) {
+		return fmt.Errorf("%d buffers, want %d", len(got.buffers), len(want.buffers))
+	}
+	for bi := range got.buffers {
+		for e, v := range got.buffers[bi] {
+			if w := want.buffers[bi][e]; math.Float32bits(v) != math.Float32bits(w) {
+				return fmt.Errorf("buffer %d element %d = %v (%#08x), the serial call's = %v (%#08x)", bi, e, v, math.Float32bits(v), w, math.Float32bits(w))
+			}
+		}
+	}
+	return nil
+}
+
+// TestTensorParallel checks that every Parallel entry point gives the
+// serial entry point's results bit for bit, in every array and around
+// them, at shapes it splits into several pieces (any input splits here)
+// on 2, 3 and 8 goroutines, in place and not, on ordinary inputs, on
+// inputs that all take the float64 path and on a mix of both.
+func TestConvnormTensorParallel(t *testing.T) {
+	defer func(saved int) { convnormParallelMinBytes = saved }(convnormParallelMinBytes)
+	convnormParallelMinBytes = 1
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, procs := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, k := range convnormTensorKernels {
+			for _, s := range k.parallelShapes() {
+				for _, fam := range []string{"normal", "1e30", "mixed"} {
+					for _, inPlace := range []bool{false, true} {
+						var in *convnormTensorCall
+						switch fam {
+						case "1e30":
+							in = k.newCall(s.n, s.c, s.l, convnormTFamilies[4], rng)
+						default:
+							in = k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
+							if fam == "mixed" {
+								k.tMixed(in, rng)
+							}
+						}
+						want, got := in.clone(), in.clone()
+						if inPlace {
+							want.dst, got.dst = want.x, got.x
+						}
+						k.call(want, s.fixed)
+						k.parallel(got, s.fixed)
+						if err := convnormTSameBits(got, want); err != nil {
+							t.Fatalf("%sParallel %v family=%s in-place=%v GOMAXPROCS=%d: %v", k.name, s, fam, inPlace, procs, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTensorConcurrent calls the entry points, serial and Parallel (split
+// into goroutines of their own), from many goroutines at once, sharing
+// the scale and shift (read-only), each on its own tensor, and checks
+// each result against a sequential call. Run it under -race.
+func TestConvnormTensorConcurrent(t *testing.T) {
+	const workers = 8
+	defer func(saved int) { convnormParallelMinBytes = saved }(convnormParallelMinBytes)
+	convnormParallelMinBytes = 1
+	rng := rand.New(rand.NewPCG(37, 38))
+	for _, k := range convnormTensorKernels {
+		s := k.parallelShapes()[0]
+		shared := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
+		var ins, wants []*convnormTensorCall
+		for w := 0; w < workers; w++ {
+			in := shared.clone()
+			for i := range in.x {
+				in.x[i] = float32(rng.NormFloat64())
+			}
+			want := in.clone()
+			k.call(want, s.fixed)
+			ins, wants = append(ins, in), append(wants, want)
+		}
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			go func() {
+				e := k.entries()[w%2]
+				for range 10 {
+					// A fresh copy each time (running statistics change with
+					// every call), with the parameters every goroutine shares.
+					got := ins[w].clone()
+					got.gamma, got.beta = shared.gamma, shared.beta
+					e.run(got, s.fixed)
+					for _, p := range [][2][]float32{{got.dst, wants[w].dst}, {got.mean, wants[w].mean}, {got.rstd, wants[w].rstd},
+						{got.runMean, wants[w].runMean}, {got.runVar, wants[w].runVar}} {
+						for j := range p[0] {
+							if math.Float32bits(p[0][j]) != math.Float32bits(p[1][j]) {
+								errs <- fmt.Errorf("%s%s %v goroutine %d: element %d = %v, sequential call gave %v", k.name, e.suffix, s, w, j, p[0][j], p[1][j])
+								return
+							}
+						}
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range workers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -11,30 +12,51 @@ import (
 // once: each image's position normalized over its channels.
 func refChannels() *tensorKernel {
 	k := &tensorKernel{name: "RefChannels", axis: "channels", mean: true, eps: 1e-5, scale: true, shift: true, isas: []string{"purego"}, sizes: []int{5}}
-	k.call = func(c *tensorCall, fixed bool) {
+	check := func(c *tensorCall, fixed bool) {
 		if fixed && c.c != 5 {
 			panic("no fixed size")
 		}
+	}
+	k.call = func(c *tensorCall, fixed bool) {
+		check(c, fixed)
 		for img := 0; img < c.n; img++ {
-			for p := 0; p < c.l; p++ {
-				at := func(ch int) int { return (img*c.c+ch)*c.l + p }
-				mu, ss := 0.0, 0.0
-				for ch := 0; ch < c.c; ch++ {
-					mu += float64(c.x[at(ch)])
-				}
-				mu /= float64(c.c)
-				for ch := 0; ch < c.c; ch++ {
-					d := float64(c.x[at(ch)]) - mu
-					ss += d * d
-				}
-				rstd := 1 / math.Sqrt(ss/float64(c.c)+k.eps)
-				for ch := 0; ch < c.c; ch++ {
-					c.dst[at(ch)] = float32((float64(c.x[at(ch)])-mu)*rstd*float64(c.gamma[ch]) + float64(c.beta[ch]))
-				}
-			}
+			refImage(k, c, img)
 		}
 	}
+	// One goroutine per image.
+	k.parallel = func(c *tensorCall, fixed bool) {
+		check(c, fixed)
+		var wg sync.WaitGroup
+		for img := 0; img < c.n; img++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				refImage(k, c, img)
+			}()
+		}
+		wg.Wait()
+	}
 	return k
+}
+
+// refImage is refChannels on image img.
+func refImage(k *tensorKernel, c *tensorCall, img int) {
+	for p := 0; p < c.l; p++ {
+		at := func(ch int) int { return (img*c.c+ch)*c.l + p }
+		mu, ss := 0.0, 0.0
+		for ch := 0; ch < c.c; ch++ {
+			mu += float64(c.x[at(ch)])
+		}
+		mu /= float64(c.c)
+		for ch := 0; ch < c.c; ch++ {
+			d := float64(c.x[at(ch)]) - mu
+			ss += d * d
+		}
+		rstd := 1 / math.Sqrt(ss/float64(c.c)+k.eps)
+		for ch := 0; ch < c.c; ch++ {
+			c.dst[at(ch)] = float32((float64(c.x[at(ch)])-mu)*rstd*float64(c.gamma[ch]) + float64(c.beta[ch]))
+		}
+	}
 }
 
 // TestTensorSuite runs the generated tensor tests that check results on
@@ -46,6 +68,29 @@ func TestTensorSuite(t *testing.T) {
 	t.Run("LongSets", TestTensorLongSets)
 	t.Run("NonFinite", TestTensorNonFinite)
 	t.Run("Dispatch", TestTensorDispatch)
+	t.Run("Parallel", TestTensorParallel)
+	t.Run("Concurrent", TestTensorConcurrent)
+}
+
+// TestSameBits checks that tSameBits accepts clones and catches a one-bit
+// difference in an array and in a margin.
+func TestSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	k := refChannels()
+	in := k.newCall(2, 5, 3, tFamilies[0], rng)
+	if err := tSameBits(in.clone(), in); err != nil {
+		t.Fatalf("clones: %v", err)
+	}
+	got := in.clone()
+	got.dst[4] = math.Float32frombits(math.Float32bits(got.dst[4]) ^ 1)
+	if err := tSameBits(got, in); err == nil || !strings.Contains(err.Error(), "element") {
+		t.Errorf("dst[4] one bit off: %v", err)
+	}
+	got = in.clone()
+	got.buffers[0][0] = 0
+	if err := tSameBits(got, in); err == nil {
+		t.Error("a margin overwritten: no error")
+	}
 }
 
 // TestGroupsPartition checks that the normalized sets of every axis

@@ -36,6 +36,7 @@ func main() {
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
 	ncl := flag.String("ncl", "8x64x64,8x64x3136", "with BatchNorm: channels-first shapes NxCxL (x[N, C, L], L spatial positions), comma-separated; cache-resident (L2) up to -l2 bytes of x, DRAM above (empty: none)")
+	threads := flag.Int("threads", 2, "after the single-thread table, time normgen's Parallel entry points on this many threads against a copy split as many ways, at the DRAM size (below 2: skip)")
 	budget := flag.Duration("budget", 0, "timing per shape, DRAM shapes twice that (default 8s, or 1.5s with -quick)")
 	var extra []string
 	flag.Func("note", "a line for the report's machine section, as 'key: value' (repeatable)", func(s string) error {
@@ -80,6 +81,7 @@ func main() {
 	}
 
 	shapes := benchkit.Shapes(opList, sizes, *l2, *dram)
+	var nclDims [][3]int
 	if slices.Contains(opList, benchkit.BatchNorm) && *ncl != "" {
 		// After the last [N, C] BatchNorm shape.
 		at := len(shapes)
@@ -99,10 +101,16 @@ func main() {
 				level = benchkit.DRAM
 			}
 			more = append(more, peers.BatchNormNCL(n, c, l, level))
+			nclDims = append(nclDims, [3]int{n, c, l})
 		}
 		shapes = slices.Insert(shapes, at, more...)
 	}
 	rep := benchkit.Run(cfg, shapes, impls)
+	if *threads > 1 && *dram > 0 {
+		scaleCfg := cfg
+		scaleCfg.Budget = cfg.Budget / 2 // four functions of one size per case
+		rep.Scaling = benchkit.RunScaling(scaleCfg, *threads, normgen.ScaleCases(opList, sizes, *dram, nclDims))
+	}
 	rep.Machine.Extra = append(rep.Machine.Extra, peers.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, normgen.Notes()...)
 	rep.Machine.Extra = append(rep.Machine.Extra, extra...)
