@@ -43,6 +43,8 @@ func APIFile(p *Package) ([]byte, error) {
 	}
 	if tensors {
 		f.Line().Line().Add(tensorHelpers())
+	}
+	if p.hasColumns() {
 		f.Line().Line().Add(columnBlockConst())
 	}
 	return render(f)

@@ -342,6 +342,18 @@ func contains(s []target.ISA, isa target.ISA) bool {
 	return false
 }
 
+// hasColumns reports whether a kernel of the package runs in the
+// Columns layout (BatchNorm over [N, C], ConvNeXt's LayerNorm, the
+// parameter gradients of a backward), whose run loop needs columnBlock.
+func (p *Package) hasColumns() bool {
+	for _, k := range p.implKernels() {
+		if k.IR.Layout == ir.Columns {
+			return true
+		}
+	}
+	return false
+}
+
 // columnBlock is the generated constant of target.WidestLanes.
 const columnBlock = "columnBlock"
 

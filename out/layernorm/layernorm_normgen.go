@@ -860,3 +860,7 @@ func layernormParallelColumns(cols, rows int, f func(lo, hi int)) {
 func layernormParallelRowBlocks(rows, h int, f func(lo, hi int)) {
 	layernormParallelColumns(rows, h, f)
 }
+
+// columnBlock is the widest vector's lanes: the Columns kernels' rows (channels of
+// [N, C], positions of an image) are split and finished in blocks of it.
+const layernormColumnBlock = 16

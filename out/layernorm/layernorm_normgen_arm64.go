@@ -252,8 +252,9 @@ func layernormRunLayerNormStatsBackwardParams(kern func(dgamma, dbeta, dy, x, me
 	for done := 0; done < rows; {
 		done += kern(&dgamma[done], &dbeta[done], &dy[done], &x[done], &mean[0], &rstd[0], rows-done, h, stride)
 		if done < rows {
-			layernormGoLayerNormStatsBackwardParamsAny(dgamma[done:], dbeta[done:], dy[done:], x[done:], mean, rstd, 1, h, stride)
-			done++
+			n := min(rows, done-done%layernormColumnBlock+layernormColumnBlock) - done
+			layernormGoLayerNormStatsBackwardParamsAny(dgamma[done:], dbeta[done:], dy[done:], x[done:], mean, rstd, n, h, stride)
+			done += n
 		}
 	}
 }

@@ -762,3 +762,7 @@ func rmsnormParallelColumns(cols, rows int, f func(lo, hi int)) {
 func rmsnormParallelRowBlocks(rows, h int, f func(lo, hi int)) {
 	rmsnormParallelColumns(rows, h, f)
 }
+
+// columnBlock is the widest vector's lanes: the Columns kernels' rows (channels of
+// [N, C], positions of an image) are split and finished in blocks of it.
+const rmsnormColumnBlock = 16

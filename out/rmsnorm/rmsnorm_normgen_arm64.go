@@ -269,8 +269,9 @@ func rmsnormRunRMSNormStatsBackwardParams(kern func(dgamma, dy, x, rstd *float32
 	for done := 0; done < rows; {
 		done += kern(&dgamma[done], &dy[done], &x[done], &rstd[0], rows-done, h, stride)
 		if done < rows {
-			rmsnormGoRMSNormStatsBackwardParamsAny(dgamma[done:], dy[done:], x[done:], rstd, 1, h, stride)
-			done++
+			n := min(rows, done-done%rmsnormColumnBlock+rmsnormColumnBlock) - done
+			rmsnormGoRMSNormStatsBackwardParamsAny(dgamma[done:], dy[done:], x[done:], rstd, n, h, stride)
+			done += n
 		}
 	}
 }
