@@ -9,7 +9,7 @@ import (
 // wordMethods are the methods that print WORD; TestWordEncodings and
 // TestGoAssembler check their encodings.
 var wordMethods = map[string]bool{"VFADD": true, "VFSUB": true, "VFMUL": true, "VFADDP": true, "FADDP": true,
-	"VFDIV": true, "VFCMGE": true, "VFSQRT": true}
+	"VFDIV": true, "VFCMGE": true, "VFSQRT": true, "VLDRQ": true}
 
 // TestAllFormsCoverEveryMethod keeps allForms (and so TestGoAssembler)
 // complete: every instruction method of Func must appear in it.
@@ -41,7 +41,7 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 			continue
 		}
 		op := name // MOVDParam is recorded under its own name above
-		if name == "VLD1P" || name == "VST1P" || name == "FMOVSP" {
+		if name == "VLD1P" || name == "VST1P" || name == "FMOVSP" || name == "VLD1RP" {
 			op = strings.TrimSuffix(name, "P") + ".P" // post-index forms
 		}
 		if !ops[op] {

@@ -20,6 +20,7 @@ const (
 	wFDIV                    // FDIV (vector)
 	wFCMGE                   // FCMGE (vector, register)
 	wFSQRT                   // FSQRT (vector), Advanced SIMD two-register miscellaneous
+	wLDRQReg                 // LDR (register, SIMD&FP), 128 bits: Qt = [Xn + Xm]
 	numWordOps
 )
 
@@ -98,6 +99,19 @@ func encodeFSQRT(d, n VArr) (uint32, string, error) {
 	return w, fmt.Sprintf("fsqrt %s, %s", d.gnu(), n.gnu()), nil
 }
 
+// encodeLDRQReg encodes ldr Qt, [Xn, Xm] (size 00, opc 11, option LSL
+// with no shift). Go's assembler has no register-offset 128-bit load.
+func encodeLDRQReg(t VArr, n, m Reg) (uint32, string, error) {
+	if t.Arr != S4 {
+		return 0, "", fmt.Errorf("arm64asm: ldr q: arrangement %s is not 4S", t.Arr)
+	}
+	if t.Reg > 31 || n >= ZR || m >= ZR || reserved(n) || reserved(m) {
+		return 0, "", fmt.Errorf("arm64asm: ldr q: register out of range or reserved")
+	}
+	w := uint32(0x3ce06800) | uint32(m)<<16 | uint32(n)<<5 | uint32(t.Reg)
+	return w, fmt.Sprintf("ldr q%d, [x%d, x%d]", t.Reg, n, m), nil
+}
+
 func (f *Func) word(op wordOp, w uint32, gnu string, err error) {
 	if err != nil {
 		f.fail(err)
@@ -153,4 +167,12 @@ func (f *Func) VFCMGE(m, n, d VArr) {
 func (f *Func) VFSQRT(n, d VArr) {
 	w, s, err := encodeFSQRT(d, n)
 	f.word(wFSQRT, w, s, err)
+}
+
+// VLDRQ loads d from base+index, index a byte offset in a register (LDR Q
+// register offset, as WORD): the n-th element of a strided walk with one
+// pointer, which VLD1 cannot address.
+func (f *Func) VLDRQ(base, index Reg, d VArr) {
+	w, s, err := encodeLDRQReg(d, base, index)
+	f.word(wLDRQReg, w, s, err)
 }

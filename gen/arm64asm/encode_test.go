@@ -46,6 +46,17 @@ var forms = []form{
 	{"fcmge", func(f *Func, r [3]VReg, a Arrangement) { f.VFCMGE(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
 	{"fsqrt", func(f *Func, r [3]VReg, a Arrangement) { f.VFSQRT(VArr{r[0], a}, VArr{r[1], a}) }, []Arrangement{S2, S4, D2}, 2},
 	{"faddp scalar", func(f *Func, r [3]VReg, a Arrangement) { f.FADDP(VArr{r[0], a}, r[1].F()) }, []Arrangement{S2}, 2},
+	{"ldr q register offset", func(f *Func, r [3]VReg, a Arrangement) { f.VLDRQ(gpOf(r[1]), gpOf(r[2]), VArr{r[0], a}) }, []Arrangement{S4}, 3},
+}
+
+// gpOf maps a register number of combos onto the general registers a
+// kernel may use (R0-R17, R19-R25).
+func gpOf(v VReg) Reg {
+	r := Reg(v % 25)
+	if r >= 18 {
+		r++
+	}
+	return r
 }
 
 // combos is every register in every position (the others fixed but

@@ -33,6 +33,7 @@ func allForms(f *Func) {
 	f.VLD1P(9, VReg(1).List(4, S4))
 	f.VLD1P(9, VReg(2).List(2, S4))
 	f.VLD1P(9, VReg(3).List(1, S4))
+	f.VLD1RP(12, VReg(24).List(1, S4))
 	f.VST1(VReg(5).List(3, S4), Mem{Base: 10})
 	f.VST1P(VReg(6).List(4, S4), 11)
 	f.VST1P(VReg(7).List(1, S4), 11)
@@ -51,6 +52,7 @@ func allForms(f *Func) {
 	f.VFDIV(VReg(15).S4(), VReg(16).S4(), VReg(17).S4())
 	f.VFCMGE(VReg(18).S4(), VReg(19).S4(), VReg(20).S4())
 	f.VFSQRT(VReg(21).S4(), VReg(22).S4())
+	f.VLDRQ(6, 9, VReg(1).S4())
 	f.FMOVS(Mem{Base: 1}, FReg(2))
 	f.FMOVS(Mem{Base: 1, Off: 8}, FReg(2))
 	f.FMOVSP(Mem{Base: 1, Off: 4}, FReg(3))
@@ -104,6 +106,7 @@ var allFormsGNU = []string{
 	"ld1 {v1.4s-v4.4s}, [x9],#64",
 	"ld1 {v2.4s, v3.4s}, [x9],#32",
 	"ld1 {v3.4s}, [x9],#16",
+	"ld1r {v24.4s}, [x12],#4",
 	"st1 {v5.4s-v7.4s}, [x10]",
 	"st1 {v6.4s-v9.4s}, [x11],#64",
 	"st1 {v7.4s}, [x11],#16",
@@ -122,6 +125,7 @@ var allFormsGNU = []string{
 	"fdiv v17.4s, v16.4s, v15.4s",
 	"fcmge v20.4s, v19.4s, v18.4s",
 	"fsqrt v22.4s, v21.4s",
+	"ldr q1, [x6,x9]",
 	"ldr s2, [x1]",
 	"ldr s2, [x1,#8]",
 	"ldr s3, [x1],#4",

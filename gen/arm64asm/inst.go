@@ -196,6 +196,15 @@ func (f *Func) VLD1P(base Reg, l VList) {
 	f.emit("VLD1.P", Mem{base, int32(l.Bytes())}, l)
 }
 
+// VLD1RP loads the float32 at (base) into every lane of the S4 register of
+// l and advances base past it (LD1R, post-index).
+func (f *Func) VLD1RP(base Reg, l VList) {
+	if l.Len != 1 || l.Arr != S4 {
+		f.failf("VLD1R.P: want one S4 register")
+	}
+	f.emit("VLD1R.P", Mem{base, 4}, l)
+}
+
 // VST1 stores l's registers to consecutive memory at m.
 func (f *Func) VST1(l VList, m Mem) {
 	if m.Off != 0 {

@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// neonConvNeXtLayerNorm96 is ConvNeXtLayerNorm for H=96 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm96 is ConvNeXtLayerNorm for H=96 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -28,66 +28,77 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$96, R8
-pass1chunk:
-	SUBS	$64, R8, R8
-	BLT	pass1short
-	MOVD	$64, R7
-pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$24, R10
+pass1:
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass1
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass1iter
-	SUBS	$0, R8, R8
-	BLT	pass1chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
-pass1chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$96, R8
-pass2chunk:
-	SUBS	$64, R8, R8
-	BLT	pass2short
-	MOVD	$64, R7
-pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$24, R10
+pass2:
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass2
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass2iter
-	SUBS	$0, R8, R8
-	BLT	pass2chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
-	VEOR	V1.B16, V1.B16, V1.B16
-	B	pass2chunk
-pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
-pass2chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -113,22 +124,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$96, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$24, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -143,7 +181,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm128 is ConvNeXtLayerNorm for H=128 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm128 is ConvNeXtLayerNorm for H=128 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -167,66 +205,77 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$128, R8
-pass1chunk:
-	SUBS	$64, R8, R8
-	BLT	pass1short
-	MOVD	$64, R7
-pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$32, R10
+pass1:
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass1
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass1iter
-	SUBS	$0, R8, R8
-	BLT	pass1chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
-pass1chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$128, R8
-pass2chunk:
-	SUBS	$64, R8, R8
-	BLT	pass2short
-	MOVD	$64, R7
-pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$32, R10
+pass2:
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass2
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass2iter
-	SUBS	$0, R8, R8
-	BLT	pass2chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
-	VEOR	V1.B16, V1.B16, V1.B16
-	B	pass2chunk
-pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
-pass2chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -252,22 +301,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$128, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$32, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -282,7 +358,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm192 is ConvNeXtLayerNorm for H=192 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm192 is ConvNeXtLayerNorm for H=192 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -306,66 +382,77 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$192, R8
-pass1chunk:
-	SUBS	$64, R8, R8
-	BLT	pass1short
-	MOVD	$64, R7
-pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$48, R10
+pass1:
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass1
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass1iter
-	SUBS	$0, R8, R8
-	BLT	pass1chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
-pass1chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$192, R8
-pass2chunk:
-	SUBS	$64, R8, R8
-	BLT	pass2short
-	MOVD	$64, R7
-pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$48, R10
+pass2:
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass2
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass2iter
-	SUBS	$0, R8, R8
-	BLT	pass2chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
-	VEOR	V1.B16, V1.B16, V1.B16
-	B	pass2chunk
-pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
-pass2chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -391,22 +478,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$192, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$48, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -421,7 +535,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm256 is ConvNeXtLayerNorm for H=256 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm256 is ConvNeXtLayerNorm for H=256 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -445,66 +559,77 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$256, R8
-pass1chunk:
-	SUBS	$64, R8, R8
-	BLT	pass1short
-	MOVD	$64, R7
-pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$64, R10
+pass1:
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass1
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass1iter
-	SUBS	$0, R8, R8
-	BLT	pass1chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	B	pass1chunk
-pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
-pass1chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$256, R8
-pass2chunk:
-	SUBS	$64, R8, R8
-	BLT	pass2short
-	MOVD	$64, R7
-pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
+	MOVD	$64, R10
+pass2:
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
+	BNE	pass2
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
-	BNE	pass2iter
-	SUBS	$0, R8, R8
-	BLT	pass2chunked
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
-	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
-	VEOR	V1.B16, V1.B16, V1.B16
-	B	pass2chunk
-pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
-pass2chunked:
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -530,22 +655,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$256, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$64, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -560,7 +712,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm384 is ConvNeXtLayerNorm for H=384 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm384 is ConvNeXtLayerNorm for H=384 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -584,66 +736,129 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$384, R8
+	MOVD	$96, R11
 pass1chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass1short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass1iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass1iter
 pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$384, R8
+	MOVD	$96, R11
 pass2chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass2short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass2iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass2iter
 pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -669,22 +884,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$384, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$96, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -699,7 +941,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm512 is ConvNeXtLayerNorm for H=512 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm512 is ConvNeXtLayerNorm for H=512 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -723,66 +965,129 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$512, R8
+	MOVD	$128, R11
 pass1chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass1short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass1iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass1iter
 pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$512, R8
+	MOVD	$128, R11
 pass2chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass2short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass2iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass2iter
 pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -808,22 +1113,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$512, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$128, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -838,7 +1170,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm768 is ConvNeXtLayerNorm for H=768 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm768 is ConvNeXtLayerNorm for H=768 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -862,66 +1194,129 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$768, R8
+	MOVD	$192, R11
 pass1chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass1short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass1iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass1iter
 pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$768, R8
+	MOVD	$192, R11
 pass2chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass2short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass2iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass2iter
 pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -947,22 +1342,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$768, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$192, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -977,7 +1399,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNorm1024 is ConvNeXtLayerNorm for H=1024 on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNorm1024 is ConvNeXtLayerNorm for H=1024 on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -1001,66 +1423,129 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$1024, R8
+	MOVD	$256, R11
 pass1chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass1short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass1iter:
-	VLD1	(R6), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V4.S4]
+	WORD	$0x3ce568c5 // ldr q5, [x6, x5]
+	WORD	$0x3ce768c6 // ldr q6, [x6, x7]
+	WORD	$0x3ce868c7 // ldr q7, [x6, x8]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass1iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass1iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass1iter
 pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
+	ADD	R5, R5, R7
+	ADD	R5, R7, R8
+	ADD	R5, R8, R9
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$1024, R8
+	MOVD	$256, R11
 pass2chunk:
-	SUBS	$64, R8, R8
+	SUBS	$64, R11, R11
 	BLT	pass2short
-	MOVD	$64, R7
+	MOVD	$64, R10
 pass2iter:
-	VLD1	(R6), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R5, R6, R6
-	SUBS	$1, R7, R7
+	VLD1	(R6), [V8.S4]
+	WORD	$0x3ce568c9 // ldr q9, [x6, x5]
+	WORD	$0x3ce768ca // ldr q10, [x6, x7]
+	WORD	$0x3ce868cb // ldr q11, [x6, x8]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R9, R6, R6
+	SUBS	$1, R10, R10
 	BNE	pass2iter
-	SUBS	$0, R8, R8
+	SUBS	$0, R11, R11
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R8, R7
-	CBNZ	R7, pass2iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass2iter
 pass2chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -1086,22 +1571,49 @@ pass2chunked:
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
-	MOVD	$1024, R10
+	ADD	R5, R5, R10
+	ADD	R5, R10, R11
+	ADD	R5, R11, R12
+	MOVD	$256, R14
 pass3:
-	FMOVS.P	4(R8), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R9), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R7), [V0.S4]
+	WORD	$0x3ce568e1 // ldr q1, [x7, x5]
+	WORD	$0x3cea68e2 // ldr q2, [x7, x10]
+	WORD	$0x3ceb68e3 // ldr q3, [x7, x11]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R6)
-	ADD	R5, R6, R6
-	ADD	R5, R7, R7
-	SUBS	$1, R10, R10
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R9), [V4.S4]
+	VLD1R.P	4(R9), [V5.S4]
+	VLD1R.P	4(R9), [V6.S4]
+	VLD1R.P	4(R9), [V7.S4]
+	VLD1R.P	4(R8), [V8.S4]
+	VLD1R.P	4(R8), [V9.S4]
+	VLD1R.P	4(R8), [V10.S4]
+	VLD1R.P	4(R8), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R6)
+	ADD	R5, R6, R13
+	VST1	[V5.S4], (R13)
+	ADD	R10, R6, R13
+	VST1	[V6.S4], (R13)
+	ADD	R11, R6, R13
+	VST1	[V7.S4], (R13)
+	ADD	R12, R6, R6
+	ADD	R12, R7, R7
+	SUBS	$1, R14, R14
 	BNE	pass3
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -1116,7 +1628,7 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
-// neonConvNeXtLayerNormAny is ConvNeXtLayerNorm for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// neonConvNeXtLayerNormAny is ConvNeXtLayerNorm for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 TEXT ·convnormNeonConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -1143,37 +1655,77 @@ row:
 	VLD1	(R1), [V28.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R7
+	ADD	R6, R6, R8
+	ADD	R6, R8, R9
+	ADD	R6, R9, R10
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$64, R9
-	MOVD	R5, R10
+	MOVD	$64, R12
+	LSR	$2, R5, R13
 pass1chunk:
-	SUBS	$64, R10, R10
+	SUBS	$64, R13, R13
 	BLT	pass1short
-	MOVD	$64, R8
+	MOVD	$64, R11
 pass1iter:
-	VLD1	(R7), [V1.S4]
-	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R6, R7, R7
-	SUBS	$1, R8, R8
+	VLD1	(R7), [V4.S4]
+	WORD	$0x3ce668e5 // ldr q5, [x7, x6]
+	WORD	$0x3ce868e6 // ldr q6, [x7, x8]
+	WORD	$0x3ce968e7 // ldr q7, [x7, x9]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4ebcd4e7 // fsub v7.4s, v7.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R10, R7, R7
+	SUBS	$1, R11, R11
 	BNE	pass1iter
-	SUBS	$0, R10, R10
+	SUBS	$0, R13, R13
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	SUBS	$1, R9, R9
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R12, R12
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
 	VEOR	V27.B16, V27.B16, V27.B16
-	MOVD	$64, R9
+	MOVD	$64, R12
 	B	pass1chunk
 pass1short:
-	ADD	$64, R10, R8
-	CBNZ	R8, pass1iter
+	ADD	$64, R13, R11
+	CBNZ	R11, pass1iter
 pass1chunked:
+	AND	$2, R5, R11
+	CBZ	R11, pass1vec2Done
+	VLD1	(R7), [V4.S4]
+	WORD	$0x3ce668e5 // ldr q5, [x7, x6]
+	WORD	$0x4ebcd484 // fsub v4.4s, v4.4s, v28.4s
+	WORD	$0x4ebcd4a5 // fsub v5.4s, v5.4s, v28.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	ADD	R8, R7, R7
+pass1vec2Done:
+	AND	$1, R5, R11
+	CBZ	R11, pass1vec1Done
+	VLD1	(R7), [V6.S4]
+	WORD	$0x4ebcd4c6 // fsub v6.4s, v6.4s, v28.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
@@ -1181,50 +1733,108 @@ pass1chunked:
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
+	ADD	R6, R6, R8
+	ADD	R6, R8, R9
+	ADD	R6, R9, R10
 	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R9
-	MOVD	R5, R10
+	MOVD	$64, R12
+	LSR	$2, R5, R13
 pass2chunk:
-	SUBS	$64, R10, R10
+	SUBS	$64, R13, R13
 	BLT	pass2short
-	MOVD	$64, R8
+	MOVD	$64, R11
 pass2iter:
-	VLD1	(R7), [V2.S4]
-	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R6, R7, R7
-	SUBS	$1, R8, R8
+	VLD1	(R7), [V8.S4]
+	WORD	$0x3ce668e9 // ldr q9, [x7, x6]
+	WORD	$0x3ce868ea // ldr q10, [x7, x8]
+	WORD	$0x3ce968eb // ldr q11, [x7, x9]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4ebcd56b // fsub v11.4s, v11.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R10, R7, R7
+	SUBS	$1, R11, R11
 	BNE	pass2iter
-	SUBS	$0, R10, R10
+	SUBS	$0, R13, R13
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d75a // fadd v26.4s, v26.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
-	SUBS	$1, R9, R9
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R12, R12
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3bd739 // fadd v25.4s, v25.4s, v27.4s
 	VEOR	V27.B16, V27.B16, V27.B16
 	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$64, R9
+	MOVD	$64, R12
 	B	pass2chunk
 pass2short:
-	ADD	$64, R10, R8
-	CBNZ	R8, pass2iter
+	ADD	$64, R13, R11
+	CBNZ	R11, pass2iter
 pass2chunked:
+	AND	$2, R5, R11
+	CBZ	R11, pass2vec2Done
+	VLD1	(R7), [V8.S4]
+	WORD	$0x3ce668e9 // ldr q9, [x7, x6]
+	WORD	$0x4ebcd508 // fsub v8.4s, v8.4s, v28.4s
+	WORD	$0x4ebcd529 // fsub v9.4s, v9.4s, v28.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	ADD	R8, R7, R7
+pass2vec2Done:
+	AND	$1, R5, R11
+	CBZ	R11, pass2vec1Done
+	VLD1	(R7), [V10.S4]
+	WORD	$0x4ebcd54a // fsub v10.4s, v10.4s, v28.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e3bd73b // fadd v27.4s, v25.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
-	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
@@ -1250,23 +1860,85 @@ pass2chunked:
 	MOVD	R1, R8
 	MOVD	R2, R9
 	MOVD	R3, R10
-	MOVD	R5, R11
+	ADD	R6, R6, R11
+	ADD	R6, R11, R12
+	ADD	R6, R12, R13
+	LSR	$2, R5, R15
+	CBZ	R15, pass3done
 pass3:
-	FMOVS.P	4(R9), F24
-	VDUP	V24.S[0], V24.S4
-	FMOVS.P	4(R10), F25
-	VDUP	V25.S[0], V25.S4
 	VLD1	(R8), [V0.S4]
+	WORD	$0x3ce66901 // ldr q1, [x8, x6]
+	WORD	$0x3ceb6902 // ldr q2, [x8, x11]
+	WORD	$0x3cec6903 // ldr q3, [x8, x12]
 	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
 	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
-	VMOV	V25.B16, V1.B16
-	VFMLA	V24.S4, V0.S4, V1.S4
-	VST1	[V1.S4], (R7)
-	ADD	R6, R7, R7
-	ADD	R6, R8, R8
-	SUBS	$1, R11, R11
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1R.P	4(R10), [V4.S4]
+	VLD1R.P	4(R10), [V5.S4]
+	VLD1R.P	4(R10), [V6.S4]
+	VLD1R.P	4(R10), [V7.S4]
+	VLD1R.P	4(R9), [V8.S4]
+	VLD1R.P	4(R9), [V9.S4]
+	VLD1R.P	4(R9), [V10.S4]
+	VLD1R.P	4(R9), [V11.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VFMLA	V11.S4, V3.S4, V7.S4
+	VST1	[V4.S4], (R7)
+	ADD	R6, R7, R14
+	VST1	[V5.S4], (R14)
+	ADD	R11, R7, R14
+	VST1	[V6.S4], (R14)
+	ADD	R12, R7, R14
+	VST1	[V7.S4], (R14)
+	ADD	R13, R7, R7
+	ADD	R13, R8, R8
+	SUBS	$1, R15, R15
 	BNE	pass3
+pass3done:
+	AND	$2, R5, R15
+	CBZ	R15, pass3vec2Done
+	VLD1	(R8), [V0.S4]
+	WORD	$0x3ce66901 // ldr q1, [x8, x6]
+	WORD	$0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
+	WORD	$0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
+	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1R.P	4(R10), [V4.S4]
+	VLD1R.P	4(R10), [V5.S4]
+	VLD1R.P	4(R9), [V8.S4]
+	VLD1R.P	4(R9), [V9.S4]
+	VFMLA	V8.S4, V0.S4, V4.S4
+	VFMLA	V9.S4, V1.S4, V5.S4
+	VST1	[V4.S4], (R7)
+	ADD	R6, R7, R14
+	VST1	[V5.S4], (R14)
+	ADD	R11, R7, R7
+	ADD	R11, R8, R8
+pass3vec2Done:
+	AND	$1, R5, R15
+	CBZ	R15, pass3vec1Done
+	VLD1	(R8), [V2.S4]
+	WORD	$0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1R.P	4(R10), [V6.S4]
+	VLD1R.P	4(R9), [V10.S4]
+	VFMLA	V10.S4, V2.S4, V6.S4
+	VST1	[V6.S4], (R7)
+pass3vec1Done:
 	// next block of 4 rows
 	ADD	$16, R0, R0
 	ADD	$16, R1, R1
@@ -1707,7 +2379,7 @@ done:
 	MOVD	R11, ret+104(FP)
 	RET
 
-// neonBatchNormTrainColumnsAny is BatchNormTrainColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// neonBatchNormTrainColumnsAny is BatchNormTrainColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
 TEXT ·convnormNeonBatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	MOVD	dst+0(FP), R0
 	MOVD	mean+8(FP), R1
@@ -1745,37 +2417,77 @@ row:
 	VLD1	(R3), [V25.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R11
+	ADD	R10, R10, R12
+	ADD	R10, R12, R13
+	ADD	R10, R13, R14
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
-	MOVD	$64, R13
-	MOVD	R9, R14
+	MOVD	$64, R16
+	LSR	$2, R9, R17
 pass1chunk:
-	SUBS	$64, R14, R14
+	SUBS	$64, R17, R17
 	BLT	pass1short
-	MOVD	$64, R12
+	MOVD	$64, R15
 pass1iter:
-	VLD1	(R11), [V1.S4]
-	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R10, R11, R11
-	SUBS	$1, R12, R12
+	VLD1	(R11), [V4.S4]
+	WORD	$0x3cea6965 // ldr q5, [x11, x10]
+	WORD	$0x3cec6966 // ldr q6, [x11, x12]
+	WORD	$0x3ced6967 // ldr q7, [x11, x13]
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R14, R11, R11
+	SUBS	$1, R15, R15
 	BNE	pass1iter
-	SUBS	$0, R14, R14
+	SUBS	$0, R17, R17
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	SUBS	$1, R13, R13
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R16, R16
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R13
+	MOVD	$64, R16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R14, R12
-	CBNZ	R12, pass1iter
+	ADD	$64, R17, R15
+	CBNZ	R15, pass1iter
 pass1chunked:
+	AND	$2, R9, R15
+	CBZ	R15, pass1vec2Done
+	VLD1	(R11), [V4.S4]
+	WORD	$0x3cea6965 // ldr q5, [x11, x10]
+	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
+	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	ADD	R12, R11, R11
+pass1vec2Done:
+	AND	$1, R9, R15
+	CBZ	R15, pass1vec1Done
+	VLD1	(R11), [V6.S4]
+	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
@@ -1783,50 +2495,108 @@ pass1chunked:
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R11
+	ADD	R10, R10, R12
+	ADD	R10, R12, R13
+	ADD	R10, R13, R14
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
-	MOVD	$64, R13
-	MOVD	R9, R14
+	MOVD	$64, R16
+	LSR	$2, R9, R17
 pass2chunk:
-	SUBS	$64, R14, R14
+	SUBS	$64, R17, R17
 	BLT	pass2short
-	MOVD	$64, R12
+	MOVD	$64, R15
 pass2iter:
-	VLD1	(R11), [V2.S4]
-	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R10, R11, R11
-	SUBS	$1, R12, R12
+	VLD1	(R11), [V8.S4]
+	WORD	$0x3cea6969 // ldr q9, [x11, x10]
+	WORD	$0x3cec696a // ldr q10, [x11, x12]
+	WORD	$0x3ced696b // ldr q11, [x11, x13]
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4eb9d56b // fsub v11.4s, v11.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R14, R11, R11
+	SUBS	$1, R15, R15
 	BNE	pass2iter
-	SUBS	$0, R14, R14
+	SUBS	$0, R17, R17
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d6f7 // fadd v23.4s, v23.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
-	SUBS	$1, R13, R13
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d6f7 // fadd v23.4s, v23.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R16, R16
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
 	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
 	VEOR	V23.B16, V23.B16, V23.B16
-	MOVD	$64, R13
+	MOVD	$64, R16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R14, R12
-	CBNZ	R12, pass2iter
+	ADD	$64, R17, R15
+	CBNZ	R15, pass2iter
 pass2chunked:
+	AND	$2, R9, R15
+	CBZ	R15, pass2vec2Done
+	VLD1	(R11), [V8.S4]
+	WORD	$0x3cea6969 // ldr q9, [x11, x10]
+	WORD	$0x4eb9d508 // fsub v8.4s, v8.4s, v25.4s
+	WORD	$0x4eb9d529 // fsub v9.4s, v9.4s, v25.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	ADD	R12, R11, R11
+pass2vec2Done:
+	AND	$1, R9, R15
+	CBZ	R15, pass2vec1Done
+	VLD1	(R11), [V10.S4]
+	WORD	$0x4eb9d54a // fsub v10.4s, v10.4s, v25.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e21d6e1 // fadd v1.4s, v23.4s, v1.4s
+	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc37 // fmul v23.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc97 // fmul v23.4s, v4.4s, v31.4s
 	WORD	$0x6e38df16 // fmul v22.4s, v24.4s, v24.4s
 	WORD	$0x4eb6d6f7 // fsub v23.4s, v23.4s, v22.4s
 	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
@@ -1865,18 +2635,71 @@ pass2chunked:
 	// pass 3 over the block's rows
 	MOVD	R0, R11
 	MOVD	R3, R12
-	MOVD	R9, R13
+	ADD	R10, R10, R13
+	ADD	R10, R13, R14
+	ADD	R10, R14, R15
+	LSR	$2, R9, R17
+	CBZ	R17, pass3done
 pass3:
 	VLD1	(R12), [V0.S4]
+	WORD	$0x3cea6981 // ldr q1, [x12, x10]
+	WORD	$0x3ced6982 // ldr q2, [x12, x13]
+	WORD	$0x3cee6983 // ldr q3, [x12, x14]
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
+	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
+	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	WORD	$0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
 	VST1	[V0.S4], (R11)
-	ADD	R10, R11, R11
-	ADD	R10, R12, R12
-	SUBS	$1, R13, R13
+	ADD	R10, R11, R16
+	VST1	[V1.S4], (R16)
+	ADD	R13, R11, R16
+	VST1	[V2.S4], (R16)
+	ADD	R14, R11, R16
+	VST1	[V3.S4], (R16)
+	ADD	R15, R11, R11
+	ADD	R15, R12, R12
+	SUBS	$1, R17, R17
 	BNE	pass3
+pass3done:
+	AND	$2, R9, R17
+	CBZ	R17, pass3vec2Done
+	VLD1	(R12), [V0.S4]
+	WORD	$0x3cea6981 // ldr q1, [x12, x10]
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
+	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VST1	[V0.S4], (R11)
+	ADD	R10, R11, R16
+	VST1	[V1.S4], (R16)
+	ADD	R13, R11, R11
+	ADD	R13, R12, R12
+pass3vec2Done:
+	AND	$1, R9, R17
+	CBZ	R17, pass3vec1Done
+	VLD1	(R12), [V2.S4]
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VST1	[V2.S4], (R11)
+pass3vec1Done:
 	VST1	[V21.S4], (R1)
 	VST1	[V22.S4], (R2)
 	// next block of 4 rows
@@ -2317,7 +3140,7 @@ done:
 	MOVD	R9, ret+88(FP)
 	RET
 
-// neonBatchNormTrainONNXColumnsAny is BatchNormTrainONNXColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// neonBatchNormTrainONNXColumnsAny is BatchNormTrainONNXColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
 TEXT ·convnormNeonBatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -2352,37 +3175,77 @@ row:
 	VLD1	(R1), [V26.S4]
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R9
+	ADD	R8, R8, R10
+	ADD	R8, R10, R11
+	ADD	R8, R11, R12
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R11
-	MOVD	R7, R12
+	MOVD	$64, R14
+	LSR	$2, R7, R15
 pass1chunk:
-	SUBS	$64, R12, R12
+	SUBS	$64, R15, R15
 	BLT	pass1short
-	MOVD	$64, R10
+	MOVD	$64, R13
 pass1iter:
-	VLD1	(R9), [V1.S4]
-	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
-	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	ADD	R8, R9, R9
-	SUBS	$1, R10, R10
+	VLD1	(R9), [V4.S4]
+	WORD	$0x3ce86925 // ldr q5, [x9, x8]
+	WORD	$0x3cea6926 // ldr q6, [x9, x10]
+	WORD	$0x3ceb6927 // ldr q7, [x9, x11]
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4ebad4e7 // fsub v7.4s, v7.4s, v26.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	ADD	R12, R9, R9
+	SUBS	$1, R13, R13
 	BNE	pass1iter
-	SUBS	$0, R12, R12
+	SUBS	$0, R15, R15
 	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	SUBS	$1, R11, R11
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R14, R14
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
-	MOVD	$64, R11
+	MOVD	$64, R14
 	B	pass1chunk
 pass1short:
-	ADD	$64, R12, R10
-	CBNZ	R10, pass1iter
+	ADD	$64, R15, R13
+	CBNZ	R13, pass1iter
 pass1chunked:
+	AND	$2, R7, R13
+	CBZ	R13, pass1vec2Done
+	VLD1	(R9), [V4.S4]
+	WORD	$0x3ce86925 // ldr q5, [x9, x8]
+	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
+	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	ADD	R10, R9, R9
+pass1vec2Done:
+	AND	$1, R7, R13
+	CBZ	R13, pass1vec1Done
+	VLD1	(R9), [V6.S4]
+	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
@@ -2390,50 +3253,108 @@ pass1chunked:
 	// pass 2 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R9
+	ADD	R8, R8, R10
+	ADD	R8, R10, R11
+	ADD	R8, R11, R12
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	MOVD	$64, R11
-	MOVD	R7, R12
+	MOVD	$64, R14
+	LSR	$2, R7, R15
 pass2chunk:
-	SUBS	$64, R12, R12
+	SUBS	$64, R15, R15
 	BLT	pass2short
-	MOVD	$64, R10
+	MOVD	$64, R13
 pass2iter:
-	VLD1	(R9), [V2.S4]
-	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
-	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
-	VFMLA	V2.S4, V2.S4, V1.S4
-	ADD	R8, R9, R9
-	SUBS	$1, R10, R10
+	VLD1	(R9), [V8.S4]
+	WORD	$0x3ce86929 // ldr q9, [x9, x8]
+	WORD	$0x3cea692a // ldr q10, [x9, x10]
+	WORD	$0x3ceb692b // ldr q11, [x9, x11]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4ebad56b // fsub v11.4s, v11.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	VFMLA	V10.S4, V10.S4, V6.S4
+	VFMLA	V11.S4, V11.S4, V7.S4
+	ADD	R12, R9, R9
+	SUBS	$1, R13, R13
 	BNE	pass2iter
-	SUBS	$0, R12, R12
+	SUBS	$0, R15, R15
 	BLT	pass2chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d718 // fadd v24.4s, v24.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
-	SUBS	$1, R11, R11
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R14, R14
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R11
+	MOVD	$64, R14
 	B	pass2chunk
 pass2short:
-	ADD	$64, R12, R10
-	CBNZ	R10, pass2iter
+	ADD	$64, R15, R13
+	CBNZ	R13, pass2iter
 pass2chunked:
+	AND	$2, R7, R13
+	CBZ	R13, pass2vec2Done
+	VLD1	(R9), [V8.S4]
+	WORD	$0x3ce86929 // ldr q9, [x9, x8]
+	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
+	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VFMLA	V8.S4, V8.S4, V4.S4
+	VFMLA	V9.S4, V9.S4, V5.S4
+	ADD	R10, R9, R9
+pass2vec2Done:
+	AND	$1, R7, R13
+	CBZ	R13, pass2vec1Done
+	VLD1	(R9), [V10.S4]
+	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VFMLA	V10.S4, V10.S4, V6.S4
+pass2vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
-	WORD	$0x4e21d701 // fadd v1.4s, v24.4s, v1.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
-	WORD	$0x6e3fdc38 // fmul v24.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc98 // fmul v24.4s, v4.4s, v31.4s
 	WORD	$0x6e39df37 // fmul v23.4s, v25.4s, v25.4s
 	WORD	$0x4eb7d718 // fsub v24.4s, v24.4s, v23.4s
 	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s
@@ -2471,18 +3392,71 @@ pass2chunked:
 	// pass 3 over the block's rows
 	MOVD	R0, R9
 	MOVD	R1, R10
-	MOVD	R7, R11
+	ADD	R8, R8, R11
+	ADD	R8, R11, R12
+	ADD	R8, R12, R13
+	LSR	$2, R7, R15
+	CBZ	R15, pass3done
 pass3:
 	VLD1	(R10), [V0.S4]
+	WORD	$0x3ce86941 // ldr q1, [x10, x8]
+	WORD	$0x3ceb6942 // ldr q2, [x10, x11]
+	WORD	$0x3cec6943 // ldr q3, [x10, x12]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4ebad463 // fsub v3.4s, v3.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
 	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
 	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	WORD	$0x4e37d421 // fadd v1.4s, v1.4s, v23.4s
+	WORD	$0x4e37d442 // fadd v2.4s, v2.4s, v23.4s
+	WORD	$0x4e37d463 // fadd v3.4s, v3.4s, v23.4s
 	VST1	[V0.S4], (R9)
-	ADD	R8, R9, R9
-	ADD	R8, R10, R10
-	SUBS	$1, R11, R11
+	ADD	R8, R9, R14
+	VST1	[V1.S4], (R14)
+	ADD	R11, R9, R14
+	VST1	[V2.S4], (R14)
+	ADD	R12, R9, R14
+	VST1	[V3.S4], (R14)
+	ADD	R13, R9, R9
+	ADD	R13, R10, R10
+	SUBS	$1, R15, R15
 	BNE	pass3
+pass3done:
+	AND	$2, R7, R15
+	CBZ	R15, pass3vec2Done
+	VLD1	(R10), [V0.S4]
+	WORD	$0x3ce86941 // ldr q1, [x10, x8]
+	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
+	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
+	WORD	$0x4e37d421 // fadd v1.4s, v1.4s, v23.4s
+	VST1	[V0.S4], (R9)
+	ADD	R8, R9, R14
+	VST1	[V1.S4], (R14)
+	ADD	R11, R9, R9
+	ADD	R11, R10, R10
+pass3vec2Done:
+	AND	$1, R7, R15
+	CBZ	R15, pass3vec1Done
+	VLD1	(R10), [V2.S4]
+	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x4e37d442 // fadd v2.4s, v2.4s, v23.4s
+	VST1	[V2.S4], (R9)
+pass3vec1Done:
 	// next block of 4 rows
 	ADD	$16, R0, R0
 	ADD	$16, R1, R1
@@ -2582,7 +3556,7 @@ done:
 	MOVD	R7, ret+72(FP)
 	RET
 
-// neonBatchNormInferenceColumnsAny is BatchNormInferenceColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): y = x*gain[c] + bias[c].
+// neonBatchNormInferenceColumnsAny is BatchNormInferenceColumns for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: y = x*gain[c] + bias[c].
 TEXT ·convnormNeonBatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVD	dst+0(FP), R0
 	MOVD	x+8(FP), R1
@@ -2600,16 +3574,57 @@ row:
 	// pass 1 over the block's rows
 	MOVD	R0, R7
 	MOVD	R1, R8
-	MOVD	R5, R9
+	ADD	R6, R6, R9
+	ADD	R6, R9, R10
+	ADD	R6, R10, R11
+	LSR	$2, R5, R13
+	CBZ	R13, pass1done
 pass1:
 	VLD1	(R8), [V0.S4]
+	WORD	$0x3ce66901 // ldr q1, [x8, x6]
+	WORD	$0x3ce96902 // ldr q2, [x8, x9]
+	WORD	$0x3cea6903 // ldr q3, [x8, x10]
 	WORD	$0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD	$0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD	$0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
 	WORD	$0x4e3ed400 // fadd v0.4s, v0.4s, v30.4s
+	WORD	$0x4e3ed421 // fadd v1.4s, v1.4s, v30.4s
+	WORD	$0x4e3ed442 // fadd v2.4s, v2.4s, v30.4s
+	WORD	$0x4e3ed463 // fadd v3.4s, v3.4s, v30.4s
 	VST1	[V0.S4], (R7)
-	ADD	R6, R7, R7
-	ADD	R6, R8, R8
-	SUBS	$1, R9, R9
+	ADD	R6, R7, R12
+	VST1	[V1.S4], (R12)
+	ADD	R9, R7, R12
+	VST1	[V2.S4], (R12)
+	ADD	R10, R7, R12
+	VST1	[V3.S4], (R12)
+	ADD	R11, R7, R7
+	ADD	R11, R8, R8
+	SUBS	$1, R13, R13
 	BNE	pass1
+pass1done:
+	AND	$2, R5, R13
+	CBZ	R13, pass1vec2Done
+	VLD1	(R8), [V0.S4]
+	WORD	$0x3ce66901 // ldr q1, [x8, x6]
+	WORD	$0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD	$0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD	$0x4e3ed400 // fadd v0.4s, v0.4s, v30.4s
+	WORD	$0x4e3ed421 // fadd v1.4s, v1.4s, v30.4s
+	VST1	[V0.S4], (R7)
+	ADD	R6, R7, R12
+	VST1	[V1.S4], (R12)
+	ADD	R9, R7, R7
+	ADD	R9, R8, R8
+pass1vec2Done:
+	AND	$1, R5, R13
+	CBZ	R13, pass1vec1Done
+	VLD1	(R8), [V2.S4]
+	WORD	$0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD	$0x4e3ed442 // fadd v2.4s, v2.4s, v30.4s
+	VST1	[V2.S4], (R7)
+pass1vec1Done:
 	// next block of 4 rows
 	ADD	$16, R0, R0
 	ADD	$16, R1, R1

@@ -449,16 +449,30 @@ func writes(s string) []string {
 	return rs
 }
 
+// regOffset matches a register-offset address: the strided walk of a
+// Columns loop, one vector per line.
+var regOffset = regexp.MustCompile(`\[x\d+, x\d+\]`)
+
 // floorBodies are synthetic iterations with the loop's loads, stores and
 // vector ops and nothing else: no address increments, no loop counter, no
 // dependency between instructions (an FMLA becomes the FMUL it costs like
 // when not chained). One body per pair of load and store forms; the floor
-// is the fastest.
+// is the fastest. An LD1R (a value loaded into every lane) stays as it is
+// in every form: it is a load and the broadcast a DUP would make. A loop
+// that addresses a vector through a register offset walks columns, each
+// vector stride bytes from the next, which no multi-register or pair form
+// can load or store: its forms take one vector per instruction.
 func floorBodies(body []string, scalar bool) map[string][]string {
 	var loadB, storeB int
-	var ops []string
+	var ops, repl []string
+	strided := false
 	for _, s := range body {
 		if m, ok := memOp(s); ok {
+			strided = strided || regOffset.MatchString(s)
+			if f := strings.Fields(s); strings.HasPrefix(f[0], "ld1r") {
+				repl = append(repl, fmt.Sprintf("ld1r {v%d.4s}, [x%d]", 8+len(repl)%8, len(repl)%8))
+				continue
+			}
 			if m.load {
 				loadB += m.bytes
 			} else {
@@ -505,6 +519,27 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 			b = append(b, fmt.Sprintf("str s%d, [x1, #%d]", 24+i%4, 4*i))
 		}
 		forms["ldr/str"] = append(b, fp...)
+		return forms
+	}
+	if strided {
+		// Vector i from base x(i%8), stored from v24 to base x(8+i%8).
+		for _, f := range []struct{ name, load, store string }{
+			{"ld1/st1", "ld1 {v%d.4s}, [x%d]", "st1 {v24.4s}, [x%d]"},
+			{"ldr/str", "ldr q%d, [x%d]", "str q24, [x%d]"},
+		} {
+			var b []string
+			for i := 0; i < loadB/16; i++ {
+				b = append(b, fmt.Sprintf(f.load, i%16, i%8))
+			}
+			for i := 0; i < storeB/16; i++ {
+				b = append(b, fmt.Sprintf(f.store, 8+i%8))
+			}
+			name := f.name
+			if storeB == 0 {
+				name = strings.Split(name, "/")[0]
+			}
+			forms[name+" strided"] = append(append(b, repl...), fp...)
+		}
 		return forms
 	}
 	loads := map[string]func(q int) []string{
@@ -566,7 +601,7 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 				name += "/" + sn
 			}
 			b := append(lf(loadB/16), sf(storeB/16)...)
-			forms[name] = append(b, fp...)
+			forms[name] = append(append(b, repl...), fp...)
 		}
 	}
 	return forms

@@ -91,3 +91,27 @@ func TestFloorBodies(t *testing.T) {
 		t.Errorf("floorBodies = %q\nwant %q", forms, want)
 	}
 }
+
+// A Columns loop: element 0 at the cursor, element 1 a stride on through a
+// register offset, a Param broadcast by LD1R, a store through an address.
+func TestFloorBodiesStrided(t *testing.T) {
+	body := []string{
+		"ld1r { v4.4s }, [x9], #4",
+		"ld1 { v0.4s }, [x7]",
+		"ldr q1, [x7, x5]",
+		"fmla v4.4s, v0.4s, v8.4s",
+		"st1 { v4.4s }, [x6]",
+		"add x13, x6, x5",
+		"st1 { v5.4s }, [x13]",
+		"subs x7, x7, #1",
+		"b.ne LOOP",
+	}
+	forms := floorBodies(body, false)
+	want := map[string][]string{
+		"ld1/st1 strided": {"ld1 {v0.4s}, [x0]", "ld1 {v1.4s}, [x1]", "st1 {v24.4s}, [x8]", "st1 {v24.4s}, [x9]", "ld1r {v8.4s}, [x0]", "fmul v16.4s, v29.4s, v28.4s"},
+		"ldr/str strided": {"ldr q0, [x0]", "ldr q1, [x1]", "str q24, [x8]", "str q24, [x9]", "ld1r {v8.4s}, [x0]", "fmul v16.4s, v29.4s, v28.4s"},
+	}
+	if !reflect.DeepEqual(forms, want) {
+		t.Errorf("floorBodies = %q\nwant %q", forms, want)
+	}
+}

@@ -65,7 +65,11 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 	p("- Floor: the same loads, stores and vector ops with nothing else (no address increments, no loop\n")
 	p("  counter, no dependencies; an FMLA costs as an FMUL), simulated with loads as `ld1 {4 regs}` or\n")
 	p("  `ldp q` and stores as `st1 {4 regs}` or `stp q`; the fastest form is the floor, named in the\n")
-	p("  loop table (the models disagree on which store form is cheaper).\n")
+	p("  loop table (the models disagree on which store form is cheaper). A loop that reaches a vector\n")
+	p("  through a register offset (`[xN, xM]`: a Columns loop, one vector per line, stride bytes apart)\n")
+	p("  is floored with one vector per `ld1`/`ldr q` and `st1`/`str q` (`strided`), since no pair or\n")
+	p("  multi-register form can reach two columns. An `ld1r` (a value loaded into every lane) stays as\n")
+	p("  it is: a load and the broadcast a DUP would make.\n")
 	p("- FMLA accumulate forwarding: the cores forward an FMLA's result to the accumulator of the next\n")
 	p("  dependent FMLA (2 cycles apart, not 4). A chain of FMLAs into one register runs at")
 	for i, c := range cpus {

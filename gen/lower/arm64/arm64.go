@@ -132,16 +132,15 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 // attempts lists the configurations of tf's lowering, best first: each
 // unroll, with the guard bounds hoisted and then loaded at each guard.
 func attempts(tf target.Func) []attempt {
-	us := unrolls
-	if tf.Kernel.Layout == ir.Columns {
-		// One vector of four rows per block; a loop step is one element
-		// of each, so there is nothing to unroll.
-		us = []int{1}
-	}
 	var out []attempt
-	for _, u := range us {
-		// A fixed row shorter than u vectors gains nothing from the unroll.
-		if tf.H > 0 && u > 1 && tf.H < 4*u {
+	for _, u := range unrolls {
+		// A fixed row shorter than u vectors gains nothing from the unroll
+		// (Columns: than u elements, one vector each).
+		per := 4
+		if tf.Kernel.Layout == ir.Columns {
+			per = 1
+		}
+		if tf.H > 0 && u > 1 && tf.H < per*u {
 			continue
 		}
 		// Guard bounds kept in registers cost a few instructions less per
@@ -237,7 +236,7 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	}
 	switch k.Layout {
 	case ir.Columns:
-		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, across blocks of 4 rows (the columns of lines stride floats long): %s.", fn.Name, k.Name, size, k.Doc)}
+		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, across blocks of 4 rows (the columns of lines stride floats long), %d elements per iteration: %s.", fn.Name, k.Name, size, l.u, k.Doc)}
 	case ir.Segments:
 		fn.Doc = []string{fmt.Sprintf("%s is %s on NEON for rows of segs segments of seglen floats, %d vectors per iteration: %s.", fn.Name, k.Name, l.u, k.Doc)}
 	default:

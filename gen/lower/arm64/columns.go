@@ -13,10 +13,10 @@ import (
 // rows, one row per lane: every scalar of the program is a vector of the
 // four rows' values (an SSum is the accumulator itself, with no
 // horizontal sum; SDiv and SSqrt are the exact vector FDIV and FSQRT),
-// and each ir.Loop steps through the h elements with the row cursors
-// moving by stride floats. A Param load is element i's value, broadcast.
-// Each lane of an accumulator sums a whole row, in chunks when h may
-// exceed ir.SumChunk (loopColumns).
+// and each ir.Loop steps through the h elements, u at a time, with the
+// row cursors moving by stride floats each. A Param load is element i's
+// value, broadcast. Each lane of an accumulator sums a whole row, in u
+// partial sums, in chunks when h may exceed u*ir.SumChunk (loopColumns).
 //
 // The rows%4 left after the last block are not done: the function returns
 // the rows of the blocks it completed and the Go caller does the rest (see
@@ -123,74 +123,152 @@ func (l *lowering) guardColumns(st *ir.Scalar) error {
 }
 
 // loopColumns lowers one sweep (statement si) over the h elements of the
-// block's rows: one vector per element, the row cursors stepping by the
-// stride, the Param values broadcast at each step. The accumulators are
-// per-row sums as they are, what the following SSum reads. When h may
-// exceed ir.SumChunk (a run-time h, or a fixed one past it) they sum in
-// chunks (sums.go), one lane per row, as ir.BlockedSum does; a fixed h of
-// one chunk or less is summed as one, without the chunk loop.
+// block's rows, u consecutive elements (one vector each) per iteration:
+// element k of an iteration is k strides past the row cursors (p.off),
+// which step by u strides, and the Param pointers step one float per
+// element (accessColumns). Each accumulator keeps u partial sums, one per
+// element of the iteration, so that u chains run at once; they are added
+// pairwise at every fold and at the end (sums.go), each lane a row. When
+// a chain may pass ir.SumChunk terms (a run-time h, or a fixed one of
+// more than u*SumChunk) the sums run in chunks, as ir.BlockedSum does. The
+// h%u elements left take one partial sum each: after the last (short)
+// chunk, which holds fewer than SumChunk terms, so no chain passes it.
 func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	l.loopN++
-	fn := l.fn
+	fn, u := l.fn, l.u
 	fn.Comment(fmt.Sprintf("pass %d over the block's rows", l.loopN))
 	p, err := l.plan(lp)
 	if err != nil {
 		return err
 	}
 	for _, acc := range p.accs {
-		r := p.acc[acc].B16()
-		fn.VEOR(r, r, r)
+		for c := 0; c < u; c++ {
+			r := (p.acc[acc] + arm64asm.VReg(c)).B16()
+			fn.VEOR(r, r, r)
+		}
 	}
-	var arrays []int // row arrays, each with a cursor
+	// Registers: the cursors, u-1 offsets, a store address, the counter
+	// and the chunk counters. Short of them, a smaller unroll is tried.
+	stores := false
+	for _, op := range lp.Ops {
+		stores = stores || op.Code == ir.VStore
+	}
+	if l.gpLeft() < len(p.final)+u-1+b2i(stores)+1+2 {
+		return errPressure
+	}
+	var arrays []int // row arrays, each with a cursor stepping by the stride
 	for a := range l.k.Arrays {
 		if _, ok := p.final[a]; ok {
-			arrays = append(arrays, a)
 			p.cursor[a] = l.gp()
 			fn.MOVD(l.base[a], p.cursor[a])
+			if l.k.Arrays[a].Role != ir.Param {
+				arrays = append(arrays, a)
+			}
 		}
-		if _, ok := p.bparam[a]; ok {
-			p.pcur[a] = l.gp()
-			fn.MOVD(l.base[a], p.pcur[a])
-		}
+	}
+	p.off = make([]arm64asm.Reg, u+1)
+	p.off[1] = l.stride
+	for k := 2; k <= u; k++ {
+		p.off[k] = l.gp()
+		fn.ADD(l.stride, p.off[k-1], p.off[k])
+	}
+	if stores {
+		p.addr = l.gp()
 	}
 	label := func(s string) arm64asm.Label { return arm64asm.Label(fmt.Sprintf("pass%d%s", l.loopN, s)) }
 	cnt := l.gp()
-	var h arm64asm.Operand = l.hReg
-	if l.h > 0 {
-		h = arm64asm.Imm(l.h)
+	advance := func(k int) {
+		for _, a := range arrays {
+			fn.ADD(p.off[k], p.cursor[a], p.cursor[a])
+		}
 	}
 	iter := func() {
-		l.broadcastParams(p)
-		l.body(p, 1, 0, false)
-		for _, a := range arrays {
-			fn.ADD(l.stride, p.cursor[a], p.cursor[a])
-		}
+		l.body(p, u, 0, false)
+		advance(u)
 	}
 	var sum *sums
-	if chunks, super := chunked(l.h); chunks && len(p.accs) > 0 {
-		if sum, err = l.sumsStart(p, super); err != nil {
-			return err
+	if l.h > 0 {
+		main, rest := l.h/u, l.h%u
+		chunks, super := chunked(main + b2i(rest > 0))
+		switch {
+		case chunks && len(p.accs) > 0:
+			if sum, err = l.sumsStart(p, super); err != nil {
+				return err
+			}
+			fn.MOVD(arm64asm.Imm(main), sum.rem)
+			l.chunks(sum, p, cnt, label, iter)
+		case main == 1:
+			iter()
+		case main > 1:
+			fn.MOVD(arm64asm.Imm(main), cnt)
+			fn.Label(label(""))
+			iter()
+			fn.SUBS(arm64asm.Imm(1), cnt, cnt)
+			fn.BNE(label(""))
 		}
-		fn.MOVD(h, sum.rem)
-		l.chunks(sum, p, cnt, label, iter)
-		for _, acc := range p.accs {
-			l.sumsInto(sum, acc, p.acc[acc])
+		if rest > 0 {
+			l.body(p, rest, 0, false)
 		}
-		l.sumsEnd(sum)
 	} else {
-		fn.MOVD(h, cnt)
-		top := label("")
-		fn.Label(top)
-		iter()
-		fn.SUBS(arm64asm.Imm(1), cnt, cnt)
-		fn.BNE(top)
+		shift := 0
+		for w := u; w > 1; w /= 2 {
+			shift++
+		}
+		// n = h/u, the iterations.
+		n := func(d arm64asm.Reg) {
+			if shift > 0 {
+				fn.LSR(arm64asm.Imm(shift), l.hReg, d)
+			} else {
+				fn.MOVD(l.hReg, d)
+			}
+		}
+		if len(p.accs) > 0 {
+			if sum, err = l.sumsStart(p, true); err != nil {
+				return err
+			}
+			n(sum.rem)
+			l.chunks(sum, p, cnt, label, iter)
+		} else {
+			n(cnt)
+			fn.CBZ(cnt, label("done"))
+			fn.Label(label(""))
+			iter()
+			fn.SUBS(arm64asm.Imm(1), cnt, cnt)
+			fn.BNE(label(""))
+			fn.Label(label("done"))
+		}
+		// The h%u elements left, one partial sum each: the bits of h
+		// below u, from the top.
+		cb := 0
+		for w := u / 2; w >= 1; w /= 2 {
+			fn.AND(arm64asm.Imm(w), l.hReg, cnt)
+			fn.CBZ(cnt, label(fmt.Sprintf("vec%dDone", w)))
+			l.body(p, w, cb, false)
+			if w > 1 {
+				advance(w)
+			}
+			fn.Label(label(fmt.Sprintf("vec%dDone", w)))
+			cb += w
+		}
 	}
+	for _, acc := range p.accs {
+		g := p.acc[acc]
+		pairwise(fn, g, u)
+		l.sumsInto(sum, acc, g)
+		l.vFree(g+1, u-1)
+	}
+	l.sumsEnd(sum)
 
 	l.gpFree(cnt)
-	for _, a := range arrays {
+	for a := range p.final {
 		l.gpFree(p.cursor[a])
 	}
-	l.freeParams(p)
+	for k := 2; k <= u; k++ {
+		l.gpFree(p.off[k])
+	}
+	if stores {
+		l.gpFree(p.addr)
+	}
 	for _, acc := range p.accs {
 		if l.sumsAfter(si, acc) == 0 {
 			l.vFree(p.acc[acc], 1)
@@ -199,4 +277,55 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 		}
 	}
 	return nil
+}
+
+// accessColumns emits load or store op i of copies cb to cb+width-1, copy
+// c being element c-cb past the cursors: element 0 at the cursor (VLD1,
+// VST1), element k through the offset p.off[k] (a register-offset load; a
+// store through an address added first, since that costs Neoverse N1 less
+// than a register-offset store). A Param load is element k's value in
+// every lane (LD1R), its pointer stepping one float per element; a load of
+// the same Param before the last one steps it back.
+func (l *lowering) accessColumns(p *loopPlan, i, width, cb int) {
+	fn, op := l.fn, p.ops[i]
+	cur := p.cursor[op.Array]
+	if op.Code == ir.VLoad && l.k.Arrays[op.Array].Role == ir.Param {
+		for c := cb; c < cb+width; c++ {
+			fn.VLD1RP(cur, (p.reg[i]+arm64asm.VReg(c)).List(1, arm64asm.S4))
+		}
+		if p.final[op.Array] != i {
+			fn.SUB(arm64asm.Imm(4*width), cur, cur)
+		}
+		return
+	}
+	for c := cb; c < cb+width; c++ {
+		k := c - cb
+		if op.Code == ir.VLoad {
+			d := p.reg[i] + arm64asm.VReg(c)
+			if k == 0 {
+				fn.VLD1(arm64asm.Mem{Base: cur}, d.List(1, arm64asm.S4))
+			} else {
+				fn.VLDRQ(cur, p.off[k], d.S4())
+			}
+			continue
+		}
+		src := p.vec(op.Args[0], c).List(1, arm64asm.S4) // a splat is stored as it is
+		if k == 0 {
+			fn.VST1(src, arm64asm.Mem{Base: cur})
+		} else {
+			fn.ADD(p.off[k], cur, p.addr)
+			fn.VST1(src, arm64asm.Mem{Base: p.addr})
+		}
+	}
+}
+
+// gpLeft is the number of general registers free.
+func (l *lowering) gpLeft() int {
+	n := 0
+	for _, r := range gpRegs {
+		if !l.gpUsed[r] {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,14 +31,15 @@ var (
 			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Momentum: 0.1, Convention: "onnx"}},
 		{Name: "GroupNorm", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true},
 	}
-	// Past ir.SumChunk (65, 100, ...) the accumulators sum in chunks, past
-	// ir.SumChunk*ir.SumTotal (4097, 5000, 8193) the totals in
-	// super-totals; a run-time h of exactly one chunk, two and one
-	// super-chunk (64, 128, 4096) ends on a full one, 8193 after two
-	// super-chunks. Columns longer than longColumn run with fewer row
-	// counts (longRows).
-	columnSizes = []int{1, 3, 4, 17, 64, 65, 100, 4097}
-	columnHs    = []int{1, 2, 5, 17, 64, 65, 96, 128, 4096, 4097, 5000, 8193}
+	// Columns sum 4 elements an iteration, in 4 partial sums: past
+	// 4*ir.SumChunk (259, 300, ...) the accumulators sum in chunks, past
+	// 4*ir.SumChunk*ir.SumTotal (16387) the totals in super-totals; a
+	// run-time h of exactly one chunk, two and one super-chunk (256, 512,
+	// 16384) ends on a full one, 16387 just after. Every h%4 comes with
+	// each, fixed and at run time. Columns longer than longColumn run with
+	// fewer row counts (longRows).
+	columnSizes = []int{1, 2, 3, 4, 6, 17, 64, 65, 100, 257, 259, 300, 4097, 16387}
+	columnHs    = []int{1, 2, 3, 5, 7, 17, 64, 65, 96, 128, 256, 258, 259, 512, 4097, 5000, 16384, 16387}
 	columnRows  = []int{1, 3, 4, 5, 8, 17}
 	longRows    = []int{5, 9}
 	longColumn  = 128
@@ -244,21 +246,34 @@ func TestLayoutsGenerate(t *testing.T) {
 			t.Errorf("TEXT %d is %s $0-%s, want %s $0-%d", i, texts[i][1], texts[i][2], f.Name(), size)
 		}
 	}
-	// Columns accumulators sum in chunks exactly when h may exceed one,
-	// and chunks in super-chunks exactly when h may exceed one of those.
+	// Columns accumulators sum in chunks exactly when a partial sum (one
+	// of u, each taking every u-th element) may exceed one, and chunks in
+	// super-chunks exactly when it may exceed one of those.
+	seen := map[int]bool{}
 	for _, f := range funcs {
 		if f.Kernel.Layout != ir.Columns {
 			continue
 		}
 		body := funcText(string(a), f.Name())
-		want := f.H == 0 || f.H > ir.SumChunk
+		m := regexp.MustCompile(`// ` + f.Name() + ` is [^\n]*, (\d) elements per iteration`).FindStringSubmatch(string(a))
+		if m == nil {
+			t.Fatalf("%s: no unroll in its doc", f.Name())
+		}
+		u, _ := strconv.Atoi(m[1])
+		seen[u] = true
+		terms := (f.H + u - 1) / u
+		want := f.H == 0 || terms > ir.SumChunk
 		if got := strings.Contains(body, "chunk:"); got != want {
-			t.Errorf("%s: chunked sums %v, want %v", f.Name(), got, want)
+			t.Errorf("%s (unroll %d): chunked sums %v, want %v", f.Name(), u, got, want)
 		}
-		want = f.H == 0 || f.H > ir.SumChunk*ir.SumTotal
+		want = f.H == 0 || terms > ir.SumChunk*ir.SumTotal
 		if got := strings.Contains(body, "into the super-totals"); got != want {
-			t.Errorf("%s: super-chunked sums %v, want %v", f.Name(), got, want)
+			t.Errorf("%s (unroll %d): super-chunked sums %v, want %v", f.Name(), u, got, want)
 		}
+	}
+	// 4 elements an iteration, 2 or 1 where h is shorter.
+	if !seen[4] || !seen[2] || !seen[1] {
+		t.Errorf("Columns unrolls seen: %v, want 4, 2 and 1", seen)
 	}
 	seg := funcs[len(funcs)-1]
 	if seg.Kernel.Layout != ir.Segments {

@@ -19,14 +19,18 @@ type loopPlan struct {
 	cursor map[int]arm64asm.Reg  // array -> pointer walking the row
 	final  map[int]int           // array -> its last access, the one that advances the cursor
 
-	// Columns and Segments: a Param load is the broadcast of one value (per
-	// element, per segment), made before the body and read like a splat.
+	// Segments: a Param load is the broadcast of the segment's value, made
+	// before the body and read like a splat (Columns: accessColumns).
 	bparam map[int]arm64asm.VReg // Param array -> its broadcast register
 	pcur   map[int]arm64asm.Reg  // Param array -> pointer to the next value
 	// Segments: the scalar tail of every segment adds into these, so that
 	// the accumulators' vector partial sums survive until the last segment.
 	tailAcc map[int]arm64asm.VReg
 	noPost  bool // Columns: no post-indexed accesses; the cursors step by the stride
+	// Columns: off[k] holds k strides in bytes, the offset of an
+	// iteration's k-th element from the cursors; addr is a store's address.
+	off  []arm64asm.Reg
+	addr arm64asm.Reg
 }
 
 // vec is the register of value v in unroll copy c.
@@ -255,7 +259,7 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 			}
 		case op.Code.MakesValue() && last[i] < 0:
 			p.dead[i] = true
-		case op.Code == ir.VLoad && l.k.Arrays[op.Array].Role == ir.Param && l.k.Layout != ir.Rows:
+		case op.Code == ir.VLoad && l.k.Arrays[op.Array].Role == ir.Param && l.k.Layout == ir.Segments:
 			p.splat[i] = true
 			r, ok := p.bparam[op.Array]
 			if !ok {
@@ -393,6 +397,10 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 			case ir.VAccMul:
 				fn.FMADDS(f(a(1)), acc, f(a(0)), acc)
 			}
+			continue
+		}
+		if p.noPost && (op.Code == ir.VLoad || op.Code == ir.VStore) {
+			l.accessColumns(p, i, width, cb)
 			continue
 		}
 		list := func(first arm64asm.VReg) arm64asm.VList {
