@@ -2941,7 +2941,7 @@ done:
 	MOVD	R9, ret+64(FP)
 	RET
 
-// neonLayerNormStatsBackwardParamsAny is LayerNormStatsBackwardParams for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// neonLayerNormStatsBackwardParamsAny is LayerNormStatsBackwardParams for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
 TEXT ·layernormNeonLayerNormStatsBackwardParamsAny(SB), NOSPLIT, $0-80
 	MOVD	dgamma+0(FP), R0
 	MOVD	dbeta+8(FP), R1
@@ -2959,60 +2959,141 @@ row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
 	MOVD	R4, R11
 	MOVD	R5, R12
+	ADD	R8, R8, R13
+	ADD	R8, R13, R14
+	ADD	R8, R14, R15
+	VEOR	V31.B16, V31.B16, V31.B16
+	VEOR	V30.B16, V30.B16, V30.B16
 	VEOR	V29.B16, V29.B16, V29.B16
 	VEOR	V28.B16, V28.B16, V28.B16
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$64, R14
-	MOVD	R7, R15
+	MOVD	$64, R17
+	LSR	$2, R7, R19
 pass1chunk:
-	SUBS	$64, R15, R15
+	SUBS	$64, R19, R19
 	BLT	pass1short
-	MOVD	$64, R13
+	MOVD	$64, R16
 pass1iter:
-	FMOVS.P	4(R11), F31
-	VDUP	V31.S[0], V31.S4
-	FMOVS.P	4(R12), F30
-	VDUP	V30.S[0], V30.S4
-	VLD1	(R9), [V2.S4]
-	VLD1	(R10), [V3.S4]
-	WORD	$0x4ebfd463 // fsub v3.4s, v3.4s, v31.4s
-	WORD	$0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
-	VFMLA	V3.S4, V2.S4, V0.S4
-	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
-	ADD	R8, R9, R9
-	ADD	R8, R10, R10
-	SUBS	$1, R13, R13
+	VLD1	(R9), [V8.S4]
+	WORD	$0x3ce86929 // ldr q9, [x9, x8]
+	WORD	$0x3ced692a // ldr q10, [x9, x13]
+	WORD	$0x3cee692b // ldr q11, [x9, x14]
+	VLD1	(R10), [V12.S4]
+	WORD	$0x3ce8694d // ldr q13, [x10, x8]
+	WORD	$0x3ced694e // ldr q14, [x10, x13]
+	WORD	$0x3cee694f // ldr q15, [x10, x14]
+	VLD1R.P	4(R11), [V16.S4]
+	VLD1R.P	4(R11), [V17.S4]
+	VLD1R.P	4(R11), [V18.S4]
+	VLD1R.P	4(R11), [V19.S4]
+	WORD	$0x4eb0d58c // fsub v12.4s, v12.4s, v16.4s
+	WORD	$0x4eb1d5ad // fsub v13.4s, v13.4s, v17.4s
+	WORD	$0x4eb2d5ce // fsub v14.4s, v14.4s, v18.4s
+	WORD	$0x4eb3d5ef // fsub v15.4s, v15.4s, v19.4s
+	VLD1R.P	4(R12), [V16.S4]
+	VLD1R.P	4(R12), [V17.S4]
+	VLD1R.P	4(R12), [V18.S4]
+	VLD1R.P	4(R12), [V19.S4]
+	WORD	$0x6e30dd8c // fmul v12.4s, v12.4s, v16.4s
+	WORD	$0x6e31ddad // fmul v13.4s, v13.4s, v17.4s
+	WORD	$0x6e32ddce // fmul v14.4s, v14.4s, v18.4s
+	WORD	$0x6e33ddef // fmul v15.4s, v15.4s, v19.4s
+	VFMLA	V12.S4, V8.S4, V0.S4
+	VFMLA	V13.S4, V9.S4, V1.S4
+	VFMLA	V14.S4, V10.S4, V2.S4
+	VFMLA	V15.S4, V11.S4, V3.S4
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	ADD	R15, R9, R9
+	ADD	R15, R10, R10
+	SUBS	$1, R16, R16
 	BNE	pass1iter
-	SUBS	$0, R15, R15
+	SUBS	$0, R19, R19
 	BLT	pass1chunked
-	WORD	$0x4e20d7bd // fadd v29.4s, v29.4s, v0.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	WORD	$0x4e21d79c // fadd v28.4s, v28.4s, v1.4s
 	VEOR	V1.B16, V1.B16, V1.B16
-	SUBS	$1, R14, R14
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R17, R17
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3dd77b // fadd v27.4s, v27.4s, v29.4s
-	VEOR	V29.B16, V29.B16, V29.B16
-	WORD	$0x4e3cd75a // fadd v26.4s, v26.4s, v28.4s
-	VEOR	V28.B16, V28.B16, V28.B16
-	MOVD	$64, R14
+	WORD	$0x4e3fd7bd // fadd v29.4s, v29.4s, v31.4s
+	VEOR	V31.B16, V31.B16, V31.B16
+	WORD	$0x4e3ed79c // fadd v28.4s, v28.4s, v30.4s
+	VEOR	V30.B16, V30.B16, V30.B16
+	MOVD	$64, R17
 	B	pass1chunk
 pass1short:
-	ADD	$64, R15, R13
-	CBNZ	R13, pass1iter
+	ADD	$64, R19, R16
+	CBNZ	R16, pass1iter
 pass1chunked:
-	WORD	$0x4e3dd77d // fadd v29.4s, v27.4s, v29.4s
-	WORD	$0x4e20d7a0 // fadd v0.4s, v29.4s, v0.4s
-	WORD	$0x4e3cd75c // fadd v28.4s, v26.4s, v28.4s
-	WORD	$0x4e21d781 // fadd v1.4s, v28.4s, v1.4s
+	AND	$2, R7, R16
+	CBZ	R16, pass1vec2Done
+	VLD1	(R9), [V8.S4]
+	WORD	$0x3ce86929 // ldr q9, [x9, x8]
+	VLD1	(R10), [V12.S4]
+	WORD	$0x3ce8694d // ldr q13, [x10, x8]
+	VLD1R.P	4(R11), [V16.S4]
+	VLD1R.P	4(R11), [V17.S4]
+	WORD	$0x4eb0d58c // fsub v12.4s, v12.4s, v16.4s
+	WORD	$0x4eb1d5ad // fsub v13.4s, v13.4s, v17.4s
+	VLD1R.P	4(R12), [V16.S4]
+	VLD1R.P	4(R12), [V17.S4]
+	WORD	$0x6e30dd8c // fmul v12.4s, v12.4s, v16.4s
+	WORD	$0x6e31ddad // fmul v13.4s, v13.4s, v17.4s
+	VFMLA	V12.S4, V8.S4, V0.S4
+	VFMLA	V13.S4, V9.S4, V1.S4
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	ADD	R13, R9, R9
+	ADD	R13, R10, R10
+pass1vec2Done:
+	AND	$1, R7, R16
+	CBZ	R16, pass1vec1Done
+	VLD1	(R9), [V10.S4]
+	VLD1	(R10), [V14.S4]
+	VLD1R.P	4(R11), [V18.S4]
+	WORD	$0x4eb2d5ce // fsub v14.4s, v14.4s, v18.4s
+	VLD1R.P	4(R12), [V18.S4]
+	WORD	$0x6e32ddce // fmul v14.4s, v14.4s, v18.4s
+	VFMLA	V14.S4, V10.S4, V2.S4
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3fd7bf // fadd v31.4s, v29.4s, v31.4s
+	WORD	$0x4e20d7e0 // fadd v0.4s, v31.4s, v0.4s
+	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e3ed79e // fadd v30.4s, v28.4s, v30.4s
+	WORD	$0x4e24d7c4 // fadd v4.4s, v30.4s, v4.4s
 	VST1	[V0.S4], (R0)
-	VST1	[V1.S4], (R1)
+	VST1	[V4.S4], (R1)
 	// next block of 4 rows
 	ADD	$16, R0, R0
 	ADD	$16, R1, R1

@@ -2132,7 +2132,7 @@ done:
 	MOVD	R8, ret+56(FP)
 	RET
 
-// neonRMSNormStatsBackwardParamsAny is RMSNormStatsBackwardParams for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long): dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// neonRMSNormStatsBackwardParamsAny is RMSNormStatsBackwardParams for H=h (run time) on NEON, across blocks of 4 rows (the columns of lines stride floats long), 4 elements per iteration: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
 TEXT ·rmsnormNeonRMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 	MOVD	dgamma+0(FP), R0
 	MOVD	dy+8(FP), R1
@@ -2147,45 +2147,97 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 row:
 	// pass 1 over the block's rows
 	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R7
 	MOVD	R2, R8
 	MOVD	R3, R9
+	ADD	R6, R6, R10
+	ADD	R6, R10, R11
+	ADD	R6, R11, R12
+	VEOR	V31.B16, V31.B16, V31.B16
 	VEOR	V30.B16, V30.B16, V30.B16
-	VEOR	V29.B16, V29.B16, V29.B16
-	MOVD	$64, R11
-	MOVD	R5, R12
+	MOVD	$64, R14
+	LSR	$2, R5, R15
 pass1chunk:
-	SUBS	$64, R12, R12
+	SUBS	$64, R15, R15
 	BLT	pass1short
-	MOVD	$64, R10
+	MOVD	$64, R13
 pass1iter:
-	FMOVS.P	4(R9), F31
-	VDUP	V31.S[0], V31.S4
-	VLD1	(R7), [V1.S4]
-	VLD1	(R8), [V2.S4]
-	WORD	$0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
-	VFMLA	V2.S4, V1.S4, V0.S4
-	ADD	R6, R7, R7
-	ADD	R6, R8, R8
-	SUBS	$1, R10, R10
+	VLD1	(R7), [V4.S4]
+	WORD	$0x3ce668e5 // ldr q5, [x7, x6]
+	WORD	$0x3cea68e6 // ldr q6, [x7, x10]
+	WORD	$0x3ceb68e7 // ldr q7, [x7, x11]
+	VLD1	(R8), [V8.S4]
+	WORD	$0x3ce66909 // ldr q9, [x8, x6]
+	WORD	$0x3cea690a // ldr q10, [x8, x10]
+	WORD	$0x3ceb690b // ldr q11, [x8, x11]
+	VLD1R.P	4(R9), [V12.S4]
+	VLD1R.P	4(R9), [V13.S4]
+	VLD1R.P	4(R9), [V14.S4]
+	VLD1R.P	4(R9), [V15.S4]
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
+	VFMLA	V8.S4, V4.S4, V0.S4
+	VFMLA	V9.S4, V5.S4, V1.S4
+	VFMLA	V10.S4, V6.S4, V2.S4
+	VFMLA	V11.S4, V7.S4, V3.S4
+	ADD	R12, R7, R7
+	ADD	R12, R8, R8
+	SUBS	$1, R13, R13
 	BNE	pass1iter
-	SUBS	$0, R12, R12
+	SUBS	$0, R15, R15
 	BLT	pass1chunked
-	WORD	$0x4e20d7de // fadd v30.4s, v30.4s, v0.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
-	SUBS	$1, R11, R11
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R14, R14
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3ed7bd // fadd v29.4s, v29.4s, v30.4s
-	VEOR	V30.B16, V30.B16, V30.B16
-	MOVD	$64, R11
+	WORD	$0x4e3fd7de // fadd v30.4s, v30.4s, v31.4s
+	VEOR	V31.B16, V31.B16, V31.B16
+	MOVD	$64, R14
 	B	pass1chunk
 pass1short:
-	ADD	$64, R12, R10
-	CBNZ	R10, pass1iter
+	ADD	$64, R15, R13
+	CBNZ	R13, pass1iter
 pass1chunked:
-	WORD	$0x4e3ed7be // fadd v30.4s, v29.4s, v30.4s
-	WORD	$0x4e20d7c0 // fadd v0.4s, v30.4s, v0.4s
+	AND	$2, R5, R13
+	CBZ	R13, pass1vec2Done
+	VLD1	(R7), [V4.S4]
+	WORD	$0x3ce668e5 // ldr q5, [x7, x6]
+	VLD1	(R8), [V8.S4]
+	WORD	$0x3ce66909 // ldr q9, [x8, x6]
+	VLD1R.P	4(R9), [V12.S4]
+	VLD1R.P	4(R9), [V13.S4]
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	VFMLA	V8.S4, V4.S4, V0.S4
+	VFMLA	V9.S4, V5.S4, V1.S4
+	ADD	R10, R7, R7
+	ADD	R10, R8, R8
+pass1vec2Done:
+	AND	$1, R5, R13
+	CBZ	R13, pass1vec1Done
+	VLD1	(R7), [V6.S4]
+	VLD1	(R8), [V10.S4]
+	VLD1R.P	4(R9), [V14.S4]
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	VFMLA	V10.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3fd7df // fadd v31.4s, v30.4s, v31.4s
+	WORD	$0x4e20d7e0 // fadd v0.4s, v31.4s, v0.4s
 	VST1	[V0.S4], (R0)
 	// next block of 4 rows
 	ADD	$16, R0, R0
