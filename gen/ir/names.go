@@ -218,7 +218,7 @@ func (k *Kernel) ScalarText(st *Scalar, h int) string {
 	case SStore:
 		return fmt.Sprintf("%s[row] = %s", k.Arrays[st.Array].Name, arg(0))
 	case SGuard:
-		return fmt.Sprintf("unless %s, the row goes to the caller", k.GuardCond(st))
+		return fmt.Sprintf("guard: the row goes to the caller unless %s", k.GuardCond(st))
 	}
 	return st.Code.String()
 }
@@ -226,7 +226,7 @@ func (k *Kernel) ScalarText(st *Scalar, h int) string {
 // BlockGuardText is the text of guard st in a lowering that runs a
 // block of rows side by side and hands the whole block back.
 func (k *Kernel) BlockGuardText(st *Scalar) string {
-	return fmt.Sprintf("unless %s in every row of the block, the block goes to the caller", k.GuardCond(st))
+	return fmt.Sprintf("guard: the block goes to the caller unless %s in each of its rows", k.GuardCond(st))
 }
 
 // GuardCond is the condition of guard st: "1e-25 <= v <= 3.4028235e+38".

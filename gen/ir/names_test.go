@@ -113,7 +113,7 @@ pass: dev = x - pivot; squareSum += dev*dev
 squareSum = sum((x - pivot)*(x - pivot))
 eps = 1e-05
 varEps = squareSum + eps
-unless 1e-25 <= varEps <= 1e+38, the row goes to the caller
+guard: the row goes to the caller unless 1e-25 <= varEps <= 1e+38
 the constant 1
 s5 = sqrt(varEps)
 rstd = 1 / s5

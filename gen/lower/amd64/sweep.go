@@ -357,7 +357,7 @@ func (l *lowering) shortOrLong(sw *sweepState) {
 	l.I(x86.JMP(operand.LabelRef(sw.name + "_summed")))
 
 	l.label(sw.name + "_long")
-	l.comment("pass %d over rows of more than %d elements: sums in chunks", l.k.Pass(sw.loop), limit)
+	l.comment("pass %d for rows of more than %d elements: sums in chunks", l.k.Pass(sw.loop), limit)
 	copy(l.rowScal[sw.first], scal)
 	i := 0
 	sw.eachAcc(l, func(st *accState) { st.vec = vecs[i]; i++ })
