@@ -15,18 +15,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/96
 	MOVW	$0x3c2aaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -52,9 +56,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -86,12 +93,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -106,9 +120,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -154,18 +170,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/128
 	MOVW	$0x3c000000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -191,9 +211,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -225,12 +248,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -245,9 +275,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -293,18 +325,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/192
 	MOVW	$0x3baaaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -330,9 +366,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -364,12 +403,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -384,9 +430,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -432,18 +480,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/256
 	MOVW	$0x3b800000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -469,9 +521,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -503,12 +558,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -523,9 +585,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -571,18 +635,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/384
 	MOVW	$0x3b2aaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -608,9 +676,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -642,12 +713,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -662,9 +740,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -710,18 +790,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/512
 	MOVW	$0x3b000000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -747,9 +831,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -781,12 +868,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -801,9 +895,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -849,18 +945,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/768
 	MOVW	$0x3aaaaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -886,9 +986,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -920,12 +1023,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -940,9 +1050,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -988,18 +1100,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/1024
 	MOVW	$0x3a800000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R6
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -1025,9 +1141,12 @@ pass1short:
 	CBNZ	R7, pass1iter
 pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R6
@@ -1059,12 +1178,19 @@ pass2short:
 pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -1079,9 +1205,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -1128,20 +1256,24 @@ TEXT ·convnormNeonConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	LSL	$2, R6, R6
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R7
 	FMOVS	R7, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R7
 	VEOR	V27.B16, V27.B16, V27.B16
@@ -1176,9 +1308,12 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R7
@@ -1223,12 +1358,19 @@ pass2chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
 	WORD	$0x4e21d741 // fadd v1.4s, v26.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc3a // fmul v26.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R7
 	FMOVS	R7, F25
 	VDUP	V25.S[0], V25.S4
@@ -1243,9 +1385,11 @@ pass2chunked:
 	AND	R8, R7, R7
 	ADD	$1, R7, R7
 	CBNZ	R7, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -1295,28 +1439,35 @@ TEXT ·convnormNeonBatchNormTrainAny(SB), NOSPLIT, $0-112
 	MOVD	segstride+88(FP), R10
 	SUB	R9, R10, R10
 	LSL	$2, R10, R10
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F30
 	MOVD	segs+72(FP), R11
 	MUL	R9, R11, R11
 	SCVTFS	R11, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R11
 	FMOVS	R11, F30
+	// the constant 1
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F29
+	// keep = 0.9
 	MOVW	$0x3f666666, R11
 	FMOVS	R11, F28
+	// take = 0.1
 	MOVW	$0x3dcccccd, R11
 	FMOVS	R11, F27
+	// unbias = 1 - invN
 	FSUBS	F31, F29, F26
 	MOVW	$0x15f79688, R11
 	FMOVS	R11, F25
 	MOVW	$0x7f7fffff, R11
 	FMOVS	R11, F24
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F23
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1428,9 +1579,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F22, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F22
+	// shift = pivot + pivotMean
 	FADDS	F22, F23, F23
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1589,34 +1743,58 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F22, F0, F0
 	FADDS	F21, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F22
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F21
+	// correctionSq = correction * correction
 	FMULS	F22, F22, F20
+	// variance = meanSquare - correctionSq
 	FSUBS	F20, F21, F21
+	// varianceEps = variance + eps
 	FADDS	F30, F21, F20
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F25, F20
 	BLT	done
 	FCMPS	F24, F20
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F20, F20
+	// rstd = 1 / std
 	FDIVS	F20, F29, F20
+	// mean = shift + correction
 	FADDS	F22, F23, F19
+	// unbiasedVariance = variance / unbias
 	FDIVS	F26, F21, F21
+	// oldMean = runMean[row]
 	FMOVS	(R6), F18
+	// keptMean = keep * oldMean
 	FMULS	F18, F28, F18
+	// takenMean = take * mean
 	FMULS	F19, F27, F17
+	// newMean = keptMean + takenMean
 	FADDS	F17, F18, F18
+	// runMean[row] = newMean
 	FMOVS	F18, (R6)
+	// oldVar = runVar[row]
 	FMOVS	(R7), F18
+	// keptVar = keep * oldVar
 	FMULS	F18, F28, F18
+	// takenVar = take * unbiasedVariance
 	FMULS	F21, F27, F21
+	// newVar = keptVar + takenVar
 	FADDS	F21, F18, F21
+	// runVar[row] = newVar
 	FMOVS	F21, (R7)
+	// gain = gain[row]
 	FMOVS	(R4), F21
+	// scale = rstd * gain
 	FMULS	F21, F20, F21
+	// bias = bias[row]
 	FMOVS	(R5), F18
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
 	VDUP	V18.S[0], V18.S4
@@ -1686,7 +1864,9 @@ pass3tailDone:
 	ADD	R10, R12, R12
 	SUBS	$1, R14, R14
 	BNE	pass3seg
+	// mean[row] = mean
 	FMOVS	F19, (R1)
+	// rstd[row] = rstd
 	FMOVS	F20, (R2)
 	// next row
 	MOVD	rowstride+96(FP), R11
@@ -1723,27 +1903,34 @@ TEXT ·convnormNeonBatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	LSL	$2, R10, R10
 	LSR	$2, R8, R8
 	CBZ	R8, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F30
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R11
 	FMOVS	R11, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F29
 	VDUP	V29.S[0], V29.S4
+	// keep = 0.9
 	MOVW	$0x3f666666, R11
 	FMOVS	R11, F28
 	VDUP	V28.S[0], V28.S4
+	// take = 0.1
 	MOVW	$0x3dcccccd, R11
 	FMOVS	R11, F27
 	VDUP	V27.S[0], V27.S4
+	// unbias = 1 - invN
 	WORD	$0x4ebfd7ba // fsub v26.4s, v29.4s, v31.4s
 row:
+	// pivot = the row's first x
 	VLD1	(R3), [V25.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R3, R11
 	VEOR	V24.B16, V24.B16, V24.B16
@@ -1778,9 +1965,12 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e38d739 // fadd v25.4s, v25.4s, v24.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R3, R11
@@ -1825,12 +2015,19 @@ pass2chunked:
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
 	WORD	$0x4e21d6e1 // fadd v1.4s, v23.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc37 // fmul v23.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e38df16 // fmul v22.4s, v24.4s, v24.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb6d6f7 // fsub v23.4s, v23.4s, v22.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R11
 	FMOVS	R11, F21
 	VDUP	V21.S[0], V21.S4
@@ -1845,24 +2042,41 @@ pass2chunked:
 	AND	R12, R11, R11
 	ADD	$1, R11, R11
 	CBNZ	R11, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fad6 // fsqrt v22.4s, v22.4s
+	// rstd = 1 / std
 	WORD	$0x6e36ffb6 // fdiv v22.4s, v29.4s, v22.4s
+	// mean = shift + correction
 	WORD	$0x4e38d735 // fadd v21.4s, v25.4s, v24.4s
+	// unbiasedVariance = variance / unbias
 	WORD	$0x6e3afef7 // fdiv v23.4s, v23.4s, v26.4s
+	// oldMean = runMean[row]
 	VLD1	(R6), [V20.S4]
+	// keptMean = keep * oldMean
 	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	// takenMean = take * mean
 	WORD	$0x6e35df73 // fmul v19.4s, v27.4s, v21.4s
+	// newMean = keptMean + takenMean
 	WORD	$0x4e33d694 // fadd v20.4s, v20.4s, v19.4s
+	// runMean[row] = newMean
 	VST1	[V20.S4], (R6)
+	// oldVar = runVar[row]
 	VLD1	(R7), [V20.S4]
+	// keptVar = keep * oldVar
 	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	// takenVar = take * unbiasedVariance
 	WORD	$0x6e37df77 // fmul v23.4s, v27.4s, v23.4s
+	// newVar = keptVar + takenVar
 	WORD	$0x4e37d697 // fadd v23.4s, v20.4s, v23.4s
+	// runVar[row] = newVar
 	VST1	[V23.S4], (R7)
+	// gain = gain[row]
 	VLD1	(R4), [V23.S4]
+	// scale = rstd * gain
 	WORD	$0x6e37ded7 // fmul v23.4s, v22.4s, v23.4s
+	// bias = bias[row]
 	VLD1	(R5), [V20.S4]
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R11
 	MOVD	R3, R12
 	MOVD	R9, R13
@@ -1877,7 +2091,9 @@ pass3:
 	ADD	R10, R12, R12
 	SUBS	$1, R13, R13
 	BNE	pass3
+	// mean[row] = mean
 	VST1	[V21.S4], (R1)
+	// rstd[row] = rstd
 	VST1	[V22.S4], (R2)
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -1911,18 +2127,23 @@ TEXT ·convnormNeonBatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	MOVD	segstride+72(FP), R8
 	SUB	R7, R8, R8
 	LSL	$2, R8, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	MOVD	segs+56(FP), R9
 	MUL	R7, R9, R9
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
+	// keep = 0.9
 	MOVW	$0x3f666666, R9
 	FMOVS	R9, F28
+	// take = 0.1
 	MOVW	$0x3dcccccd, R9
 	FMOVS	R9, F27
 	MOVW	$0x15f79688, R9
@@ -1930,8 +2151,9 @@ TEXT ·convnormNeonBatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F25
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F24
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V24.S[0], V24.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2043,9 +2265,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F23, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F23
+	// shift = pivot + pivotMean
 	FADDS	F23, F24, F24
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V24.S[0], V24.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2204,33 +2429,56 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F23, F0, F0
 	FADDS	F22, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F23
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F22
+	// correctionSq = correction * correction
 	FMULS	F23, F23, F21
+	// variance = meanSquare - correctionSq
 	FSUBS	F21, F22, F22
+	// varianceEps = variance + eps
 	FADDS	F30, F22, F21
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F26, F21
 	BLT	done
 	FCMPS	F25, F21
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F21, F21
+	// rstd = 1 / std
 	FDIVS	F21, F29, F21
+	// mean = shift + correction
 	FADDS	F23, F24, F20
+	// oldMean = runMean[row]
 	FMOVS	(R4), F19
+	// keptMean = keep * oldMean
 	FMULS	F19, F28, F19
+	// takenMean = take * mean
 	FMULS	F20, F27, F20
+	// newMean = keptMean + takenMean
 	FADDS	F20, F19, F20
+	// runMean[row] = newMean
 	FMOVS	F20, (R4)
+	// oldVar = runVar[row]
 	FMOVS	(R5), F20
+	// keptVar = keep * oldVar
 	FMULS	F20, F28, F20
+	// takenVar = take * variance
 	FMULS	F22, F27, F22
+	// newVar = keptVar + takenVar
 	FADDS	F22, F20, F22
+	// runVar[row] = newVar
 	FMOVS	F22, (R5)
+	// gain = gain[row]
 	FMOVS	(R2), F22
+	// scale = rstd * gain
 	FMULS	F22, F21, F22
+	// bias = bias[row]
 	FMOVS	(R3), F21
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
@@ -2331,26 +2579,32 @@ TEXT ·convnormNeonBatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	LSL	$2, R8, R8
 	LSR	$2, R6, R6
 	CBZ	R6, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	VDUP	V29.S[0], V29.S4
+	// keep = 0.9
 	MOVW	$0x3f666666, R9
 	FMOVS	R9, F28
 	VDUP	V28.S[0], V28.S4
+	// take = 0.1
 	MOVW	$0x3dcccccd, R9
 	FMOVS	R9, F27
 	VDUP	V27.S[0], V27.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V26.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	MOVD	R1, R9
 	VEOR	V25.B16, V25.B16, V25.B16
@@ -2385,9 +2639,12 @@ pass1short:
 pass1chunked:
 	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e39d75a // fadd v26.4s, v26.4s, v25.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	MOVD	R1, R9
@@ -2432,12 +2689,19 @@ pass2chunked:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	WORD	$0x4e21d701 // fadd v1.4s, v24.4s, v1.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc38 // fmul v24.4s, v1.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e39df37 // fmul v23.4s, v25.4s, v25.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb7d718 // fsub v24.4s, v24.4s, v23.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R9
 	FMOVS	R9, F22
 	VDUP	V22.S[0], V22.S4
@@ -2452,23 +2716,39 @@ pass2chunked:
 	AND	R10, R9, R9
 	ADD	$1, R9, R9
 	CBNZ	R9, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1faf7 // fsqrt v23.4s, v23.4s
+	// rstd = 1 / std
 	WORD	$0x6e37ffb7 // fdiv v23.4s, v29.4s, v23.4s
+	// mean = shift + correction
 	WORD	$0x4e39d756 // fadd v22.4s, v26.4s, v25.4s
+	// oldMean = runMean[row]
 	VLD1	(R4), [V21.S4]
+	// keptMean = keep * oldMean
 	WORD	$0x6e35df95 // fmul v21.4s, v28.4s, v21.4s
+	// takenMean = take * mean
 	WORD	$0x6e36df76 // fmul v22.4s, v27.4s, v22.4s
+	// newMean = keptMean + takenMean
 	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	// runMean[row] = newMean
 	VST1	[V22.S4], (R4)
+	// oldVar = runVar[row]
 	VLD1	(R5), [V22.S4]
+	// keptVar = keep * oldVar
 	WORD	$0x6e36df96 // fmul v22.4s, v28.4s, v22.4s
+	// takenVar = take * variance
 	WORD	$0x6e38df78 // fmul v24.4s, v27.4s, v24.4s
+	// newVar = keptVar + takenVar
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	// runVar[row] = newVar
 	VST1	[V24.S4], (R5)
+	// gain = gain[row]
 	VLD1	(R2), [V24.S4]
+	// scale = rstd * gain
 	WORD	$0x6e38def8 // fmul v24.4s, v23.4s, v24.4s
+	// bias = bias[row]
 	VLD1	(R3), [V23.S4]
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	R7, R11
@@ -2512,9 +2792,11 @@ TEXT ·convnormNeonBatchNormInferenceAny(SB), NOSPLIT, $0-80
 	SUB	R5, R6, R6
 	LSL	$2, R6, R6
 row:
+	// gain = gain[row]
 	FMOVS	(R2), F31
+	// bias = bias[row]
 	FMOVS	(R3), F30
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: dst = x*gain + bias
 	VDUP	V31.S[0], V31.S4
 	VDUP	V30.S[0], V30.S4
 	MOVD	R0, R7
@@ -2595,9 +2877,11 @@ TEXT ·convnormNeonBatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	LSR	$2, R4, R4
 	CBZ	R4, done
 row:
+	// gain = gain[row]
 	VLD1	(R2), [V31.S4]
+	// bias = bias[row]
 	VLD1	(R3), [V30.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: dst = x*gain + bias
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R5, R9
@@ -2638,14 +2922,17 @@ TEXT ·convnormNeonGroupNormAny(SB), NOSPLIT, $0-96
 	MOVD	segstride+72(FP), R8
 	SUB	R7, R8, R8
 	LSL	$2, R8, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	MOVD	segs+56(FP), R9
 	MUL	R7, R9, R9
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	MOVW	$0x15f79688, R9
@@ -2653,8 +2940,9 @@ TEXT ·convnormNeonGroupNormAny(SB), NOSPLIT, $0-96
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F26
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2766,9 +3054,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2927,20 +3218,30 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F25, F0, F0
 	FADDS	F24, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
+	// mean = shift + correction
 	FADDS	F25, F26, F23
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -3022,7 +3323,9 @@ pass3tailDone:
 	ADD	R8, R10, R10
 	SUBS	$1, R14, R14
 	BNE	pass3seg
+	// mean[row] = mean
 	FMOVS	F23, (R1)
+	// rstd[row] = rstd
 	FMOVS	F24, (R2)
 	// next row
 	MOVD	rowstride+80(FP), R9
@@ -3054,14 +3357,17 @@ TEXT ·convnormNeonInstanceNormAny(SB), NOSPLIT, $0-80
 	MOVD	segstride+56(FP), R6
 	SUB	R5, R6, R6
 	LSL	$2, R6, R6
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	MOVD	segs+40(FP), R7
 	MUL	R5, R7, R7
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -3069,8 +3375,9 @@ TEXT ·convnormNeonInstanceNormAny(SB), NOSPLIT, $0-80
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3182,9 +3489,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3343,19 +3653,28 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F25, F0, F0
 	FADDS	F24, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7

@@ -10,10 +10,13 @@ TEXT ·rmsnormNeonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/2048
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -21,7 +24,7 @@ TEXT ·rmsnormNeonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -62,16 +65,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -108,10 +116,13 @@ TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/4096
 	MOVW	$0x39800000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -119,7 +130,7 @@ TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -160,16 +171,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -206,10 +222,13 @@ TEXT ·rmsnormNeonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/5120
 	MOVW	$0x394ccccd, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -217,7 +236,7 @@ TEXT ·rmsnormNeonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -258,16 +277,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -304,10 +328,13 @@ TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/8192
 	MOVW	$0x39000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -315,7 +342,7 @@ TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -356,16 +383,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -404,12 +436,15 @@ TEXT ·rmsnormNeonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	rows+24(FP), R3
 	MOVD	h+32(FP), R4
 	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -417,7 +452,7 @@ TEXT ·rmsnormNeonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -486,16 +521,21 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -563,10 +603,13 @@ TEXT ·rmsnormNeonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/2048
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -575,7 +618,7 @@ TEXT ·rmsnormNeonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	FMOVS	R4, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -616,16 +659,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -666,10 +714,13 @@ TEXT ·rmsnormNeonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/3072
 	MOVW	$0x39aaaaab, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -678,7 +729,7 @@ TEXT ·rmsnormNeonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	FMOVS	R4, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -719,16 +770,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -771,12 +827,15 @@ TEXT ·rmsnormNeonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	rows+24(FP), R3
 	MOVD	h+32(FP), R4
 	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -785,7 +844,7 @@ TEXT ·rmsnormNeonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	FMOVS	R6, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -854,16 +913,21 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -941,10 +1005,13 @@ TEXT ·rmsnormNeonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVD	f+24(FP), R3
 	MOVD	gamma+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// invN = 1/2048
 	MOVW	$0x3a000000, R6
 	FMOVS	R6, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -952,7 +1019,7 @@ TEXT ·rmsnormNeonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -999,16 +1066,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1057,10 +1129,13 @@ TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVD	f+24(FP), R3
 	MOVD	gamma+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// invN = 1/4096
 	MOVW	$0x39800000, R6
 	FMOVS	R6, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -1068,7 +1143,7 @@ TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1115,16 +1190,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1175,12 +1255,15 @@ TEXT ·rmsnormNeonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVD	rows+40(FP), R5
 	MOVD	h+48(FP), R6
 	LSL	$2, R6, R7
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F30
 	SCVTFS	R6, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R8
 	FMOVS	R8, F30
+	// the constant 1
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F29
 	MOVW	$0x15f79688, R8
@@ -1188,7 +1271,7 @@ TEXT ·rmsnormNeonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R8
 	FMOVS	R8, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1270,16 +1353,21 @@ pass1tail:
 	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
@@ -1368,10 +1456,13 @@ TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVD	x+16(FP), R2
 	MOVD	gamma+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/4096
 	MOVW	$0x39800000, R5
 	FMOVS	R5, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -1379,7 +1470,7 @@ TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1420,16 +1511,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R5
 	MOVD	R2, R6
@@ -1449,6 +1545,7 @@ pass2main:
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
 	SUBS	$1, R8, R8
 	BNE	pass2main
+	// rstd[row] = rstd
 	FMOVS	F26, (R1)
 	// next row
 	ADD	$16384, R0, R0
@@ -1471,12 +1568,15 @@ TEXT ·rmsnormNeonRMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVD	rows+32(FP), R4
 	MOVD	h+40(FP), R5
 	LSL	$2, R5, R6
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -1484,7 +1584,7 @@ TEXT ·rmsnormNeonRMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1553,16 +1653,21 @@ pass1tail:
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R7
 	MOVD	R2, R8
@@ -1613,6 +1718,7 @@ pass2tail:
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
+	// rstd[row] = rstd
 	FMOVS	F26, (R1)
 	// next row
 	ADD	R6, R0, R0
