@@ -107,19 +107,19 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 
 	var alpha ir.S = -1
 	if f >= 0 && k.Residual.Alpha != 1 {
-		alpha = b.Const(float32(k.Residual.Alpha))
+		alpha = b.Name(b.Const(float32(k.Residual.Alpha)), "alpha")
 	}
 	// sumOf loads s for the current elements. With a residual it is
 	// recomputed from x and f in every pass rather than stored in the first
 	// one: nothing may be written before the guard, so that a row handed
 	// back to the caller is untouched, and in-place calls stay correct.
 	sumOf := func(l *ir.LoopBuilder) ir.V {
-		s := l.Load(x)
+		s := l.Name(l.Load(x), "xi")
 		if f >= 0 {
 			if alpha >= 0 {
 				s = l.Mul(l.Splat(alpha), s)
 			}
-			s = l.Add(s, l.Load(f))
+			s = l.Name(l.Add(s, l.Load(f)), "s")
 		}
 		return s
 	}
@@ -136,12 +136,14 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	// of Chan, Golub and LeVeque, at the old algorithm's cost per element.
 	var shift, correction ir.S = -1, -1
 	if k.Mean {
-		shift = b.LoadRow(x)
-		if f >= 0 {
+		if f < 0 {
+			shift = b.Name(b.LoadRow(x), "pivot")
+		} else {
+			shift = b.Name(b.LoadRow(x), "x0")
 			if alpha >= 0 {
-				shift = b.Mul(alpha, shift)
+				shift = b.Name(b.Mul(alpha, shift), "alphaX0")
 			}
-			shift = b.Add(shift, b.LoadRow(f))
+			shift = b.Name(b.Add(shift, b.Name(b.LoadRow(f), "f0")), "pivot")
 		}
 	}
 	// deviation is s - mean, computed as (s-shift) - correction; or s.
@@ -155,52 +157,60 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		return s
 	}
 	var invLen ir.S = -1
-	average := func(sum ir.S) ir.S {
+	// average names sum's mean name.
+	average := func(sum ir.S, name string) ir.S {
 		if statistic == "l2" {
 			return sum
 		}
 		if invLen < 0 {
-			invLen = b.InvLen()
+			invLen = b.Name(b.InvLen(), "invN")
 		}
-		return b.Mul(sum, invLen)
+		return b.Name(b.Mul(sum, invLen), name)
 	}
 	var factor ir.S = -1 // what each deviation is multiplied by
 	if normalize {
-		var biased ir.S = -1
+		var biased ir.S = -1 // the statistic: named stat
+		stat := "variance"
 		if k.Mean {
 			acc := b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) { l.Acc(acc, deviation(l, sumOf(l))) })
-			shift = b.Add(shift, average(b.Sum(acc)))
+			shift = b.Name(b.Add(shift, average(b.Name(b.Sum(acc), "pivotSum"), "pivotMean")), "shift")
 			// The second pass: deviations t = s-M, their sum and squares.
 			sum, squares := b.NewAcc(), b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) {
-				t := deviation(l, sumOf(l))
+				t := l.Name(deviation(l, sumOf(l)), "dev")
 				l.Acc(sum, t)
 				l.AccMul(squares, t, t)
 			})
-			correction = average(b.Sum(sum))
-			biased = b.Sub(average(b.Sum(squares)), b.Mul(correction, correction))
+			correction = average(b.Name(b.Sum(sum), "devSum"), "correction")
+			meanSquare := average(b.Name(b.Sum(squares), "squareSum"), "meanSquare")
+			biased = b.Name(b.Sub(meanSquare, b.Name(b.Mul(correction, correction), "correctionSq")), "variance")
 		} else {
 			squares := b.NewAcc()
 			b.Loop(func(l *ir.LoopBuilder) {
 				s := sumOf(l)
 				l.AccMul(squares, s, s)
 			})
-			biased = average(b.Sum(squares))
+			stat = "meanSquare"
+			if statistic == "l2" {
+				stat = "squareSum"
+			}
+			biased = average(b.Name(b.Sum(squares), "squareSum"), "meanSquare")
 		}
-		variance := b.Add(biased, b.Const(float32(k.Epsilon)))
+		eps := b.Name(b.Const(float32(k.Epsilon)), "eps")
+		variance := b.Name(b.Add(biased, eps), stat+"Eps")
 		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
 		// is Inf; one of squares that underflowed (tiny rows with a tiny
 		// epsilon) has lost its precision. Either way the row goes to the
 		// float64 path.
 		b.Guard(variance, guardLo, math.MaxFloat32)
-		factor = b.Div(b.Const(1), b.Sqrt(variance))
+		factor = b.Name(b.Div(b.Const(1), b.Name(b.Sqrt(variance), "std")), "rstd")
 		if rstdOut >= 0 {
 			defer b.StoreRow(rstdOut, factor)
 		}
 		var mean ir.S = -1
 		if meanOut >= 0 || k.Running != nil {
-			mean = b.Add(shift, correction)
+			mean = b.Name(b.Add(shift, correction), "mean")
 		}
 		if meanOut >= 0 {
 			defer b.StoreRow(meanOut, mean)
@@ -211,23 +221,23 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	}
 	var offset ir.S = -1
 	if k.Scale && k.ScaleOffset != 0 {
-		offset = b.Const(float32(k.ScaleOffset))
+		offset = b.Name(b.Const(float32(k.ScaleOffset)), "offset")
 	}
 	// A per-row scale folds into the factor: one scalar per row.
 	var rowShift ir.S = -1
 	if k.AffinePerRow {
 		if k.Scale {
-			gain := b.LoadRow(gamma)
+			gain := b.Name(b.LoadRow(gamma), "gain")
 			if offset >= 0 {
-				gain = b.Add(gain, offset)
+				gain = b.Name(b.Add(gain, offset), "offsetGain")
 			}
 			if factor >= 0 {
-				gain = b.Mul(factor, gain)
+				gain = b.Name(b.Mul(factor, gain), "scale")
 			}
 			factor = gain
 		}
 		if k.Shift {
-			rowShift = b.LoadRow(beta)
+			rowShift = b.Name(b.LoadRow(beta), "bias")
 		}
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
@@ -276,15 +286,17 @@ func updateRunning(b *ir.Builder, r *spec.Running, runMean, runVar int, mean, bi
 	if r.Convention == "onnx" {
 		m, rest = rest, m
 	}
-	keep, take, batchVar := b.Const(rest), b.Const(m), biased
+	keep, take, batchVar := b.Name(b.Const(rest), "keep"), b.Name(b.Const(m), "take"), biased
 	if r.Convention != "onnx" {
-		batchVar = b.Div(biased, b.Sub(b.Const(1), invLen))
+		batchVar = b.Name(b.Div(biased, b.Name(b.Sub(b.Const(1), invLen), "unbias")), "unbiasedVariance")
 	}
-	blend := func(array int, batch ir.S) {
-		b.StoreRow(array, b.Add(b.Mul(keep, b.LoadRow(array)), b.Mul(take, batch)))
+	// blend names its values after what: oldMean, keptMean, takenMean, newMean.
+	blend := func(array int, batch ir.S, what string) {
+		kept := b.Name(b.Mul(keep, b.Name(b.LoadRow(array), "old"+what)), "kept"+what)
+		b.StoreRow(array, b.Name(b.Add(kept, b.Name(b.Mul(take, batch), "taken"+what)), "new"+what))
 	}
-	blend(runMean, mean)
-	blend(runVar, batchVar)
+	blend(runMean, mean, "Mean")
+	blend(runVar, batchVar, "Var")
 }
 
 // guardLo is the smallest var+eps trusted from float32 sums: below it, the
@@ -292,7 +304,8 @@ func updateRunning(b *ir.Builder, r *spec.Running, runMean, runVar int, mean, bi
 // (1.2e-38), and a row of 1<<20 of them would already lose 1e-7 of its sum.
 const guardLo = 1e-25
 
-// formula writes the kernel's math for its generated documentation.
+// formula writes the kernel's math for its generated documentation, its
+// constants as the float32 values the kernels compute with.
 func formula(k spec.Kernel) string {
 	var sb strings.Builder
 	in := "x"
@@ -306,13 +319,13 @@ func formula(k spec.Kernel) string {
 	}
 	switch {
 	case k.Mean:
-		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, float32(k.Epsilon), in)
 	case k.Stat() == "l2":
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, float32(k.Epsilon), in)
 	case k.Stat() == "none":
 		fmt.Fprintf(&sb, "y = %s", in)
 	default:
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, float32(k.Epsilon), in)
 	}
 	scale, shift := "gamma", "beta"
 	switch {
@@ -325,7 +338,7 @@ func formula(k spec.Kernel) string {
 	}
 	if k.Scale {
 		if k.ScaleOffset != 0 {
-			fmt.Fprintf(&sb, "*(%g + %s)", k.ScaleOffset, scale)
+			fmt.Fprintf(&sb, "*(%g + %s)", float32(k.ScaleOffset), scale)
 		} else {
 			sb.WriteString("*" + scale)
 		}

@@ -205,9 +205,9 @@ func tensorEntryDoc(k Kernel, h int) string {
 	}
 	if r := k.Spec.Running; r != nil {
 		if r.Convention == "onnx" {
-			fmt.Fprintf(&b, "// Running statistics (ONNX's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var, with the biased batch variance.\n//\n", r.Momentum, 1-r.Momentum, r.Momentum, 1-r.Momentum)
+			fmt.Fprintf(&b, "// Running statistics (ONNX's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var, with the biased batch variance.\n//\n", float32(r.Momentum), float32(1-r.Momentum), float32(r.Momentum), float32(1-r.Momentum))
 		} else {
-			fmt.Fprintf(&b, "// Running statistics (PyTorch's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var*n/(n-1), with the unbiased batch variance\n// (n = N*spatial values per channel; n = 1 panics).\n//\n", 1-r.Momentum, r.Momentum, 1-r.Momentum, r.Momentum)
+			fmt.Fprintf(&b, "// Running statistics (PyTorch's convention): runMean = %g*runMean + %g*mean,\n// runVar = %g*runVar + %g*var*n/(n-1), with the unbiased batch variance\n// (n = N*spatial values per channel; n = 1 panics).\n//\n", float32(1-r.Momentum), float32(r.Momentum), float32(1-r.Momentum), float32(r.Momentum))
 		}
 	}
 	per := "N*" + c

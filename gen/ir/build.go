@@ -58,6 +58,17 @@ func (b *Builder) Div(x, y S) S  { return b.scalar(SDiv, x, y) }
 func (b *Builder) Sqrt(x S) S    { return b.scalar(SSqrt, x) }
 func (b *Builder) last() *Scalar { return b.k.Body[len(b.k.Body)-1].(*Scalar) }
 
+// Name names scalar s, which the last statements assigned, and returns it.
+func (b *Builder) Name(s S, name string) S {
+	for i := len(b.k.Body) - 1; i >= 0; i-- {
+		if st, ok := b.k.Body[i].(*Scalar); ok && st.Dst == s && st.Code != SStore && st.Code != SGuard {
+			st.Name = name
+			return s
+		}
+	}
+	panic(fmt.Sprintf("ir: Name of unassigned scalar s%d", s))
+}
+
 // LoadRow reads the current row's value of a RowScalarIn array, or the
 // first element of the current row of a row array (a pivot for shifted sums).
 func (b *Builder) LoadRow(array int) S {
@@ -112,6 +123,12 @@ func (l *LoopBuilder) FMA(x, y, z V) V      { return l.op(VecOp{Code: VFMA, Args
 func (l *LoopBuilder) Store(array int, v V) { l.op(VecOp{Code: VStore, Array: array, Args: []V{v}}) }
 func (l *LoopBuilder) Acc(acc int, v V)     { l.op(VecOp{Code: VAcc, Acc: acc, Args: []V{v}}) }
 
+// Name names vector value v and returns it.
+func (l *LoopBuilder) Name(v V, name string) V {
+	l.loop.Ops[v].Name = name
+	return v
+}
+
 // AccMul adds x*y to acc with one rounding.
 func (l *LoopBuilder) AccMul(acc int, x, y V) {
 	l.op(VecOp{Code: VAccMul, Acc: acc, Args: []V{x, y}})
@@ -119,7 +136,8 @@ func (l *LoopBuilder) AccMul(acc int, x, y V) {
 
 // Check verifies the invariants every lowering relies on: operands defined
 // before use, arrays used according to their roles, scalars assigned once,
-// accumulators summed only after the loop that filled them.
+// accumulators summed only after the loop that filled them, values named
+// by the rules of names.go.
 func Check(k *Kernel) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("ir: kernel %s: %s", k.Name, fmt.Sprintf(format, args...))
@@ -213,5 +231,5 @@ func Check(k *Kernel) error {
 			return fail("statement %d: unknown statement %T", si, st)
 		}
 	}
-	return nil
+	return checkNames(k)
 }

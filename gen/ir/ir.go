@@ -191,9 +191,10 @@ func (c VecCode) MakesValue() bool { return c != VStore && c != VAcc && c != VAc
 type VecOp struct {
 	Code   VecCode
 	Args   []V
-	Array  int // VLoad, VStore: index into Kernel.Arrays
-	Scalar S   // VSplat
-	Acc    int // VAcc, VAccMul
+	Array  int    // VLoad, VStore: index into Kernel.Arrays
+	Scalar S      // VSplat
+	Acc    int    // VAcc, VAccMul
+	Name   string // the value's name, optional (see checkNames)
 }
 
 // Loop sweeps every element of the row. Accumulators it adds to start at
@@ -242,6 +243,7 @@ type Scalar struct {
 	Hi    float32 // SGuard
 	Acc   int     // SSum
 	Array int     // SLoad, SStore
+	Name  string  // Dst's name, optional (see checkNames)
 }
 
 func (*Loop) stmt()   {}

@@ -581,8 +581,8 @@ func convnormCheckBatchNormTrain(name string, dst, mean, rstd, x, gain, bias, ru
 // BatchNormTrainONNX normalizes each channel of an [N, channels, spatial] tensor by its statistics over
 // the N images and spatial positions (BatchNorm in training): mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
 //
-// Running statistics (ONNX's convention): runMean = 0.9*runMean + 0.09999999999999998*mean,
-// runVar = 0.9*runVar + 0.09999999999999998*var, with the biased batch variance.
+// Running statistics (ONNX's convention): runMean = 0.9*runMean + 0.1*mean,
+// runVar = 0.9*runVar + 0.1*var, with the biased batch variance.
 //
 //   - dst (len N*channels*spatial): the normalized tensor
 //   - x (len N*channels*spatial): the input tensor, [N, C, spatial]

@@ -19,13 +19,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -80,25 +80,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -177,44 +177,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -238,24 +238,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -302,10 +302,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -336,19 +336,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -385,29 +385,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -419,18 +419,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -463,10 +463,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -497,19 +497,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -546,29 +546,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -580,18 +580,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -632,11 +632,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -675,21 +675,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -740,34 +740,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -785,20 +785,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -833,10 +833,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -867,19 +867,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -916,29 +916,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -951,18 +951,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -997,10 +997,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -1031,19 +1031,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/96
+	// pivotSum = sum(x - pivot)
+	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -1080,29 +1080,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -1115,18 +1115,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1167,13 +1167,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -1228,25 +1228,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -1325,44 +1325,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -1386,24 +1386,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1450,10 +1450,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -1484,19 +1484,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -1533,29 +1533,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -1567,18 +1567,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1611,10 +1611,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -1645,19 +1645,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -1694,29 +1694,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -1728,18 +1728,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -1780,11 +1780,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -1823,21 +1823,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -1888,34 +1888,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -1933,20 +1933,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -1981,10 +1981,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -2015,19 +2015,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -2064,29 +2064,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -2099,18 +2099,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2145,10 +2145,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -2179,19 +2179,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/128
+	// pivotSum = sum(x - pivot)
+	// invN = 1/128
 	MOVL         $0x3c000000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -2228,29 +2228,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -2263,18 +2263,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -2315,13 +2315,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -2376,25 +2376,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -2473,44 +2473,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -2534,24 +2534,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2598,10 +2598,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -2632,19 +2632,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -2681,29 +2681,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -2715,18 +2715,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -2759,10 +2759,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -2793,19 +2793,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -2842,29 +2842,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -2876,18 +2876,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -2928,11 +2928,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -2971,21 +2971,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -3036,34 +3036,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -3081,20 +3081,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3129,10 +3129,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -3163,19 +3163,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -3212,29 +3212,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -3247,18 +3247,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3293,10 +3293,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -3327,19 +3327,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/192
+	// pivotSum = sum(x - pivot)
+	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -3376,29 +3376,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -3411,18 +3411,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -3463,13 +3463,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -3524,25 +3524,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -3621,44 +3621,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -3682,24 +3682,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3746,10 +3746,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -3780,19 +3780,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -3829,29 +3829,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -3863,18 +3863,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -3907,10 +3907,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -3941,19 +3941,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -3990,29 +3990,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -4024,18 +4024,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4076,11 +4076,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -4119,21 +4119,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -4184,34 +4184,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -4229,20 +4229,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4277,10 +4277,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -4311,19 +4311,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -4360,29 +4360,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -4395,18 +4395,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4441,10 +4441,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -4475,19 +4475,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/256
+	// pivotSum = sum(x - pivot)
+	// invN = 1/256
 	MOVL         $0x3b800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -4524,29 +4524,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -4559,18 +4559,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -4611,13 +4611,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -4672,25 +4672,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -4769,44 +4769,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -4830,24 +4830,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -4894,10 +4894,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -4928,19 +4928,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -4977,29 +4977,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -5011,18 +5011,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5055,10 +5055,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -5089,19 +5089,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -5138,29 +5138,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -5172,18 +5172,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5224,11 +5224,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -5267,21 +5267,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -5332,34 +5332,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -5377,20 +5377,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5425,10 +5425,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -5459,19 +5459,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -5508,29 +5508,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -5543,18 +5543,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -5589,10 +5589,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -5623,19 +5623,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/384
+	// pivotSum = sum(x - pivot)
+	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -5672,29 +5672,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -5707,18 +5707,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -5759,13 +5759,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -5820,25 +5820,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -5917,44 +5917,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -5978,24 +5978,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6042,10 +6042,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -6076,19 +6076,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -6125,29 +6125,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -6159,18 +6159,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6203,10 +6203,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -6237,19 +6237,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -6286,29 +6286,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -6320,18 +6320,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -6372,11 +6372,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -6415,21 +6415,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -6480,34 +6480,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -6525,20 +6525,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6573,10 +6573,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -6607,19 +6607,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -6656,29 +6656,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -6691,18 +6691,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -6737,10 +6737,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -6771,19 +6771,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/512
+	// pivotSum = sum(x - pivot)
+	// invN = 1/512
 	MOVL         $0x3b000000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -6820,29 +6820,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -6855,18 +6855,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -6907,13 +6907,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -6968,25 +6968,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -7065,44 +7065,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -7126,24 +7126,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7190,10 +7190,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -7224,19 +7224,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -7273,29 +7273,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -7307,18 +7307,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7351,10 +7351,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -7385,19 +7385,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -7434,29 +7434,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -7468,18 +7468,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -7520,11 +7520,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -7563,21 +7563,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -7628,34 +7628,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -7673,20 +7673,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7721,10 +7721,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -7755,19 +7755,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -7804,29 +7804,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -7839,18 +7839,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -7885,10 +7885,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -7919,19 +7919,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/768
+	// pivotSum = sum(x - pivot)
+	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -7968,29 +7968,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -8003,18 +8003,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -8055,13 +8055,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -8116,25 +8116,25 @@ gloop0end:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -8213,44 +8213,44 @@ gloop1end:
 	VADDPS Z19, Z11, Z11
 	VADDPS Z20, Z12, Z12
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
@@ -8274,24 +8274,24 @@ gloop1end:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -8338,10 +8338,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -8372,19 +8372,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -8421,29 +8421,29 @@ bloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -8455,18 +8455,18 @@ bloop1end:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -8499,10 +8499,10 @@ tail:
 	DECL  R8
 	KMOVW R8, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
@@ -8533,19 +8533,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Z2, Z1, Z1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD Z1, Z1, Z1
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -8582,29 +8582,29 @@ tloop1end:
 	VADDPS Z4, Z1, Z1
 	VADDPS Z5, Z3, Z3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Z3
@@ -8616,18 +8616,18 @@ tloop1end:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -8668,11 +8668,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -8711,21 +8711,21 @@ gloop0end:
 	VADDPS Y4, Y2, Y2
 	VADDPS Y5, Y3, Y3
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y5, Y5, Y5
@@ -8776,34 +8776,34 @@ gloop1end:
 	VADDPS Y9, Y5, Y5
 	VADDPS Y10, Y6, Y6
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
@@ -8821,20 +8821,20 @@ gloop1end:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -8869,10 +8869,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	XORQ   R8, R8
@@ -8903,19 +8903,19 @@ bloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y2, Y1, Y1
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y1, Y1, Y1
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -8952,29 +8952,29 @@ bloop1end:
 	VADDPS Y4, Y1, Y1
 	VADDPS Y5, Y3, Y3
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
@@ -8987,18 +8987,18 @@ bloop1end:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
@@ -9033,10 +9033,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R8, R8
@@ -9067,19 +9067,19 @@ tloop0end:
 	// the sums: totals plus the last chunk's
 	VADDPS Y3, Y2, Y2
 
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/1024
+	// pivotSum = sum(x - pivot)
+	// invN = 1/1024
 	MOVL         $0x3a800000, R8
 	VMOVD        R8, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -9116,29 +9116,29 @@ tloop1end:
 	VADDPS Y5, Y2, Y2
 	VADDPS Y6, Y4, Y4
 
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Y4
@@ -9151,18 +9151,18 @@ tloop1end:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R8, R8
 
@@ -9204,13 +9204,13 @@ TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -9315,27 +9315,27 @@ gloop0end:
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X8
 	VCVTSI2SSQ   DI, X8, X9
 	VDIVSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -9500,44 +9500,44 @@ gloop1end:
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z9
 	VADDPS Z12, Z10, Z10
 	VADDPS Z12, Z11, Z11
 	VADDPS Z12, Z8, Z8
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X12
 	VBROADCASTSS X12, Z12
@@ -9561,24 +9561,24 @@ gloop1summed:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X12
 	VBROADCASTSS X12, Z12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z9, Z9
 	VSQRTPS Z10, Z10
 	VSQRTPS Z11, Z11
 	VSQRTPS Z8, Z8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z9, Z12, Z9
 	VDIVPS Z10, Z12, Z10
 	VDIVPS Z11, Z12, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -9625,10 +9625,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     bloop0short
@@ -9682,21 +9682,21 @@ bloop0end:
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X2
 	VCVTSI2SSQ   DI, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
@@ -9765,29 +9765,29 @@ bloop1end:
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
@@ -9799,18 +9799,18 @@ bloop1summed:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -9843,10 +9843,10 @@ tail:
 	DECL  R9
 	KMOVW R9, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     tloop0short
@@ -9900,21 +9900,21 @@ tloop0end:
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X2
 	VCVTSI2SSQ   DI, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
@@ -9983,29 +9983,29 @@ tloop1end:
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Z3
@@ -10017,18 +10017,18 @@ tloop1summed:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X3
 	VBROADCASTSS X3, Z3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z2, Z2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z2, Z3, Z2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -10070,11 +10070,11 @@ TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $256-64
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    DI, $+64
@@ -10145,23 +10145,23 @@ gloop0end:
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X4
 	VCVTSI2SSQ   DI, X4, X5
 	VDIVSS       X5, X4, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
@@ -10262,34 +10262,34 @@ gloop1end:
 	VADDPS  Y7, Y6, Y6
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y5
 	VADDPS Y6, Y4, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X6
 	VBROADCASTSS X6, Y6
@@ -10307,20 +10307,20 @@ gloop1summed:
 	VTESTPS      Y6, Y6
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -10355,10 +10355,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    DI, $+64
 	JBE     bloop0short
@@ -10412,21 +10412,21 @@ bloop0end:
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X2
 	VCVTSI2SSQ   DI, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
 	CMPQ    DI, $+64
@@ -10495,29 +10495,29 @@ bloop1end:
 	VADDPS  Y4, Y3, Y3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y2
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Y3
@@ -10530,18 +10530,18 @@ bloop1summed:
 	VTESTPS      Y3, Y3
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X3
 	VBROADCASTSS X3, Y3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y2, Y2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y2, Y3, Y2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -10576,10 +10576,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	CMPQ    DI, $+64
 	JBE     tloop0short
@@ -10633,21 +10633,21 @@ tloop0end:
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
 	VMOVD        R9, X3
 	VCVTSI2SSQ   DI, X3, X4
 	VDIVSS       X4, X3, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
 	CMPQ    DI, $+64
@@ -10716,29 +10716,29 @@ tloop1end:
 	VADDPS  Y5, Y4, Y4
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-06
+	// eps = 1e-06
 	MOVL         $0x358637bd, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
 	VMOVD        R9, X4
 	VBROADCASTSS X4, Y4
@@ -10751,18 +10751,18 @@ tloop1summed:
 	VTESTPS      Y0, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, SI
 	VMOVD        SI, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ SI, SI
 	XORQ R9, R9
 
@@ -10819,10 +10819,10 @@ TEXT ·convnormAvx512BatchNormTrainAny(SB), NOSPLIT, $32-112
 	MOVQ  R13, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -10961,7 +10961,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+72(FP), R12
 
 loop0s_seg:
@@ -11024,7 +11024,7 @@ loop0_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -11034,7 +11034,7 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+72(FP), R12
 	IMULQ      R11, R12
 	MOVL       $0x3f800000, R13
@@ -11042,13 +11042,13 @@ loop0_summed:
 	VCVTSI2SSQ R12, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -11226,7 +11226,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+72(FP), R12
 
 loop1s_seg:
@@ -11298,7 +11298,7 @@ loop1_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -11308,10 +11308,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -11321,23 +11321,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X4
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X5
 	VUCOMISS X5, X4
@@ -11348,77 +11348,77 @@ loop1_summed:
 	VUCOMISS X4, X5
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X4, X5, X4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s19 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBSS X2, X8, X2
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVSS X2, X3, X2
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVSS (R8), X3
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULSS X3, X6, X3
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULSS X5, X7, X8
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDSS X8, X3, X3
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVSS X3, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVSS (R9), X3
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULSS X3, X6, X3
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULSS X2, X7, X2
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDSS X2, X3, X2
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVSS X2, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVSS (SI), X2
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULSS X2, X4, X2
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -11500,10 +11500,10 @@ loop2_done:
 	SUBQ  R12, AX
 	SUBQ  R12, BX
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X5, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X4, (DX)
 
 	// next row
@@ -11556,10 +11556,10 @@ TEXT ·convnormAvx2BatchNormTrainAny(SB), NOSPLIT, $96-112
 	MOVQ    R13, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -11710,7 +11710,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+72(FP), R12
 
 loop0s_seg:
@@ -11778,7 +11778,7 @@ loop0_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -11787,7 +11787,7 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X2
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+72(FP), R12
 	IMULQ      R11, R12
 	MOVL       $0x3f800000, R13
@@ -11795,13 +11795,13 @@ loop0_summed:
 	VCVTSI2SSQ R12, X1, X3
 	VDIVSS     X3, X1, X1
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X1, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -11998,7 +11998,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+72(FP), R12
 
 loop1s_seg:
@@ -12075,7 +12075,7 @@ loop1_summed:
 	IMULQ segstride+88(FP), R12
 	SUBQ  R12, BX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -12084,10 +12084,10 @@ loop1_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X5, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X1, X2, X2
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -12096,23 +12096,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X8, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X1, X3, X3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X4
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X5
 	VUCOMISS X5, X4
@@ -12123,77 +12123,77 @@ loop1_summed:
 	VUCOMISS X4, X5
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X4, X5, X4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X2, X0, X5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL  $0x3f666666, R12
 	VMOVD R12, X6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL  $0x3dcccccd, R12
 	VMOVD R12, X7
 
-	// s19 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X8
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBSS X1, X8, X1
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVSS X1, X3, X1
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVSS (R8), X3
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULSS X3, X6, X3
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULSS X5, X7, X8
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDSS X8, X3, X3
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVSS X3, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVSS (R9), X3
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULSS X3, X6, X3
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULSS X1, X7, X1
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDSS X1, X3, X1
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVSS X1, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVSS (SI), X1
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULSS X1, X4, X1
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVSS (DI), X3
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X1, Y1
@@ -12280,10 +12280,10 @@ loop2_done:
 	SUBQ  R12, AX
 	SUBQ  R12, BX
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X5, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X4, (DX)
 
 	// next row
@@ -12327,13 +12327,13 @@ TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (BX), Z0
 	VMOVUPS 64(BX), Z1
 	VMOVUPS 128(BX), Z2
 	VMOVUPS 192(BX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -12438,27 +12438,27 @@ gloop0end:
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VCVTSI2SSQ   R11, X8, X9
 	VDIVSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -12623,44 +12623,44 @@ gloop1end:
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z12
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z13
 	VMULPS Z5, Z5, Z14
 	VMULPS Z6, Z6, Z15
 	VMULPS Z7, Z7, Z16
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z13, Z9, Z9
 	VSUBPS Z14, Z10, Z10
 	VSUBPS Z15, Z11, Z11
 	VSUBPS Z16, Z12, Z12
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X13
 	VBROADCASTSS X13, Z13
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z13, Z9, Z14
 	VADDPS Z13, Z10, Z15
 	VADDPS Z13, Z11, Z16
 	VADDPS Z13, Z12, Z13
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X17
 	VBROADCASTSS X17, Z17
@@ -12684,132 +12684,132 @@ gloop1summed:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X17
 	VBROADCASTSS X17, Z17
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z14, Z14
 	VSQRTPS Z15, Z15
 	VSQRTPS Z16, Z16
 	VSQRTPS Z13, Z13
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z14, Z17, Z14
 	VDIVPS Z15, Z17, Z15
 	VDIVPS Z16, Z17, Z16
 	VDIVPS Z13, Z17, Z13
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z4, Z0, Z17
 	VADDPS Z5, Z1, Z18
 	VADDPS Z6, Z2, Z19
 	VADDPS Z7, Z3, Z20
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R13
 	VMOVD        R13, X21
 	VBROADCASTSS X21, Z21
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X22
 	VBROADCASTSS X22, Z22
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X23
 	VBROADCASTSS X23, Z23
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Z8, Z23, Z8
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Z8, Z9, Z9
 	VDIVPS Z8, Z10, Z10
 	VDIVPS Z8, Z11, Z11
 	VDIVPS Z8, Z12, Z8
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (R8), Z12
 	VMOVUPS 64(R8), Z23
 	VMOVUPS 128(R8), Z24
 	VMOVUPS 192(R8), Z25
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Z12, Z21, Z12
 	VMULPS Z23, Z21, Z23
 	VMULPS Z24, Z21, Z24
 	VMULPS Z25, Z21, Z25
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z17, Z22, Z26
 	VMULPS Z18, Z22, Z27
 	VMULPS Z19, Z22, Z28
 	VMULPS Z20, Z22, Z29
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Z26, Z12, Z12
 	VADDPS Z27, Z23, Z23
 	VADDPS Z28, Z24, Z24
 	VADDPS Z29, Z25, Z25
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVUPS Z12, (R8)
 	VMOVUPS Z23, 64(R8)
 	VMOVUPS Z24, 128(R8)
 	VMOVUPS Z25, 192(R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (R9), Z12
 	VMOVUPS 64(R9), Z23
 	VMOVUPS 128(R9), Z24
 	VMOVUPS 192(R9), Z25
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Z12, Z21, Z12
 	VMULPS Z23, Z21, Z23
 	VMULPS Z24, Z21, Z24
 	VMULPS Z25, Z21, Z21
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Z9, Z22, Z9
 	VMULPS Z10, Z22, Z10
 	VMULPS Z11, Z22, Z11
 	VMULPS Z8, Z22, Z8
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Z9, Z12, Z9
 	VADDPS Z10, Z23, Z10
 	VADDPS Z11, Z24, Z11
 	VADDPS Z8, Z21, Z8
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVUPS Z9, (R9)
 	VMOVUPS Z10, 64(R9)
 	VMOVUPS Z11, 128(R9)
 	VMOVUPS Z8, 192(R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (SI), Z8
 	VMOVUPS 64(SI), Z9
 	VMOVUPS 128(SI), Z10
 	VMOVUPS 192(SI), Z11
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Z8, Z14, Z8
 	VMULPS Z9, Z15, Z9
 	VMULPS Z10, Z16, Z10
 	VMULPS Z11, Z13, Z11
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (DI), Z12
 	VMOVUPS 64(DI), Z21
 	VMOVUPS 128(DI), Z22
 	VMOVUPS 192(DI), Z23
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
@@ -12843,13 +12843,13 @@ gloop2:
 	CMPQ    R13, R11
 	JB      gloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVUPS Z17, (CX)
 	VMOVUPS Z18, 64(CX)
 	VMOVUPS Z19, 128(CX)
 	VMOVUPS Z20, 192(CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVUPS Z14, (DX)
 	VMOVUPS Z15, 64(DX)
 	VMOVUPS Z16, 128(DX)
@@ -12872,10 +12872,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (BX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     bloop0short
@@ -12929,21 +12929,21 @@ bloop0end:
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X2
 	VCVTSI2SSQ   R11, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
@@ -13012,29 +13012,29 @@ bloop1end:
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z4, Z3, Z3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X4
 	VBROADCASTSS X4, Z4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z4, Z3, Z4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
@@ -13046,81 +13046,81 @@ bloop1summed:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z4, Z4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z4, Z5, Z4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z1, Z0, Z5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Z6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Z7
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Z8
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Z2, Z8, Z2
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Z2, Z3, Z2
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (R8), Z3
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Z3, Z6, Z3
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z5, Z7, Z8
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Z8, Z3, Z3
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVUPS Z3, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (R9), Z3
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Z3, Z6, Z3
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Z2, Z7, Z2
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVUPS Z2, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (SI), Z2
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Z2, Z4, Z2
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (DI), Z3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
@@ -13136,10 +13136,10 @@ bloop2:
 	CMPQ    R13, R11
 	JB      bloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVUPS Z5, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVUPS Z4, (DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -13163,10 +13163,10 @@ tail:
 	DECL  R13
 	KMOVW R13, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (BX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     tloop0short
@@ -13220,21 +13220,21 @@ tloop0end:
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X2
 	VCVTSI2SSQ   R11, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
@@ -13303,29 +13303,29 @@ tloop1end:
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z4, Z3, Z3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X4
 	VBROADCASTSS X4, Z4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z4, Z3, Z4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Z5
@@ -13337,81 +13337,81 @@ tloop1summed:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X5
 	VBROADCASTSS X5, Z5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z4, Z4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z4, Z5, Z4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z1, Z0, Z5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R10
 	VMOVD        R10, X6
 	VBROADCASTSS X6, Z6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Z7
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Z8
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Z2, Z8, Z2
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Z2, Z3, Z2
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS.Z (R8), K1, Z3
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Z3, Z6, Z3
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z5, Z7, Z8
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Z8, Z3, Z3
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVUPS Z3, K1, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS.Z (R9), K1, Z3
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Z3, Z6, Z3
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Z2, Z7, Z2
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Z2, Z3, Z2
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVUPS Z2, K1, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVUPS.Z (SI), K1, Z2
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Z2, Z4, Z2
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVUPS.Z (DI), K1, Z3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ SI, SI
 	XORQ DI, DI
 
@@ -13427,10 +13427,10 @@ tloop2:
 	CMPQ      SI, R11
 	JB        tloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVUPS Z5, K1, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVUPS Z4, K1, (DX)
 	XORQ    R10, R10
 
@@ -13461,11 +13461,11 @@ TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), NOSPLIT, $256-96
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (BX), Y0
 	VMOVUPS 32(BX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
@@ -13536,23 +13536,23 @@ gloop0end:
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X4
 	VCVTSI2SSQ   R11, X4, X5
 	VDIVSS       X5, X4, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
@@ -13653,34 +13653,34 @@ gloop1end:
 	VADDPS  Y7, Y6, Y6
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y6
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y7
 	VMULPS Y3, Y3, Y8
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y7, Y5, Y5
 	VSUBPS Y8, Y6, Y6
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y7, Y5, Y8
 	VADDPS Y7, Y6, Y7
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X9
 	VBROADCASTSS X9, Y9
@@ -13698,98 +13698,98 @@ gloop1summed:
 	VTESTPS      Y9, Y9
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X9
 	VBROADCASTSS X9, Y9
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y8, Y8
 	VSQRTPS Y7, Y7
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y8, Y9, Y8
 	VDIVPS Y7, Y9, Y7
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y2, Y0, Y9
 	VADDPS Y3, Y1, Y10
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R13
 	VMOVD        R13, X11
 	VBROADCASTSS X11, Y11
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X12
 	VBROADCASTSS X12, Y12
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X13
 	VBROADCASTSS X13, Y13
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Y4, Y13, Y4
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Y4, Y5, Y5
 	VDIVPS Y4, Y6, Y4
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (R8), Y6
 	VMOVUPS 32(R8), Y13
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Y6, Y11, Y6
 	VMULPS Y13, Y11, Y13
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y9, Y12, Y14
 	VMULPS Y10, Y12, Y15
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Y14, Y6, Y6
 	VADDPS Y15, Y13, Y13
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVUPS Y6, (R8)
 	VMOVUPS Y13, 32(R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (R9), Y6
 	VMOVUPS 32(R9), Y13
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Y6, Y11, Y6
 	VMULPS Y13, Y11, Y11
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Y5, Y12, Y5
 	VMULPS Y4, Y12, Y4
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Y5, Y6, Y5
 	VADDPS Y4, Y11, Y4
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVUPS Y5, (R9)
 	VMOVUPS Y4, 32(R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (SI), Y4
 	VMOVUPS 32(SI), Y5
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Y4, Y8, Y4
 	VMULPS Y5, Y7, Y5
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (DI), Y6
 	VMOVUPS 32(DI), Y11
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
@@ -13811,11 +13811,11 @@ gloop2:
 	CMPQ    R13, R11
 	JB      gloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVUPS Y9, (CX)
 	VMOVUPS Y10, 32(CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVUPS Y8, (DX)
 	VMOVUPS Y7, 32(DX)
 	ADDQ    $+64, AX
@@ -13836,10 +13836,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (BX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     bloop0short
@@ -13893,21 +13893,21 @@ bloop0end:
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X2
 	VCVTSI2SSQ   R11, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
@@ -13976,29 +13976,29 @@ bloop1end:
 	VADDPS  Y4, Y3, Y3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
@@ -14011,81 +14011,81 @@ bloop1summed:
 	VTESTPS      Y5, Y5
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y4, Y5, Y4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y1, Y0, Y5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R13
 	VMOVD        R13, X7
 	VBROADCASTSS X7, Y7
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X8
 	VBROADCASTSS X8, Y8
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Y2, Y8, Y2
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Y2, Y3, Y2
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (R8), Y3
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Y3, Y6, Y3
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y5, Y7, Y8
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Y8, Y3, Y3
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMOVUPS Y3, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (R9), Y3
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Y3, Y6, Y3
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Y2, Y7, Y2
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Y2, Y3, Y2
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMOVUPS Y2, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (SI), Y2
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Y2, Y4, Y2
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (DI), Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
@@ -14101,10 +14101,10 @@ bloop2:
 	CMPQ    R13, R11
 	JB      bloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVUPS Y5, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVUPS Y4, (DX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -14130,10 +14130,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (BX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     tloop0short
@@ -14187,21 +14187,21 @@ tloop0end:
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
 	VMOVD        R13, X3
 	VCVTSI2SSQ   R11, X3, X4
 	VDIVSS       X4, X3, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
 	CMPQ    R11, $+64
@@ -14270,29 +14270,29 @@ tloop1end:
 	VADDPS  Y5, Y4, Y4
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y5, Y4, Y4
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
 	VMOVD        R13, X5
 	VBROADCASTSS X5, Y5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y5, Y4, Y5
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
 	VMOVD        R13, X6
 	VBROADCASTSS X6, Y6
@@ -14305,81 +14305,81 @@ tloop1summed:
 	VTESTPS      Y0, Y6
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X6
 	VBROADCASTSS X6, Y6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y5, Y5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y5, Y6, Y5
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y2, Y1, Y6
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R10
 	VMOVD        R10, X7
 	VBROADCASTSS X7, Y7
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R10
 	VMOVD        R10, X8
 	VBROADCASTSS X8, Y8
 
-	// s19 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R10
 	VMOVD        R10, X9
 	VBROADCASTSS X9, Y9
 
-	// s20 = s19 sub s2
+	// unbias = 1 - invN
 	VSUBPS Y3, Y9, Y3
 
-	// s21 = s10 div s20
+	// unbiasedVariance = variance / unbias
 	VDIVPS Y3, Y4, Y3
 
-	// s22 = runMean[row]
+	// oldMean = runMean[row]
 	VMASKMOVPS (R8), Y0, Y4
 
-	// s23 = s17 mul s22
+	// keptMean = keep * oldMean
 	VMULPS Y4, Y7, Y4
 
-	// s24 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y6, Y8, Y9
 
-	// s25 = s23 add s24
+	// newMean = keptMean + takenMean
 	VADDPS Y9, Y4, Y4
 
-	// runMean[row] = s25
+	// runMean[row] = newMean
 	VMASKMOVPS Y4, Y0, (R8)
 
-	// s26 = runVar[row]
+	// oldVar = runVar[row]
 	VMASKMOVPS (R9), Y0, Y4
 
-	// s27 = s17 mul s26
+	// keptVar = keep * oldVar
 	VMULPS Y4, Y7, Y4
 
-	// s28 = s18 mul s21
+	// takenVar = take * unbiasedVariance
 	VMULPS Y3, Y8, Y3
 
-	// s29 = s27 add s28
+	// newVar = keptVar + takenVar
 	VADDPS Y3, Y4, Y3
 
-	// runVar[row] = s29
+	// runVar[row] = newVar
 	VMASKMOVPS Y3, Y0, (R9)
 
-	// s30 = gain[row]
+	// gain = gain[row]
 	VMASKMOVPS (SI), Y0, Y3
 
-	// s31 = s15 mul s30
+	// scale = rstd * gain
 	VMULPS Y3, Y5, Y3
 
-	// s32 = bias[row]
+	// bias = bias[row]
 	VMASKMOVPS (DI), Y0, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s31 v6=mul[4 5] v7=s32 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ SI, SI
 	XORQ DI, DI
 
@@ -14395,10 +14395,10 @@ tloop2:
 	CMPQ       SI, R11
 	JB         tloop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMASKMOVPS Y6, Y0, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMASKMOVPS Y5, Y0, (DX)
 	XORQ       R10, R10
 
@@ -14438,10 +14438,10 @@ TEXT ·convnormAvx512BatchNormTrainONNXAny(SB), NOSPLIT, $32-96
 	MOVQ  R11, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -14580,7 +14580,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop0s_seg:
@@ -14643,7 +14643,7 @@ loop0_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -14653,7 +14653,7 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
@@ -14661,13 +14661,13 @@ loop0_summed:
 	VCVTSI2SSQ R10, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -14845,7 +14845,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop1s_seg:
@@ -14917,7 +14917,7 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -14927,10 +14927,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -14940,23 +14940,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X3
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -14967,67 +14967,67 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X4
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVSS (SI), X7
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULSS X7, X5, X7
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULSS X4, X6, X4
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDSS X4, X7, X4
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVSS X4, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVSS (DI), X4
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULSS X4, X5, X4
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULSS X2, X6, X2
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDSS X2, X4, X2
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVSS X2, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X2
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULSS X2, X3, X2
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVSS (BX), X3
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -15155,10 +15155,10 @@ TEXT ·convnormAvx2BatchNormTrainONNXAny(SB), NOSPLIT, $96-96
 	MOVQ    R11, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -15309,7 +15309,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop0s_seg:
@@ -15377,7 +15377,7 @@ loop0_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -15386,7 +15386,7 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X2
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
@@ -15394,13 +15394,13 @@ loop0_summed:
 	VCVTSI2SSQ R10, X1, X3
 	VDIVSS     X3, X1, X1
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X1, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -15597,7 +15597,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop1s_seg:
@@ -15674,7 +15674,7 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, CX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -15683,10 +15683,10 @@ loop1_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X5, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X1, X2, X2
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -15695,23 +15695,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X8, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X1, X3, X1
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X1, X1
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X1, X3
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -15722,67 +15722,67 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X2, X0, X4
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL  $0x3f666666, R10
 	VMOVD R10, X5
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL  $0x3dcccccd, R10
 	VMOVD R10, X6
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVSS (SI), X7
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULSS X7, X5, X7
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULSS X4, X6, X4
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDSS X4, X7, X4
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVSS X4, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVSS (DI), X4
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULSS X4, X5, X4
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULSS X1, X6, X1
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDSS X1, X4, X1
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVSS X1, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULSS X1, X3, X3
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVSS (BX), X4
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y1
 	VBROADCASTSS X3, Y2
@@ -15906,13 +15906,13 @@ TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
 	VMOVUPS 192(CX), Z3
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -16017,27 +16017,27 @@ gloop0end:
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X8
 	VCVTSI2SSQ   R9, X8, X9
 	VDIVSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
@@ -16202,44 +16202,44 @@ gloop1end:
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z8, Z4, Z4
 	VMULPS Z8, Z5, Z5
 	VMULPS Z8, Z6, Z6
 	VMULPS Z8, Z7, Z7
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z8, Z9, Z9
 	VMULPS Z8, Z10, Z10
 	VMULPS Z8, Z11, Z11
 	VMULPS Z8, Z12, Z8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z4, Z4, Z12
 	VMULPS Z5, Z5, Z13
 	VMULPS Z6, Z6, Z14
 	VMULPS Z7, Z7, Z15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z12, Z9, Z9
 	VSUBPS Z13, Z10, Z10
 	VSUBPS Z14, Z11, Z11
 	VSUBPS Z15, Z8, Z8
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X12
 	VBROADCASTSS X12, Z12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z12, Z9, Z13
 	VADDPS Z12, Z10, Z14
 	VADDPS Z12, Z11, Z15
 	VADDPS Z12, Z8, Z12
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X16
 	VBROADCASTSS X16, Z16
@@ -16263,118 +16263,118 @@ gloop1summed:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X16
 	VBROADCASTSS X16, Z16
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z13, Z13
 	VSQRTPS Z14, Z14
 	VSQRTPS Z15, Z15
 	VSQRTPS Z12, Z12
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z13, Z16, Z13
 	VDIVPS Z14, Z16, Z14
 	VDIVPS Z15, Z16, Z15
 	VDIVPS Z12, Z16, Z12
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z4, Z0, Z16
 	VADDPS Z5, Z1, Z17
 	VADDPS Z6, Z2, Z18
 	VADDPS Z7, Z3, Z19
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R11
 	VMOVD        R11, X20
 	VBROADCASTSS X20, Z20
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X21
 	VBROADCASTSS X21, Z21
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (SI), Z22
 	VMOVUPS 64(SI), Z23
 	VMOVUPS 128(SI), Z24
 	VMOVUPS 192(SI), Z25
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Z22, Z20, Z22
 	VMULPS Z23, Z20, Z23
 	VMULPS Z24, Z20, Z24
 	VMULPS Z25, Z20, Z25
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z16, Z21, Z16
 	VMULPS Z17, Z21, Z17
 	VMULPS Z18, Z21, Z18
 	VMULPS Z19, Z21, Z19
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Z16, Z22, Z16
 	VADDPS Z17, Z23, Z17
 	VADDPS Z18, Z24, Z18
 	VADDPS Z19, Z25, Z19
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVUPS Z16, (SI)
 	VMOVUPS Z17, 64(SI)
 	VMOVUPS Z18, 128(SI)
 	VMOVUPS Z19, 192(SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (DI), Z16
 	VMOVUPS 64(DI), Z17
 	VMOVUPS 128(DI), Z18
 	VMOVUPS 192(DI), Z19
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Z16, Z20, Z16
 	VMULPS Z17, Z20, Z17
 	VMULPS Z18, Z20, Z18
 	VMULPS Z19, Z20, Z19
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Z9, Z21, Z9
 	VMULPS Z10, Z21, Z10
 	VMULPS Z11, Z21, Z11
 	VMULPS Z8, Z21, Z8
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Z9, Z16, Z9
 	VADDPS Z10, Z17, Z10
 	VADDPS Z11, Z18, Z11
 	VADDPS Z8, Z19, Z8
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVUPS Z9, (DI)
 	VMOVUPS Z10, 64(DI)
 	VMOVUPS Z11, 128(DI)
 	VMOVUPS Z8, 192(DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Z8
 	VMOVUPS 64(DX), Z9
 	VMOVUPS 128(DX), Z10
 	VMOVUPS 192(DX), Z11
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Z8, Z13, Z8
 	VMULPS Z9, Z14, Z9
 	VMULPS Z10, Z15, Z10
 	VMULPS Z11, Z12, Z11
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Z12
 	VMOVUPS 64(BX), Z13
 	VMOVUPS 128(BX), Z14
 	VMOVUPS 192(BX), Z15
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -16423,10 +16423,10 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     bloop0short
@@ -16480,21 +16480,21 @@ bloop0end:
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X2
 	VCVTSI2SSQ   R9, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
@@ -16563,29 +16563,29 @@ bloop1end:
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
@@ -16597,70 +16597,70 @@ bloop1summed:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z3, Z3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z3, Z4, Z3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z1, Z0, Z4
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Z5
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Z6
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (SI), Z7
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Z7, Z5, Z7
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z4, Z6, Z4
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Z4, Z7, Z4
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVUPS Z4, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (DI), Z4
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Z4, Z5, Z4
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Z2, Z6, Z2
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Z2, Z4, Z2
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVUPS Z2, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Z2
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Z2, Z3, Z2
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Z3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -16695,10 +16695,10 @@ tail:
 	DECL  R11
 	KMOVW R11, K1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     tloop0short
@@ -16752,21 +16752,21 @@ tloop0end:
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X2
 	VCVTSI2SSQ   R9, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Z2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Z1, Z0, Z0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
@@ -16835,29 +16835,29 @@ tloop1end:
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Z2, Z1, Z1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Z2, Z3, Z2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Z1, Z1, Z3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Z3, Z2, Z2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Z3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Z3, Z2, Z3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Z4
@@ -16869,70 +16869,70 @@ tloop1summed:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X4
 	VBROADCASTSS X4, Z4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Z3, Z3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Z3, Z4, Z3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Z1, Z0, Z4
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Z5
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Z6
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS.Z (SI), K1, Z7
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Z7, Z5, Z7
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Z4, Z6, Z4
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Z4, Z7, Z4
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVUPS Z4, K1, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS.Z (DI), K1, Z4
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Z4, Z5, Z4
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Z2, Z6, Z2
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Z2, Z4, Z2
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVUPS Z2, K1, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVUPS.Z (DX), K1, Z2
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Z2, Z3, Z2
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVUPS.Z (BX), K1, Z3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -16974,11 +16974,11 @@ TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $256-80
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
@@ -17049,23 +17049,23 @@ gloop0end:
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X4
 	VCVTSI2SSQ   R9, X4, X5
 	VDIVSS       X5, X4, X4
 	VBROADCASTSS X4, Y4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y0, Y0
 	VADDPS Y3, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	VXORPS  Y5, Y5, Y5
@@ -17166,34 +17166,34 @@ gloop1end:
 	VADDPS  Y7, Y6, Y6
 
 gloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y4, Y2, Y2
 	VMULPS Y4, Y3, Y3
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y4, Y5, Y5
 	VMULPS Y4, Y6, Y4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y6
 	VMULPS Y3, Y3, Y7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y6, Y5, Y5
 	VSUBPS Y7, Y4, Y4
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y6, Y5, Y7
 	VADDPS Y6, Y4, Y6
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X8
 	VBROADCASTSS X8, Y8
@@ -17211,86 +17211,86 @@ gloop1summed:
 	VTESTPS      Y8, Y8
 	JNE          blocks
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X8
 	VBROADCASTSS X8, Y8
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y7, Y7
 	VSQRTPS Y6, Y6
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y7, Y8, Y7
 	VDIVPS Y6, Y8, Y6
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y2, Y0, Y8
 	VADDPS Y3, Y1, Y9
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R11
 	VMOVD        R11, X10
 	VBROADCASTSS X10, Y10
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X11
 	VBROADCASTSS X11, Y11
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (SI), Y12
 	VMOVUPS 32(SI), Y13
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Y12, Y10, Y12
 	VMULPS Y13, Y10, Y13
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y8, Y11, Y8
 	VMULPS Y9, Y11, Y9
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Y8, Y12, Y8
 	VADDPS Y9, Y13, Y9
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVUPS Y8, (SI)
 	VMOVUPS Y9, 32(SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (DI), Y8
 	VMOVUPS 32(DI), Y9
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Y8, Y10, Y8
 	VMULPS Y9, Y10, Y9
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Y5, Y11, Y5
 	VMULPS Y4, Y11, Y4
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Y5, Y8, Y5
 	VADDPS Y4, Y9, Y4
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVUPS Y5, (DI)
 	VMOVUPS Y4, 32(DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Y4
 	VMOVUPS 32(DX), Y5
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Y4, Y7, Y4
 	VMULPS Y5, Y6, Y5
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Y6
 	VMOVUPS 32(BX), Y7
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -17327,10 +17327,10 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
 	JBE     bloop0short
@@ -17384,21 +17384,21 @@ bloop0end:
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X2
 	VCVTSI2SSQ   R9, X2, X3
 	VDIVSS       X3, X2, X2
 	VBROADCASTSS X2, Y2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y1, Y0, Y0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
@@ -17467,29 +17467,29 @@ bloop1end:
 	VADDPS  Y4, Y3, Y3
 
 bloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y2, Y1, Y1
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y2, Y3, Y2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y1, Y1, Y3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y3, Y2, Y2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X3
 	VBROADCASTSS X3, Y3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y3, Y2, Y3
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Y4
@@ -17502,70 +17502,70 @@ bloop1summed:
 	VTESTPS      Y4, Y4
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Y4
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y3, Y3
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y3, Y4, Y3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y1, Y0, Y4
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R11
 	VMOVD        R11, X6
 	VBROADCASTSS X6, Y6
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMOVUPS (SI), Y7
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Y7, Y5, Y7
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y4, Y6, Y4
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Y4, Y7, Y4
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMOVUPS Y4, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMOVUPS (DI), Y4
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Y4, Y5, Y4
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Y2, Y6, Y2
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Y2, Y4, Y2
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMOVUPS Y2, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Y2
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Y2, Y3, Y2
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Y3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
@@ -17602,10 +17602,10 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
 	JBE     tloop0short
@@ -17659,21 +17659,21 @@ tloop0end:
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
-	// s1 = accumulator 0, one sum per lane
-	// s2 = 1/h
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
 	VMOVD        R11, X3
 	VCVTSI2SSQ   R9, X3, X4
 	VDIVSS       X4, X3, X3
 	VBROADCASTSS X3, Y3
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDPS Y2, Y1, Y1
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
 	CMPQ    R9, $+64
@@ -17742,29 +17742,29 @@ tloop1end:
 	VADDPS  Y5, Y4, Y4
 
 tloop1summed:
-	// s5 = accumulator 1, one sum per lane
-	// s6 = s5 mul s2
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	VMULPS Y3, Y2, Y2
 
-	// s7 = accumulator 2, one sum per lane
-	// s8 = s7 mul s2
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	VMULPS Y3, Y4, Y3
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULPS Y2, Y2, Y4
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBPS Y4, Y3, Y3
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
 	VMOVD        R11, X4
 	VBROADCASTSS X4, Y4
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDPS Y4, Y3, Y4
 
-	// abandon the rows unless 1e-25 <= s12 <= 3.4028235e+38 in every row
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
 	VMOVD        R11, X5
 	VBROADCASTSS X5, Y5
@@ -17777,70 +17777,70 @@ tloop1summed:
 	VTESTPS      Y0, Y5
 	JNE          done
 
-	// s13 = 1
+	// the constant 1
 	MOVL         $0x3f800000, R8
 	VMOVD        R8, X5
 	VBROADCASTSS X5, Y5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTPS Y4, Y4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVPS Y4, Y5, Y4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDPS Y2, Y1, Y5
 
-	// s17 = 0.9
+	// keep = 0.9
 	MOVL         $0x3f666666, R8
 	VMOVD        R8, X6
 	VBROADCASTSS X6, Y6
 
-	// s18 = 0.1
+	// take = 0.1
 	MOVL         $0x3dcccccd, R8
 	VMOVD        R8, X7
 	VBROADCASTSS X7, Y7
 
-	// s19 = runMean[row]
+	// oldMean = runMean[row]
 	VMASKMOVPS (SI), Y0, Y8
 
-	// s20 = s17 mul s19
+	// keptMean = keep * oldMean
 	VMULPS Y8, Y6, Y8
 
-	// s21 = s18 mul s16
+	// takenMean = take * mean
 	VMULPS Y5, Y7, Y5
 
-	// s22 = s20 add s21
+	// newMean = keptMean + takenMean
 	VADDPS Y5, Y8, Y5
 
-	// runMean[row] = s22
+	// runMean[row] = newMean
 	VMASKMOVPS Y5, Y0, (SI)
 
-	// s23 = runVar[row]
+	// oldVar = runVar[row]
 	VMASKMOVPS (DI), Y0, Y5
 
-	// s24 = s17 mul s23
+	// keptVar = keep * oldVar
 	VMULPS Y5, Y6, Y5
 
-	// s25 = s18 mul s10
+	// takenVar = take * variance
 	VMULPS Y3, Y7, Y3
 
-	// s26 = s24 add s25
+	// newVar = keptVar + takenVar
 	VADDPS Y3, Y5, Y3
 
-	// runVar[row] = s26
+	// runVar[row] = newVar
 	VMASKMOVPS Y3, Y0, (DI)
 
-	// s27 = gain[row]
+	// gain = gain[row]
 	VMASKMOVPS (DX), Y0, Y3
 
-	// s28 = s15 mul s27
+	// scale = rstd * gain
 	VMULPS Y3, Y4, Y3
 
-	// s29 = bias[row]
+	// bias = bias[row]
 	VMASKMOVPS (BX), Y0, Y4
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s28 v6=mul[4 5] v7=s29 v8=add[6 7] dst=v8
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -17881,13 +17881,13 @@ TEXT ·convnormAvx512BatchNormInferenceAny(SB), NOSPLIT, $0-80
 	KMOVW R9, K1
 
 row:
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X0
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVSS (BX), X1
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the row, segment by segment: dst = x*gain + bias
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	MOVQ         segs+40(FP), R8
@@ -17981,13 +17981,13 @@ TEXT ·convnormAvx2BatchNormInferenceAny(SB), NOSPLIT, $0-80
 	MOVQ seglen+48(FP), DI
 
 row:
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X0
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVSS (BX), X1
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the row, segment by segment: dst = x*gain + bias
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	MOVQ         segs+40(FP), R8
@@ -18091,19 +18091,19 @@ TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 
 group:
 	// a group of 4 blocks, 64 rows
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Z0
 	VMOVUPS 64(DX), Z1
 	VMOVUPS 128(DX), Z2
 	VMOVUPS 192(DX), Z3
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Z4
 	VMOVUPS 64(BX), Z5
 	VMOVUPS 128(BX), Z6
 	VMOVUPS 192(BX), Z7
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -18142,13 +18142,13 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Z0
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Z1
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -18179,13 +18179,13 @@ tail:
 	DECL  R9
 	KMOVW R9, K1
 
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVUPS.Z (DX), K1, Z0
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVUPS.Z (BX), K1, Z1
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -18223,15 +18223,15 @@ TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 
 group:
 	// a group of 2 blocks, 16 rows
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Y0
 	VMOVUPS 32(DX), Y1
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Y2
 	VMOVUPS 32(BX), Y3
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -18262,13 +18262,13 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMOVUPS (DX), Y0
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMOVUPS (BX), Y1
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
 
@@ -18301,13 +18301,13 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// s0 = gain[row]
+	// gain = gain[row]
 	VMASKMOVPS (DX), Y0, Y1
 
-	// s1 = bias[row]
+	// bias = bias[row]
 	VMASKMOVPS (BX), Y0, Y2
 
-	// loop 0: v0=x v1=s0 v2=mul[0 1] v3=s1 v4=add[2 3] dst=v4
+	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ DX, DX
 	XORQ BX, BX
 
@@ -18358,10 +18358,10 @@ TEXT ·convnormAvx512GroupNormAny(SB), NOSPLIT, $32-96
 	MOVQ  R11, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -18500,7 +18500,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop0s_seg:
@@ -18563,7 +18563,7 @@ loop0_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -18573,7 +18573,7 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
@@ -18581,13 +18581,13 @@ loop0_summed:
 	VCVTSI2SSQ R10, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -18765,7 +18765,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop1s_seg:
@@ -18837,7 +18837,7 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -18847,10 +18847,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -18860,23 +18860,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -18887,20 +18887,20 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -18999,10 +18999,10 @@ loop2_done:
 	SUBQ  R10, SI
 	SUBQ  R10, DI
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 
 	// next row
@@ -19053,10 +19053,10 @@ TEXT ·convnormAvx2GroupNormAny(SB), NOSPLIT, $96-96
 	MOVQ    R11, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -19207,7 +19207,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop0s_seg:
@@ -19275,7 +19275,7 @@ loop0_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -19284,7 +19284,7 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X2
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+56(FP), R10
 	IMULQ      R9, R10
 	MOVL       $0x3f800000, R11
@@ -19292,13 +19292,13 @@ loop0_summed:
 	VCVTSI2SSQ R10, X1, X3
 	VDIVSS     X3, X1, X1
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X1, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -19495,7 +19495,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+56(FP), R10
 
 loop1s_seg:
@@ -19572,7 +19572,7 @@ loop1_summed:
 	IMULQ segstride+72(FP), R10
 	SUBQ  R10, BX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -19581,10 +19581,10 @@ loop1_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X5, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X1, X2, X2
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -19593,23 +19593,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X8, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X1, X3, X1
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X1, X1
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X1, X1
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X1
@@ -19620,20 +19620,20 @@ loop1_summed:
 	VUCOMISS X1, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X1, X1, X1
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X1, X3, X3
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X2, X0, X5
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y1
 	VBROADCASTSS X3, Y2
@@ -19737,10 +19737,10 @@ loop2_done:
 	SUBQ  R10, SI
 	SUBQ  R10, DI
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X5, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 
 	// next row
@@ -19791,10 +19791,10 @@ TEXT ·convnormAvx512InstanceNormAny(SB), NOSPLIT, $32-80
 	MOVQ  R9, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -19933,7 +19933,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+40(FP), R8
 
 loop0s_seg:
@@ -19996,7 +19996,7 @@ loop0_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -20006,7 +20006,7 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+40(FP), R8
 	IMULQ      DI, R8
 	MOVL       $0x3f800000, R9
@@ -20014,13 +20014,13 @@ loop0_summed:
 	VCVTSI2SSQ R8, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -20198,7 +20198,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+40(FP), R8
 
 loop1s_seg:
@@ -20270,7 +20270,7 @@ loop1_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -20280,10 +20280,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -20293,23 +20293,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
@@ -20320,17 +20320,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -20473,10 +20473,10 @@ TEXT ·convnormAvx2InstanceNormAny(SB), NOSPLIT, $96-80
 	MOVQ    R9, 24(SP)
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0, segment by segment: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -20627,7 +20627,7 @@ loop0_room:
 	JMP    loop0_summed
 
 loop0_short:
-	// loop 0 for rows too short for chunks
+	// pass 1 for rows too short for chunks
 	MOVQ segs+40(FP), R8
 
 loop0s_seg:
@@ -20695,7 +20695,7 @@ loop0_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -20704,7 +20704,7 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X2
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVQ       segs+40(FP), R8
 	IMULQ      DI, R8
 	MOVL       $0x3f800000, R9
@@ -20712,13 +20712,13 @@ loop0_summed:
 	VCVTSI2SSQ R8, X1, X3
 	VDIVSS     X3, X1, X1
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X1, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// loop 1, segment by segment: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -20915,7 +20915,7 @@ loop1_room:
 	JMP    loop1_summed
 
 loop1_short:
-	// loop 1 for rows too short for chunks
+	// pass 2 for rows too short for chunks
 	MOVQ segs+40(FP), R8
 
 loop1s_seg:
@@ -20992,7 +20992,7 @@ loop1_summed:
 	IMULQ segstride+56(FP), R8
 	SUBQ  R8, CX
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -21001,10 +21001,10 @@ loop1_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X5, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X1, X2, X2
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -21013,23 +21013,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X8, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X1, X3, X1
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X1, X1
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X1, X1
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
 	VUCOMISS X3, X1
@@ -21040,17 +21040,17 @@ loop1_summed:
 	VUCOMISS X1, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X1, X1, X1
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X1, X3, X3
 
-	// loop 2, segment by segment: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y1
 	VBROADCASTSS X3, Y2

@@ -15,18 +15,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/96
 	MOVW	$0x3c2aaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -55,9 +59,12 @@ pass1:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -97,12 +104,19 @@ pass2:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -117,9 +131,11 @@ pass2:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -192,18 +208,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/128
 	MOVW	$0x3c000000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -232,9 +252,12 @@ pass1:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -274,12 +297,19 @@ pass2:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -294,9 +324,11 @@ pass2:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -369,18 +401,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/192
 	MOVW	$0x3baaaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -409,9 +445,12 @@ pass1:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -451,12 +490,19 @@ pass2:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -471,9 +517,11 @@ pass2:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -546,18 +594,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/256
 	MOVW	$0x3b800000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -586,9 +638,12 @@ pass1:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -628,12 +683,19 @@ pass2:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -648,9 +710,11 @@ pass2:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -723,18 +787,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/384
 	MOVW	$0x3b2aaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -784,9 +852,12 @@ pass1chunked:
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -857,12 +928,19 @@ pass2chunked:
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -877,9 +955,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -952,18 +1032,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/512
 	MOVW	$0x3b000000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1013,9 +1097,12 @@ pass1chunked:
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1086,12 +1173,19 @@ pass2chunked:
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -1106,9 +1200,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -1181,18 +1277,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/768
 	MOVW	$0x3aaaaaab, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1242,9 +1342,12 @@ pass1chunked:
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1315,12 +1418,19 @@ pass2chunked:
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -1335,9 +1445,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -1410,18 +1522,22 @@ TEXT ·convnormNeonConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	LSL	$2, R5, R5
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/1024
 	MOVW	$0x3a800000, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1471,9 +1587,12 @@ pass1chunked:
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1544,12 +1663,19 @@ pass2chunked:
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
@@ -1564,9 +1690,11 @@ pass2chunked:
 	AND	R7, R6, R6
 	ADD	$1, R6, R6
 	CBNZ	R6, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -1640,20 +1768,24 @@ TEXT ·convnormNeonConvNeXtLayerNormAny(SB), NOSPLIT, $0-64
 	LSL	$2, R6, R6
 	LSR	$2, R4, R4
 	CBZ	R4, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-06
 	MOVW	$0x358637bd, R7
 	FMOVS	R7, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	VDUP	V29.S[0], V29.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V28.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1728,9 +1860,12 @@ pass1vec1Done:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e3bd79c // fadd v28.4s, v28.4s, v27.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1833,12 +1968,19 @@ pass2vec1Done:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
 	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc1b // fmul v27.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc9a // fmul v26.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e3bdf79 // fmul v25.4s, v27.4s, v27.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb9d75a // fsub v26.4s, v26.4s, v25.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed75a // fadd v26.4s, v26.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R7
 	FMOVS	R7, F25
 	VDUP	V25.S[0], V25.S4
@@ -1853,9 +1995,11 @@ pass2vec1Done:
 	AND	R8, R7, R7
 	ADD	$1, R7, R7
 	CBNZ	R7, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fb5a // fsqrt v26.4s, v26.4s
+	// rstd = 1 / std
 	WORD	$0x6e3affba // fdiv v26.4s, v29.4s, v26.4s
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -1967,28 +2111,35 @@ TEXT ·convnormNeonBatchNormTrainAny(SB), NOSPLIT, $0-112
 	MOVD	segstride+88(FP), R10
 	SUB	R9, R10, R10
 	LSL	$2, R10, R10
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F30
 	MOVD	segs+72(FP), R11
 	MUL	R9, R11, R11
 	SCVTFS	R11, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R11
 	FMOVS	R11, F30
+	// the constant 1
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F29
+	// keep = 0.9
 	MOVW	$0x3f666666, R11
 	FMOVS	R11, F28
+	// take = 0.1
 	MOVW	$0x3dcccccd, R11
 	FMOVS	R11, F27
+	// unbias = 1 - invN
 	FSUBS	F31, F29, F26
 	MOVW	$0x15f79688, R11
 	FMOVS	R11, F25
 	MOVW	$0x7f7fffff, R11
 	FMOVS	R11, F24
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F23
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2100,9 +2251,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F22, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F22
+	// shift = pivot + pivotMean
 	FADDS	F22, F23, F23
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2261,34 +2415,58 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F22, F0, F0
 	FADDS	F21, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F22
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F21
+	// correctionSq = correction * correction
 	FMULS	F22, F22, F20
+	// variance = meanSquare - correctionSq
 	FSUBS	F20, F21, F21
+	// varianceEps = variance + eps
 	FADDS	F30, F21, F20
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F25, F20
 	BLT	done
 	FCMPS	F24, F20
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F20, F20
+	// rstd = 1 / std
 	FDIVS	F20, F29, F20
+	// mean = shift + correction
 	FADDS	F22, F23, F19
+	// unbiasedVariance = variance / unbias
 	FDIVS	F26, F21, F21
+	// oldMean = runMean[row]
 	FMOVS	(R6), F18
+	// keptMean = keep * oldMean
 	FMULS	F18, F28, F18
+	// takenMean = take * mean
 	FMULS	F19, F27, F17
+	// newMean = keptMean + takenMean
 	FADDS	F17, F18, F18
+	// runMean[row] = newMean
 	FMOVS	F18, (R6)
+	// oldVar = runVar[row]
 	FMOVS	(R7), F18
+	// keptVar = keep * oldVar
 	FMULS	F18, F28, F18
+	// takenVar = take * unbiasedVariance
 	FMULS	F21, F27, F21
+	// newVar = keptVar + takenVar
 	FADDS	F21, F18, F21
+	// runVar[row] = newVar
 	FMOVS	F21, (R7)
+	// gain = gain[row]
 	FMOVS	(R4), F21
+	// scale = rstd * gain
 	FMULS	F21, F20, F21
+	// bias = bias[row]
 	FMOVS	(R5), F18
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
 	VDUP	V18.S[0], V18.S4
@@ -2358,7 +2536,9 @@ pass3tailDone:
 	ADD	R10, R12, R12
 	SUBS	$1, R14, R14
 	BNE	pass3seg
+	// mean[row] = mean
 	FMOVS	F19, (R1)
+	// rstd[row] = rstd
 	FMOVS	F20, (R2)
 	// next row
 	MOVD	rowstride+96(FP), R11
@@ -2395,27 +2575,34 @@ TEXT ·convnormNeonBatchNormTrainColumnsAny(SB), NOSPLIT, $0-96
 	LSL	$2, R10, R10
 	LSR	$2, R8, R8
 	CBZ	R8, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F30
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R11
 	FMOVS	R11, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R11
 	FMOVS	R11, F29
 	VDUP	V29.S[0], V29.S4
+	// keep = 0.9
 	MOVW	$0x3f666666, R11
 	FMOVS	R11, F28
 	VDUP	V28.S[0], V28.S4
+	// take = 0.1
 	MOVW	$0x3dcccccd, R11
 	FMOVS	R11, F27
 	VDUP	V27.S[0], V27.S4
+	// unbias = 1 - invN
 	WORD	$0x4ebfd7ba // fsub v26.4s, v29.4s, v31.4s
 row:
+	// pivot = the row's first x
 	VLD1	(R3), [V25.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2490,9 +2677,12 @@ pass1vec1Done:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
 	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e38d739 // fadd v25.4s, v25.4s, v24.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2595,12 +2785,19 @@ pass2vec1Done:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
 	WORD	$0x4e24d6e4 // fadd v4.4s, v23.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc18 // fmul v24.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc97 // fmul v23.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e38df16 // fmul v22.4s, v24.4s, v24.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb6d6f7 // fsub v23.4s, v23.4s, v22.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed6f6 // fadd v22.4s, v23.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R11
 	FMOVS	R11, F21
 	VDUP	V21.S[0], V21.S4
@@ -2615,24 +2812,41 @@ pass2vec1Done:
 	AND	R12, R11, R11
 	ADD	$1, R11, R11
 	CBNZ	R11, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1fad6 // fsqrt v22.4s, v22.4s
+	// rstd = 1 / std
 	WORD	$0x6e36ffb6 // fdiv v22.4s, v29.4s, v22.4s
+	// mean = shift + correction
 	WORD	$0x4e38d735 // fadd v21.4s, v25.4s, v24.4s
+	// unbiasedVariance = variance / unbias
 	WORD	$0x6e3afef7 // fdiv v23.4s, v23.4s, v26.4s
+	// oldMean = runMean[row]
 	VLD1	(R6), [V20.S4]
+	// keptMean = keep * oldMean
 	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	// takenMean = take * mean
 	WORD	$0x6e35df73 // fmul v19.4s, v27.4s, v21.4s
+	// newMean = keptMean + takenMean
 	WORD	$0x4e33d694 // fadd v20.4s, v20.4s, v19.4s
+	// runMean[row] = newMean
 	VST1	[V20.S4], (R6)
+	// oldVar = runVar[row]
 	VLD1	(R7), [V20.S4]
+	// keptVar = keep * oldVar
 	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	// takenVar = take * unbiasedVariance
 	WORD	$0x6e37df77 // fmul v23.4s, v27.4s, v23.4s
+	// newVar = keptVar + takenVar
 	WORD	$0x4e37d697 // fadd v23.4s, v20.4s, v23.4s
+	// runVar[row] = newVar
 	VST1	[V23.S4], (R7)
+	// gain = gain[row]
 	VLD1	(R4), [V23.S4]
+	// scale = rstd * gain
 	WORD	$0x6e37ded7 // fmul v23.4s, v22.4s, v23.4s
+	// bias = bias[row]
 	VLD1	(R5), [V20.S4]
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R11
 	MOVD	R3, R12
 	ADD	R10, R10, R13
@@ -2700,7 +2914,9 @@ pass3vec2Done:
 	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
 	VST1	[V2.S4], (R11)
 pass3vec1Done:
+	// mean[row] = mean
 	VST1	[V21.S4], (R1)
+	// rstd[row] = rstd
 	VST1	[V22.S4], (R2)
 	// next block of 4 rows
 	ADD	$16, R0, R0
@@ -2734,18 +2950,23 @@ TEXT ·convnormNeonBatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	MOVD	segstride+72(FP), R8
 	SUB	R7, R8, R8
 	LSL	$2, R8, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	MOVD	segs+56(FP), R9
 	MUL	R7, R9, R9
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
+	// keep = 0.9
 	MOVW	$0x3f666666, R9
 	FMOVS	R9, F28
+	// take = 0.1
 	MOVW	$0x3dcccccd, R9
 	FMOVS	R9, F27
 	MOVW	$0x15f79688, R9
@@ -2753,8 +2974,9 @@ TEXT ·convnormNeonBatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F25
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F24
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V24.S[0], V24.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2866,9 +3088,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F23, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F23
+	// shift = pivot + pivotMean
 	FADDS	F23, F24, F24
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V24.S[0], V24.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3027,33 +3252,56 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F23, F0, F0
 	FADDS	F22, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F23
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F22
+	// correctionSq = correction * correction
 	FMULS	F23, F23, F21
+	// variance = meanSquare - correctionSq
 	FSUBS	F21, F22, F22
+	// varianceEps = variance + eps
 	FADDS	F30, F22, F21
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F26, F21
 	BLT	done
 	FCMPS	F25, F21
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F21, F21
+	// rstd = 1 / std
 	FDIVS	F21, F29, F21
+	// mean = shift + correction
 	FADDS	F23, F24, F20
+	// oldMean = runMean[row]
 	FMOVS	(R4), F19
+	// keptMean = keep * oldMean
 	FMULS	F19, F28, F19
+	// takenMean = take * mean
 	FMULS	F20, F27, F20
+	// newMean = keptMean + takenMean
 	FADDS	F20, F19, F20
+	// runMean[row] = newMean
 	FMOVS	F20, (R4)
+	// oldVar = runVar[row]
 	FMOVS	(R5), F20
+	// keptVar = keep * oldVar
 	FMULS	F20, F28, F20
+	// takenVar = take * variance
 	FMULS	F22, F27, F22
+	// newVar = keptVar + takenVar
 	FADDS	F22, F20, F22
+	// runVar[row] = newVar
 	FMOVS	F22, (R5)
+	// gain = gain[row]
 	FMOVS	(R2), F22
+	// scale = rstd * gain
 	FMULS	F22, F21, F22
+	// bias = bias[row]
 	FMOVS	(R3), F21
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
 	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
@@ -3154,26 +3402,32 @@ TEXT ·convnormNeonBatchNormTrainONNXColumnsAny(SB), NOSPLIT, $0-80
 	LSL	$2, R8, R8
 	LSR	$2, R6, R6
 	CBZ	R6, done
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
 	VDUP	V31.S[0], V31.S4
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
 	VDUP	V30.S[0], V30.S4
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	VDUP	V29.S[0], V29.S4
+	// keep = 0.9
 	MOVW	$0x3f666666, R9
 	FMOVS	R9, F28
 	VDUP	V28.S[0], V28.S4
+	// take = 0.1
 	MOVW	$0x3dcccccd, R9
 	FMOVS	R9, F27
 	VDUP	V27.S[0], V27.S4
 row:
+	// pivot = the row's first x
 	VLD1	(R1), [V26.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: pivotSum += x - pivot
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3248,9 +3502,12 @@ pass1vec1Done:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	// shift = pivot + pivotMean
 	WORD	$0x4e39d75a // fadd v26.4s, v26.4s, v25.4s
-	// pass 2 over the block's rows
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3353,12 +3610,19 @@ pass2vec1Done:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	WORD	$0x6e3fdc19 // fmul v25.4s, v0.4s, v31.4s
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	WORD	$0x6e3fdc98 // fmul v24.4s, v4.4s, v31.4s
+	// correctionSq = correction * correction
 	WORD	$0x6e39df37 // fmul v23.4s, v25.4s, v25.4s
+	// variance = meanSquare - correctionSq
 	WORD	$0x4eb7d718 // fsub v24.4s, v24.4s, v23.4s
+	// varianceEps = variance + eps
 	WORD	$0x4e3ed717 // fadd v23.4s, v24.4s, v30.4s
-	// guard: the block is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38 in every lane
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVW	$0x15f79688, R9
 	FMOVS	R9, F22
 	VDUP	V22.S[0], V22.S4
@@ -3373,23 +3637,39 @@ pass2vec1Done:
 	AND	R10, R9, R9
 	ADD	$1, R9, R9
 	CBNZ	R9, done
+	// std = sqrt(varianceEps)
 	WORD	$0x6ea1faf7 // fsqrt v23.4s, v23.4s
+	// rstd = 1 / std
 	WORD	$0x6e37ffb7 // fdiv v23.4s, v29.4s, v23.4s
+	// mean = shift + correction
 	WORD	$0x4e39d756 // fadd v22.4s, v26.4s, v25.4s
+	// oldMean = runMean[row]
 	VLD1	(R4), [V21.S4]
+	// keptMean = keep * oldMean
 	WORD	$0x6e35df95 // fmul v21.4s, v28.4s, v21.4s
+	// takenMean = take * mean
 	WORD	$0x6e36df76 // fmul v22.4s, v27.4s, v22.4s
+	// newMean = keptMean + takenMean
 	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	// runMean[row] = newMean
 	VST1	[V22.S4], (R4)
+	// oldVar = runVar[row]
 	VLD1	(R5), [V22.S4]
+	// keptVar = keep * oldVar
 	WORD	$0x6e36df96 // fmul v22.4s, v28.4s, v22.4s
+	// takenVar = take * variance
 	WORD	$0x6e38df78 // fmul v24.4s, v27.4s, v24.4s
+	// newVar = keptVar + takenVar
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	// runVar[row] = newVar
 	VST1	[V24.S4], (R5)
+	// gain = gain[row]
 	VLD1	(R2), [V24.S4]
+	// scale = rstd * gain
 	WORD	$0x6e38def8 // fmul v24.4s, v23.4s, v24.4s
+	// bias = bias[row]
 	VLD1	(R3), [V23.S4]
-	// pass 3 over the block's rows
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R9
 	MOVD	R1, R10
 	ADD	R8, R8, R11
@@ -3486,9 +3766,11 @@ TEXT ·convnormNeonBatchNormInferenceAny(SB), NOSPLIT, $0-80
 	SUB	R5, R6, R6
 	LSL	$2, R6, R6
 row:
+	// gain = gain[row]
 	FMOVS	(R2), F31
+	// bias = bias[row]
 	FMOVS	(R3), F30
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: dst = x*gain + bias
 	VDUP	V31.S[0], V31.S4
 	VDUP	V30.S[0], V30.S4
 	MOVD	R0, R7
@@ -3569,9 +3851,11 @@ TEXT ·convnormNeonBatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	LSR	$2, R4, R4
 	CBZ	R4, done
 row:
+	// gain = gain[row]
 	VLD1	(R2), [V31.S4]
+	// bias = bias[row]
 	VLD1	(R3), [V30.S4]
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: dst = x*gain + bias
 	MOVD	R0, R7
 	MOVD	R1, R8
 	ADD	R6, R6, R9
@@ -3653,14 +3937,17 @@ TEXT ·convnormNeonGroupNormAny(SB), NOSPLIT, $0-96
 	MOVD	segstride+72(FP), R8
 	SUB	R7, R8, R8
 	LSL	$2, R8, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	MOVD	segs+56(FP), R9
 	MUL	R7, R9, R9
 	SCVTFS	R9, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	MOVW	$0x15f79688, R9
@@ -3668,8 +3955,9 @@ TEXT ·convnormNeonGroupNormAny(SB), NOSPLIT, $0-96
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F26
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3781,9 +4069,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3942,20 +4233,30 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F25, F0, F0
 	FADDS	F24, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
+	// mean = shift + correction
 	FADDS	F25, F26, F23
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -4037,7 +4338,9 @@ pass3tailDone:
 	ADD	R8, R10, R10
 	SUBS	$1, R14, R14
 	BNE	pass3seg
+	// mean[row] = mean
 	FMOVS	F23, (R1)
+	// rstd[row] = rstd
 	FMOVS	F24, (R2)
 	// next row
 	MOVD	rowstride+80(FP), R9
@@ -4069,14 +4372,17 @@ TEXT ·convnormNeonInstanceNormAny(SB), NOSPLIT, $0-80
 	MOVD	segstride+56(FP), R6
 	SUB	R5, R6, R6
 	LSL	$2, R6, R6
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	MOVD	segs+40(FP), R7
 	MUL	R5, R7, R7
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -4084,8 +4390,9 @@ TEXT ·convnormNeonInstanceNormAny(SB), NOSPLIT, $0-80
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -4197,9 +4504,12 @@ pass1tailDone:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	FADDS	F25, F0, F0
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -4358,19 +4668,28 @@ pass2tailDone:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	FADDS	F25, F0, F0
 	FADDS	F24, F4, F4
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7

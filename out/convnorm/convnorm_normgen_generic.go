@@ -6,414 +6,377 @@ import "math"
 
 // goConvNeXtLayerNormAny is the pure-Go ConvNeXtLayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
 func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stride int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r])
-		var acc0 float64
+		pivot := float64(x[r])
+		var pivotSum float64
 		for i := range h {
-			acc0 += (float64(x[i*stride+r]) - s0)
+			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(x[i*stride+r]) - s4)
-			acc1 += v2
-			acc2 += v2 * v2
+			dev := (float64(x[i*stride+r]) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-06))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-06))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
 
 // goBatchNormTrainAny is the pure-Go BatchNormTrain: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-func convnormGoBatchNormTrainAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
-	invLen := 1 / float64(segs*seglen)
+func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r*rowstride])
-		var acc0 float64
+		pivot := float64(x[r*rowstride])
+		var pivotSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				acc0 += (float64(xRow[i]) - s0)
+				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v2 := (float64(xRow[i]) - s4)
-				acc1 += v2
-				acc2 += v2 * v2
+				dev := (float64(xRow[i]) - shift)
+				devSum += dev
+				squareSum += dev * dev
 			}
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
-		s17 := float64(float32(0.9))
-		s18 := float64(float32(0.1))
-		s19 := float64(float32(1))
-		s20 := s19 - s2
-		s21 := s10 / s20
-		s22 := float64(runMean[r])
-		s23 := s17 * s22
-		s24 := s18 * s16
-		s25 := s23 + s24
-		runMean[r] = float32(s25)
-		s26 := float64(runVar[r])
-		s27 := s17 * s26
-		s28 := s18 * s21
-		s29 := s27 + s28
-		runVar[r] = float32(s29)
-		s30 := float64(gain[r])
-		s31 := s15 * s30
-		s32 := float64(bias[r])
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float64(float32(0.9))
+		take := float64(float32(0.1))
+		unbias := 1 - invN
+		unbiasedVariance := variance / unbias
+		oldMean := float64(runMean[r])
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = float32(newMean)
+		oldVar := float64(runVar[r])
+		keptVar := keep * oldVar
+		takenVar := take * unbiasedVariance
+		newVar := keptVar + takenVar
+		runVar[r] = float32(newVar)
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s31 + s32))
+				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*scale + bias))
 			}
 		}
-		mean[r] = float32(s16)
-		rstd[r] = float32(s15)
+		means[r] = float32(mean)
+		rstds[r] = float32(rstd)
 	}
 }
 
 // goBatchNormTrainColumnsAny is the pure-Go BatchNormTrainColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-func convnormGoBatchNormTrainColumnsAny(dst, mean, rstd, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
-	invLen := 1 / float64(h)
+func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r])
-		var acc0 float64
+		pivot := float64(x[r])
+		var pivotSum float64
 		for i := range h {
-			acc0 += (float64(x[i*stride+r]) - s0)
+			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(x[i*stride+r]) - s4)
-			acc1 += v2
-			acc2 += v2 * v2
+			dev := (float64(x[i*stride+r]) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
-		s17 := float64(float32(0.9))
-		s18 := float64(float32(0.1))
-		s19 := float64(float32(1))
-		s20 := s19 - s2
-		s21 := s10 / s20
-		s22 := float64(runMean[r])
-		s23 := s17 * s22
-		s24 := s18 * s16
-		s25 := s23 + s24
-		runMean[r] = float32(s25)
-		s26 := float64(runVar[r])
-		s27 := s17 * s26
-		s28 := s18 * s21
-		s29 := s27 + s28
-		runVar[r] = float32(s29)
-		s30 := float64(gain[r])
-		s31 := s15 * s30
-		s32 := float64(bias[r])
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float64(float32(0.9))
+		take := float64(float32(0.1))
+		unbias := 1 - invN
+		unbiasedVariance := variance / unbias
+		oldMean := float64(runMean[r])
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = float32(newMean)
+		oldVar := float64(runVar[r])
+		keptVar := keep * oldVar
+		takenVar := take * unbiasedVariance
+		newVar := keptVar + takenVar
+		runVar[r] = float32(newVar)
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s31 + s32))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
 		}
-		mean[r] = float32(s16)
-		rstd[r] = float32(s15)
+		means[r] = float32(mean)
+		rstds[r] = float32(rstd)
 	}
 }
 
 // goBatchNormTrainONNXAny is the pure-Go BatchNormTrainONNX: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-func convnormGoBatchNormTrainONNXAny(dst, x, gain, bias, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
-	invLen := 1 / float64(segs*seglen)
+func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r*rowstride])
-		var acc0 float64
+		pivot := float64(x[r*rowstride])
+		var pivotSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				acc0 += (float64(xRow[i]) - s0)
+				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v2 := (float64(xRow[i]) - s4)
-				acc1 += v2
-				acc2 += v2 * v2
+				dev := (float64(xRow[i]) - shift)
+				devSum += dev
+				squareSum += dev * dev
 			}
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
-		s17 := float64(float32(0.9))
-		s18 := float64(float32(0.1))
-		s19 := float64(runMean[r])
-		s20 := s17 * s19
-		s21 := s18 * s16
-		s22 := s20 + s21
-		runMean[r] = float32(s22)
-		s23 := float64(runVar[r])
-		s24 := s17 * s23
-		s25 := s18 * s10
-		s26 := s24 + s25
-		runVar[r] = float32(s26)
-		s27 := float64(gain[r])
-		s28 := s15 * s27
-		s29 := float64(bias[r])
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float64(float32(0.9))
+		take := float64(float32(0.1))
+		oldMean := float64(runMean[r])
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = float32(newMean)
+		oldVar := float64(runVar[r])
+		keptVar := keep * oldVar
+		takenVar := take * variance
+		newVar := keptVar + takenVar
+		runVar[r] = float32(newVar)
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s28 + s29))
+				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*scale + bias))
 			}
 		}
 	}
 }
 
 // goBatchNormTrainONNXColumnsAny is the pure-Go BatchNormTrainONNXColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gain, bias, runMean, runVar []float32, rows, h, stride int) {
-	invLen := 1 / float64(h)
+func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r])
-		var acc0 float64
+		pivot := float64(x[r])
+		var pivotSum float64
 		for i := range h {
-			acc0 += (float64(x[i*stride+r]) - s0)
+			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(x[i*stride+r]) - s4)
-			acc1 += v2
-			acc2 += v2 * v2
+			dev := (float64(x[i*stride+r]) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
-		s17 := float64(float32(0.9))
-		s18 := float64(float32(0.1))
-		s19 := float64(runMean[r])
-		s20 := s17 * s19
-		s21 := s18 * s16
-		s22 := s20 + s21
-		runMean[r] = float32(s22)
-		s23 := float64(runVar[r])
-		s24 := s17 * s23
-		s25 := s18 * s10
-		s26 := s24 + s25
-		runVar[r] = float32(s26)
-		s27 := float64(gain[r])
-		s28 := s15 * s27
-		s29 := float64(bias[r])
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float64(float32(0.9))
+		take := float64(float32(0.1))
+		oldMean := float64(runMean[r])
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = float32(newMean)
+		oldVar := float64(runVar[r])
+		keptVar := keep * oldVar
+		takenVar := take * variance
+		newVar := keptVar + takenVar
+		runVar[r] = float32(newVar)
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-s4)-s6)*s28 + s29))
+			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
 		}
 	}
 }
 
 // goBatchNormInferenceAny is the pure-Go BatchNormInference: y = x*gain[c] + bias[c].
-func convnormGoBatchNormInferenceAny(dst, x, gain, bias []float32, rows, segs, seglen, segstride, rowstride int) {
+func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs, seglen, segstride, rowstride int) {
 	for r := 0; r < rows; r++ {
-		s0 := float64(gain[r])
-		s1 := float64(bias[r])
+		gain := float64(gains[r])
+		bias := float64(biases[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((float64(xRow[i])*s0 + s1))
+				dstRow[i] = float32((float64(xRow[i])*gain + bias))
 			}
 		}
 	}
 }
 
 // goBatchNormInferenceColumnsAny is the pure-Go BatchNormInferenceColumns: y = x*gain[c] + bias[c].
-func convnormGoBatchNormInferenceColumnsAny(dst, x, gain, bias []float32, rows, h, stride int) {
+func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, rows, h, stride int) {
 	for r := 0; r < rows; r++ {
-		s0 := float64(gain[r])
-		s1 := float64(bias[r])
+		gain := float64(gains[r])
+		bias := float64(biases[r])
 		for i := range h {
-			dst[i*stride+r] = float32((float64(x[i*stride+r])*s0 + s1))
+			dst[i*stride+r] = float32((float64(x[i*stride+r])*gain + bias))
 		}
 	}
 }
 
 // goGroupNormAny is the pure-Go GroupNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
-func convnormGoGroupNormAny(dst, mean, rstd, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
-	invLen := 1 / float64(segs*seglen)
+func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r*rowstride])
-		var acc0 float64
+		pivot := float64(x[r*rowstride])
+		var pivotSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				acc0 += (float64(xRow[i]) - s0)
+				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v2 := (float64(xRow[i]) - s4)
-				acc1 += v2
-				acc2 += v2 * v2
+				dev := (float64(xRow[i]) - shift)
+				devSum += dev
+				squareSum += dev * dev
 			}
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
-		mean[r] = float32(s16)
-		rstd[r] = float32(s15)
+		means[r] = float32(mean)
+		rstds[r] = float32(rstd)
 	}
 }
 
 // goInstanceNormAny is the pure-Go InstanceNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
 func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
-	invLen := 1 / float64(segs*seglen)
+	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
-		s0 := float64(x[r*rowstride])
-		var acc0 float64
+		pivot := float64(x[r*rowstride])
+		var pivotSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				acc0 += (float64(xRow[i]) - s0)
+				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				v2 := (float64(xRow[i]) - s4)
-				acc1 += v2
-				acc2 += v2 * v2
+				dev := (float64(xRow[i]) - shift)
+				devSum += dev
+				squareSum += dev * dev
 			}
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
 			}
 		}
 	}

@@ -19,59 +19,59 @@ TEXT ·deepnormAvx512DeepNorm1024(SB), NOSPLIT, $0-56
 	JB   row
 
 rows:
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R8
 	VMOVD R8, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS 4096(CX), X2
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS 8192(CX), X3
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS 12288(CX), X4
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X2, X0, X2
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X3, X0, X3
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X4, X0, X4
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X5
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS 4096(DX), X6
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS 8192(DX), X7
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS 12288(DX), X8
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X5, X1, X1
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X6, X2, X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X7, X3, X3
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X8, X4, X4
 
-	// loop 0, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over 4 rows: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Z5
 	VBROADCASTSS X0, Z6
 	VBROADCASTSS X0, Z7
@@ -187,7 +187,7 @@ bloop0:
 	CMPQ    R8, $+1024
 	JB      bloop0
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z8, Z8, Z12
 	VADDPS     Z12, Z8, Z8
 	VSHUFF32X4 $0xb1, Z8, Z8, Z12
@@ -197,7 +197,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z8, Z12
 	VADDSS     X12, X8, X8
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z9, Z9, Z12
 	VADDPS     Z12, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z12
@@ -207,7 +207,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z9, Z12
 	VADDSS     X12, X9, X9
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z10, Z10, Z12
 	VADDPS     Z12, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z12
@@ -217,7 +217,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z10, Z12
 	VADDSS     X12, X10, X10
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z11, Z11, Z12
 	VADDPS     Z12, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z12
@@ -227,35 +227,35 @@ bloop0:
 	VPERMILPS  $0xb1, Z11, Z12
 	VADDSS     X12, X11, X11
 
-	// s6 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R8
 	VMOVD R8, X12
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X12, X8, X8
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X12, X9, X9
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X12, X10, X10
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X12, X11, X11
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X8, X1, X1
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X9, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X10, X3, X3
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X11, X4, X4
 
-	// loop 1, 4 rows: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over 4 rows: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X6, Z6
 	VBROADCASTSS X7, Z7
@@ -391,7 +391,7 @@ bloop1:
 	CMPQ        R8, $+1024
 	JB          bloop1
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z8, Z8, Z17
 	VADDPS     Z17, Z8, Z8
 	VSHUFF32X4 $0xb1, Z8, Z8, Z17
@@ -401,7 +401,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z8, Z17
 	VADDSS     X17, X8, X8
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z10, Z10, Z17
 	VADDPS     Z17, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z17
@@ -411,7 +411,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z10, Z17
 	VADDSS     X17, X10, X10
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z13, Z13, Z17
 	VADDPS     Z17, Z13, Z13
 	VSHUFF32X4 $0xb1, Z13, Z13, Z17
@@ -421,7 +421,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z13, Z17
 	VADDSS     X17, X13, X13
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z15, Z15, Z17
 	VADDPS     Z17, Z15, Z15
 	VSHUFF32X4 $0xb1, Z15, Z15, Z17
@@ -431,19 +431,19 @@ bloop1:
 	VPERMILPS  $0xb1, Z15, Z17
 	VADDSS     X17, X15, X15
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X12, X8, X8
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X12, X10, X10
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X12, X13, X13
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X12, X15, X15
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z9, Z9, Z17
 	VADDPS     Z17, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z17
@@ -453,7 +453,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z9, Z17
 	VADDSS     X17, X9, X9
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z11, Z11, Z17
 	VADDPS     Z17, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z17
@@ -463,7 +463,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z11, Z17
 	VADDSS     X17, X11, X11
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z14, Z14, Z17
 	VADDPS     Z17, Z14, Z14
 	VSHUFF32X4 $0xb1, Z14, Z14, Z17
@@ -473,7 +473,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z14, Z17
 	VADDSS     X17, X14, X14
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z16, Z16, Z17
 	VADDPS     Z17, Z16, Z16
 	VSHUFF32X4 $0xb1, Z16, Z16, Z17
@@ -483,59 +483,59 @@ bloop1:
 	VPERMILPS  $0xb1, Z16, Z17
 	VADDSS     X17, X16, X16
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X12, X9, X9
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X12, X11, X11
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X12, X14, X14
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X12, X16, X12
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X8, X8, X16
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X10, X10, X17
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X13, X13, X18
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X15, X15, X19
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X16, X9, X9
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X17, X11, X11
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X18, X14, X14
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X19, X12, X12
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X16
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X16, X9, X9
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X16, X11, X11
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X16, X14, X14
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X16, X12, X12
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X16
 	VUCOMISS X16, X9
@@ -546,7 +546,7 @@ bloop1:
 	VUCOMISS X9, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X16
 	VUCOMISS X16, X11
@@ -557,7 +557,7 @@ bloop1:
 	VUCOMISS X11, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X16
 	VUCOMISS X16, X14
@@ -568,7 +568,7 @@ bloop1:
 	VUCOMISS X14, X16
 	JA       row
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X16
 	VUCOMISS X16, X12
@@ -579,35 +579,35 @@ bloop1:
 	VUCOMISS X12, X16
 	JA       row
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X16
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X9, X9, X9
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X11, X11, X11
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X14, X14, X14
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X12, X12, X12
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X9, X16, X9
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X11, X16, X11
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X14, X16, X14
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X12, X16, X12
 
-	// loop 2, row 0 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over row 1 of 4: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X8, Z8
@@ -663,7 +663,7 @@ b0loop2:
 	CMPQ        R8, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over row 2 of 4: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X10, Z5
@@ -719,7 +719,7 @@ b1loop2:
 	CMPQ        R8, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over row 3 of 4: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X7, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X13, Z3
@@ -775,7 +775,7 @@ b2loop2:
 	CMPQ        R8, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over row 4 of 4: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z1
 	VBROADCASTSS X15, Z2
@@ -840,23 +840,23 @@ b3loop2:
 	JZ          done
 
 row:
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R8
 	VMOVD R8, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -894,7 +894,7 @@ loop0:
 	CMPQ    R8, $+1024
 	JB      loop0
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VADDPS     Z3, Z2, Z2
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z2, Z2
@@ -907,17 +907,17 @@ loop0:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R8
 	VMOVD R8, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -963,7 +963,7 @@ loop1:
 	CMPQ        R8, $+1024
 	JB          loop1
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VADDPS     Z4, Z2, Z2
 	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z2, Z2
@@ -976,10 +976,10 @@ loop1:
 	VPERMILPS  $0xb1, Z2, Z4
 	VADDSS     X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VADDPS     Z8, Z7, Z4
 	VADDPS     Z10, Z9, Z5
 	VADDPS     Z5, Z4, Z4
@@ -992,23 +992,23 @@ loop1:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X4
 	VUCOMISS X4, X3
@@ -1019,17 +1019,17 @@ loop1:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1128,23 +1128,23 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+4096, R9, R9
 
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R10
 	VMOVD R10, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -1182,7 +1182,7 @@ loop0:
 	CMPQ    R10, $+1024
 	JB      loop0
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VADDPS     Z3, Z2, Z2
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z2, Z2
@@ -1195,17 +1195,17 @@ loop0:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R10
 	VMOVD R10, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -1256,7 +1256,7 @@ loop1:
 	CMPQ        R10, $+1024
 	JB          loop1
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VADDPS     Z4, Z2, Z2
 	VADDPS     Z6, Z5, Z4
 	VADDPS     Z4, Z2, Z2
@@ -1269,10 +1269,10 @@ loop1:
 	VPERMILPS  $0xb1, Z2, Z4
 	VADDSS     X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VADDPS     Z8, Z7, Z4
 	VADDPS     Z10, Z9, Z5
 	VADDPS     Z5, Z4, Z4
@@ -1285,23 +1285,23 @@ loop1:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -1312,17 +1312,17 @@ loop1:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1449,7 +1449,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1536,23 +1536,23 @@ TEXT ·deepnormAvx2DeepNorm1024(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R8
 	VMOVD R8, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1590,7 +1590,7 @@ loop0:
 	CMPQ    R8, $+1024
 	JB      loop0
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y2, Y2
@@ -1601,17 +1601,17 @@ loop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s6 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R8
 	VMOVD R8, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1657,7 +1657,7 @@ loop1:
 	CMPQ        R8, $+1024
 	JB          loop1
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VADDPS       Y4, Y2, Y2
 	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y2, Y2
@@ -1668,10 +1668,10 @@ loop1:
 	VMOVSHDUP    X2, X4
 	VADDSS       X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VADDPS       Y8, Y7, Y4
 	VADDPS       Y10, Y9, Y5
 	VADDPS       Y5, Y4, Y4
@@ -1682,23 +1682,23 @@ loop1:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X4
 	VUCOMISS X4, X3
@@ -1709,17 +1709,17 @@ loop1:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1818,23 +1818,23 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+4096, R9, R9
 
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R10
 	VMOVD R10, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1872,7 +1872,7 @@ loop0:
 	CMPQ    R10, $+1024
 	JB      loop0
 
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y2, Y2
@@ -1883,17 +1883,17 @@ loop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s6 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R10
 	VMOVD R10, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1942,7 +1942,7 @@ loop1:
 	CMPQ        R10, $+1024
 	JB          loop1
 
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VADDPS       Y4, Y2, Y2
 	VADDPS       Y6, Y5, Y4
 	VADDPS       Y4, Y2, Y2
@@ -1953,10 +1953,10 @@ loop1:
 	VMOVSHDUP    X2, X4
 	VADDSS       X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VADDPS       Y8, Y7, Y4
 	VADDPS       Y10, Y9, Y5
 	VADDPS       Y5, Y4, Y4
@@ -1967,23 +1967,23 @@ loop1:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -1994,17 +1994,17 @@ loop1:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -2133,7 +2133,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -2225,23 +2225,23 @@ TEXT ·deepnormAvx512DeepNormAny(SB), NOSPLIT, $0-64
 	KMOVW R10, K1
 
 row:
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R9
 	VMOVD R9, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -2318,7 +2318,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
 	XORQ    R9, R9
@@ -2435,7 +2435,7 @@ loop0_done:
 	VADDPS Z7, Z2, Z2
 
 loop0_summed:
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z3
@@ -2445,19 +2445,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -2547,7 +2547,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
@@ -2689,7 +2689,7 @@ loop1_done:
 	VADDPS Z14, Z7, Z7
 
 loop1_summed:
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z4
 	VADDPS     Z4, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z4
@@ -2699,10 +2699,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z2, Z4
 	VADDSS     X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z4
 	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -2712,23 +2712,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -2739,17 +2739,17 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2900,23 +2900,23 @@ row:
 	IMULQ   R8, R10
 	SHLQ    $0x02, R10
 
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R11
 	VMOVD R11, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -2993,7 +2993,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
 	XORQ    R11, R11
@@ -3110,7 +3110,7 @@ loop0_done:
 	VADDPS Z7, Z2, Z2
 
 loop0_summed:
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z3
@@ -3120,19 +3120,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s6 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -3227,7 +3227,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
@@ -3374,7 +3374,7 @@ loop1_done:
 	VADDPS Z14, Z7, Z7
 
 loop1_summed:
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z4
 	VADDPS     Z4, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z4
@@ -3384,10 +3384,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z2, Z4
 	VADDSS     X4, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z4
 	VADDPS     Z4, Z7, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -3397,23 +3397,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X4
 	VUCOMISS X4, X3
@@ -3424,17 +3424,17 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -3557,7 +3557,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3686,23 +3686,23 @@ TEXT ·deepnormAvx2DeepNormAny(SB), NOSPLIT, $128-64
 	MOVQ h+48(FP), R8
 
 row:
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R9
 	VMOVD R9, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -3785,7 +3785,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y2, 32(SP)
 	XORQ    R9, R9
@@ -3912,7 +3912,7 @@ loop0_done:
 	VADDPS  Y3, Y2, Y2
 
 loop0_summed:
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -3921,19 +3921,19 @@ loop0_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X6, X2, X2
 
-	// s6 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -4030,7 +4030,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y8, 32(SP)
 	VMOVUPS Y2, 64(SP)
@@ -4187,7 +4187,7 @@ loop1_done:
 	VADDPS  Y4, Y8, Y8
 
 loop1_summed:
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X4, X2, X2
 	VMOVHLPS     X2, X2, X4
@@ -4196,10 +4196,10 @@ loop1_summed:
 	VADDSS       X4, X2, X2
 	VADDSS       X7, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VEXTRACTF128 $0x01, Y8, X4
 	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
@@ -4208,23 +4208,23 @@ loop1_summed:
 	VADDSS       X5, X4, X4
 	VADDSS       X12, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -4235,17 +4235,17 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -4395,23 +4395,23 @@ row:
 	IMULQ   R8, R10
 	SHLQ    $0x02, R10
 
-	// s0 = 2.4494898
+	// alpha = 2.4494898
 	MOVL  $0x401cc471, R11
 	VMOVD R11, X0
 
-	// s1 = x[row]
+	// x0 = the row's first x
 	VMOVSS (CX), X1
 
-	// s2 = s0 mul s1
+	// alphaX0 = alpha * x0
 	VMULSS X1, X0, X1
 
-	// s3 = f[row]
+	// f0 = the row's first f
 	VMOVSS (DX), X2
 
-	// s4 = s2 add s3
+	// pivot = alphaX0 + f0
 	VADDSS X2, X1, X1
 
-	// loop 0: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s4 v6=sub[4 5] acc0+=acc[6]
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -4494,7 +4494,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y2, 32(SP)
 	XORQ    R11, R11
@@ -4621,7 +4621,7 @@ loop0_done:
 	VADDPS  Y3, Y2, Y2
 
 loop0_summed:
-	// s5 = sum of accumulator 0
+	// pivotSum = sum(alpha*x + f - pivot)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -4630,19 +4630,19 @@ loop0_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X6, X2, X2
 
-	// s6 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X3
 	VCVTSI2SSQ R8, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s7 = s5 mul s6
+	// pivotMean = pivotSum * invN
 	VMULSS X3, X2, X2
 
-	// s8 = s4 add s7
+	// shift = pivot + pivotMean
 	VADDSS X2, X1, X1
 
-	// loop 1: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] acc1+=acc[6] acc2+=accmul[6 6]
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -4742,7 +4742,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y8, 32(SP)
 	VMOVUPS Y2, 64(SP)
@@ -4902,7 +4902,7 @@ loop1_done:
 	VADDPS  Y4, Y8, Y8
 
 loop1_summed:
-	// s9 = sum of accumulator 1
+	// devSum = sum(alpha*x + f - shift)
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X4, X2, X2
 	VMOVHLPS     X2, X2, X4
@@ -4911,10 +4911,10 @@ loop1_summed:
 	VADDSS       X4, X2, X2
 	VADDSS       X7, X2, X2
 
-	// s10 = s9 mul s6
+	// correction = devSum * invN
 	VMULSS X3, X2, X2
 
-	// s11 = sum of accumulator 2
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
 	VEXTRACTF128 $0x01, Y8, X4
 	VADDPS       X4, X8, X4
 	VMOVHLPS     X4, X4, X5
@@ -4923,23 +4923,23 @@ loop1_summed:
 	VADDSS       X5, X4, X4
 	VADDSS       X12, X4, X4
 
-	// s12 = s11 mul s6
+	// meanSquare = squareSum * invN
 	VMULSS X3, X4, X3
 
-	// s13 = s10 mul s10
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X4
 
-	// s14 = s12 sub s13
+	// variance = meanSquare - correctionSq
 	VSUBSS X4, X3, X3
 
-	// s15 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X4
 
-	// s16 = s14 add s15
+	// varianceEps = variance + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X4
 	VUCOMISS X4, X3
@@ -4950,17 +4950,17 @@ loop1_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s17 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X4
 
-	// s18 = sqrt s16
+	// std = sqrt(varianceEps)
 	VSQRTSS X3, X3, X3
 
-	// s19 = s17 div s18
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// loop 2: v0=x v1=s0 v2=mul[1 0] v3=f v4=add[2 3] v5=s8 v6=sub[4 5] v7=s10 v8=sub[6 7] v9=s19 v10=mul[8 9] v11=beta v12=gamma v13=fma[10 12 11] dst=v13
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -5085,7 +5085,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2

@@ -12,12 +12,16 @@ TEXT ·deepnormNeonDeepNorm1024(SB), NOSPLIT, $0-56
 	MOVD	gamma+24(FP), R3
 	MOVD	beta+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// alpha = 2.4494898
 	MOVW	$0x401cc471, R6
 	FMOVS	R6, F31
+	// invN = 1/1024
 	MOVW	$0x3a800000, R6
 	FMOVS	R6, F30
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R6
 	FMOVS	R6, F29
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F28
 	MOVW	$0x15f79688, R6
@@ -26,11 +30,15 @@ TEXT ·deepnormNeonDeepNorm1024(SB), NOSPLIT, $0-56
 	FMOVS	R6, F26
 	VDUP	V31.S[0], V31.S4
 row:
+	// x0 = the row's first x
 	FMOVS	(R1), F25
+	// alphaX0 = alpha * x0
 	FMULS	F25, F31, F25
+	// f0 = the row's first f
 	FMOVS	(R2), F24
+	// pivot = alphaX0 + f0
 	FADDS	F24, F25, F25
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -65,9 +73,12 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(alpha*x + f - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F30, F0, F24
+	// shift = pivot + pivotMean
 	FADDS	F24, F25, F25
-	// pass 2 over the row
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -115,19 +126,28 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(alpha*x + f - shift)
+	// correction = devSum * invN
 	FMULS	F30, F0, F24
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F30, F4, F23
+	// correctionSq = correction * correction
 	FMULS	F24, F24, F22
+	// variance = meanSquare - correctionSq
 	FSUBS	F22, F23, F23
+	// varianceEps = variance + eps
 	FADDS	F29, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F27, F23
 	BLT	done
 	FCMPS	F26, F23
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F23, F23
+	// rstd = 1 / std
 	FDIVS	F23, F28, F23
-	// pass 3 over the row
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VDUP	V24.S[0], V24.S4
 	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R6
@@ -190,14 +210,18 @@ TEXT ·deepnormNeonDeepNormAny(SB), NOSPLIT, $0-64
 	MOVD	rows+40(FP), R5
 	MOVD	h+48(FP), R6
 	LSL	$2, R6, R7
+	// alpha = 2.4494898
 	MOVW	$0x401cc471, R8
 	FMOVS	R8, F31
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F29
 	SCVTFS	R6, F30
 	FDIVS	F30, F29, F30
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R8
 	FMOVS	R8, F29
+	// the constant 1
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F28
 	MOVW	$0x15f79688, R8
@@ -206,11 +230,15 @@ TEXT ·deepnormNeonDeepNormAny(SB), NOSPLIT, $0-64
 	FMOVS	R8, F26
 	VDUP	V31.S[0], V31.S4
 row:
+	// x0 = the row's first x
 	FMOVS	(R1), F25
+	// alphaX0 = alpha * x0
 	FMULS	F25, F31, F25
+	// f0 = the row's first f
 	FMOVS	(R2), F24
+	// pivot = alphaX0 + f0
 	FADDS	F24, F25, F25
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += alpha*x + f - pivot
 	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -309,9 +337,12 @@ pass1tail:
 	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
+	// pivotSum = sum(alpha*x + f - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F30, F0, F24
+	// shift = pivot + pivotMean
 	FADDS	F24, F25, F25
-	// pass 2 over the row
+	// pass 2 over the row: dev = alpha*x + f - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V25.S[0], V25.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -441,19 +472,28 @@ pass2tail:
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
+	// devSum = sum(alpha*x + f - shift)
+	// correction = devSum * invN
 	FMULS	F30, F0, F24
+	// squareSum = sum((alpha*x + f - shift)*(alpha*x + f - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F30, F4, F23
+	// correctionSq = correction * correction
 	FMULS	F24, F24, F22
+	// variance = meanSquare - correctionSq
 	FSUBS	F22, F23, F23
+	// varianceEps = variance + eps
 	FADDS	F29, F23, F23
-	// guard: the row is left to the caller unless 1e-25 <= s16 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F27, F23
 	BLT	done
 	FCMPS	F26, F23
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F23, F23
+	// rstd = 1 / std
 	FDIVS	F23, F28, F23
-	// pass 3 over the row
+	// pass 3 over the row: dst = (alpha*x + f - shift - correction)*rstd*gamma + beta
 	VDUP	V24.S[0], V24.S4
 	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R8

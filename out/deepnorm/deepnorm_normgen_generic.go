@@ -6,44 +6,39 @@ import "math"
 
 // goDeepNormAny is the pure-Go DeepNorm: s = 2.4494898*x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
 func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		fRow := f[r*h : r*h+h]
-		s0 := float64(float32(2.4494898))
-		s1 := float64(xRow[0])
-		s2 := s0 * s1
-		s3 := float64(fRow[0])
-		s4 := s2 + s3
-		var acc0 float64
+		alpha := float64(float32(2.4494898))
+		x0 := float64(xRow[0])
+		alphaX0 := alpha * x0
+		f0 := float64(fRow[0])
+		pivot := alphaX0 + f0
+		var pivotSum float64
 		for i := range h {
-			acc0 += ((s0*float64(xRow[i]) + float64(fRow[i])) - s4)
+			pivotSum += ((alpha*float64(xRow[i]) + float64(fRow[i])) - pivot)
 		}
-		s5 := acc0
-		s6 := invLen
-		s7 := s5 * s6
-		s8 := s4 + s7
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v6 := ((s0*float64(xRow[i]) + float64(fRow[i])) - s8)
-			acc1 += v6
-			acc2 += v6 * v6
+			dev := ((alpha*float64(xRow[i]) + float64(fRow[i])) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s9 := acc1
-		s10 := s9 * s6
-		s11 := acc2
-		s12 := s11 * s6
-		s13 := s10 * s10
-		s14 := s12 - s13
-		s15 := float64(float32(1e-05))
-		s16 := s14 + s15
-		s17 := float64(float32(1))
-		s18 := math.Sqrt(s16)
-		s19 := s17 / s18
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32(((((s0*float64(xRow[i])+float64(fRow[i]))-s8)-s10)*s19*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32(((((alpha*float64(xRow[i])+float64(fRow[i]))-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }

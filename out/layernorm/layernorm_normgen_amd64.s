@@ -18,19 +18,19 @@ TEXT ·layernormAvx512LayerNorm768(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 3072(CX), X1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 6144(CX), X2
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 9216(CX), X3
 
-	// loop 0, 4 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 4 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -94,7 +94,7 @@ bloop0:
 	CMPQ    DI, $+768
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z8
 	VADDPS     Z8, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z8
@@ -104,7 +104,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z4, Z8
 	VADDSS     X8, X4, X4
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z5, Z5, Z8
 	VADDPS     Z8, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z8
@@ -114,7 +114,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z5, Z8
 	VADDSS     X8, X5, X5
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z8
 	VADDPS     Z8, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z8
@@ -124,7 +124,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z6, Z8
 	VADDSS     X8, X6, X6
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z7, Z7, Z8
 	VADDPS     Z8, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z8
@@ -134,35 +134,35 @@ bloop0:
 	VPERMILPS  $0xb1, Z7, Z8
 	VADDSS     X8, X7, X7
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X6, X6
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X4, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X5, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X6, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X7, X3, X3
 
-	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -246,7 +246,7 @@ bloop1:
 	CMPQ        DI, $+768
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z13
 	VADDPS     Z13, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z13
@@ -256,7 +256,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z4, Z13
 	VADDSS     X13, X4, X4
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z13
 	VADDPS     Z13, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z13
@@ -266,7 +266,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z6, Z13
 	VADDSS     X13, X6, X6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z9, Z9, Z13
 	VADDPS     Z13, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z13
@@ -276,7 +276,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z9, Z13
 	VADDSS     X13, X9, X9
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z11, Z11, Z13
 	VADDPS     Z13, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z13
@@ -286,19 +286,19 @@ bloop1:
 	VPERMILPS  $0xb1, Z11, Z13
 	VADDSS     X13, X11, X11
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X4, X4
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X6, X6
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X9, X9
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X11, X11
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z5, Z5, Z13
 	VADDPS     Z13, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z13
@@ -308,7 +308,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z5, Z13
 	VADDSS     X13, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z13
 	VADDPS     Z13, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z13
@@ -318,7 +318,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z7, Z13
 	VADDSS     X13, X7, X7
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z10, Z10, Z13
 	VADDPS     Z13, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z13
@@ -328,7 +328,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z10, Z13
 	VADDSS     X13, X10, X10
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z12, Z12, Z13
 	VADDPS     Z13, Z12, Z12
 	VSHUFF32X4 $0xb1, Z12, Z12, Z13
@@ -338,59 +338,59 @@ bloop1:
 	VPERMILPS  $0xb1, Z12, Z13
 	VADDSS     X13, X12, X12
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X7, X7
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X10, X10
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X12, X8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X4, X4, X12
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X6, X6, X13
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X9, X9, X14
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X11, X11, X15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X12, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X13, X7, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X14, X10, X10
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X15, X8, X8
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X7, X7
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X10, X10
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X5
@@ -401,7 +401,7 @@ bloop1:
 	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X7
@@ -412,7 +412,7 @@ bloop1:
 	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X10
@@ -423,7 +423,7 @@ bloop1:
 	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X8
@@ -434,35 +434,35 @@ bloop1:
 	VUCOMISS X8, X12
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X7, X7, X7
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X10, X10, X10
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X12, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X7, X12, X7
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X10, X12, X10
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X8, X12, X8
 
-	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
@@ -505,7 +505,7 @@ b0loop2:
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X7, Z4
@@ -548,7 +548,7 @@ b1loop2:
 	CMPQ        DI, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X9, Z1
 	VBROADCASTSS X10, Z2
@@ -591,7 +591,7 @@ b2loop2:
 	CMPQ        DI, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
@@ -642,10 +642,10 @@ b3loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -670,7 +670,7 @@ loop0:
 	CMPQ    DI, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -683,17 +683,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -726,7 +726,7 @@ loop1:
 	CMPQ        DI, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -739,10 +739,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -755,23 +755,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -782,17 +782,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -876,10 +876,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+3072, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -904,7 +904,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -917,17 +917,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -963,7 +963,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -976,10 +976,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -992,23 +992,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -1019,17 +1019,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -1126,7 +1126,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1200,13 +1200,13 @@ TEXT ·layernormAvx2LayerNorm768(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 3072(CX), X1
 
-	// loop 0, 2 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 2 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1244,7 +1244,7 @@ bloop0:
 	CMPQ    DI, $+768
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -1253,7 +1253,7 @@ bloop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y5, Y4, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -1262,23 +1262,23 @@ bloop0:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X3, X3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X3, X1, X1
 
-	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1328,7 +1328,7 @@ bloop1:
 	CMPQ        DI, $+768
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -1337,7 +1337,7 @@ bloop1:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y8, Y7, Y3
 	VEXTRACTF128 $0x01, Y3, X7
 	VADDPS       X7, X3, X3
@@ -1346,13 +1346,13 @@ bloop1:
 	VMOVSHDUP    X3, X7
 	VADDSS       X7, X3, X3
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X3, X3
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -1361,7 +1361,7 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y10, Y9, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPS       X7, X6, X6
@@ -1370,35 +1370,35 @@ bloop1:
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X6, X4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X6
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X3, X3, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X6, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X7, X4, X4
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X6
 	VUCOMISS X6, X5
@@ -1409,7 +1409,7 @@ bloop1:
 	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X6
 	VUCOMISS X6, X4
@@ -1420,23 +1420,23 @@ bloop1:
 	VUCOMISS X4, X6
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X6, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X4, X6, X4
 
-	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
@@ -1479,7 +1479,7 @@ b0loop2:
 	CMPQ        DI, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -1530,10 +1530,10 @@ b1loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1558,7 +1558,7 @@ loop0:
 	CMPQ    DI, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -1569,17 +1569,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -1612,7 +1612,7 @@ loop1:
 	CMPQ        DI, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -1623,10 +1623,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -1637,23 +1637,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -1664,17 +1664,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -1758,10 +1758,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+3072, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1786,7 +1786,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -1797,17 +1797,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -1842,7 +1842,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -1853,10 +1853,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -1867,23 +1867,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -1894,17 +1894,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -2004,7 +2004,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -2077,19 +2077,19 @@ TEXT ·layernormAvx512LayerNorm1024(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 4096(CX), X1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 8192(CX), X2
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 12288(CX), X3
 
-	// loop 0, 4 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 4 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2153,7 +2153,7 @@ bloop0:
 	CMPQ    DI, $+1024
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z8
 	VADDPS     Z8, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z8
@@ -2163,7 +2163,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z4, Z8
 	VADDSS     X8, X4, X4
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z5, Z5, Z8
 	VADDPS     Z8, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z8
@@ -2173,7 +2173,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z5, Z8
 	VADDSS     X8, X5, X5
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z8
 	VADDPS     Z8, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z8
@@ -2183,7 +2183,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z6, Z8
 	VADDSS     X8, X6, X6
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z7, Z7, Z8
 	VADDPS     Z8, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z8
@@ -2193,35 +2193,35 @@ bloop0:
 	VPERMILPS  $0xb1, Z7, Z8
 	VADDSS     X8, X7, X7
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X6, X6
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X4, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X5, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X6, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X7, X3, X3
 
-	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2305,7 +2305,7 @@ bloop1:
 	CMPQ        DI, $+1024
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z13
 	VADDPS     Z13, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z13
@@ -2315,7 +2315,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z4, Z13
 	VADDSS     X13, X4, X4
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z13
 	VADDPS     Z13, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z13
@@ -2325,7 +2325,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z6, Z13
 	VADDSS     X13, X6, X6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z9, Z9, Z13
 	VADDPS     Z13, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z13
@@ -2335,7 +2335,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z9, Z13
 	VADDSS     X13, X9, X9
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z11, Z11, Z13
 	VADDPS     Z13, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z13
@@ -2345,19 +2345,19 @@ bloop1:
 	VPERMILPS  $0xb1, Z11, Z13
 	VADDSS     X13, X11, X11
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X4, X4
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X6, X6
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X9, X9
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X11, X11
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z5, Z5, Z13
 	VADDPS     Z13, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z13
@@ -2367,7 +2367,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z5, Z13
 	VADDSS     X13, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z13
 	VADDPS     Z13, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z13
@@ -2377,7 +2377,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z7, Z13
 	VADDSS     X13, X7, X7
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z10, Z10, Z13
 	VADDPS     Z13, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z13
@@ -2387,7 +2387,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z10, Z13
 	VADDSS     X13, X10, X10
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z12, Z12, Z13
 	VADDPS     Z13, Z12, Z12
 	VSHUFF32X4 $0xb1, Z12, Z12, Z13
@@ -2397,59 +2397,59 @@ bloop1:
 	VPERMILPS  $0xb1, Z12, Z13
 	VADDSS     X13, X12, X12
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X7, X7
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X10, X10
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X12, X8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X4, X4, X12
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X6, X6, X13
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X9, X9, X14
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X11, X11, X15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X12, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X13, X7, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X14, X10, X10
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X15, X8, X8
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X7, X7
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X10, X10
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X5
@@ -2460,7 +2460,7 @@ bloop1:
 	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X7
@@ -2471,7 +2471,7 @@ bloop1:
 	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X10
@@ -2482,7 +2482,7 @@ bloop1:
 	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
 	VUCOMISS X12, X8
@@ -2493,35 +2493,35 @@ bloop1:
 	VUCOMISS X8, X12
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X7, X7, X7
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X10, X10, X10
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X12, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X7, X12, X7
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X10, X12, X10
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X8, X12, X8
 
-	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
@@ -2564,7 +2564,7 @@ b0loop2:
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X7, Z4
@@ -2607,7 +2607,7 @@ b1loop2:
 	CMPQ        DI, $+1024
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X9, Z1
 	VBROADCASTSS X10, Z2
@@ -2650,7 +2650,7 @@ b2loop2:
 	CMPQ        DI, $+1024
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
@@ -2701,10 +2701,10 @@ b3loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -2729,7 +2729,7 @@ loop0:
 	CMPQ    DI, $+1024
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -2742,17 +2742,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -2785,7 +2785,7 @@ loop1:
 	CMPQ        DI, $+1024
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -2798,10 +2798,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -2814,23 +2814,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -2841,17 +2841,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2935,10 +2935,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+4096, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -2963,7 +2963,7 @@ loop0:
 	CMPQ    R9, $+1024
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -2976,17 +2976,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -3022,7 +3022,7 @@ loop1:
 	CMPQ        R9, $+1024
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -3035,10 +3035,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -3051,23 +3051,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -3078,17 +3078,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -3185,7 +3185,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3259,13 +3259,13 @@ TEXT ·layernormAvx2LayerNorm1024(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 4096(CX), X1
 
-	// loop 0, 2 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 2 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -3303,7 +3303,7 @@ bloop0:
 	CMPQ    DI, $+1024
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -3312,7 +3312,7 @@ bloop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y5, Y4, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -3321,23 +3321,23 @@ bloop0:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X3, X3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X3, X1, X1
 
-	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -3387,7 +3387,7 @@ bloop1:
 	CMPQ        DI, $+1024
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -3396,7 +3396,7 @@ bloop1:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y8, Y7, Y3
 	VEXTRACTF128 $0x01, Y3, X7
 	VADDPS       X7, X3, X3
@@ -3405,13 +3405,13 @@ bloop1:
 	VMOVSHDUP    X3, X7
 	VADDSS       X7, X3, X3
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X3, X3
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -3420,7 +3420,7 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y10, Y9, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPS       X7, X6, X6
@@ -3429,35 +3429,35 @@ bloop1:
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X6, X4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X6
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X3, X3, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X6, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X7, X4, X4
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X6
 	VUCOMISS X6, X5
@@ -3468,7 +3468,7 @@ bloop1:
 	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X6
 	VUCOMISS X6, X4
@@ -3479,23 +3479,23 @@ bloop1:
 	VUCOMISS X4, X6
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X6, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X4, X6, X4
 
-	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
@@ -3538,7 +3538,7 @@ b0loop2:
 	CMPQ        DI, $+1024
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -3589,10 +3589,10 @@ b1loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -3617,7 +3617,7 @@ loop0:
 	CMPQ    DI, $+1024
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -3628,17 +3628,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -3671,7 +3671,7 @@ loop1:
 	CMPQ        DI, $+1024
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -3682,10 +3682,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -3696,23 +3696,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -3723,17 +3723,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -3817,10 +3817,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+4096, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -3845,7 +3845,7 @@ loop0:
 	CMPQ    R9, $+1024
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -3856,17 +3856,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/1024
+	// invN = 1/1024
 	MOVL  $0x3a800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -3901,7 +3901,7 @@ loop1:
 	CMPQ        R9, $+1024
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -3912,10 +3912,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -3926,23 +3926,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -3953,17 +3953,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -4063,7 +4063,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -4132,10 +4132,10 @@ TEXT ·layernormAvx512LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -4160,7 +4160,7 @@ loop0:
 	CMPQ    DI, $+4096
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -4173,17 +4173,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -4216,7 +4216,7 @@ loop1:
 	CMPQ        DI, $+4096
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -4229,10 +4229,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4245,23 +4245,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -4272,17 +4272,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4366,10 +4366,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+16384, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -4394,7 +4394,7 @@ loop0:
 	CMPQ    R9, $+4096
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -4407,17 +4407,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -4453,7 +4453,7 @@ loop1:
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -4466,10 +4466,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -4482,23 +4482,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -4509,17 +4509,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -4616,7 +4616,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4686,10 +4686,10 @@ TEXT ·layernormAvx2LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -4736,7 +4736,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -4744,17 +4744,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -4822,7 +4822,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -4830,10 +4830,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -4841,23 +4841,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -4868,17 +4868,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -4962,10 +4962,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+16384, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -5012,7 +5012,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -5020,17 +5020,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -5100,7 +5100,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -5108,10 +5108,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -5119,23 +5119,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -5146,17 +5146,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -5256,7 +5256,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -5325,10 +5325,10 @@ TEXT ·layernormAvx512LayerNorm8192(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5375,7 +5375,7 @@ loop0_blocks:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z1, Z1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -5385,17 +5385,17 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -5463,7 +5463,7 @@ loop1_blocks:
 	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z6, Z6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -5473,10 +5473,10 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -5486,23 +5486,23 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -5513,17 +5513,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -5607,10 +5607,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+32768, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5657,7 +5657,7 @@ loop0_blocks:
 	VADDPS Z3, Z1, Z1
 	VADDPS Z5, Z1, Z1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -5667,17 +5667,17 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -5748,7 +5748,7 @@ loop1_blocks:
 	VADDPS Z8, Z6, Z6
 	VADDPS Z11, Z6, Z6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -5758,10 +5758,10 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -5771,23 +5771,23 @@ loop1_blocks:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -5798,17 +5798,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -5905,7 +5905,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -5975,10 +5975,10 @@ TEXT ·layernormAvx2LayerNorm8192(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -6025,7 +6025,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -6033,17 +6033,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, DI
 	VMOVD DI, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -6111,7 +6111,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -6119,10 +6119,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -6130,23 +6130,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X3
 	VUCOMISS X3, X2
@@ -6157,17 +6157,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -6251,10 +6251,10 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+32768, R8, R8
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -6301,7 +6301,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -6309,17 +6309,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -6389,7 +6389,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -6397,10 +6397,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -6408,23 +6408,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -6435,17 +6435,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -6545,7 +6545,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -6621,10 +6621,10 @@ TEXT ·layernormAvx512LayerNormAny(SB), NOSPLIT, $0-56
 	KMOVW R9, K1
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -6682,7 +6682,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R8, R8
@@ -6775,7 +6775,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -6785,19 +6785,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -6868,7 +6868,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -6986,7 +6986,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -6996,10 +6996,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -7009,23 +7009,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
@@ -7036,17 +7036,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -7176,10 +7176,10 @@ row:
 	IMULQ   DI, R9
 	SHLQ    $0x02, R9
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -7237,7 +7237,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R10, R10
@@ -7330,7 +7330,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -7340,19 +7340,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -7426,7 +7426,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -7547,7 +7547,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -7557,10 +7557,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -7570,23 +7570,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -7597,17 +7597,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -7706,7 +7706,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -7812,10 +7812,10 @@ TEXT ·layernormAvx2LayerNormAny(SB), NOSPLIT, $64-56
 	MOVQ h+40(FP), DI
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -7879,7 +7879,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R8, R8
@@ -7978,7 +7978,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -7987,19 +7987,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -8077,7 +8077,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -8202,7 +8202,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -8211,10 +8211,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -8223,23 +8223,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
 	VMOVD R8, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X3
 	VUCOMISS X3, X2
@@ -8250,17 +8250,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -8389,10 +8389,10 @@ row:
 	IMULQ   DI, R9
 	SHLQ    $0x02, R9
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (CX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -8456,7 +8456,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
@@ -8555,7 +8555,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -8564,19 +8564,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -8656,7 +8656,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -8783,7 +8783,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -8792,10 +8792,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -8804,23 +8804,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -8831,17 +8831,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R8, R8
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -8943,7 +8943,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -9058,43 +9058,43 @@ TEXT ·layernormAvx512AddLayerNorm768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS 3072(DX), X1
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS 6144(DX), X2
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS 9216(DX), X3
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X4
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS 3072(BX), X5
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS 6144(BX), X6
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS 9216(BX), X7
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X4, X0, X0
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X5, X1, X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X6, X2, X2
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X7, X3, X3
 
-	// loop 0, 4 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over 4 rows: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -9190,7 +9190,7 @@ bloop0:
 	CMPQ    R9, $+768
 	JB      bloop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z8
 	VADDPS     Z8, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z8
@@ -9200,7 +9200,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z4, Z8
 	VADDSS     X8, X4, X4
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z5, Z5, Z8
 	VADDPS     Z8, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z8
@@ -9210,7 +9210,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z5, Z8
 	VADDSS     X8, X5, X5
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z8
 	VADDPS     Z8, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z8
@@ -9220,7 +9220,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z6, Z8
 	VADDSS     X8, X6, X6
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z7, Z7, Z8
 	VADDPS     Z8, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z8
@@ -9230,35 +9230,35 @@ bloop0:
 	VPERMILPS  $0xb1, Z7, Z8
 	VADDSS     X8, X7, X7
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X8
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X6, X6
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X4, X0, X0
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X5, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X6, X2, X2
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X7, X3, X3
 
-	// loop 1, 4 rows: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over 4 rows: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -9374,7 +9374,7 @@ bloop1:
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z13
 	VADDPS     Z13, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z13
@@ -9384,7 +9384,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z4, Z13
 	VADDSS     X13, X4, X4
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z13
 	VADDPS     Z13, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z13
@@ -9394,7 +9394,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z6, Z13
 	VADDSS     X13, X6, X6
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z9, Z9, Z13
 	VADDPS     Z13, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z13
@@ -9404,7 +9404,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z9, Z13
 	VADDSS     X13, X9, X9
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z11, Z11, Z13
 	VADDPS     Z13, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z13
@@ -9414,19 +9414,19 @@ bloop1:
 	VPERMILPS  $0xb1, Z11, Z13
 	VADDSS     X13, X11, X11
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X8, X4, X4
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X8, X6, X6
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X8, X9, X9
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X8, X11, X11
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z5, Z5, Z13
 	VADDPS     Z13, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z13
@@ -9436,7 +9436,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z5, Z13
 	VADDSS     X13, X5, X5
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z13
 	VADDPS     Z13, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z13
@@ -9446,7 +9446,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z7, Z13
 	VADDSS     X13, X7, X7
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z10, Z10, Z13
 	VADDPS     Z13, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z13
@@ -9456,7 +9456,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z10, Z13
 	VADDSS     X13, X10, X10
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z12, Z12, Z13
 	VADDPS     Z13, Z12, Z12
 	VSHUFF32X4 $0xb1, Z12, Z12, Z13
@@ -9466,59 +9466,59 @@ bloop1:
 	VPERMILPS  $0xb1, Z12, Z13
 	VADDSS     X13, X12, X12
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X8, X5, X5
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X8, X7, X7
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X8, X10, X10
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X8, X12, X8
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X4, X4, X12
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X6, X6, X13
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X9, X9, X14
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X11, X11, X15
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X12, X5, X5
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X13, X7, X7
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X14, X10, X10
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X15, X8, X8
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X12
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X12, X5, X5
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X12, X7, X7
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X12, X10, X10
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X5
@@ -9529,7 +9529,7 @@ bloop1:
 	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X7
@@ -9540,7 +9540,7 @@ bloop1:
 	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X10
@@ -9551,7 +9551,7 @@ bloop1:
 	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X8
@@ -9562,35 +9562,35 @@ bloop1:
 	VUCOMISS X8, X12
 	JA       row
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X12
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X7, X7, X7
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X10, X10, X10
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X5, X12, X5
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X7, X12, X7
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X10, X12, X10
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X8, X12, X8
 
-	// loop 2, row 0 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 1 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
@@ -9645,7 +9645,7 @@ b0loop2:
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 2 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X7, Z4
@@ -9700,7 +9700,7 @@ b1loop2:
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 3 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X9, Z1
 	VBROADCASTSS X10, Z2
@@ -9755,7 +9755,7 @@ b2loop2:
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 4 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z2
@@ -9820,16 +9820,16 @@ b3loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -9862,7 +9862,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -9875,17 +9875,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -9926,7 +9926,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -9939,10 +9939,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -9955,23 +9955,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -9982,17 +9982,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -10096,16 +10096,16 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+3072, R10, R10
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -10138,7 +10138,7 @@ loop0:
 	CMPQ    R11, $+768
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -10151,17 +10151,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R11
 	VMOVD R11, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -10207,7 +10207,7 @@ loop1:
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -10220,10 +10220,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -10236,23 +10236,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -10263,17 +10263,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -10399,7 +10399,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -10491,25 +10491,25 @@ TEXT ·layernormAvx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS 3072(DX), X1
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X2
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS 3072(BX), X3
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X2, X0, X0
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X3, X1, X1
 
-	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over 2 rows: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -10563,7 +10563,7 @@ bloop0:
 	CMPQ    R9, $+768
 	JB      bloop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -10572,7 +10572,7 @@ bloop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS       Y5, Y4, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -10581,23 +10581,23 @@ bloop0:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X4
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X3, X3
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X3, X1, X1
 
-	// loop 1, 2 rows: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over 2 rows: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -10663,7 +10663,7 @@ bloop1:
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -10672,7 +10672,7 @@ bloop1:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS       Y8, Y7, Y3
 	VEXTRACTF128 $0x01, Y3, X7
 	VADDPS       X7, X3, X3
@@ -10681,13 +10681,13 @@ bloop1:
 	VMOVSHDUP    X3, X7
 	VADDSS       X7, X3, X3
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X4, X2, X2
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X4, X3, X3
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -10696,7 +10696,7 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS       Y10, Y9, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPS       X7, X6, X6
@@ -10705,35 +10705,35 @@ bloop1:
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X4, X5, X5
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X4, X6, X4
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X6
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X3, X3, X7
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X6, X5, X5
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X7, X4, X4
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X6
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X6, X5, X5
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X6
 	VUCOMISS X6, X5
@@ -10744,7 +10744,7 @@ bloop1:
 	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X6
 	VUCOMISS X6, X4
@@ -10755,23 +10755,23 @@ bloop1:
 	VUCOMISS X4, X6
 	JA       row
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X6
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X5, X6, X5
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X4, X6, X4
 
-	// loop 2, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 1 of 2: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
@@ -10826,7 +10826,7 @@ b0loop2:
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over row 2 of 2: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -10891,16 +10891,16 @@ b1loop2:
 	JZ          done
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -10933,7 +10933,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -10944,17 +10944,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -10995,7 +10995,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -11006,10 +11006,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -11020,23 +11020,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -11047,17 +11047,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -11161,16 +11161,16 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+3072, R10, R10
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -11203,7 +11203,7 @@ loop0:
 	CMPQ    R11, $+768
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -11214,17 +11214,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s4 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R11
 	VMOVD R11, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -11268,7 +11268,7 @@ loop1:
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -11279,10 +11279,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -11293,23 +11293,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -11320,17 +11320,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -11458,7 +11458,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -11544,16 +11544,16 @@ TEXT ·layernormAvx512AddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVQ rows+48(FP), R8
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -11586,7 +11586,7 @@ loop0:
 	CMPQ    R9, $+4096
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -11599,17 +11599,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -11650,7 +11650,7 @@ loop1:
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -11663,10 +11663,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -11679,23 +11679,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -11706,17 +11706,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -11820,16 +11820,16 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+16384, R10, R10
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -11862,7 +11862,7 @@ loop0:
 	CMPQ    R11, $+4096
 	JB      loop0
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -11875,17 +11875,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R11
 	VMOVD R11, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -11931,7 +11931,7 @@ loop1:
 	CMPQ        R11, $+4096
 	JB          loop1
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -11944,10 +11944,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -11960,23 +11960,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -11987,17 +11987,17 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -12123,7 +12123,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -12211,16 +12211,16 @@ TEXT ·layernormAvx2AddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVQ rows+48(FP), R8
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -12275,7 +12275,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -12283,17 +12283,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s4 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -12369,7 +12369,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -12377,10 +12377,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -12388,23 +12388,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -12415,17 +12415,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -12529,16 +12529,16 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+16384, R10, R10
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -12593,7 +12593,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -12601,17 +12601,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s4 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R11
 	VMOVD R11, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -12690,7 +12690,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -12698,10 +12698,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -12709,23 +12709,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -12736,17 +12736,17 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -12874,7 +12874,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -12967,16 +12967,16 @@ TEXT ·layernormAvx512AddLayerNormAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13046,7 +13046,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R10, R10
@@ -13155,7 +13155,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13165,19 +13165,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -13260,7 +13260,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -13394,7 +13394,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -13404,10 +13404,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -13417,23 +13417,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -13444,17 +13444,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -13610,16 +13610,16 @@ row:
 	IMULQ   R9, R11
 	SHLQ    $0x02, R11
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13689,7 +13689,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R12, R12
@@ -13798,7 +13798,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13808,19 +13808,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s4 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -13908,7 +13908,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -14047,7 +14047,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -14057,10 +14057,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -14070,23 +14070,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X3
 	VUCOMISS X3, X2
@@ -14097,17 +14097,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -14229,7 +14229,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -14359,16 +14359,16 @@ TEXT ·layernormAvx2AddLayerNormAny(SB), NOSPLIT, $64-72
 	MOVQ h+56(FP), R9
 
 row:
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -14444,7 +14444,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
@@ -14559,7 +14559,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -14568,19 +14568,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s4 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -14670,7 +14670,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -14811,7 +14811,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -14820,10 +14820,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -14832,23 +14832,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -14859,17 +14859,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -15024,16 +15024,16 @@ row:
 	IMULQ   R9, R11
 	SHLQ    $0x02, R11
 
-	// s0 = x[row]
+	// x0 = the row's first x
 	VMOVSS (DX), X0
 
-	// s1 = f[row]
+	// f0 = the row's first f
 	VMOVSS (BX), X1
 
-	// s2 = s0 add s1
+	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// loop 0: v0=x v1=f v2=add[0 1] v3=s2 v4=sub[2 3] acc0+=acc[4]
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -15109,7 +15109,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R12, R12
@@ -15224,7 +15224,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s3 = sum of accumulator 0
+	// pivotSum = sum(x + f - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -15233,19 +15233,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s4 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s5 = s3 mul s4
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s6 = s2 add s5
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] v3=s6 v4=sub[2 3] acc1+=acc[4] acc2+=accmul[4 4]
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -15338,7 +15338,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -15482,7 +15482,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s7 = sum of accumulator 1
+	// devSum = sum(x + f - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -15491,10 +15491,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s8 = s7 mul s4
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s9 = sum of accumulator 2
+	// squareSum = sum((x + f - shift)*(x + f - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -15503,23 +15503,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s10 = s9 mul s4
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s11 = s8 mul s8
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s12 = s10 sub s11
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s13 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X3
 
-	// s14 = s12 add s13
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X3
 	VUCOMISS X3, X2
@@ -15530,17 +15530,17 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s15 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X3
 
-	// s16 = sqrt s14
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s17 = s15 div s16
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// loop 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s6 v5=sub[2 4] v6=s8 v7=sub[5 6] v8=s17 v9=mul[7 8] v10=beta v11=gamma v12=fma[9 11 10] dst=v12
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -15664,7 +15664,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -15800,19 +15800,19 @@ TEXT ·layernormAvx512LayerNormStats768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 3072(BX), X1
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 6144(BX), X2
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 9216(BX), X3
 
-	// loop 0, 4 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 4 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -15876,7 +15876,7 @@ bloop0:
 	CMPQ    R9, $+768
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z8
 	VADDPS     Z8, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z8
@@ -15886,7 +15886,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z4, Z8
 	VADDSS     X8, X4, X4
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z5, Z5, Z8
 	VADDPS     Z8, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z8
@@ -15896,7 +15896,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z5, Z8
 	VADDSS     X8, X5, X5
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z8
 	VADDPS     Z8, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z8
@@ -15906,7 +15906,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z6, Z8
 	VADDSS     X8, X6, X6
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z7, Z7, Z8
 	VADDPS     Z8, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z8
@@ -15916,35 +15916,35 @@ bloop0:
 	VPERMILPS  $0xb1, Z7, Z8
 	VADDSS     X8, X7, X7
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X8
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X6, X6
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X4, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X5, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X6, X2, X2
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X7, X3, X3
 
-	// loop 1, 4 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -16028,7 +16028,7 @@ bloop1:
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z4, Z4, Z13
 	VADDPS     Z13, Z4, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z13
@@ -16038,7 +16038,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z4, Z13
 	VADDSS     X13, X4, X4
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z6, Z6, Z13
 	VADDPS     Z13, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z13
@@ -16048,7 +16048,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z6, Z13
 	VADDSS     X13, X6, X6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z9, Z9, Z13
 	VADDPS     Z13, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z13
@@ -16058,7 +16058,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z9, Z13
 	VADDSS     X13, X9, X9
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z11, Z11, Z13
 	VADDPS     Z13, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z13
@@ -16068,19 +16068,19 @@ bloop1:
 	VPERMILPS  $0xb1, Z11, Z13
 	VADDSS     X13, X11, X11
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X4, X4
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X6, X6
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X9, X9
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X8, X11, X11
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z5, Z5, Z13
 	VADDPS     Z13, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z13
@@ -16090,7 +16090,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z5, Z13
 	VADDSS     X13, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z7, Z7, Z13
 	VADDPS     Z13, Z7, Z7
 	VSHUFF32X4 $0xb1, Z7, Z7, Z13
@@ -16100,7 +16100,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z7, Z13
 	VADDSS     X13, X7, X7
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z10, Z10, Z13
 	VADDPS     Z13, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z13
@@ -16110,7 +16110,7 @@ bloop1:
 	VPERMILPS  $0xb1, Z10, Z13
 	VADDSS     X13, X10, X10
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z12, Z12, Z13
 	VADDPS     Z13, Z12, Z12
 	VSHUFF32X4 $0xb1, Z12, Z12, Z13
@@ -16120,59 +16120,59 @@ bloop1:
 	VPERMILPS  $0xb1, Z12, Z13
 	VADDSS     X13, X12, X12
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X7, X7
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X10, X10
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X8, X12, X8
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X4, X4, X12
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X6, X6, X13
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X9, X9, X14
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X11, X11, X15
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X12, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X13, X7, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X14, X10, X10
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X15, X8, X8
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X12
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X7, X7
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X10, X10
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X5
@@ -16183,7 +16183,7 @@ bloop1:
 	VUCOMISS X5, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X7
@@ -16194,7 +16194,7 @@ bloop1:
 	VUCOMISS X7, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X10
@@ -16205,7 +16205,7 @@ bloop1:
 	VUCOMISS X10, X12
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
 	VUCOMISS X12, X8
@@ -16216,47 +16216,47 @@ bloop1:
 	VUCOMISS X8, X12
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X12
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X7, X7, X7
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X10, X10, X10
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X12, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X7, X12, X7
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X10, X12, X10
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X8, X12, X8
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X4, X0, X12
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X6, X1, X13
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X9, X2, X14
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X11, X3, X15
 
-	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
@@ -16299,7 +16299,7 @@ b0loop2:
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X6, Z1
 	VBROADCASTSS X7, Z4
@@ -16342,7 +16342,7 @@ b1loop2:
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X2, Z0
 	VBROADCASTSS X9, Z1
 	VBROADCASTSS X10, Z2
@@ -16385,7 +16385,7 @@ b2loop2:
 	CMPQ        R9, $+768
 	JB          b2loop2
 
-	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X3, Z0
 	VBROADCASTSS X11, Z1
 	VBROADCASTSS X8, Z3
@@ -16428,28 +16428,28 @@ b3loop2:
 	CMPQ        R9, $+768
 	JB          b3loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X12, (CX)
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X13, 4(CX)
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X14, 8(CX)
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X15, 12(CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X5, (DX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X4, 4(DX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, 8(DX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X3, 12(DX)
 	ADDQ   $+12288, AX
 	ADDQ   $0x10, CX
@@ -16462,10 +16462,10 @@ b3loop2:
 	JZ     done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -16490,7 +16490,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -16503,17 +16503,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -16546,7 +16546,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -16559,10 +16559,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -16575,23 +16575,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -16602,20 +16602,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -16658,10 +16658,10 @@ loop2:
 	CMPQ        R9, $+768
 	JB          loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -16709,10 +16709,10 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+3072, R10, R10
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -16737,7 +16737,7 @@ loop0:
 	CMPQ    R11, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -16750,17 +16750,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R11
 	VMOVD R11, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -16796,7 +16796,7 @@ loop1:
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -16809,10 +16809,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -16825,23 +16825,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -16852,20 +16852,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -16962,7 +16962,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z4
@@ -17009,10 +17009,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -17045,13 +17045,13 @@ TEXT ·layernormAvx2LayerNormStats768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS 3072(BX), X1
 
-	// loop 0, 2 rows: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over 2 rows: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -17089,7 +17089,7 @@ bloop0:
 	CMPQ    R9, $+768
 	JB      bloop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -17098,7 +17098,7 @@ bloop0:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y5, Y4, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
@@ -17107,23 +17107,23 @@ bloop0:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X4
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X4, X3, X3
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X2, X0, X0
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X3, X1, X1
 
-	// loop 1, 2 rows: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -17173,7 +17173,7 @@ bloop1:
 	CMPQ        R9, $+768
 	JB          bloop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -17182,7 +17182,7 @@ bloop1:
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y8, Y7, Y3
 	VEXTRACTF128 $0x01, Y3, X7
 	VADDPS       X7, X3, X3
@@ -17191,13 +17191,13 @@ bloop1:
 	VMOVSHDUP    X3, X7
 	VADDSS       X7, X3, X3
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X2, X2
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X4, X3, X3
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPS       X6, X5, X5
@@ -17206,7 +17206,7 @@ bloop1:
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y10, Y9, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPS       X7, X6, X6
@@ -17215,35 +17215,35 @@ bloop1:
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X5, X5
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X4, X6, X4
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X2, X2, X6
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X3, X3, X7
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X6, X5, X5
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X7, X4, X4
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X6
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X5, X5
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X6, X4, X4
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X6
 	VUCOMISS X6, X5
@@ -17254,7 +17254,7 @@ bloop1:
 	VUCOMISS X5, X6
 	JA       row
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X6
 	VUCOMISS X6, X4
@@ -17265,29 +17265,29 @@ bloop1:
 	VUCOMISS X4, X6
 	JA       row
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X6
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X4, X4, X4
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X5, X6, X5
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X4, X6, X4
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X2, X0, X6
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X3, X1, X7
 
-	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 1 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
@@ -17330,7 +17330,7 @@ b0loop2:
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over row 2 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X3, Y1
 	VBROADCASTSS X4, Y2
@@ -17373,16 +17373,16 @@ b1loop2:
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X6, (CX)
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X7, 4(CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X5, (DX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, 4(DX)
 	ADDQ   $+6144, AX
 	ADDQ   $0x08, CX
@@ -17395,10 +17395,10 @@ b1loop2:
 	JZ     done
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -17423,7 +17423,7 @@ loop0:
 	CMPQ    R9, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -17434,17 +17434,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -17477,7 +17477,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -17488,10 +17488,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -17502,23 +17502,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -17529,20 +17529,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -17585,10 +17585,10 @@ loop2:
 	CMPQ        R9, $+768
 	JB          loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -17636,10 +17636,10 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+3072, R10, R10
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -17664,7 +17664,7 @@ loop0:
 	CMPQ    R11, $+768
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS       Y2, Y1, Y1
 	VADDPS       Y4, Y3, Y2
 	VADDPS       Y2, Y1, Y1
@@ -17675,17 +17675,17 @@ loop0:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/768
+	// invN = 1/768
 	MOVL  $0x3aaaaaab, R11
 	VMOVD R11, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -17720,7 +17720,7 @@ loop1:
 	CMPQ        R11, $+768
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -17731,10 +17731,10 @@ loop1:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -17745,23 +17745,23 @@ loop1:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -17772,20 +17772,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -17885,7 +17885,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y4
@@ -17931,10 +17931,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+3072, AX
 	ADDQ   $0x04, CX
@@ -17963,10 +17963,10 @@ TEXT ·layernormAvx512LayerNormStats4096(SB), NOSPLIT, $0-64
 	MOVQ rows+48(FP), R8
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -17991,7 +17991,7 @@ loop0:
 	CMPQ    R9, $+4096
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -18004,17 +18004,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -18047,7 +18047,7 @@ loop1:
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -18060,10 +18060,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -18076,23 +18076,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -18103,20 +18103,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -18159,10 +18159,10 @@ loop2:
 	CMPQ        R9, $+4096
 	JB          loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18210,10 +18210,10 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+16384, R10, R10
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -18238,7 +18238,7 @@ loop0:
 	CMPQ    R11, $+4096
 	JB      loop0
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -18251,17 +18251,17 @@ loop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R11
 	VMOVD R11, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -18297,7 +18297,7 @@ loop1:
 	CMPQ        R11, $+4096
 	JB          loop1
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -18310,10 +18310,10 @@ loop1:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -18326,23 +18326,23 @@ loop1:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -18353,20 +18353,20 @@ loop1:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -18463,7 +18463,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z4
@@ -18510,10 +18510,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18542,10 +18542,10 @@ TEXT ·layernormAvx2LayerNormStats4096(SB), NOSPLIT, $0-64
 	MOVQ rows+48(FP), R8
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -18592,7 +18592,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -18600,17 +18600,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -18678,7 +18678,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -18686,10 +18686,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -18697,23 +18697,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X3
 	VUCOMISS X3, X2
@@ -18724,20 +18724,20 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -18780,10 +18780,10 @@ loop2:
 	CMPQ        R9, $+4096
 	JB          loop2
 
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -18831,10 +18831,10 @@ row:
 	CMOVQGT R11, R10
 	IMUL3Q  $+16384, R10, R10
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -18881,7 +18881,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -18889,17 +18889,17 @@ loop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s2 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R11
 	VMOVD R11, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -18969,7 +18969,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -18977,10 +18977,10 @@ loop1_blocks:
 	VMOVSHDUP    X1, X3
 	VADDSS       X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -18988,23 +18988,23 @@ loop1_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R11
 	VMOVD R11, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X3
 	VUCOMISS X3, X2
@@ -19015,20 +19015,20 @@ loop1_blocks:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -19128,7 +19128,7 @@ loop2:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y4
@@ -19174,10 +19174,10 @@ loop2p:
 	JB          loop2p
 
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -19213,10 +19213,10 @@ TEXT ·layernormAvx512LayerNormStatsAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -19274,7 +19274,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R10, R10
@@ -19367,7 +19367,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -19377,19 +19377,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -19460,7 +19460,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -19578,7 +19578,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -19588,10 +19588,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -19601,23 +19601,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -19628,20 +19628,20 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -19719,10 +19719,10 @@ loop2_tail:
 	VMOVUPS     Z1, K1, (AX)(R10*4)
 
 loop2_done:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -19780,10 +19780,10 @@ row:
 	IMULQ   R9, R11
 	SHLQ    $0x02, R11
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -19841,7 +19841,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R12, R12
@@ -19934,7 +19934,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -19944,19 +19944,19 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -20030,7 +20030,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 3903 elements: sums in chunks
+	// pass 2 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -20151,7 +20151,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -20161,10 +20161,10 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z1, Z3
 	VADDSS     X3, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -20174,23 +20174,23 @@ loop1_summed:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X3
 	VUCOMISS X3, X2
@@ -20201,20 +20201,20 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Z0
@@ -20313,7 +20313,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z4
@@ -20395,10 +20395,10 @@ loop2p_tail:
 
 loop2p_done:
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -20428,10 +20428,10 @@ TEXT ·layernormAvx2LayerNormStatsAny(SB), NOSPLIT, $64-72
 	MOVQ h+56(FP), R9
 
 row:
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -20495,7 +20495,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
@@ -20594,7 +20594,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -20603,19 +20603,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -20693,7 +20693,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -20818,7 +20818,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -20827,10 +20827,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -20839,23 +20839,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
 	VMOVD R10, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X3
 	VUCOMISS X3, X2
@@ -20866,20 +20866,20 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -20962,10 +20962,10 @@ loop2_element:
 	JB          loop2_element
 
 loop2_done:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -21017,10 +21017,10 @@ row:
 	IMULQ   R9, R11
 	SHLQ    $0x02, R11
 
-	// s0 = x[row]
+	// pivot = the row's first x
 	VMOVSS (BX), X0
 
-	// loop 0: v0=x v1=s0 v2=sub[0 1] acc0+=acc[2]
+	// pass 1 over the row: pivotSum += x - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -21084,7 +21084,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VXORPS  Y6, Y6, Y6
 	XORQ    R12, R12
@@ -21183,7 +21183,7 @@ loop0_done:
 	VADDPS Y6, Y1, Y1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// pivotSum = sum(x - pivot)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -21192,19 +21192,19 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R12
 	VMOVD      R12, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
 
-	// s4 = s0 add s3
+	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// loop 1: v0=x v1=s4 v2=sub[0 1] acc1+=acc[2] acc2+=accmul[2 2]
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -21284,7 +21284,7 @@ loop1s_done:
 	JMP    loop1_summed
 
 loop1_long:
-	// loop 1 for rows of more than 1983 elements: sums in chunks
+	// pass 2 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -21411,7 +21411,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// s5 = sum of accumulator 1
+	// devSum = sum(x - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -21420,10 +21420,10 @@ loop1_summed:
 	VADDSS       X3, X1, X1
 	VADDSS       X6, X1, X1
 
-	// s6 = s5 mul s2
+	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// s7 = sum of accumulator 2
+	// squareSum = sum((x - shift)*(x - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -21432,23 +21432,23 @@ loop1_summed:
 	VADDSS       X4, X3, X3
 	VADDSS       X11, X3, X3
 
-	// s8 = s7 mul s2
+	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
 
-	// s9 = s6 mul s6
+	// correctionSq = correction * correction
 	VMULSS X1, X1, X3
 
-	// s10 = s8 sub s9
+	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
 
-	// s11 = 1e-05
+	// eps = 1e-05
 	MOVL  $0x3727c5ac, R12
 	VMOVD R12, X3
 
-	// s12 = s10 add s11
+	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
-	// abandon the row unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R12
 	VMOVD    R12, X3
 	VUCOMISS X3, X2
@@ -21459,20 +21459,20 @@ loop1_summed:
 	VUCOMISS X2, X3
 	JA       done
 
-	// s13 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R12
 	VMOVD R12, X3
 
-	// s14 = sqrt s12
+	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
 
-	// s15 = s13 div s14
+	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// s16 = s4 add s6
+	// mean = shift + correction
 	VADDSS X1, X0, X3
 
-	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R10, R10
 	JS           loop2_plain
 	VBROADCASTSS X0, Y0
@@ -21574,7 +21574,7 @@ loop2_tail:
 	JMP         loop2_end
 
 loop2_plain:
-	// loop 2 without streaming stores
+	// pass 3 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y4
@@ -21660,10 +21660,10 @@ loop2p_element:
 
 loop2p_done:
 loop2_end:
-	// mean[row] = s16
+	// mean[row] = mean
 	VMOVSS X3, (CX)
 
-	// rstd[row] = s15
+	// rstd[row] = rstd
 	VMOVSS X2, (DX)
 	LEAQ   (AX)(R9*4), AX
 	ADDQ   $0x04, CX
@@ -21720,7 +21720,7 @@ rows:
 	// s1 = rstd[row]
 	VMOVSS 12(SI), X7
 
-	// loop 0, 4 rows: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over 4 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -21860,7 +21860,7 @@ bloop0:
 	CMPQ        R9, $+768
 	JB          bloop0
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VSHUFF32X4 $0x4e, Z8, Z8, Z16
 	VADDPS     Z16, Z8, Z8
 	VSHUFF32X4 $0xb1, Z8, Z8, Z16
@@ -21870,7 +21870,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z8, Z16
 	VADDSS     X16, X8, X8
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VSHUFF32X4 $0x4e, Z10, Z10, Z16
 	VADDPS     Z16, Z10, Z10
 	VSHUFF32X4 $0xb1, Z10, Z10, Z16
@@ -21880,7 +21880,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z10, Z16
 	VADDSS     X16, X10, X10
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VSHUFF32X4 $0x4e, Z12, Z12, Z16
 	VADDPS     Z16, Z12, Z12
 	VSHUFF32X4 $0xb1, Z12, Z12, Z16
@@ -21890,7 +21890,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z12, Z16
 	VADDSS     X16, X12, X12
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VSHUFF32X4 $0x4e, Z14, Z14, Z16
 	VADDPS     Z16, Z14, Z14
 	VSHUFF32X4 $0xb1, Z14, Z14, Z16
@@ -21904,19 +21904,19 @@ bloop0:
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X16
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X16, X8, X8
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X16, X10, X10
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X16, X12, X12
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X16, X14, X14
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
 	VUCOMISS X17, X8
@@ -21927,7 +21927,7 @@ bloop0:
 	VUCOMISS X8, X17
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
 	VUCOMISS X17, X10
@@ -21938,7 +21938,7 @@ bloop0:
 	VUCOMISS X10, X17
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
 	VUCOMISS X17, X12
@@ -21949,7 +21949,7 @@ bloop0:
 	VUCOMISS X12, X17
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
 	VUCOMISS X17, X14
@@ -21960,7 +21960,7 @@ bloop0:
 	VUCOMISS X14, X17
 	JA       row
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z9, Z9, Z17
 	VADDPS     Z17, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z17
@@ -21970,7 +21970,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z9, Z17
 	VADDSS     X17, X9, X9
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z11, Z11, Z17
 	VADDPS     Z17, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z17
@@ -21980,7 +21980,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z11, Z17
 	VADDSS     X17, X11, X11
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z13, Z13, Z17
 	VADDPS     Z17, Z13, Z13
 	VSHUFF32X4 $0xb1, Z13, Z13, Z17
@@ -21990,7 +21990,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z13, Z17
 	VADDSS     X17, X13, X13
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z15, Z15, Z17
 	VADDPS     Z17, Z15, Z15
 	VSHUFF32X4 $0xb1, Z15, Z15, Z17
@@ -22000,19 +22000,19 @@ bloop0:
 	VPERMILPS  $0xb1, Z15, Z17
 	VADDSS     X17, X15, X15
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X16, X9, X9
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X16, X11, X11
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X16, X13, X13
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X16, X15, X15
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X16
 	VUCOMISS X16, X9
@@ -22023,7 +22023,7 @@ bloop0:
 	VUCOMISS X9, X16
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X16
 	VUCOMISS X16, X11
@@ -22034,7 +22034,7 @@ bloop0:
 	VUCOMISS X11, X16
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X16
 	VUCOMISS X16, X13
@@ -22045,7 +22045,7 @@ bloop0:
 	VUCOMISS X13, X16
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X16
 	VUCOMISS X16, X15
@@ -22056,23 +22056,23 @@ bloop0:
 	VUCOMISS X15, X16
 	JA       row
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X16
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X9, X16, X9
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X11, X16, X11
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X13, X16, X13
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X15, X16, X15
 
-	// loop 1, row 0 of 4: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X8, Z8
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -22124,7 +22124,7 @@ b0loop1:
 	CMPQ        R9, $+768
 	JB          b0loop1
 
-	// loop 1, row 1 of 4: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 2 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X10, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z4
@@ -22176,7 +22176,7 @@ b1loop1:
 	CMPQ        R9, $+768
 	JB          b1loop1
 
-	// loop 1, row 2 of 4: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 3 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X12, Z0
 	VBROADCASTSS X2, Z1
 	VBROADCASTSS X6, Z2
@@ -22228,7 +22228,7 @@ b2loop1:
 	CMPQ        R9, $+768
 	JB          b2loop1
 
-	// loop 1, row 3 of 4: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 4 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X14, Z0
 	VBROADCASTSS X3, Z1
 	VBROADCASTSS X7, Z2
@@ -22297,7 +22297,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -22347,7 +22347,7 @@ loop0:
 	CMPQ        R9, $+768
 	JB          loop0
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VADDPS     Z3, Z2, Z2
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z2, Z2
@@ -22364,10 +22364,10 @@ loop0:
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X2
@@ -22378,7 +22378,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS     Z7, Z6, Z4
 	VADDPS     Z9, Z8, Z5
 	VADDPS     Z5, Z4, Z4
@@ -22391,10 +22391,10 @@ loop0:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -22405,14 +22405,14 @@ loop0:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -22506,7 +22506,7 @@ rows:
 	// s1 = rstd[row]
 	VMOVSS 4(SI), X3
 
-	// loop 0, 2 rows: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over 2 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -22586,7 +22586,7 @@ bloop0:
 	CMPQ        R9, $+768
 	JB          bloop0
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPS       X5, X4, X4
@@ -22595,7 +22595,7 @@ bloop0:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VADDPS       Y9, Y8, Y5
 	VEXTRACTF128 $0x01, Y5, X8
 	VADDPS       X8, X5, X5
@@ -22608,13 +22608,13 @@ bloop0:
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X8
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X8, X4, X4
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X8, X5, X5
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X9
 	VUCOMISS X9, X4
@@ -22625,7 +22625,7 @@ bloop0:
 	VUCOMISS X4, X9
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X9
 	VUCOMISS X9, X5
@@ -22636,7 +22636,7 @@ bloop0:
 	VUCOMISS X5, X9
 	JA       row
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS       Y7, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPS       X7, X6, X6
@@ -22645,7 +22645,7 @@ bloop0:
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS       Y11, Y10, Y7
 	VEXTRACTF128 $0x01, Y7, X9
 	VADDPS       X9, X7, X7
@@ -22654,13 +22654,13 @@ bloop0:
 	VMOVSHDUP    X7, X9
 	VADDSS       X9, X7, X7
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X8, X6, X6
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X8, X7, X7
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X8
 	VUCOMISS X8, X6
@@ -22671,7 +22671,7 @@ bloop0:
 	VUCOMISS X6, X8
 	JA       row
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X8
 	VUCOMISS X8, X7
@@ -22682,17 +22682,17 @@ bloop0:
 	VUCOMISS X7, X8
 	JA       row
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X8
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X6, X8, X6
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X7, X8, X7
 
-	// loop 1, row 0 of 2: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
@@ -22744,7 +22744,7 @@ b0loop1:
 	CMPQ        R9, $+768
 	JB          b0loop1
 
-	// loop 1, row 1 of 2: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X5, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y2
@@ -22813,7 +22813,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -22863,7 +22863,7 @@ loop0:
 	CMPQ        R9, $+768
 	JB          loop0
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y2, Y2
@@ -22878,10 +22878,10 @@ loop0:
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X2
@@ -22892,7 +22892,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS       Y7, Y6, Y4
 	VADDPS       Y9, Y8, Y5
 	VADDPS       Y5, Y4, Y4
@@ -22903,10 +22903,10 @@ loop0:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -22917,14 +22917,14 @@ loop0:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -23008,7 +23008,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -23058,7 +23058,7 @@ loop0:
 	CMPQ        R9, $+4096
 	JB          loop0
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VADDPS     Z3, Z2, Z2
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z2, Z2
@@ -23075,10 +23075,10 @@ loop0:
 	MOVL  $0x39800000, R9
 	VMOVD R9, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X2
@@ -23089,7 +23089,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS     Z7, Z6, Z4
 	VADDPS     Z9, Z8, Z5
 	VADDPS     Z5, Z4, Z4
@@ -23102,10 +23102,10 @@ loop0:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -23116,14 +23116,14 @@ loop0:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -23207,7 +23207,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -23292,7 +23292,7 @@ loop0_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -23304,10 +23304,10 @@ loop0_blocks:
 	MOVL  $0x39800000, R9
 	VMOVD R9, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X2
@@ -23318,7 +23318,7 @@ loop0_blocks:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VEXTRACTF128 $0x01, Y6, X4
 	VADDPS       X4, X6, X4
 	VMOVHLPS     X4, X4, X5
@@ -23326,10 +23326,10 @@ loop0_blocks:
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X4
 	VUCOMISS X4, X3
@@ -23340,14 +23340,14 @@ loop0_blocks:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -23438,7 +23438,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -23534,7 +23534,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
@@ -23684,7 +23684,7 @@ loop0_done:
 	VADDPS Z13, Z6, Z6
 
 loop0_summed:
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z3
 	VADDPS     Z3, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z3
@@ -23694,16 +23694,16 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z2, Z3
 	VADDSS     X3, X2, X2
 
-	// s3 = 1/n for the row's n elements
+	// s3 = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X3
 	VCVTSI2SSQ R9, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X2
@@ -23714,7 +23714,7 @@ loop0_summed:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z4
 	VADDPS     Z4, Z6, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -23724,10 +23724,10 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z4, Z5
 	VADDSS     X5, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -23738,14 +23738,14 @@ loop0_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R10
 	VMOVD R10, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -23870,7 +23870,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=sub[3 4] v6=s1 v7=mul[5 6] acc0+=acc[2] acc1+=accmul[2 7]
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -23973,7 +23973,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
@@ -24130,7 +24130,7 @@ loop0_done:
 	VADDPS Y13, Y7, Y7
 
 loop0_summed:
-	// s2 = sum of accumulator 0
+	// s2 = sum(dy*gamma)
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
@@ -24139,16 +24139,16 @@ loop0_summed:
 	VADDSS       X3, X2, X2
 	VADDSS       X6, X2, X2
 
-	// s3 = 1/n for the row's n elements
+	// s3 = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X3
 	VCVTSI2SSQ R9, X3, X4
 	VDIVSS     X4, X3, X3
 
-	// s4 = s2 mul s3
+	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
-	// abandon the row unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X2
@@ -24159,7 +24159,7 @@ loop0_summed:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum of accumulator 1
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VEXTRACTF128 $0x01, Y7, X4
 	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5
@@ -24168,10 +24168,10 @@ loop0_summed:
 	VADDSS       X5, X4, X4
 	VADDSS       X11, X4, X4
 
-	// s6 = s5 mul s3
+	// s6 = s5 * s3
 	VMULSS X3, X4, X3
 
-	// abandon the row unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X4
 	VUCOMISS X4, X3
@@ -24182,14 +24182,14 @@ loop0_summed:
 	VUCOMISS X3, X4
 	JA       done
 
-	// s7 = 0
+	// the constant 0
 	MOVL  $0x00000000, R10
 	VMOVD R10, X4
 
-	// s8 = s7 sub s6
+	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=s4 v4=sub[2 3] v5=x v6=s0 v7=sub[5 6] v8=s1 v9=mul[7 8] v10=s8 v11=fma[9 10 4] v12=s1 v13=mul[11 12] dx=v13
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -24318,7 +24318,7 @@ TEXT ·layernormAvx512LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 
 group:
 	// a group of 4 blocks, 64 rows
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VPXORD  Z0, Z0, Z0
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
@@ -24461,14 +24461,14 @@ gloop0end:
 	VADDPS Z15, Z7, Z7
 
 gloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
 	VMOVUPS Z3, 192(AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMOVUPS Z4, (CX)
 	VMOVUPS Z5, 64(CX)
@@ -24488,7 +24488,7 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VPXORD  Z0, Z0, Z0
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
@@ -24553,11 +24553,11 @@ bloop0end:
 	VADDPS Z20, Z1, Z1
 
 bloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, (AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMOVUPS Z1, (CX)
 	ADDQ    $+64, AX
@@ -24578,7 +24578,7 @@ tail:
 	DECL  R11
 	KMOVW R11, K1
 
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VPXORD  Z0, Z0, Z0
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
@@ -24643,11 +24643,11 @@ tloop0end:
 	VADDPS Z22, Z1, Z1
 
 tloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, K1, (AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMOVUPS Z1, K1, (CX)
 	XORQ    R8, R8
@@ -24677,7 +24677,7 @@ TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $128-80
 
 group:
 	// a group of 2 blocks, 16 rows
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
@@ -24768,12 +24768,12 @@ gloop0end:
 	VADDPS Y7, Y3, Y3
 
 gloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMOVUPS Y2, (CX)
 	VMOVUPS Y3, 32(CX)
@@ -24791,7 +24791,7 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
@@ -24856,11 +24856,11 @@ bloop0end:
 	VADDPS Y12, Y1, Y1
 
 bloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMOVUPS Y1, (CX)
 	ADDQ    $+32, AX
@@ -24883,7 +24883,7 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// loop 0: v0=dy v1=x v2=mean v3=sub[1 2] v4=rstd v5=mul[3 4] acc0+=accmul[0 5] acc1+=acc[0]
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
@@ -24948,11 +24948,11 @@ tloop0end:
 	VADDPS Y14, Y2, Y2
 
 tloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMASKMOVPS Y1, Y0, (AX)
 
-	// s1 = accumulator 1, one sum per lane
+	// s1 = sum(dy)
 	// dbeta[row] = s1
 	VMASKMOVPS Y2, Y0, (CX)
 	XORQ       R8, R8

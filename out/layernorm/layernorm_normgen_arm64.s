@@ -11,10 +11,13 @@ TEXT ·layernormNeonLayerNorm768(SB), NOSPLIT, $0-48
 	MOVD	gamma+16(FP), R2
 	MOVD	beta+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/768
 	MOVW	$0x3aaaaaab, R5
 	FMOVS	R5, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -22,8 +25,9 @@ TEXT ·layernormNeonLayerNorm768(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -48,9 +52,12 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -88,19 +95,28 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
@@ -149,10 +165,13 @@ TEXT ·layernormNeonLayerNorm1024(SB), NOSPLIT, $0-48
 	MOVD	gamma+16(FP), R2
 	MOVD	beta+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/1024
 	MOVW	$0x3a800000, R5
 	FMOVS	R5, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -160,8 +179,9 @@ TEXT ·layernormNeonLayerNorm1024(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -186,9 +206,12 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -226,19 +249,28 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
@@ -287,10 +319,13 @@ TEXT ·layernormNeonLayerNorm4096(SB), NOSPLIT, $0-48
 	MOVD	gamma+16(FP), R2
 	MOVD	beta+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/4096
 	MOVW	$0x39800000, R5
 	FMOVS	R5, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -298,8 +333,9 @@ TEXT ·layernormNeonLayerNorm4096(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -345,9 +381,12 @@ pass1chunked:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -416,19 +455,28 @@ pass2chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
@@ -477,10 +525,13 @@ TEXT ·layernormNeonLayerNorm8192(SB), NOSPLIT, $0-48
 	MOVD	gamma+16(FP), R2
 	MOVD	beta+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/8192
 	MOVW	$0x39000000, R5
 	FMOVS	R5, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -488,8 +539,9 @@ TEXT ·layernormNeonLayerNorm8192(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -535,9 +587,12 @@ pass1chunked:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -606,19 +661,28 @@ pass2chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R5
@@ -669,12 +733,15 @@ TEXT ·layernormNeonLayerNormAny(SB), NOSPLIT, $0-56
 	MOVD	rows+32(FP), R4
 	MOVD	h+40(FP), R5
 	LSL	$2, R5, R6
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -682,8 +749,9 @@ TEXT ·layernormNeonLayerNormAny(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R1), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -761,9 +829,12 @@ pass1tail:
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -872,19 +943,28 @@ pass2tail:
 	SUBS	$1, R8, R8
 	BNE	pass2tail
 pass2tailDone:
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -977,10 +1057,13 @@ TEXT ·layernormNeonAddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVD	gamma+32(FP), R4
 	MOVD	beta+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// invN = 1/768
 	MOVW	$0x3aaaaaab, R7
 	FMOVS	R7, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -988,10 +1071,13 @@ TEXT ·layernormNeonAddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// x0 = the row's first x
 	FMOVS	(R2), F26
+	// f0 = the row's first f
 	FMOVS	(R3), F25
+	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1022,9 +1108,12 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x + f - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1068,19 +1157,28 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x + f - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -1141,10 +1239,13 @@ TEXT ·layernormNeonAddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVD	gamma+32(FP), R4
 	MOVD	beta+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// invN = 1/4096
 	MOVW	$0x39800000, R7
 	FMOVS	R7, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -1152,10 +1253,13 @@ TEXT ·layernormNeonAddLayerNorm4096(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// x0 = the row's first x
 	FMOVS	(R2), F26
+	// f0 = the row's first f
 	FMOVS	(R3), F25
+	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1207,9 +1311,12 @@ pass1chunked:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x + f - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1284,19 +1391,28 @@ pass2chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x + f - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -1359,12 +1475,15 @@ TEXT ·layernormNeonAddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVD	rows+48(FP), R6
 	MOVD	h+56(FP), R7
 	LSL	$2, R7, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	MOVW	$0x15f79688, R9
@@ -1372,10 +1491,13 @@ TEXT ·layernormNeonAddLayerNormAny(SB), NOSPLIT, $0-72
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F27
 row:
+	// x0 = the row's first x
 	FMOVS	(R2), F26
+	// f0 = the row's first f
 	FMOVS	(R3), F25
+	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x + f - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1466,9 +1588,12 @@ pass1tail:
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
+	// pivotSum = sum(x + f - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1590,19 +1715,28 @@ pass2tail:
 	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
+	// devSum = sum(x + f - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s14 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row
+	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -1715,10 +1849,13 @@ TEXT ·layernormNeonLayerNormStats768(SB), NOSPLIT, $0-64
 	MOVD	gamma+32(FP), R4
 	MOVD	beta+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// invN = 1/768
 	MOVW	$0x3aaaaaab, R7
 	FMOVS	R7, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -1726,8 +1863,9 @@ TEXT ·layernormNeonLayerNormStats768(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1752,9 +1890,12 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1792,20 +1933,30 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
+	// mean = shift + correction
 	FADDS	F25, F26, F23
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -1836,7 +1987,9 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
+	// mean[row] = mean
 	FMOVS	F23, (R1)
+	// rstd[row] = rstd
 	FMOVS	F24, (R2)
 	// next row
 	ADD	$3072, R0, R0
@@ -1860,10 +2013,13 @@ TEXT ·layernormNeonLayerNormStats4096(SB), NOSPLIT, $0-64
 	MOVD	gamma+32(FP), R4
 	MOVD	beta+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// invN = 1/4096
 	MOVW	$0x39800000, R7
 	FMOVS	R7, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -1871,8 +2027,9 @@ TEXT ·layernormNeonLayerNormStats4096(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1918,9 +2075,12 @@ pass1chunked:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1989,20 +2149,30 @@ pass2chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
+	// mean = shift + correction
 	FADDS	F25, F26, F23
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -2033,7 +2203,9 @@ pass3main:
 	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
+	// mean[row] = mean
 	FMOVS	F23, (R1)
+	// rstd[row] = rstd
 	FMOVS	F24, (R2)
 	// next row
 	ADD	$16384, R0, R0
@@ -2059,12 +2231,15 @@ TEXT ·layernormNeonLayerNormStatsAny(SB), NOSPLIT, $0-72
 	MOVD	rows+48(FP), R6
 	MOVD	h+56(FP), R7
 	LSL	$2, R7, R8
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-05
 	MOVW	$0x3727c5ac, R9
 	FMOVS	R9, F30
+	// the constant 1
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F29
 	MOVW	$0x15f79688, R9
@@ -2072,8 +2247,9 @@ TEXT ·layernormNeonLayerNormStatsAny(SB), NOSPLIT, $0-72
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F27
 row:
+	// pivot = the row's first x
 	FMOVS	(R3), F26
-	// pass 1 over the row
+	// pass 1 over the row: pivotSum += x - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2151,9 +2327,12 @@ pass1tail:
 	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
+	// pivotSum = sum(x - pivot)
+	// pivotMean = pivotSum * invN
 	FMULS	F31, F0, F25
+	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2262,20 +2441,30 @@ pass2tail:
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
 	FMULS	F31, F0, F25
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
+	// correctionSq = correction * correction
 	FMULS	F25, F25, F23
+	// variance = meanSquare - correctionSq
 	FSUBS	F23, F24, F24
+	// varianceEps = variance + eps
 	FADDS	F30, F24, F24
-	// guard: the row is left to the caller unless 1e-25 <= s12 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	FCMPS	F28, F24
 	BLT	done
 	FCMPS	F27, F24
 	BHI	done
+	// std = sqrt(varianceEps)
 	FSQRTS	F24, F24
+	// rstd = 1 / std
 	FDIVS	F24, F29, F24
+	// mean = shift + correction
 	FADDS	F25, F26, F23
-	// pass 3 over the row
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -2348,7 +2537,9 @@ pass3tail:
 	SUBS	$1, R13, R13
 	BNE	pass3tail
 pass3tailDone:
+	// mean[row] = mean
 	FMOVS	F23, (R1)
+	// rstd[row] = rstd
 	FMOVS	F24, (R2)
 	// next row
 	ADD	R8, R0, R0
@@ -2372,17 +2563,21 @@ TEXT ·layernormNeonLayerNormStatsBackwardRows768(SB), NOSPLIT, $0-64
 	MOVD	rstd+32(FP), R4
 	MOVD	gamma+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// s3 = 1/768
 	MOVW	$0x3aaaaaab, R7
 	FMOVS	R7, F31
+	// the constant 0
 	FMOVS	ZR, F30
 	MOVW	$0xff7fffff, R7
 	FMOVS	R7, F29
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F28
 row:
+	// s0 = mean[row]
 	FMOVS	(R3), F27
+	// s1 = rstd[row]
 	FMOVS	(R4), F26
-	// pass 1 over the row
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VDUP	V27.S[0], V27.S4
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2433,20 +2628,25 @@ pass1main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// s2 = sum(dy*gamma)
+	// s4 = s2 * s3
 	FMULS	F31, F0, F25
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	FCMPS	F29, F25
 	BLT	done
 	FCMPS	F28, F25
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
 	FMULS	F31, F4, F24
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F24
 	BLT	done
 	FCMPS	F28, F24
 	BHI	done
+	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -2508,17 +2708,21 @@ TEXT ·layernormNeonLayerNormStatsBackwardRows4096(SB), NOSPLIT, $0-64
 	MOVD	rstd+32(FP), R4
 	MOVD	gamma+40(FP), R5
 	MOVD	rows+48(FP), R6
+	// s3 = 1/4096
 	MOVW	$0x39800000, R7
 	FMOVS	R7, F31
+	// the constant 0
 	FMOVS	ZR, F30
 	MOVW	$0xff7fffff, R7
 	FMOVS	R7, F29
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F28
 row:
+	// s0 = mean[row]
 	FMOVS	(R3), F27
+	// s1 = rstd[row]
 	FMOVS	(R4), F26
-	// pass 1 over the row
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VDUP	V27.S[0], V27.S4
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2600,20 +2804,25 @@ pass1chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
+	// s2 = sum(dy*gamma)
+	// s4 = s2 * s3
 	FMULS	F31, F0, F25
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	FCMPS	F29, F25
 	BLT	done
 	FCMPS	F28, F25
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
 	FMULS	F31, F4, F24
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F24
 	BLT	done
 	FCMPS	F28, F24
 	BHI	done
+	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -2677,19 +2886,23 @@ TEXT ·layernormNeonLayerNormStatsBackwardRowsAny(SB), NOSPLIT, $0-72
 	MOVD	rows+48(FP), R6
 	MOVD	h+56(FP), R7
 	LSL	$2, R7, R8
+	// s3 = 1/n, n the row's length
 	MOVW	$0x3f800000, R9
 	FMOVS	R9, F30
 	SCVTFS	R7, F31
 	FDIVS	F31, F30, F31
+	// the constant 0
 	FMOVS	ZR, F30
 	MOVW	$0xff7fffff, R9
 	FMOVS	R9, F29
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F28
 row:
+	// s0 = mean[row]
 	FMOVS	(R3), F27
+	// s1 = rstd[row]
 	FMOVS	(R4), F26
-	// pass 1 over the row
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VDUP	V27.S[0], V27.S4
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2825,20 +3038,25 @@ pass1tail:
 	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
+	// s2 = sum(dy*gamma)
+	// s4 = s2 * s3
 	FMULS	F31, F0, F25
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	FCMPS	F29, F25
 	BLT	done
 	FCMPS	F28, F25
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
 	FMULS	F31, F4, F24
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F24
 	BLT	done
 	FCMPS	F28, F24
 	BHI	done
+	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row
+	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -2956,7 +3174,7 @@ TEXT ·layernormNeonLayerNormStatsBackwardParamsAny(SB), NOSPLIT, $0-80
 	LSR	$2, R6, R6
 	CBZ	R6, done
 row:
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3092,7 +3310,11 @@ pass1vec1Done:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x4e3ed79e // fadd v30.4s, v28.4s, v30.4s
 	WORD	$0x4e24d7c4 // fadd v4.4s, v30.4s, v4.4s
+	// s0 = sum(dy*((x - mean)*rstd))
+	// dgamma[row] = s0
 	VST1	[V0.S4], (R0)
+	// s1 = sum(dy)
+	// dbeta[row] = s1
 	VST1	[V4.S4], (R1)
 	// next block of 4 rows
 	ADD	$16, R0, R0

@@ -6,133 +6,118 @@ import "math"
 
 // goLayerNormAny is the pure-Go LayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
 func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		s0 := float64(xRow[0])
-		var acc0 float64
+		pivot := float64(xRow[0])
+		var pivotSum float64
 		for i := range h {
-			acc0 += (float64(xRow[i]) - s0)
+			pivotSum += (float64(xRow[i]) - pivot)
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(xRow[i]) - s4)
-			acc1 += v2
-			acc2 += v2 * v2
+			dev := (float64(xRow[i]) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
 
 // goAddLayerNormAny is the pure-Go AddLayerNorm: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
 func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		sumRow := sum[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		fRow := f[r*h : r*h+h]
-		s0 := float64(xRow[0])
-		s1 := float64(fRow[0])
-		s2 := s0 + s1
-		var acc0 float64
+		x0 := float64(xRow[0])
+		f0 := float64(fRow[0])
+		pivot := x0 + f0
+		var pivotSum float64
 		for i := range h {
-			acc0 += ((float64(xRow[i]) + float64(fRow[i])) - s2)
+			pivotSum += ((float64(xRow[i]) + float64(fRow[i])) - pivot)
 		}
-		s3 := acc0
-		s4 := invLen
-		s5 := s3 * s4
-		s6 := s2 + s5
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v4 := ((float64(xRow[i]) + float64(fRow[i])) - s6)
-			acc1 += v4
-			acc2 += v4 * v4
+			dev := ((float64(xRow[i]) + float64(fRow[i])) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s7 := acc1
-		s8 := s7 * s4
-		s9 := acc2
-		s10 := s9 * s4
-		s11 := s8 * s8
-		s12 := s10 - s11
-		s13 := float64(float32(1e-05))
-		s14 := s12 + s13
-		s15 := float64(float32(1))
-		s16 := math.Sqrt(s14)
-		s17 := s15 / s16
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
 		for i := range h {
-			v2 := (float64(xRow[i]) + float64(fRow[i]))
-			sumRow[i] = float32(v2)
-			dstRow[i] = float32((((v2-s6)-s8)*s17*float64(gamma[i]) + float64(beta[i])))
+			s := (float64(xRow[i]) + float64(fRow[i]))
+			sumRow[i] = float32(s)
+			dstRow[i] = float32((((s-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }
 
 // goLayerNormStatsAny is the pure-Go LayerNormStats: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
-func layernormGoLayerNormStatsAny(dst, mean, rstd, x, gamma, beta []float32, rows, h int) {
-	invLen := 1 / float64(h)
+func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, rows, h int) {
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		s0 := float64(xRow[0])
-		var acc0 float64
+		pivot := float64(xRow[0])
+		var pivotSum float64
 		for i := range h {
-			acc0 += (float64(xRow[i]) - s0)
+			pivotSum += (float64(xRow[i]) - pivot)
 		}
-		s1 := acc0
-		s2 := invLen
-		s3 := s1 * s2
-		s4 := s0 + s3
-		var acc1 float64
-		var acc2 float64
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(xRow[i]) - s4)
-			acc1 += v2
-			acc2 += v2 * v2
+			dev := (float64(xRow[i]) - shift)
+			devSum += dev
+			squareSum += dev * dev
 		}
-		s5 := acc1
-		s6 := s5 * s2
-		s7 := acc2
-		s8 := s7 * s2
-		s9 := s6 * s6
-		s10 := s8 - s9
-		s11 := float64(float32(1e-05))
-		s12 := s10 + s11
-		s13 := float64(float32(1))
-		s14 := math.Sqrt(s12)
-		s15 := s13 / s14
-		s16 := s4 + s6
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		mean := shift + correction
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-s4)-s6)*s15*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
-		mean[r] = float32(s16)
-		rstd[r] = float32(s15)
+		means[r] = float32(mean)
+		rstds[r] = float32(rstd)
 	}
 }
 
 // goLayerNormStatsBackwardRowsAny is the pure-Go LayerNormStatsBackwardRows: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
 func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	s3 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dxRow := dx[r*h : r*h+h]
 		dyRow := dy[r*h : r*h+h]
@@ -147,12 +132,10 @@ func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []flo
 			acc1 += v2 * (float64(xRow[i]) - s0) * s1
 		}
 		s2 := acc0
-		s3 := invLen
 		s4 := s2 * s3
 		s5 := acc1
 		s6 := s5 * s3
-		s7 := float64(float32(0))
-		s8 := s7 - s6
+		s8 := 0 - s6
 		for i := range h {
 			dxRow[i] = float32(((float64(xRow[i])-s0)*s1*s8 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
 		}

@@ -17,7 +17,7 @@ TEXT ·rmsnormAvx512RMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 2 rows: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -45,7 +45,7 @@ bloop0:
 	CMPQ        SI, $+2048
 	JB          bloop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -56,7 +56,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z3, Z2, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -67,27 +67,27 @@ bloop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X0
@@ -98,7 +98,7 @@ bloop0:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X1
@@ -109,23 +109,23 @@ bloop0:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over row 1 of 2: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -154,7 +154,7 @@ b0loop1:
 	CMPQ    SI, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over row 2 of 2: dst = x*rstd*gamma
 	VBROADCASTSS X1, Z0
 	XORQ         SI, SI
 
@@ -191,7 +191,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -211,7 +211,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -224,21 +224,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -249,17 +249,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -328,7 +328,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+8192, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -348,7 +348,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -361,21 +361,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -386,17 +386,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -466,7 +466,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -527,7 +527,7 @@ TEXT ·rmsnormAvx2RMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 2 rows: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -578,7 +578,7 @@ bloop0_blocks:
 	VADDPS Y3, Y2, Y2
 	VADDPS Y5, Y2, Y2
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -586,7 +586,7 @@ bloop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y2, X1
 	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
@@ -594,27 +594,27 @@ bloop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X0
@@ -625,7 +625,7 @@ bloop0_blocks:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X1
@@ -636,23 +636,23 @@ bloop0_blocks:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over row 1 of 2: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -681,7 +681,7 @@ b0loop1:
 	CMPQ    SI, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over row 2 of 2: dst = x*rstd*gamma
 	VBROADCASTSS X1, Y0
 	XORQ         SI, SI
 
@@ -718,7 +718,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -738,7 +738,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -749,21 +749,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -774,17 +774,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -853,7 +853,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+8192, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -873,7 +873,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -884,21 +884,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -909,17 +909,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -991,7 +991,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -1046,7 +1046,7 @@ TEXT ·rmsnormAvx512RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1066,7 +1066,7 @@ loop0:
 	CMPQ        SI, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1079,21 +1079,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1104,17 +1104,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -1183,7 +1183,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+16384, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1203,7 +1203,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1216,21 +1216,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1241,17 +1241,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -1321,7 +1321,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -1378,7 +1378,7 @@ TEXT ·rmsnormAvx2RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1420,7 +1420,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1428,21 +1428,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1453,17 +1453,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -1532,7 +1532,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+16384, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1574,7 +1574,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1582,21 +1582,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1607,17 +1607,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -1689,7 +1689,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -1744,7 +1744,7 @@ TEXT ·rmsnormAvx512RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1789,7 +1789,7 @@ loop0_blocks:
 	VADDPS Z2, Z0, Z0
 	VADDPS Z4, Z0, Z0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -1799,21 +1799,21 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/5120
+	// invN = 1/5120
 	MOVL  $0x394ccccd, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1824,17 +1824,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -1903,7 +1903,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+20480, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1948,7 +1948,7 @@ loop0_blocks:
 	VADDPS Z2, Z0, Z0
 	VADDPS Z4, Z0, Z0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -1958,21 +1958,21 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/5120
+	// invN = 1/5120
 	MOVL  $0x394ccccd, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1983,17 +1983,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -2063,7 +2063,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -2120,7 +2120,7 @@ TEXT ·rmsnormAvx2RMSNorm5120(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2165,7 +2165,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2173,21 +2173,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/5120
+	// invN = 1/5120
 	MOVL  $0x394ccccd, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -2198,17 +2198,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -2277,7 +2277,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+20480, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2322,7 +2322,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2330,21 +2330,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/5120
+	// invN = 1/5120
 	MOVL  $0x394ccccd, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -2355,17 +2355,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -2437,7 +2437,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -2492,7 +2492,7 @@ TEXT ·rmsnormAvx512RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2534,7 +2534,7 @@ loop0_blocks:
 	VADDPS Z2, Z0, Z0
 	VADDPS Z4, Z0, Z0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2544,21 +2544,21 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -2569,17 +2569,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -2648,7 +2648,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+32768, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2690,7 +2690,7 @@ loop0_blocks:
 	VADDPS Z2, Z0, Z0
 	VADDPS Z4, Z0, Z0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2700,21 +2700,21 @@ loop0_blocks:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -2725,17 +2725,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -2805,7 +2805,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -2862,7 +2862,7 @@ TEXT ·rmsnormAvx2RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2904,7 +2904,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2912,21 +2912,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -2937,17 +2937,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -3016,7 +3016,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+32768, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3058,7 +3058,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -3066,21 +3066,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/8192
+	// invN = 1/8192
 	MOVL  $0x39000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -3091,17 +3091,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -3173,7 +3173,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -3235,7 +3235,7 @@ TEXT ·rmsnormAvx512RMSNormAny(SB), NOSPLIT, $0-48
 	KMOVW R8, K1
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3286,7 +3286,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -3371,7 +3371,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -3381,23 +3381,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -3408,17 +3408,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -3527,7 +3527,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3578,7 +3578,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -3663,7 +3663,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -3673,23 +3673,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -3700,17 +3700,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -3788,7 +3788,7 @@ loop1_tail:
 	JMP     loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         SI, R10
@@ -3875,7 +3875,7 @@ TEXT ·rmsnormAvx2RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ h+32(FP), SI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3932,7 +3932,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -4022,7 +4022,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -4031,23 +4031,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -4058,17 +4058,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -4176,7 +4176,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -4233,7 +4233,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -4323,7 +4323,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -4332,23 +4332,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -4359,17 +4359,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -4449,7 +4449,7 @@ loop1_tail:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         SI, R10
@@ -4542,7 +4542,7 @@ TEXT ·rmsnormAvx512GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 2 rows: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -4570,7 +4570,7 @@ bloop0:
 	CMPQ        SI, $+2048
 	JB          bloop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4581,7 +4581,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z3, Z2, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -4592,27 +4592,27 @@ bloop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X0
@@ -4623,7 +4623,7 @@ bloop0:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X1
@@ -4634,27 +4634,27 @@ bloop0:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over row 1 of 2: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z3
 	XORQ         SI, SI
@@ -4688,7 +4688,7 @@ b0loop1:
 	CMPQ    SI, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over row 2 of 2: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X1, Z0
 	VBROADCASTSS X2, Z1
 	XORQ         SI, SI
@@ -4730,7 +4730,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -4750,7 +4750,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4763,21 +4763,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -4788,21 +4788,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
@@ -4876,7 +4876,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+8192, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -4896,7 +4896,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -4909,21 +4909,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -4934,21 +4934,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -5028,7 +5028,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         R8, R8
@@ -5094,7 +5094,7 @@ TEXT ·rmsnormAvx2GemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 2 rows: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5145,7 +5145,7 @@ bloop0_blocks:
 	VADDPS Y3, Y2, Y2
 	VADDPS Y5, Y2, Y2
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -5153,7 +5153,7 @@ bloop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y2, X1
 	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
@@ -5161,27 +5161,27 @@ bloop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X0
@@ -5192,7 +5192,7 @@ bloop0_blocks:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X2
 	VUCOMISS X2, X1
@@ -5203,27 +5203,27 @@ bloop0_blocks:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X2
 
-	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over row 1 of 2: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y3
 	XORQ         SI, SI
@@ -5257,7 +5257,7 @@ b0loop1:
 	CMPQ    SI, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over row 2 of 2: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X1, Y0
 	VBROADCASTSS X2, Y1
 	XORQ         SI, SI
@@ -5299,7 +5299,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5319,7 +5319,7 @@ loop0:
 	CMPQ        SI, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5330,21 +5330,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -5355,21 +5355,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         SI, SI
@@ -5443,7 +5443,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+8192, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5463,7 +5463,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -5474,21 +5474,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -5499,21 +5499,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -5595,7 +5595,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         R8, R8
@@ -5655,7 +5655,7 @@ TEXT ·rmsnormAvx512GemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -5675,7 +5675,7 @@ loop0:
 	CMPQ        SI, $+3072
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -5688,21 +5688,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/3072
+	// invN = 1/3072
 	MOVL  $0x39aaaaab, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -5713,21 +5713,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
@@ -5801,7 +5801,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+12288, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -5821,7 +5821,7 @@ loop0:
 	CMPQ        R8, $+3072
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -5834,21 +5834,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/3072
+	// invN = 1/3072
 	MOVL  $0x39aaaaab, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -5859,21 +5859,21 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -5953,7 +5953,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         R8, R8
@@ -6015,7 +6015,7 @@ TEXT ·rmsnormAvx2GemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6060,7 +6060,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -6068,21 +6068,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/3072
+	// invN = 1/3072
 	MOVL  $0x39aaaaab, SI
 	VMOVD SI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, SI
 	VMOVD SI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -6093,21 +6093,21 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         SI, SI
@@ -6181,7 +6181,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+12288, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6226,7 +6226,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -6234,21 +6234,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/3072
+	// invN = 1/3072
 	MOVL  $0x39aaaaab, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -6259,21 +6259,21 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -6355,7 +6355,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         R8, R8
@@ -6422,7 +6422,7 @@ TEXT ·rmsnormAvx512GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	KMOVW R8, K1
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -6473,7 +6473,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -6558,7 +6558,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -6568,23 +6568,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -6595,21 +6595,21 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         DI, DI
@@ -6725,7 +6725,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -6776,7 +6776,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -6861,7 +6861,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -6871,23 +6871,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -6898,21 +6898,21 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -6998,7 +6998,7 @@ loop1_tail:
 	JMP     loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
@@ -7092,7 +7092,7 @@ TEXT ·rmsnormAvx2GemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ h+32(FP), SI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -7149,7 +7149,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -7239,7 +7239,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -7248,23 +7248,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, DI
 	VMOVD      DI, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -7275,21 +7275,21 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         DI, DI
@@ -7404,7 +7404,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -7461,7 +7461,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -7551,7 +7551,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -7560,23 +7560,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ SI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -7587,21 +7587,21 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s8 = 1
+	// offset = 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=s8 v5=add[3 4] v6=mul[2 5] dst=v6
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -7689,7 +7689,7 @@ loop1_tail:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
@@ -7791,7 +7791,7 @@ TEXT ·rmsnormAvx512AddRMSNorm2048(SB), NOSPLIT, $0-56
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over 2 rows: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -7835,7 +7835,7 @@ bloop0:
 	CMPQ        R8, $+2048
 	JB          bloop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
@@ -7846,7 +7846,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z3, Z2, Z1
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
@@ -7857,27 +7857,27 @@ bloop0:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X0
@@ -7888,7 +7888,7 @@ bloop0:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X1
@@ -7899,23 +7899,23 @@ bloop0:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// loop 1, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over row 1 of 2: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -7956,7 +7956,7 @@ b0loop1:
 	CMPQ    R8, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over row 2 of 2: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X1, Z0
 	XORQ         R8, R8
 
@@ -8007,7 +8007,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -8035,7 +8035,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -8048,21 +8048,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -8073,17 +8073,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -8172,7 +8172,7 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+8192, R9, R9
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -8200,7 +8200,7 @@ loop0:
 	CMPQ        R10, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -8213,21 +8213,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R10
 	VMOVD R10, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -8238,17 +8238,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -8349,7 +8349,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R10, R10
 
@@ -8430,7 +8430,7 @@ TEXT ·rmsnormAvx2AddRMSNorm2048(SB), NOSPLIT, $0-56
 	JB   row
 
 rows:
-	// loop 0, 2 rows: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over 2 rows: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -8497,7 +8497,7 @@ bloop0_blocks:
 	VADDPS Y3, Y2, Y2
 	VADDPS Y5, Y2, Y2
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -8505,7 +8505,7 @@ bloop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y2, X1
 	VADDPS       X1, X2, X1
 	VMOVHLPS     X1, X1, X2
@@ -8513,27 +8513,27 @@ bloop0_blocks:
 	VMOVSHDUP    X1, X2
 	VADDSS       X2, X1, X1
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X2
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X2, X1, X1
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X2
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X1, X1
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X0
@@ -8544,7 +8544,7 @@ bloop0_blocks:
 	VUCOMISS X0, X2
 	JA       row
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X1
@@ -8555,23 +8555,23 @@ bloop0_blocks:
 	VUCOMISS X1, X2
 	JA       row
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X2
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X1, X1, X1
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X2, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X1, X2, X1
 
-	// loop 1, row 0 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over row 1 of 2: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -8612,7 +8612,7 @@ b0loop1:
 	CMPQ    R8, $+2048
 	JB      b0loop1
 
-	// loop 1, row 1 of 2: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over row 2 of 2: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X1, Y0
 	XORQ         R8, R8
 
@@ -8663,7 +8663,7 @@ b1loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -8691,7 +8691,7 @@ loop0:
 	CMPQ        R8, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -8702,21 +8702,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -8727,17 +8727,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -8826,7 +8826,7 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+8192, R9, R9
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -8854,7 +8854,7 @@ loop0:
 	CMPQ        R10, $+2048
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -8865,21 +8865,21 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/2048
+	// invN = 1/2048
 	MOVL  $0x3a000000, R10
 	VMOVD R10, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -8890,17 +8890,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -9001,7 +9001,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R10, R10
 
@@ -9074,7 +9074,7 @@ TEXT ·rmsnormAvx512AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -9102,7 +9102,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -9115,21 +9115,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -9140,17 +9140,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -9239,7 +9239,7 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+16384, R9, R9
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -9267,7 +9267,7 @@ loop0:
 	CMPQ        R10, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -9280,21 +9280,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R10
 	VMOVD R10, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -9305,17 +9305,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -9416,7 +9416,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R10, R10
 
@@ -9493,7 +9493,7 @@ TEXT ·rmsnormAvx2AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -9543,7 +9543,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -9551,21 +9551,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -9576,17 +9576,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -9675,7 +9675,7 @@ row:
 	CMOVQGT R10, R9
 	IMUL3Q  $+16384, R9, R9
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -9725,7 +9725,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -9733,21 +9733,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R10
 	VMOVD R10, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -9758,17 +9758,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -9869,7 +9869,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R10, R10
 
@@ -9949,7 +9949,7 @@ TEXT ·rmsnormAvx512AddRMSNormAny(SB), NOSPLIT, $0-64
 	KMOVW R10, K1
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -10012,7 +10012,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -10113,7 +10113,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -10123,23 +10123,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -10150,17 +10150,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -10295,7 +10295,7 @@ row:
 	IMULQ   R8, R10
 	SHLQ    $0x02, R10
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -10358,7 +10358,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R11, R11
@@ -10459,7 +10459,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -10469,23 +10469,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R11
 	VMOVD R11, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X1
 	VUCOMISS X1, X0
@@ -10496,17 +10496,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R9, R9
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -10609,7 +10609,7 @@ loop1_tail:
 	JMP     loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R11, R11
 	MOVQ         R8, R12
@@ -10722,7 +10722,7 @@ TEXT ·rmsnormAvx2AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ h+48(FP), R8
 
 row:
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -10791,7 +10791,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -10897,7 +10897,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -10906,23 +10906,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -10933,17 +10933,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -11077,7 +11077,7 @@ row:
 	IMULQ   R8, R10
 	SHLQ    $0x02, R10
 
-	// loop 0: v0=x v1=f v2=add[0 1] acc0+=accmul[2 2]
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -11146,7 +11146,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R11, R11
@@ -11252,7 +11252,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -11261,23 +11261,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R11
 	VMOVD      R11, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R11
 	VMOVD R11, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R11
 	VMOVD    R11, X1
 	VUCOMISS X1, X0
@@ -11288,17 +11288,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R11
 	VMOVD R11, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	TESTQ        R9, R9
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -11401,7 +11401,7 @@ loop1_tail:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R11, R11
 	MOVQ         R8, R12
@@ -11513,7 +11513,7 @@ TEXT ·rmsnormAvx512RMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -11533,7 +11533,7 @@ loop0:
 	CMPQ        DI, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -11546,21 +11546,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, DI
 	VMOVD DI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -11571,17 +11571,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
 
@@ -11610,7 +11610,7 @@ loop1:
 	CMPQ    DI, $+4096
 	JB      loop1
 
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -11655,7 +11655,7 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+16384, R8, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -11675,7 +11675,7 @@ loop0:
 	CMPQ        R9, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -11688,21 +11688,21 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -11713,17 +11713,17 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z1
@@ -11793,7 +11793,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z1
 	XORQ         R9, R9
 
@@ -11828,7 +11828,7 @@ loop1p:
 	JB         loop1p
 
 loop1_end:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -11854,7 +11854,7 @@ TEXT ·rmsnormAvx2RMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -11896,7 +11896,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -11904,21 +11904,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, DI
 	VMOVD DI, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, DI
 	VMOVD DI, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -11929,17 +11929,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
 
@@ -11968,7 +11968,7 @@ loop1:
 	CMPQ    DI, $+4096
 	JB      loop1
 
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -12013,7 +12013,7 @@ row:
 	CMOVQGT R9, R8
 	IMUL3Q  $+16384, R8, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -12055,7 +12055,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -12063,21 +12063,21 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 1/4096
+	// invN = 1/4096
 	MOVL  $0x39800000, R9
 	VMOVD R9, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R9
 	VMOVD R9, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -12088,17 +12088,17 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y1
@@ -12170,7 +12170,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y1
 	XORQ         R9, R9
 
@@ -12203,7 +12203,7 @@ loop1p:
 	JB         loop1p
 
 loop1_end:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	ADDQ   $+16384, AX
 	ADDQ   $0x04, CX
@@ -12236,7 +12236,7 @@ TEXT ·rmsnormAvx512RMSNormStatsAny(SB), NOSPLIT, $0-56
 	KMOVW R9, K1
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -12287,7 +12287,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R8, R8
@@ -12372,7 +12372,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -12382,23 +12382,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X1
 	VCVTSI2SSQ DI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -12409,17 +12409,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 	MOVQ         DI, R9
@@ -12477,7 +12477,7 @@ loop1_tail:
 	VMOVUPS   Z1, K1, (AX)(R8*4)
 
 loop1_done:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	LEAQ   (AX)(DI*4), AX
 	ADDQ   $0x04, CX
@@ -12532,7 +12532,7 @@ row:
 	IMULQ   DI, R9
 	SHLQ    $0x02, R9
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -12583,7 +12583,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R10, R10
@@ -12668,7 +12668,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -12678,23 +12678,23 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X1
 	VCVTSI2SSQ DI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -12705,17 +12705,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Z1
@@ -12793,7 +12793,7 @@ loop1_tail:
 	JMP     loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z1
 	XORQ         R10, R10
 	MOVQ         DI, R11
@@ -12857,7 +12857,7 @@ loop1p_tail:
 
 loop1p_done:
 loop1_end:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	LEAQ   (AX)(DI*4), AX
 	ADDQ   $0x04, CX
@@ -12884,7 +12884,7 @@ TEXT ·rmsnormAvx2RMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVQ h+40(FP), DI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -12941,7 +12941,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R8, R8
@@ -13031,7 +13031,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -13040,23 +13040,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R8
 	VMOVD      R8, X1
 	VCVTSI2SSQ DI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R8
 	VMOVD R8, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -13067,17 +13067,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 	MOVQ         DI, R9
@@ -13140,7 +13140,7 @@ loop1_element:
 	JB     loop1_element
 
 loop1_done:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	LEAQ   (AX)(DI*4), AX
 	ADDQ   $0x04, CX
@@ -13189,7 +13189,7 @@ row:
 	IMULQ   DI, R9
 	SHLQ    $0x02, R9
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -13246,7 +13246,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R10, R10
@@ -13336,7 +13336,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -13345,23 +13345,23 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 1/n for the row's n elements
+	// invN = 1/n, n the row's length
 	MOVL       $0x3f800000, R10
 	VMOVD      R10, X1
 	VCVTSI2SSQ DI, X1, X2
 	VDIVSS     X2, X1, X1
 
-	// s2 = s0 mul s1
+	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
-	// s3 = 1e-06
+	// eps = 1e-06
 	MOVL  $0x358637bd, R10
 	VMOVD R10, X1
 
-	// s4 = s2 add s3
+	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
 	VMOVD    R10, X1
 	VUCOMISS X1, X0
@@ -13372,17 +13372,17 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s5 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R10
 	VMOVD R10, X1
 
-	// s6 = sqrt s4
+	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
 
-	// s7 = s5 div s6
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	// pass 2 over the row: dst = x*rstd*gamma
 	TESTQ        R8, R8
 	JS           loop1_plain
 	VBROADCASTSS X0, Y1
@@ -13462,7 +13462,7 @@ loop1_tail:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y1
 	XORQ         R10, R10
 	MOVQ         DI, R11
@@ -13529,7 +13529,7 @@ loop1p_element:
 
 loop1p_done:
 loop1_end:
-	// rstd[row] = s7
+	// rstd[row] = rstd
 	VMOVSS X0, (CX)
 	LEAQ   (AX)(DI*4), AX
 	ADDQ   $0x04, CX
@@ -13559,7 +13559,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] acc0+=accmul[2 5]
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13596,7 +13596,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s1 = sum of accumulator 0
+	// s1 = sum(dy*gamma*(x*s0))
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -13613,10 +13613,10 @@ loop0:
 	MOVL  $0x39800000, R8
 	VMOVD R8, X2
 
-	// s3 = s1 mul s2
+	// s3 = s1 * s2
 	VMULSS X2, X1, X1
 
-	// abandon the row unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X1
@@ -13627,14 +13627,14 @@ loop0:
 	VUCOMISS X1, X2
 	JA       done
 
-	// s4 = 0
+	// the constant 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X2
 
-	// s5 = s4 sub s3
+	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] v6=s5 v7=fma[5 6 2] v8=s0 v9=mul[7 8] dx=v9
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         R8, R8
@@ -13703,7 +13703,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] acc0+=accmul[2 5]
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -13762,7 +13762,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum of accumulator 0
+	// s1 = sum(dy*gamma*(x*s0))
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -13774,10 +13774,10 @@ loop0_blocks:
 	MOVL  $0x39800000, R8
 	VMOVD R8, X2
 
-	// s3 = s1 mul s2
+	// s3 = s1 * s2
 	VMULSS X2, X1, X1
 
-	// abandon the row unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X2
 	VUCOMISS X2, X1
@@ -13788,14 +13788,14 @@ loop0_blocks:
 	VUCOMISS X1, X2
 	JA       done
 
-	// s4 = 0
+	// the constant 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X2
 
-	// s5 = s4 sub s3
+	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] v6=s5 v7=fma[5 6 2] v8=s0 v9=mul[7 8] dx=v9
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         R8, R8
@@ -13871,7 +13871,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] acc0+=accmul[2 5]
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13947,7 +13947,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	XORQ    R9, R9
@@ -14064,7 +14064,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// s1 = sum(dy*gamma*(x*s0))
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -14074,16 +14074,16 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z1, Z2
 	VADDSS     X2, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// s2 = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X2
 	VCVTSI2SSQ R8, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// s3 = s1 * s2
 	VMULSS X2, X1, X1
 
-	// abandon the row unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X2
 	VUCOMISS X2, X1
@@ -14094,14 +14094,14 @@ loop0_summed:
 	VUCOMISS X1, X2
 	JA       done
 
-	// s4 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X2
 
-	// s5 = s4 sub s3
+	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] v6=s5 v7=fma[5 6 2] v8=s0 v9=mul[7 8] dx=v9
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
@@ -14207,7 +14207,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// loop 0: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] acc0+=accmul[2 5]
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -14289,7 +14289,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	XORQ    R9, R9
@@ -14411,7 +14411,7 @@ loop0_done:
 	VADDPS Y7, Y1, Y1
 
 loop0_summed:
-	// s1 = sum of accumulator 0
+	// s1 = sum(dy*gamma*(x*s0))
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -14420,16 +14420,16 @@ loop0_summed:
 	VADDSS       X2, X1, X1
 	VADDSS       X5, X1, X1
 
-	// s2 = 1/n for the row's n elements
+	// s2 = 1/n, n the row's length
 	MOVL       $0x3f800000, R9
 	VMOVD      R9, X2
 	VCVTSI2SSQ R8, X2, X3
 	VDIVSS     X3, X2, X2
 
-	// s3 = s1 mul s2
+	// s3 = s1 * s2
 	VMULSS X2, X1, X1
 
-	// abandon the row unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X2
 	VUCOMISS X2, X1
@@ -14440,14 +14440,14 @@ loop0_summed:
 	VUCOMISS X1, X2
 	JA       done
 
-	// s4 = 0
+	// the constant 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X2
 
-	// s5 = s4 sub s3
+	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// loop 1: v0=dy v1=gamma v2=mul[0 1] v3=x v4=s0 v5=mul[3 4] v6=s5 v7=fma[5 6 2] v8=s0 v9=mul[7 8] dx=v9
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
@@ -14559,7 +14559,7 @@ TEXT ·rmsnormAvx512RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 
 group:
 	// a group of 4 blocks, 64 rows
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -14649,7 +14649,7 @@ gloop0end:
 	VADDPS Z11, Z3, Z3
 
 gloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)
@@ -14668,7 +14668,7 @@ blocks:
 
 block:
 	// a block of 16 rows
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VPXORD Z0, Z0, Z0
 	CMPQ   DI, $+64
 	JBE    bloop0short
@@ -14719,7 +14719,7 @@ bloop0end:
 	VADDPS Z16, Z0, Z0
 
 bloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
@@ -14739,7 +14739,7 @@ tail:
 	DECL  R9
 	KMOVW R9, K1
 
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VPXORD Z0, Z0, Z0
 	CMPQ   DI, $+64
 	JBE    tloop0short
@@ -14790,7 +14790,7 @@ tloop0end:
 	VADDPS Z18, Z0, Z0
 
 tloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Z0, K1, (AX)
 	XORQ    SI, SI
@@ -14818,7 +14818,7 @@ TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 
 group:
 	// a group of 2 blocks, 16 rows
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	CMPQ   DI, $+64
@@ -14882,7 +14882,7 @@ gloop0end:
 	VADDPS Y5, Y1, Y1
 
 gloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
@@ -14899,7 +14899,7 @@ blocks:
 
 block:
 	// a block of 8 rows
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VXORPS Y0, Y0, Y0
 	CMPQ   DI, $+64
 	JBE    bloop0short
@@ -14950,7 +14950,7 @@ bloop0end:
 	VADDPS Y10, Y0, Y0
 
 bloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
@@ -14972,7 +14972,7 @@ tail:
 	VPBROADCASTD X1, Y1
 	VPCMPGTD     Y0, Y1, Y0
 
-	// loop 0: v0=dy v1=x v2=rstd v3=mul[1 2] acc0+=accmul[0 3]
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VXORPS Y1, Y1, Y1
 	CMPQ   DI, $+64
 	JBE    tloop0short
@@ -15023,7 +15023,7 @@ tloop0end:
 	VADDPS Y12, Y1, Y1
 
 tloop0summed:
-	// s0 = accumulator 0, one sum per lane
+	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMASKMOVPS Y1, Y0, (AX)
 	XORQ       SI, SI

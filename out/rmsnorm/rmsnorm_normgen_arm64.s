@@ -10,10 +10,13 @@ TEXT ·rmsnormNeonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/2048
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -21,7 +24,7 @@ TEXT ·rmsnormNeonRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -54,16 +57,21 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -100,10 +108,13 @@ TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/4096
 	MOVW	$0x39800000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -111,7 +122,7 @@ TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -173,16 +184,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -219,10 +235,13 @@ TEXT ·rmsnormNeonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/5120
 	MOVW	$0x394ccccd, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -230,7 +249,7 @@ TEXT ·rmsnormNeonRMSNorm5120(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -292,16 +311,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -338,10 +362,13 @@ TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/8192
 	MOVW	$0x39000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -349,7 +376,7 @@ TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -411,16 +438,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -459,12 +491,15 @@ TEXT ·rmsnormNeonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	rows+24(FP), R3
 	MOVD	h+32(FP), R4
 	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -472,7 +507,7 @@ TEXT ·rmsnormNeonRMSNormAny(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -570,16 +605,21 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -647,10 +687,13 @@ TEXT ·rmsnormNeonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/2048
 	MOVW	$0x3a000000, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -659,7 +702,7 @@ TEXT ·rmsnormNeonGemmaRMSNorm2048(SB), NOSPLIT, $0-40
 	FMOVS	R4, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -692,16 +735,21 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -742,10 +790,13 @@ TEXT ·rmsnormNeonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gamma+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// invN = 1/3072
 	MOVW	$0x39aaaaab, R4
 	FMOVS	R4, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R4
 	FMOVS	R4, F30
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F29
 	MOVW	$0x15f79688, R4
@@ -754,7 +805,7 @@ TEXT ·rmsnormNeonGemmaRMSNorm3072(SB), NOSPLIT, $0-40
 	FMOVS	R4, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -816,16 +867,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -868,12 +924,15 @@ TEXT ·rmsnormNeonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	MOVD	rows+24(FP), R3
 	MOVD	h+32(FP), R4
 	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F30
 	SCVTFS	R4, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -882,7 +941,7 @@ TEXT ·rmsnormNeonGemmaRMSNormAny(SB), NOSPLIT, $0-48
 	FMOVS	R6, F27
 	VDUP	V29.S[0], V29.S4
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -980,16 +1039,21 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*(gamma + offset)
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1067,10 +1131,13 @@ TEXT ·rmsnormNeonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVD	f+24(FP), R3
 	MOVD	gamma+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// invN = 1/2048
 	MOVW	$0x3a000000, R6
 	FMOVS	R6, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -1078,7 +1145,7 @@ TEXT ·rmsnormNeonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1125,16 +1192,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1183,10 +1255,13 @@ TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVD	f+24(FP), R3
 	MOVD	gamma+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// invN = 1/4096
 	MOVW	$0x39800000, R6
 	FMOVS	R6, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R6
 	FMOVS	R6, F30
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F29
 	MOVW	$0x15f79688, R6
@@ -1194,7 +1269,7 @@ TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1241,16 +1316,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1301,12 +1381,15 @@ TEXT ·rmsnormNeonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVD	rows+40(FP), R5
 	MOVD	h+48(FP), R6
 	LSL	$2, R6, R7
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F30
 	SCVTFS	R6, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R8
 	FMOVS	R8, F30
+	// the constant 1
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F29
 	MOVW	$0x15f79688, R8
@@ -1314,7 +1397,7 @@ TEXT ·rmsnormNeonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R8
 	FMOVS	R8, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1396,16 +1479,21 @@ pass1tail:
 	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
@@ -1494,10 +1582,13 @@ TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVD	x+16(FP), R2
 	MOVD	gamma+24(FP), R3
 	MOVD	rows+32(FP), R4
+	// invN = 1/4096
 	MOVW	$0x39800000, R5
 	FMOVS	R5, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R5
 	FMOVS	R5, F30
+	// the constant 1
 	MOVW	$0x3f800000, R5
 	FMOVS	R5, F29
 	MOVW	$0x15f79688, R5
@@ -1505,7 +1596,7 @@ TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1567,16 +1658,21 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R5
 	MOVD	R2, R6
@@ -1596,6 +1692,7 @@ pass2main:
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
 	SUBS	$1, R8, R8
 	BNE	pass2main
+	// rstd[row] = rstd
 	FMOVS	F26, (R1)
 	// next row
 	ADD	$16384, R0, R0
@@ -1618,12 +1715,15 @@ TEXT ·rmsnormNeonRMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVD	rows+32(FP), R4
 	MOVD	h+40(FP), R5
 	LSL	$2, R5, R6
+	// invN = 1/n, n the row's length
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F30
 	SCVTFS	R5, F31
 	FDIVS	F31, F30, F31
+	// eps = 1e-06
 	MOVW	$0x358637bd, R7
 	FMOVS	R7, F30
+	// the constant 1
 	MOVW	$0x3f800000, R7
 	FMOVS	R7, F29
 	MOVW	$0x15f79688, R7
@@ -1631,7 +1731,7 @@ TEXT ·rmsnormNeonRMSNormStatsAny(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1729,16 +1829,21 @@ pass1tail:
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
 	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
 	FADDS	F30, F26, F26
-	// guard: the row is left to the caller unless 1e-25 <= s4 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
 	FCMPS	F28, F26
 	BLT	done
 	FCMPS	F27, F26
 	BHI	done
+	// std = sqrt(meanSquareEps)
 	FSQRTS	F26, F26
+	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R7
 	MOVD	R2, R8
@@ -1789,6 +1894,7 @@ pass2tail:
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
+	// rstd[row] = rstd
 	FMOVS	F26, (R1)
 	// next row
 	ADD	R6, R0, R0
@@ -1810,16 +1916,19 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRows4096(SB), NOSPLIT, $0-56
 	MOVD	rstd+24(FP), R3
 	MOVD	gamma+32(FP), R4
 	MOVD	rows+40(FP), R5
+	// s2 = 1/4096
 	MOVW	$0x39800000, R6
 	FMOVS	R6, F31
+	// the constant 0
 	FMOVS	ZR, F30
 	MOVW	$0xff7fffff, R6
 	FMOVS	R6, F29
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F28
 row:
+	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1873,14 +1982,17 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// s1 = sum(dy*gamma*(x*s0))
+	// s3 = s1 * s2
 	FMULS	F31, F0, F26
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	FCMPS	F29, F26
 	BLT	done
 	FCMPS	F28, F26
 	BHI	done
+	// s5 = 0 - s3
 	FSUBS	F26, F30, F26
-	// pass 2 over the row
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -1933,18 +2045,21 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRowsAny(SB), NOSPLIT, $0-64
 	MOVD	rows+40(FP), R5
 	MOVD	h+48(FP), R6
 	LSL	$2, R6, R7
+	// s2 = 1/n, n the row's length
 	MOVW	$0x3f800000, R8
 	FMOVS	R8, F30
 	SCVTFS	R6, F31
 	FDIVS	F31, F30, F31
+	// the constant 0
 	FMOVS	ZR, F30
 	MOVW	$0xff7fffff, R8
 	FMOVS	R8, F29
 	MOVW	$0x7f7fffff, R8
 	FMOVS	R8, F28
 row:
+	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row
+	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -2040,14 +2155,17 @@ pass1tail:
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
+	// s1 = sum(dy*gamma*(x*s0))
+	// s3 = s1 * s2
 	FMULS	F31, F0, F26
-	// guard: the row is left to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
 	FCMPS	F29, F26
 	BLT	done
 	FCMPS	F28, F26
 	BHI	done
+	// s5 = 0 - s3
 	FSUBS	F26, F30, F26
-	// pass 2 over the row
+	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
@@ -2145,7 +2263,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 	LSR	$2, R4, R4
 	CBZ	R4, done
 row:
-	// pass 1 over the block's rows
+	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2238,6 +2356,8 @@ pass1vec1Done:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x4e3fd7df // fadd v31.4s, v30.4s, v31.4s
 	WORD	$0x4e20d7e0 // fadd v0.4s, v31.4s, v0.4s
+	// s0 = sum(dy*(x*rstd))
+	// dgamma[row] = s0
 	VST1	[V0.S4], (R0)
 	// next block of 4 rows
 	ADD	$16, R0, R0

@@ -6,113 +6,101 @@ import "math"
 
 // goRMSNormAny is the pure-Go RMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 func rmsnormGoRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		var acc0 float64
+		var squareSum float64
 		for i := range h {
-			v0 := float64(xRow[i])
-			acc0 += v0 * v0
+			xi := float64(xRow[i])
+			squareSum += xi * xi
 		}
-		s0 := acc0
-		s1 := invLen
-		s2 := s0 * s1
-		s3 := float64(float32(1e-06))
-		s4 := s2 + s3
-		s5 := float64(float32(1))
-		s6 := math.Sqrt(s4)
-		s7 := s5 / s6
+		meanSquare := squareSum * invN
+		eps := float64(float32(1e-06))
+		meanSquareEps := meanSquare + eps
+		std := math.Sqrt(meanSquareEps)
+		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32(float64(xRow[i]) * s7 * float64(gamma[i]))
+			dstRow[i] = float32(float64(xRow[i]) * rstd * float64(gamma[i]))
 		}
 	}
 }
 
 // goGemmaRMSNormAny is the pure-Go GemmaRMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
 func rmsnormGoGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		var acc0 float64
+		var squareSum float64
 		for i := range h {
-			v0 := float64(xRow[i])
-			acc0 += v0 * v0
+			xi := float64(xRow[i])
+			squareSum += xi * xi
 		}
-		s0 := acc0
-		s1 := invLen
-		s2 := s0 * s1
-		s3 := float64(float32(1e-06))
-		s4 := s2 + s3
-		s5 := float64(float32(1))
-		s6 := math.Sqrt(s4)
-		s7 := s5 / s6
-		s8 := float64(float32(1))
+		meanSquare := squareSum * invN
+		eps := float64(float32(1e-06))
+		meanSquareEps := meanSquare + eps
+		std := math.Sqrt(meanSquareEps)
+		rstd := 1 / std
+		offset := 1.0
 		for i := range h {
-			dstRow[i] = float32(float64(xRow[i]) * s7 * (float64(gamma[i]) + s8))
+			dstRow[i] = float32(float64(xRow[i]) * rstd * (float64(gamma[i]) + offset))
 		}
 	}
 }
 
 // goAddRMSNormAny is the pure-Go AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
 func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		sumRow := sum[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
 		fRow := f[r*h : r*h+h]
-		var acc0 float64
+		var squareSum float64
 		for i := range h {
-			v2 := (float64(xRow[i]) + float64(fRow[i]))
-			acc0 += v2 * v2
+			s := (float64(xRow[i]) + float64(fRow[i]))
+			squareSum += s * s
 		}
-		s0 := acc0
-		s1 := invLen
-		s2 := s0 * s1
-		s3 := float64(float32(1e-06))
-		s4 := s2 + s3
-		s5 := float64(float32(1))
-		s6 := math.Sqrt(s4)
-		s7 := s5 / s6
+		meanSquare := squareSum * invN
+		eps := float64(float32(1e-06))
+		meanSquareEps := meanSquare + eps
+		std := math.Sqrt(meanSquareEps)
+		rstd := 1 / std
 		for i := range h {
-			v2 := (float64(xRow[i]) + float64(fRow[i]))
-			sumRow[i] = float32(v2)
-			dstRow[i] = float32(v2 * s7 * float64(gamma[i]))
+			s := (float64(xRow[i]) + float64(fRow[i]))
+			sumRow[i] = float32(s)
+			dstRow[i] = float32(s * rstd * float64(gamma[i]))
 		}
 	}
 }
 
 // goRMSNormStatsAny is the pure-Go RMSNormStats: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
-func rmsnormGoRMSNormStatsAny(dst, rstd, x, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+func rmsnormGoRMSNormStatsAny(dst, rstds, x, gamma []float32, rows, h int) {
+	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		var acc0 float64
+		var squareSum float64
 		for i := range h {
-			v0 := float64(xRow[i])
-			acc0 += v0 * v0
+			xi := float64(xRow[i])
+			squareSum += xi * xi
 		}
-		s0 := acc0
-		s1 := invLen
-		s2 := s0 * s1
-		s3 := float64(float32(1e-06))
-		s4 := s2 + s3
-		s5 := float64(float32(1))
-		s6 := math.Sqrt(s4)
-		s7 := s5 / s6
+		meanSquare := squareSum * invN
+		eps := float64(float32(1e-06))
+		meanSquareEps := meanSquare + eps
+		std := math.Sqrt(meanSquareEps)
+		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32(float64(xRow[i]) * s7 * float64(gamma[i]))
+			dstRow[i] = float32(float64(xRow[i]) * rstd * float64(gamma[i]))
 		}
-		rstd[r] = float32(s7)
+		rstds[r] = float32(rstd)
 	}
 }
 
 // goRMSNormStatsBackwardRowsAny is the pure-Go RMSNormStatsBackwardRows: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
 func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows, h int) {
-	invLen := 1 / float64(h)
+	s2 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dxRow := dx[r*h : r*h+h]
 		dyRow := dy[r*h : r*h+h]
@@ -123,10 +111,8 @@ func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows
 			acc0 += float64(dyRow[i]) * float64(gamma[i]) * float64(xRow[i]) * s0
 		}
 		s1 := acc0
-		s2 := invLen
 		s3 := s1 * s2
-		s4 := float64(float32(0))
-		s5 := s4 - s3
+		s5 := 0 - s3
 		for i := range h {
 			dxRow[i] = float32((float64(xRow[i])*s0*s5 + float64(dyRow[i])*float64(gamma[i])) * s0)
 		}

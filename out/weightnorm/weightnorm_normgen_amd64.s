@@ -17,7 +17,7 @@ TEXT ·weightnormAvx512WeightNorm768(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 4 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 4 rows: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -61,7 +61,7 @@ bloop0:
 	CMPQ        SI, $+768
 	JB          bloop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z4
 	VADDPS     Z4, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z4
@@ -71,7 +71,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z0, Z4
 	VADDSS     X4, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z4
 	VADDPS     Z4, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z4
@@ -81,7 +81,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z1, Z4
 	VADDSS     X4, X1, X1
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z2, Z2, Z4
 	VADDPS     Z4, Z2, Z2
 	VSHUFF32X4 $0xb1, Z2, Z2, Z4
@@ -91,7 +91,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z2, Z4
 	VADDSS     X4, X2, X2
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -101,23 +101,23 @@ bloop0:
 	VPERMILPS  $0xb1, Z3, Z4
 	VADDSS     X4, X3, X3
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X4
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X0, X0
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X1, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X2, X2
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X0
@@ -128,7 +128,7 @@ bloop0:
 	VUCOMISS X0, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X1
@@ -139,7 +139,7 @@ bloop0:
 	VUCOMISS X1, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X2
@@ -150,7 +150,7 @@ bloop0:
 	VUCOMISS X2, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X3
@@ -161,59 +161,59 @@ bloop0:
 	VUCOMISS X3, X4
 	JA       row
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X4
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X1, X1, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X2, X2, X2
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X3, X3, X3
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X4, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X1, X4, X1
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X2, X4, X2
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X4
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 4(DX), X5
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 8(DX), X6
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 12(DX), X7
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X4, X0, X0
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X5, X1, X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X6, X2, X2
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X7, X3, X3
 
-	// loop 1, row 0 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 1 of 4: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -234,7 +234,7 @@ b0loop1:
 	CMPQ    SI, $+768
 	JB      b0loop1
 
-	// loop 1, row 1 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 2 of 4: dst = x*scale
 	VBROADCASTSS X1, Z0
 	XORQ         SI, SI
 
@@ -255,7 +255,7 @@ b1loop1:
 	CMPQ    SI, $+768
 	JB      b1loop1
 
-	// loop 1, row 2 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 3 of 4: dst = x*scale
 	VBROADCASTSS X2, Z0
 	XORQ         SI, SI
 
@@ -276,7 +276,7 @@ b2loop1:
 	CMPQ    SI, $+768
 	JB      b2loop1
 
-	// loop 1, row 3 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 4 of 4: dst = x*scale
 	VBROADCASTSS X3, Z0
 	XORQ         SI, SI
 
@@ -306,7 +306,7 @@ b3loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -326,7 +326,7 @@ loop0:
 	CMPQ        SI, $+768
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -339,14 +339,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -357,23 +357,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -435,7 +435,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+3072, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -455,7 +455,7 @@ loop0:
 	CMPQ        R8, $+768
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -468,14 +468,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -486,23 +486,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -554,7 +554,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -608,7 +608,7 @@ TEXT ·weightnormAvx2WeightNorm768(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
-	// loop 0, 4 rows: v0=x acc0+=accmul[0 0]
+	// pass 1 over 4 rows: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -680,7 +680,7 @@ bloop0_blocks:
 	VADDPS Y6, Y2, Y2
 	VADDPS Y7, Y3, Y3
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X4, X0, X0
 	VMOVHLPS     X0, X0, X4
@@ -688,7 +688,7 @@ bloop0_blocks:
 	VMOVSHDUP    X0, X4
 	VADDSS       X4, X0, X0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y1, X4
 	VADDPS       X4, X1, X1
 	VMOVHLPS     X1, X1, X4
@@ -696,7 +696,7 @@ bloop0_blocks:
 	VMOVSHDUP    X1, X4
 	VADDSS       X4, X1, X1
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X4, X2, X2
 	VMOVHLPS     X2, X2, X4
@@ -704,7 +704,7 @@ bloop0_blocks:
 	VMOVSHDUP    X2, X4
 	VADDSS       X4, X2, X2
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPS       X4, X3, X3
 	VMOVHLPS     X3, X3, X4
@@ -712,23 +712,23 @@ bloop0_blocks:
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X4
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X0, X0
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X1, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X2, X2
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X4, X3, X3
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X0
@@ -739,7 +739,7 @@ bloop0_blocks:
 	VUCOMISS X0, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X1
@@ -750,7 +750,7 @@ bloop0_blocks:
 	VUCOMISS X1, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X2
@@ -761,7 +761,7 @@ bloop0_blocks:
 	VUCOMISS X2, X4
 	JA       row
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X4
 	VUCOMISS X4, X3
@@ -772,59 +772,59 @@ bloop0_blocks:
 	VUCOMISS X3, X4
 	JA       row
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X4
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X1, X1, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X2, X2, X2
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X3, X3, X3
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X4, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X1, X4, X1
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X2, X4, X2
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X3, X4, X3
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X4
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 4(DX), X5
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 8(DX), X6
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS 12(DX), X7
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X4, X0, X0
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X5, X1, X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X6, X2, X2
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X7, X3, X3
 
-	// loop 1, row 0 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 1 of 4: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -845,7 +845,7 @@ b0loop1:
 	CMPQ    SI, $+768
 	JB      b0loop1
 
-	// loop 1, row 1 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 2 of 4: dst = x*scale
 	VBROADCASTSS X1, Y0
 	XORQ         SI, SI
 
@@ -866,7 +866,7 @@ b1loop1:
 	CMPQ    SI, $+768
 	JB      b1loop1
 
-	// loop 1, row 2 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 3 of 4: dst = x*scale
 	VBROADCASTSS X2, Y0
 	XORQ         SI, SI
 
@@ -887,7 +887,7 @@ b2loop1:
 	CMPQ    SI, $+768
 	JB      b2loop1
 
-	// loop 1, row 3 of 4: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over row 4 of 4: dst = x*scale
 	VBROADCASTSS X3, Y0
 	XORQ         SI, SI
 
@@ -917,7 +917,7 @@ b3loop1:
 	JZ      done
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -937,7 +937,7 @@ loop0:
 	CMPQ        SI, $+768
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -948,14 +948,14 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -966,23 +966,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -1044,7 +1044,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+3072, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1064,7 +1064,7 @@ loop0:
 	CMPQ        R8, $+768
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1075,14 +1075,14 @@ loop0:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1093,23 +1093,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -1163,7 +1163,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -1211,7 +1211,7 @@ TEXT ·weightnormAvx512WeightNorm3072(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1231,7 +1231,7 @@ loop0:
 	CMPQ        SI, $+3072
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1244,14 +1244,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1262,23 +1262,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -1340,7 +1340,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+12288, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1360,7 +1360,7 @@ loop0:
 	CMPQ        R8, $+3072
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1373,14 +1373,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1391,23 +1391,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -1459,7 +1459,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -1509,7 +1509,7 @@ TEXT ·weightnormAvx2WeightNorm3072(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1554,7 +1554,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1562,14 +1562,14 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1580,23 +1580,23 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -1658,7 +1658,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+12288, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1703,7 +1703,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -1711,14 +1711,14 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -1729,23 +1729,23 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -1799,7 +1799,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -1847,7 +1847,7 @@ TEXT ·weightnormAvx512WeightNorm4096(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1867,7 +1867,7 @@ loop0:
 	CMPQ        SI, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -1880,14 +1880,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -1898,23 +1898,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
@@ -1976,7 +1976,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+16384, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1996,7 +1996,7 @@ loop0:
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VADDPS     Z1, Z0, Z0
 	VADDPS     Z3, Z2, Z1
 	VADDPS     Z1, Z0, Z0
@@ -2009,14 +2009,14 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -2027,23 +2027,23 @@ loop0:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -2095,7 +2095,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
@@ -2145,7 +2145,7 @@ TEXT ·weightnormAvx2WeightNorm4096(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2187,7 +2187,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2195,14 +2195,14 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, SI
 	VMOVD SI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, SI
 	VMOVD    SI, X1
 	VUCOMISS X1, X0
@@ -2213,23 +2213,23 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, SI
 	VMOVD SI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
@@ -2291,7 +2291,7 @@ row:
 	CMOVQGT R8, DI
 	IMUL3Q  $+16384, DI, DI
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2333,7 +2333,7 @@ loop0_blocks:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y4, Y0, Y0
 
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2341,14 +2341,14 @@ loop0_blocks:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R8
 	VMOVD R8, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
 	VMOVD    R8, X1
 	VUCOMISS X1, X0
@@ -2359,23 +2359,23 @@ loop0_blocks:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R8
 	VMOVD R8, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -2429,7 +2429,7 @@ loop1:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
@@ -2484,7 +2484,7 @@ TEXT ·weightnormAvx512WeightNormAny(SB), NOSPLIT, $0-48
 	KMOVW R8, K1
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2535,7 +2535,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    DI, DI
@@ -2620,7 +2620,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2630,14 +2630,14 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, DI
 	VMOVD DI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -2648,23 +2648,23 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -2762,7 +2762,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -2813,7 +2813,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 3903 elements: sums in chunks
+	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	XORQ    R9, R9
@@ -2898,7 +2898,7 @@ loop0_done:
 	VADDPS Z5, Z0, Z0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VSHUFF32X4 $0x4e, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
@@ -2908,14 +2908,14 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -2926,23 +2926,23 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Z0
@@ -3006,7 +3006,7 @@ loop1_tail:
 	JMP     loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         SI, R10
@@ -3082,7 +3082,7 @@ TEXT ·weightnormAvx2WeightNormAny(SB), NOSPLIT, $0-48
 	MOVQ h+32(FP), SI
 
 row:
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3139,7 +3139,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    DI, DI
@@ -3229,7 +3229,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -3238,14 +3238,14 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, DI
 	VMOVD DI, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X1
 	VUCOMISS X1, X0
@@ -3256,23 +3256,23 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, DI
 	VMOVD DI, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -3369,7 +3369,7 @@ row:
 	IMULQ   SI, R8
 	SHLQ    $0x02, R8
 
-	// loop 0: v0=x acc0+=accmul[0 0]
+	// pass 1 over the row: squareSum += x*x
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3426,7 +3426,7 @@ loop0s_done:
 	JMP    loop0_summed
 
 loop0_long:
-	// loop 0 for rows of more than 1983 elements: sums in chunks
+	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	XORQ    R9, R9
@@ -3516,7 +3516,7 @@ loop0_done:
 	VADDPS Y6, Y0, Y0
 
 loop0_summed:
-	// s0 = sum of accumulator 0
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -3525,14 +3525,14 @@ loop0_summed:
 	VADDSS       X1, X0, X0
 	VADDSS       X4, X0, X0
 
-	// s1 = 0
+	// eps = 0
 	MOVL  $0x00000000, R9
 	VMOVD R9, X1
 
-	// s2 = s0 add s1
+	// squareSumEps = squareSum + eps
 	VADDSS X1, X0, X0
 
-	// abandon the row unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X1
 	VUCOMISS X1, X0
@@ -3543,23 +3543,23 @@ loop0_summed:
 	VUCOMISS X0, X1
 	JA       done
 
-	// s3 = 1
+	// the constant 1
 	MOVL  $0x3f800000, R9
 	VMOVD R9, X1
 
-	// s4 = sqrt s2
+	// std = sqrt(squareSumEps)
 	VSQRTSS X0, X0, X0
 
-	// s5 = s3 div s4
+	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// s6 = gain[row]
+	// gain = gain[row]
 	VMOVSS (DX), X1
 
-	// s7 = s5 mul s6
+	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
-	// loop 1: v0=x v1=s7 v2=mul[0 1] dst=v2
+	// pass 2 over the row: dst = x*scale
 	TESTQ        DI, DI
 	JS           loop1_plain
 	VBROADCASTSS X0, Y0
@@ -3625,7 +3625,7 @@ loop1_tail:
 	JMP        loop1_end
 
 loop1_plain:
-	// loop 1 without streaming stores
+	// pass 2 over the row without streaming stores
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         SI, R10

@@ -10,7 +10,9 @@ TEXT ·weightnormNeonWeightNorm768(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gain+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// eps = 0
 	FMOVS	ZR, F31
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F30
 	MOVW	$0x15f79688, R4
@@ -18,7 +20,7 @@ TEXT ·weightnormNeonWeightNorm768(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -51,17 +53,23 @@ pass1main:
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
 	FADDS	F31, F0, F27
-	// guard: the row is left to the caller unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	FCMPS	F29, F27
 	BLT	done
 	FCMPS	F28, F27
 	BHI	done
+	// std = sqrt(squareSumEps)
 	FSQRTS	F27, F27
+	// rstd = 1 / std
 	FDIVS	F27, F30, F27
+	// gain = gain[row]
 	FMOVS	(R2), F26
+	// scale = rstd * gain
 	FMULS	F26, F27, F27
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*scale
 	VDUP	V27.S[0], V27.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -93,7 +101,9 @@ TEXT ·weightnormNeonWeightNorm3072(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gain+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// eps = 0
 	FMOVS	ZR, F31
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F30
 	MOVW	$0x15f79688, R4
@@ -101,7 +111,7 @@ TEXT ·weightnormNeonWeightNorm3072(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -163,17 +173,23 @@ pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
 	FADDS	F31, F0, F27
-	// guard: the row is left to the caller unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	FCMPS	F29, F27
 	BLT	done
 	FCMPS	F28, F27
 	BHI	done
+	// std = sqrt(squareSumEps)
 	FSQRTS	F27, F27
+	// rstd = 1 / std
 	FDIVS	F27, F30, F27
+	// gain = gain[row]
 	FMOVS	(R2), F26
+	// scale = rstd * gain
 	FMULS	F26, F27, F27
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*scale
 	VDUP	V27.S[0], V27.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -205,7 +221,9 @@ TEXT ·weightnormNeonWeightNorm4096(SB), NOSPLIT, $0-40
 	MOVD	x+8(FP), R1
 	MOVD	gain+16(FP), R2
 	MOVD	rows+24(FP), R3
+	// eps = 0
 	FMOVS	ZR, F31
+	// the constant 1
 	MOVW	$0x3f800000, R4
 	FMOVS	R4, F30
 	MOVW	$0x15f79688, R4
@@ -213,7 +231,7 @@ TEXT ·weightnormNeonWeightNorm4096(SB), NOSPLIT, $0-40
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -275,17 +293,23 @@ pass1chunked:
 	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
 	FADDS	F31, F0, F27
-	// guard: the row is left to the caller unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	FCMPS	F29, F27
 	BLT	done
 	FCMPS	F28, F27
 	BHI	done
+	// std = sqrt(squareSumEps)
 	FSQRTS	F27, F27
+	// rstd = 1 / std
 	FDIVS	F27, F30, F27
+	// gain = gain[row]
 	FMOVS	(R2), F26
+	// scale = rstd * gain
 	FMULS	F26, F27, F27
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*scale
 	VDUP	V27.S[0], V27.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
@@ -319,7 +343,9 @@ TEXT ·weightnormNeonWeightNormAny(SB), NOSPLIT, $0-48
 	MOVD	rows+24(FP), R3
 	MOVD	h+32(FP), R4
 	LSL	$2, R4, R5
+	// eps = 0
 	FMOVS	ZR, F31
+	// the constant 1
 	MOVW	$0x3f800000, R6
 	FMOVS	R6, F30
 	MOVW	$0x15f79688, R6
@@ -327,7 +353,7 @@ TEXT ·weightnormNeonWeightNormAny(SB), NOSPLIT, $0-48
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F28
 row:
-	// pass 1 over the row
+	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -425,17 +451,23 @@ pass1tail:
 	SUBS	$1, R7, R7
 	BNE	pass1tail
 pass1tailDone:
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
 	FADDS	F31, F0, F27
-	// guard: the row is left to the caller unless 1e-25 <= s2 <= 3.4028235e+38
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
 	FCMPS	F29, F27
 	BLT	done
 	FCMPS	F28, F27
 	BHI	done
+	// std = sqrt(squareSumEps)
 	FSQRTS	F27, F27
+	// rstd = 1 / std
 	FDIVS	F27, F30, F27
+	// gain = gain[row]
 	FMOVS	(R2), F26
+	// scale = rstd * gain
 	FMULS	F26, F27, F27
-	// pass 2 over the row
+	// pass 2 over the row: dst = x*scale
 	VDUP	V27.S[0], V27.S4
 	MOVD	R0, R6
 	MOVD	R1, R7

@@ -5,25 +5,23 @@ package weightnorm
 import "math"
 
 // goWeightNormAny is the pure-Go WeightNorm: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
-func weightnormGoWeightNormAny(dst, x, gain []float32, rows, h int) {
+func weightnormGoWeightNormAny(dst, x, gains []float32, rows, h int) {
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]
-		var acc0 float64
+		var squareSum float64
 		for i := range h {
-			v0 := float64(xRow[i])
-			acc0 += v0 * v0
+			xi := float64(xRow[i])
+			squareSum += xi * xi
 		}
-		s0 := acc0
-		s1 := float64(float32(0))
-		s2 := s0 + s1
-		s3 := float64(float32(1))
-		s4 := math.Sqrt(s2)
-		s5 := s3 / s4
-		s6 := float64(gain[r])
-		s7 := s5 * s6
+		eps := 0.0
+		squareSumEps := squareSum + eps
+		std := math.Sqrt(squareSumEps)
+		rstd := 1 / std
+		gain := float64(gains[r])
+		scale := rstd * gain
 		for i := range h {
-			dstRow[i] = float32(float64(xRow[i]) * s7)
+			dstRow[i] = float32(float64(xRow[i]) * scale)
 		}
 	}
 }

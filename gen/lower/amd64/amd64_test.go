@@ -320,10 +320,10 @@ func TestRowBlocks(t *testing.T) {
 		if got != c.block {
 			t.Errorf("%s: blocks of %d rows, want %d", c.f.Name(), got, c.block)
 		}
-		// The storing loop (the last) goes row by row in a block.
-		storing := strings.Count(c.f.Kernel.Name, "Layer") + 1
-		if got > 1 && (strings.Contains(text, fmt.Sprintf("loop %d, %d rows", storing, got)) ||
-			!strings.Contains(text, fmt.Sprintf("loop %d, row %d of %d", storing, got-1, got))) {
+		// The storing pass (the last) goes row by row in a block.
+		storing := strings.Count(c.f.Kernel.Name, "Layer") + 2
+		if got > 1 && (strings.Contains(text, fmt.Sprintf("pass %d over %d rows", storing, got)) ||
+			!strings.Contains(text, fmt.Sprintf("pass %d over row %d of %d", storing, got, got))) {
 			t.Errorf("%s: the storing loop does not go row by row", c.f.Name())
 		}
 	}

@@ -191,7 +191,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	n := c.loops
 	c.loops++
 	name := fmt.Sprintf("%sloop%d", c.name, n)
-	c.comment("loop %d: %s", n, describe(c.k, loop))
+	c.comment("pass %d over the block's rows: %s", c.k.Pass(loop), c.k.LoopText(loop))
 	// Each lane's sum runs in one register, element after element, in
 	// the order ir.Eval adds: the whole row when it has at most
 	// pass.ChunkTerms elements, else a chunk of that many at a time, each
@@ -388,28 +388,20 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 		blocks = 1
 	}
 	vs := make([]reg.Register, c.blocks)
+	c.comment("%s", c.k.ScalarText(st, c.f.H))
 	for b := range blocks {
-		note := func(format string, args ...any) {
-			if b == 0 {
-				c.comment(format, args...)
-			}
-		}
 		arg := func(i int) reg.Register { return c.val[st.Args[i]][b] }
 		var d reg.Register
 		switch st.Code {
 		case ir.SConst:
-			note("s%d = %g", st.Dst, st.Const)
 			d = c.broadcast(c.constant(st.Const))
 		case ir.SInvLen:
 			if c.f.H > 0 {
-				note("s%d = 1/%d", st.Dst, c.f.H)
 				d = c.broadcast(c.constant(1 / float32(c.f.H)))
 				break
 			}
-			note("s%d = 1/h", st.Dst)
 			d = c.broadcast(c.invLen())
 		case ir.SSum:
-			note("s%d = accumulator %d, one sum per lane", st.Dst, st.Acc)
 			if acc := c.acc[st.Acc]; acc != nil {
 				d = acc[b]
 			} else {
@@ -417,24 +409,20 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 				d = c.vec()
 			}
 		case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv:
-			note("s%d = s%d %s s%d", st.Dst, st.Args[0], st.Code, st.Args[1])
 			d = c.vec()
 			ins := map[ir.ScalarCode]func(...operand.Op) (*avoir.Instruction, error){
 				ir.SAdd: x86.VADDPS, ir.SSub: x86.VSUBPS, ir.SMul: x86.VMULPS, ir.SDiv: x86.VDIVPS,
 			}[st.Code]
 			c.I(ins(arg(1), arg(0), d))
 		case ir.SSqrt:
-			note("s%d = sqrt s%d", st.Dst, st.Args[0])
 			d = c.vec()
 			c.I(x86.VSQRTPS(arg(0), d))
 		case ir.SLoad:
 			// A per-row scalar at index r, or a row's element 0 at r:
 			// both are the block's rows side by side.
-			note("s%d = %s[row]", st.Dst, c.k.Arrays[st.Array].Name)
 			d = c.vec()
 			c.load(c.rowMem(st.Array, nil, b), d)
 		case ir.SStore:
-			note("%s[row] = s%d", c.k.Arrays[st.Array].Name, st.Args[0])
 			c.store(arg(0), c.rowMem(st.Array, nil, b))
 		default:
 			c.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
@@ -456,7 +444,7 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 // for the failing lanes, NaN included; with both bounds infinite, NaN
 // alone fails.
 func (c *columnLowering) guard(st *ir.Scalar) {
-	c.comment("abandon the rows unless %g <= s%d <= %g in every row", st.Lo, st.Args[0], st.Hi)
+	c.comment("%s", c.k.BlockGuardText(st))
 	var hi, lo reg.Register
 	if !math.IsInf(float64(st.Hi), 1) {
 		hi = c.broadcast(c.constant(st.Hi))

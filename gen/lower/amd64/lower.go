@@ -408,39 +408,34 @@ func (l *lowering) advance(rows int) {
 // are the exact instructions, never reciprocal approximations.
 func (l *lowering) scalar(st *ir.Scalar) {
 	arg := func(i int) reg.Register { return l.scal[st.Args[i]] }
+	if st.Code != ir.SGuard {
+		l.comment("%s", l.k.ScalarText(st, l.f.H))
+	}
 	var d reg.Register
 	switch st.Code {
 	case ir.SConst:
-		l.comment("s%d = %g", st.Dst, st.Const)
 		d = l.constant(st.Const)
 	case ir.SInvLen:
 		if l.f.H > 0 {
-			l.comment("s%d = 1/%d", st.Dst, l.f.H)
 			d = l.constant(1 / float32(l.f.H))
 			break
 		}
-		l.comment("s%d = 1/n for the row's n elements", st.Dst)
 		d = l.invLen()
 	case ir.SSum:
-		l.comment("s%d = sum of accumulator %d", st.Dst, st.Acc)
 		d = l.reduce(st.Acc)
 	case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv:
-		l.comment("s%d = s%d %s s%d", st.Dst, st.Args[0], st.Code, st.Args[1])
 		d = l.xmm()
 		ins := map[ir.ScalarCode]func(...operand.Op) (*avoir.Instruction, error){
 			ir.SAdd: x86.VADDSS, ir.SSub: x86.VSUBSS, ir.SMul: x86.VMULSS, ir.SDiv: x86.VDIVSS,
 		}[st.Code]
 		l.I(ins(arg(1), arg(0), d))
 	case ir.SSqrt:
-		l.comment("s%d = sqrt s%d", st.Dst, st.Args[0])
 		d = l.xmm()
 		l.I(x86.VSQRTSS(arg(0), arg(0), d))
 	case ir.SLoad:
-		l.comment("s%d = %s[row]", st.Dst, l.k.Arrays[st.Array].Name)
 		d = l.xmm()
 		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d))
 	case ir.SStore:
-		l.comment("%s[row] = s%d", l.k.Arrays[st.Array].Name, st.Args[0])
 		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row))))
 		return
 	case ir.SGuard:
@@ -459,7 +454,7 @@ func (l *lowering) scalar(st *ir.Scalar) {
 // ordered "greater", JP the unordered (NaN). An infinite bound needs no
 // compare, but NaN is still checked.
 func (l *lowering) guard(st *ir.Scalar, v reg.Register) {
-	l.comment("abandon the row unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi)
+	l.comment("%s", l.k.ScalarText(st, 0))
 	nanChecked := false
 	if !math.IsInf(float64(st.Hi), 1) {
 		l.I(x86.VUCOMISS(l.constant(st.Hi), v)) // v > Hi

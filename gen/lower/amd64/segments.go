@@ -97,7 +97,7 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 		l.I(x86.JMP(operand.LabelRef(sw.name + "_summed")))
 
 		l.label(sw.name + "_short")
-		l.comment("loop %d for rows too short for chunks", sw.n)
+		l.comment("pass %d for rows too short for chunks", l.k.Pass(sw.loop))
 		copy(l.rowScal[0], scal)
 		i := 0
 		sw.eachAcc(l, func(st *accState) { st.vec = vecs[i]; i++ })

@@ -3,7 +3,6 @@ package amd64
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	avoir "github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
@@ -68,7 +67,7 @@ func (l *lowering) sweep(loop *ir.Loop, rows int) {
 	l.loopIdx++
 	name := fmt.Sprintf("loop%d", n)
 	if l.k.Layout == ir.Segments {
-		l.comment("loop %d, segment by segment: %s", n, describe(l.k, loop))
+		l.comment("pass %d over the row, segment by segment: %s", l.k.Pass(loop), l.k.LoopText(loop))
 		l.segmentSweep(l.newSweep(loop, n, name, false, 0, 1))
 		return
 	}
@@ -79,16 +78,16 @@ func (l *lowering) sweep(loop *ir.Loop, rows int) {
 		// (measured: streaming several rows' outputs at once is slower).
 		if l.stores(loop) {
 			for r := range rows {
-				l.comment("loop %d, row %d of %d: %s", n, r, rows, describe(l.k, loop))
+				l.comment("pass %d over row %d of %d: %s", l.k.Pass(loop), r+1, rows, l.k.LoopText(loop))
 				l.sweepAs(loop, n, fmt.Sprintf("b%d", r)+name, false, r, 1)
 			}
 			return
 		}
-		l.comment("loop %d, %d rows: %s", n, rows, describe(l.k, loop))
+		l.comment("pass %d over %d rows: %s", l.k.Pass(loop), rows, l.k.LoopText(loop))
 		l.sweepAs(loop, n, "b"+name, false, 0, rows)
 		return
 	}
-	l.comment("loop %d: %s", n, describe(l.k, loop))
+	l.comment("pass %d over the row: %s", l.k.Pass(loop), l.k.LoopText(loop))
 	if !l.shifted(n) {
 		l.sweepAs(loop, n, name, false, 0, 1)
 		return
@@ -101,7 +100,7 @@ func (l *lowering) sweep(loop *ir.Loop, rows int) {
 	l.sweepAs(loop, n, name, true, 0, 1)
 	l.I(x86.JMP(operand.LabelRef(name + "_end")))
 	l.label(name + "_plain")
-	l.comment("loop %d without streaming stores", n)
+	l.comment("pass %d over the row without streaming stores", l.k.Pass(loop))
 	copy(l.rowScal[0], scal)
 	l.sweepAs(loop, n, name+"p", false, 0, 1)
 	l.label(name + "_end")
@@ -354,7 +353,7 @@ func (l *lowering) shortOrLong(sw *sweepState) {
 	l.I(x86.JMP(operand.LabelRef(sw.name + "_summed")))
 
 	l.label(sw.name + "_long")
-	l.comment("loop %d for rows of more than %d elements: sums in chunks", sw.n, limit)
+	l.comment("pass %d for rows of more than %d elements: sums in chunks", l.k.Pass(sw.loop), limit)
 	copy(l.rowScal[sw.first], scal)
 	i := 0
 	sw.eachAcc(l, func(st *accState) { st.vec = vecs[i]; i++ })
@@ -716,28 +715,6 @@ func arith(c ir.VecCode, scalar bool) func(...operand.Op) (*avoir.Instruction, e
 		return x86.VMULSS
 	}
 	return x86.VMULPS
-}
-
-// describe summarises a loop for the comment above its code.
-func describe(k *ir.Kernel, loop *ir.Loop) string {
-	var parts []string
-	for i, op := range loop.Ops {
-		var p string
-		switch op.Code {
-		case ir.VLoad:
-			p = fmt.Sprintf("v%d=%s", i, k.Arrays[op.Array].Name)
-		case ir.VSplat:
-			p = fmt.Sprintf("v%d=s%d", i, op.Scalar)
-		case ir.VStore:
-			p = fmt.Sprintf("%s=v%d", k.Arrays[op.Array].Name, op.Args[0])
-		case ir.VAcc, ir.VAccMul:
-			p = fmt.Sprintf("acc%d+=%s%v", op.Acc, op.Code, op.Args)
-		default:
-			p = fmt.Sprintf("v%d=%s%v", i, op.Code, op.Args)
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, " ")
 }
 
 // shiftedSweep lays out a loop that stores non-temporally (and has no

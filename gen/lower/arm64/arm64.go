@@ -568,6 +568,7 @@ func (l *lowering) scalar(si int, st *ir.Scalar) error {
 		return nil // nothing reads it
 	}
 	if st.Code == ir.SSum {
+		l.fn.Comment(l.k.ScalarText(st, l.h))
 		src := l.accOut[st.Acc]
 		if l.sumsAfter(si, st.Acc) == 0 {
 			// The last read of this sum: the scalar takes over its register.
@@ -612,6 +613,7 @@ func (l *lowering) scalar(si int, st *ir.Scalar) error {
 
 // emitScalar writes the instructions of st with its result in d.
 func (l *lowering) emitScalar(st *ir.Scalar, d arm64asm.VReg) error {
+	l.fn.Comment(l.k.ScalarText(st, l.h))
 	if l.k.Layout == ir.Columns {
 		return l.emitScalarColumns(st, d)
 	}
@@ -688,7 +690,7 @@ func (l *lowering) guard(si int, st *ir.Scalar) error {
 	}
 	fn := l.fn
 	v := l.sReg[st.Args[0]].F()
-	fn.Comment(fmt.Sprintf("guard: the row is left to the caller unless %g <= s%d <= %g", st.Lo, st.Args[0], st.Hi))
+	fn.Comment(l.k.ScalarText(st, 0))
 	var tmp arm64asm.VReg = noReg
 	compared := false
 	for i, c := range []float32{st.Lo, st.Hi} {

@@ -93,7 +93,7 @@ func (l *lowering) emitScalarColumns(st *ir.Scalar, d arm64asm.VReg) error {
 func (l *lowering) guardColumns(st *ir.Scalar) error {
 	fn := l.fn
 	v := l.sReg[st.Args[0]].S4()
-	fn.Comment(fmt.Sprintf("guard: the block is left to the caller unless %g <= s%d <= %g in every lane", st.Lo, st.Args[0], st.Hi))
+	fn.Comment(l.k.BlockGuardText(st))
 	lo, err := l.vreg()
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (l *lowering) guardColumns(st *ir.Scalar) error {
 func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	l.loopN++
 	fn, u := l.fn, l.u
-	fn.Comment(fmt.Sprintf("pass %d over the block's rows", l.loopN))
+	fn.Comment(fmt.Sprintf("pass %d over the block's rows: %s", l.k.Pass(lp), l.k.LoopText(lp)))
 	p, err := l.plan(lp)
 	if err != nil {
 		return err

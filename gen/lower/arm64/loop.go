@@ -54,7 +54,11 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		l.u *= 2
 	}
 	fn, u := l.fn, l.u
-	fn.Comment(fmt.Sprintf("pass %d over the row", l.loopN))
+	over := "the row"
+	if l.k.Layout == ir.Segments {
+		over = "the row, segment by segment"
+	}
+	fn.Comment(fmt.Sprintf("pass %d over %s: %s", l.k.Pass(lp), over, l.k.LoopText(lp)))
 	p, err := l.plan(lp)
 	if err != nil {
 		return err

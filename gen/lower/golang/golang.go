@@ -12,7 +12,9 @@ package golang
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -26,10 +28,10 @@ import (
 // for contiguous rows func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
-	l := &lowering{k: k}
+	l := newLowering(k)
 	params := make([]jen.Code, 0, len(k.Arrays)+1)
-	for i, a := range k.Arrays {
-		p := jen.Id(a.Name)
+	for i := range k.Arrays {
+		p := jen.Id(l.arrayName(i))
 		if i == len(k.Arrays)-1 {
 			p = p.Index().Float32()
 		}
@@ -42,12 +44,12 @@ func Func(k *ir.Kernel) jen.Code {
 	params = append(params, jen.List(ints...).Int())
 
 	var body []jen.Code
-	if l.uses(ir.SInvLen) {
+	if l.invLen != "" {
 		n := jen.Id("h")
 		if k.Layout == ir.Segments {
 			n = jen.Id("segs").Op("*").Id("seglen")
 		}
-		body = append(body, jen.Id("invLen").Op(":=").Lit(1).Op("/").Float64().Call(n))
+		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float64().Call(n))
 	}
 	rowBody := l.rowSlices()
 	for _, st := range k.Body {
@@ -56,7 +58,9 @@ func Func(k *ir.Kernel) jen.Code {
 			if st.Code == ir.SGuard {
 				continue // float64 statistics stay in range: nothing to hand back
 			}
-			rowBody = append(rowBody, l.scalar(st))
+			if c := l.scalar(st); c != nil {
+				rowBody = append(rowBody, c)
+			}
 		case *ir.Loop:
 			rowBody = append(rowBody, l.loop(st)...)
 		}
@@ -70,16 +74,145 @@ func Func(k *ir.Kernel) jen.Code {
 }
 
 type lowering struct {
-	k *ir.Kernel
+	k      *ir.Kernel
+	arrays []string // the arrays' parameter names
+	// The scalars the row loop does not assign: a sum is its accumulator,
+	// 1/n the variable invLen names before the loop, an unnamed constant
+	// whose literal is exact that literal.
+	alias  map[ir.S]string
+	invLen string // the name of 1/n, "" if unused
 }
 
-func (l *lowering) uses(code ir.ScalarCode) bool {
-	for _, st := range l.k.Body {
-		if s, ok := st.(*ir.Scalar); ok && s.Code == code {
-			return true
+func newLowering(k *ir.Kernel) *lowering {
+	l := &lowering{k: k, alias: map[ir.S]string{}}
+	taken := map[string]bool{}
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if st.Dst >= 0 && st.Code != ir.SStore && st.Code != ir.SGuard {
+				taken[k.ScalarName(st.Dst)] = true
+			}
+		case *ir.Loop:
+			for i := range st.Ops {
+				taken[vecName(st, ir.V(i))] = true
+			}
 		}
 	}
-	return false
+	// An array named like a value (rstd, the rstd stored into it) takes
+	// a plural: rstds[r] = float32(rstd).
+	for _, a := range k.Arrays {
+		plural := a.Name + "s"
+		if strings.HasSuffix(a.Name, "s") || strings.HasSuffix(a.Name, "x") {
+			plural = a.Name + "es"
+		}
+		name := a.Name
+		for n := 1; taken[name]; n++ {
+			name = plural
+			if n > 1 {
+				name = fmt.Sprintf("%s%d", plural, n)
+			}
+		}
+		taken[name] = true
+		l.arrays = append(l.arrays, name)
+	}
+	consts := map[ir.S]string{} // unnamed constants whose literal is exact
+	for _, st := range k.Body {
+		st, ok := st.(*ir.Scalar)
+		if !ok {
+			continue
+		}
+		switch st.Code {
+		case ir.SSum:
+			if k.AccName(st.Acc) == k.ScalarName(st.Dst) {
+				l.alias[st.Dst] = k.ScalarName(st.Dst)
+			}
+		case ir.SInvLen:
+			if l.invLen == "" {
+				l.invLen = k.ScalarName(st.Dst)
+				l.alias[st.Dst] = l.invLen
+			}
+		case ir.SConst:
+			if lit, ok := exactLit(st.Const); ok && st.Name == "" {
+				consts[st.Dst] = lit
+			}
+		}
+	}
+	// A literal inlined into an operation of constants alone would make
+	// it a constant expression, evaluated exactly rather than in float64:
+	// such operands keep their variables.
+	allConst := func(args []ir.S) {
+		for _, a := range args {
+			if _, ok := consts[a]; !ok {
+				return
+			}
+		}
+		for _, a := range args {
+			delete(consts, a)
+		}
+	}
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if len(st.Args) > 1 {
+				allConst(st.Args)
+			}
+		case *ir.Loop:
+			for _, op := range st.Ops {
+				var args []ir.S
+				for _, a := range op.Args {
+					if src := st.Ops[a]; src.Code == ir.VSplat {
+						args = append(args, src.Scalar)
+					} else {
+						args = nil
+						break
+					}
+				}
+				if op.Code == ir.VFMA && args == nil {
+					// a*b + c folds a*b when both are constants.
+					if x, y := st.Ops[op.Args[0]], st.Ops[op.Args[1]]; x.Code == ir.VSplat && y.Code == ir.VSplat {
+						args = []ir.S{x.Scalar, y.Scalar}
+					}
+				}
+				if len(args) > 1 {
+					allConst(args)
+				}
+			}
+		}
+	}
+	for s, lit := range consts {
+		l.alias[s] = lit
+	}
+	return l
+}
+
+// exactLit is the shortest literal of c, and whether as a float64 it is
+// c exactly (1, 0.5, 1e-10 is not).
+func exactLit(c float32) (string, bool) {
+	if math.IsInf(float64(c), 0) || c != c {
+		return "", false
+	}
+	lit := strconv.FormatFloat(float64(c), 'g', -1, 32)
+	v, err := strconv.ParseFloat(lit, 64)
+	return lit, err == nil && v == float64(c)
+}
+
+// arrayName is the parameter name of array a.
+func (l *lowering) arrayName(a int) string { return l.arrays[a] }
+
+// value is how scalar s reads as an operand.
+func (l *lowering) value(s ir.S) *jen.Statement {
+	if a, ok := l.alias[s]; ok {
+		return jen.Op(a)
+	}
+	return jen.Id(l.k.ScalarName(s))
+}
+
+// vecName is the local of loop value v, when it needs one.
+func vecName(lp *ir.Loop, v ir.V) string {
+	if n := lp.Ops[v].Name; n != "" {
+		return n
+	}
+	return fmt.Sprintf("v%d", v)
 }
 
 // rowName is the local slice holding the current row (the current
@@ -87,9 +220,9 @@ func (l *lowering) uses(code ir.ScalarCode) bool {
 func (l *lowering) rowName(a int) string {
 	arr := l.k.Arrays[a]
 	if arr.Role == ir.Param || l.k.Layout == ir.Columns {
-		return arr.Name
+		return l.arrayName(a)
 	}
-	return arr.Name + "Row"
+	return l.arrayName(a) + "Row"
 }
 
 // element is array a's value at the loop's current element: i of the
@@ -111,7 +244,7 @@ func (l *lowering) first(a int) *jen.Statement {
 	case ir.Columns:
 		return jen.Id(l.rowName(a)).Index(jen.Id("r"))
 	case ir.Segments:
-		return jen.Id(l.k.Arrays[a].Name).Index(jen.Id("r").Op("*").Id("rowstride"))
+		return jen.Id(l.arrayName(a)).Index(jen.Id("r").Op("*").Id("rowstride"))
 	}
 	return jen.Id(l.rowName(a)).Index(jen.Lit(0))
 }
@@ -128,31 +261,39 @@ func (l *lowering) rowSlices() []jen.Code {
 		if a.Role != ir.RowIn && a.Role != ir.RowOut {
 			continue
 		}
-		out = append(out, jen.Id(l.rowName(i)).Op(":=").Id(a.Name).Index(
+		out = append(out, jen.Id(l.rowName(i)).Op(":=").Id(l.arrayName(i)).Index(
 			jen.Id("r").Op("*").Id("h"), jen.Id("r").Op("*").Id("h").Op("+").Id("h")))
 	}
 	return out
 }
 
-func scalarName(s ir.S) string { return fmt.Sprintf("s%d", s) }
-func accName(a int) string     { return fmt.Sprintf("acc%d", a) }
-
 // constLit spells the float32 constant c as a float64 expression of
-// exactly its value.
+// exactly its value: a float literal where one is exact (1.0), else the
+// float32 literal widened.
 func constLit(c float32) jen.Code {
+	if lit, ok := exactLit(c); ok {
+		if !strings.ContainsAny(lit, ".e") {
+			lit += ".0"
+		}
+		return jen.Op(lit)
+	}
 	return jen.Float64().Call(jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32))))
 }
 
+// scalar is the statement of st, or nil for a scalar with an alias.
 func (l *lowering) scalar(st *ir.Scalar) jen.Code {
-	arg := func(i int) *jen.Statement { return jen.Id(scalarName(st.Args[i])) }
+	if _, ok := l.alias[st.Dst]; ok && st.Code != ir.SStore {
+		return nil
+	}
+	arg := func(i int) *jen.Statement { return l.value(st.Args[i]) }
 	var v jen.Code
 	switch st.Code {
 	case ir.SConst:
 		v = constLit(st.Const)
 	case ir.SInvLen:
-		v = jen.Id("invLen")
+		v = jen.Id(l.invLen)
 	case ir.SSum:
-		v = jen.Id(accName(st.Acc))
+		v = jen.Id(l.k.AccName(st.Acc))
 	case ir.SAdd:
 		v = arg(0).Op("+").Add(arg(1))
 	case ir.SSub:
@@ -167,14 +308,14 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 		if l.k.Arrays[st.Array].Role == ir.RowIn {
 			v = jen.Float64().Call(l.first(st.Array)) // the row's first element
 		} else {
-			v = jen.Float64().Call(jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")))
+			v = jen.Float64().Call(jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")))
 		}
 	case ir.SStore:
-		return jen.Id(l.k.Arrays[st.Array].Name).Index(jen.Id("r")).Op("=").Float32().Call(arg(0))
+		return jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")).Op("=").Float32().Call(arg(0))
 	default:
 		panic(fmt.Sprintf("golang: unknown scalar op %v", st.Code))
 	}
-	return jen.Id(scalarName(st.Dst)).Op(":=").Add(v)
+	return jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Add(v)
 }
 
 // loop writes one sweep over the row. Values used once are inlined into
@@ -193,7 +334,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 	for i, op := range lp.Ops {
 		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
 			if !containsAcc(lp.Ops[:i], op.Acc) {
-				pre = append(pre, jen.Var().Id(accName(op.Acc)).Float64())
+				pre = append(pre, jen.Var().Id(l.k.AccName(op.Acc)).Float64())
 			}
 		}
 		var e *jen.Statement
@@ -201,7 +342,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VLoad:
 			e = jen.Float64().Call(l.element(op.Array))
 		case ir.VSplat:
-			e = jen.Id(scalarName(op.Scalar))
+			e = l.value(op.Scalar)
 		case ir.VAdd:
 			e = jen.Parens(ref(op.Args[0]).Op("+").Add(ref(op.Args[1])))
 		case ir.VSub:
@@ -214,16 +355,16 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 			body = append(body, l.element(op.Array).Op("=").Float32().Call(ref(op.Args[0])))
 			continue
 		case ir.VAcc:
-			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Add(ref(op.Args[0])))
+			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(ref(op.Args[0])))
 			continue
 		case ir.VAccMul:
-			body = append(body, jen.Id(accName(op.Acc)).Op("+=").Add(ref(op.Args[0])).Op("*").Add(ref(op.Args[1])))
+			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(ref(op.Args[0])).Op("*").Add(ref(op.Args[1])))
 			continue
 		default:
 			panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
 		}
-		if uses[i] > 1 {
-			name := fmt.Sprintf("v%d", i)
+		if _, lit := l.alias[op.Scalar]; uses[i] > 1 && !(op.Code == ir.VSplat && lit) {
+			name := vecName(lp, ir.V(i))
 			body = append(body, jen.Id(name).Op(":=").Add(e))
 			e = jen.Id(name)
 		}
@@ -236,7 +377,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 	var seg []jen.Code
 	for a, arr := range l.k.Arrays {
 		if (arr.Role == ir.RowIn || arr.Role == ir.RowOut) && loopUses(lp, a) {
-			seg = append(seg, jen.Id(l.rowName(a)).Op(":=").Id(arr.Name).Index(
+			seg = append(seg, jen.Id(l.rowName(a)).Op(":=").Id(l.arrayName(a)).Index(
 				jen.Id("base"), jen.Id("base").Op("+").Id("seglen")))
 		}
 	}
