@@ -54,7 +54,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	if strings.ContainsFunc(specName(f), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return nil, fmt.Errorf("spec file name %q holds a control character; rename the spec file", specName(f))
 	}
-	p := &gopkg.Package{Name: f.Package, Header: Header(version, f)}
+	p := &gopkg.Package{Name: f.Package, Header: Header(version, f), Implementation: ImplementationName(f)}
 	for _, sk := range f.Kernels {
 		plan, err := algo.NewPlan(sk)
 		if err != nil {
@@ -123,23 +123,18 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	return out, nil
 }
 
-// located is err, found while generating f, as a spec error at the
-// kernel it names (see kernelAt): FILE:LINE:COL: message.
-func located(f *spec.File, err error) *spec.Error {
-	pos, _ := kernelAt(f, err.Error())
-	return f.Errorf(pos, "%v", err)
-}
-
-// kernelAt returns the position and name of the kernel of f whose name
-// text mentions (the longest such name), or the file's first line and "".
-func kernelAt(f *spec.File, text string) (spec.Pos, string) {
-	pos, kernel := spec.Pos{Line: 1, Col: 1}, ""
-	for _, k := range f.Kernels {
-		if strings.Contains(text, k.Name) && len(k.Name) > len(kernel) {
-			pos, kernel = k.Pos, k.Name
-		}
+// ImplementationName is the exported function of the package generated
+// from f that names the instruction set its kernels run on:
+// Implementation when the spec is named after its package (rmsnorm.yaml,
+// package rmsnorm), else prefixed with the spec's name
+// (NormsImplementation for norms.yaml), so that several specs can share a
+// package.
+func ImplementationName(f *spec.File) string {
+	prefix := IdentPrefix(Stem(f.Path))
+	if prefix == f.Package {
+		return "Implementation"
 	}
-	return pos, kernel
+	return upperFirst(prefix) + "Implementation"
 }
 
 // step computes one file of the package.

@@ -188,7 +188,13 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 			})
 			biased = average(b.Sum(squares))
 		}
-		variance := b.Add(biased, b.Const(float32(k.Epsilon)))
+		eps := func() ir.S {
+			if k.RuntimeEpsilon {
+				return b.Arg("eps", "added to the statistic inside the square root")
+			}
+			return b.Const(float32(k.Epsilon))
+		}()
+		variance := b.Add(biased, eps)
 		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
 		// is Inf; one of squares that underflowed (tiny rows with a tiny
 		// epsilon) has lost its precision. Either way the row goes to the
@@ -304,15 +310,19 @@ func formula(k spec.Kernel) string {
 		}
 		in = "s"
 	}
+	eps := fmt.Sprintf("%g", k.Epsilon)
+	if k.RuntimeEpsilon {
+		eps = "eps"
+	}
 	switch {
 	case k.Mean:
-		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %s); y = (%s-mu)*rstd", in, in, eps, in)
 	case k.Stat() == "l2":
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %s); y = %s*rstd", in, eps, in)
 	case k.Stat() == "none":
 		fmt.Fprintf(&sb, "y = %s", in)
 	default:
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, k.Epsilon, in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %s); y = %s*rstd", in, eps, in)
 	}
 	scale, shift := "gamma", "beta"
 	switch {

@@ -400,6 +400,9 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 		case ir.SConst:
 			note("s%d = %g", st.Dst, st.Const)
 			d = c.broadcast(c.constant(st.Const))
+		case ir.SArg:
+			note("s%d = %s", st.Dst, c.k.Args[st.Arg].Name)
+			d = c.broadcast(c.arg(st.Arg))
 		case ir.SInvLen:
 			if c.f.H > 0 {
 				note("s%d = 1/%d", st.Dst, c.f.H)

@@ -413,6 +413,9 @@ func (l *lowering) scalar(st *ir.Scalar) {
 	case ir.SConst:
 		l.comment("s%d = %g", st.Dst, st.Const)
 		d = l.constant(st.Const)
+	case ir.SArg:
+		l.comment("s%d = %s", st.Dst, l.k.Args[st.Arg].Name)
+		d = l.arg(st.Arg)
 	case ir.SInvLen:
 		if l.f.H > 0 {
 			l.comment("s%d = 1/%d", st.Dst, l.f.H)
@@ -497,6 +500,13 @@ func (l *lowering) invLen() reg.Register {
 	d := l.xmm()
 	l.I(x86.VDIVSS(nx, one, d))
 	return d
+}
+
+// arg loads the kernel's float32 argument i from the frame.
+func (l *lowering) arg(i int) reg.Register {
+	x := l.xmm()
+	l.I(x86.VMOVSS(l.argAddr(l.sig, l.k.Args[i].Name), x))
+	return x
 }
 
 // constant materialises a float32 through a general-purpose register, so
