@@ -123,6 +123,25 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	return out, nil
 }
 
+// located is err, found while generating f, as a spec error at the
+// kernel it names (see kernelAt): FILE:LINE:COL: message.
+func located(f *spec.File, err error) *spec.Error {
+	pos, _ := kernelAt(f, err.Error())
+	return f.Errorf(pos, "%v", err)
+}
+
+// kernelAt returns the position and name of the kernel of f whose name
+// text mentions (the longest such name), or the file's first line and "".
+func kernelAt(f *spec.File, text string) (spec.Pos, string) {
+	pos, kernel := spec.Pos{Line: 1, Col: 1}, ""
+	for _, k := range f.Kernels {
+		if strings.Contains(text, k.Name) && len(k.Name) > len(kernel) {
+			pos, kernel = k.Pos, k.Name
+		}
+	}
+	return pos, kernel
+}
+
 // ImplementationName is the exported function of the package generated
 // from f that names the instruction set its kernels run on:
 // Implementation when the spec is named after its package (rmsnorm.yaml,
