@@ -3,13 +3,13 @@ package gopkg
 import (
 	"bytes"
 	"fmt"
-	"github.com/normgen/normgen/gen/ir"
 	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/templates"
 )
@@ -308,6 +308,7 @@ func epsCalls(k Kernel) []EpsCall {
 	}
 	for _, c := range k.Sizes {
 		add(entryName(k, c), c, "1")
+		add(entryName(k, c)+"Parallel", c, "1")
 	}
 	c := 4
 	switch k.Plan.Form {
@@ -317,6 +318,7 @@ func epsCalls(k Kernel) []EpsCall {
 		c = 3
 	}
 	add(entryName(k, 0), c, fmt.Sprint(c), "1")
+	add(entryName(k, 0)+"Parallel", c, fmt.Sprint(c), "1")
 	return out
 }
 
