@@ -443,7 +443,8 @@ func ExampleInstanceNorm() {
 // normgen's templates/testkit/tensor.go, where they compile and have tests
 // of their own; the generator appends them verbatim to each
 // <stem>_tensor_test.go, after the template's part (tTolerance,
-// tPackageName, the tensorKernels table).
+// tPackageName, the tensorKernels table, the entry points taking eps, the
+// ISA tables).
 
 const convnormTEpsilon32 = 1.0 / (1 << 24)
 

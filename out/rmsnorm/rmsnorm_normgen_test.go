@@ -363,7 +363,8 @@ func ExampleRMSNormEps4096() {
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
-// the template's part (tolerance, packageName, the kernels table).
+// the template's part (tolerance, packageName, the kernels table, the
+// entry points taking eps, the ISA tables, implementationFunc).
 
 const (
 	rmsnormRoleRowIn = iota
