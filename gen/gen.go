@@ -54,7 +54,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 	if strings.ContainsFunc(specName(f), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return nil, fmt.Errorf("spec file name %q holds a control character; rename the spec file", specName(f))
 	}
-	p := &gopkg.Package{Name: f.Package, Header: Header(version, f)}
+	p := &gopkg.Package{Name: f.Package, Header: Header(version, f), Implementation: ImplementationName(f)}
 	for _, sk := range f.Kernels {
 		plan, err := algo.NewPlan(sk)
 		if err != nil {
@@ -140,6 +140,20 @@ func kernelAt(f *spec.File, text string) (spec.Pos, string) {
 		}
 	}
 	return pos, kernel
+}
+
+// ImplementationName is the exported function of the package generated
+// from f that names the instruction set its kernels run on:
+// Implementation when the spec is named after its package (rmsnorm.yaml,
+// package rmsnorm), else prefixed with the spec's name
+// (NormsImplementation for norms.yaml), so that several specs can share a
+// package.
+func ImplementationName(f *spec.File) string {
+	prefix := IdentPrefix(Stem(f.Path))
+	if prefix == f.Package {
+		return "Implementation"
+	}
+	return upperFirst(prefix) + "Implementation"
 }
 
 // step computes one file of the package.

@@ -19,6 +19,9 @@ import (
 const (
 	DefaultAxis    = "last"
 	DefaultEpsilon = 1e-5 // PyTorch's LayerNorm default
+	// RuntimeEpsilon is the epsilon value that makes eps an argument of
+	// every entry point of the kernel instead of a constant.
+	RuntimeEpsilon = "runtime"
 )
 
 // Limits on spec values. Each kernel and size becomes assembly for three
@@ -617,6 +620,10 @@ func (d *decoder) kernel(n *yaml.Node, i int) *kernel {
 		case "statistic":
 			k.Statistic, e = d.statistic(v)
 		case "epsilon":
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == RuntimeEpsilon {
+				k.RuntimeEpsilon, k.Epsilon = true, 0
+				break
+			}
 			k.Epsilon, e = d.epsilon(v)
 		case "scale":
 			k.Scale, e = d.boolean(v, "scale")
@@ -703,7 +710,7 @@ func (d *decoder) combinations(k *kernel, fs *fields) *Error {
 		if !k.Scale && !k.Shift {
 			errs = append(errs, d.errf(stat, "statistic none with neither scale nor shift leaves the kernel nothing to do; allowed: statistic none with scale: true or shift: true (y = x*gain + bias)"))
 		}
-		k.Epsilon = 0 // not used: no square root
+		k.Epsilon, k.RuntimeEpsilon = 0, false // not used: no square root
 	}
 	if v, ok := fs.vals["affine_per"]; ok && k.AffinePerRow && !k.Scale && !k.Shift {
 		errs = append(errs, d.errf(v, "affine_per: row with neither scale nor shift; allowed: affine_per: row with scale: true (gain) or shift: true (bias), or leave affine_per out"))

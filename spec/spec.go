@@ -45,6 +45,9 @@ type Kernel struct {
 	// Epsilon is added to the variance (or mean square) inside the sqrt; 0
 	// with Statistic "none".
 	Epsilon float64
+	// RuntimeEpsilon (epsilon: runtime) makes epsilon the eps argument of
+	// every entry point, checked at each call, instead of Epsilon.
+	RuntimeEpsilon bool
 
 	// Scale multiplies by gamma (one value per element of the axis) plus
 	// ScaleOffset: Gemma's (1 + gamma) is ScaleOffset 1.

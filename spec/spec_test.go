@@ -315,8 +315,11 @@ func TestShipped(t *testing.T) {
 	if k := ln.Kernels[len(ln.Kernels)-1]; k.Name != "LayerNormStats" || !k.SaveStats || !k.Mean || !k.Scale || !k.Shift {
 		t.Errorf("layernorm.yaml LayerNormStats: %+v", k)
 	}
-	if k := rms.Kernels[len(rms.Kernels)-1]; k.Name != "RMSNormStats" || !k.SaveStats || k.Mean || !k.Scale {
+	if k := rms.Kernels[len(rms.Kernels)-2]; k.Name != "RMSNormStats" || !k.SaveStats || k.Mean || !k.Scale {
 		t.Errorf("rmsnorm.yaml RMSNormStats: %+v", k)
+	}
+	if k := rms.Kernels[len(rms.Kernels)-1]; k.Name != "RMSNormEps" || !k.RuntimeEpsilon || k.Epsilon != 0 || k.Mean || !k.Scale {
+		t.Errorf("rmsnorm.yaml RMSNormEps: %+v", k)
 	}
 	if rms.Package != "rmsnorm" || rms.Kernels[0].Mean || rms.Kernels[0].Shift || rms.Kernels[0].Epsilon != 1e-6 ||
 		!reflect.DeepEqual(rms.Kernels[0].Hidden, []int{2048, 4096, 5120, 8192}) {

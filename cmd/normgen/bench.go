@@ -297,6 +297,9 @@ func benchKernels(f *spec.File, hidden []int) ([]benchKernel, error) {
 func benchTensor(k spec.Kernel) benchkit.Tensor {
 	t := benchkit.Tensor{Axis: k.Axis, Groups: k.Groups, GroupSize: k.GroupSize, Mean: k.Mean, Statistic: k.Statistic,
 		Epsilon: k.Epsilon, Scale: k.Scale, ScaleOffset: k.ScaleOffset, Shift: k.Shift, SaveStats: k.SaveStats}
+	if k.RuntimeEpsilon {
+		t.Epsilon = float64(float32(benchEps))
+	}
 	if r := k.Running; r != nil {
 		t.Running, t.Momentum = r.Convention, r.Momentum
 	}
@@ -325,8 +328,14 @@ func benchNorm(k spec.Kernel) benchkit.Norm {
 	if r := k.Residual; r != nil {
 		n.Residual, n.Alpha, n.StoreSum = true, r.Alpha, r.StoreSum
 	}
+	if k.RuntimeEpsilon {
+		n.Epsilon = float64(float32(benchEps))
+	}
 	return n
 }
+
+// benchEps is the eps bench passes to kernels that take it at run time.
+const benchEps = 1e-5
 
 // entryArgs is the array arguments of k's generated entry points, from the
 // same description the generator uses, as expressions of a *benchkit.Args
@@ -604,6 +613,9 @@ func benchMain(f *spec.File, kernels []benchKernel, pkgs []benchPkg, notes []str
 					default:
 						fn, args = name, append(slices.Clip(args), "a.Channels", "a.Spatial")
 					}
+				}
+				if k.spec.RuntimeEpsilon {
+					args = append(slices.Clip(args), fmt.Sprint(float32(benchEps))) // eps, last
 				}
 				mp.Entries = append(mp.Entries, mainEntry{Kernel: name, H: h, Func: fn, Args: strings.Join(args, ", ")})
 			}

@@ -385,6 +385,7 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 		"InstanceNorm": func(a *benchkit.Args, _ int) {
 			convnorm.InstanceNorm(a.Out[0], a.In[0], a.Gamma, a.Beta, a.Channels, a.Spatial)
 		},
+		"RMSNormEps": func(a *benchkit.Args, h int) { rmsnorm.RMSNormEpsAny(a.Out[0], a.In[0], a.Gamma, h, benchEps) },
 	}
 	// The arguments bench passes, for the ones above.
 	args := map[string]string{
@@ -404,6 +405,7 @@ func TestBenchReferenceMatchesOut(t *testing.T) {
 		"BatchNormInference": "a.Out[0], a.In[0], a.Gamma, a.Beta",
 		"GroupNorm":          "a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.Gamma, a.Beta",
 		"InstanceNorm":       "a.Out[0], a.In[0], a.Gamma, a.Beta",
+		"RMSNormEps":         "a.Out[0], a.In[0], a.Gamma",
 	}
 	var shapes []benchkit.Shape
 	impl := map[string]benchkit.KernelFunc{}

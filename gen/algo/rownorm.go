@@ -197,7 +197,13 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 			}
 			biased = average(b.Name(b.Sum(squares), "squareSum"), "meanSquare")
 		}
-		eps := b.Name(b.Const(float32(k.Epsilon)), "eps")
+		eps := func() ir.S {
+			if k.RuntimeEpsilon {
+				// The argument is eps; its float64 value reads epsilon.
+				return b.Name(b.Arg("eps", "added to the statistic inside the square root"), "epsilon")
+			}
+			return b.Name(b.Const(float32(k.Epsilon)), "eps")
+		}()
 		variance := b.Name(b.Add(biased, eps), stat+"Eps")
 		// A float32 sum of squares that overflowed (|s| beyond about 1e19)
 		// is Inf; one of squares that underflowed (tiny rows with a tiny
@@ -317,15 +323,19 @@ func formula(k spec.Kernel) string {
 		}
 		in = "s"
 	}
+	eps := fmt.Sprintf("%g", float32(k.Epsilon))
+	if k.RuntimeEpsilon {
+		eps = "eps"
+	}
 	switch {
 	case k.Mean:
-		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %g); y = (%s-mu)*rstd", in, in, float32(k.Epsilon), in)
+		fmt.Fprintf(&sb, "mu = mean(%s); rstd = 1/sqrt(mean((%s-mu)^2) + %s); y = (%s-mu)*rstd", in, in, eps, in)
 	case k.Stat() == "l2":
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %g); y = %s*rstd", in, float32(k.Epsilon), in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(sum(%s^2) + %s); y = %s*rstd", in, eps, in)
 	case k.Stat() == "none":
 		fmt.Fprintf(&sb, "y = %s", in)
 	default:
-		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %g); y = %s*rstd", in, float32(k.Epsilon), in)
+		fmt.Fprintf(&sb, "rstd = 1/sqrt(mean(%s^2) + %s); y = %s*rstd", in, eps, in)
 	}
 	scale, shift := "gamma", "beta"
 	switch {

@@ -280,8 +280,9 @@ func sameArr(vs ...VArr) bool {
 
 // Scalar float32 instructions.
 
-// FMOVS moves a float32: load (Mem to FReg), store (FReg to Mem), between
-// F registers, or from the low 32 bits of a general register.
+// FMOVS moves a float32: load (Mem or a float32 argument to FReg), store
+// (FReg to Mem), between F registers, or from the low 32 bits of a
+// general register.
 func (f *Func) FMOVS(src, dst Operand) { f.fmovs("FMOVS", src, dst) }
 
 // FMOVSP is FMOVS with post-index addressing: the load or store uses
@@ -298,6 +299,10 @@ func (f *Func) FMOVSP(src, dst Operand) {
 func (f *Func) fmovs(op string, src, dst Operand) {
 	switch src.(type) {
 	case Mem, Reg, FReg:
+	case Param:
+		if _, ok := dst.(FReg); !ok || op != "FMOVS" {
+			f.failf("%s: %s to %s", op, src.asm(), dst.asm())
+		}
 	default:
 		f.failf("%s: unsupported source %s", op, src.asm())
 	}

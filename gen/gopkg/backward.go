@@ -309,6 +309,12 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Alpha: "1",
 			Sizes: k.Sizes,
 		}
+		if sk.RuntimeEpsilon {
+			// The backward entry points take no eps (they read the saved
+			// rstd): the tests save statistics as a forward call with a
+			// typical eps would.
+			tk.Eps = float(float64(float32(exampleEps)))
+		}
 		if sk.Residual != nil {
 			tk.Alpha = float(float64(float32(sk.Residual.Alpha)))
 		}

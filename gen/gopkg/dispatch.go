@@ -83,7 +83,8 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 			}
 		}
 	}
-	f.Add(isaOfFunc(p, func(k Kernel) []target.ISA { return k.isas(goarch) }))
+	f.Add(isaOfFunc(p, func(k Kernel) []target.ISA { return k.isas(goarch) })).Line()
+	f.Add(implementationFunc(p.isas(goarch)))
 	return render(f)
 }
 
@@ -104,7 +105,8 @@ func OtherFile(p *Package) ([]byte, error) {
 			f.Add(dispatchFunc(k, e.Arch(""))).Line()
 		}
 	}
-	f.Add(isaOfFunc(p, func(Kernel) []target.ISA { return nil }))
+	f.Add(isaOfFunc(p, func(Kernel) []target.ISA { return nil })).Line()
+	f.Add(implementationFunc(nil))
 	return render(f)
 }
 
@@ -118,12 +120,26 @@ func asmParams(fn target.Func) jen.Code {
 	for _, a := range target.ShapeArgs(fn.Kernel.Layout, fn.H) {
 		ints = append(ints, jen.Id(a))
 	}
-	return jen.Params(jen.List(names...).Op("*").Float32(), jen.List(ints...).Int()).Int()
+	params := []jen.Code{jen.List(names...).Op("*").Float32(), jen.List(ints...).Int()}
+	if args := argIds(fn.Kernel); len(args) > 0 {
+		params = append(params, jen.List(args...).Float32())
+	}
+	return jen.Params(params...).Int()
+}
+
+// argIds are the kernel's float32 arguments (ir.Kernel.Args), which follow
+// the shape in every call.
+func argIds(k *ir.Kernel) []jen.Code {
+	var out []jen.Code
+	for _, n := range target.ArgNames(k) {
+		out = append(out, jen.Id(n))
+	}
+	return out
 }
 
 // shapeArgs passes on the shape arguments of a function of kernel k at
 // size h; goShapeArgs those of its pure-Go function, with h spelled out
-// when it is fixed.
+// when it is fixed, and the float32 arguments after them.
 func shapeArgs(k *ir.Kernel, h int) []jen.Code {
 	var out []jen.Code
 	for _, a := range target.ShapeArgs(k.Layout, h) {
@@ -141,7 +157,7 @@ func goShapeArgs(k *ir.Kernel, h int) []jen.Code {
 			out = append(out, jen.Id(a))
 		}
 	}
-	return out
+	return append(out, argIds(k)...)
 }
 
 // rowOutBytes declares the bytes of row outputs per row of kernel k at
@@ -184,6 +200,7 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 		call := append([]jen.Code{jen.Id(fn.Name())}, args...)
 		call = append(call, jen.Id("rows"))
 		call = append(call, shapeArgs(k.IR, h)...)
+		call = append(call, argIds(k.IR)...)
 		return jen.Id(runName(k, h)).Call(call...)
 	}
 	// runCall runs isa's kernel; with an NT variant, that one for row
@@ -247,6 +264,7 @@ func runFunc(k Kernel, h int) jen.Code {
 	}
 	kernArgs = append(kernArgs, jen.Id("rows").Op("-").Id("done"))
 	kernArgs = append(kernArgs, shapeArgs(k.IR, h)...)
+	kernArgs = append(kernArgs, argIds(k.IR)...)
 	if k.IR.Layout == ir.Columns {
 		return columnsRunFunc(k, h, params, kernArgs, goArgs)
 	}
@@ -284,7 +302,8 @@ func rowOffset(k *ir.Kernel, a, h int, r *jen.Statement) *jen.Statement {
 }
 
 // sliceParams is the parameter list of impl and run functions (the arrays
-// as slices, rows, and the shape: h when it is chosen at run time, ...)
+// as slices, rows, the shape: h when it is chosen at run time, ..., and
+// the float32 arguments)
 // and the arrays as call arguments.
 func sliceParams(k *ir.Kernel, h int) (params, args []jen.Code) {
 	for i, a := range k.Arrays {
@@ -297,6 +316,9 @@ func sliceParams(k *ir.Kernel, h int) (params, args []jen.Code) {
 	}
 	ints := append([]jen.Code{jen.Id("rows")}, shapeArgs(k, h)...)
 	params = append(params, jen.List(ints...).Int())
+	if a := argIds(k); len(a) > 0 {
+		params = append(params, jen.List(a...).Float32())
+	}
 	return params, args
 }
 
@@ -331,6 +353,26 @@ func isaOfFunc(p *Package, isas func(Kernel) []target.ISA) jen.Code {
 	}
 	return jen.Comment("isaOf names the implementation that kernel's entry points use on this CPU.").Line().
 		Func().Id("isaOf").Params(jen.Id("kernel").String()).String().Block(body...)
+}
+
+// implementationFunc writes implementation: the title of the first of
+// isas (the package's, in dispatch order) the CPU has, else pure Go's.
+func implementationFunc(isas []target.ISA) jen.Code {
+	var body []jen.Code
+	for _, isa := range isas {
+		ret := jen.Return(jen.Lit(isa.Desc().Title))
+		if !checked(isa) {
+			body = append(body, ret) // the baseline: nothing after it runs
+			return implementationDecl(body)
+		}
+		body = append(body, jen.If(jen.Id(isa.Desc().Flag)).Block(ret))
+	}
+	return implementationDecl(append(body, jen.Return(jen.Lit(target.Go.Desc().Title))))
+}
+
+func implementationDecl(body []jen.Code) jen.Code {
+	return jen.Comment("implementation is the title of the best instruction set a kernel of the package uses on this CPU.").Line().
+		Func().Id("implementation").Params().String().Block(body...)
 }
 
 func contains(s []target.ISA, isa target.ISA) bool {

@@ -30,7 +30,7 @@ func tensorParallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		id("images").Op(":=").Id(checkName(k, h)).Call(tensorArgs(k, h, jen.Lit(pkg+"."+name))...),
 	}
 	call := func(arrayArgs []jen.Code, ints ...jen.Code) jen.Code {
-		return id(implName(k, h)).Call(append(arrayArgs, ints...)...)
+		return id(implName(k, h)).Call(append(append(arrayArgs, ints...), argIds(k.IR)...)...)
 	}
 	var doc string
 	if k.Plan.Form.PerImage() {
@@ -97,8 +97,8 @@ func tensorParallelEntryPoint(pkg string, k Kernel, h int) jen.Code {
 				id("blocks").Op(":=").Parens(channels(h).Op("+").Id(columnBlock).Op("-").Lit(1)).Op("/").Id(columnBlock),
 				id("parallelRows").Call(id("blocks"), id(columnBlock).Op("*").Id("images"), jen.Func().Params(lohi).Block(
 					jen.List(id("c0"), id("c1")).Op(":=").List(id("lo").Op("*").Id(columnBlock), jen.Min(id("hi").Op("*").Id(columnBlock), channels(h))),
-					id(implName(k.columns(), 0)).Call(append(slice(func() *jen.Statement { return id("c0") }),
-						id("c1").Op("-").Id("c0"), id("images"), channels(h))...),
+					id(implName(k.columns(), 0)).Call(append(append(slice(func() *jen.Statement { return id("c0") }),
+						id("c1").Op("-").Id("c0"), id("images"), channels(h)), argIds(k.IR)...)...),
 				)),
 				jen.Return(),
 			),

@@ -17,21 +17,25 @@ import (
 // tensorParams is the parameter list of a tensor entry point: the arrays,
 // then channels (unless fixed) and spatial.
 func tensorParams(k Kernel, h int) []jen.Code {
-	params := entryParams(k.IR.Arrays, -1)
+	params := entryParams(k.IR, -1, true)
 	ints := []jen.Code{jen.Id("spatial")}
 	if h == 0 {
 		ints = append([]jen.Code{jen.Id("channels")}, ints...)
 	}
-	return append(params, jen.List(ints...).Int())
+	params = append(params, jen.List(ints...).Int())
+	if a := argIds(k.IR); len(a) > 0 {
+		params = append(params, jen.List(a...).Float32())
+	}
+	return params
 }
 
 // tensorArgs passes a tensor entry point's arguments on.
 func tensorArgs(k Kernel, h int, extra ...jen.Code) []jen.Code {
-	args := entryArgs(k.IR.Arrays, -1, extra...)
+	args := entryArgs(k.IR, -1, extra...)
 	if h == 0 {
 		args = append(args, jen.Id("channels"))
 	}
-	return append(args, jen.Id("spatial"))
+	return append(append(args, jen.Id("spatial")), argIds(k.IR)...)
 }
 
 // channels is the channel count inside a tensor entry point.
@@ -72,7 +76,7 @@ func tensorCheckFunc(k Kernel, h int) jen.Code {
 		return jen.Panic(jen.Qual("fmt", "Sprintf").Call(append([]jen.Code{jen.Lit(format), name}, args...)...))
 	}
 	first := firstRowInput(k.IR)
-	var body []jen.Code
+	body := argChecks(k.IR)
 	if h == 0 {
 		body = append(body, jen.If(jen.Id("channels").Op("<").Lit(1).Op("||").Id("spatial").Op("<").Lit(1)).Block(
 			sprintf("%s: channels = %d, spatial = %d, want both >= 1", jen.Id("channels"), jen.Id("spatial"))))
@@ -124,7 +128,7 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		jen.If(jen.Id("images").Op("==").Lit(0)).Block(jen.Return()),
 	}
 	call := func(arrayArgs []jen.Code, ints ...jen.Code) jen.Code {
-		return jen.Id(implName(k, h)).Call(append(arrayArgs, ints...)...)
+		return jen.Id(implName(k, h)).Call(append(append(arrayArgs, ints...), argIds(k.IR)...)...)
 	}
 	var whole []jen.Code
 	for _, a := range arrays {
@@ -134,7 +138,7 @@ func tensorEntryPoint(pkg string, k Kernel, h int) jen.Code {
 		// One call: channel c's values over the batch are its row; with
 		// one position per image they are column c of an [N, C] matrix.
 		body = append(body, jen.If(jen.Id("spatial").Op("==").Lit(1)).Block(
-			jen.Id(implName(k.columns(), 0)).Call(append(whole, channels(h), jen.Id("images"), channels(h))...),
+			jen.Id(implName(k.columns(), 0)).Call(append(whole, append([]jen.Code{channels(h), jen.Id("images"), channels(h)}, argIds(k.IR)...)...)...),
 			jen.Return(),
 		))
 		body = append(body, call(whole, channels(h), jen.Id("images"), jen.Id("spatial"),
@@ -234,6 +238,7 @@ func tensorEntryDoc(k Kernel, h int) string {
 		}
 		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorArrayDoc(k.Plan.Form, a))
 	}
+	b.WriteString(argsDoc(k.IR))
 	b.WriteString("//\n// N is len(x)/(" + c + "*spatial). dst may be the very same slice as x (in\n// place); any other overlap between an output and another argument panics.")
 	return "// " + b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/templates"
 )
@@ -31,12 +32,21 @@ func TestFile(p *Package) ([]byte, error) {
 		Sizes                        []int
 		ISAs                         []string
 		Arrays                       []array
+		// RuntimeEps: the entry points take eps; EpsArg passes it on.
+		RuntimeEps bool
+		EpsArg     string
+		EpsCalls   []EpsCall
+		// Example: the kernel's first entry point and its call in the
+		// Example function.
+		Example
 	}
 	data := struct {
-		Header, Package string
-		Tolerance       int
-		Kernels         []kernel
-	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
+		Header, Package, Implementation string
+		Tolerance                       int
+		Kernels                         []kernel
+		Titles                          map[string]string
+		ISAOrder                        []string
+	}{Header: p.Header, Package: p.Name, Implementation: p.ImplementationName(), Tolerance: tolerance, Titles: isaTitles(), ISAOrder: isaOrder()}
 	for _, k := range p.Kernels {
 		if k.Plan.Form.Tensor() {
 			continue // in TensorTestFile
@@ -46,8 +56,13 @@ func TestFile(p *Package) ([]byte, error) {
 			Mean: k.Spec.Mean, Scale: k.Spec.Scale, Shift: k.Spec.Shift, Residual: k.Spec.Residual != nil,
 			L2: k.Plan.Statistic == "l2", AffinePerRow: k.Spec.AffinePerRow, NoStat: k.Plan.NoStat(),
 			Eps: float(k.Spec.Epsilon), ScaleOffset: float(k.Spec.ScaleOffset), Alpha: "1",
-			Sizes: k.Sizes,
+			Sizes: k.Sizes, RuntimeEps: k.Spec.RuntimeEpsilon,
 		}
+		if tk.RuntimeEps {
+			tk.EpsArg = ", eps"
+		}
+		tk.Example = example(k)
+		tk.EpsCalls = epsCalls(k)
 		if k.Spec.Residual != nil {
 			tk.Alpha = float(k.Spec.Residual.Alpha)
 		}
@@ -100,6 +115,10 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		Fixed   bool
 	}
 	type kernel struct {
+		RuntimeEps bool
+		EpsArg     string
+		EpsCalls   []EpsCall
+		Example
 		Name, Entry, Axis, Args    string
 		Groups, GroupSize          int
 		Running                    string
@@ -112,10 +131,13 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		BenchShapes                []shape
 	}
 	data := struct {
-		Header, Package string
-		Tolerance       int
-		Kernels         []kernel
-	}{Header: p.Header, Package: p.Name, Tolerance: tolerance}
+		Header, Package, Implementation string
+		Tolerance                       int
+		Kernels                         []kernel
+		Rows                            bool // the rows' test file holds the shared tests
+		Titles                          map[string]string
+		ISAOrder                        []string
+	}{Header: p.Header, Package: p.Name, Implementation: p.ImplementationName(), Tolerance: tolerance, Rows: p.HasRows(), Titles: isaTitles(), ISAOrder: isaOrder()}
 	field := map[string]string{"gain": "gamma", "bias": "beta"}
 	for _, k := range p.Kernels {
 		if !k.Plan.Form.Tensor() {
@@ -126,8 +148,12 @@ func TensorTestFile(p *Package) ([]byte, error) {
 			Name: sk.Name, Entry: entryName(k, 0), Axis: k.Plan.Form.Axis(), Groups: k.Plan.GroupCount, GroupSize: k.Plan.GroupSize, NoStat: k.Plan.NoStat(),
 			Mean: sk.Mean, Scale: sk.Scale, Shift: sk.Shift, SaveStats: sk.SaveStats,
 			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Momentum: "0",
-			Sizes: k.Sizes,
+			Sizes: k.Sizes, RuntimeEps: sk.RuntimeEpsilon, Example: example(k),
 		}
+		if tk.RuntimeEps {
+			tk.EpsArg = ", eps"
+		}
+		tk.EpsCalls = epsCalls(k)
 		if r := sk.Running; r != nil {
 			tk.Running, tk.Momentum = r.Convention, float(float64(float32(r.Momentum)))
 		}
@@ -208,6 +234,9 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				if h == 0 {
 					args = append(args, jen.Id("h"))
 				}
+				if len(k.IR.Args) > 0 {
+					args = append(args, jen.Id("eps"))
+				}
 				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
 					jen.Id("name"): jen.Lit(name),
 					jen.Id("asm"):  jen.True(),
@@ -224,7 +253,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 		}
 	}
 	f.Comment("asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.").Line().
-		Func().Id("asmImpls").Params(jen.Id("kernel").String(), jen.Id("h").Int(), jen.Id("anySize").Bool()).Index().Id("impl").Block(
+		Func().Id("asmImpls").Params(jen.Id("kernel").String(), jen.Id("h").Int(), jen.Id("anySize").Bool(), jen.Id("eps").Float32()).Index().Id("impl").Block(
 		jen.Var().Id("out").Index().Id("impl"),
 		jen.Switch().Block(cases...),
 		jen.Return(jen.Id("out")),
@@ -236,6 +265,73 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 func OtherTestFile(p *Package) ([]byte, error) {
 	f := p.newFile(p.otherConstraint())
 	f.Comment("asmImpls lists no implementations: this build has no assembly.").Line().
-		Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool()).Index().Id("impl").Block(jen.Return(jen.Nil()))
+		Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool(), jen.Float32()).Index().Id("impl").Block(jen.Return(jen.Nil()))
 	return render(f)
+}
+
+// EpsCall is a call of an entry point taking eps, with no rows: only the
+// eps check can panic.
+type EpsCall struct {
+	Name string // the entry point
+	Call string // its call, with eps last
+}
+
+// epsCalls lists the calls of kernel k's entry points with eps and no
+// rows (TestEpsChecks): nil row arrays, and the parameters (per-channel
+// arrays of a tensor) at their length.
+func epsCalls(k Kernel) []EpsCall {
+	if len(k.IR.Args) == 0 {
+		return nil
+	}
+	var out []EpsCall
+	add := func(name string, paramLen int, sizes ...string) {
+		var args []string
+		for _, a := range k.IR.Arrays {
+			perChannel := k.Plan.Form == algo.Channels && a.Role.PerRow()
+			if a.Role == ir.Param || perChannel {
+				args = append(args, fmt.Sprintf("make([]float32, %d)", paramLen))
+			} else {
+				args = append(args, "nil")
+			}
+		}
+		args = append(append(args, sizes...), "eps")
+		out = append(out, EpsCall{name, name + "(" + strings.Join(args, ", ") + ")"})
+	}
+	if !k.Plan.Form.Tensor() {
+		for _, h := range k.Sizes {
+			add(entryName(k, h), h)
+			add(entryName(k, h)+"Parallel", h)
+		}
+		add(entryName(k, 0), 0, "0")
+		add(entryName(k, 0)+"Parallel", 0, "0")
+		return out
+	}
+	for _, c := range k.Sizes {
+		add(entryName(k, c), c, "1")
+		add(entryName(k, c)+"Parallel", c, "1")
+	}
+	c := 4
+	switch k.Plan.Form {
+	case algo.Groups:
+		c = max(k.Plan.GroupCount, 1) * max(k.Plan.GroupSize, 1)
+	case algo.Channels:
+		c = 3
+	}
+	add(entryName(k, 0), c, fmt.Sprint(c), "1")
+	add(entryName(k, 0)+"Parallel", c, fmt.Sprint(c), "1")
+	return out
+}
+
+// isaOrder lists the generated tests' ISA names in dispatch preference
+// order.
+func isaOrder() []string { return target.Names() }
+
+// isaTitles maps the generated tests' ISA names to the titles
+// Implementation returns.
+func isaTitles() map[string]string {
+	out := map[string]string{}
+	for _, isa := range target.All {
+		out[isa.Name()] = isa.Desc().Title
+	}
+	return out
 }

@@ -41,6 +41,14 @@ func (b *Builder) Const(c float32) S {
 	return s
 }
 
+// Arg declares a float32 argument of every call and returns its value.
+func (b *Builder) Arg(name, doc string) S {
+	b.k.Args = append(b.k.Args, Arg{Name: name, Doc: doc})
+	s := b.scalar(SArg)
+	b.last().Arg = len(b.k.Args) - 1
+	return s
+}
+
 // InvLen is 1/H.
 func (b *Builder) InvLen() S { return b.scalar(SInvLen) }
 
@@ -214,6 +222,10 @@ func Check(k *Kernel) error {
 				}
 				stored = true
 				continue
+			case SArg:
+				if st.Arg < 0 || st.Arg >= len(k.Args) {
+					return fail("statement %d: unknown scalar argument %d", si, st.Arg)
+				}
 			case SGuard:
 				if stored {
 					return fail("statement %d: guard after a store: an abandoned row must be untouched", si)

@@ -10,14 +10,15 @@ import "math"
 // arrays[i] is the slice for k.Arrays[i]: rows*h values for row arrays, h
 // for parameters, rows for per-row scalars. It returns the number of rows
 // completed: rows, or the index of the first row a guard abandoned.
-func Eval(k *Kernel, h, rows int, arrays [][]float32) int {
-	return EvalShape(k, Shape{H: h}, rows, arrays)
+func Eval(k *Kernel, h, rows int, arrays [][]float32, args ...float32) int {
+	return EvalShape(k, Shape{H: h}, rows, arrays, args...)
 }
 
 // EvalShape is Eval for a kernel of any Layout: shape says where each
 // row's elements lie (see Layout), and the arrays are indexed accordingly.
-// Per-row scalars of row r are at index r in every layout.
-func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
+// Per-row scalars of row r are at index r in every layout. args are the
+// values of k.Args.
+func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32, args ...float32) int {
 	h := shape.Len(k.Layout)
 	scalars := make([]float32, k.NumScalars)
 	accs := make([]BlockedSum, k.NumAccs)
@@ -52,6 +53,8 @@ func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32) int {
 				switch st.Code {
 				case SConst:
 					v = st.Const
+				case SArg:
+					v = args[st.Arg]
 				case SInvLen:
 					v = 1 / float32(h)
 				case SSum:

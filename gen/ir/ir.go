@@ -141,6 +141,12 @@ type Array struct {
 	Doc  string // one line for the generated documentation
 }
 
+// Arg is one float32 scalar argument of a kernel, the same for every row.
+type Arg struct {
+	Name string // Go parameter name, e.g. "eps"
+	Doc  string // one line for the generated documentation
+}
+
 // Kernel is the per-row program of one normalization.
 //
 // Scalars and accumulators hold at least float32 precision (the pure-Go
@@ -150,7 +156,10 @@ type Kernel struct {
 	Doc    string  // the formula, for the generated documentation
 	Layout Layout  // where each row's elements lie
 	Arrays []Array // parameters in signature order
-	Body   []Stmt  // run once per row, in order
+	// Args are the float32 arguments of every call, after the arrays and
+	// the shape (a run-time epsilon); SArg reads them.
+	Args []Arg
+	Body []Stmt // run once per row, in order
 
 	NumScalars int // scalar values S(0) .. S(NumScalars-1)
 	NumAccs    int // accumulators 0 .. NumAccs-1
@@ -227,9 +236,10 @@ const (
 	// a compare per row; rows whose inputs hold a NaN take the float64
 	// path too, and come out NaN there as well. Dst unused.
 	SGuard
+	SArg // the value of the call's scalar argument Kernel.Args[Arg]
 )
 
-var scalarNames = [...]string{"const", "invlen", "sum", "add", "sub", "mul", "div", "sqrt", "load", "store", "guard"}
+var scalarNames = [...]string{"const", "invlen", "sum", "add", "sub", "mul", "div", "sqrt", "load", "store", "guard", "arg"}
 
 func (c ScalarCode) String() string { return scalarNames[c] }
 
@@ -243,6 +253,7 @@ type Scalar struct {
 	Hi    float32 // SGuard
 	Acc   int     // SSum
 	Array int     // SLoad, SStore
+	Arg   int     // SArg: index into Kernel.Args
 	Name  string  // Dst's name, optional (see checkNames)
 }
 

@@ -197,6 +197,8 @@ func (k *Kernel) ScalarText(st *Scalar, h int) string {
 			return fmt.Sprintf("the constant %g", st.Const)
 		}
 		return fmt.Sprintf("%s = %g", d, st.Const)
+	case SArg:
+		return fmt.Sprintf("%s = the argument %s", d, k.Args[st.Arg].Name)
 	case SInvLen:
 		if h > 0 {
 			return fmt.Sprintf("%s = 1/%d", d, h)

@@ -9,7 +9,8 @@ package pass
 import "github.com/normgen/normgen/gen/ir"
 
 // RowInvariant marks, per scalar, those that are the same for every row:
-// constants, 1/n, and arithmetic on them alone. A lowering may compute
+// constants, 1/n, the scalar arguments (a run-time epsilon) and
+// arithmetic on them alone. A lowering may compute
 // them once per call (or per block of rows) instead of once per row.
 func RowInvariant(k *ir.Kernel) []bool {
 	inv := make([]bool, k.NumScalars)
@@ -19,7 +20,7 @@ func RowInvariant(k *ir.Kernel) []bool {
 			continue
 		}
 		switch st.Code {
-		case ir.SConst, ir.SInvLen:
+		case ir.SConst, ir.SInvLen, ir.SArg:
 			inv[st.Dst] = true
 		case ir.SAdd, ir.SSub, ir.SMul, ir.SDiv, ir.SSqrt:
 			inv[st.Dst] = true

@@ -75,6 +75,7 @@ func SizeSuffix(h int) string {
 //	ir.Columns:  rows[, h], stride                         h when H is 0
 //	ir.Segments: rows, segs, seglen, segstride, rowstride  (H is always 0)
 //
+// then the kernel's float32 scalar arguments (ir.Kernel.Args: eps).
 // rows >= 1, every count >= 1 and every array long enough, all checked by
 // the Go wrapper before the call. It returns k <= rows: rows 0..k-1 are
 // completed and rows k.. are untouched. k < rows means that row k was
@@ -91,7 +92,20 @@ func (f Func) AsmSignature() string {
 	if shape := ShapeArgs(f.Kernel.Layout, f.H); len(shape) > 0 {
 		sig += ", " + strings.Join(shape, ", ") + " int"
 	}
+	if args := ArgNames(f.Kernel); len(args) > 0 {
+		sig += ", " + strings.Join(args, ", ") + " float32"
+	}
 	return sig + ") int"
+}
+
+// ArgNames names the kernel's float32 arguments, which follow the shape
+// in every function of the kernel and in its entry points.
+func ArgNames(k *ir.Kernel) []string {
+	var out []string
+	for _, a := range k.Args {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // ShapeArgs names the int arguments that follow rows in the functions of a

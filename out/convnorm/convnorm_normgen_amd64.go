@@ -531,3 +531,14 @@ func convnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func convnormImplementation() string {
+	if convnormHasAVX512 {
+		return "AVX-512"
+	}
+	if convnormHasAVX2 {
+		return "AVX2+FMA"
+	}
+	return "pure Go"
+}

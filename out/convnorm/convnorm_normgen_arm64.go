@@ -322,3 +322,8 @@ func convnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func convnormImplementation() string {
+	return "NEON"
+}

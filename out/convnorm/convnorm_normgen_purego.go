@@ -75,3 +75,8 @@ func convnormImplInstanceNorm(dst, x, gamma, beta []float32, rows, segs, seglen,
 func convnormIsaOf(kernel string) string {
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func convnormImplementation() string {
+	return "pure Go"
+}

@@ -28,8 +28,13 @@ const convnormTTolerance = 64
 // tPackageName begins every panic message of the entry points.
 const convnormTPackageName = "convnorm"
 
-var convnormTensorKernels = []*convnormTensorKernel{
-	{
+// tRuntimeEps are the values the tests pass to kernels with a run-time
+// epsilon: each such kernel is tested once per value.
+var convnormTRuntimeEps = []float32{1e-5, 0, 1e-2, 1000}
+
+var convnormTensorKernels = func() []*convnormTensorKernel {
+	var out []*convnormTensorKernel
+	out = append(out, &convnormTensorKernel{
 		name: "ConvNeXtLayerNorm", axis: "channels", groups: 0, groupSize: 0, noStat: false,
 		mean: true, eps: 1e-06, scale: true, scaleOffset: 0, shift: true,
 		saveStats: false, running: "", momentum: 0,
@@ -99,8 +104,8 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			ConvNeXtLayerNormAnyParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
-	},
-	{
+	})
+	out = append(out, &convnormTensorKernel{
 		name: "BatchNormTrain", axis: "batch", groups: 0, groupSize: 0, noStat: false,
 		mean: true, eps: 1e-05, scale: true, scaleOffset: 0, shift: true,
 		saveStats: true, running: "pytorch", momentum: 0.10000000149011612,
@@ -122,8 +127,8 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			BatchNormTrainParallel(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
-	},
-	{
+	})
+	out = append(out, &convnormTensorKernel{
 		name: "BatchNormTrainONNX", axis: "batch", groups: 0, groupSize: 0, noStat: false,
 		mean: true, eps: 1e-05, scale: true, scaleOffset: 0, shift: true,
 		saveStats: false, running: "onnx", momentum: 0.8999999761581421,
@@ -145,8 +150,8 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			BatchNormTrainONNXParallel(c.dst, c.x, c.gamma, c.beta, c.runMean, c.runVar, c.c, c.l)
 		},
-	},
-	{
+	})
+	out = append(out, &convnormTensorKernel{
 		name: "BatchNormInference", axis: "batch", groups: 0, groupSize: 0, noStat: true,
 		mean: false, eps: 0, scale: true, scaleOffset: 0, shift: true,
 		saveStats: false, running: "", momentum: 0,
@@ -168,8 +173,8 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			BatchNormInferenceParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
-	},
-	{
+	})
+	out = append(out, &convnormTensorKernel{
 		name: "GroupNorm", axis: "groups", groups: 32, groupSize: 0, noStat: false,
 		mean: true, eps: 1e-05, scale: true, scaleOffset: 0, shift: true,
 		saveStats: true, running: "", momentum: 0,
@@ -191,8 +196,8 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			GroupNormParallel(c.dst, c.mean, c.rstd, c.x, c.gamma, c.beta, c.c, c.l)
 		},
-	},
-	{
+	})
+	out = append(out, &convnormTensorKernel{
 		name: "InstanceNorm", axis: "groups", groups: 0, groupSize: 1, noStat: false,
 		mean: true, eps: 1e-05, scale: true, scaleOffset: 0, shift: true,
 		saveStats: false, running: "", momentum: 0,
@@ -214,8 +219,33 @@ var convnormTensorKernels = []*convnormTensorKernel{
 			}
 			InstanceNormParallel(c.dst, c.x, c.gamma, c.beta, c.c, c.l)
 		},
-	},
-}
+	})
+	return out
+}()
+
+// tEpsEntryPoints calls each entry point of the kernels with a run-time
+// epsilon with that eps and no images.
+var convnormTEpsEntryPoints = map[string]func(eps float32){}
+
+// tHasRows: the package has kernels over rows too, whose tests check
+// Implementation.
+const convnormTHasRows = false
+
+// implementationFunc is the package's Implementation, named
+// implementationName in messages.
+var convnormImplementationFunc, convnormImplementationName = Implementation, "Implementation"
+
+// tIsaOrder lists the instruction sets in dispatch preference order, and
+// tIsaTitles what Implementation calls them.
+var (
+	convnormTIsaOrder  = []string{"avx512", "avx2", "neon", "purego"}
+	convnormTIsaTitles = map[string]string{
+		"avx2":   "AVX2+FMA",
+		"avx512": "AVX-512",
+		"neon":   "NEON",
+		"purego": "pure Go",
+	}
+)
 
 func FuzzConvNeXtLayerNorm(f *testing.F) { convnormFuzzTensor(f, "ConvNeXtLayerNorm", 0) }
 
@@ -269,11 +299,152 @@ func BenchmarkInstanceNorm(b *testing.B) {
 	convnormBenchTensor(b, "InstanceNorm", convnormTShape{1, 64, 64, false}, convnormTShape{2, 64, 3136, false})
 }
 
+func ExampleConvNeXtLayerNorm96() {
+	const n, c, l = 1, 96, 3 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gamma := make([]float32, c)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, c)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	ConvNeXtLayerNorm96(dst, x, gamma, beta, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.11 -0.82 -2.12 2.75]
+}
+
+func ExampleBatchNormTrain() {
+	const n, c, l = 2, 3, 2 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	mean := make([]float32, c)
+	rstd := make([]float32, c)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gain := make([]float32, c)
+	for i := range gain {
+		gain[i] = 1 + 0.125*float32(i%3)
+	}
+	bias := make([]float32, c)
+	for i := range bias {
+		bias[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	runMean := make([]float32, c)
+	for i := range runMean {
+		runMean[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	runVar := make([]float32, c)
+	for i := range runVar {
+		runVar[i] = 1 + 0.125*float32(i%3)
+	}
+	BatchNormTrain(dst, mean, rstd, x, gain, bias, runMean, runVar, c, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.07 -0.98 0.23 2.39]
+}
+
+func ExampleBatchNormTrainONNX() {
+	const n, c, l = 2, 3, 2 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gain := make([]float32, c)
+	for i := range gain {
+		gain[i] = 1 + 0.125*float32(i%3)
+	}
+	bias := make([]float32, c)
+	for i := range bias {
+		bias[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	runMean := make([]float32, c)
+	for i := range runMean {
+		runMean[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	runVar := make([]float32, c)
+	for i := range runVar {
+		runVar[i] = 1 + 0.125*float32(i%3)
+	}
+	BatchNormTrainONNX(dst, x, gain, bias, runMean, runVar, c, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.07 -0.98 0.23 2.39]
+}
+
+func ExampleBatchNormInference() {
+	const n, c, l = 2, 3, 2 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gain := make([]float32, c)
+	for i := range gain {
+		gain[i] = 1 + 0.125*float32(i%3)
+	}
+	bias := make([]float32, c)
+	for i := range bias {
+		bias[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	BatchNormInference(dst, x, gain, bias, c, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-2.50 -0.75 0.72 2.69]
+}
+
+func ExampleGroupNorm() {
+	const n, c, l = 1, 64, 3 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	mean := make([]float32, 32)
+	rstd := make([]float32, 32)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gamma := make([]float32, c)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, c)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	GroupNorm(dst, mean, rstd, x, gamma, beta, c, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-2.89 -0.80 -2.00 2.79]
+}
+
+func ExampleInstanceNorm() {
+	const n, c, l = 1, 2, 3 // an [N, C, L] tensor
+	dst := make([]float32, n*c*l)
+	x := make([]float32, n*c*l)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gamma := make([]float32, c)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, c)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	InstanceNorm(dst, x, gamma, beta, c, l)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-2.66 -0.22 -1.62 2.38]
+}
+
 // The helpers of the tests of the kernels over [N, C, L] tensors live in
 // normgen's templates/testkit/tensor.go, where they compile and have tests
 // of their own; the generator appends them verbatim to each
 // <stem>_tensor_test.go, after the template's part (tTolerance,
-// tPackageName, the tensorKernels table).
+// tPackageName, the tensorKernels table, the entry points taking eps, the
+// ISA tables).
 
 const convnormTEpsilon32 = 1.0 / (1 << 24)
 
@@ -315,6 +486,7 @@ type convnormTensorKernel struct {
 	noStat      bool   // no statistic: y = x*gain + bias (BatchNorm at inference)
 	mean        bool
 	eps         float64
+	runtimeEps  bool // eps is an argument of the entry points, eps above
 	scale       bool
 	scaleOffset float64
 	shift       bool
@@ -657,6 +829,17 @@ func (c *convnormTensorCall) checkMargins(arrays ...[]float32) error {
 	return nil
 }
 
+// tStatBound is a statistic's error bound b, or where b is NaN (a
+// constant set with eps = 0: no spread to scale it by) the contract
+// relative to the value, or to 1 for values below 1 (the constant
+// families' values are of order 1; a running mean adds two of them).
+func convnormTStatBound(b, ref float64) float64 {
+	if b != b {
+		return convnormTTolerance * convnormTEpsilon32 * math.Max(math.Abs(ref), 1)
+	}
+	return b
+}
+
 // tensorWorst records the largest error seen per kernel, in units of 2^-24.
 var convnormTensorWorst = map[string]float64{}
 
@@ -664,6 +847,12 @@ var convnormTensorWorst = map[string]float64{}
 func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormTReference, fam convnormTFamily) error {
 	for i, v := range got.dst {
 		if fam.constant && k.mean && !k.noStat {
+			if k.eps == 0 { // 0/0, as in PyTorch
+				if v != v {
+					continue
+				}
+				return fmt.Errorf("constant input with eps = 0: dst[%d] = %v, want NaN", i, v)
+			}
 			want := float32(0)
 			if k.shift {
 				ch := (i / in.l) % in.c
@@ -671,6 +860,12 @@ func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormT
 			}
 			if v != want {
 				return fmt.Errorf("constant input: dst[%d] = %v, want exactly %v", i, v, want)
+			}
+			continue
+		}
+		if math.IsNaN(ref.y[i]) { // 0/0: one value per set with eps = 0
+			if v == v {
+				return fmt.Errorf("dst[%d] = %v, oracle NaN", i, v)
 			}
 			continue
 		}
@@ -684,23 +879,23 @@ func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormT
 	}
 	for s, v := range got.mean {
 		sigma := 1 / ref.rstd[s]
-		if d := math.Abs(float64(v) - ref.mean[s]); !(d <= convnormTTolerance*convnormTEpsilon32*(math.Abs(ref.mean[s])+sigma*(1+ref.cond[s]))) {
+		if d := math.Abs(float64(v) - ref.mean[s]); !(d <= convnormTStatBound(convnormTTolerance*convnormTEpsilon32*(math.Abs(ref.mean[s])+sigma*(1+ref.cond[s])), ref.mean[s])) && v != float32(ref.mean[s]) {
 			return fmt.Errorf("mean[%d] = %v, oracle %v", s, v, ref.mean[s])
 		}
 	}
 	for s, v := range got.rstd {
-		if d := math.Abs(float64(v) - ref.rstd[s]); !(d <= convnormTTolerance*convnormTEpsilon32*ref.rstd[s]*(1+ref.cond[s])) {
+		if d := math.Abs(float64(v) - ref.rstd[s]); !(d <= convnormTStatBound(convnormTTolerance*convnormTEpsilon32*ref.rstd[s]*(1+ref.cond[s]), ref.rstd[s])) && v != float32(ref.rstd[s]) {
 			return fmt.Errorf("rstd[%d] = %v, oracle %v", s, v, ref.rstd[s])
 		}
 	}
 	for ch := range got.runMean {
-		if d := math.Abs(float64(got.runMean[ch]) - ref.runMean[ch]); !(d <= ref.runMeanB[ch]) {
+		if d := math.Abs(float64(got.runMean[ch]) - ref.runMean[ch]); !(d <= convnormTStatBound(ref.runMeanB[ch], ref.runMean[ch])) {
 			return fmt.Errorf("runMean[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runMean[ch], ref.runMean[ch], d, ref.runMeanB[ch])
 		}
 		if math.Abs(ref.runVar[ch]) > math.MaxFloat32 && math.IsInf(float64(got.runVar[ch]), 0) {
 			continue // beyond float32: Inf is the float32 result
 		}
-		if d := math.Abs(float64(got.runVar[ch]) - ref.runVar[ch]); !(d <= ref.runVarB[ch]) {
+		if d := math.Abs(float64(got.runVar[ch]) - ref.runVar[ch]); !(d <= convnormTStatBound(ref.runVarB[ch], ref.runVar[ch])) {
 			return fmt.Errorf("runVar[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runVar[ch], ref.runVar[ch], d, ref.runVarB[ch])
 		}
 	}
@@ -1199,6 +1394,7 @@ func TestConvnormTensorConcurrent(t *testing.T) {
 			}
 			want := in.clone()
 			k.call(want, s.fixed)
+
 			ins, wants = append(ins, in), append(wants, want)
 		}
 		errs := make(chan error, workers)
@@ -1344,5 +1540,71 @@ func convnormBenchTensor(b *testing.B, name string, shapes ...convnormTShape) {
 				k.call(in, s.fixed)
 			}
 		})
+	}
+}
+
+// TestTensorEpsChecks checks that every tensor entry point taking eps
+// panics, naming itself and the value, on NaN, an infinity, a negative or
+// a subnormal eps, and not on 0, the smallest normal or the largest float32.
+func TestConvnormTensorEpsChecks(t *testing.T) {
+	if len(convnormTEpsEntryPoints) == 0 {
+		t.Skip("no tensor kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range convnormTEpsEntryPoints {
+		for _, eps := range bad {
+			msg := convnormTExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, convnormTPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestTensorImplementation checks that the package's Implementation names
+// the best instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set that one. In a package with kernels over rows
+// too, TestImplementation checks it.
+func TestConvnormTensorImplementation(t *testing.T) {
+	if convnormTHasRows {
+		t.Skip("checked by TestImplementation, beside the kernels over rows")
+	}
+	got := convnormImplementationFunc()
+	t.Logf("%s() = %q", convnormImplementationName, got)
+	used := map[string]bool{}
+	for _, k := range convnormTensorKernels {
+		used[convnormIsaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range convnormTIsaOrder {
+		if used[isa] {
+			want = convnormTIsaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", convnormImplementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != convnormTIsaTitles[req] {
+		generated := false
+		for _, k := range convnormTensorKernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, convnormImplementationName, got, convnormTIsaTitles[req])
+		}
 	}
 }

@@ -120,3 +120,14 @@ func deepnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func deepnormImplementation() string {
+	if deepnormHasAVX512 {
+		return "AVX-512"
+	}
+	if deepnormHasAVX2 {
+		return "AVX2+FMA"
+	}
+	return "pure Go"
+}

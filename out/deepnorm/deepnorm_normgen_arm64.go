@@ -45,3 +45,8 @@ func deepnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func deepnormImplementation() string {
+	return "NEON"
+}

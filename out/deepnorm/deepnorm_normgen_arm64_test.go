@@ -4,7 +4,7 @@
 package deepnorm
 
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
-func deepnormAsmImpls(kernel string, h int, anySize bool) []deepnormImpl {
+func deepnormAsmImpls(kernel string, h int, anySize bool, eps float32) []deepnormImpl {
 	var out []deepnormImpl
 	switch {
 	case kernel == "DeepNorm" && !anySize && h == 1024:

@@ -4,6 +4,6 @@
 package deepnorm
 
 // asmImpls lists no implementations: this build has no assembly.
-func deepnormAsmImpls(string, int, bool) []deepnormImpl {
+func deepnormAsmImpls(string, int, bool, float32) []deepnormImpl {
 	return nil
 }

@@ -32,8 +32,14 @@ const deepnormTolerance = 64
 // packageName begins every panic message of the entry points.
 const deepnormPackageName = "deepnorm"
 
-var deepnormKernels = []*deepnormKernel{
-	{
+// runtimeEps are the values the tests pass to kernels with a run-time
+// epsilon: each such kernel is tested once per value. The first is the
+// one fuzzing and benchmarks use.
+var deepnormRuntimeEps = []float32{1e-5, 0, 1e-2, 1000}
+
+var deepnormKernels = func() []*deepnormKernel {
+	var out []*deepnormKernel
+	out = append(out, &deepnormKernel{
 		name: "DeepNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
@@ -61,17 +67,63 @@ var deepnormKernels = []*deepnormKernel{
 			panic("no fixed size")
 		},
 		pureGo: func(a [][]float32, rows, h int) { deepnormGoDeepNormAny(a[0], a[1], a[2], a[3], a[4], rows, h) },
-	},
-}
+	})
+	return out
+}()
+
+// epsEntryPoints calls each entry point of the kernels with a run-time
+// epsilon with that eps and no rows (h = 0 for the Any ones).
+var deepnormEpsEntryPoints = map[string]func(eps float32){}
+
+// implementationFunc is the package's Implementation, named
+// implementationName in messages.
+var deepnormImplementationFunc, deepnormImplementationName = Implementation, "Implementation"
+
+// isaOrder lists the instruction sets in dispatch preference order, and
+// isaTitles what Implementation calls them.
+var (
+	deepnormIsaOrder  = []string{"avx512", "avx2", "neon", "purego"}
+	deepnormIsaTitles = map[string]string{
+		"avx2":   "AVX2+FMA",
+		"avx512": "AVX-512",
+		"neon":   "NEON",
+		"purego": "pure Go",
+	}
+)
 
 func FuzzDeepNorm1024(f *testing.F) { deepnormFuzzKernel(f, "DeepNorm", 1024) }
 
 func BenchmarkDeepNorm1024(b *testing.B) { deepnormBenchKernel(b, "DeepNorm", 1024) }
 
+func ExampleDeepNorm1024() {
+	const h = 1024 // one row of h values
+	dst := make([]float32, h)
+	x := make([]float32, h)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	f := make([]float32, h)
+	for i := range f {
+		f[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, h)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	DeepNorm1024(dst, x, f, gamma, beta)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.60 2.15 -0.70 -0.05]
+}
+
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
-// the template's part (tolerance, packageName, the kernels table).
+// the template's part (tolerance, packageName, the kernels table, the
+// entry points taking eps, the ISA tables, implementationFunc).
 
 const (
 	deepnormRoleRowIn = iota
@@ -97,10 +149,20 @@ type deepnormKernel struct {
 	arrays       []string
 	roles        []int
 	sizes        []int
+	runtimeEps   bool                                                    // eps is an argument of the entry points (epsilon: runtime), eps above
 	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
 	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
 	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo       func(a [][]float32, rows, h int)
+}
+
+// label names the kernel in messages: with a run-time epsilon, the value
+// it is tested with.
+func (k *deepnormKernel) label() string {
+	if k.runtimeEps {
+		return fmt.Sprintf("%s[eps=%g]", k.name, float32(k.eps))
+	}
+	return k.name
 }
 
 func (k *deepnormKernel) index(name string) int {
@@ -134,7 +196,7 @@ func (k *deepnormKernel) impls(h int, anySize bool) []deepnormImpl {
 		{name: "parallel(" + deepnormIsaOf(k.name) + ")", run: k.parallel(h, anySize)},
 		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
 	}
-	return append(out, deepnormAsmImpls(k.name, h, anySize)...)
+	return append(out, deepnormAsmImpls(k.name, h, anySize, float32(k.eps))...)
 }
 
 // reference is the float64 oracle's result for some rows.
@@ -454,14 +516,14 @@ type deepnormSizeCase struct {
 func (k *deepnormKernel) cases() []deepnormSizeCase {
 	var out []deepnormSizeCase
 	for _, h := range k.sizes {
-		out = append(out, deepnormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+		out = append(out, deepnormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 	}
 	tails := []int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}
 	if testing.Short() {
 		tails = []int{3, 17, 33} // a tail, a vector and a tail, several vectors and a tail
 	}
 	for _, h := range append(tails, k.sizes...) {
-		out = append(out, deepnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+		out = append(out, deepnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 	}
 	return out
 }
@@ -483,7 +545,9 @@ func TestDeepnormEquivalence(t *testing.T) {
 	deepnormParallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range deepnormKernels {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, deepnormWorst[k.name], deepnormTolerance)
+			if !k.runtimeEps || k == deepnormKernelNamed(k.name) {
+				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, deepnormWorst[k.name], deepnormTolerance)
+			}
 		}
 	}()
 	for _, k := range deepnormKernels {
@@ -601,10 +665,10 @@ func TestDeepnormLongRows(t *testing.T) {
 	for _, k := range deepnormKernels {
 		var cases []deepnormSizeCase
 		for _, h := range k.sizes {
-			cases = append(cases, deepnormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+			cases = append(cases, deepnormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 		}
 		for _, h := range deepnormLongLengths() {
-			cases = append(cases, deepnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+			cases = append(cases, deepnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 		}
 		for _, fam := range deepnormLongFamilies {
 			for _, tc := range cases {
@@ -637,7 +701,7 @@ func TestDeepnormLongRows(t *testing.T) {
 					saved := deepnormWorst[k.name]
 					deepnormWorst[k.name] = 0
 					err := k.verify(got, in, ref, deepnormFamily{name: fam.name}, h)
-					key := fmt.Sprintf("%s %s family=%s", k.name, im.name, fam.name)
+					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
 					}
@@ -746,7 +810,7 @@ func TestDeepnormConcurrent(t *testing.T) {
 			got, want := k.get(ins[w], "dst"), k.get(wants[w], "dst")
 			for j := range got {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.name, h, w, j, got[j], want[j])
+					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.label(), h, w, j, got[j], want[j])
 				}
 			}
 		}
@@ -926,7 +990,7 @@ func deepnormFuzzKernel(f *testing.F, name string, h int) {
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)
-		for _, im := range deepnormAsmImpls(k.name, h, false) {
+		for _, im := range deepnormAsmImpls(k.name, h, false, float32(k.eps)) {
 			got := in.clone()
 			im.run(got.a, rows)
 			if err := got.checkMargins(k.arrays); err != nil {
@@ -1003,6 +1067,101 @@ func deepnormBenchKernel(b *testing.B, name string, h int) {
 					im.run(c.a, rows)
 				}
 			})
+		}
+	}
+}
+
+// TestEpsChecks checks that every entry point taking eps panics, naming
+// itself and the value, on NaN, an infinity, a negative or a subnormal eps
+// (even with no rows), and takes 0, the smallest normal float32 and the
+// largest float32.
+func TestDeepnormEpsChecks(t *testing.T) {
+	if len(deepnormEpsEntryPoints) == 0 {
+		t.Skip("no kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, -math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, float32(math.Copysign(0, -1)), 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range deepnormEpsEntryPoints {
+		for _, eps := range bad {
+			msg := deepnormExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, deepnormPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestEmptyAny checks that an Any entry point with h = 0 and every slice
+// empty (nil or not) does nothing, and that h = 0 with any slice not empty
+// panics.
+func TestDeepnormEmptyAny(t *testing.T) {
+	for _, k := range deepnormKernels {
+		for _, parallel := range []bool{false, true} {
+			run := func(a [][]float32) {
+				if parallel {
+					k.parallel(0, true)(a, 0)
+				} else {
+					k.anySize(a, 0, 0)
+				}
+			}
+			what := fmt.Sprintf("%sAny (parallel %v) with h = 0", k.label(), parallel)
+			run(make([][]float32, len(k.arrays)))
+			empty := make([][]float32, len(k.arrays))
+			for i := range empty {
+				empty[i] = []float32{}
+			}
+			run(empty)
+			for i, name := range k.arrays {
+				a := make([][]float32, len(k.arrays))
+				a[i] = make([]float32, 1)
+				msg := deepnormExpectPanic(t, fmt.Sprintf("%s and len(%s) = 1", what, name), func() { run(a) })
+				if !strings.Contains(msg, "h = 0") {
+					t.Fatalf("%s and len(%s) = 1: panic message %q", what, name, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestImplementation checks that the package's Implementation names the best
+// instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set (avx512, avx2, neon, purego) that one.
+func TestDeepnormImplementation(t *testing.T) {
+	got := deepnormImplementationFunc()
+	t.Logf("%s() = %q", deepnormImplementationName, got)
+	used := map[string]bool{}
+	for _, k := range deepnormKernels {
+		used[deepnormIsaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range deepnormIsaOrder {
+		if used[isa] {
+			want = deepnormIsaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", deepnormImplementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != deepnormIsaTitles[req] {
+		generated := false
+		for _, k := range deepnormKernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, deepnormImplementationName, got, deepnormIsaTitles[req])
 		}
 	}
 }

@@ -648,3 +648,14 @@ func layernormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func layernormImplementation() string {
+	if layernormHasAVX512 {
+		return "AVX-512"
+	}
+	if layernormHasAVX2 {
+		return "AVX2+FMA"
+	}
+	return "pure Go"
+}

@@ -4,7 +4,7 @@
 package layernorm
 
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
-func layernormAsmImpls(kernel string, h int, anySize bool) []layernormImpl {
+func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layernormImpl {
 	var out []layernormImpl
 	switch {
 	case kernel == "LayerNorm" && !anySize && h == 768:

@@ -271,3 +271,8 @@ func layernormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func layernormImplementation() string {
+	return "NEON"
+}

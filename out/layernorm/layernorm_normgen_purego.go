@@ -67,3 +67,8 @@ func layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd 
 func layernormIsaOf(kernel string) string {
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func layernormImplementation() string {
+	return "pure Go"
+}

@@ -32,8 +32,14 @@ const layernormTolerance = 64
 // packageName begins every panic message of the entry points.
 const layernormPackageName = "layernorm"
 
-var layernormKernels = []*layernormKernel{
-	{
+// runtimeEps are the values the tests pass to kernels with a run-time
+// epsilon: each such kernel is tested once per value. The first is the
+// one fuzzing and benchmarks use.
+var layernormRuntimeEps = []float32{1e-5, 0, 1e-2, 1000}
+
+var layernormKernels = func() []*layernormKernel {
+	var out []*layernormKernel
+	out = append(out, &layernormKernel{
 		name: "LayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
@@ -73,8 +79,8 @@ var layernormKernels = []*layernormKernel{
 			panic("no fixed size")
 		},
 		pureGo: func(a [][]float32, rows, h int) { layernormGoLayerNormAny(a[0], a[1], a[2], a[3], rows, h) },
-	},
-	{
+	})
+	out = append(out, &layernormKernel{
 		name: "AddLayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
@@ -108,8 +114,8 @@ var layernormKernels = []*layernormKernel{
 		pureGo: func(a [][]float32, rows, h int) {
 			layernormGoAddLayerNormAny(a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 		},
-	},
-	{
+	})
+	out = append(out, &layernormKernel{
 		name: "LayerNormStats", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
@@ -143,8 +149,29 @@ var layernormKernels = []*layernormKernel{
 		pureGo: func(a [][]float32, rows, h int) {
 			layernormGoLayerNormStatsAny(a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 		},
-	},
-}
+	})
+	return out
+}()
+
+// epsEntryPoints calls each entry point of the kernels with a run-time
+// epsilon with that eps and no rows (h = 0 for the Any ones).
+var layernormEpsEntryPoints = map[string]func(eps float32){}
+
+// implementationFunc is the package's Implementation, named
+// implementationName in messages.
+var layernormImplementationFunc, layernormImplementationName = Implementation, "Implementation"
+
+// isaOrder lists the instruction sets in dispatch preference order, and
+// isaTitles what Implementation calls them.
+var (
+	layernormIsaOrder  = []string{"avx512", "avx2", "neon", "purego"}
+	layernormIsaTitles = map[string]string{
+		"avx2":   "AVX2+FMA",
+		"avx512": "AVX-512",
+		"neon":   "NEON",
+		"purego": "pure Go",
+	}
+)
 
 func FuzzLayerNorm768(f *testing.F) { layernormFuzzKernel(f, "LayerNorm", 768) }
 
@@ -178,10 +205,78 @@ func BenchmarkLayerNormStats768(b *testing.B) { layernormBenchKernel(b, "LayerNo
 
 func BenchmarkLayerNormStats4096(b *testing.B) { layernormBenchKernel(b, "LayerNormStats", 4096) }
 
+func ExampleLayerNorm768() {
+	const h = 768 // one row of h values
+	dst := make([]float32, h)
+	x := make([]float32, h)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, h)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	LayerNorm768(dst, x, gamma, beta)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.08 1.71 -0.79 0.58]
+}
+
+func ExampleAddLayerNorm768() {
+	const h = 768 // one row of h values
+	dst := make([]float32, h)
+	sum := make([]float32, h)
+	x := make([]float32, h)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	f := make([]float32, h)
+	for i := range f {
+		f[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, h)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	AddLayerNorm768(dst, sum, x, f, gamma, beta)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.66 2.32 -0.49 -0.80]
+}
+
+func ExampleLayerNormStats768() {
+	const h = 768 // one row of h values
+	dst := make([]float32, h)
+	mean := make([]float32, 1)
+	rstd := make([]float32, 1)
+	x := make([]float32, h)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, h)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	LayerNormStats768(dst, mean, rstd, x, gamma, beta)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-3.08 1.71 -0.79 0.58]
+}
+
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
-// the template's part (tolerance, packageName, the kernels table).
+// the template's part (tolerance, packageName, the kernels table, the
+// entry points taking eps, the ISA tables, implementationFunc).
 
 const (
 	layernormRoleRowIn = iota
@@ -207,10 +302,20 @@ type layernormKernel struct {
 	arrays       []string
 	roles        []int
 	sizes        []int
+	runtimeEps   bool                                                    // eps is an argument of the entry points (epsilon: runtime), eps above
 	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
 	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
 	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo       func(a [][]float32, rows, h int)
+}
+
+// label names the kernel in messages: with a run-time epsilon, the value
+// it is tested with.
+func (k *layernormKernel) label() string {
+	if k.runtimeEps {
+		return fmt.Sprintf("%s[eps=%g]", k.name, float32(k.eps))
+	}
+	return k.name
 }
 
 func (k *layernormKernel) index(name string) int {
@@ -244,7 +349,7 @@ func (k *layernormKernel) impls(h int, anySize bool) []layernormImpl {
 		{name: "parallel(" + layernormIsaOf(k.name) + ")", run: k.parallel(h, anySize)},
 		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
 	}
-	return append(out, layernormAsmImpls(k.name, h, anySize)...)
+	return append(out, layernormAsmImpls(k.name, h, anySize, float32(k.eps))...)
 }
 
 // reference is the float64 oracle's result for some rows.
@@ -564,14 +669,14 @@ type layernormSizeCase struct {
 func (k *layernormKernel) cases() []layernormSizeCase {
 	var out []layernormSizeCase
 	for _, h := range k.sizes {
-		out = append(out, layernormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+		out = append(out, layernormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 	}
 	tails := []int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}
 	if testing.Short() {
 		tails = []int{3, 17, 33} // a tail, a vector and a tail, several vectors and a tail
 	}
 	for _, h := range append(tails, k.sizes...) {
-		out = append(out, layernormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+		out = append(out, layernormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 	}
 	return out
 }
@@ -593,7 +698,9 @@ func TestLayernormEquivalence(t *testing.T) {
 	layernormParallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range layernormKernels {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
+			if !k.runtimeEps || k == layernormKernelNamed(k.name) {
+				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
+			}
 		}
 	}()
 	for _, k := range layernormKernels {
@@ -711,10 +818,10 @@ func TestLayernormLongRows(t *testing.T) {
 	for _, k := range layernormKernels {
 		var cases []layernormSizeCase
 		for _, h := range k.sizes {
-			cases = append(cases, layernormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+			cases = append(cases, layernormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 		}
 		for _, h := range layernormLongLengths() {
-			cases = append(cases, layernormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+			cases = append(cases, layernormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 		}
 		for _, fam := range layernormLongFamilies {
 			for _, tc := range cases {
@@ -747,7 +854,7 @@ func TestLayernormLongRows(t *testing.T) {
 					saved := layernormWorst[k.name]
 					layernormWorst[k.name] = 0
 					err := k.verify(got, in, ref, layernormFamily{name: fam.name}, h)
-					key := fmt.Sprintf("%s %s family=%s", k.name, im.name, fam.name)
+					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
 					}
@@ -856,7 +963,7 @@ func TestLayernormConcurrent(t *testing.T) {
 			got, want := k.get(ins[w], "dst"), k.get(wants[w], "dst")
 			for j := range got {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.name, h, w, j, got[j], want[j])
+					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.label(), h, w, j, got[j], want[j])
 				}
 			}
 		}
@@ -1036,7 +1143,7 @@ func layernormFuzzKernel(f *testing.F, name string, h int) {
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)
-		for _, im := range layernormAsmImpls(k.name, h, false) {
+		for _, im := range layernormAsmImpls(k.name, h, false, float32(k.eps)) {
 			got := in.clone()
 			im.run(got.a, rows)
 			if err := got.checkMargins(k.arrays); err != nil {
@@ -1113,6 +1220,101 @@ func layernormBenchKernel(b *testing.B, name string, h int) {
 					im.run(c.a, rows)
 				}
 			})
+		}
+	}
+}
+
+// TestEpsChecks checks that every entry point taking eps panics, naming
+// itself and the value, on NaN, an infinity, a negative or a subnormal eps
+// (even with no rows), and takes 0, the smallest normal float32 and the
+// largest float32.
+func TestLayernormEpsChecks(t *testing.T) {
+	if len(layernormEpsEntryPoints) == 0 {
+		t.Skip("no kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, -math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, float32(math.Copysign(0, -1)), 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range layernormEpsEntryPoints {
+		for _, eps := range bad {
+			msg := layernormExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, layernormPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestEmptyAny checks that an Any entry point with h = 0 and every slice
+// empty (nil or not) does nothing, and that h = 0 with any slice not empty
+// panics.
+func TestLayernormEmptyAny(t *testing.T) {
+	for _, k := range layernormKernels {
+		for _, parallel := range []bool{false, true} {
+			run := func(a [][]float32) {
+				if parallel {
+					k.parallel(0, true)(a, 0)
+				} else {
+					k.anySize(a, 0, 0)
+				}
+			}
+			what := fmt.Sprintf("%sAny (parallel %v) with h = 0", k.label(), parallel)
+			run(make([][]float32, len(k.arrays)))
+			empty := make([][]float32, len(k.arrays))
+			for i := range empty {
+				empty[i] = []float32{}
+			}
+			run(empty)
+			for i, name := range k.arrays {
+				a := make([][]float32, len(k.arrays))
+				a[i] = make([]float32, 1)
+				msg := layernormExpectPanic(t, fmt.Sprintf("%s and len(%s) = 1", what, name), func() { run(a) })
+				if !strings.Contains(msg, "h = 0") {
+					t.Fatalf("%s and len(%s) = 1: panic message %q", what, name, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestImplementation checks that the package's Implementation names the best
+// instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set (avx512, avx2, neon, purego) that one.
+func TestLayernormImplementation(t *testing.T) {
+	got := layernormImplementationFunc()
+	t.Logf("%s() = %q", layernormImplementationName, got)
+	used := map[string]bool{}
+	for _, k := range layernormKernels {
+		used[layernormIsaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range layernormIsaOrder {
+		if used[isa] {
+			want = layernormIsaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", layernormImplementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != layernormIsaTitles[req] {
+		generated := false
+		for _, k := range layernormKernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, layernormImplementationName, got, layernormIsaTitles[req])
 		}
 	}
 }

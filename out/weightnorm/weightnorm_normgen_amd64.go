@@ -210,3 +210,14 @@ func weightnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func weightnormImplementation() string {
+	if weightnormHasAVX512 {
+		return "AVX-512"
+	}
+	if weightnormHasAVX2 {
+		return "AVX2+FMA"
+	}
+	return "pure Go"
+}

@@ -4,7 +4,7 @@
 package weightnorm
 
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
-func weightnormAsmImpls(kernel string, h int, anySize bool) []weightnormImpl {
+func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weightnormImpl {
 	var out []weightnormImpl
 	switch {
 	case kernel == "WeightNorm" && !anySize && h == 768:

@@ -79,3 +79,8 @@ func weightnormIsaOf(kernel string) string {
 	}
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func weightnormImplementation() string {
+	return "NEON"
+}

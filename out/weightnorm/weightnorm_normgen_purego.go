@@ -23,3 +23,8 @@ func weightnormImplWeightNormAny(dst, x, gain []float32, rows, h int) {
 func weightnormIsaOf(kernel string) string {
 	return "purego"
 }
+
+// implementation is the title of the best instruction set a kernel of the package uses on this CPU.
+func weightnormImplementation() string {
+	return "pure Go"
+}

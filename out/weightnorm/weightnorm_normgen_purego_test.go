@@ -4,6 +4,6 @@
 package weightnorm
 
 // asmImpls lists no implementations: this build has no assembly.
-func weightnormAsmImpls(string, int, bool) []weightnormImpl {
+func weightnormAsmImpls(string, int, bool, float32) []weightnormImpl {
 	return nil
 }

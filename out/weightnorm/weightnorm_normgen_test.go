@@ -32,8 +32,14 @@ const weightnormTolerance = 64
 // packageName begins every panic message of the entry points.
 const weightnormPackageName = "weightnorm"
 
-var weightnormKernels = []*weightnormKernel{
-	{
+// runtimeEps are the values the tests pass to kernels with a run-time
+// epsilon: each such kernel is tested once per value. The first is the
+// one fuzzing and benchmarks use.
+var weightnormRuntimeEps = []float32{1e-5, 0, 1e-2, 1000}
+
+var weightnormKernels = func() []*weightnormKernel {
+	var out []*weightnormKernel
+	out = append(out, &weightnormKernel{
 		name: "WeightNorm", mean: false, eps: 0,
 		scale: true, scaleOffset: 0, shift: false,
 		l2: true, affinePerRow: true, noStat: false,
@@ -69,8 +75,29 @@ var weightnormKernels = []*weightnormKernel{
 			panic("no fixed size")
 		},
 		pureGo: func(a [][]float32, rows, h int) { weightnormGoWeightNormAny(a[0], a[1], a[2], rows, h) },
-	},
-}
+	})
+	return out
+}()
+
+// epsEntryPoints calls each entry point of the kernels with a run-time
+// epsilon with that eps and no rows (h = 0 for the Any ones).
+var weightnormEpsEntryPoints = map[string]func(eps float32){}
+
+// implementationFunc is the package's Implementation, named
+// implementationName in messages.
+var weightnormImplementationFunc, weightnormImplementationName = Implementation, "Implementation"
+
+// isaOrder lists the instruction sets in dispatch preference order, and
+// isaTitles what Implementation calls them.
+var (
+	weightnormIsaOrder  = []string{"avx512", "avx2", "neon", "purego"}
+	weightnormIsaTitles = map[string]string{
+		"avx2":   "AVX2+FMA",
+		"avx512": "AVX-512",
+		"neon":   "NEON",
+		"purego": "pure Go",
+	}
+)
 
 func FuzzWeightNorm768(f *testing.F) { weightnormFuzzKernel(f, "WeightNorm", 768) }
 
@@ -84,10 +111,27 @@ func BenchmarkWeightNorm3072(b *testing.B) { weightnormBenchKernel(b, "WeightNor
 
 func BenchmarkWeightNorm4096(b *testing.B) { weightnormBenchKernel(b, "WeightNorm", 4096) }
 
+func ExampleWeightNorm768() {
+	const h = 768 // one row of h values
+	dst := make([]float32, h)
+	x := make([]float32, h)
+	for i := range x {
+		x[i] = float32((i*7)%11)*0.25 - 1
+	}
+	gain := make([]float32, 1)
+	for i := range gain {
+		gain[i] = 1 + 0.125*float32(i%3)
+	}
+	WeightNorm768(dst, x, gain)
+	fmt.Printf("%.2f\n", dst[:4])
+	// Output: [-0.04 0.03 -0.01 0.07]
+}
+
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
-// the template's part (tolerance, packageName, the kernels table).
+// the template's part (tolerance, packageName, the kernels table, the
+// entry points taking eps, the ISA tables, implementationFunc).
 
 const (
 	weightnormRoleRowIn = iota
@@ -113,10 +157,20 @@ type weightnormKernel struct {
 	arrays       []string
 	roles        []int
 	sizes        []int
+	runtimeEps   bool                                                    // eps is an argument of the entry points (epsilon: runtime), eps above
 	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
 	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
 	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo       func(a [][]float32, rows, h int)
+}
+
+// label names the kernel in messages: with a run-time epsilon, the value
+// it is tested with.
+func (k *weightnormKernel) label() string {
+	if k.runtimeEps {
+		return fmt.Sprintf("%s[eps=%g]", k.name, float32(k.eps))
+	}
+	return k.name
 }
 
 func (k *weightnormKernel) index(name string) int {
@@ -150,7 +204,7 @@ func (k *weightnormKernel) impls(h int, anySize bool) []weightnormImpl {
 		{name: "parallel(" + weightnormIsaOf(k.name) + ")", run: k.parallel(h, anySize)},
 		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
 	}
-	return append(out, weightnormAsmImpls(k.name, h, anySize)...)
+	return append(out, weightnormAsmImpls(k.name, h, anySize, float32(k.eps))...)
 }
 
 // reference is the float64 oracle's result for some rows.
@@ -470,14 +524,14 @@ type weightnormSizeCase struct {
 func (k *weightnormKernel) cases() []weightnormSizeCase {
 	var out []weightnormSizeCase
 	for _, h := range k.sizes {
-		out = append(out, weightnormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+		out = append(out, weightnormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 	}
 	tails := []int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}
 	if testing.Short() {
 		tails = []int{3, 17, 33} // a tail, a vector and a tail, several vectors and a tail
 	}
 	for _, h := range append(tails, k.sizes...) {
-		out = append(out, weightnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+		out = append(out, weightnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 	}
 	return out
 }
@@ -499,7 +553,9 @@ func TestWeightnormEquivalence(t *testing.T) {
 	weightnormParallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range weightnormKernels {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, weightnormWorst[k.name], weightnormTolerance)
+			if !k.runtimeEps || k == weightnormKernelNamed(k.name) {
+				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, weightnormWorst[k.name], weightnormTolerance)
+			}
 		}
 	}()
 	for _, k := range weightnormKernels {
@@ -617,10 +673,10 @@ func TestWeightnormLongRows(t *testing.T) {
 	for _, k := range weightnormKernels {
 		var cases []weightnormSizeCase
 		for _, h := range k.sizes {
-			cases = append(cases, weightnormSizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+			cases = append(cases, weightnormSizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 		}
 		for _, h := range weightnormLongLengths() {
-			cases = append(cases, weightnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+			cases = append(cases, weightnormSizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 		}
 		for _, fam := range weightnormLongFamilies {
 			for _, tc := range cases {
@@ -653,7 +709,7 @@ func TestWeightnormLongRows(t *testing.T) {
 					saved := weightnormWorst[k.name]
 					weightnormWorst[k.name] = 0
 					err := k.verify(got, in, ref, weightnormFamily{name: fam.name}, h)
-					key := fmt.Sprintf("%s %s family=%s", k.name, im.name, fam.name)
+					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
 					}
@@ -762,7 +818,7 @@ func TestWeightnormConcurrent(t *testing.T) {
 			got, want := k.get(ins[w], "dst"), k.get(wants[w], "dst")
 			for j := range got {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.name, h, w, j, got[j], want[j])
+					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.label(), h, w, j, got[j], want[j])
 				}
 			}
 		}
@@ -942,7 +998,7 @@ func weightnormFuzzKernel(f *testing.F, name string, h int) {
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)
-		for _, im := range weightnormAsmImpls(k.name, h, false) {
+		for _, im := range weightnormAsmImpls(k.name, h, false, float32(k.eps)) {
 			got := in.clone()
 			im.run(got.a, rows)
 			if err := got.checkMargins(k.arrays); err != nil {
@@ -1019,6 +1075,101 @@ func weightnormBenchKernel(b *testing.B, name string, h int) {
 					im.run(c.a, rows)
 				}
 			})
+		}
+	}
+}
+
+// TestEpsChecks checks that every entry point taking eps panics, naming
+// itself and the value, on NaN, an infinity, a negative or a subnormal eps
+// (even with no rows), and takes 0, the smallest normal float32 and the
+// largest float32.
+func TestWeightnormEpsChecks(t *testing.T) {
+	if len(weightnormEpsEntryPoints) == 0 {
+		t.Skip("no kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, -math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, float32(math.Copysign(0, -1)), 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range weightnormEpsEntryPoints {
+		for _, eps := range bad {
+			msg := weightnormExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, weightnormPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestEmptyAny checks that an Any entry point with h = 0 and every slice
+// empty (nil or not) does nothing, and that h = 0 with any slice not empty
+// panics.
+func TestWeightnormEmptyAny(t *testing.T) {
+	for _, k := range weightnormKernels {
+		for _, parallel := range []bool{false, true} {
+			run := func(a [][]float32) {
+				if parallel {
+					k.parallel(0, true)(a, 0)
+				} else {
+					k.anySize(a, 0, 0)
+				}
+			}
+			what := fmt.Sprintf("%sAny (parallel %v) with h = 0", k.label(), parallel)
+			run(make([][]float32, len(k.arrays)))
+			empty := make([][]float32, len(k.arrays))
+			for i := range empty {
+				empty[i] = []float32{}
+			}
+			run(empty)
+			for i, name := range k.arrays {
+				a := make([][]float32, len(k.arrays))
+				a[i] = make([]float32, 1)
+				msg := weightnormExpectPanic(t, fmt.Sprintf("%s and len(%s) = 1", what, name), func() { run(a) })
+				if !strings.Contains(msg, "h = 0") {
+					t.Fatalf("%s and len(%s) = 1: panic message %q", what, name, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestImplementation checks that the package's Implementation names the best
+// instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set (avx512, avx2, neon, purego) that one.
+func TestWeightnormImplementation(t *testing.T) {
+	got := weightnormImplementationFunc()
+	t.Logf("%s() = %q", weightnormImplementationName, got)
+	used := map[string]bool{}
+	for _, k := range weightnormKernels {
+		used[weightnormIsaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range weightnormIsaOrder {
+		if used[isa] {
+			want = weightnormIsaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", weightnormImplementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != weightnormIsaTitles[req] {
+		generated := false
+		for _, k := range weightnormKernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, weightnormImplementationName, got, weightnormIsaTitles[req])
 		}
 	}
 }

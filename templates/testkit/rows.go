@@ -13,7 +13,8 @@ import (
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
-// the template's part (tolerance, packageName, the kernels table).
+// the template's part (tolerance, packageName, the kernels table, the
+// entry points taking eps, the ISA tables, implementationFunc).
 
 const (
 	roleRowIn = iota
@@ -39,10 +40,20 @@ type kernel struct {
 	arrays       []string
 	roles        []int
 	sizes        []int
+	runtimeEps   bool                                                    // eps is an argument of the entry points (epsilon: runtime), eps above
 	fixed        func(h int) func(a [][]float32, rows int)               // the entry point for a fixed size
 	anySize      func(a [][]float32, rows, h int)                        // the run-time-size entry point
 	parallel     func(h int, anySize bool) func(a [][]float32, rows int) // the Parallel entry points
 	pureGo       func(a [][]float32, rows, h int)
+}
+
+// label names the kernel in messages: with a run-time epsilon, the value
+// it is tested with.
+func (k *kernel) label() string {
+	if k.runtimeEps {
+		return fmt.Sprintf("%s[eps=%g]", k.name, float32(k.eps))
+	}
+	return k.name
 }
 
 func (k *kernel) index(name string) int {
@@ -76,7 +87,7 @@ func (k *kernel) impls(h int, anySize bool) []impl {
 		{name: "parallel(" + isaOf(k.name) + ")", run: k.parallel(h, anySize)},
 		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
 	}
-	return append(out, asmImpls(k.name, h, anySize)...)
+	return append(out, asmImpls(k.name, h, anySize, float32(k.eps))...)
 }
 
 // reference is the float64 oracle's result for some rows.
@@ -396,14 +407,14 @@ type sizeCase struct {
 func (k *kernel) cases() []sizeCase {
 	var out []sizeCase
 	for _, h := range k.sizes {
-		out = append(out, sizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+		out = append(out, sizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 	}
 	tails := []int{1, 2, 3, 5, 8, 15, 16, 17, 33, 100, 1000}
 	if testing.Short() {
 		tails = []int{3, 17, 33} // a tail, a vector and a tail, several vectors and a tail
 	}
 	for _, h := range append(tails, k.sizes...) {
-		out = append(out, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+		out = append(out, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 	}
 	return out
 }
@@ -425,7 +436,9 @@ func TestEquivalence(t *testing.T) {
 	parallelMinBytes = 1 << 10
 	defer func() {
 		for _, k := range kernels {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)
+			if !k.runtimeEps || k == kernelNamed(k.name) {
+				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)
+			}
 		}
 	}()
 	for _, k := range kernels {
@@ -543,10 +556,10 @@ func TestLongRows(t *testing.T) {
 	for _, k := range kernels {
 		var cases []sizeCase
 		for _, h := range k.sizes {
-			cases = append(cases, sizeCase{h, false, fmt.Sprintf("%s%d", k.name, h)})
+			cases = append(cases, sizeCase{h, false, fmt.Sprintf("%s%d", k.label(), h)})
 		}
 		for _, h := range longLengths() {
-			cases = append(cases, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.name, h)})
+			cases = append(cases, sizeCase{h, true, fmt.Sprintf("%sAny(h=%d)", k.label(), h)})
 		}
 		for _, fam := range longFamilies {
 			for _, tc := range cases {
@@ -579,7 +592,7 @@ func TestLongRows(t *testing.T) {
 					saved := worst[k.name]
 					worst[k.name] = 0
 					err := k.verify(got, in, ref, family{name: fam.name}, h)
-					key := fmt.Sprintf("%s %s family=%s", k.name, im.name, fam.name)
+					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
 					}
@@ -688,7 +701,7 @@ func TestConcurrent(t *testing.T) {
 			got, want := k.get(ins[w], "dst"), k.get(wants[w], "dst")
 			for j := range got {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.name, h, w, j, got[j], want[j])
+					t.Fatalf("%s%d goroutine %d: dst[%d] = %v, sequential call gave %v", k.label(), h, w, j, got[j], want[j])
 				}
 			}
 		}
@@ -868,7 +881,7 @@ func fuzzKernel(f *testing.F, name string, h int) {
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)
-		for _, im := range asmImpls(k.name, h, false) {
+		for _, im := range asmImpls(k.name, h, false, float32(k.eps)) {
 			got := in.clone()
 			im.run(got.a, rows)
 			if err := got.checkMargins(k.arrays); err != nil {
@@ -945,6 +958,101 @@ func benchKernel(b *testing.B, name string, h int) {
 					im.run(c.a, rows)
 				}
 			})
+		}
+	}
+}
+
+// TestEpsChecks checks that every entry point taking eps panics, naming
+// itself and the value, on NaN, an infinity, a negative or a subnormal eps
+// (even with no rows), and takes 0, the smallest normal float32 and the
+// largest float32.
+func TestEpsChecks(t *testing.T) {
+	if len(epsEntryPoints) == 0 {
+		t.Skip("no kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, -math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, float32(math.Copysign(0, -1)), 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range epsEntryPoints {
+		for _, eps := range bad {
+			msg := expectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, packageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestEmptyAny checks that an Any entry point with h = 0 and every slice
+// empty (nil or not) does nothing, and that h = 0 with any slice not empty
+// panics.
+func TestEmptyAny(t *testing.T) {
+	for _, k := range kernels {
+		for _, parallel := range []bool{false, true} {
+			run := func(a [][]float32) {
+				if parallel {
+					k.parallel(0, true)(a, 0)
+				} else {
+					k.anySize(a, 0, 0)
+				}
+			}
+			what := fmt.Sprintf("%sAny (parallel %v) with h = 0", k.label(), parallel)
+			run(make([][]float32, len(k.arrays)))
+			empty := make([][]float32, len(k.arrays))
+			for i := range empty {
+				empty[i] = []float32{}
+			}
+			run(empty)
+			for i, name := range k.arrays {
+				a := make([][]float32, len(k.arrays))
+				a[i] = make([]float32, 1)
+				msg := expectPanic(t, fmt.Sprintf("%s and len(%s) = 1", what, name), func() { run(a) })
+				if !strings.Contains(msg, "h = 0") {
+					t.Fatalf("%s and len(%s) = 1: panic message %q", what, name, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestImplementation checks that the package's Implementation names the best
+// instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set (avx512, avx2, neon, purego) that one.
+func TestImplementation(t *testing.T) {
+	got := implementationFunc()
+	t.Logf("%s() = %q", implementationName, got)
+	used := map[string]bool{}
+	for _, k := range kernels {
+		used[isaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range isaOrder {
+		if used[isa] {
+			want = isaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", implementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != isaTitles[req] {
+		generated := false
+		for _, k := range kernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, implementationName, got, isaTitles[req])
 		}
 	}
 }

@@ -91,11 +91,23 @@ func refKernel(name string, mean bool) *kernel {
 	}
 	k.anySize = func(a [][]float32, rows, h int) {
 		if h <= 0 {
-			panic(fmt.Sprintf("%s.%sAny: h = %d, want > 0", packageName, name, h))
+			empty := h == 0
+			for _, s := range a {
+				empty = empty && len(s) == 0
+			}
+			if empty {
+				return
+			}
+			panic(fmt.Sprintf("%s.%sAny: h = %d, want h >= 1 (or h = 0 with every slice empty)", packageName, name, h))
 		}
 		entry(a, rows, h)
 	}
-	k.parallel = func(h int, _ bool) func(a [][]float32, rows int) { return k.fixed(h) }
+	k.parallel = func(h int, anySize bool) func(a [][]float32, rows int) {
+		if anySize {
+			return func(a [][]float32, rows int) { k.anySize(a, rows, h) }
+		}
+		return k.fixed(h)
+	}
 	k.pureGo = compute
 	return k
 }
@@ -105,15 +117,49 @@ func refKernel(name string, mean bool) *kernel {
 func TestRowsSuite(t *testing.T) {
 	defer func(saved []*kernel) { kernels = saved }(kernels)
 	kernels = []*kernel{refKernel("RefLayerNorm", true), refKernel("RefRMSNorm", false)}
+	// A kernel with a run-time epsilon, once per value as the template
+	// lists it: eps 0 makes a constant row 0/0.
+	for _, eps := range []float32{1e-5, 0} {
+		k := refKernel("RefRMSNormEps", false)
+		k.eps, k.runtimeEps = float64(eps), true
+		kernels = append(kernels, k)
+	}
+	defer func(saved map[string]func(float32)) { epsEntryPoints = saved }(epsEntryPoints)
+	epsEntryPoints = map[string]func(float32){"RefRMSNormEps8": func(eps float32) { refCheckEps("RefRMSNormEps8", eps) }}
 	for _, c := range []struct {
 		name string
 		test func(*testing.T)
 	}{
 		{"Equivalence", TestEquivalence}, {"LongRows", TestLongRows}, {"NonFinite", TestNonFinite},
 		{"Concurrent", TestConcurrent}, {"WrongLengths", TestWrongLengths}, {"Overlap", TestOverlap},
-		{"Dispatch", TestDispatch},
+		{"Dispatch", TestDispatch}, {"EpsChecks", TestEpsChecks}, {"EmptyAny", TestEmptyAny},
+		{"Implementation", TestImplementation},
 	} {
 		t.Run(c.name, c.test)
+	}
+}
+
+// refCheckEps is the generated entry points' check of a run-time eps.
+func refCheckEps(entry string, eps float32) {
+	if !(eps == 0 || eps >= 0x1p-126 && eps <= math.MaxFloat32) {
+		panic(fmt.Sprintf("%s.%s: eps = %v, want 0 or a finite value >= 1.1754944e-38 (the smallest normal float32)", packageName, entry, eps))
+	}
+}
+
+// TestLabel checks that the kernels with a run-time epsilon are named with
+// the value they are tested with, and the others by their name.
+func TestLabel(t *testing.T) {
+	k := refKernel("R", false)
+	if got := k.label(); got != "R" {
+		t.Errorf("compiled eps: label %q", got)
+	}
+	k.eps, k.runtimeEps = float64(float32(1e-5)), true
+	if got := k.label(); got != "R[eps=1e-05]" {
+		t.Errorf("run-time eps 1e-5: label %q", got)
+	}
+	k.eps = 0
+	if got := k.label(); got != "R[eps=0]" {
+		t.Errorf("run-time eps 0: label %q", got)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // normgen's templates/testkit/tensor.go, where they compile and have tests
 // of their own; the generator appends them verbatim to each
 // <stem>_tensor_test.go, after the template's part (tTolerance,
-// tPackageName, the tensorKernels table).
+// tPackageName, the tensorKernels table, the entry points taking eps, the
+// ISA tables).
 
 const tEpsilon32 = 1.0 / (1 << 24)
 
@@ -58,6 +59,7 @@ type tensorKernel struct {
 	noStat      bool   // no statistic: y = x*gain + bias (BatchNorm at inference)
 	mean        bool
 	eps         float64
+	runtimeEps  bool // eps is an argument of the entry points, eps above
 	scale       bool
 	scaleOffset float64
 	shift       bool
@@ -400,6 +402,17 @@ func (c *tensorCall) checkMargins(arrays ...[]float32) error {
 	return nil
 }
 
+// tStatBound is a statistic's error bound b, or where b is NaN (a
+// constant set with eps = 0: no spread to scale it by) the contract
+// relative to the value, or to 1 for values below 1 (the constant
+// families' values are of order 1; a running mean adds two of them).
+func tStatBound(b, ref float64) float64 {
+	if b != b {
+		return tTolerance * tEpsilon32 * math.Max(math.Abs(ref), 1)
+	}
+	return b
+}
+
 // tensorWorst records the largest error seen per kernel, in units of 2^-24.
 var tensorWorst = map[string]float64{}
 
@@ -407,6 +420,12 @@ var tensorWorst = map[string]float64{}
 func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) error {
 	for i, v := range got.dst {
 		if fam.constant && k.mean && !k.noStat {
+			if k.eps == 0 { // 0/0, as in PyTorch
+				if v != v {
+					continue
+				}
+				return fmt.Errorf("constant input with eps = 0: dst[%d] = %v, want NaN", i, v)
+			}
 			want := float32(0)
 			if k.shift {
 				ch := (i / in.l) % in.c
@@ -414,6 +433,12 @@ func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) 
 			}
 			if v != want {
 				return fmt.Errorf("constant input: dst[%d] = %v, want exactly %v", i, v, want)
+			}
+			continue
+		}
+		if math.IsNaN(ref.y[i]) { // 0/0: one value per set with eps = 0
+			if v == v {
+				return fmt.Errorf("dst[%d] = %v, oracle NaN", i, v)
 			}
 			continue
 		}
@@ -427,23 +452,23 @@ func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) 
 	}
 	for s, v := range got.mean {
 		sigma := 1 / ref.rstd[s]
-		if d := math.Abs(float64(v) - ref.mean[s]); !(d <= tTolerance*tEpsilon32*(math.Abs(ref.mean[s])+sigma*(1+ref.cond[s]))) {
+		if d := math.Abs(float64(v) - ref.mean[s]); !(d <= tStatBound(tTolerance*tEpsilon32*(math.Abs(ref.mean[s])+sigma*(1+ref.cond[s])), ref.mean[s])) && v != float32(ref.mean[s]) {
 			return fmt.Errorf("mean[%d] = %v, oracle %v", s, v, ref.mean[s])
 		}
 	}
 	for s, v := range got.rstd {
-		if d := math.Abs(float64(v) - ref.rstd[s]); !(d <= tTolerance*tEpsilon32*ref.rstd[s]*(1+ref.cond[s])) {
+		if d := math.Abs(float64(v) - ref.rstd[s]); !(d <= tStatBound(tTolerance*tEpsilon32*ref.rstd[s]*(1+ref.cond[s]), ref.rstd[s])) && v != float32(ref.rstd[s]) {
 			return fmt.Errorf("rstd[%d] = %v, oracle %v", s, v, ref.rstd[s])
 		}
 	}
 	for ch := range got.runMean {
-		if d := math.Abs(float64(got.runMean[ch]) - ref.runMean[ch]); !(d <= ref.runMeanB[ch]) {
+		if d := math.Abs(float64(got.runMean[ch]) - ref.runMean[ch]); !(d <= tStatBound(ref.runMeanB[ch], ref.runMean[ch])) {
 			return fmt.Errorf("runMean[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runMean[ch], ref.runMean[ch], d, ref.runMeanB[ch])
 		}
 		if math.Abs(ref.runVar[ch]) > math.MaxFloat32 && math.IsInf(float64(got.runVar[ch]), 0) {
 			continue // beyond float32: Inf is the float32 result
 		}
-		if d := math.Abs(float64(got.runVar[ch]) - ref.runVar[ch]); !(d <= ref.runVarB[ch]) {
+		if d := math.Abs(float64(got.runVar[ch]) - ref.runVar[ch]); !(d <= tStatBound(ref.runVarB[ch], ref.runVar[ch])) {
 			return fmt.Errorf("runVar[%d] = %v, oracle %v: error %.3g > bound %.3g", ch, got.runVar[ch], ref.runVar[ch], d, ref.runVarB[ch])
 		}
 	}
@@ -942,6 +967,7 @@ func TestTensorConcurrent(t *testing.T) {
 			}
 			want := in.clone()
 			k.call(want, s.fixed)
+
 			ins, wants = append(ins, in), append(wants, want)
 		}
 		errs := make(chan error, workers)
@@ -1087,5 +1113,71 @@ func benchTensor(b *testing.B, name string, shapes ...tShape) {
 				k.call(in, s.fixed)
 			}
 		})
+	}
+}
+
+// TestTensorEpsChecks checks that every tensor entry point taking eps
+// panics, naming itself and the value, on NaN, an infinity, a negative or
+// a subnormal eps, and not on 0, the smallest normal or the largest float32.
+func TestTensorEpsChecks(t *testing.T) {
+	if len(tEpsEntryPoints) == 0 {
+		t.Skip("no tensor kernel takes eps at run time")
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-5, math.SmallestNonzeroFloat32, 1e-39}
+	good := []float32{0, 0x1p-126, 1e-5, 1000, math.MaxFloat32}
+	for name, call := range tEpsEntryPoints {
+		for _, eps := range bad {
+			msg := tExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			if !strings.HasPrefix(msg, tPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
+				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
+			}
+		}
+		for _, eps := range good {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s with eps = %v: %v", name, eps, r)
+					}
+				}()
+				call(eps)
+			}()
+		}
+	}
+}
+
+// TestTensorImplementation checks that the package's Implementation names
+// the best instruction set any kernel dispatches to on this CPU, and with
+// NORMGEN_REQUIRE_ISA set that one. In a package with kernels over rows
+// too, TestImplementation checks it.
+func TestTensorImplementation(t *testing.T) {
+	if tHasRows {
+		t.Skip("checked by TestImplementation, beside the kernels over rows")
+	}
+	got := implementationFunc()
+	t.Logf("%s() = %q", implementationName, got)
+	used := map[string]bool{}
+	for _, k := range tensorKernels {
+		used[isaOf(k.name)] = true
+	}
+	want := ""
+	for _, isa := range tIsaOrder {
+		if used[isa] {
+			want = tIsaTitles[isa]
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%s() = %q, want %q (the kernels dispatch to %v)", implementationName, got, want, used)
+	}
+	if req := os.Getenv("NORMGEN_REQUIRE_ISA"); req != "" && got != tIsaTitles[req] {
+		generated := false
+		for _, k := range tensorKernels {
+			for _, isa := range k.isas {
+				generated = generated || isa == req
+			}
+		}
+		if generated {
+			t.Errorf("NORMGEN_REQUIRE_ISA=%s: %s() = %q, want %q", req, implementationName, got, tIsaTitles[req])
+		}
 	}
 }

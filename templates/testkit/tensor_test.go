@@ -64,12 +64,35 @@ func refImage(k *tensorKernel, c *tensorCall, img int) {
 func TestTensorSuite(t *testing.T) {
 	defer func(saved []*tensorKernel) { tensorKernels = saved }(tensorKernels)
 	tensorKernels = []*tensorKernel{refChannels()}
+	// A kernel with a run-time epsilon at eps 0: a constant set is 0/0.
+	k := refChannels()
+	k.name, k.eps, k.runtimeEps = "RefChannelsEps", 0, true
+	tensorKernels = append(tensorKernels, k)
+	defer func(saved map[string]func(float32)) { tEpsEntryPoints = saved }(tEpsEntryPoints)
+	tEpsEntryPoints = map[string]func(float32){"RefChannelsEps5": func(eps float32) { refCheckEps("RefChannelsEps5", eps) }}
 	t.Run("Equivalence", TestTensorEquivalence)
 	t.Run("LongSets", TestTensorLongSets)
 	t.Run("NonFinite", TestTensorNonFinite)
 	t.Run("Dispatch", TestTensorDispatch)
 	t.Run("Parallel", TestTensorParallel)
 	t.Run("Concurrent", TestTensorConcurrent)
+	t.Run("EpsChecks", TestTensorEpsChecks)
+	t.Run("Implementation", TestTensorImplementation)
+}
+
+// TestStatBound checks that a statistic's bound stays as computed, and
+// that a NaN one (a constant set with eps 0) becomes the contract
+// relative to the value, or to 1 below 1.
+func TestStatBound(t *testing.T) {
+	if got := tStatBound(0.5, 100); got != 0.5 {
+		t.Errorf("finite bound: %v", got)
+	}
+	if got, want := tStatBound(math.NaN(), 100), tTolerance*tEpsilon32*100; got != want {
+		t.Errorf("NaN bound at 100: %v, want %v", got, want)
+	}
+	if got, want := tStatBound(math.NaN(), -0.25), tTolerance*tEpsilon32; got != want {
+		t.Errorf("NaN bound at -0.25: %v, want %v", got, want)
+	}
 }
 
 // TestSameBits checks that tSameBits accepts clones and catches a one-bit

@@ -37,4 +37,23 @@ var parallelMinBytes = 256 << 10
 
 // asmImpls stands in for the generated per-architecture test files: no
 // assembly here.
-func asmImpls(kernel string, h int, anySize bool) []impl { return nil }
+func asmImpls(kernel string, h int, anySize bool, eps float32) []impl { return nil }
+
+// The templates' tables of the entry points taking eps (none here), and
+// of the instruction sets; the unit tests fill them.
+var (
+	epsEntryPoints  = map[string]func(eps float32){}
+	tEpsEntryPoints = map[string]func(eps float32){}
+	isaOrder        = []string{"avx512", "avx2", "neon", "purego"}
+	isaTitles       = map[string]string{"avx512": "AVX-512", "avx2": "AVX2+FMA", "neon": "NEON", "purego": "pure Go"}
+	tIsaOrder       = isaOrder
+	tIsaTitles      = isaTitles
+)
+
+// tHasRows: as the tensor template declares it, whether the rows' tests
+// check Implementation.
+const tHasRows = false
+
+// As the generated package declares its Implementation: isaOf above
+// dispatches every kernel to pure Go.
+var implementationFunc, implementationName = func() string { return "pure Go" }, "Implementation"

@@ -8,6 +8,9 @@ require (
 	go.yaml.in/yaml/v3 v3.0.2
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
 
 replace github.com/normgen/normgen => ../..

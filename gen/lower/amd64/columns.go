@@ -395,6 +395,8 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 		switch st.Code {
 		case ir.SConst:
 			d = c.broadcast(c.constant(st.Const))
+		case ir.SArg:
+			d = c.broadcast(c.arg(st.Arg))
 		case ir.SInvLen:
 			if c.f.H > 0 {
 				d = c.broadcast(c.constant(1 / float32(c.f.H)))

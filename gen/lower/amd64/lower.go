@@ -415,6 +415,8 @@ func (l *lowering) scalar(st *ir.Scalar) {
 	switch st.Code {
 	case ir.SConst:
 		d = l.constant(st.Const)
+	case ir.SArg:
+		d = l.arg(st.Arg)
 	case ir.SInvLen:
 		if l.f.H > 0 {
 			d = l.constant(1 / float32(l.f.H))
@@ -492,6 +494,13 @@ func (l *lowering) invLen() reg.Register {
 	d := l.xmm()
 	l.I(x86.VDIVSS(nx, one, d))
 	return d
+}
+
+// arg loads the kernel's float32 argument i from the frame.
+func (l *lowering) arg(i int) reg.Register {
+	x := l.xmm()
+	l.I(x86.VMOVSS(l.argAddr(l.sig, l.k.Args[i].Name), x))
+	return x
 }
 
 // constant materialises a float32 through a general-purpose register, so

@@ -186,6 +186,7 @@ type lowering struct {
 
 	shape   map[string]arm64asm.Param // the shape arguments after rows (target.ShapeArgs)
 	segSkip arm64asm.Reg              // Segments: (segstride-seglen)*4, from a segment's end to the next one's start
+	args    []arm64asm.Param          // the float32 arguments after the shape (ir.Kernel.Args)
 
 	vUsed     [32]bool
 	sReg      []arm64asm.VReg // register of each live scalar
@@ -211,7 +212,9 @@ func newLowering(tf target.Func, u int, hoist bool) *lowering {
 	return &lowering{
 		k: k, h: tf.H, u: u, hoist: hoist,
 		// The arguments, then the int result.
-		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*len(target.ShapeArgs(k.Layout, tf.H))+8),
+		// A float32 argument takes a word of its own: the result that
+		// follows is aligned to 8.
+		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*len(target.ShapeArgs(k.Layout, tf.H))+8*len(k.Args)+8),
 		shape:  map[string]arm64asm.Param{},
 		gpUsed: map[arm64asm.Reg]bool{},
 		sReg:   sReg,
@@ -264,6 +267,10 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 	off += 8
 	for _, name := range target.ShapeArgs(k.Layout, l.h) {
 		l.shape[name] = arm64asm.Param{Name: name, Off: off}
+		off += 8
+	}
+	for _, a := range k.Args {
+		l.args = append(l.args, arm64asm.Param{Name: a.Name, Off: off})
 		off += 8
 	}
 	ret := arm64asm.Param{Name: "ret", Off: off}
@@ -627,6 +634,8 @@ func (l *lowering) emitScalarLane(st *ir.Scalar, d arm64asm.VReg) error {
 	switch st.Code {
 	case ir.SConst:
 		l.constant(st.Const, d)
+	case ir.SArg:
+		fn.FMOVS(l.args[st.Arg], d.F())
 	case ir.SInvLen:
 		if c, ok := l.constValue(st); ok {
 			l.constant(c, d)

@@ -57,7 +57,7 @@ func (l *lowering) emitScalarColumns(st *ir.Scalar, d arm64asm.VReg) error {
 	fn := l.fn
 	arg := func(i int) arm64asm.VArr { return l.sReg[st.Args[i]].S4() }
 	switch st.Code {
-	case ir.SConst, ir.SInvLen:
+	case ir.SConst, ir.SInvLen, ir.SArg:
 		if err := l.emitScalarLane(st, d); err != nil {
 			return err
 		}

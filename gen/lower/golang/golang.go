@@ -24,8 +24,9 @@ import (
 
 // Func returns the pure-Go implementation of k, named
 // target.Func{Kernel: k, ISA: target.Go}.Name(), with the signature
-// func(<arrays> []float32, rows int, <target.ShapeArgs(k.Layout, 0)> int):
-// for contiguous rows func(<arrays> []float32, rows, h int).
+// func(<arrays> []float32, rows int, <target.ShapeArgs(k.Layout, 0)> int,
+// <target.ArgNames(k)> float32): for contiguous rows
+// func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	l := newLowering(k)
@@ -42,6 +43,13 @@ func Func(k *ir.Kernel) jen.Code {
 		ints = append(ints, jen.Id(a))
 	}
 	params = append(params, jen.List(ints...).Int())
+	if names := target.ArgNames(k); len(names) > 0 {
+		var args []jen.Code
+		for _, n := range names {
+			args = append(args, jen.Id(n))
+		}
+		params = append(params, jen.List(args...).Float32())
+	}
 
 	var body []jen.Code
 	if l.invLen != "" {
@@ -290,6 +298,8 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 	switch st.Code {
 	case ir.SConst:
 		v = constLit(st.Const)
+	case ir.SArg:
+		v = jen.Float64().Call(jen.Id(l.k.Args[st.Arg].Name))
 	case ir.SInvLen:
 		v = jen.Id(l.invLen)
 	case ir.SSum:
