@@ -26,6 +26,9 @@ var rowsKit []byte
 //go:embed testkit/tensor.go
 var tensorKit []byte
 
+//go:embed testkit/half.go
+var halfKit []byte
+
 // Tests is the template of <pkg>_test.go: the kernels over rows.
 var Tests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "test.go.tmpl")),
@@ -37,6 +40,14 @@ var Tests = &Template{
 var TensorTests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "tensor_test.go.tmpl")),
 	kitPath: "templates/testkit/tensor.go", kit: tensorKit,
+}
+
+// HalfTests is the template of <pkg>_half_test.go, in packages with
+// half-precision kernels: the conversions' tests and the helper that
+// calls a kernel on float32 test data.
+var HalfTests = &Template{
+	tmpl:    template.Must(template.ParseFS(files, "half_test.go.tmpl")),
+	kitPath: "templates/testkit/half.go", kit: halfKit,
 }
 
 // Template is a generated test file: a text template for what depends on

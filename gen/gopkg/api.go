@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -137,14 +138,7 @@ func wrap(text string, width int) string {
 // the arrays as slices, then h when it is chosen at run time (h = 0; the
 // arrays alone for h < 0).
 func entryParams(arrays []ir.Array, h int) []jen.Code {
-	params := make([]jen.Code, 0, len(arrays)+1)
-	for i, a := range arrays {
-		p := jen.Id(a.Name)
-		if i == len(arrays)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
-	}
+	params := golang.ArrayParams(arrays)
 	if h == 0 {
 		params = append(params, jen.Id("h").Int())
 	}
@@ -213,6 +207,10 @@ func overlapChecks(arrays []ir.Array) []jen.Code {
 				continue
 			}
 			mayBeSame := out.Role == ir.RowOut && other.Role == ir.RowIn
+			if out.Elem.Half() || other.Elem.Half() {
+				body = append(body, halfOverlap(out, other, mayBeSame))
+				continue
+			}
 			body = append(body, jen.Id("checkOverlap").Call(jen.Id("name"),
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(mayBeSame)))
 		}
@@ -299,7 +297,11 @@ func entryDoc(k Kernel, h int) string {
 		default:
 			n = "rows"
 		}
-		fmt.Fprintf(&b, "//   - %s (%s, len %s): %s\n", a.Name, a.Role, n, a.Doc)
+		role := a.Role.String()
+		if a.Elem.Half() {
+			role += ", " + a.Elem.String() + " bits"
+		}
+		fmt.Fprintf(&b, "//   - %s (%s, len %s): %s\n", a.Name, role, n, a.Doc)
 	}
 	b.WriteString("//\n// Outputs may be the same slice as a row input; other overlaps panic.")
 	return "// " + b.String()

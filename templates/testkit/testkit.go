@@ -36,3 +36,7 @@ var parallelMinBytes = 256 << 10
 // asmImpls stands in for the generated per-architecture test files: no
 // assembly here.
 func asmImpls(kernel string, h int, anySize bool) []impl { return nil }
+
+// halfConversions stands in for the generated <stem>_half_test.go's table
+// of the package's bulk conversions; the unit tests fill it.
+var halfConversions []halfConv

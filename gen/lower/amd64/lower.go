@@ -380,7 +380,7 @@ func (l *lowering) body(rows int, abandon string) {
 func (l *lowering) rowDisp(a, r int) int {
 	switch l.k.Arrays[a].Role {
 	case ir.RowIn, ir.RowOut:
-		return 4 * l.f.H * r
+		return l.elem(a).Bytes() * l.f.H * r
 	case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 		return 4 * r
 	}
@@ -393,9 +393,12 @@ func (l *lowering) advance(rows int) {
 		p := l.ptr[i]
 		switch a.Role {
 		case ir.RowIn, ir.RowOut:
-			if l.f.H > 0 {
-				l.I(x86.ADDQ(imm32(4*l.f.H*rows), p))
-			} else {
+			switch {
+			case l.f.H > 0:
+				l.I(x86.ADDQ(imm32(a.Elem.Bytes()*l.f.H*rows), p))
+			case a.Elem.Half():
+				l.I(x86.LEAQ(operand.Mem{Base: p, Index: l.h, Scale: 2}, p))
+			default:
 				l.I(x86.LEAQ(mem(p, l.h, 0), p))
 			}
 		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
@@ -438,6 +441,10 @@ func (l *lowering) scalar(st *ir.Scalar) {
 	case ir.SLoad:
 		l.comment("s%d = %s[row]", st.Dst, l.k.Arrays[st.Array].Name)
 		d = l.xmm()
+		if e := l.elem(st.Array); e.Half() {
+			l.loadHalfScalar(e, mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d)
+			break
+		}
 		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d))
 	case ir.SStore:
 		l.comment("%s[row] = s%d", l.k.Arrays[st.Array].Name, st.Args[0])
