@@ -126,6 +126,20 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 	}
 }
 
+// bf16Setup sets l.bf16Consts when the loop stores a bf16 array: once
+// per sweep, before any of its code, rather than once per vector.
+func (l *lowering) bf16Setup(loop *ir.Loop) {
+	for _, op := range loop.Ops {
+		if op.Code == ir.VStore && l.elem(op.Array) == ir.BF16 {
+			for i, c := range []uint32{0x7fff, 0x40} {
+				l.bf16Consts[i] = l.vec()
+				l.splatInt(c, l.bf16Consts[i])
+			}
+			return
+		}
+	}
+}
+
 // bf16Round leaves in the low 16 bits of each 32-bit lane of d the
 // bfloat16 of v's lane, rounded to nearest even, NaN quieted. d has v's
 // width (an XMM for a single element).
@@ -137,28 +151,29 @@ func (l *lowering) bf16Round(v, d reg.Register) {
 		}
 		return l.vec()
 	}
-	c := width()
-	l.splatInt(0x7fff, c)
+	bias, quiet := reg.Register(l.bf16Consts[0]), reg.Register(l.bf16Consts[1])
+	if narrow {
+		bias, quiet = l.bf16Consts[0].AsX(), l.bf16Consts[1].AsX()
+	}
 	t := width()
 	l.I(x86.VPSRLD(operand.U8(16), v, t))
 	l.I(x86.VPSLLD(operand.U8(31), t, t))
 	l.I(x86.VPSRLD(operand.U8(31), t, t)) // the kept part's lowest bit: ties to even
-	l.I(x86.VPADDD(c, t, t))
+	l.I(x86.VPADDD(bias, t, t))
 	l.I(x86.VPADDD(v, t, t))
 	l.I(x86.VPSRLD(operand.U8(16), t, d))
-	l.splatInt(0x40, c)
 	if l.masked() {
 		k := l.regs.K()
 		l.I(x86.VCMPPS(operand.U8(3), v, v, k)) // unordered: NaN
 		l.I(x86.VPSRLD(operand.U8(16), v, k, d))
-		l.I(x86.VPORD(c, d, k, d))
+		l.I(x86.VPORD(quiet, d, k, d))
 		return
 	}
 	nan := width()
 	l.I(x86.VCMPPS(operand.U8(3), v, v, nan))
 	q := width()
 	l.I(x86.VPSRLD(operand.U8(16), v, q))
-	l.I(x86.VPOR(c, q, q))
+	l.I(x86.VPOR(quiet, q, q))
 	l.I(x86.VPBLENDVB(nan, q, d, d))
 }
 

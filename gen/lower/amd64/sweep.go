@@ -139,6 +139,7 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 	for r := range rows {
 		sw.splat[r] = map[ir.S]reg.VecVirtual{}
 	}
+	l.bf16Setup(loop)
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
 			sw.last[a] = oi
