@@ -503,423 +503,375 @@ bloop1:
 	VDIVSS X8, X12, X8
 
 	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD    (CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      (BX)(DI*4), Z13
-	VMOVUPS      (DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      64(BX)(DI*4), Z13
-	VMOVUPS      64(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      128(BX)(DI*4), Z13
-	VMOVUPS      128(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      192(BX)(DI*4), Z13
-	VMOVUPS      192(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+768
-	JB           b0loop2
+	VPMOVZXWD   (CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     (BX)(DI*4), Z15
+	VMOVUPS     (DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     64(BX)(DI*4), Z15
+	VMOVUPS     64(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     128(BX)(DI*4), Z15
+	VMOVUPS     128(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     192(BX)(DI*4), Z15
+	VMOVUPS     192(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 96(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b0loop2
 
 	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X1, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X7, Z4
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X6, Z5
+	VBROADCASTSS X7, Z6
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD    1536(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      (BX)(DI*4), Z6
-	VMOVUPS      (DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 1536(AX)(DI*2)
-	VPMOVZXWD    1568(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      64(BX)(DI*4), Z6
-	VMOVUPS      64(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 1568(AX)(DI*2)
-	VPMOVZXWD    1600(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      128(BX)(DI*4), Z6
-	VMOVUPS      128(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 1600(AX)(DI*2)
-	VPMOVZXWD    1632(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      192(BX)(DI*4), Z6
-	VMOVUPS      192(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 1632(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+768
-	JB           b1loop2
+	VPMOVZXWD   1536(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z12
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 1536(AX)(DI*2)
+	VPMOVZXWD   1568(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z12
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 1568(AX)(DI*2)
+	VPMOVZXWD   1600(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z12
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 1600(AX)(DI*2)
+	VPMOVZXWD   1632(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z12
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 1632(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b1loop2
 
 	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X2, Z0
-	VBROADCASTSS X9, Z1
-	VBROADCASTSS X10, Z2
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X9, Z4
+	VBROADCASTSS X10, Z5
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD    3072(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      (BX)(DI*4), Z5
-	VMOVUPS      (DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 3072(AX)(DI*2)
-	VPMOVZXWD    3104(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      64(BX)(DI*4), Z5
-	VMOVUPS      64(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 3104(AX)(DI*2)
-	VPMOVZXWD    3136(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      128(BX)(DI*4), Z5
-	VMOVUPS      128(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 3136(AX)(DI*2)
-	VPMOVZXWD    3168(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      192(BX)(DI*4), Z5
-	VMOVUPS      192(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 3168(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+768
-	JB           b2loop2
+	VPMOVZXWD   3072(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 3072(AX)(DI*2)
+	VPMOVZXWD   3104(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 3104(AX)(DI*2)
+	VPMOVZXWD   3136(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 3136(AX)(DI*2)
+	VPMOVZXWD   3168(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 3168(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b2loop2
 
 	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X3, Z0
-	VBROADCASTSS X11, Z1
-	VBROADCASTSS X8, Z2
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X3, Z2
+	VBROADCASTSS X11, Z3
+	VBROADCASTSS X8, Z4
 	XORQ         DI, DI
 
 b3loop2:
-	VPMOVZXWD    4608(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(DI*4), Z4
-	VMOVUPS      (DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 4608(AX)(DI*2)
-	VPMOVZXWD    4640(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(DI*4), Z4
-	VMOVUPS      64(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 4640(AX)(DI*2)
-	VPMOVZXWD    4672(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(DI*4), Z4
-	VMOVUPS      128(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 4672(AX)(DI*2)
-	VPMOVZXWD    4704(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(DI*4), Z4
-	VMOVUPS      192(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 4704(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+768
-	JB           b3loop2
-	ADDQ         $+6144, AX
-	ADDQ         $+6144, CX
-	SUBQ         $+4, SI
-	CMPQ         SI, $+4
-	JAE          rows
-	TESTQ        SI, SI
-	JZ           done
+	VPMOVZXWD   4608(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 4608(AX)(DI*2)
+	VPMOVZXWD   4640(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 4640(AX)(DI*2)
+	VPMOVZXWD   4672(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 4672(AX)(DI*2)
+	VPMOVZXWD   4704(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 4704(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          b3loop2
+	ADDQ        $+6144, AX
+	ADDQ        $+6144, CX
+	SUBQ        $+4, SI
+	CMPQ        SI, $+4
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
 
 row:
 	// s0 = x[row]
@@ -1083,111 +1035,99 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(DI*4), Z4
-	VMOVUPS      (DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(DI*4), Z4
-	VMOVUPS      64(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(DI*4), Z4
-	VMOVUPS      128(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(DI*4), Z4
-	VMOVUPS      192(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+768
-	JB           loop2
-	ADDQ         $+1536, AX
-	ADDQ         $+1536, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 96(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          loop2
+	ADDQ        $+1536, AX
+	ADDQ        $+1536, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -1467,249 +1407,213 @@ bloop1:
 	VDIVSS X4, X6, X4
 
 	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X6
+	VPBROADCASTD X6, Y6
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD    (CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      (BX)(DI*4), Y7
-	VMOVUPS      (DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      32(BX)(DI*4), Y7
-	VMOVUPS      32(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      64(BX)(DI*4), Y7
-	VMOVUPS      64(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      96(BX)(DI*4), Y7
-	VMOVUPS      96(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+768
-	JB           b0loop2
+	VPMOVZXWD   (CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     (BX)(DI*4), Y9
+	VMOVUPS     (DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, (AX)(DI*2)
+	VPMOVZXWD   16(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     32(BX)(DI*4), Y9
+	VMOVUPS     32(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 16(AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     64(BX)(DI*4), Y9
+	VMOVUPS     64(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 32(AX)(DI*2)
+	VPMOVZXWD   48(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     96(BX)(DI*4), Y9
+	VMOVUPS     96(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 48(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          b0loop2
 
 	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X1, Y0
-	VBROADCASTSS X3, Y1
-	VBROADCASTSS X4, Y2
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X3, Y3
+	VBROADCASTSS X4, Y4
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD    1536(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(DI*4), Y4
-	VMOVUPS      (DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 1536(AX)(DI*2)
-	VPMOVZXWD    1552(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(DI*4), Y4
-	VMOVUPS      32(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 1552(AX)(DI*2)
-	VPMOVZXWD    1568(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(DI*4), Y4
-	VMOVUPS      64(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 1568(AX)(DI*2)
-	VPMOVZXWD    1584(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(DI*4), Y4
-	VMOVUPS      96(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 1584(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+768
-	JB           b1loop2
-	ADDQ         $+3072, AX
-	ADDQ         $+3072, CX
-	SUBQ         $+2, SI
-	CMPQ         SI, $+2
-	JAE          rows
-	TESTQ        SI, SI
-	JZ           done
+	VPMOVZXWD   1536(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     (BX)(DI*4), Y6
+	VMOVUPS     (DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 1536(AX)(DI*2)
+	VPMOVZXWD   1552(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     32(BX)(DI*4), Y6
+	VMOVUPS     32(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 1552(AX)(DI*2)
+	VPMOVZXWD   1568(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     64(BX)(DI*4), Y6
+	VMOVUPS     64(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 1568(AX)(DI*2)
+	VPMOVZXWD   1584(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     96(BX)(DI*4), Y6
+	VMOVUPS     96(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 1584(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          b1loop2
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	SUBQ        $+2, SI
+	CMPQ        SI, $+2
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
 
 row:
 	// s0 = x[row]
@@ -1867,127 +1771,109 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X4
+	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(DI*4), Y4
-	VMOVUPS      (DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(DI*4), Y4
-	VMOVUPS      32(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(DI*4), Y4
-	VMOVUPS      64(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(DI*4), Y4
-	VMOVUPS      96(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+768
-	JB           loop2
-	ADDQ         $+1536, AX
-	ADDQ         $+1536, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     (BX)(DI*4), Y6
+	VMOVUPS     (DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, (AX)(DI*2)
+	VPMOVZXWD   16(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     32(BX)(DI*4), Y6
+	VMOVUPS     32(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 16(AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     64(BX)(DI*4), Y6
+	VMOVUPS     64(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 32(AX)(DI*2)
+	VPMOVZXWD   48(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     96(BX)(DI*4), Y6
+	VMOVUPS     96(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 48(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+768
+	JB          loop2
+	ADDQ        $+1536, AX
+	ADDQ        $+1536, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -2495,423 +2381,375 @@ bloop1:
 	VDIVSS X8, X12, X8
 
 	// loop 2, row 0 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X5, Z5
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD    (CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      (BX)(DI*4), Z13
-	VMOVUPS      (DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      64(BX)(DI*4), Z13
-	VMOVUPS      64(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      128(BX)(DI*4), Z13
-	VMOVUPS      128(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z12
-	VPSLLD       $0x10, Z12, Z12
-	VSUBPS       Z0, Z12, Z12
-	VSUBPS       Z4, Z12, Z12
-	VMULPS       Z5, Z12, Z12
-	VMOVUPS      192(BX)(DI*4), Z13
-	VMOVUPS      192(DX)(DI*4), Z14
-	VFMADD231PS  Z14, Z12, Z13
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z14
-	VPSRLD       $0x10, Z13, Z12
-	VPSLLD       $0x1f, Z12, Z12
-	VPSRLD       $0x1f, Z12, Z12
-	VPADDD       Z14, Z12, Z12
-	VPADDD       Z13, Z12, Z12
-	VPSRLD       $0x10, Z12, Z12
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z14
-	VCMPPS       $0x03, Z13, Z13, K1
-	VPSRLD       $0x10, Z13, K1, Z12
-	VPORD        Z14, Z12, K1, Z12
-	VPMOVDW      Z12, Y12
-	VMOVDQU16    Y12, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+1024
-	JB           b0loop2
+	VPMOVZXWD   (CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     (BX)(DI*4), Z15
+	VMOVUPS     (DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     64(BX)(DI*4), Z15
+	VMOVUPS     64(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     128(BX)(DI*4), Z15
+	VMOVUPS     128(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     192(BX)(DI*4), Z15
+	VMOVUPS     192(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VPSRLD      $0x10, Z15, Z14
+	VPSLLD      $0x1f, Z14, Z14
+	VPSRLD      $0x1f, Z14, Z14
+	VPADDD      Z12, Z14, Z14
+	VPADDD      Z15, Z14, Z14
+	VPSRLD      $0x10, Z14, Z14
+	VCMPPS      $0x03, Z15, Z15, K1
+	VPSRLD      $0x10, Z15, K1, Z14
+	VPORD       Z13, Z14, K1, Z14
+	VPMOVDW     Z14, Y14
+	VMOVDQU16   Y14, 96(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b0loop2
 
 	// loop 2, row 1 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X1, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X7, Z4
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X6, Z5
+	VBROADCASTSS X7, Z6
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD    2048(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      (BX)(DI*4), Z6
-	VMOVUPS      (DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 2048(AX)(DI*2)
-	VPMOVZXWD    2080(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      64(BX)(DI*4), Z6
-	VMOVUPS      64(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 2080(AX)(DI*2)
-	VPMOVZXWD    2112(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      128(BX)(DI*4), Z6
-	VMOVUPS      128(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 2112(AX)(DI*2)
-	VPMOVZXWD    2144(CX)(DI*2), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      192(BX)(DI*4), Z6
-	VMOVUPS      192(DX)(DI*4), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z7
-	VPSRLD       $0x10, Z6, Z5
-	VPSLLD       $0x1f, Z5, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z7, Z5, Z5
-	VPADDD       Z6, Z5, Z5
-	VPSRLD       $0x10, Z5, Z5
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z7
-	VCMPPS       $0x03, Z6, Z6, K1
-	VPSRLD       $0x10, Z6, K1, Z5
-	VPORD        Z7, Z5, K1, Z5
-	VPMOVDW      Z5, Y5
-	VMOVDQU16    Y5, 2144(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+1024
-	JB           b1loop2
+	VPMOVZXWD   2048(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z12
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 2048(AX)(DI*2)
+	VPMOVZXWD   2080(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z12
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 2080(AX)(DI*2)
+	VPMOVZXWD   2112(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z12
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 2112(AX)(DI*2)
+	VPMOVZXWD   2144(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z12
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VPSRLD      $0x10, Z12, Z7
+	VPSLLD      $0x1f, Z7, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z12, Z7, Z7
+	VPSRLD      $0x10, Z7, Z7
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPSRLD      $0x10, Z12, K1, Z7
+	VPORD       Z4, Z7, K1, Z7
+	VPMOVDW     Z7, Y7
+	VMOVDQU16   Y7, 2144(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b1loop2
 
 	// loop 2, row 2 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X2, Z0
-	VBROADCASTSS X9, Z1
-	VBROADCASTSS X10, Z2
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X9, Z4
+	VBROADCASTSS X10, Z5
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD    4096(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      (BX)(DI*4), Z5
-	VMOVUPS      (DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 4096(AX)(DI*2)
-	VPMOVZXWD    4128(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      64(BX)(DI*4), Z5
-	VMOVUPS      64(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 4128(AX)(DI*2)
-	VPMOVZXWD    4160(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      128(BX)(DI*4), Z5
-	VMOVUPS      128(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 4160(AX)(DI*2)
-	VPMOVZXWD    4192(CX)(DI*2), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VSUBPS       Z0, Z4, Z4
-	VSUBPS       Z1, Z4, Z4
-	VMULPS       Z2, Z4, Z4
-	VMOVUPS      192(BX)(DI*4), Z5
-	VMOVUPS      192(DX)(DI*4), Z6
-	VFMADD231PS  Z6, Z4, Z5
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z6
-	VPSRLD       $0x10, Z5, Z4
-	VPSLLD       $0x1f, Z4, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z6, Z4, Z4
-	VPADDD       Z5, Z4, Z4
-	VPSRLD       $0x10, Z4, Z4
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z6
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPSRLD       $0x10, Z5, K1, Z4
-	VPORD        Z6, Z4, K1, Z4
-	VPMOVDW      Z4, Y4
-	VMOVDQU16    Y4, 4192(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+1024
-	JB           b2loop2
+	VPMOVZXWD   4096(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 4096(AX)(DI*2)
+	VPMOVZXWD   4128(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 4128(AX)(DI*2)
+	VPMOVZXWD   4160(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 4160(AX)(DI*2)
+	VPMOVZXWD   4192(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VPSRLD      $0x10, Z7, Z6
+	VPSLLD      $0x1f, Z6, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VPSRLD      $0x10, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPSRLD      $0x10, Z7, K1, Z6
+	VPORD       Z1, Z6, K1, Z6
+	VPMOVDW     Z6, Y6
+	VMOVDQU16   Y6, 4192(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b2loop2
 
 	// loop 2, row 3 of 4: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X3, Z0
-	VBROADCASTSS X11, Z1
-	VBROADCASTSS X8, Z2
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X3, Z2
+	VBROADCASTSS X11, Z3
+	VBROADCASTSS X8, Z4
 	XORQ         DI, DI
 
 b3loop2:
-	VPMOVZXWD    6144(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(DI*4), Z4
-	VMOVUPS      (DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 6144(AX)(DI*2)
-	VPMOVZXWD    6176(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(DI*4), Z4
-	VMOVUPS      64(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 6176(AX)(DI*2)
-	VPMOVZXWD    6208(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(DI*4), Z4
-	VMOVUPS      128(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 6208(AX)(DI*2)
-	VPMOVZXWD    6240(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(DI*4), Z4
-	VMOVUPS      192(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 6240(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+1024
-	JB           b3loop2
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	SUBQ         $+4, SI
-	CMPQ         SI, $+4
-	JAE          rows
-	TESTQ        SI, SI
-	JZ           done
+	VPMOVZXWD   6144(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 6144(AX)(DI*2)
+	VPMOVZXWD   6176(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 6176(AX)(DI*2)
+	VPMOVZXWD   6208(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 6208(AX)(DI*2)
+	VPMOVZXWD   6240(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z0, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z1, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 6240(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          b3loop2
+	ADDQ        $+8192, AX
+	ADDQ        $+8192, CX
+	SUBQ        $+4, SI
+	CMPQ        SI, $+4
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
 
 row:
 	// s0 = x[row]
@@ -3075,111 +2913,99 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(DI*4), Z4
-	VMOVUPS      (DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(DI*4), Z4
-	VMOVUPS      64(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(DI*4), Z4
-	VMOVUPS      128(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(DI*4), Z4
-	VMOVUPS      192(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+1024
-	JB           loop2
-	ADDQ         $+2048, AX
-	ADDQ         $+2048, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 96(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          loop2
+	ADDQ        $+2048, AX
+	ADDQ        $+2048, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -3459,249 +3285,213 @@ bloop1:
 	VDIVSS X4, X6, X4
 
 	// loop 2, row 0 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X6
+	VPBROADCASTD X6, Y6
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X5, Y5
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD    (CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      (BX)(DI*4), Y7
-	VMOVUPS      (DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      32(BX)(DI*4), Y7
-	VMOVUPS      32(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      64(BX)(DI*4), Y7
-	VMOVUPS      64(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VMOVUPS      96(BX)(DI*4), Y7
-	VMOVUPS      96(DX)(DI*4), Y8
-	VFMADD231PS  Y8, Y6, Y7
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y8, Y6, Y6
-	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X8
-	VPBROADCASTD X8, Y8
-	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y8, Y7, Y7
-	VPBLENDVB    Y9, Y7, Y6, Y6
-	VPACKUSDW    Y6, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VMOVDQU      X6, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+1024
-	JB           b0loop2
+	VPMOVZXWD   (CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     (BX)(DI*4), Y9
+	VMOVUPS     (DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, (AX)(DI*2)
+	VPMOVZXWD   16(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     32(BX)(DI*4), Y9
+	VMOVUPS     32(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 16(AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     64(BX)(DI*4), Y9
+	VMOVUPS     64(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 32(AX)(DI*2)
+	VPMOVZXWD   48(CX)(DI*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VSUBPS      Y2, Y8, Y8
+	VMULPS      Y5, Y8, Y8
+	VMOVUPS     96(BX)(DI*4), Y9
+	VMOVUPS     96(DX)(DI*4), Y10
+	VFMADD231PS Y10, Y8, Y9
+	VPSRLD      $0x10, Y9, Y8
+	VPSLLD      $0x1f, Y8, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VPADDD      Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VCMPPS      $0x03, Y9, Y9, Y10
+	VPSRLD      $0x10, Y9, Y9
+	VPOR        Y7, Y9, Y9
+	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPACKUSDW   Y8, Y8, Y8
+	VPERMQ      $0x08, Y8, Y8
+	VMOVDQU     X8, 48(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          b0loop2
 
 	// loop 2, row 1 of 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
-	VBROADCASTSS X1, Y0
-	VBROADCASTSS X3, Y1
-	VBROADCASTSS X4, Y2
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X3, Y3
+	VBROADCASTSS X4, Y4
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD    2048(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(DI*4), Y4
-	VMOVUPS      (DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 2048(AX)(DI*2)
-	VPMOVZXWD    2064(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(DI*4), Y4
-	VMOVUPS      32(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 2064(AX)(DI*2)
-	VPMOVZXWD    2080(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(DI*4), Y4
-	VMOVUPS      64(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 2080(AX)(DI*2)
-	VPMOVZXWD    2096(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(DI*4), Y4
-	VMOVUPS      96(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 2096(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+1024
-	JB           b1loop2
-	ADDQ         $+4096, AX
-	ADDQ         $+4096, CX
-	SUBQ         $+2, SI
-	CMPQ         SI, $+2
-	JAE          rows
-	TESTQ        SI, SI
-	JZ           done
+	VPMOVZXWD   2048(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     (BX)(DI*4), Y6
+	VMOVUPS     (DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 2048(AX)(DI*2)
+	VPMOVZXWD   2064(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     32(BX)(DI*4), Y6
+	VMOVUPS     32(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 2064(AX)(DI*2)
+	VPMOVZXWD   2080(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     64(BX)(DI*4), Y6
+	VMOVUPS     64(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 2080(AX)(DI*2)
+	VPMOVZXWD   2096(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VSUBPS      Y3, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     96(BX)(DI*4), Y6
+	VMOVUPS     96(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y0, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y2, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 2096(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          b1loop2
+	ADDQ        $+4096, AX
+	ADDQ        $+4096, CX
+	SUBQ        $+2, SI
+	CMPQ        SI, $+2
+	JAE         rows
+	TESTQ       SI, SI
+	JZ          done
 
 row:
 	// s0 = x[row]
@@ -3859,127 +3649,109 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X4
+	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(DI*4), Y4
-	VMOVUPS      (DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(DI*4), Y4
-	VMOVUPS      32(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(DI*4), Y4
-	VMOVUPS      64(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(DI*4), Y4
-	VMOVUPS      96(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+1024
-	JB           loop2
-	ADDQ         $+2048, AX
-	ADDQ         $+2048, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     (BX)(DI*4), Y6
+	VMOVUPS     (DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, (AX)(DI*2)
+	VPMOVZXWD   16(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     32(BX)(DI*4), Y6
+	VMOVUPS     32(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 16(AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     64(BX)(DI*4), Y6
+	VMOVUPS     64(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 32(AX)(DI*2)
+	VPMOVZXWD   48(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     96(BX)(DI*4), Y6
+	VMOVUPS     96(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 48(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+1024
+	JB          loop2
+	ADDQ        $+2048, AX
+	ADDQ        $+2048, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -4159,111 +3931,99 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(DI*4), Z4
-	VMOVUPS      (DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(DI*4), Z4
-	VMOVUPS      64(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(DI*4), Z4
-	VMOVUPS      128(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(DI*4), Z4
-	VMOVUPS      192(DX)(DI*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPSRLD       $0x10, Z4, K1, Z3
-	VPORD        Z5, Z3, K1, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, $+4096
-	JB           loop2
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K1
+	VPSRLD      $0x10, Z6, K1, Z5
+	VPORD       Z4, Z5, K1, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 96(AX)(DI*2)
+	ADDQ        $+64, DI
+	CMPQ        DI, $+4096
+	JB          loop2
+	ADDQ        $+8192, AX
+	ADDQ        $+8192, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -4485,127 +4245,109 @@ loop1_blocks:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X4
+	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD    (CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(DI*4), Y4
-	VMOVUPS      (DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(DI*4), Y4
-	VMOVUPS      32(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(DI*4), Y4
-	VMOVUPS      64(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(DI*4), Y4
-	VMOVUPS      96(DX)(DI*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, $+4096
-	JB           loop2
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	DECQ         SI
-	JNZ          row
+	VPMOVZXWD   (CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     (BX)(DI*4), Y6
+	VMOVUPS     (DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, (AX)(DI*2)
+	VPMOVZXWD   16(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     32(BX)(DI*4), Y6
+	VMOVUPS     32(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 16(AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     64(BX)(DI*4), Y6
+	VMOVUPS     64(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 32(AX)(DI*2)
+	VPMOVZXWD   48(CX)(DI*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     96(BX)(DI*4), Y6
+	VMOVUPS     96(DX)(DI*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 48(AX)(DI*2)
+	ADDQ        $+32, DI
+	CMPQ        DI, $+4096
+	JB          loop2
+	ADDQ        $+8192, AX
+	ADDQ        $+8192, CX
+	DECQ        SI
+	JNZ         row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -5091,6 +4833,10 @@ loop1_summed:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z3
+	MOVL         $0x00000040, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -5100,101 +4846,85 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD    (CX)(R8*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(R8*4), Z4
-	VMOVUPS      (DX)(R8*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPSRLD       $0x10, Z4, K2, Z3
-	VPORD        Z5, Z3, K2, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, (AX)(R8*2)
-	VPMOVZXWD    32(CX)(R8*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      64(BX)(R8*4), Z4
-	VMOVUPS      64(DX)(R8*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPSRLD       $0x10, Z4, K2, Z3
-	VPORD        Z5, Z3, K2, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 32(AX)(R8*2)
-	VPMOVZXWD    64(CX)(R8*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      128(BX)(R8*4), Z4
-	VMOVUPS      128(DX)(R8*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPSRLD       $0x10, Z4, K2, Z3
-	VPORD        Z5, Z3, K2, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 64(AX)(R8*2)
-	VPMOVZXWD    96(CX)(R8*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      192(BX)(R8*4), Z4
-	VMOVUPS      192(DX)(R8*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPSRLD       $0x10, Z4, K2, Z3
-	VPORD        Z5, Z3, K2, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, 96(AX)(R8*2)
-	ADDQ         $+64, R8
-	CMPQ         R8, R9
-	JB           loop2
+	VPMOVZXWD   (CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K2
+	VPSRLD      $0x10, Z6, K2, Z5
+	VPORD       Z4, Z5, K2, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, (AX)(R8*2)
+	VPMOVZXWD   32(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(R8*4), Z6
+	VMOVUPS     64(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K2
+	VPSRLD      $0x10, Z6, K2, Z5
+	VPORD       Z4, Z5, K2, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 32(AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K2
+	VPSRLD      $0x10, Z6, K2, Z5
+	VPORD       Z4, Z5, K2, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 64(AX)(R8*2)
+	VPMOVZXWD   96(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(R8*4), Z6
+	VMOVUPS     192(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K2
+	VPSRLD      $0x10, Z6, K2, Z5
+	VPORD       Z4, Z5, K2, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, 96(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop2
 
 loop2_vectors:
 	MOVQ DI, R9
@@ -5203,60 +4933,52 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD    (CX)(R8*2), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX)(R8*4), Z4
-	VMOVUPS      (DX)(R8*4), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z5
-	VPSRLD       $0x10, Z4, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPSRLD       $0x10, Z4, K2, Z3
-	VPORD        Z5, Z3, K2, Z3
-	VPMOVDW      Z3, Y3
-	VMOVDQU16    Y3, (AX)(R8*2)
-	ADDQ         $+16, R8
-	CMPQ         R8, R9
-	JB           loop2_vector
+	VPMOVZXWD   (CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VPSRLD      $0x10, Z6, Z5
+	VPSLLD      $0x1f, Z5, Z5
+	VPSRLD      $0x1f, Z5, Z5
+	VPADDD      Z3, Z5, Z5
+	VPADDD      Z6, Z5, Z5
+	VPSRLD      $0x10, Z5, Z5
+	VCMPPS      $0x03, Z6, Z6, K2
+	VPSRLD      $0x10, Z6, K2, Z5
+	VPORD       Z4, Z5, K2, Z5
+	VPMOVDW     Z5, Y5
+	VMOVDQU16   Y5, (AX)(R8*2)
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop2_vector
 
 loop2_tail:
-	TESTQ        $0x0000000f, DI
-	JZ           loop2_done
-	VMOVDQU16.Z  (CX)(R8*2), K1, Y3
-	VPMOVZXWD    Y3, Z3
-	VPSLLD       $0x10, Z3, Z3
-	VSUBPS       Z0, Z3, Z0
-	VSUBPS       Z1, Z0, Z0
-	VMULPS       Z2, Z0, Z0
-	VMOVUPS.Z    (BX)(R8*4), K1, Z1
-	VMOVUPS.Z    (DX)(R8*4), K1, Z2
-	VFMADD231PS  Z2, Z0, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z2
-	VPSRLD       $0x10, Z1, Z0
-	VPSLLD       $0x1f, Z0, Z0
-	VPSRLD       $0x1f, Z0, Z0
-	VPADDD       Z2, Z0, Z0
-	VPADDD       Z1, Z0, Z0
-	VPSRLD       $0x10, Z0, Z0
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z2
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z0
-	VPORD        Z2, Z0, K2, Z0
-	VPMOVDW      Z0, Y0
-	VMOVDQU16    Y0, K1, (AX)(R8*2)
+	TESTQ       $0x0000000f, DI
+	JZ          loop2_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (BX)(R8*4), K1, Z1
+	VMOVUPS.Z   (DX)(R8*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VPSRLD      $0x10, Z1, Z0
+	VPSLLD      $0x1f, Z0, Z0
+	VPSRLD      $0x1f, Z0, Z0
+	VPADDD      Z3, Z0, Z0
+	VPADDD      Z1, Z0, Z0
+	VPSRLD      $0x10, Z0, Z0
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x10, Z1, K2, Z0
+	VPORD       Z4, Z0, K2, Z0
+	VPMOVDW     Z0, Y0
+	VMOVDQU16   Y0, K1, (AX)(R8*2)
 
 loop2_done:
 	LEAQ (AX)(DI*2), AX
@@ -5765,6 +5487,12 @@ loop1_summed:
 	VDIVSS X2, X3, X2
 
 	// loop 2: v0=x v1=s4 v2=sub[0 1] v3=s6 v4=sub[2 3] v5=s15 v6=mul[4 5] v7=beta v8=gamma v9=fma[6 8 7] dst=v9
+	MOVL         $0x00007fff, R8
+	VMOVD        R8, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00000040, R8
+	VMOVD        R8, X4
+	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -5774,117 +5502,93 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD    (CX)(R8*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(R8*4), Y4
-	VMOVUPS      (DX)(R8*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(R8*2)
-	VPMOVZXWD    16(CX)(R8*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      32(BX)(R8*4), Y4
-	VMOVUPS      32(DX)(R8*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 16(AX)(R8*2)
-	VPMOVZXWD    32(CX)(R8*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      64(BX)(R8*4), Y4
-	VMOVUPS      64(DX)(R8*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 32(AX)(R8*2)
-	VPMOVZXWD    48(CX)(R8*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      96(BX)(R8*4), Y4
-	VMOVUPS      96(DX)(R8*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 48(AX)(R8*2)
-	ADDQ         $+32, R8
-	CMPQ         R8, R9
-	JB           loop2
+	VPMOVZXWD   (CX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     (BX)(R8*4), Y6
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, (AX)(R8*2)
+	VPMOVZXWD   16(CX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     32(BX)(R8*4), Y6
+	VMOVUPS     32(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 16(AX)(R8*2)
+	VPMOVZXWD   32(CX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     64(BX)(R8*4), Y6
+	VMOVUPS     64(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 32(AX)(R8*2)
+	VPMOVZXWD   48(CX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     96(BX)(R8*4), Y6
+	VMOVUPS     96(DX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, 48(AX)(R8*2)
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop2
 
 loop2_vectors:
 	MOVQ DI, R9
@@ -5893,71 +5597,59 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD    (CX)(R8*2), Y3
-	VPSLLD       $0x10, Y3, Y3
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VMOVUPS      (BX)(R8*4), Y4
-	VMOVUPS      (DX)(R8*4), Y5
-	VFMADD231PS  Y5, Y3, Y4
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VPSRLD       $0x10, Y4, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y5, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X5
-	VPBROADCASTD X5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VPSRLD       $0x10, Y4, Y4
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(R8*2)
-	ADDQ         $+8, R8
-	CMPQ         R8, R9
-	JB           loop2_vector
+	VPMOVZXWD   (CX)(R8*2), Y5
+	VPSLLD      $0x10, Y5, Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y2, Y5, Y5
+	VMOVUPS     (BX)(R8*4), Y6
+	VMOVUPS     (DX)(R8*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VPSRLD      $0x10, Y6, Y5
+	VPSLLD      $0x1f, Y5, Y5
+	VPSRLD      $0x1f, Y5, Y5
+	VPADDD      Y3, Y5, Y5
+	VPADDD      Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VCMPPS      $0x03, Y6, Y6, Y7
+	VPSRLD      $0x10, Y6, Y6
+	VPOR        Y4, Y6, Y6
+	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPACKUSDW   Y5, Y5, Y5
+	VPERMQ      $0x08, Y5, Y5
+	VMOVDQU     X5, (AX)(R8*2)
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop2_vector
 
 loop2_tail:
 	CMPQ R8, DI
 	JAE  loop2_done
 
 loop2_element:
-	MOVWLZX      (CX)(R8*2), R9
-	SHLL         $0x10, R9
-	VMOVD        R9, X3
-	VSUBSS       X0, X3, X3
-	VSUBSS       X1, X3, X3
-	VMULSS       X2, X3, X3
-	VMOVSS       (BX)(R8*4), X4
-	VMOVSS       (DX)(R8*4), X5
-	VFMADD231SS  X5, X3, X4
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X5
-	VPBROADCASTD X5, X5
-	VPSRLD       $0x10, X4, X3
-	VPSLLD       $0x1f, X3, X3
-	VPSRLD       $0x1f, X3, X3
-	VPADDD       X5, X3, X3
-	VPADDD       X4, X3, X3
-	VPSRLD       $0x10, X3, X3
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X5
-	VPBROADCASTD X5, X5
-	VCMPPS       $0x03, X4, X4, X6
-	VPSRLD       $0x10, X4, X4
-	VPOR         X5, X4, X4
-	VPBLENDVB    X6, X4, X3, X3
-	VPEXTRW      $0x00, X3, (AX)(R8*2)
-	INCQ         R8
-	CMPQ         R8, DI
-	JB           loop2_element
+	MOVWLZX     (CX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X5
+	VSUBSS      X0, X5, X5
+	VSUBSS      X1, X5, X5
+	VMULSS      X2, X5, X5
+	VMOVSS      (BX)(R8*4), X6
+	VMOVSS      (DX)(R8*4), X7
+	VFMADD231SS X7, X5, X6
+	VPSRLD      $0x10, X6, X5
+	VPSLLD      $0x1f, X5, X5
+	VPSRLD      $0x1f, X5, X5
+	VPADDD      X3, X5, X5
+	VPADDD      X6, X5, X5
+	VPSRLD      $0x10, X5, X5
+	VCMPPS      $0x03, X6, X6, X7
+	VPSRLD      $0x10, X6, X6
+	VPOR        X4, X6, X6
+	VPBLENDVB   X7, X6, X5, X5
+	VPEXTRW     $0x00, X5, (AX)(R8*2)
+	INCQ        R8
+	CMPQ        R8, DI
+	JB          loop2_element
 
 loop2_done:
 	LEAQ (AX)(DI*2), AX
@@ -6102,189 +5794,165 @@ bloop0:
 	VDIVSS X1, X2, X1
 
 	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z2
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 b0loop1:
-	VPMOVZXWD    (CX)(SI*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      (DX)(SI*4), Z3
-	VMULPS       Z3, Z2, Z2
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z4
-	VPSRLD       $0x10, Z2, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPADDD       Z2, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z4
-	VCMPPS       $0x03, Z2, Z2, K1
-	VPSRLD       $0x10, Z2, K1, Z3
-	VPORD        Z4, Z3, K1, Z3
-	VPMOVDW      Z3, Y2
-	VMOVDQU16    Y2, (AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      64(DX)(SI*4), Z3
-	VMULPS       Z3, Z2, Z2
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z4
-	VPSRLD       $0x10, Z2, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPADDD       Z2, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z4
-	VCMPPS       $0x03, Z2, Z2, K1
-	VPSRLD       $0x10, Z2, K1, Z3
-	VPORD        Z4, Z3, K1, Z3
-	VPMOVDW      Z3, Y2
-	VMOVDQU16    Y2, 32(AX)(SI*2)
-	VPMOVZXWD    64(CX)(SI*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      128(DX)(SI*4), Z3
-	VMULPS       Z3, Z2, Z2
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z4
-	VPSRLD       $0x10, Z2, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPADDD       Z2, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z4
-	VCMPPS       $0x03, Z2, Z2, K1
-	VPSRLD       $0x10, Z2, K1, Z3
-	VPORD        Z4, Z3, K1, Z3
-	VPMOVDW      Z3, Y2
-	VMOVDQU16    Y2, 64(AX)(SI*2)
-	VPMOVZXWD    96(CX)(SI*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      192(DX)(SI*4), Z3
-	VMULPS       Z3, Z2, Z2
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z4
-	VPSRLD       $0x10, Z2, Z3
-	VPSLLD       $0x1f, Z3, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VPADDD       Z2, Z3, Z3
-	VPSRLD       $0x10, Z3, Z3
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z4
-	VCMPPS       $0x03, Z2, Z2, K1
-	VPSRLD       $0x10, Z2, K1, Z3
-	VPORD        Z4, Z3, K1, Z3
-	VPMOVDW      Z3, Y2
-	VMOVDQU16    Y2, 96(AX)(SI*2)
-	ADDQ         $+64, SI
-	CMPQ         SI, $+2048
-	JB           b0loop1
+	VPMOVZXWD (CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   (DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPSRLD    $0x10, Z4, Z5
+	VPSLLD    $0x1f, Z5, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z2, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPSRLD    $0x10, Z4, K1, Z5
+	VPORD     Z3, Z5, K1, Z5
+	VPMOVDW   Z5, Y4
+	VMOVDQU16 Y4, (AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   64(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPSRLD    $0x10, Z4, Z5
+	VPSLLD    $0x1f, Z5, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z2, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPSRLD    $0x10, Z4, K1, Z5
+	VPORD     Z3, Z5, K1, Z5
+	VPMOVDW   Z5, Y4
+	VMOVDQU16 Y4, 32(AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   128(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPSRLD    $0x10, Z4, Z5
+	VPSLLD    $0x1f, Z5, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z2, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPSRLD    $0x10, Z4, K1, Z5
+	VPORD     Z3, Z5, K1, Z5
+	VPMOVDW   Z5, Y4
+	VMOVDQU16 Y4, 64(AX)(SI*2)
+	VPMOVZXWD 96(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   192(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPSRLD    $0x10, Z4, Z5
+	VPSLLD    $0x1f, Z5, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z2, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPSRLD    $0x10, Z4, K1, Z5
+	VPORD     Z3, Z5, K1, Z5
+	VPMOVDW   Z5, Y4
+	VMOVDQU16 Y4, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        b0loop1
 
 	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
-	VBROADCASTSS X1, Z0
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
+	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
 
 b1loop1:
-	VPMOVZXWD    4096(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 4096(AX)(SI*2)
-	VPMOVZXWD    4128(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 4128(AX)(SI*2)
-	VPMOVZXWD    4160(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 4160(AX)(SI*2)
-	VPMOVZXWD    4192(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 4192(AX)(SI*2)
-	ADDQ         $+64, SI
-	CMPQ         SI, $+2048
-	JB           b1loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	SUBQ         $+2, BX
-	CMPQ         BX, $+2
-	JAE          rows
-	TESTQ        BX, BX
-	JZ           done
+	VPMOVZXWD 4096(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z1, Z3, Z3
+	VMOVUPS   (DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z0, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 4096(AX)(SI*2)
+	VPMOVZXWD 4128(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z1, Z3, Z3
+	VMOVUPS   64(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z0, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 4128(AX)(SI*2)
+	VPMOVZXWD 4160(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z1, Z3, Z3
+	VMOVUPS   128(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z0, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 4160(AX)(SI*2)
+	VPMOVZXWD 4192(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z1, Z3, Z3
+	VMOVUPS   192(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z0, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 4192(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        b1loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	SUBQ      $+2, BX
+	CMPQ      BX, $+2
+	JAE       rows
+	TESTQ     BX, BX
+	JZ        done
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -6360,97 +6028,85 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(SI*2)
-	VPMOVZXWD    64(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(SI*2)
-	VPMOVZXWD    96(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(SI*2)
-	ADDQ         $+64, SI
-	CMPQ         SI, $+2048
-	JB           loop1
-	ADDQ         $+4096, AX
-	ADDQ         $+4096, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(SI*2)
+	VPMOVZXWD 96(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        loop1
+	ADDQ      $+4096, AX
+	ADDQ      $+4096, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -6606,221 +6262,185 @@ bloop0_blocks:
 	VDIVSS X1, X2, X1
 
 	// loop 1, row 0 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
 b0loop1:
-	VPMOVZXWD    (CX)(SI*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      (DX)(SI*4), Y3
-	VMULPS       Y3, Y2, Y2
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VPSRLD       $0x10, Y2, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPADDD       Y2, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VCMPPS       $0x03, Y2, Y2, Y5
-	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y4, Y2, Y2
-	VPBLENDVB    Y5, Y2, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, (AX)(SI*2)
-	VPMOVZXWD    16(CX)(SI*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      32(DX)(SI*4), Y3
-	VMULPS       Y3, Y2, Y2
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VPSRLD       $0x10, Y2, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPADDD       Y2, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VCMPPS       $0x03, Y2, Y2, Y5
-	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y4, Y2, Y2
-	VPBLENDVB    Y5, Y2, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 16(AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      64(DX)(SI*4), Y3
-	VMULPS       Y3, Y2, Y2
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VPSRLD       $0x10, Y2, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPADDD       Y2, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VCMPPS       $0x03, Y2, Y2, Y5
-	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y4, Y2, Y2
-	VPBLENDVB    Y5, Y2, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 32(AX)(SI*2)
-	VPMOVZXWD    48(CX)(SI*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      96(DX)(SI*4), Y3
-	VMULPS       Y3, Y2, Y2
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VPSRLD       $0x10, Y2, Y3
-	VPSLLD       $0x1f, Y3, Y3
-	VPSRLD       $0x1f, Y3, Y3
-	VPADDD       Y4, Y3, Y3
-	VPADDD       Y2, Y3, Y3
-	VPSRLD       $0x10, Y3, Y3
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-	VCMPPS       $0x03, Y2, Y2, Y5
-	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y4, Y2, Y2
-	VPBLENDVB    Y5, Y2, Y3, Y3
-	VPACKUSDW    Y3, Y3, Y3
-	VPERMQ       $0x08, Y3, Y3
-	VMOVDQU      X3, 48(AX)(SI*2)
-	ADDQ         $+32, SI
-	CMPQ         SI, $+2048
-	JB           b0loop1
+	VPMOVZXWD (CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   (DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSRLD    $0x10, Y4, Y5
+	VPSLLD    $0x1f, Y5, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y2, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPOR      Y3, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
+	VPACKUSDW Y5, Y5, Y5
+	VPERMQ    $0x08, Y5, Y5
+	VMOVDQU   X5, (AX)(SI*2)
+	VPMOVZXWD 16(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   32(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSRLD    $0x10, Y4, Y5
+	VPSLLD    $0x1f, Y5, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y2, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPOR      Y3, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
+	VPACKUSDW Y5, Y5, Y5
+	VPERMQ    $0x08, Y5, Y5
+	VMOVDQU   X5, 16(AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   64(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSRLD    $0x10, Y4, Y5
+	VPSLLD    $0x1f, Y5, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y2, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPOR      Y3, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
+	VPACKUSDW Y5, Y5, Y5
+	VPERMQ    $0x08, Y5, Y5
+	VMOVDQU   X5, 32(AX)(SI*2)
+	VPMOVZXWD 48(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   96(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSRLD    $0x10, Y4, Y5
+	VPSLLD    $0x1f, Y5, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y2, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPOR      Y3, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
+	VPACKUSDW Y5, Y5, Y5
+	VPERMQ    $0x08, Y5, Y5
+	VMOVDQU   X5, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, $+2048
+	JB        b0loop1
 
 	// loop 1, row 1 of 2: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
-	VBROADCASTSS X1, Y0
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VBROADCASTSS X1, Y1
 	XORQ         SI, SI
 
 b1loop1:
-	VPMOVZXWD    4096(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 4096(AX)(SI*2)
-	VPMOVZXWD    4112(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 4112(AX)(SI*2)
-	VPMOVZXWD    4128(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 4128(AX)(SI*2)
-	VPMOVZXWD    4144(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 4144(AX)(SI*2)
-	ADDQ         $+32, SI
-	CMPQ         SI, $+2048
-	JB           b1loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	SUBQ         $+2, BX
-	CMPQ         BX, $+2
-	JAE          rows
-	TESTQ        BX, BX
-	JZ           done
+	VPMOVZXWD 4096(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y1, Y3, Y3
+	VMOVUPS   (DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 4096(AX)(SI*2)
+	VPMOVZXWD 4112(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y1, Y3, Y3
+	VMOVUPS   32(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 4112(AX)(SI*2)
+	VPMOVZXWD 4128(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y1, Y3, Y3
+	VMOVUPS   64(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 4128(AX)(SI*2)
+	VPMOVZXWD 4144(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y1, Y3, Y3
+	VMOVUPS   96(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 4144(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, $+2048
+	JB        b1loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	SUBQ      $+2, BX
+	CMPQ      BX, $+2
+	JAE       rows
+	TESTQ     BX, BX
+	JZ        done
 
 row:
 	// loop 0: v0=x acc0+=accmul[0 0]
@@ -6894,113 +6514,95 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(SI*2)
-	VPMOVZXWD    16(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(SI*2)
-	VPMOVZXWD    48(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(SI*2)
-	ADDQ         $+32, SI
-	CMPQ         SI, $+2048
-	JB           loop1
-	ADDQ         $+4096, AX
-	ADDQ         $+4096, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(SI*2)
+	VPMOVZXWD 16(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(SI*2)
+	VPMOVZXWD 48(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, $+2048
+	JB        loop1
+	ADDQ      $+4096, AX
+	ADDQ      $+4096, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -7091,97 +6693,85 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(SI*2)
-	VPMOVZXWD    64(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(SI*2)
-	VPMOVZXWD    96(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(SI*2)
-	ADDQ         $+64, SI
-	CMPQ         SI, $+4096
-	JB           loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(SI*2)
+	VPMOVZXWD 96(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -7289,113 +6879,95 @@ loop0_blocks:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(SI*2)
-	VPMOVZXWD    16(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(SI*2)
-	VPMOVZXWD    48(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(SI*2)
-	ADDQ         $+32, SI
-	CMPQ         SI, $+4096
-	JB           loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(SI*2)
+	VPMOVZXWD 16(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(SI*2)
+	VPMOVZXWD 48(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -7505,97 +7077,85 @@ loop0_blocks:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(SI*2)
-	VPMOVZXWD    64(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(SI*2)
-	VPMOVZXWD    96(CX)(SI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(DX)(SI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, DI
-	VPBROADCASTD DI, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(SI*2)
-	ADDQ         $+64, SI
-	CMPQ         SI, $+8192
-	JB           loop1
-	ADDQ         $+16384, AX
-	ADDQ         $+16384, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(SI*2)
+	VPMOVZXWD 96(CX)(SI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(DX)(SI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+8192
+	JB        loop1
+	ADDQ      $+16384, AX
+	ADDQ      $+16384, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -7703,113 +7263,95 @@ loop0_blocks:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD    (CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(SI*2)
-	VPMOVZXWD    16(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(SI*2)
-	VPMOVZXWD    32(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(SI*2)
-	VPMOVZXWD    48(CX)(SI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(DX)(SI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(SI*2)
-	ADDQ         $+32, SI
-	CMPQ         SI, $+8192
-	JB           loop1
-	ADDQ         $+16384, AX
-	ADDQ         $+16384, CX
-	DECQ         BX
-	JNZ          row
+	VPMOVZXWD (CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(SI*2)
+	VPMOVZXWD 16(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(SI*2)
+	VPMOVZXWD 32(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(SI*2)
+	VPMOVZXWD 48(CX)(SI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(DX)(SI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, $+8192
+	JB        loop1
+	ADDQ      $+16384, AX
+	ADDQ      $+16384, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -8034,6 +7576,10 @@ loop0_summed:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z1
+	MOVL         $0x00000040, DI
+	VPBROADCASTD DI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -8041,89 +7587,73 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD    (CX)(DI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(DI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(DX)(DI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(DI*2)
-	VPMOVZXWD    64(CX)(DI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(DX)(DI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(DI*2)
-	VPMOVZXWD    96(CX)(DI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(DX)(DI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(DI*2)
-	ADDQ         $+64, DI
-	CMPQ         DI, R8
-	JB           loop1
+	VPMOVZXWD (CX)(DI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(DI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(DI*2)
+	VPMOVZXWD 32(CX)(DI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(DX)(DI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(DI*2)
+	VPMOVZXWD 64(CX)(DI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(DX)(DI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(DI*2)
+	VPMOVZXWD 96(CX)(DI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(DX)(DI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, R8
+	JB        loop1
 
 loop1_vectors:
 	MOVQ SI, R8
@@ -8132,54 +7662,46 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD    (CX)(DI*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (DX)(DI*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(DI*2)
-	ADDQ         $+16, DI
-	CMPQ         DI, R8
-	JB           loop1_vector
+	VPMOVZXWD (CX)(DI*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(DI*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(DI*2)
+	ADDQ      $+16, DI
+	CMPQ      DI, R8
+	JB        loop1_vector
 
 loop1_tail:
-	TESTQ        $0x0000000f, SI
-	JZ           loop1_done
-	VMOVDQU16.Z  (CX)(DI*2), K1, Y1
-	VPMOVZXWD    Y1, Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS.Z    (DX)(DI*4), K1, Z1
-	VMULPS       Z1, Z0, Z0
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z2
-	VPSRLD       $0x10, Z0, Z1
-	VPSLLD       $0x1f, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPADDD       Z2, Z1, Z1
-	VPADDD       Z0, Z1, Z1
-	VPSRLD       $0x10, Z1, Z1
-	MOVL         $0x00000040, R8
-	VPBROADCASTD R8, Z2
-	VCMPPS       $0x03, Z0, Z0, K2
-	VPSRLD       $0x10, Z0, K2, Z1
-	VPORD        Z2, Z1, K2, Z1
-	VPMOVDW      Z1, Y0
-	VMOVDQU16    Y0, K1, (AX)(DI*2)
+	TESTQ       $0x0000000f, SI
+	JZ          loop1_done
+	VMOVDQU16.Z (CX)(DI*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (DX)(DI*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VPSRLD      $0x10, Z0, Z3
+	VPSLLD      $0x1f, Z3, Z3
+	VPSRLD      $0x1f, Z3, Z3
+	VPADDD      Z1, Z3, Z3
+	VPADDD      Z0, Z3, Z3
+	VPSRLD      $0x10, Z3, Z1
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPSRLD      $0x10, Z0, K2, Z1
+	VPORD       Z2, Z1, K2, Z1
+	VPMOVDW     Z1, Y0
+	VMOVDQU16   Y0, K1, (AX)(DI*2)
 
 loop1_done:
 	LEAQ (AX)(SI*2), AX
@@ -8414,6 +7936,12 @@ loop0_summed:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=s7 v2=mul[0 1] v3=gamma v4=mul[2 3] dst=v4
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -8421,105 +7949,81 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD    (CX)(DI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(DI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(DI*2)
-	VPMOVZXWD    16(CX)(DI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(DX)(DI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(DI*2)
-	VPMOVZXWD    32(CX)(DI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(DX)(DI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(DI*2)
-	VPMOVZXWD    48(CX)(DI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(DX)(DI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(DI*2)
-	ADDQ         $+32, DI
-	CMPQ         DI, R8
-	JB           loop1
+	VPMOVZXWD (CX)(DI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(DI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(DI*2)
+	VPMOVZXWD 16(CX)(DI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(DX)(DI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(DI*2)
+	VPMOVZXWD 32(CX)(DI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(DX)(DI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(DI*2)
+	VPMOVZXWD 48(CX)(DI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(DX)(DI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(DI*2)
+	ADDQ      $+32, DI
+	CMPQ      DI, R8
+	JB        loop1
 
 loop1_vectors:
 	MOVQ SI, R8
@@ -8528,65 +8032,53 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD    (CX)(DI*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (DX)(DI*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(DI*2)
-	ADDQ         $+8, DI
-	CMPQ         DI, R8
-	JB           loop1_vector
+	VPMOVZXWD (CX)(DI*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(DI*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(DI*2)
+	ADDQ      $+8, DI
+	CMPQ      DI, R8
+	JB        loop1_vector
 
 loop1_tail:
 	CMPQ DI, SI
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX      (CX)(DI*2), R8
-	SHLL         $0x10, R8
-	VMOVD        R8, X1
-	VMULSS       X0, X1, X1
-	VMOVSS       (DX)(DI*4), X2
-	VMULSS       X2, X1, X1
-	MOVL         $0x00007fff, R8
-	VMOVD        R8, X3
-	VPBROADCASTD X3, X3
-	VPSRLD       $0x10, X1, X2
-	VPSLLD       $0x1f, X2, X2
-	VPSRLD       $0x1f, X2, X2
-	VPADDD       X3, X2, X2
-	VPADDD       X1, X2, X2
-	VPSRLD       $0x10, X2, X2
-	MOVL         $0x00000040, R8
-	VMOVD        R8, X3
-	VPBROADCASTD X3, X3
-	VCMPPS       $0x03, X1, X1, X4
-	VPSRLD       $0x10, X1, X1
-	VPOR         X3, X1, X1
-	VPBLENDVB    X4, X1, X2, X2
-	VPEXTRW      $0x00, X2, (AX)(DI*2)
-	INCQ         DI
-	CMPQ         DI, SI
-	JB           loop1_element
+	MOVWLZX   (CX)(DI*2), R8
+	SHLL      $0x10, R8
+	VMOVD     R8, X3
+	VMULSS    X0, X3, X3
+	VMOVSS    (DX)(DI*4), X4
+	VMULSS    X4, X3, X3
+	VPSRLD    $0x10, X3, X4
+	VPSLLD    $0x1f, X4, X4
+	VPSRLD    $0x1f, X4, X4
+	VPADDD    X1, X4, X4
+	VPADDD    X3, X4, X4
+	VPSRLD    $0x10, X4, X4
+	VCMPPS    $0x03, X3, X3, X5
+	VPSRLD    $0x10, X3, X3
+	VPOR      X2, X3, X3
+	VPBLENDVB X5, X3, X4, X4
+	VPEXTRW   $0x00, X4, (AX)(DI*2)
+	INCQ      DI
+	CMPQ      DI, SI
+	JB        loop1_element
 
 loop1_done:
 	LEAQ (AX)(SI*2), AX
@@ -8697,171 +8189,143 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z1
+	MOVL         $0x00000040, R8
+	VPBROADCASTD R8, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VPMOVZXWD    (DX)(R8*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    (BX)(R8*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, (CX)(R8*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (SI)(R8*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(R8*2)
-	VPMOVZXWD    32(DX)(R8*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    32(BX)(R8*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 32(CX)(R8*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(SI)(R8*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(R8*2)
-	VPMOVZXWD    64(DX)(R8*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    64(BX)(R8*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 64(CX)(R8*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(SI)(R8*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(R8*2)
-	VPMOVZXWD    96(DX)(R8*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    96(BX)(R8*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 96(CX)(R8*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(SI)(R8*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R9
-	VPBROADCASTD R9, Z3
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPSRLD       $0x10, Z1, K1, Z2
-	VPORD        Z3, Z2, K1, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(R8*2)
-	ADDQ         $+64, R8
-	CMPQ         R8, $+4096
-	JB           loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	ADDQ         $+8192, DX
-	ADDQ         $+8192, BX
-	DECQ         DI
-	JNZ          row
+	VPMOVZXWD (DX)(R8*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD (BX)(R8*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, (CX)(R8*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (SI)(R8*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(R8*2)
+	VPMOVZXWD 32(DX)(R8*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 32(BX)(R8*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 32(CX)(R8*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(SI)(R8*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(R8*2)
+	VPMOVZXWD 64(DX)(R8*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 64(BX)(R8*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 64(CX)(R8*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(SI)(R8*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(R8*2)
+	VPMOVZXWD 96(DX)(R8*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 96(BX)(R8*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 96(CX)(R8*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(SI)(R8*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPSRLD    $0x10, Z3, K1, Z4
+	VPORD     Z2, Z4, K1, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	ADDQ      $+8192, DX
+	ADDQ      $+8192, BX
+	DECQ      DI
+	JNZ       row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -8983,203 +8447,161 @@ loop0_blocks:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	MOVL         $0x00007fff, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, R8
+	VMOVD        R8, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
-	VPMOVZXWD    (DX)(R8*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    (BX)(R8*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (CX)(R8*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (SI)(R8*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(R8*2)
-	VPMOVZXWD    16(DX)(R8*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    16(BX)(R8*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(CX)(R8*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(SI)(R8*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(R8*2)
-	VPMOVZXWD    32(DX)(R8*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    32(BX)(R8*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(CX)(R8*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(SI)(R8*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(R8*2)
-	VPMOVZXWD    48(DX)(R8*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    48(BX)(R8*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(CX)(R8*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(SI)(R8*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R9
-	VMOVD        R9, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(R8*2)
-	ADDQ         $+32, R8
-	CMPQ         R8, $+4096
-	JB           loop1
-	ADDQ         $+8192, AX
-	ADDQ         $+8192, CX
-	ADDQ         $+8192, DX
-	ADDQ         $+8192, BX
-	DECQ         DI
-	JNZ          row
+	VPMOVZXWD (DX)(R8*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD (BX)(R8*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (CX)(R8*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (SI)(R8*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(R8*2)
+	VPMOVZXWD 16(DX)(R8*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 16(BX)(R8*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(CX)(R8*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(SI)(R8*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(R8*2)
+	VPMOVZXWD 32(DX)(R8*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 32(BX)(R8*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(CX)(R8*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(SI)(R8*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(R8*2)
+	VPMOVZXWD 48(DX)(R8*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 48(BX)(R8*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(CX)(R8*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(SI)(R8*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(R8*2)
+	ADDQ      $+32, R8
+	CMPQ      R8, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	ADDQ      $+8192, DX
+	ADDQ      $+8192, BX
+	DECQ      DI
+	JNZ       row
 
 done:
 	MOVQ rows+40(FP), AX
@@ -9450,6 +8872,10 @@ loop0_summed:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	MOVL         $0x00007fff, R9
+	VPBROADCASTD R9, Z1
+	MOVL         $0x00000040, R9
+	VPBROADCASTD R9, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -9457,161 +8883,129 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD    (DX)(R9*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    (BX)(R9*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, (CX)(R9*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (SI)(R9*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(R9*2)
-	VPMOVZXWD    32(DX)(R9*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    32(BX)(R9*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 32(CX)(R9*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      64(SI)(R9*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 32(AX)(R9*2)
-	VPMOVZXWD    64(DX)(R9*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    64(BX)(R9*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 64(CX)(R9*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      128(SI)(R9*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 64(AX)(R9*2)
-	VPMOVZXWD    96(DX)(R9*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    96(BX)(R9*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, 96(CX)(R9*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      192(SI)(R9*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, 96(AX)(R9*2)
-	ADDQ         $+64, R9
-	CMPQ         R9, R10
-	JB           loop1
+	VPMOVZXWD (DX)(R9*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD (BX)(R9*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, (CX)(R9*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (SI)(R9*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(R9*2)
+	VPMOVZXWD 32(DX)(R9*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 32(BX)(R9*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 32(CX)(R9*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   64(SI)(R9*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 32(AX)(R9*2)
+	VPMOVZXWD 64(DX)(R9*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 64(BX)(R9*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 64(CX)(R9*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   128(SI)(R9*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 64(AX)(R9*2)
+	VPMOVZXWD 96(DX)(R9*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD 96(BX)(R9*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, 96(CX)(R9*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   192(SI)(R9*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, 96(AX)(R9*2)
+	ADDQ      $+64, R9
+	CMPQ      R9, R10
+	JB        loop1
 
 loop1_vectors:
 	MOVQ R8, R10
@@ -9620,91 +9014,75 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD    (DX)(R9*2), Z1
-	VPSLLD       $0x10, Z1, Z1
-	VPMOVZXWD    (BX)(R9*2), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, (CX)(R9*2)
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      (SI)(R9*4), Z2
-	VMULPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R11
-	VPBROADCASTD R11, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R11
-	VPBROADCASTD R11, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y1
-	VMOVDQU16    Y1, (AX)(R9*2)
-	ADDQ         $+16, R9
-	CMPQ         R9, R10
-	JB           loop1_vector
+	VPMOVZXWD (DX)(R9*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD (BX)(R9*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, (CX)(R9*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (SI)(R9*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VPSLLD    $0x1f, Z4, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPSRLD    $0x10, Z3, K2, Z4
+	VPORD     Z2, Z4, K2, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(R9*2)
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
+	JB        loop1_vector
 
 loop1_tail:
-	TESTQ        $0x0000000f, R8
-	JZ           loop1_done
-	VMOVDQU16.Z  (DX)(R9*2), K1, Y1
-	VPMOVZXWD    Y1, Z1
-	VPSLLD       $0x10, Z1, Z1
-	VMOVDQU16.Z  (BX)(R9*2), K1, Y2
-	VPMOVZXWD    Y2, Z2
-	VPSLLD       $0x10, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z3
-	VPSRLD       $0x10, Z1, Z2
-	VPSLLD       $0x1f, Z2, Z2
-	VPSRLD       $0x1f, Z2, Z2
-	VPADDD       Z3, Z2, Z2
-	VPADDD       Z1, Z2, Z2
-	VPSRLD       $0x10, Z2, Z2
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z3
-	VCMPPS       $0x03, Z1, Z1, K2
-	VPSRLD       $0x10, Z1, K2, Z2
-	VPORD        Z3, Z2, K2, Z2
-	VPMOVDW      Z2, Y2
-	VMOVDQU16    Y2, K1, (CX)(R9*2)
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS.Z    (SI)(R9*4), K1, Z1
-	VMULPS       Z1, Z0, Z0
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z2
-	VPSRLD       $0x10, Z0, Z1
-	VPSLLD       $0x1f, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPADDD       Z2, Z1, Z1
-	VPADDD       Z0, Z1, Z1
-	VPSRLD       $0x10, Z1, Z1
-	MOVL         $0x00000040, R10
-	VPBROADCASTD R10, Z2
-	VCMPPS       $0x03, Z0, Z0, K2
-	VPSRLD       $0x10, Z0, K2, Z1
-	VPORD        Z2, Z1, K2, Z1
-	VPMOVDW      Z1, Y0
-	VMOVDQU16    Y0, K1, (AX)(R9*2)
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVDQU16.Z (DX)(R9*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMOVDQU16.Z (BX)(R9*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VPSRLD      $0x10, Z3, Z4
+	VPSLLD      $0x1f, Z4, Z4
+	VPSRLD      $0x1f, Z4, Z4
+	VPADDD      Z1, Z4, Z4
+	VPADDD      Z3, Z4, Z4
+	VPSRLD      $0x10, Z4, Z4
+	VCMPPS      $0x03, Z3, Z3, K2
+	VPSRLD      $0x10, Z3, K2, Z4
+	VPORD       Z2, Z4, K2, Z4
+	VPMOVDW     Z4, Y4
+	VMOVDQU16   Y4, K1, (CX)(R9*2)
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (SI)(R9*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VPSRLD      $0x10, Z0, Z3
+	VPSLLD      $0x1f, Z3, Z3
+	VPSRLD      $0x1f, Z3, Z3
+	VPADDD      Z1, Z3, Z3
+	VPADDD      Z0, Z3, Z3
+	VPSRLD      $0x10, Z3, Z1
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPSRLD      $0x10, Z0, K2, Z1
+	VPORD       Z2, Z1, K2, Z1
+	VPMOVDW     Z1, Y0
+	VMOVDQU16   Y0, K1, (AX)(R9*2)
 
 loop1_done:
 	LEAQ (AX)(R8*2), AX
@@ -9987,6 +9365,12 @@ loop0_summed:
 	VDIVSS X0, X1, X0
 
 	// loop 1: v0=x v1=f v2=add[0 1] sum=v2 v4=s7 v5=mul[2 4] v6=gamma v7=mul[5 6] dst=v7
+	MOVL         $0x00007fff, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -9994,193 +9378,145 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD    (DX)(R9*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    (BX)(R9*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (CX)(R9*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (SI)(R9*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(R9*2)
-	VPMOVZXWD    16(DX)(R9*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    16(BX)(R9*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(CX)(R9*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      32(SI)(R9*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 16(AX)(R9*2)
-	VPMOVZXWD    32(DX)(R9*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    32(BX)(R9*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(CX)(R9*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      64(SI)(R9*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 32(AX)(R9*2)
-	VPMOVZXWD    48(DX)(R9*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    48(BX)(R9*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(CX)(R9*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      96(SI)(R9*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, 48(AX)(R9*2)
-	ADDQ         $+32, R9
-	CMPQ         R9, R10
-	JB           loop1
+	VPMOVZXWD (DX)(R9*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD (BX)(R9*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (CX)(R9*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (SI)(R9*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(R9*2)
+	VPMOVZXWD 16(DX)(R9*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 16(BX)(R9*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(CX)(R9*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   32(SI)(R9*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 16(AX)(R9*2)
+	VPMOVZXWD 32(DX)(R9*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 32(BX)(R9*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(CX)(R9*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   64(SI)(R9*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 32(AX)(R9*2)
+	VPMOVZXWD 48(DX)(R9*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD 48(BX)(R9*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(CX)(R9*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   96(SI)(R9*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, 48(AX)(R9*2)
+	ADDQ      $+32, R9
+	CMPQ      R9, R10
+	JB        loop1
 
 loop1_vectors:
 	MOVQ R8, R10
@@ -10189,108 +9525,84 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD    (DX)(R9*2), Y1
-	VPSLLD       $0x10, Y1, Y1
-	VPMOVZXWD    (BX)(R9*2), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y5
-	VPOR         Y3, Y5, Y5
-	VPBLENDVB    Y4, Y5, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (CX)(R9*2)
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      (SI)(R9*4), Y2
-	VMULPS       Y2, Y1, Y1
-	MOVL         $0x00007fff, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VPSRLD       $0x10, Y1, Y2
-	VPSLLD       $0x1f, Y2, Y2
-	VPSRLD       $0x1f, Y2, Y2
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y1, Y2, Y2
-	VPSRLD       $0x10, Y2, Y2
-	MOVL         $0x00000040, R11
-	VMOVD        R11, X3
-	VPBROADCASTD X3, Y3
-	VCMPPS       $0x03, Y1, Y1, Y4
-	VPSRLD       $0x10, Y1, Y1
-	VPOR         Y3, Y1, Y1
-	VPBLENDVB    Y4, Y1, Y2, Y2
-	VPACKUSDW    Y2, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VMOVDQU      X2, (AX)(R9*2)
-	ADDQ         $+8, R9
-	CMPQ         R9, R10
-	JB           loop1_vector
+	VPMOVZXWD (DX)(R9*2), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPMOVZXWD (BX)(R9*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VADDPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y6
+	VPOR      Y2, Y6, Y6
+	VPBLENDVB Y5, Y6, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (CX)(R9*2)
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (SI)(R9*4), Y4
+	VMULPS    Y4, Y3, Y3
+	VPSRLD    $0x10, Y3, Y4
+	VPSLLD    $0x1f, Y4, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y1, Y4, Y4
+	VPADDD    Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y5, Y3, Y4, Y4
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(R9*2)
+	ADDQ      $+8, R9
+	CMPQ      R9, R10
+	JB        loop1_vector
 
 loop1_tail:
 	CMPQ R9, R8
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX      (DX)(R9*2), R10
-	SHLL         $0x10, R10
-	VMOVD        R10, X1
-	MOVWLZX      (BX)(R9*2), R10
-	SHLL         $0x10, R10
-	VMOVD        R10, X2
-	VADDSS       X2, X1, X1
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X3
-	VPBROADCASTD X3, X3
-	VPSRLD       $0x10, X1, X2
-	VPSLLD       $0x1f, X2, X2
-	VPSRLD       $0x1f, X2, X2
-	VPADDD       X3, X2, X2
-	VPADDD       X1, X2, X2
-	VPSRLD       $0x10, X2, X2
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X3
-	VPBROADCASTD X3, X3
-	VCMPPS       $0x03, X1, X1, X4
-	VPSRLD       $0x10, X1, X5
-	VPOR         X3, X5, X5
-	VPBLENDVB    X4, X5, X2, X2
-	VPEXTRW      $0x00, X2, (CX)(R9*2)
-	VMULSS       X0, X1, X1
-	VMOVSS       (SI)(R9*4), X2
-	VMULSS       X2, X1, X1
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X3
-	VPBROADCASTD X3, X3
-	VPSRLD       $0x10, X1, X2
-	VPSLLD       $0x1f, X2, X2
-	VPSRLD       $0x1f, X2, X2
-	VPADDD       X3, X2, X2
-	VPADDD       X1, X2, X2
-	VPSRLD       $0x10, X2, X2
-	MOVL         $0x00000040, R10
-	VMOVD        R10, X3
-	VPBROADCASTD X3, X3
-	VCMPPS       $0x03, X1, X1, X4
-	VPSRLD       $0x10, X1, X1
-	VPOR         X3, X1, X1
-	VPBLENDVB    X4, X1, X2, X2
-	VPEXTRW      $0x00, X2, (AX)(R9*2)
-	INCQ         R9
-	CMPQ         R9, R8
-	JB           loop1_element
+	MOVWLZX   (DX)(R9*2), R10
+	SHLL      $0x10, R10
+	VMOVD     R10, X3
+	MOVWLZX   (BX)(R9*2), R10
+	SHLL      $0x10, R10
+	VMOVD     R10, X4
+	VADDSS    X4, X3, X3
+	VPSRLD    $0x10, X3, X4
+	VPSLLD    $0x1f, X4, X4
+	VPSRLD    $0x1f, X4, X4
+	VPADDD    X1, X4, X4
+	VPADDD    X3, X4, X4
+	VPSRLD    $0x10, X4, X4
+	VCMPPS    $0x03, X3, X3, X5
+	VPSRLD    $0x10, X3, X6
+	VPOR      X2, X6, X6
+	VPBLENDVB X5, X6, X4, X4
+	VPEXTRW   $0x00, X4, (CX)(R9*2)
+	VMULSS    X0, X3, X3
+	VMOVSS    (SI)(R9*4), X4
+	VMULSS    X4, X3, X3
+	VPSRLD    $0x10, X3, X4
+	VPSLLD    $0x1f, X4, X4
+	VPSRLD    $0x1f, X4, X4
+	VPADDD    X1, X4, X4
+	VPADDD    X3, X4, X4
+	VPSRLD    $0x10, X4, X4
+	VCMPPS    $0x03, X3, X3, X5
+	VPSRLD    $0x10, X3, X3
+	VPOR      X2, X3, X3
+	VPBLENDVB X5, X3, X4, X4
+	VPEXTRW   $0x00, X4, (AX)(R9*2)
+	INCQ      R9
+	CMPQ      R9, R8
+	JB        loop1_element
 
 loop1_done:
 	LEAQ (AX)(R8*2), AX

@@ -239,22 +239,6 @@ func FuzzBF16AddRMSNorm4096(f *testing.F) { halfnormFuzzKernel(f, "BF16AddRMSNor
 
 func FuzzF16RMSNorm4096(f *testing.F) { halfnormFuzzKernel(f, "F16RMSNorm", 4096) }
 
-func BenchmarkBF16LayerNorm768(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 768) }
-
-func BenchmarkBF16LayerNorm1024(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 1024) }
-
-func BenchmarkBF16LayerNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 4096) }
-
-func BenchmarkBF16RMSNorm2048(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 2048) }
-
-func BenchmarkBF16RMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 4096) }
-
-func BenchmarkBF16RMSNorm8192(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 8192) }
-
-func BenchmarkBF16AddRMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16AddRMSNorm", 4096) }
-
-func BenchmarkF16RMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "F16RMSNorm", 4096) }
-
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their
 // own; the generator appends them verbatim to each <stem>_test.go, after
