@@ -267,6 +267,16 @@ func (f halfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f halfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var worstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *kernel) toStorage(v float32) float32 {
 	if f, ok := halfFormats[k.storage]; ok {
@@ -481,6 +491,9 @@ func (k *kernel) verify(got, in *args, ref reference, fam family, h int) error {
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := halfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > worstUlps[k.name] {
+			worstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * tolerance; units > worst[k.name] {
 			worst[k.name] = units
 		}
@@ -568,6 +581,9 @@ func TestEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range kernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)
+			if u, ok := worstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range kernels {
