@@ -325,6 +325,16 @@ func (f deepnormHalfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f deepnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var deepnormWorstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *deepnormKernel) toStorage(v float32) float32 {
 	if f, ok := deepnormHalfFormats[k.storage]; ok {
@@ -539,6 +549,9 @@ func (k *deepnormKernel) verify(got, in *deepnormArgs, ref deepnormReference, fa
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := deepnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > deepnormWorstUlps[k.name] {
+			deepnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * deepnormTolerance; units > deepnormWorst[k.name] {
 			deepnormWorst[k.name] = units
 		}
@@ -626,6 +639,9 @@ func TestDeepnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range deepnormKernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, deepnormWorst[k.name], deepnormTolerance)
+			if u, ok := deepnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range deepnormKernels {

@@ -496,6 +496,16 @@ func (f halfnormHalfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f halfnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var halfnormWorstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *halfnormKernel) toStorage(v float32) float32 {
 	if f, ok := halfnormHalfFormats[k.storage]; ok {
@@ -710,6 +720,9 @@ func (k *halfnormKernel) verify(got, in *halfnormArgs, ref halfnormReference, fa
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := halfnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > halfnormWorstUlps[k.name] {
+			halfnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * halfnormTolerance; units > halfnormWorst[k.name] {
 			halfnormWorst[k.name] = units
 		}
@@ -797,6 +810,9 @@ func TestHalfnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range halfnormKernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, halfnormWorst[k.name], halfnormTolerance)
+			if u, ok := halfnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range halfnormKernels {

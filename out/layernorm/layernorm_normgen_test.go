@@ -435,6 +435,16 @@ func (f layernormHalfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f layernormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var layernormWorstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *layernormKernel) toStorage(v float32) float32 {
 	if f, ok := layernormHalfFormats[k.storage]; ok {
@@ -649,6 +659,9 @@ func (k *layernormKernel) verify(got, in *layernormArgs, ref layernormReference,
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := layernormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > layernormWorstUlps[k.name] {
+			layernormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * layernormTolerance; units > layernormWorst[k.name] {
 			layernormWorst[k.name] = units
 		}
@@ -736,6 +749,9 @@ func TestLayernormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range layernormKernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
+			if u, ok := layernormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range layernormKernels {

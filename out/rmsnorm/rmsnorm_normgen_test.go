@@ -464,6 +464,16 @@ func (f rmsnormHalfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f rmsnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var rmsnormWorstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *rmsnormKernel) toStorage(v float32) float32 {
 	if f, ok := rmsnormHalfFormats[k.storage]; ok {
@@ -678,6 +688,9 @@ func (k *rmsnormKernel) verify(got, in *rmsnormArgs, ref rmsnormReference, fam r
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := rmsnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > rmsnormWorstUlps[k.name] {
+			rmsnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * rmsnormTolerance; units > rmsnormWorst[k.name] {
 			rmsnormWorst[k.name] = units
 		}
@@ -765,6 +778,9 @@ func TestRmsnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range rmsnormKernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, rmsnormWorst[k.name], rmsnormTolerance)
+			if u, ok := rmsnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range rmsnormKernels {

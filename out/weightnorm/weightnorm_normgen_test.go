@@ -341,6 +341,16 @@ func (f weightnormHalfFormat) encode(v float64) uint16 {
 	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
 }
 
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f weightnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var weightnormWorstUlps = map[string]float64{}
+
 // toStorage is v as the kernel stores it: rounded once to its format.
 func (k *weightnormKernel) toStorage(v float32) float32 {
 	if f, ok := weightnormHalfFormats[k.storage]; ok {
@@ -555,6 +565,9 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 			continue // beyond the format's range: rounds to Inf
 		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := weightnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > weightnormWorstUlps[k.name] {
+			weightnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * weightnormTolerance; units > weightnormWorst[k.name] {
 			weightnormWorst[k.name] = units
 		}
@@ -642,6 +655,9 @@ func TestWeightnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range weightnormKernels {
 			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, weightnormWorst[k.name], weightnormTolerance)
+			if u, ok := weightnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range weightnormKernels {
