@@ -10,6 +10,7 @@ package gen
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/normgen/normgen/gen/algo"
@@ -64,6 +65,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		if err != nil {
 			return nil, f.Errorf(sk.Pos, "kernel %s: %v", sk.Name, err)
 		}
+		isas = slices.DeleteFunc(isas, func(i target.ISA) bool { return !i.Lowers(plan.Kernel) })
 		p.Kernels = append(p.Kernels, gopkg.Kernel{Plan: plan, IR: plan.Kernel, Spec: sk, Sizes: plan.Sizes, ISAs: isas, Columns: plan.Columns})
 	}
 
@@ -82,6 +84,12 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		{base + ".go", func() ([]byte, error) { return gopkg.APIFile(p) }},
 		{base + "_generic.go", func() ([]byte, error) { return gopkg.GenericFile(p) }},
 		{base + "_purego.go", func() ([]byte, error) { return gopkg.OtherFile(p) }},
+	}
+	if len(p.Elems()) > 0 {
+		steps = append(steps, step{base + "_half.go", func() ([]byte, error) { return gopkg.HalfFile(p) }})
+		if p.HasRows() {
+			steps = append(steps, step{base + "_half_test.go", func() ([]byte, error) { return gopkg.HalfTestFile(p) }})
+		}
 	}
 	if p.HasRows() {
 		steps = append(steps,

@@ -47,11 +47,17 @@ var allowedTarget = strings.Join(Targets, ", ")
 // Key lists, in the order REFERENCE.md and the messages give them.
 var (
 	fileKeys     = []string{"version", "package", "kernels"}
-	kernelKeys   = []string{"name", "doc", "axis", "groups", "group_size", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "backward", "running", "hidden", "targets"}
+	kernelKeys   = []string{"name", "doc", "axis", "groups", "group_size", "mean", "statistic", "epsilon", "scale", "scale_offset", "shift", "affine_per", "residual", "save_stats", "backward", "running", "hidden", "storage", "targets"}
 	runningKeys  = []string{"momentum", "convention"}
 	residualKeys = []string{"alpha", "deepnorm", "store_sum"}
 	deepnormKeys = []string{"encoder_layers", "decoder_layers", "side"}
 )
+
+// Storages lists the values of a kernel's storage, in REFERENCE.md's order.
+var Storages = []string{"f32", "bf16", "f16"}
+
+// storagesAllowed words Storages for messages.
+const storagesAllowed = "f32 (float32), bf16 (bfloat16 bits in uint16) or f16 (IEEE binary16 bits in uint16)"
 
 // Axes lists the values of a kernel's axis, in REFERENCE.md's order.
 var Axes = []string{"last", "channels", "batch", "groups"}
@@ -609,6 +615,11 @@ func (d *decoder) kernel(n *yaml.Node, i int) *kernel {
 			if e == nil && !contains(Axes, k.Axis) {
 				e = d.errf(v, "axis %s is not supported%s; allowed: %s", lit(k.Axis), suggest(k.Axis, Axes), axesAllowed)
 			}
+		case "storage":
+			k.Storage, e = d.str(v, "storage", storagesAllowed)
+			if e == nil && !contains(Storages, k.Storage) {
+				e = d.errf(v, "storage %s is not supported%s; allowed: %s", lit(k.Storage), suggest(k.Storage, Storages), storagesAllowed)
+			}
 		case "groups":
 			k.Groups, e = d.integer(v, "groups", 1, MaxHidden)
 		case "group_size":
@@ -759,6 +770,9 @@ func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
 	}
 	if v, ok := fs.vals["running"]; ok && k.Axis != "batch" {
 		return d.errf(v, "running statistics with %s; allowed: running only with axis: batch (BatchNorm in training)", where())
+	}
+	if v, ok := fs.vals["storage"]; ok && k.Storage != "f32" && k.Axis != "last" {
+		return d.errf(v, "storage: %s is not supported yet with axis: %s; allowed: storage: f32, or storage: %s with axis: last", k.Storage, k.Axis, k.Storage)
 	}
 	if k.Axis == "last" {
 		return nil

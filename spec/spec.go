@@ -80,6 +80,12 @@ type Kernel struct {
 
 	// Hidden lists the fixed row lengths that get specialised entry points.
 	Hidden []int
+	// Storage is how the row arrays (x, f, dst, sum) hold their values:
+	// "f32" (float32, the default; "" means the same), "bf16" or "f16"
+	// (the bits in a uint16). Parameters and statistics stay float32, and
+	// the arithmetic is float32 either way. Only with axis "last".
+	Storage string
+
 	// Targets lists the instruction sets to generate (default: all).
 	Targets []string
 

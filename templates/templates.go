@@ -29,6 +29,9 @@ var tensorKit []byte
 //go:embed testkit/backward.go
 var backwardKit []byte
 
+//go:embed testkit/half.go
+var halfKit []byte
+
 // Tests is the template of <pkg>_test.go: the kernels over rows.
 var Tests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "test.go.tmpl")),
@@ -47,6 +50,14 @@ var TensorTests = &Template{
 var BackwardTests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "backward_test.go.tmpl")),
 	kitPath: "templates/testkit/backward.go", kit: backwardKit,
+}
+
+// HalfTests is the template of <pkg>_half_test.go, in packages with
+// half-precision kernels: the conversions' tests and the helper that
+// calls a kernel on float32 test data.
+var HalfTests = &Template{
+	tmpl:    template.Must(template.ParseFS(files, "half_test.go.tmpl")),
+	kitPath: "templates/testkit/half.go", kit: halfKit,
 }
 
 // Template is a generated test file: a text template for what depends on

@@ -105,6 +105,18 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		runVar = b.Array("runVar", ir.RowScalarInOut, "each channel's running variance, updated in place")
 	}
 
+	if k.Storage != "" && k.Storage != "f32" {
+		e, ok := ir.ParseElem(k.Storage)
+		if !ok || layout != ir.Rows {
+			return nil, fmt.Errorf("kernel %s: storage %q has no algorithm in the %v layout", k.Name, k.Storage, layout)
+		}
+		for _, a := range []int{dst, sumOut, x, f} {
+			if a >= 0 {
+				b.SetElem(a, e)
+			}
+		}
+	}
+
 	var alpha ir.S = -1
 	if f >= 0 && k.Residual.Alpha != 1 {
 		alpha = b.Name(b.Const(float32(k.Residual.Alpha)), "alpha")

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -221,15 +222,7 @@ func wrap(text string, width int) string {
 // arrays alone for h < 0), then the float32 arguments (eps) unless
 // noArgs (a tensor entry point puts its sizes before them).
 func entryParams(k *ir.Kernel, h int, noArgs ...bool) []jen.Code {
-	arrays := k.Arrays
-	params := make([]jen.Code, 0, len(arrays)+1)
-	for i, a := range arrays {
-		p := jen.Id(a.Name)
-		if i == len(arrays)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
-	}
+	params := golang.ArrayParams(k.Arrays, nil)
 	if h == 0 {
 		params = append(params, jen.Id("h").Int())
 	}
@@ -321,6 +314,10 @@ func overlapChecks(arrays []ir.Array) []jen.Code {
 				continue
 			}
 			mayBeSame := out.Role == ir.RowOut && other.Role == ir.RowIn
+			if out.Elem.Half() || other.Elem.Half() {
+				body = append(body, halfOverlap(out, other, mayBeSame))
+				continue
+			}
 			body = append(body, jen.Id("checkOverlap").Call(jen.Id("name"),
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(mayBeSame)))
 		}
@@ -419,7 +416,11 @@ func entryDoc(k Kernel, h int) string {
 		default:
 			n = "rows"
 		}
-		fmt.Fprintf(&b, "//   - %s (%s, len %s): %s\n", a.Name, a.Role, n, a.Doc)
+		role := a.Role.String()
+		if a.Elem.Half() {
+			role += ", " + a.Elem.String() + " bits"
+		}
+		fmt.Fprintf(&b, "//   - %s (%s, len %s): %s\n", a.Name, role, n, a.Doc)
 	}
 	if h == 0 {
 		b.WriteString("//   - h (the row length): h = 0 with every slice empty does nothing\n")

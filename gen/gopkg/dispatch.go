@@ -30,6 +30,32 @@ func featureVar(isa target.ISA) jen.Code {
 	return jen.Comment(d.Flag + " reports " + d.FeatureDoc() + ", read once at start-up.").Line().Id(d.Flag).Op("=").Add(expr)
 }
 
+// storageVars declares the variables of isa's storage formats that need
+// features beyond the ISA's (target.Storage.Flag), for the package's
+// kernels that store in them.
+func (p *Package) storageVars(isa target.ISA) []jen.Code {
+	var out []jen.Code
+	seen := map[string]bool{}
+	for _, k := range p.implKernels() {
+		flag := isa.Flag(k.IR)
+		if !contains(k.ISAs, isa) || flag == isa.Desc().Flag || seen[flag] {
+			continue
+		}
+		seen[flag] = true
+		var docs []string
+		expr := jen.Null()
+		for i, f := range isa.Features(k.IR) {
+			if i > 0 {
+				expr.Op("&&")
+			}
+			expr.Qual("golang.org/x/sys/cpu", f.Var).Dot(f.Field)
+			docs = append(docs, f.Doc)
+		}
+		out = append(out, jen.Comment(flag+" reports "+andList(docs)+", read once at start-up.").Line().Id(flag).Op("=").Add(expr))
+	}
+	return out
+}
+
 // checked reports whether the dispatch tests the CPU for isa.
 func checked(isa target.ISA) bool { return len(isa.Desc().Features) > 0 }
 
@@ -57,6 +83,7 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 		if v := featureVar(isa); v != nil {
 			vars = append(vars, v)
 		}
+		vars = append(vars, p.storageVars(isa)...)
 	}
 	if len(vars) > 0 {
 		f.Var().Defs(vars...).Line()
@@ -112,15 +139,24 @@ func OtherFile(p *Package) ([]byte, error) {
 
 // asmParams is the Go parameter list matching target.Func.AsmSignature.
 func asmParams(fn target.Func) jen.Code {
-	names := make([]jen.Code, len(fn.Kernel.Arrays))
-	for i, a := range fn.Kernel.Arrays {
-		names[i] = jen.Id(a.Name)
+	var params []jen.Code
+	arrays := fn.Kernel.Arrays
+	for i, a := range arrays {
+		p := jen.Id(a.Name)
+		switch {
+		case i+1 < len(arrays) && arrays[i+1].Elem.Half() == a.Elem.Half():
+		case a.Elem.Half():
+			p = p.Op("*").Uint16()
+		default:
+			p = p.Op("*").Float32()
+		}
+		params = append(params, p)
 	}
 	ints := []jen.Code{jen.Id("rows")}
 	for _, a := range target.ShapeArgs(fn.Kernel.Layout, fn.H) {
 		ints = append(ints, jen.Id(a))
 	}
-	params := []jen.Code{jen.List(names...).Op("*").Float32(), jen.List(ints...).Int()}
+	params = append(params, jen.List(ints...).Int())
 	if args := argIds(fn.Kernel); len(args) > 0 {
 		params = append(params, jen.List(args...).Float32())
 	}
@@ -229,7 +265,7 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 		var cases []jen.Code
 		for _, isa := range isas {
 			if checked(isa) {
-				cases = append(cases, jen.Case(jen.Id(isa.Desc().Flag)).Block(runCall(isa)))
+				cases = append(cases, jen.Case(jen.Id(isa.Flag(k.IR))).Block(runCall(isa)))
 			} else {
 				cases = append(cases, jen.Default().Block(runCall(isa)))
 			}
@@ -306,12 +342,8 @@ func rowOffset(k *ir.Kernel, a, h int, r *jen.Statement) *jen.Statement {
 // the float32 arguments)
 // and the arrays as call arguments.
 func sliceParams(k *ir.Kernel, h int) (params, args []jen.Code) {
-	for i, a := range k.Arrays {
-		p := jen.Id(a.Name)
-		if i == len(k.Arrays)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
+	params = golang.ArrayParams(k.Arrays, nil)
+	for _, a := range k.Arrays {
 		args = append(args, jen.Id(a.Name))
 	}
 	ints := append([]jen.Code{jen.Id("rows")}, shapeArgs(k, h)...)
@@ -338,7 +370,7 @@ func isaOfFunc(p *Package, isas func(Kernel) []target.ISA) jen.Code {
 		for _, isa := range isas(k) {
 			ret := jen.Return(jen.Lit(isa.Name()))
 			if checked(isa) {
-				inner = append(inner, jen.If(jen.Id(isa.Desc().Flag)).Block(ret))
+				inner = append(inner, jen.If(jen.Id(isa.Flag(k.IR))).Block(ret))
 			} else {
 				inner = append(inner, ret)
 			}

@@ -25,7 +25,8 @@ func TestFile(p *Package) ([]byte, error) {
 		Role int
 	}
 	type kernel struct {
-		Name, GoName, Args           string
+		Name, GoName, Args, Storage  string
+		Pre, Post                    string // around a call with half storage: halfCall's
 		Mean, Scale, Shift, Residual bool
 		L2, AffinePerRow, NoStat     bool
 		Eps, ScaleOffset, Alpha      string
@@ -73,9 +74,14 @@ func TestFile(p *Package) ([]byte, error) {
 		var args []string
 		for i, a := range k.IR.Arrays {
 			tk.Arrays = append(tk.Arrays, array{a.Name, int(a.Role)})
-			args = append(args, fmt.Sprintf("a[%d]", i))
+			args = append(args, fmt.Sprintf("%s[%d]", halfArg(a), i))
 		}
 		tk.Args = strings.Join(args, ", ")
+		tk.Storage = target.KernelElem(k.IR).String()
+		if target.KernelElem(k.IR).Half() {
+			tk.Pre = fmt.Sprintf("halfCall(%q, %s, a, func(u [][]uint16) { ", tk.Storage, halfMask(k.IR))
+			tk.Post = " })"
+		}
 		data.Kernels = append(data.Kernels, tk)
 	}
 	var buf bytes.Buffer
@@ -227,8 +233,8 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				isa := fn.ISA
 				name := fn.Label()
 				args := []jen.Code{jen.Id(fn.Name())}
-				for i := range k.IR.Arrays {
-					args = append(args, jen.Id("a").Index(jen.Lit(i)))
+				for i, a := range k.IR.Arrays {
+					args = append(args, jen.Id(halfArg(a)).Index(jen.Lit(i)))
 				}
 				args = append(args, jen.Id("rows"))
 				if h == 0 {
@@ -237,11 +243,15 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				if len(k.IR.Args) > 0 {
 					args = append(args, jen.Id("eps"))
 				}
+				call := jen.Id(runName(k, h)).Call(args...)
+				if e := target.KernelElem(k.IR); e.Half() {
+					call = jen.Id("halfCall").Call(jen.Lit(e.String()), jen.Op(halfMask(k.IR)), jen.Id("a"),
+						jen.Func().Params(jen.Id("u").Index().Index().Uint16()).Block(call))
+				}
 				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
 					jen.Id("name"): jen.Lit(name),
 					jen.Id("asm"):  jen.True(),
-					jen.Id("run"): jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(
-						jen.Id(runName(k, h)).Call(args...)),
+					jen.Id("run"):  jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(call),
 				}))
 				if checked(isa) {
 					body = append(body, jen.If(jen.Id(isa.Desc().Flag)).Block(add))

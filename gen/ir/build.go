@@ -21,6 +21,9 @@ func (b *Builder) Array(name string, role Role, doc string) int {
 	return len(b.k.Arrays) - 1
 }
 
+// SetElem sets the storage format of a row array (F32 unless set).
+func (b *Builder) SetElem(array int, e Elem) { b.k.Arrays[array].Elem = e }
+
 // NewAcc allocates an accumulator.
 func (b *Builder) NewAcc() int {
 	b.k.NumAccs++
@@ -163,6 +166,14 @@ func Check(k *Kernel) error {
 			}
 		}
 		return false
+	}
+	for i, a := range k.Arrays {
+		if a.Elem < F32 || a.Elem > F16 {
+			return fail("array %s: unknown storage %v", a.Name, a.Elem)
+		}
+		if a.Elem != F32 && (a.Role != RowIn && a.Role != RowOut || k.Layout != Rows) {
+			return fail("array %d (%s): %v storage, allowed only for row arrays of the rows layout", i, a.Name, a.Elem)
+		}
 	}
 	for si, st := range k.Body {
 		switch st := st.(type) {

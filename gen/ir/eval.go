@@ -8,7 +8,8 @@ import "math"
 // formulas in float64, independently of this package.
 //
 // arrays[i] is the slice for k.Arrays[i]: rows*h values for row arrays, h
-// for parameters, rows for per-row scalars. It returns the number of rows
+// for parameters, rows for per-row scalars; a half-storage array holds
+// the values its format represents, and stores round to it. It returns the number of rows
 // completed: rows, or the index of the first row a guard abandoned.
 func Eval(k *Kernel, h, rows int, arrays [][]float32, args ...float32) int {
 	return EvalShape(k, Shape{H: h}, rows, arrays, args...)
@@ -103,7 +104,7 @@ func EvalShape(k *Kernel, shape Shape, rows int, arrays [][]float32, args ...flo
 						case VFMA:
 							vals[oi] = float32(math.FMA(float64(arg(0)), float64(arg(1)), float64(arg(2))))
 						case VStore:
-							*at(op.Array, i) = arg(0)
+							*at(op.Array, i) = k.Arrays[op.Array].Elem.Round(arg(0))
 						case VAcc:
 							accs[op.Acc].Add(arg(0))
 						case VAccMul:

@@ -139,6 +139,9 @@ type Array struct {
 	Name string // Go parameter name, e.g. "dst", "x", "gamma"
 	Role Role
 	Doc  string // one line for the generated documentation
+	// Elem is the storage format of a row array (RowIn, RowOut); other
+	// roles are always F32.
+	Elem Elem
 }
 
 // Arg is one float32 scalar argument of a kernel, the same for every row.

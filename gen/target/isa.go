@@ -46,11 +46,27 @@ type Desc struct {
 	// the Features check ("" without Features).
 	Flag string
 
+	// Storages are the half-precision storage formats (ir.Elem) the
+	// ISA's lowering converts, each with the CPU features its conversions
+	// need beyond Features. A kernel storing in a format not listed is not
+	// lowered to the ISA: its calls take the next ISA the CPU has, or
+	// pure Go.
+	Storages []Storage
+
 	// Streaming: the ISA has NT (streaming-store) variants of ir.Rows
 	// kernels whose rows all start at the same alignment as the first,
 	// i.e. whose row length is a multiple of Lanes (checked at run time
 	// when it is chosen then).
 	Streaming bool
+}
+
+// Storage is one half-precision format an ISA converts.
+type Storage struct {
+	Elem ir.Elem
+	// Features the conversions need beyond the ISA's own (AVX2's f16
+	// conversions are F16C's); the dispatch checks them too, in Flag.
+	Features []Feature
+	Flag     string // the generated variable of the ISA's and these features ("" without)
 }
 
 var x86 = func(field, doc string) Feature { return Feature{"X86", field, doc} }
@@ -65,14 +81,22 @@ var table = [...]Desc{
 		// mask instructions beyond AVX512F: the whole server subset.
 		Features: []Feature{x86("HasAVX512F", "AVX512F"), x86("HasAVX512VL", "AVX512VL"),
 			x86("HasAVX512DQ", "AVX512DQ"), x86("HasAVX512BW", "AVX512BW")},
-		Flag:      "hasAVX512",
+		Flag: "hasAVX512",
+		// VCVTPH2PS/VCVTPS2PH are AVX512F; bf16 is integer shifts.
+		Storages:  []Storage{{Elem: ir.BF16}, {Elem: ir.F16}},
 		Streaming: true,
 	},
 	AVX2: {
 		Name: "avx2", Prefix: "avx2", Title: "AVX2+FMA", GOARCH: "amd64",
 		Lanes: 8, VectorBytes: 32, VectorRegs: 16,
-		Features:  []Feature{x86("HasAVX2", "AVX2"), x86("HasFMA", "FMA")},
-		Flag:      "hasAVX2",
+		Features: []Feature{x86("HasAVX2", "AVX2"), x86("HasFMA", "FMA")},
+		Flag:     "hasAVX2",
+		// bf16 is integer shifts. f16 needs F16C, which the pinned
+		// golang.org/x/sys/cpu cannot report (HasF16C came with a release
+		// that needs a newer Go): with it, {Elem: ir.F16, Features:
+		// []Feature{x86("HasF16C", "F16C")}, Flag: "hasAVX2F16C"}. Until
+		// then f16 kernels run AVX-512 or pure Go.
+		Storages:  []Storage{{Elem: ir.BF16}},
 		Streaming: true,
 	},
 	NEON: {
@@ -165,6 +189,54 @@ func Assemblies(names []string) ([]ISA, error) {
 		}
 	}
 	return out, nil
+}
+
+// KernelElem is the storage of k's row arrays: F32, or the one half
+// format they share.
+func KernelElem(k *ir.Kernel) ir.Elem {
+	for _, a := range k.Arrays {
+		if a.Elem != ir.F32 {
+			return a.Elem
+		}
+	}
+	return ir.F32
+}
+
+// Storage is the ISA's entry for format e, and whether it converts e
+// (every ISA holds float32).
+func (i ISA) Storage(e ir.Elem) (Storage, bool) {
+	if e == ir.F32 {
+		return Storage{Elem: e}, true
+	}
+	for _, s := range table[i].Storages {
+		if s.Elem == e {
+			return s, true
+		}
+	}
+	return Storage{}, false
+}
+
+// Lowers reports whether the ISA can implement kernel k (its storage).
+func (i ISA) Lowers(k *ir.Kernel) bool {
+	_, ok := i.Storage(KernelElem(k))
+	return ok || !i.Assembly()
+}
+
+// Flag is the generated variable the dispatch tests before running
+// kernel k on the ISA: the ISA's, or that of the ISA with the features
+// of k's storage ("" for a baseline ISA).
+func (i ISA) Flag(k *ir.Kernel) string {
+	if s, _ := i.Storage(KernelElem(k)); s.Flag != "" {
+		return s.Flag
+	}
+	return table[i].Flag
+}
+
+// Features lists what the dispatch checks for kernel k on the ISA: the
+// ISA's features and those of k's storage.
+func (i ISA) Features(k *ir.Kernel) []Feature {
+	s, _ := i.Storage(KernelElem(k))
+	return append(append([]Feature(nil), table[i].Features...), s.Features...)
 }
 
 // NonTemporal reports whether the ISA has NT variants of kernels of layout

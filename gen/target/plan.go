@@ -22,11 +22,13 @@ func Plan(k *ir.Kernel, sizes []int, isas []ISA) []Entry {
 	for _, h := range append(append([]int(nil), sizes...), 0) {
 		e := Entry{Kernel: k, H: h}
 		for _, isa := range isas {
-			if !isa.Assembly() {
+			if !isa.Assembly() || !isa.Lowers(k) {
 				continue
 			}
 			e.Funcs = append(e.Funcs, Func{Kernel: k, H: h, ISA: isa})
-			if isa.NonTemporal(k.Layout, h) {
+			// Half storage has no streaming variants (yet): its outputs
+			// are half the bytes, and the shifted sweep's edges are float32.
+			if isa.NonTemporal(k.Layout, h) && KernelElem(k) == ir.F32 {
 				e.Funcs = append(e.Funcs, Func{Kernel: k, H: h, ISA: isa, NT: true})
 			}
 		}

@@ -67,7 +67,7 @@ func SizeSuffix(h int) string {
 }
 
 // AsmSignature is the Go signature of an assembly implementation: one
-// *float32 per array (the first element; never nil: the wrapper returns
+// *float32 (*uint16 for half storage) per array (the first element; never nil: the wrapper returns
 // before calling when there are no rows), then rows, then the shape of the
 // call (ir.Shape) as its layout needs it:
 //
@@ -84,11 +84,20 @@ func SizeSuffix(h int) string {
 // caller (a Columns lowering may leave a tail narrower than a vector): the
 // caller computes row k in pure Go and calls again for the rows after it.
 func (f Func) AsmSignature() string {
-	names := make([]string, len(f.Kernel.Arrays))
-	for i, a := range f.Kernel.Arrays {
-		names[i] = a.Name
+	sig := "func("
+	arrays := f.Kernel.Arrays
+	for i, a := range arrays {
+		sig += a.Name
+		switch {
+		case i+1 < len(arrays) && arrays[i+1].Elem.Half() == a.Elem.Half():
+			sig += ", " // grouped with the next, as gofmt writes it
+		case a.Elem.Half():
+			sig += " *uint16, "
+		default:
+			sig += " *float32, "
+		}
 	}
-	sig := "func(" + strings.Join(names, ", ") + " *float32, rows int"
+	sig += "rows int"
 	if shape := ShapeArgs(f.Kernel.Layout, f.H); len(shape) > 0 {
 		sig += ", " + strings.Join(shape, ", ") + " int"
 	}

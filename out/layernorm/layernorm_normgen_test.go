@@ -43,7 +43,7 @@ var layernormKernels = func() []*layernormKernel {
 		name: "LayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma", "beta"},
 		roles:  []int{1, 0, 2, 2},
@@ -84,7 +84,7 @@ var layernormKernels = func() []*layernormKernel {
 		name: "AddLayerNorm", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: true, alpha: 1,
+		residual: true, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "sum", "x", "f", "gamma", "beta"},
 		roles:  []int{1, 1, 0, 0, 2, 2},
@@ -119,7 +119,7 @@ var layernormKernels = func() []*layernormKernel {
 		name: "LayerNormStats", mean: true, eps: 1e-05,
 		scale: true, scaleOffset: 0, shift: true,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "mean", "rstd", "x", "gamma", "beta"},
 		roles:  []int{1, 4, 4, 0, 2, 2},
@@ -298,6 +298,7 @@ type layernormKernel struct {
 	noStat       bool // no normalization: the affine alone
 	residual     bool
 	alpha        float64
+	storage      string   // the row arrays' format: "f32", or "bf16" or "f16" (the entry points take uint16 bits)
 	isas         []string // instruction sets generated for it
 	arrays       []string
 	roles        []int
@@ -456,8 +457,120 @@ func (k *layernormKernel) gain(gamma []float32, row, i int) float64 {
 const layernormEpsilon32 = 1.0 / (1 << 24)
 
 // bound is the contract's allowed error for output element i of a row.
+// With half storage it is widened by exactly one rounding of the output
+// to the format: u*(|y64| + the float32 bound), u its unit roundoff, plus
+// half its least subnormal.
 func (k *layernormKernel) bound(ref layernormReference, gamma []float32, row, i, h int) float64 {
-	return layernormTolerance * layernormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	b := layernormTolerance * layernormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	if f, ok := layernormHalfFormats[k.storage]; ok {
+		b += f.unit()*(math.Abs(ref.y[row*h+i])+b) + f.leastSubnormal()/2
+	}
+	return b
+}
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type layernormHalfFormat struct{ expBits, manBits int }
+
+var layernormHalfFormats = map[string]layernormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f layernormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f layernormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f layernormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f layernormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f layernormHalfFormat) decode(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f layernormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f layernormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var layernormWorstUlps = map[string]float64{}
+
+// toStorage is v as the kernel stores it: rounded once to its format.
+func (k *layernormKernel) toStorage(v float32) float32 {
+	if f, ok := layernormHalfFormats[k.storage]; ok {
+		return float32(f.decode(f.encode(float64(v))))
+	}
+	return v
+}
+
+// quantize rounds the row inputs to the storage format, so that the
+// oracle sees the values the kernels read.
+func (k *layernormKernel) quantize(c *layernormArgs) {
+	if _, ok := layernormHalfFormats[k.storage]; !ok {
+		return
+	}
+	for i, role := range k.roles {
+		if role == layernormRoleRowIn {
+			for j, v := range c.a[i] {
+				c.a[i][j] = k.toStorage(v)
+			}
+		}
+	}
 }
 
 // args holds one call's arrays, each placed at an offset inside a larger
@@ -545,6 +658,38 @@ var layernormFamilies = []layernormFamily{
 	{name: "zero", constant: true, value: func(*rand.Rand, int) float32 { return 0 }},
 }
 
+// halfFamilies are the adversarial inputs of half storage: magnitudes
+// around f16's largest finite value (65504; from 65520 on they are Inf),
+// f16's subnormals (below 2^-14) and bf16's (below 2^-126), and rows
+// sprinkled with NaN and infinities.
+var layernormHalfFamilies = []layernormFamily{
+	{name: "beyond65504", value: func(rng *rand.Rand, _ int) float32 {
+		return float32((6e4 + 1e4*rng.Float64()) * float64(1-2*rng.IntN(2)))
+	}},
+	{name: "f16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-6 * rng.NormFloat64()) }},
+	{name: "bf16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-39 * rng.NormFloat64()) }},
+	{name: "nan-inf", value: func(rng *rand.Rand, _ int) float32 {
+		switch rng.IntN(64) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1))
+		case 2:
+			return float32(math.Inf(-1))
+		}
+		return float32(rng.NormFloat64())
+	}},
+}
+
+// families lists the input families of the kernel: every kernel's, and
+// with half storage the halfFamilies.
+func (k *layernormKernel) families() []layernormFamily {
+	if k.storage == "f32" || k.storage == "" {
+		return layernormFamilies
+	}
+	return append(append([]layernormFamily(nil), layernormFamilies...), layernormHalfFamilies...)
+}
+
 // fill sets the inputs: x from the family, f (residual) from the family
 // scaled down for rows that are not constant, parameters around 1 and 0.
 func (k *layernormKernel) fill(c *layernormArgs, fam layernormFamily, rows, h int, rng *rand.Rand) {
@@ -572,6 +717,7 @@ func (k *layernormKernel) fill(c *layernormArgs, fam layernormFamily, rows, h in
 			}
 		}
 	}
+	k.quantize(c)
 }
 
 func (k *layernormKernel) get(c *layernormArgs, name string) []float32 {
@@ -597,7 +743,7 @@ func (k *layernormKernel) verify(got, in *layernormArgs, ref layernormReference,
 			// that with eps = 0 it is 0/0, NaN, as in PyTorch.
 			want := float32(0)
 			if k.shift {
-				want = float32(k.shiftAt(beta, row, i))
+				want = k.toStorage(float32(k.shiftAt(beta, row, i)))
 			}
 			if k.eps == 0 {
 				want = float32(math.NaN())
@@ -613,11 +759,19 @@ func (k *layernormKernel) verify(got, in *layernormArgs, ref layernormReference,
 			}
 			continue
 		}
+		if f, ok := layernormHalfFormats[k.storage]; ok && math.IsInf(float64(v), 0) &&
+			math.Abs(ref.y[j])+k.bound(ref, gamma, row, i, h) >= f.largest() && (v > 0) == (ref.y[j] > 0) {
+			continue // beyond the format's range: rounds to Inf
+		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := layernormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > layernormWorstUlps[k.name] {
+			layernormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * layernormTolerance; units > layernormWorst[k.name] {
 			layernormWorst[k.name] = units
 		}
-		if !(d <= k.bound(ref, gamma, row, i, h)) {
+		if !(d <= k.bound(ref, gamma, row, i, h)) && d != 0 { // d = 0: exact, even where an Inf leaves no bound
+
 			return fmt.Errorf("dst[%d] (row %d) = %v, oracle %v: error %.3g > bound %.3g", j, row, v, ref.y[j], d, k.bound(ref, gamma, row, i, h))
 		}
 	}
@@ -633,6 +787,7 @@ func (k *layernormKernel) verify(got, in *layernormArgs, ref layernormReference,
 			}
 			twice += f[j]
 			once := float32(float64(float32(k.alpha))*float64(x[j]) + float64(f[j]))
+			twice, once = k.toStorage(twice), k.toStorage(once)
 			if math.Float32bits(v) != math.Float32bits(twice) && math.Float32bits(v) != math.Float32bits(once) {
 				return fmt.Errorf("sum[%d] = %v, want exactly %v (or %v)", j, v, twice, once)
 			}
@@ -701,6 +856,9 @@ func TestLayernormEquivalence(t *testing.T) {
 			if !k.runtimeEps || k == layernormKernelNamed(k.name) {
 				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
 			}
+			if u, ok := layernormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range layernormKernels {
@@ -713,8 +871,8 @@ func TestLayernormEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 3}
 			}
-			for fi, fam := range layernormFamilies {
-				if testing.Short() && !layernormShortFamilies[fam.name] {
+			for fi, fam := range k.families() {
+				if testing.Short() && !layernormShortFamilies[fam.name] && fi < len(layernormFamilies) {
 					continue
 				}
 				for _, rows := range rowCounts {
@@ -843,6 +1001,7 @@ func TestLayernormLongRows(t *testing.T) {
 						}
 					}
 				}
+				k.quantize(in)
 				ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 				for _, im := range k.impls(h, tc.anySize) {
 					got := in.clone()
@@ -911,7 +1070,7 @@ func TestLayernormNonFinite(t *testing.T) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want NaN", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							default:
-								if v != 0 && !(k.shift && y[j] == float32(k.shiftAt(k.shiftOf(in), row, i))) {
+								if v != 0 && !(k.shift && y[j] == k.toStorage(float32(k.shiftAt(k.shiftOf(in), row, i)))) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want zero (times the scale, plus any shift)", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							}
@@ -1056,8 +1215,8 @@ func TestLayernormOverlap(t *testing.T) {
 			}
 		}
 		for i, role := range k.roles {
-			if role != layernormRoleParam {
-				continue
+			if role != layernormRoleParam || k.storage != "f32" {
+				continue // a float32 parameter cannot lie inside uint16 rows without unsafe
 			}
 			c := k.newArgs(rows, h, rng)
 			k.fill(c, layernormFamilies[0], rows, h, rng)
@@ -1140,6 +1299,7 @@ func layernormFuzzKernel(f *testing.F, name string, h int) {
 				}
 			}
 		}
+		k.quantize(in)
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)

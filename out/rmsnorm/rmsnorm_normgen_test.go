@@ -43,7 +43,7 @@ var rmsnormKernels = func() []*rmsnormKernel {
 		name: "RMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 0, shift: false,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma"},
 		roles:  []int{1, 0, 2},
@@ -84,7 +84,7 @@ var rmsnormKernels = func() []*rmsnormKernel {
 		name: "GemmaRMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 1, shift: false,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gamma"},
 		roles:  []int{1, 0, 2},
@@ -117,7 +117,7 @@ var rmsnormKernels = func() []*rmsnormKernel {
 		name: "AddRMSNorm", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 0, shift: false,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: true, alpha: 1,
+		residual: true, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "sum", "x", "f", "gamma"},
 		roles:  []int{1, 1, 0, 0, 2},
@@ -150,7 +150,7 @@ var rmsnormKernels = func() []*rmsnormKernel {
 		name: "RMSNormStats", mean: false, eps: 1e-06,
 		scale: true, scaleOffset: 0, shift: false,
 		l2: false, affinePerRow: false, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "rstd", "x", "gamma"},
 		roles:  []int{1, 4, 0, 2},
@@ -180,7 +180,7 @@ var rmsnormKernels = func() []*rmsnormKernel {
 			name: "RMSNormEps", mean: false, eps: float64(eps), runtimeEps: true,
 			scale: true, scaleOffset: 0, shift: false,
 			l2: false, affinePerRow: false, noStat: false,
-			residual: false, alpha: 1,
+			residual: false, alpha: 1, storage: "f32",
 			isas:   []string{"avx512", "avx2", "neon", "purego"},
 			arrays: []string{"dst", "x", "gamma"},
 			roles:  []int{1, 0, 2},
@@ -386,6 +386,7 @@ type rmsnormKernel struct {
 	noStat       bool // no normalization: the affine alone
 	residual     bool
 	alpha        float64
+	storage      string   // the row arrays' format: "f32", or "bf16" or "f16" (the entry points take uint16 bits)
 	isas         []string // instruction sets generated for it
 	arrays       []string
 	roles        []int
@@ -544,8 +545,120 @@ func (k *rmsnormKernel) gain(gamma []float32, row, i int) float64 {
 const rmsnormEpsilon32 = 1.0 / (1 << 24)
 
 // bound is the contract's allowed error for output element i of a row.
+// With half storage it is widened by exactly one rounding of the output
+// to the format: u*(|y64| + the float32 bound), u its unit roundoff, plus
+// half its least subnormal.
 func (k *rmsnormKernel) bound(ref rmsnormReference, gamma []float32, row, i, h int) float64 {
-	return rmsnormTolerance * rmsnormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	b := rmsnormTolerance * rmsnormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	if f, ok := rmsnormHalfFormats[k.storage]; ok {
+		b += f.unit()*(math.Abs(ref.y[row*h+i])+b) + f.leastSubnormal()/2
+	}
+	return b
+}
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type rmsnormHalfFormat struct{ expBits, manBits int }
+
+var rmsnormHalfFormats = map[string]rmsnormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f rmsnormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f rmsnormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f rmsnormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f rmsnormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f rmsnormHalfFormat) decode(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f rmsnormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f rmsnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var rmsnormWorstUlps = map[string]float64{}
+
+// toStorage is v as the kernel stores it: rounded once to its format.
+func (k *rmsnormKernel) toStorage(v float32) float32 {
+	if f, ok := rmsnormHalfFormats[k.storage]; ok {
+		return float32(f.decode(f.encode(float64(v))))
+	}
+	return v
+}
+
+// quantize rounds the row inputs to the storage format, so that the
+// oracle sees the values the kernels read.
+func (k *rmsnormKernel) quantize(c *rmsnormArgs) {
+	if _, ok := rmsnormHalfFormats[k.storage]; !ok {
+		return
+	}
+	for i, role := range k.roles {
+		if role == rmsnormRoleRowIn {
+			for j, v := range c.a[i] {
+				c.a[i][j] = k.toStorage(v)
+			}
+		}
+	}
 }
 
 // args holds one call's arrays, each placed at an offset inside a larger
@@ -633,6 +746,38 @@ var rmsnormFamilies = []rmsnormFamily{
 	{name: "zero", constant: true, value: func(*rand.Rand, int) float32 { return 0 }},
 }
 
+// halfFamilies are the adversarial inputs of half storage: magnitudes
+// around f16's largest finite value (65504; from 65520 on they are Inf),
+// f16's subnormals (below 2^-14) and bf16's (below 2^-126), and rows
+// sprinkled with NaN and infinities.
+var rmsnormHalfFamilies = []rmsnormFamily{
+	{name: "beyond65504", value: func(rng *rand.Rand, _ int) float32 {
+		return float32((6e4 + 1e4*rng.Float64()) * float64(1-2*rng.IntN(2)))
+	}},
+	{name: "f16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-6 * rng.NormFloat64()) }},
+	{name: "bf16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-39 * rng.NormFloat64()) }},
+	{name: "nan-inf", value: func(rng *rand.Rand, _ int) float32 {
+		switch rng.IntN(64) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1))
+		case 2:
+			return float32(math.Inf(-1))
+		}
+		return float32(rng.NormFloat64())
+	}},
+}
+
+// families lists the input families of the kernel: every kernel's, and
+// with half storage the halfFamilies.
+func (k *rmsnormKernel) families() []rmsnormFamily {
+	if k.storage == "f32" || k.storage == "" {
+		return rmsnormFamilies
+	}
+	return append(append([]rmsnormFamily(nil), rmsnormFamilies...), rmsnormHalfFamilies...)
+}
+
 // fill sets the inputs: x from the family, f (residual) from the family
 // scaled down for rows that are not constant, parameters around 1 and 0.
 func (k *rmsnormKernel) fill(c *rmsnormArgs, fam rmsnormFamily, rows, h int, rng *rand.Rand) {
@@ -660,6 +805,7 @@ func (k *rmsnormKernel) fill(c *rmsnormArgs, fam rmsnormFamily, rows, h int, rng
 			}
 		}
 	}
+	k.quantize(c)
 }
 
 func (k *rmsnormKernel) get(c *rmsnormArgs, name string) []float32 {
@@ -685,7 +831,7 @@ func (k *rmsnormKernel) verify(got, in *rmsnormArgs, ref rmsnormReference, fam r
 			// that with eps = 0 it is 0/0, NaN, as in PyTorch.
 			want := float32(0)
 			if k.shift {
-				want = float32(k.shiftAt(beta, row, i))
+				want = k.toStorage(float32(k.shiftAt(beta, row, i)))
 			}
 			if k.eps == 0 {
 				want = float32(math.NaN())
@@ -701,11 +847,19 @@ func (k *rmsnormKernel) verify(got, in *rmsnormArgs, ref rmsnormReference, fam r
 			}
 			continue
 		}
+		if f, ok := rmsnormHalfFormats[k.storage]; ok && math.IsInf(float64(v), 0) &&
+			math.Abs(ref.y[j])+k.bound(ref, gamma, row, i, h) >= f.largest() && (v > 0) == (ref.y[j] > 0) {
+			continue // beyond the format's range: rounds to Inf
+		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := rmsnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > rmsnormWorstUlps[k.name] {
+			rmsnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * rmsnormTolerance; units > rmsnormWorst[k.name] {
 			rmsnormWorst[k.name] = units
 		}
-		if !(d <= k.bound(ref, gamma, row, i, h)) {
+		if !(d <= k.bound(ref, gamma, row, i, h)) && d != 0 { // d = 0: exact, even where an Inf leaves no bound
+
 			return fmt.Errorf("dst[%d] (row %d) = %v, oracle %v: error %.3g > bound %.3g", j, row, v, ref.y[j], d, k.bound(ref, gamma, row, i, h))
 		}
 	}
@@ -721,6 +875,7 @@ func (k *rmsnormKernel) verify(got, in *rmsnormArgs, ref rmsnormReference, fam r
 			}
 			twice += f[j]
 			once := float32(float64(float32(k.alpha))*float64(x[j]) + float64(f[j]))
+			twice, once = k.toStorage(twice), k.toStorage(once)
 			if math.Float32bits(v) != math.Float32bits(twice) && math.Float32bits(v) != math.Float32bits(once) {
 				return fmt.Errorf("sum[%d] = %v, want exactly %v (or %v)", j, v, twice, once)
 			}
@@ -789,6 +944,9 @@ func TestRmsnormEquivalence(t *testing.T) {
 			if !k.runtimeEps || k == rmsnormKernelNamed(k.name) {
 				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, rmsnormWorst[k.name], rmsnormTolerance)
 			}
+			if u, ok := rmsnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range rmsnormKernels {
@@ -801,8 +959,8 @@ func TestRmsnormEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 3}
 			}
-			for fi, fam := range rmsnormFamilies {
-				if testing.Short() && !rmsnormShortFamilies[fam.name] {
+			for fi, fam := range k.families() {
+				if testing.Short() && !rmsnormShortFamilies[fam.name] && fi < len(rmsnormFamilies) {
 					continue
 				}
 				for _, rows := range rowCounts {
@@ -931,6 +1089,7 @@ func TestRmsnormLongRows(t *testing.T) {
 						}
 					}
 				}
+				k.quantize(in)
 				ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 				for _, im := range k.impls(h, tc.anySize) {
 					got := in.clone()
@@ -999,7 +1158,7 @@ func TestRmsnormNonFinite(t *testing.T) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want NaN", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							default:
-								if v != 0 && !(k.shift && y[j] == float32(k.shiftAt(k.shiftOf(in), row, i))) {
+								if v != 0 && !(k.shift && y[j] == k.toStorage(float32(k.shiftAt(k.shiftOf(in), row, i)))) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want zero (times the scale, plus any shift)", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							}
@@ -1144,8 +1303,8 @@ func TestRmsnormOverlap(t *testing.T) {
 			}
 		}
 		for i, role := range k.roles {
-			if role != rmsnormRoleParam {
-				continue
+			if role != rmsnormRoleParam || k.storage != "f32" {
+				continue // a float32 parameter cannot lie inside uint16 rows without unsafe
 			}
 			c := k.newArgs(rows, h, rng)
 			k.fill(c, rmsnormFamilies[0], rows, h, rng)
@@ -1228,6 +1387,7 @@ func rmsnormFuzzKernel(f *testing.F, name string, h int) {
 				}
 			}
 		}
+		k.quantize(in)
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)

@@ -43,7 +43,7 @@ var weightnormKernels = func() []*weightnormKernel {
 		name: "WeightNorm", mean: false, eps: 0,
 		scale: true, scaleOffset: 0, shift: false,
 		l2: true, affinePerRow: true, noStat: false,
-		residual: false, alpha: 1,
+		residual: false, alpha: 1, storage: "f32",
 		isas:   []string{"avx512", "avx2", "neon", "purego"},
 		arrays: []string{"dst", "x", "gain"},
 		roles:  []int{1, 0, 3},
@@ -153,6 +153,7 @@ type weightnormKernel struct {
 	noStat       bool // no normalization: the affine alone
 	residual     bool
 	alpha        float64
+	storage      string   // the row arrays' format: "f32", or "bf16" or "f16" (the entry points take uint16 bits)
 	isas         []string // instruction sets generated for it
 	arrays       []string
 	roles        []int
@@ -311,8 +312,120 @@ func (k *weightnormKernel) gain(gamma []float32, row, i int) float64 {
 const weightnormEpsilon32 = 1.0 / (1 << 24)
 
 // bound is the contract's allowed error for output element i of a row.
+// With half storage it is widened by exactly one rounding of the output
+// to the format: u*(|y64| + the float32 bound), u its unit roundoff, plus
+// half its least subnormal.
 func (k *weightnormKernel) bound(ref weightnormReference, gamma []float32, row, i, h int) float64 {
-	return weightnormTolerance * weightnormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	b := weightnormTolerance * weightnormEpsilon32 * (math.Abs(ref.y[row*h+i]) + k.gain(gamma, row, i%h)*(1+ref.scaleOfRow[row]))
+	if f, ok := weightnormHalfFormats[k.storage]; ok {
+		b += f.unit()*(math.Abs(ref.y[row*h+i])+b) + f.leastSubnormal()/2
+	}
+	return b
+}
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type weightnormHalfFormat struct{ expBits, manBits int }
+
+var weightnormHalfFormats = map[string]weightnormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f weightnormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f weightnormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f weightnormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f weightnormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f weightnormHalfFormat) decode(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f weightnormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f weightnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// worstUlps records, per half-storage kernel, the largest error seen in
+// ulps of its format at the oracle's value.
+var weightnormWorstUlps = map[string]float64{}
+
+// toStorage is v as the kernel stores it: rounded once to its format.
+func (k *weightnormKernel) toStorage(v float32) float32 {
+	if f, ok := weightnormHalfFormats[k.storage]; ok {
+		return float32(f.decode(f.encode(float64(v))))
+	}
+	return v
+}
+
+// quantize rounds the row inputs to the storage format, so that the
+// oracle sees the values the kernels read.
+func (k *weightnormKernel) quantize(c *weightnormArgs) {
+	if _, ok := weightnormHalfFormats[k.storage]; !ok {
+		return
+	}
+	for i, role := range k.roles {
+		if role == weightnormRoleRowIn {
+			for j, v := range c.a[i] {
+				c.a[i][j] = k.toStorage(v)
+			}
+		}
+	}
 }
 
 // args holds one call's arrays, each placed at an offset inside a larger
@@ -400,6 +513,38 @@ var weightnormFamilies = []weightnormFamily{
 	{name: "zero", constant: true, value: func(*rand.Rand, int) float32 { return 0 }},
 }
 
+// halfFamilies are the adversarial inputs of half storage: magnitudes
+// around f16's largest finite value (65504; from 65520 on they are Inf),
+// f16's subnormals (below 2^-14) and bf16's (below 2^-126), and rows
+// sprinkled with NaN and infinities.
+var weightnormHalfFamilies = []weightnormFamily{
+	{name: "beyond65504", value: func(rng *rand.Rand, _ int) float32 {
+		return float32((6e4 + 1e4*rng.Float64()) * float64(1-2*rng.IntN(2)))
+	}},
+	{name: "f16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-6 * rng.NormFloat64()) }},
+	{name: "bf16subnormal", value: func(rng *rand.Rand, _ int) float32 { return float32(3e-39 * rng.NormFloat64()) }},
+	{name: "nan-inf", value: func(rng *rand.Rand, _ int) float32 {
+		switch rng.IntN(64) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1))
+		case 2:
+			return float32(math.Inf(-1))
+		}
+		return float32(rng.NormFloat64())
+	}},
+}
+
+// families lists the input families of the kernel: every kernel's, and
+// with half storage the halfFamilies.
+func (k *weightnormKernel) families() []weightnormFamily {
+	if k.storage == "f32" || k.storage == "" {
+		return weightnormFamilies
+	}
+	return append(append([]weightnormFamily(nil), weightnormFamilies...), weightnormHalfFamilies...)
+}
+
 // fill sets the inputs: x from the family, f (residual) from the family
 // scaled down for rows that are not constant, parameters around 1 and 0.
 func (k *weightnormKernel) fill(c *weightnormArgs, fam weightnormFamily, rows, h int, rng *rand.Rand) {
@@ -427,6 +572,7 @@ func (k *weightnormKernel) fill(c *weightnormArgs, fam weightnormFamily, rows, h
 			}
 		}
 	}
+	k.quantize(c)
 }
 
 func (k *weightnormKernel) get(c *weightnormArgs, name string) []float32 {
@@ -452,7 +598,7 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 			// that with eps = 0 it is 0/0, NaN, as in PyTorch.
 			want := float32(0)
 			if k.shift {
-				want = float32(k.shiftAt(beta, row, i))
+				want = k.toStorage(float32(k.shiftAt(beta, row, i)))
 			}
 			if k.eps == 0 {
 				want = float32(math.NaN())
@@ -468,11 +614,19 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 			}
 			continue
 		}
+		if f, ok := weightnormHalfFormats[k.storage]; ok && math.IsInf(float64(v), 0) &&
+			math.Abs(ref.y[j])+k.bound(ref, gamma, row, i, h) >= f.largest() && (v > 0) == (ref.y[j] > 0) {
+			continue // beyond the format's range: rounds to Inf
+		}
 		d := math.Abs(float64(v) - ref.y[j])
+		if f, ok := weightnormHalfFormats[k.storage]; ok && d/f.ulp(ref.y[j]) > weightnormWorstUlps[k.name] {
+			weightnormWorstUlps[k.name] = d / f.ulp(ref.y[j])
+		}
 		if units := d / k.bound(ref, gamma, row, i, h) * weightnormTolerance; units > weightnormWorst[k.name] {
 			weightnormWorst[k.name] = units
 		}
-		if !(d <= k.bound(ref, gamma, row, i, h)) {
+		if !(d <= k.bound(ref, gamma, row, i, h)) && d != 0 { // d = 0: exact, even where an Inf leaves no bound
+
 			return fmt.Errorf("dst[%d] (row %d) = %v, oracle %v: error %.3g > bound %.3g", j, row, v, ref.y[j], d, k.bound(ref, gamma, row, i, h))
 		}
 	}
@@ -488,6 +642,7 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 			}
 			twice += f[j]
 			once := float32(float64(float32(k.alpha))*float64(x[j]) + float64(f[j]))
+			twice, once = k.toStorage(twice), k.toStorage(once)
 			if math.Float32bits(v) != math.Float32bits(twice) && math.Float32bits(v) != math.Float32bits(once) {
 				return fmt.Errorf("sum[%d] = %v, want exactly %v (or %v)", j, v, twice, once)
 			}
@@ -556,6 +711,9 @@ func TestWeightnormEquivalence(t *testing.T) {
 			if !k.runtimeEps || k == weightnormKernelNamed(k.name) {
 				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, weightnormWorst[k.name], weightnormTolerance)
 			}
+			if u, ok := weightnormWorstUlps[k.name]; ok {
+				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
+			}
 		}
 	}()
 	for _, k := range weightnormKernels {
@@ -568,8 +726,8 @@ func TestWeightnormEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 3}
 			}
-			for fi, fam := range weightnormFamilies {
-				if testing.Short() && !weightnormShortFamilies[fam.name] {
+			for fi, fam := range k.families() {
+				if testing.Short() && !weightnormShortFamilies[fam.name] && fi < len(weightnormFamilies) {
 					continue
 				}
 				for _, rows := range rowCounts {
@@ -698,6 +856,7 @@ func TestWeightnormLongRows(t *testing.T) {
 						}
 					}
 				}
+				k.quantize(in)
 				ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 				for _, im := range k.impls(h, tc.anySize) {
 					got := in.clone()
@@ -766,7 +925,7 @@ func TestWeightnormNonFinite(t *testing.T) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want NaN", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							default:
-								if v != 0 && !(k.shift && y[j] == float32(k.shiftAt(k.shiftOf(in), row, i))) {
+								if v != 0 && !(k.shift && y[j] == k.toStorage(float32(k.shiftAt(k.shiftOf(in), row, i)))) {
 									t.Fatalf("%s %s: %v in %s[%d]: dst[%d] = %v, want zero (times the scale, plus any shift)", tc.label, im.name, bad, where, h+pos, j, v)
 								}
 							}
@@ -911,8 +1070,8 @@ func TestWeightnormOverlap(t *testing.T) {
 			}
 		}
 		for i, role := range k.roles {
-			if role != weightnormRoleParam {
-				continue
+			if role != weightnormRoleParam || k.storage != "f32" {
+				continue // a float32 parameter cannot lie inside uint16 rows without unsafe
 			}
 			c := k.newArgs(rows, h, rng)
 			k.fill(c, weightnormFamilies[0], rows, h, rng)
@@ -995,6 +1154,7 @@ func weightnormFuzzKernel(f *testing.F, name string, h int) {
 				}
 			}
 		}
+		k.quantize(in)
 		ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
 		want := in.clone()
 		k.pureGo(want.a, rows, h)

@@ -57,3 +57,7 @@ const tHasRows = false
 // As the generated package declares its Implementation: isaOf above
 // dispatches every kernel to pure Go.
 var implementationFunc, implementationName = func() string { return "pure Go" }, "Implementation"
+
+// halfConversions stands in for the generated <stem>_half_test.go's table
+// of the package's bulk conversions; the unit tests fill it.
+var halfConversions []halfConv

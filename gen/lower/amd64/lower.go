@@ -59,6 +59,9 @@ type lowering struct {
 	rows reg.GPVirtual   // rows left, counting down
 	h    reg.GPVirtual   // row length when f.H == 0 (Segments: the segment length)
 	tail reg.Register    // AVX-512 mask of the row's (segment's) last partial vector, or nil
+	// bf16Consts are the rounding bias 0x7fff and the quiet bit 0x40 in
+	// every lane, set before a sweep that stores bf16 (half.go).
+	bf16Consts [2]reg.VecVirtual
 
 	scal []reg.Register    // scalar values of the current row, in XMM registers
 	accs map[int]*accState // partial sums of each accumulator's latest loop, current row
@@ -380,7 +383,7 @@ func (l *lowering) body(rows int, abandon string) {
 func (l *lowering) rowDisp(a, r int) int {
 	switch l.k.Arrays[a].Role {
 	case ir.RowIn, ir.RowOut:
-		return 4 * l.f.H * r
+		return l.elem(a).Bytes() * l.f.H * r
 	case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
 		return 4 * r
 	}
@@ -393,9 +396,12 @@ func (l *lowering) advance(rows int) {
 		p := l.ptr[i]
 		switch a.Role {
 		case ir.RowIn, ir.RowOut:
-			if l.f.H > 0 {
-				l.I(x86.ADDQ(imm32(4*l.f.H*rows), p))
-			} else {
+			switch {
+			case l.f.H > 0:
+				l.I(x86.ADDQ(imm32(a.Elem.Bytes()*l.f.H*rows), p))
+			case a.Elem.Half():
+				l.I(x86.LEAQ(operand.Mem{Base: p, Index: l.h, Scale: 2}, p))
+			default:
 				l.I(x86.LEAQ(mem(p, l.h, 0), p))
 			}
 		case ir.RowScalarIn, ir.RowScalarOut, ir.RowScalarInOut:
@@ -436,6 +442,10 @@ func (l *lowering) scalar(st *ir.Scalar) {
 		l.I(x86.VSQRTSS(arg(0), arg(0), d))
 	case ir.SLoad:
 		d = l.xmm()
+		if e := l.elem(st.Array); e.Half() {
+			l.loadHalfScalar(e, mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d)
+			break
+		}
 		l.I(x86.VMOVSS(mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row)), d))
 	case ir.SStore:
 		l.I(x86.VMOVSS(arg(0), mem(l.ptr[st.Array], nil, l.rowDisp(st.Array, l.row))))

@@ -138,6 +138,7 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 	for r := range rows {
 		sw.splat[r] = map[ir.S]reg.VecVirtual{}
 	}
+	l.bf16Setup(loop)
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
 			sw.last[a] = oi
@@ -544,7 +545,9 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 		val[oi] = l.fma(sw, s, oi, val)
 	case ir.VStore:
 		l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
-		l.remember(op.Array, s, arg(0))
+		if !l.elem(op.Array).Half() { // a half store rounds: a reload must see that
+			l.remember(op.Array, s, arg(0))
+		}
 	case ir.VAcc:
 		st := l.rowAccs[s.row][op.Acc]
 		switch s.kind {
@@ -627,6 +630,10 @@ func (l *lowering) load(s slot, array int, d reg.Register) {
 		}
 		return
 	}
+	if l.elem(array).Half() {
+		l.loadHalf(s, array, d)
+		return
+	}
 	m := l.addr(array, s)
 	switch s.kind {
 	case full:
@@ -645,6 +652,10 @@ func (l *lowering) load(s slot, array int, d reg.Register) {
 // (aligned: the NT function checked); partial vectors never run in an NT
 // function (it requires whole-vector rows) and stay ordinary stores.
 func (l *lowering) store(s slot, array int, v reg.Register, nt bool) {
+	if l.elem(array).Half() {
+		l.storeHalf(s, array, v)
+		return
+	}
 	m := l.addr(array, s)
 	switch s.kind {
 	case full:

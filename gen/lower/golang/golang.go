@@ -30,14 +30,7 @@ import (
 func Func(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	l := newLowering(k)
-	params := make([]jen.Code, 0, len(k.Arrays)+1)
-	for i := range k.Arrays {
-		p := jen.Id(l.arrayName(i))
-		if i == len(k.Arrays)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
-	}
+	params := ArrayParams(k.Arrays, l.arrayName)
 	ints := []jen.Code{jen.Id("rows")}
 	for _, a := range target.ShapeArgs(k.Layout, 0) {
 		ints = append(ints, jen.Id(a))
@@ -79,6 +72,54 @@ func Func(k *ir.Kernel) jen.Code {
 
 	return jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
 		Func().Id(name).Params(params...).Block(body...)
+}
+
+// ArrayParams declares the arrays as slices of their storage: []float32,
+// or []uint16 for a half-precision format, consecutive ones of a type
+// grouped as gofmt would.
+func ArrayParams(arrays []ir.Array, name func(int) string) []jen.Code {
+	params := make([]jen.Code, 0, len(arrays)+1)
+	for i, a := range arrays {
+		p := jen.Id(a.Name)
+		if name != nil {
+			p = jen.Id(name(i))
+		}
+		if i == len(arrays)-1 || arrays[i+1].Elem.Half() != a.Elem.Half() {
+			p = p.Add(ElemSlice(a.Elem))
+		}
+		params = append(params, p)
+	}
+	return params
+}
+
+// ElemSlice is the Go slice type of an array of storage e.
+func ElemSlice(e ir.Elem) *jen.Statement {
+	if e.Half() {
+		return jen.Index().Uint16()
+	}
+	return jen.Index().Float32()
+}
+
+// widen reads a stored value as float32 (exactly); narrow rounds a
+// float32 to the storage. The helpers are HalfHelpers'.
+func widen(e ir.Elem, v *jen.Statement) *jen.Statement {
+	switch e {
+	case ir.BF16:
+		return jen.Id("widenBF16").Call(v)
+	case ir.F16:
+		return jen.Id("widenF16").Call(v)
+	}
+	return v
+}
+
+func narrow(e ir.Elem, v *jen.Statement) *jen.Statement {
+	switch e {
+	case ir.BF16:
+		return jen.Id("narrowBF16").Call(v)
+	case ir.F16:
+		return jen.Id("narrowF16").Call(v)
+	}
+	return v
 }
 
 type lowering struct {
@@ -316,7 +357,7 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 		v = jen.Qual("math", "Sqrt").Call(arg(0))
 	case ir.SLoad:
 		if l.k.Arrays[st.Array].Role == ir.RowIn {
-			v = jen.Float64().Call(l.first(st.Array)) // the row's first element
+			v = jen.Float64().Call(widen(l.k.Arrays[st.Array].Elem, l.first(st.Array))) // the row's first element
 		} else {
 			v = jen.Float64().Call(jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")))
 		}
@@ -350,7 +391,7 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		var e *jen.Statement
 		switch op.Code {
 		case ir.VLoad:
-			e = jen.Float64().Call(l.element(op.Array))
+			e = jen.Float64().Call(widen(l.k.Arrays[op.Array].Elem, l.element(op.Array)))
 		case ir.VSplat:
 			e = l.value(op.Scalar)
 		case ir.VAdd:
@@ -362,7 +403,9 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VFMA:
 			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
 		case ir.VStore:
-			body = append(body, l.element(op.Array).Op("=").Float32().Call(ref(op.Args[0])))
+			// Half storage: float64 to float32, then to the format: the
+			// assembly's one rounding of its float32 result.
+			body = append(body, l.element(op.Array).Op("=").Add(narrow(l.k.Arrays[op.Array].Elem, jen.Float32().Call(ref(op.Args[0])))))
 			continue
 		case ir.VAcc:
 			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(ref(op.Args[0])))

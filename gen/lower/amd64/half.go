@@ -1,0 +1,205 @@
+package amd64
+
+import (
+	"errors"
+
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/x86"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// Half-precision storage (ir.BF16, ir.F16): loads widen to float32
+// exactly, stores round to nearest even, NaN stays NaN.
+//
+// f16 is the hardware's: VCVTPH2PS, and VCVTPS2PH with immediate 0
+// (round to nearest even, whatever MXCSR says). bf16 is float32's upper
+// half: a load zero-extends and shifts left 16; a store adds 0x7fff plus
+// the kept part's lowest bit (ties to even) and shifts right 16, except
+// that a NaN is only shifted and quieted (0x40): its rounding could carry
+// into the exponent and give an infinity.
+//
+// Memory partial vectors go through VMOVDQU16 under the tail mask (its
+// masked-off elements never fault); AVX2 tails go element by element
+// through a general register or VPEXTRW.
+
+var errHalfSlot = errors.New("half-precision storage in a streaming (edge) slot")
+
+// elem is the storage of array a.
+func (l *lowering) elem(a int) ir.Elem { return l.k.Arrays[a].Elem }
+
+// halfAddr is the slot's elements of half array a: 2 bytes each, the
+// slot's byte displacement (counted for 4-byte elements) halved.
+func (l *lowering) halfAddr(a int, s slot) operand.Mem {
+	m := operand.Mem{Base: l.ptr[a], Disp: s.disp/2 + l.rowDisp(a, s.row)}
+	if s.idx != nil {
+		m.Index, m.Scale = s.idx, 2
+	}
+	return m
+}
+
+// halfReg is a register of half the vector's width: the 16-bit values
+// of a vector of float32.
+func (l *lowering) halfReg(s slot) reg.Register {
+	if l.zmm() && s.kind != single {
+		return l.regs.YMM()
+	}
+	return l.xmm()
+}
+
+// loadHalf widens the slot's elements of half array a into d.
+func (l *lowering) loadHalf(s slot, a int, d reg.Register) {
+	e := l.elem(a)
+	m := l.halfAddr(a, s)
+	widen := func(src operand.Op) {
+		if e == ir.F16 {
+			l.I(x86.VCVTPH2PS(src, d))
+			return
+		}
+		l.I(x86.VPMOVZXWD(src, d))
+		l.I(x86.VPSLLD(operand.U8(16), d, d))
+	}
+	switch s.kind {
+	case full:
+		widen(m)
+	case masked:
+		t := l.regs.YMM()
+		l.I(x86.VMOVDQU16_Z(m, l.tail, t))
+		widen(t)
+	case single:
+		g := l.gp32()
+		l.I(x86.MOVWLZX(m, g))
+		if e == ir.BF16 {
+			l.I(x86.SHLL(operand.U8(16), g))
+			l.I(x86.VMOVD(g, d))
+			return
+		}
+		l.I(x86.VMOVD(g, d))
+		l.I(x86.VCVTPH2PS(d, d))
+	default:
+		l.fail(errHalfSlot)
+	}
+}
+
+// storeHalf rounds v to half array a's format and stores the slot's
+// elements.
+func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
+	m := l.halfAddr(a, s)
+	if s.kind == single {
+		x := l.xmm()
+		if l.elem(a) == ir.F16 {
+			l.I(x86.VCVTPS2PH(operand.U8(0), v, x))
+		} else {
+			l.bf16Round(v, x)
+		}
+		l.I(x86.VPEXTRW(operand.U8(0), x, m))
+		return
+	}
+	h := l.halfReg(s)
+	if l.elem(a) == ir.F16 {
+		l.I(x86.VCVTPS2PH(operand.U8(0), v, h))
+	} else {
+		t := l.vec()
+		l.bf16Round(v, t)
+		if l.zmm() {
+			l.I(x86.VPMOVDW(t, h))
+		} else {
+			// Unsigned saturation keeps the 16-bit values; the pack works
+			// within 128-bit lanes, so gather its quadwords 0 and 2.
+			l.I(x86.VPACKUSDW(t, t, t))
+			l.I(x86.VPERMQ(operand.U8(0x08), t, t))
+			h = t.AsX()
+		}
+	}
+	switch s.kind {
+	case full:
+		if l.zmm() {
+			l.I(x86.VMOVDQU16(h, m)) // EVEX: the register may be Y16-Y31
+		} else {
+			l.I(x86.VMOVDQU(h, m))
+		}
+	case masked:
+		l.I(x86.VMOVDQU16(h, l.tail, m))
+	default:
+		l.fail(errHalfSlot)
+	}
+}
+
+// bf16Setup sets l.bf16Consts when the loop stores a bf16 array: once
+// per sweep, before any of its code, rather than once per vector.
+func (l *lowering) bf16Setup(loop *ir.Loop) {
+	for _, op := range loop.Ops {
+		if op.Code == ir.VStore && l.elem(op.Array) == ir.BF16 {
+			for i, c := range []uint32{0x7fff, 0x40} {
+				l.bf16Consts[i] = l.vec()
+				l.splatInt(c, l.bf16Consts[i])
+			}
+			return
+		}
+	}
+}
+
+// bf16Round leaves in the low 16 bits of each 32-bit lane of d the
+// bfloat16 of v's lane, rounded to nearest even, NaN quieted. d has v's
+// width (an XMM for a single element).
+func (l *lowering) bf16Round(v, d reg.Register) {
+	narrow := v.Size() == 16
+	width := func() reg.Register {
+		if narrow {
+			return l.xmm()
+		}
+		return l.vec()
+	}
+	bias, quiet := reg.Register(l.bf16Consts[0]), reg.Register(l.bf16Consts[1])
+	if narrow {
+		bias, quiet = l.bf16Consts[0].AsX(), l.bf16Consts[1].AsX()
+	}
+	t := width()
+	l.I(x86.VPSRLD(operand.U8(16), v, t))
+	l.I(x86.VPSLLD(operand.U8(31), t, t))
+	l.I(x86.VPSRLD(operand.U8(31), t, t)) // the kept part's lowest bit: ties to even
+	l.I(x86.VPADDD(bias, t, t))
+	l.I(x86.VPADDD(v, t, t))
+	l.I(x86.VPSRLD(operand.U8(16), t, d))
+	if l.masked() {
+		k := l.regs.K()
+		l.I(x86.VCMPPS(operand.U8(3), v, v, k)) // unordered: NaN
+		l.I(x86.VPSRLD(operand.U8(16), v, k, d))
+		l.I(x86.VPORD(quiet, d, k, d))
+		return
+	}
+	nan := width()
+	l.I(x86.VCMPPS(operand.U8(3), v, v, nan))
+	q := width()
+	l.I(x86.VPSRLD(operand.U8(16), v, q))
+	l.I(x86.VPOR(quiet, q, q))
+	l.I(x86.VPBLENDVB(nan, q, d, d))
+}
+
+// splatInt broadcasts the 32-bit integer c into every lane of d, through
+// a general register (no data section); AVX2 broadcasts from an XMM.
+func (l *lowering) splatInt(c uint32, d reg.Register) {
+	g := l.gp32()
+	l.I(x86.MOVL(operand.U32(c), g))
+	if l.masked() {
+		l.I(x86.VPBROADCASTD(g, d))
+		return
+	}
+	l.I(x86.VMOVD(g, d.(reg.VecVirtual).AsX()))
+	l.I(x86.VPBROADCASTD(d.(reg.VecVirtual).AsX(), d))
+}
+
+// loadHalfScalar widens the element at m of a half array into d (an
+// XMM's low lane): the pivot of a row.
+func (l *lowering) loadHalfScalar(e ir.Elem, m operand.Mem, d reg.Register) {
+	g := l.gp32()
+	l.I(x86.MOVWLZX(m, g))
+	if e == ir.BF16 {
+		l.I(x86.SHLL(operand.U8(16), g))
+	}
+	l.I(x86.VMOVD(g, d))
+	if e == ir.F16 {
+		l.I(x86.VCVTPH2PS(d, d))
+	}
+}

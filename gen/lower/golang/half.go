@@ -1,0 +1,124 @@
+package golang
+
+import (
+	"strings"
+
+	"github.com/normgen/normgen/gen/ir"
+)
+
+// HalfSource is the pure-Go conversions of the half-precision storage
+// formats among elems, as Go source for a file importing fmt and math:
+// for each format the scalar widen and narrow the kernels call, and the
+// exported bulk conversions users feed and read their data with.
+func HalfSource(elems []ir.Elem) string {
+	var b strings.Builder
+	for _, e := range elems {
+		switch e {
+		case ir.BF16:
+			b.WriteString(bf16Source)
+		case ir.F16:
+			b.WriteString(f16Source)
+		}
+	}
+	return b.String()
+}
+
+const bf16Source = `
+// BF16FromFloat32 rounds each value of src to bfloat16 (to nearest, ties to
+// even; NaN stays NaN) into dst, which must have src's length.
+func BF16FromFloat32(dst []uint16, src []float32) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("BF16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+	}
+	for i, v := range src {
+		dst[i] = narrowBF16(v)
+	}
+}
+
+// Float32FromBF16 widens each bfloat16 value of src (exactly) into dst,
+// which must have src's length.
+func Float32FromBF16(dst []float32, src []uint16) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("Float32FromBF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+	}
+	for i, b := range src {
+		dst[i] = widenBF16(b)
+	}
+}
+
+// widenBF16 is the float32 value of bfloat16 bits: its upper half.
+func widenBF16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// narrowBF16 rounds v to bfloat16, to nearest, ties to even. A NaN is
+// quieted instead: rounding its payload could carry into an infinity.
+func narrowBF16(v float32) uint16 {
+	u := math.Float32bits(v)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16) | 0x40
+	}
+	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
+}
+`
+
+const f16Source = `
+// F16FromFloat32 rounds each value of src to IEEE binary16 (to nearest, ties
+// to even; beyond 65504 by half an ulp or more: Inf; NaN stays NaN) into
+// dst, which must have src's length.
+func F16FromFloat32(dst []uint16, src []float32) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("F16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+	}
+	for i, v := range src {
+		dst[i] = narrowF16(v)
+	}
+}
+
+// Float32FromF16 widens each binary16 value of src (exactly, subnormals
+// included) into dst, which must have src's length.
+func Float32FromF16(dst []float32, src []uint16) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("Float32FromF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
+	}
+	for i, b := range src {
+		dst[i] = widenF16(b)
+	}
+}
+
+// widenF16 is the float32 value of binary16 bits (exact). A NaN keeps its
+// payload, quieted, as the hardware conversions do.
+func widenF16(b uint16) float32 {
+	sign := uint32(b&0x8000) << 16
+	exp := uint32(b>>10) & 0x1f
+	man := uint32(b & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		if man != 0 {
+			man |= 0x200
+		}
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	case exp == 0:
+		// Zero or subnormal: man units of 2^-24, exact in float32.
+		return math.Float32frombits(sign | math.Float32bits(float32(man)*0x1p-24))
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+}
+
+// narrowF16 rounds v to binary16, to nearest, ties to even. A NaN is
+// quieted, keeping its payload's top bits.
+func narrowF16(v float32) uint16 {
+	u := math.Float32bits(v)
+	sign := uint16(u>>16) & 0x8000
+	a := u & 0x7fffffff
+	switch {
+	case a > 0x7f800000:
+		return sign | 0x7e00 | uint16(a>>13)&0x1ff
+	case a >= 0x477ff000: // 65520 and beyond round to Inf
+		return sign | 0x7c00
+	case a >= 0x38800000: // normal; a carry into the exponent is exact
+		return sign | uint16((a+0xfff+(a>>13)&1-0x38000000)>>13)
+	}
+	// Below 2^-14: adding 0.5 puts a's units of 2^-24 in the low bits of a
+	// float32 in [0.5, 1), rounded to nearest even by the addition itself.
+	return sign | uint16(math.Float32bits(math.Float32frombits(a)+0.5)-0x3f000000)
+}
+`

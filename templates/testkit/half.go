@@ -1,0 +1,235 @@
+package testkit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// The helpers of the tests of half-precision storage live in normgen's
+// templates/testkit/half.go; the generator appends them to
+// <stem>_half_test.go in packages with bf16 or f16 kernels.
+
+// halfConv is one storage format's bulk conversions of the package.
+type halfConv struct {
+	storage string
+	narrow  func(dst []uint16, src []float32)
+	widen   func(dst []float32, src []uint16)
+}
+
+// halfSentinel fills the margins around the uint16 arrays of halfCall: a
+// signalling NaN of the format, which no kernel stores (they quiet NaNs).
+var halfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// halfCall runs call on the arrays a with the half arrays (half[i]) in
+// the kernel's storage: it encodes them into uint16 arrays u, fenced with
+// margins, runs call(u), checks the margins and decodes them back into a.
+// Overlapping float32 arrays (in place, or overlapping on purpose) get
+// uint16 arrays that overlap in the same way. The float32 arrays of a
+// test stay its record; the format's values in them convert exactly.
+func halfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16)) {
+	f := halfFormats[storage]
+	sentinel := halfSentinel[storage]
+	type group struct {
+		lo, hi  uintptr // float32 address range
+		members []int
+		buf     []uint16
+	}
+	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+	var groups []*group
+	u := make([][]uint16, len(a))
+	for i, s := range a {
+		if !half[i] || len(s) == 0 {
+			if half[i] && s != nil {
+				u[i] = []uint16{}
+			}
+			continue
+		}
+		lo, hi := addr(s), addr(s)+4*uintptr(len(s))
+		var g *group
+		for _, h := range groups {
+			if lo < h.hi && h.lo < hi {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{lo: lo, hi: hi}
+			groups = append(groups, g)
+		}
+		g.lo, g.hi = min(g.lo, lo), max(g.hi, hi)
+		g.members = append(g.members, i)
+	}
+	for _, g := range groups {
+		n := int(g.hi-g.lo) / 4
+		g.buf = make([]uint16, n+2*margin)
+		for j := range g.buf {
+			g.buf[j] = sentinel
+		}
+		for _, i := range g.members {
+			off := margin + int(addr(a[i])-g.lo)/4
+			u[i] = g.buf[off : off+len(a[i]) : off+len(a[i])]
+			for j, v := range a[i] {
+				u[i][j] = f.encode(float64(v))
+			}
+		}
+	}
+	call(u)
+	for _, g := range groups {
+		n := len(g.buf) - margin
+		for j, b := range g.buf {
+			if (j < margin || j >= n) && b != sentinel {
+				panic(fmt.Sprintf("wrote outside the %s arrays: margin index %d = %#04x", storage, j, b))
+			}
+		}
+		for _, i := range g.members {
+			for j, b := range u[i] {
+				a[i][j] = float32(f.decode(b))
+			}
+		}
+	}
+}
+
+// narrowCases are float32 values covering every rounding case of the
+// formats: each value next to a representable one of either format and
+// the midpoints between neighbours (ties), one float32 ulp either side;
+// the edges of the subnormals and of f16's range; infinities, zeros and
+// NaNs with payloads.
+func narrowCases() []float32 {
+	var out []float32
+	add := func(v float32) {
+		out = append(out, v, math.Nextafter32(v, float32(math.Inf(1))), math.Nextafter32(v, float32(math.Inf(-1))))
+	}
+	for _, f := range halfFormats {
+		for b := 0; b < 1<<15; b += 1 {
+			v := f.decode(uint16(b))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			next := f.decode(uint16(b + 1))
+			add(float32(v))
+			add(-float32(v))
+			if !math.IsInf(next, 0) && !math.IsNaN(next) {
+				mid := (v + next) / 2 // exact in float64
+				add(float32(mid))
+				add(-float32(mid))
+			}
+		}
+	}
+	for _, v := range []float32{65504, 65519, 65520, 65535, 65536, 1e10, math.MaxFloat32, 0x1p-24, 0x1p-25, 0x1p-26, 0x1.8p-25, 0x1p-14, 0x1p-126, 0x1p-133, 0x1p-134, 0x1p-149} {
+		add(v)
+		add(-v)
+	}
+	for _, bits := range []uint32{0x7f800000, 0xff800000, 0x7f800001, 0x7fc00000, 0xffffffff, 0x7f80ffff, 0x7fbfffff, 0x7fff0000, 0x80000000, 0} {
+		out = append(out, math.Float32frombits(bits))
+	}
+	return out
+}
+
+// TestHalfConversions checks the package's bulk conversions against the
+// formats' definitions: every one of the 65536 bit patterns widened, and
+// narrowCases narrowed: exactly, except that a NaN need only stay a NaN.
+func TestHalfConversions(t *testing.T) {
+	if len(halfConversions) == 0 {
+		t.Fatal("no conversions to test")
+	}
+	for _, c := range halfConversions {
+		f := halfFormats[c.storage]
+		bits := make([]uint16, 1<<16)
+		for i := range bits {
+			bits[i] = uint16(i)
+		}
+		wide := make([]float32, len(bits))
+		c.widen(wide, bits)
+		for i, v := range wide {
+			want := f.decode(uint16(i))
+			if math.IsNaN(want) != math.IsNaN(float64(v)) || !math.IsNaN(want) && float64(v) != want {
+				t.Fatalf("%s: widen %#04x = %v, want %v", c.storage, i, v, want)
+			}
+		}
+		vals := narrowCases()
+		narrow := make([]uint16, len(vals))
+		c.narrow(narrow, vals)
+		for i, v := range vals {
+			want := f.encode(float64(v))
+			got := narrow[i]
+			if math.IsNaN(float64(v)) {
+				if !math.IsNaN(f.decode(got)) {
+					t.Fatalf("%s: narrow NaN %#08x = %#04x, not a NaN", c.storage, math.Float32bits(v), got)
+				}
+				continue
+			}
+			if got != want {
+				t.Fatalf("%s: narrow %v (%#08x) = %#04x, want %#04x", c.storage, v, math.Float32bits(v), got, want)
+			}
+		}
+		for _, n := range []int{0, 1} {
+			msg := expectPanic(t, c.storage+" lengths", func() { c.narrow(make([]uint16, n), make([]float32, n+1)) })
+			if msg == "" {
+				t.Fatalf("%s: no panic on different lengths", c.storage)
+			}
+		}
+	}
+}
+
+// TestHalfThroughKernels checks the conversions inside every
+// implementation of each half kernel with a residual sum (alpha 1), bit
+// for bit: sum = x + f is exact in float32 for the inputs below, so the
+// stored sum is the format's rounding of it, widened loads and rounding
+// stores included. With f = 0, every finite bit pattern of the format
+// goes through a load and a store unchanged; with f a quarter, half and
+// three quarters of x's ulp, every positive value meets a store that
+// rounds down, ties (to even) and rounds up. NaN and Inf rows go through
+// the float64 path (the guard), which TestNonFinite covers.
+func TestHalfThroughKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, k := range kernels {
+		f, ok := halfFormats[k.storage]
+		if !ok || k.index("sum") < 0 || k.alpha != 1 {
+			continue
+		}
+		var xs, fs []float64
+		for b := 0; b < 1<<16; b++ {
+			if v := f.decode(uint16(b)); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				xs, fs = append(xs, v), append(fs, 0)
+			}
+		}
+		for b := 1; b < 1<<15; b++ {
+			v, next := f.decode(uint16(b)), f.decode(uint16(b+1))
+			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(next) {
+				continue
+			}
+			ulp := next - v
+			for _, q := range []float64{ulp / 4, ulp / 2, 3 * ulp / 4} {
+				if f.decode(f.encode(q)) == q { // f holds it, and x + f is exact in float32
+					xs, fs = append(xs, v), append(fs, q)
+				}
+			}
+		}
+		h := k.sizes[0]
+		rows := (len(xs) + h - 1) / h
+		in := k.newArgs(rows, h, nil)
+		k.fill(in, families[0], rows, h, rng)
+		x, fa := k.get(in, "x"), k.get(in, "f")
+		for j := range x {
+			x[j], fa[j] = 0, 0
+			if j < len(xs) {
+				x[j], fa[j] = float32(xs[j]), float32(fs[j])
+			}
+		}
+		for _, im := range k.impls(h, false) {
+			got := in.clone()
+			im.run(got.a, rows)
+			sum := k.get(got, "sum")
+			for j := range xs {
+				want := float32(f.decode(f.encode(xs[j] + fs[j])))
+				if math.Float32bits(sum[j]) != math.Float32bits(want) {
+					t.Fatalf("%s%d %s: sum of %v and %v = %v, want %v", k.name, h, im.name, xs[j], fs[j], sum[j], want)
+				}
+			}
+		}
+		t.Logf("%s: %d sums through %d implementations", k.name, len(xs), len(k.impls(h, false)))
+	}
+}
