@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// consumerSpec: the spec's package name is overridden by $GOPACKAGE.
+// consumerSpec: the spec's package name is overridden by $GOPACKAGE; one
+// kernel takes its epsilon at run time.
 const consumerSpec = `version: 1
 package: ignored
 kernels:
@@ -27,6 +28,10 @@ kernels:
     shift: true
     residual: {alpha: 1, store_sum: true}
     hidden: [48]
+  - name: RMSNormEps
+    mean: false
+    epsilon: runtime
+    hidden: [64]
 `
 
 // consumerGo is the consumer's go line: the least that tool directives
