@@ -439,7 +439,21 @@ func (k *rmsnormKernel) impls(h int, anySize bool) []rmsnormImpl {
 		{name: "parallel(" + rmsnormIsaOf(k.name) + ")", run: k.parallel(h, anySize)},
 		{name: "purego", run: func(a [][]float32, rows int) { k.pureGo(a, rows, h) }},
 	}
-	return append(out, rmsnormAsmImpls(k.name, h, anySize, float32(k.eps))...)
+	out = append(out, rmsnormAsmImpls(k.name, h, anySize, float32(k.eps))...)
+	only := os.Getenv("NORMGEN_ONLY_ISA")
+	if only == "" {
+		return out
+	}
+	// Under an emulator (NORMGEN_ONLY_ISA=avx512 under Bochs) the other
+	// implementations ran natively already: check only that instruction
+	// set's functions, and the entry points, which dispatch to it.
+	kept := out[:2]
+	for _, im := range out[2:] {
+		if im.name == only || strings.HasPrefix(im.name, only+"-") {
+			kept = append(kept, im)
+		}
+	}
+	return kept
 }
 
 // reference is the float64 oracle's result for some rows.
