@@ -307,6 +307,9 @@ func (k *tbKernel) oracle(s tbShape, in map[string][]float64) tbReference {
 				dx[j] = rs * (u[e] - xhat[e]*inv*sumUX)
 				dxM[j] = rs * (um[e] + xm[e]*inv*sumUXM)
 			}
+			// dx is stored in float32: below its normal range, rounding
+			// to a subnormal errs by an absolute 2^-150.
+			dxM[j] += 0x1p-126
 			if dg != nil {
 				dg[ch] += dy[j] * xhat[e]
 				dgM[ch] += math.Abs(dy[j])*xm[e] + 0x1p-126
@@ -480,8 +483,10 @@ func TestTensorBackwardEquivalence(t *testing.T) {
 func TestTensorBackwardLongSets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(63, 64))
 	for _, k := range tbKernels {
+		// 1<<16 values in all: BatchNorm's channel, or a group's
+		// positions, or each channel's gradients over the images.
 		c := max(k.groups, k.groupSize, 1)
-		shapes := []tbShape{{2, c, 1 << 14, false}, {1 << 12, c, 1, false}}
+		shapes := []tbShape{{2, c, 1 << 15 / c, false}, {1 << 16 / c, c, 1, false}}
 		if testing.Short() {
 			shapes = shapes[:1]
 		}
@@ -770,6 +775,22 @@ func fuzzTensorBackward(f *testing.F, name string) {
 			}
 		}
 		k.setStats(in)
+		// Deviations x - mean, or output gradients, near float32's range
+		// overflow in the kernels' float32 vector arithmetic (the float64
+		// fallback's too): outside the contract.
+		for _, v := range in.get(k, "dy") {
+			if math.Abs(float64(v)) > 1e30 {
+				return
+			}
+		}
+		x, mean := in.get(k, "x"), in.get(k, "mean")
+		for _, set := range k.sets(s) {
+			for _, j := range set.idx {
+				if mean != nil && math.Abs(float64(x[j])-float64(mean[set.stat])) > 1e38 {
+					return
+				}
+			}
+		}
 		ref := k.oracle(s, k.inputs(in))
 		got := in.clone()
 		k.run(got, false)
@@ -779,7 +800,7 @@ func fuzzTensorBackward(f *testing.F, name string) {
 		for name, w := range ref.want {
 			for j, v := range got.get(k, name) {
 				m := ref.mag[name][j]
-				if math.IsNaN(w[j]) != math.IsNaN(float64(v)) && !math.IsInf(m, 0) {
+				if math.IsNaN(w[j]) != math.IsNaN(float64(v)) && !(m > 1e30) {
 					t.Fatalf("%s %v: %s[%d] = %v, oracle %v", k.name, s, name, j, v, w[j])
 				}
 				if math.IsNaN(w[j]) || math.IsInf(m, 0) || m > 1e30 {
