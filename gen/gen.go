@@ -96,11 +96,14 @@ func Generate(f *spec.File, version string) (*Package, error) {
 			step{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
 			step{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }})
 	}
-	if p.HasBackward() {
+	if p.HasRowBackward() {
 		steps = append(steps, step{base + "_backward_test.go", func() ([]byte, error) { return gopkg.BackwardTestFile(p) }})
 	}
 	if p.HasTensors() {
 		steps = append(steps, step{base + "_tensor_test.go", func() ([]byte, error) { return gopkg.TensorTestFile(p) }})
+	}
+	if p.HasTensorBackward() {
+		steps = append(steps, step{base + "_tensor_backward_test.go", func() ([]byte, error) { return gopkg.TensorBackwardTestFile(p) }})
 	}
 	for _, arch := range p.Archs() {
 		lower, ok := lowerings[arch]

@@ -10,6 +10,10 @@ func TestBackward(t *testing.T) {
 	ok := []struct{ body, want string }{
 		{"    mean: true\n    backward: true\n    hidden: [64]\n", "save"},
 		{"    mean: false\n    statistic: none\n    shift: true\n    backward: true\n    hidden: [64]\n", "nosave"},
+		{"    mean: true\n    axis: batch\n    backward: true\n", "save"},
+		{"    mean: false\n    statistic: none\n    axis: batch\n    scale: true\n    backward: true\n", "nosave"},
+		{"    mean: true\n    axis: groups\n    groups: 2\n    backward: true\n", "save"},
+		{"    mean: true\n    axis: channels\n    backward: true\n    hidden: [64]\n", "save"},
 	}
 	for _, c := range ok {
 		f, err := Parse("k.yaml", []byte(head+c.body))
@@ -22,9 +26,7 @@ func TestBackward(t *testing.T) {
 		}
 	}
 	bad := []struct{ body, want string }{
-		{"    mean: true\n    axis: batch\n    backward: true\n", "backward: not supported yet with axis: batch"},
-		{"    mean: true\n    axis: groups\n    groups: 2\n    backward: true\n", "backward: not supported yet with axis: groups"},
-		{"    mean: true\n    axis: channels\n    backward: true\n    hidden: [64]\n", "backward: not supported yet with axis: channels"},
+		{"    mean: true\n    axis: groups\n    groups: 2\n    save_stats: false\n    backward: true\n", "save_stats: false with backward: true"},
 		{"    mean: true\n    save_stats: false\n    backward: true\n    hidden: [64]\n", "save_stats: false with backward: true"},
 		{"    mean: true\n    backward: 1\n    hidden: [64]\n", "backward"},
 	}

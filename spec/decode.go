@@ -735,16 +735,12 @@ func (d *decoder) combinations(k *kernel, fs *fields) *Error {
 	return first
 }
 
-// backward checks backward: true against the forms that have a backward
-// pass so far (axis last), and makes the forward save the statistics the
-// backward reads.
+// backward checks backward: true against the forward's save_stats, and
+// makes the forward save the statistics the backward reads.
 func (d *decoder) backward(k *kernel, fs *fields) *Error {
 	v, ok := fs.vals["backward"]
 	if !ok || !k.Backward {
 		return nil
-	}
-	if k.Axis != "last" {
-		return d.errf(v, "backward: not supported yet with axis: %s; allowed: backward: true only with axis: last (rows of H values)", k.Axis)
 	}
 	if s, ok := fs.vals["save_stats"]; ok && !k.SaveStats && k.Statistic != "none" {
 		return d.errf(s, "save_stats: false with backward: true (at %s), whose backward pass reads the saved statistics; allowed: leave save_stats out (backward implies it) or save_stats: true", at(v))

@@ -113,7 +113,7 @@ func Schema() []byte {
 			"affine_per":   append(enum("element: gamma and beta hold one value per element of the row; row: gain and bias hold one value per row", AffinePer), kv{"default", AffinePer[0]}),
 			"residual":     residual,
 			"save_stats":   boolean("also write each row's mean (with mean: true) and rstd", false),
-			"backward":     boolean("also generate the backward pass (the gradients of the inputs and parameters); implies save_stats; axis last only so far", false),
+			"backward":     boolean("also generate the backward pass (the gradients of the inputs and parameters); implies save_stats", false),
 			"running":      running,
 			"hidden": {{"description", "the row lengths (with axis channels, channel counts) that get their own entry points"},
 				{"type", "array"}, {"minItems", 1}, {"maxItems", MaxSizes}, {"uniqueItems", true}, {"items", integer(1, MaxHidden)}},
@@ -153,10 +153,7 @@ func Schema() []byte {
 				nil),
 			ifThen(is("statistic", "none"), obj{{"allOf", []obj{hasAffine, not(req("running"))}}}, nil),
 			ifThen(is("affine_per", "row"), hasAffine, nil),
-			ifThen(is("backward", true), obj{{"allOf", []obj{
-				not(in("axis", "channels", "batch", "groups")),
-				anyOf(not(is("save_stats", false)), is("statistic", "none")),
-			}}}, nil),
+			ifThen(is("backward", true), anyOf(not(is("save_stats", false)), is("statistic", "none")), nil),
 			ifThen(in("axis", "channels", "groups"), not(in("statistic", "l2", "none")), nil),
 			ifThen(is("axis", "batch"), obj{{"allOf", []obj{
 				not(is("statistic", "l2")),

@@ -29,6 +29,9 @@ var tensorKit []byte
 //go:embed testkit/backward.go
 var backwardKit []byte
 
+//go:embed testkit/tensorbackward.go
+var tensorBackwardKit []byte
+
 //go:embed testkit/half.go
 var halfKit []byte
 
@@ -50,6 +53,14 @@ var TensorTests = &Template{
 var BackwardTests = &Template{
 	tmpl:    template.Must(template.ParseFS(files, "backward_test.go.tmpl")),
 	kitPath: "templates/testkit/backward.go", kit: backwardKit,
+}
+
+// TensorBackwardTests is the template of <pkg>_tensor_backward_test.go:
+// the backward entry points of the kernels over tensors, beside
+// <pkg>_tensor_test.go, whose helpers they share.
+var TensorBackwardTests = &Template{
+	tmpl:    template.Must(template.ParseFS(files, "tensor_backward_test.go.tmpl")),
+	kitPath: "templates/testkit/tensorbackward.go", kit: tensorBackwardKit,
 }
 
 // HalfTests is the template of <pkg>_half_test.go, in packages with

@@ -25,6 +25,10 @@ type Backward struct {
 	Name   string // the entry points' prefix: the kernel's name + "Backward"
 	Rows   *ir.Kernel
 	Params *ir.Kernel
+	// Columns (axis batch): Rows in the Columns layout, for tensors with
+	// one spatial position; Sums (axis channels): the sums over the images
+	// of Params's per-image results, in the Columns layout.
+	Columns, Sums *ir.Kernel
 	// Args are the entry points' arrays in signature order: outputs,
 	// inputs, parameters.
 	Args []BackwardArg
@@ -46,22 +50,46 @@ type BackwardArg struct {
 	Out       bool
 }
 
-// NewBackward builds the backward pass of spec kernel k (axis last).
+// NewBackward builds the backward pass of spec kernel k. Over rows (axis
+// last) it is as described at Backward. The tensor axes map onto the same
+// two kernels in their forward's layouts:
+//
+//   - batch: Rows in the Segments layout, one row per channel over the
+//     whole batch (and Columns, the same in the Columns layout, for [N, C]);
+//     the per-channel gain gradients are its per-row outputs, no Params;
+//   - groups: Rows in the Segments layout, run per image as the forward;
+//     Params in the Segments layout, one row per channel, its segments the
+//     images, the saved statistics gathered to one value per segment;
+//   - channels: Rows in the Columns layout, run per image as the forward;
+//     Params in the Rows layout per image (one row per channel, its
+//     elements the positions, the statistics one per position), whose
+//     per-image sums Sums adds over the images (Columns layout).
 func NewBackward(k spec.Kernel) (*Backward, error) {
-	if k.Axis != "last" && k.Axis != "" {
-		return nil, fmt.Errorf("kernel %s: backward: not supported yet with axis: %s", k.Name, k.Axis)
-	}
-	if (k.Stat() == "variance") != k.Mean {
-		return nil, fmt.Errorf("kernel %s: statistic %q does not go with mean: %v", k.Name, k.Stat(), k.Mean)
-	}
 	bw := &Backward{Name: k.Name + "Backward"}
 	var err error
-	if bw.Rows, err = backwardRows(k); err != nil {
+	rowsLayout, paramsLayout := ir.Rows, ir.Columns
+	switch k.Axis {
+	case "batch", "groups":
+		rowsLayout, paramsLayout = ir.Segments, ir.Segments
+	case "channels":
+		rowsLayout, paramsLayout = ir.Columns, ir.Rows
+	}
+	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows"); err != nil {
 		return nil, err
 	}
-	if !k.AffinePerRow && (k.Scale || k.Shift) {
-		if bw.Params, err = backwardParams(k); err != nil {
+	if k.Axis == "batch" {
+		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns"); err != nil {
 			return nil, err
+		}
+	}
+	if !k.AffinePerRow && (k.Scale || k.Shift) {
+		if bw.Params, err = backwardParams(k, paramsLayout); err != nil {
+			return nil, err
+		}
+		if k.Axis == "channels" {
+			if bw.Sums, err = columnSums(k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	add := func(name, doc string, e Extent, out bool) {
@@ -179,8 +207,9 @@ func (t *backwardTerms) xhat(l *ir.LoopBuilder) ir.V {
 // and per row dgain = sum(dy*xhat), dbias = sum(dy). Both sums of the
 // first pass follow the blocked summation policy; a row whose float32
 // sums leave float32's range (or are NaN) goes to the float64 path.
-func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
-	b := ir.NewBuilder(k.Name+"BackwardRows", backwardFormula(k))
+func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, error) {
+	b := ir.NewBuilder(k.Name+"Backward"+suffix, backwardFormula(k))
+	b.SetLayout(layout)
 	stat := k.Stat()
 	normalize := stat != "none"
 	residual := k.Residual != nil
@@ -254,25 +283,32 @@ func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
 		return d
 	}
 
+	// With a scale per row (or none), u is dy times one scalar g of the
+	// row: sum(u) = g*sum(dy) and sum(u*xhat) = g*sum(dy*xhat), two
+	// accumulators rather than four (which would not fit AVX2's sixteen
+	// registers in the Segments layout).
+	fold := gamma < 0 || gain >= 0
 	accU, accUX, accG, accD := -1, -1, -1, -1
-	if k.Mean {
+	if k.Mean && !fold {
 		accU = b.NewAcc()
 	}
-	if normalize {
+	if normalize && !fold {
 		accUX = b.NewAcc()
 	}
-	if dgain >= 0 {
+	if dgain >= 0 || (fold && normalize) {
 		accG = b.NewAcc()
 	}
-	if dbias >= 0 {
+	if dbias >= 0 || (fold && k.Mean) {
 		accD = b.NewAcc()
 	}
 	var meanU, meanUX, sumG, sumD ir.S = -1, -1, -1, -1
 	if accU >= 0 || accUX >= 0 || accG >= 0 || accD >= 0 {
 		b.Loop(func(l *ir.LoopBuilder) {
 			d := l.Load(dy)
-			uv := u(l, d)
-			var xh ir.V = -1
+			var uv, xh ir.V = -1, -1
+			if accU >= 0 || accUX >= 0 {
+				uv = u(l, d)
+			}
 			if accUX >= 0 || accG >= 0 {
 				xh = t.xhat(l)
 			}
@@ -305,6 +341,12 @@ func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
 			b.Guard(s, -math.MaxFloat32, math.MaxFloat32)
 			return s
 		}
+		scaled := func(s ir.S) ir.S {
+			if gain >= 0 {
+				return guard(b.Mul(gain, s))
+			}
+			return s
+		}
 		if accU >= 0 {
 			meanU = guard(average(b.Sum(accU)))
 		}
@@ -313,10 +355,22 @@ func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
 		}
 		if accG >= 0 {
 			sumG = guard(b.Sum(accG))
+			if fold && normalize {
+				meanUX = scaled(average(sumG))
+			}
 		}
 		if accD >= 0 {
 			sumD = guard(b.Sum(accD))
+			if fold && k.Mean {
+				meanU = scaled(average(sumD))
+			}
 		}
+	}
+	if dgain < 0 {
+		sumG = -1
+	}
+	if dbias < 0 {
+		sumD = -1
 	}
 	if sumG >= 0 {
 		b.StoreRow(dgain, sumG)
@@ -361,9 +415,13 @@ func backwardRows(k spec.Kernel) (*ir.Kernel, error) {
 // are per-row scalar outputs. It has no guard: an abandoned column would
 // shift the lowering's blocks, and the results must not depend on how
 // the columns are split; a NaN spoils its own column's sums.
-func backwardParams(k spec.Kernel) (*ir.Kernel, error) {
+//
+// Over tensors the layout is the axis's (see NewBackward); the saved
+// statistics stay Param arrays, broadcast per segment (groups) or read per
+// element (channels: one per position).
+func backwardParams(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name+"BackwardParams", "dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy")
-	b.SetLayout(ir.Columns)
+	b.SetLayout(layout)
 	dgamma, dbeta := -1, -1
 	if k.Scale {
 		dgamma = b.Array("dgamma", ir.RowScalarOut, "the gradient of gamma")
@@ -404,6 +462,38 @@ func backwardParams(k spec.Kernel) (*ir.Kernel, error) {
 	}
 	if accD >= 0 {
 		b.StoreRow(dbeta, b.Sum(accD))
+	}
+	return b.Kernel()
+}
+
+// columnSums adds, per channel (a row of the Columns layout), the
+// per-image parameter gradients that Params wrote as an [N, C] matrix:
+// the second level of a blocked sum over the images and positions.
+func columnSums(k spec.Kernel) (*ir.Kernel, error) {
+	b := ir.NewBuilder(k.Name+"BackwardSums", "dgamma = sum over images of each image's dgamma; dbeta likewise")
+	b.SetLayout(ir.Columns)
+	var names []string
+	if k.Scale {
+		names = append(names, "gamma")
+	}
+	if k.Shift {
+		names = append(names, "beta")
+	}
+	outs, ins, accs := make([]int, len(names)), make([]int, len(names)), make([]int, len(names))
+	for i, n := range names {
+		outs[i] = b.Array("d"+n, ir.RowScalarOut, "the sum over the images")
+	}
+	for i, n := range names {
+		ins[i] = b.Array("part"+n, ir.RowIn, "each image's sums, [N, C]")
+		accs[i] = b.NewAcc()
+	}
+	b.Loop(func(l *ir.LoopBuilder) {
+		for i := range names {
+			l.Acc(accs[i], l.Load(ins[i]))
+		}
+	})
+	for i := range names {
+		b.StoreRow(outs[i], b.Sum(accs[i]))
 	}
 	return b.Kernel()
 }

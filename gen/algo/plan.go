@@ -86,11 +86,6 @@ func NewPlan(k spec.Kernel) (*Plan, error) {
 	switch k.Axis {
 	case "last", "":
 		p.Form, p.Sized = Rows, true
-		if k.Backward {
-			if p.Backward, err = NewBackward(k); err != nil {
-				return nil, err
-			}
-		}
 	case "channels":
 		p.Form, p.Sized = Positions, true
 	case "batch":
@@ -102,8 +97,10 @@ func NewPlan(k spec.Kernel) (*Plan, error) {
 	case "groups":
 		p.Form, p.GroupCount, p.GroupSize = Groups, k.Groups, k.GroupSize
 	}
-	if k.Backward && p.Backward == nil {
-		return nil, fmt.Errorf("kernel %s: backward: not supported yet with axis: %s", k.Name, k.Axis)
+	if k.Backward {
+		if p.Backward, err = NewBackward(k); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

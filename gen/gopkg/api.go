@@ -33,15 +33,21 @@ func APIFile(p *Package) ([]byte, error) {
 			f.Add(checkFunc(k, h)).Line()
 		}
 		for _, h := range append(append([]int(nil), k.Sizes...), 0) {
-			if k.Plan.Backward != nil {
+			switch {
+			case k.Plan.Backward != nil && k.Plan.Form.Tensor():
+				f.Add(tensorBackwardEntryPoints(p.Name, k, h)).Line()
+			case k.Plan.Backward != nil:
 				f.Add(backwardEntryPoints(p.Name, k, h)).Line()
 			}
 		}
 	}
 	f.Add(implementationDoc(p)).Line()
 	f.Add(checkHelpers()).Line().Line().Add(parallelHelper())
-	if p.HasBackward() {
+	if p.HasRowBackward() {
 		f.Line().Line().Add(parallelColumnsHelper()).Line().Line().Add(parallelRowBlocksHelper())
+	}
+	if p.hasGroupBackward() {
+		f.Line().Line().Add(channelStatsHelper())
 	}
 	if p.hasArgs() {
 		f.Line().Line().Add(epsHelper())

@@ -21,13 +21,33 @@ func (k Kernel) backwardKernels() []Kernel {
 	if bw == nil {
 		return nil
 	}
-	rows := &algo.Plan{Kernel: bw.Rows, Form: algo.Rows, Sizes: k.Sizes, Sized: true, Statistic: k.Plan.Statistic}
-	out := []Kernel{{Plan: rows, IR: bw.Rows, Spec: k.Spec, Sizes: k.Sizes, ISAs: k.ISAs, noNT: true}}
-	if bw.Params != nil {
-		params := &algo.Plan{Kernel: bw.Params, Form: algo.Rows, Statistic: k.Plan.Statistic}
-		out = append(out, Kernel{Plan: params, IR: bw.Params, Spec: k.Spec, ISAs: k.ISAs})
+	// The dx kernel has the forward's fixed sizes (rows over the last
+	// axis, or ConvNeXt's channel counts); the others run at run-time
+	// sizes only.
+	sized := k.Plan.Form == algo.Rows || k.Plan.Form == algo.Positions
+	rows := &algo.Plan{Kernel: bw.Rows, Form: algo.Rows, Sized: sized, Statistic: k.Plan.Statistic}
+	var sizes []int
+	if sized {
+		rows.Sizes, sizes = k.Sizes, k.Sizes
+	}
+	out := []Kernel{{Plan: rows, IR: bw.Rows, Spec: k.Spec, Sizes: sizes, ISAs: k.ISAs, noNT: true}}
+	for _, ik := range []*ir.Kernel{bw.Columns, bw.Params, bw.Sums} {
+		if ik != nil {
+			plan := &algo.Plan{Kernel: ik, Form: algo.Rows, Statistic: k.Plan.Statistic}
+			out = append(out, Kernel{Plan: plan, IR: ik, Spec: k.Spec, ISAs: k.ISAs, noNT: true})
+		}
 	}
 	return out
+}
+
+// backwardKernel is the implementation kernel of k's backward whose IR is ik.
+func (k Kernel) backwardKernel(ik *ir.Kernel) Kernel {
+	for _, bk := range k.backwardKernels() {
+		if bk.IR == ik {
+			return bk
+		}
+	}
+	panic("gopkg: no backward kernel " + ik.Name)
 }
 
 // HasBackward reports whether a kernel of the package has a backward pass.
@@ -77,9 +97,9 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	bw := k.Plan.Backward
 	name := backwardEntryName(k, h)
 	check := "check" + name
-	rowsK, paramsK := k.backwardKernels()[0], Kernel{}
+	rowsK, paramsK := k.backwardKernel(bw.Rows), Kernel{}
 	if bw.Params != nil {
-		paramsK = k.backwardKernels()[1]
+		paramsK = k.backwardKernel(bw.Params)
 	}
 	// zero clears the sums over rows: a call of zero rows has gradients 0.
 	var zero []jen.Code
@@ -298,7 +318,7 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 	}{Header: p.Header, Package: p.Name, Tolerance: backwardTolerance}
 	for _, k := range p.Kernels {
 		bw := k.Plan.Backward
-		if bw == nil {
+		if bw == nil || k.Plan.Form.Tensor() {
 			continue
 		}
 		sk := k.Spec

@@ -16,6 +16,7 @@ package testkit
 const (
 	tolerance    = 64
 	bwdTolerance = 64
+	tbTolerance  = 64
 	tTolerance   = 64
 	packageName  = "testkit"
 	tPackageName = "testkit"
@@ -26,6 +27,7 @@ var (
 	kernels       []*kernel
 	tensorKernels []*tensorKernel
 	bwdKernels    []*bwdKernel
+	tbKernels     []*tbKernel
 )
 
 // As the generated wrappers declare them: the implementation a kernel
