@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"unsafe"
 )
@@ -174,6 +175,12 @@ func TestHalfConversions(t *testing.T) {
 	}
 }
 
+// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
+// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
+// them to even: an assembly kernel's f16 store may there differ from the
+// reference on an exact tie, by one ulp away from zero, and nowhere else.
+var emulatedF16TiesAway = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
 // TestHalfThroughKernels checks the conversions inside every
 // implementation of each half kernel with a residual sum (alpha 1), bit
 // for bit: sum = x + f is exact in float32 for the inputs below, so the
@@ -191,6 +198,7 @@ func TestHalfThroughKernels(t *testing.T) {
 			continue
 		}
 		var xs, fs []float64
+		ties := map[int]bool{} // entries whose sum lies halfway between two values
 		for b := 0; b < 1<<16; b++ {
 			if v := f.decode(uint16(b)); !math.IsNaN(v) && !math.IsInf(v, 0) {
 				xs, fs = append(xs, v), append(fs, 0)
@@ -204,6 +212,7 @@ func TestHalfThroughKernels(t *testing.T) {
 			ulp := next - v
 			for _, q := range []float64{ulp / 4, ulp / 2, 3 * ulp / 4} {
 				if f.decode(f.encode(q)) == q { // f holds it, and x + f is exact in float32
+					ties[len(xs)] = q == ulp/2
 					xs, fs = append(xs, v), append(fs, q)
 				}
 			}
@@ -223,11 +232,20 @@ func TestHalfThroughKernels(t *testing.T) {
 			got := in.clone()
 			im.run(got.a, rows)
 			sum := k.get(got, "sum")
+			tiesAway := 0
 			for j := range xs {
 				want := float32(f.decode(f.encode(xs[j] + fs[j])))
-				if math.Float32bits(sum[j]) != math.Float32bits(want) {
-					t.Fatalf("%s%d %s: sum of %v and %v = %v, want %v", k.name, h, im.name, xs[j], fs[j], sum[j], want)
+				if math.Float32bits(sum[j]) == math.Float32bits(want) {
+					continue
 				}
+				if emulatedF16TiesAway && k.storage == "f16" && im.name != "purego" && ties[j] && sum[j] == float32(xs[j]+2*fs[j]) {
+					tiesAway++
+					continue
+				}
+				t.Fatalf("%s%d %s: sum of %v and %v = %v, want %v", k.name, h, im.name, xs[j], fs[j], sum[j], want)
+			}
+			if tiesAway > 0 {
+				t.Logf("%s%d %s: %d float16 ties rounded away from zero: the emulator's VCVTPS2PH", k.name, h, im.name, tiesAway)
 			}
 		}
 		t.Logf("%s: %d sums through %d implementations", k.name, len(xs), len(k.impls(h, false)))
