@@ -97,7 +97,12 @@ func Check(op Op, f Func, dst, x, gamma, beta []float32, ref []float64, h int) (
 }
 
 // arrayNames name a kernel's arrays in error messages.
-type arrayNames struct{ out, in, stats []string }
+// storage and tol are the shape's row format and tolerance (0: Tolerance).
+type arrayNames struct {
+	out, in, stats, statIn []string
+	storage                string
+	tol                    float64
+}
 
 func arrayName(names []string, i int, def string) string {
 	if i < len(names) {
@@ -125,10 +130,19 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 			err = fmt.Errorf("panicked: %v", e)
 		}
 	}()
+	tol := names.tol
+	if tol == 0 {
+		tol = Tolerance
+	}
 	nan := float32(math.NaN())
 	for _, o := range append(slices.Clip(a.Out), a.Stats...) {
 		for i := range o {
 			o[i] = nan
+		}
+	}
+	for _, o := range a.Out16 {
+		for i := range o {
+			o[i] = halfNaN(names.storage)
 		}
 	}
 	type saved struct {
@@ -139,9 +153,24 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 	for i, x := range a.In {
 		ins = append(ins, saved{arrayName(names.in, i, "x"), x, slices.Clone(x)})
 	}
+	for i, x := range a.StatIn {
+		ins = append(ins, saved{arrayName(names.statIn, i, "statistic"), x, slices.Clone(x)})
+	}
 	ins = append(ins, saved{"gamma", a.Gamma, slices.Clone(a.Gamma)}, saved{"beta", a.Beta, slices.Clone(a.Beta)},
 		saved{"gain", a.Gain, slices.Clone(a.Gain)}, saved{"bias", a.Bias, slices.Clone(a.Bias)})
+	var ins16 [][2][]uint16
+	for _, x := range a.In16 {
+		ins16 = append(ins16, [2][]uint16{x, slices.Clone(x)})
+	}
 	f(a)
+	for i, in := range ins16 {
+		if !slices.Equal(in[0], in[1]) {
+			for _, in := range ins16 {
+				copy(in[0], in[1])
+			}
+			return 0, fmt.Errorf("modified its input %s", arrayName(names.in, i, "x"))
+		}
+	}
 	for _, in := range ins {
 		for i := range in.now {
 			if math.Float32bits(in.now[i]) != math.Float32bits(in.was[i]) {
@@ -156,7 +185,7 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 	compare := func(what string, y []float32, ref []float64, per int) error {
 		worst, e := relErr(y, ref)
 		maxErr = max(maxErr, e)
-		if e > Tolerance {
+		if e > tol {
 			where := fmt.Sprintf("row %d", worst/per)
 			if per > 1 {
 				where += fmt.Sprintf(" col %d", worst%per)
@@ -164,9 +193,14 @@ func checkArgs(f KernelFunc, a *Args, refOut, refStats [][]float64, names arrayN
 			if what != "" {
 				where = what + " " + where
 			}
-			return fmt.Errorf("%s: got %g, want %g (relative error %.3g > %g)", where, y[worst], ref[worst], e, Tolerance)
+			return fmt.Errorf("%s: got %g, want %g (relative error %.3g > %.3g)", where, y[worst], ref[worst], e, tol)
 		}
 		return nil
+	}
+	for i, y := range a.Out16 {
+		if err := compare(arrayName(names.out, i, ""), widen(names.storage, y), refOut[i], h); err != nil {
+			return maxErr, err
+		}
 	}
 	for i, y := range a.Out {
 		if err := compare(arrayName(names.out, i, ""), y, refOut[i], h); err != nil {

@@ -131,8 +131,15 @@ type Args struct {
 	// (Shape.Channels; 0 for row kernels). Gamma and Beta then hold C
 	// values, one per channel.
 	Channels, Spatial int
+	// In16 and Out16 replace In and Out (which are then nil) for a shape
+	// with a half Storage: the raw bits of each element.
+	In16, Out16 [][]uint16
+	// StatIn holds the per-row inputs (a backward pass's saved mean and
+	// rstd), in the order of the shape's StatInputs.
+	StatIn [][]float32
 
-	scratch [][]float32 // outputs of the bound beyond Out
+	scratch   [][]float32 // outputs of the bound beyond Out
+	scratch16 [][]uint16
 }
 
 // KernelFunc computes one call of a kernel on a's arrays.
@@ -204,6 +211,22 @@ type Shape struct {
 	// values each (BatchNorm's running statistics); the oracle returns
 	// their expected values after the call after the Stats.
 	State []string
+
+	// StatInputs names the kernel's per-row inputs (a backward pass's
+	// saved mean and rstd), StatInputLen values each (0: Rows); Derive
+	// computes them into a.StatIn from the row inputs (a.In) and the
+	// parameters, once: every buffer set gets the same values, as it gets
+	// the same inputs.
+	StatInputs   []string
+	StatInputLen int
+	Derive       func(a *Args)
+	// Storage is the format of the row arrays: F32 (float32, Args.In and
+	// Args.Out), BF16 or F16 (raw bits, Args.In16 and Args.Out16). The
+	// oracle sees the inputs widened to float32 in Args.In; outputs are
+	// checked widened, within Tolerance plus one rounding to the format.
+	Storage string
+	// Tolerance replaces the package's Tolerance when not 0.
+	Tolerance float64
 }
 
 func (s Shape) inputs() []string {
@@ -226,8 +249,30 @@ func (s Shape) moreArrays() bool { return len(s.inputs()) != 1 || len(s.outputs(
 // general reports whether the shape's kernels need Args: arrays beyond x
 // and dst, parameters other than gamma and beta, or a tensor's dimensions.
 func (s Shape) general() bool {
-	return s.moreArrays() || len(s.Stats) != 0 || len(s.State) != 0 || s.AffinePerRow || s.Channels > 0
+	return s.moreArrays() || len(s.Stats) != 0 || len(s.State) != 0 || s.AffinePerRow || s.Channels > 0 ||
+		len(s.StatInputs) != 0 || s.Storage != F32
 }
+
+// statInputLen is the length of each of the shape's StatInputs.
+func (s Shape) statInputLen() int {
+	if s.StatInputLen > 0 {
+		return s.StatInputLen
+	}
+	return s.Rows
+}
+
+// tolerance is the largest relative error the check accepts: the shape's
+// Tolerance, widened by one rounding of the output to its storage format.
+func (s Shape) tolerance() float64 {
+	t := Tolerance
+	if s.Tolerance != 0 {
+		t = s.Tolerance
+	}
+	return t + unitRoundoff(s.Storage)
+}
+
+// XBytes is the size of x in bytes.
+func (s Shape) XBytes() int64 { return int64(s.H) * int64(s.Rows) * elemBytes(s.Storage) }
 
 // statLen is the length of each of the shape's Stats.
 func (s Shape) statLen() int {
@@ -272,10 +317,10 @@ func (s Shape) Label() string {
 // Bytes is the traffic the copy bound moves: x read plus dst written (for a
 // kernel with more row arrays, each row input read and copied into a row
 // output of its own).
-func (s Shape) Bytes() int64 { return 2 * 4 * int64(s.H) * int64(s.Rows) * int64(s.copies()) }
+func (s Shape) Bytes() int64 { return 2 * s.XBytes() * int64(s.copies()) }
 
 func (s Shape) String() string {
-	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(s.XBytes()))
 }
 
 // Shapes returns, for every op and h (BatchNorm: C), one shape with x of about l2Bytes
@@ -506,19 +551,60 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 		}
 		state0 = append(state0, st)
 	}
+	// Half storage: the inputs rounded to the format, and the float32
+	// inputs replaced by their exact widening (what the oracle sees).
+	var in16 [][]uint16
+	if s.Storage != F32 {
+		for _, x := range in0 {
+			h := make([]uint16, n)
+			for i, v := range x {
+				h[i] = ToHalf(s.Storage, v)
+				x[i] = FromHalf(s.Storage, h[i])
+			}
+			in16 = append(in16, h)
+		}
+	}
+	var statIn0 [][]float32
+	if s.Derive != nil {
+		d := &Args{In: in0, Gamma: gamma, Beta: beta, Gain: gain, Bias: bias, Channels: s.Channels, Spatial: s.Spatial}
+		for range s.StatInputs {
+			d.StatIn = append(d.StatIn, make([]float32, s.statInputLen()))
+		}
+		s.Derive(d)
+		statIn0 = d.StatIn
+	}
 	nOut := len(s.outputs())
 	for i := 0; i < sets; i++ {
 		a := &Args{Gamma: gamma, Beta: beta, Gain: gain, Bias: bias, Channels: s.Channels, Spatial: s.Spatial}
 		for _, st := range state0 {
 			a.State = append(a.State, slices.Clone(st))
 		}
+		for _, st := range statIn0 {
+			a.StatIn = append(a.StatIn, slices.Clone(st))
+		}
+		if s.Storage != F32 {
+			for _, x := range in16 {
+				a.In16 = append(a.In16, slices.Clone(x))
+			}
+			for j := 0; j < s.copies(); j++ {
+				out := slices.Clone(in16[0]) // the pages faulted in now, not in the first timed call
+				if j < nOut {
+					a.Out16 = append(a.Out16, out)
+				} else {
+					a.scratch16 = append(a.scratch16, out)
+				}
+			}
+		}
 		for _, x := range in0 {
+			if s.Storage != F32 {
+				break
+			}
 			if i > 0 {
 				x = slices.Clone(x)
 			}
 			a.In = append(a.In, x)
 		}
-		for j := 0; j < s.copies(); j++ {
+		for j := 0; j < s.copies() && s.Storage == F32; j++ {
 			out := make([]float32, n)
 			copy(out, in0[0]) // fault the pages in now, not in the first timed call
 			if j < nOut {
@@ -539,7 +625,13 @@ func buffers(cfg Config, s Shape, sets int) (args []*Args) {
 
 // reference computes the oracle's outputs on set 0's inputs.
 func reference(s Shape, a *Args) (out, stats [][]float64) {
-	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta, Gain: a.Gain, Bias: a.Bias, Channels: a.Channels, Spatial: a.Spatial}
+	in := &Args{In: a.In, Gamma: a.Gamma, Beta: a.Beta, Gain: a.Gain, Bias: a.Bias, Channels: a.Channels, Spatial: a.Spatial, StatIn: a.StatIn}
+	if s.Storage != F32 {
+		in.In = nil
+		for _, h := range a.In16 {
+			in.In = append(in.In, widen(s.Storage, h))
+		}
+	}
 	for _, st := range a.State {
 		in.State = append(in.State, slices.Clone(st))
 	}
@@ -567,7 +659,8 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	if s.Level == DRAM {
 		// Between two uses of a set, the other sets' arrays are touched:
 		// make that at least twice the last-level cache.
-		per := 4 * (int64(n)*int64(len(s.inputs())+s.copies()) + int64(s.statLen())*int64(len(s.Stats)))
+		per := elemBytes(s.Storage)*int64(n)*int64(len(s.inputs())+s.copies()) +
+			4*(int64(s.statLen())*int64(len(s.Stats))+int64(s.statInputLen())*int64(len(s.StatInputs)))
 		sets = 1 + int((2*cfg.LLCBytes+per-1)/per)
 		sets = max(sets, 2)
 	}
@@ -577,6 +670,12 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	sr := ShapeResult{Shape: s, Sets: sets}
 	nIn, nOut := len(s.inputs()), len(s.outputs())
 	copyF := func(a *Args) {
+		for i, o := range a.Out16 {
+			copy(o, a.In16[i%nIn])
+		}
+		for i, o := range a.scratch16 {
+			copy(o, a.In16[(nOut+i)%nIn])
+		}
 		for i, o := range a.Out {
 			copy(o, a.In[i%nIn])
 		}
@@ -590,7 +689,7 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 		sr.Results[i+1] = Result{Impl: im.Name}
 	}
 	ts := []*timed{{name: Bound, f: copyF, res: &sr.Results[0]}}
-	names := arrayNames{out: s.outputs(), in: s.inputs(), stats: slices.Concat(s.Stats, s.State)}
+	names := s.arrayNames()
 	for i, im := range impls {
 		r := &sr.Results[i+1]
 		f, why := prepare(im, s)
@@ -680,6 +779,21 @@ func runShape(cfg Config, s Shape, impls []Impl) ShapeResult {
 	return sr
 }
 
+// arrayNames names the shape's arrays for checkArgs.
+func (s Shape) arrayNames() arrayNames {
+	return arrayNames{out: s.outputs(), in: s.inputs(), stats: slices.Concat(s.Stats, s.State), statIn: s.StatInputs,
+		storage: s.Storage, tol: s.tolerance()}
+}
+
+// widen is h widened to float32.
+func widen(storage string, h []uint16) []float32 {
+	out := make([]float32, len(h))
+	for i, v := range h {
+		out[i] = FromHalf(storage, v)
+	}
+	return out
+}
+
 // PrepareKernel returns im's kernel for s as Run calls it: from
 // im.PrepareArgs when set, else from im.Prepare (n/a for a shape with
 // arrays beyond x and dst), with a panic turned into a reason.
@@ -695,7 +809,7 @@ func Verify(im Impl, s Shape, seed uint64) (maxErr float64, why string, err erro
 	if f == nil {
 		return 0, why, nil
 	}
-	maxErr, err = checkArgs(f, args[0], refOut, refStats, arrayNames{out: s.outputs(), in: s.inputs(), stats: slices.Concat(s.Stats, s.State)}, s.H)
+	maxErr, err = checkArgs(f, args[0], refOut, refStats, s.arrayNames(), s.H)
 	return maxErr, "", err
 }
 

@@ -334,3 +334,37 @@ func TestResidualOps(t *testing.T) {
 		t.Errorf("DeepNormAlpha = %v, want 36^(1/4)", DeepNormAlpha)
 	}
 }
+
+// A half-storage shape: a kernel that rounds the float32 result passes
+// within one rounding, one that leaves outputs unwritten or changes its
+// input fails; Run times it against a copy of the 2-byte rows.
+func TestHalfShape(t *testing.T) {
+	n := Norm{Mean: true, Epsilon: 1e-5, Scale: true, Shift: true}
+	outputs, _, inputs, _ := n.Arrays()
+	s := Shape{Op: LayerNorm, H: 33, Rows: 4, Level: L2, Kernel: "BF16LayerNorm", Storage: BF16,
+		Inputs: inputs, Outputs: outputs, Oracle: n.Oracle}
+	good := func(a *Args) {
+		x := widen(BF16, a.In16[0])
+		ref := n.Reference(x, nil, a.Gamma, a.Beta, s.H)
+		for i, v := range ref.Dst {
+			a.Out16[0][i] = ToHalf(BF16, float32(v))
+		}
+	}
+	for name, f := range map[string]KernelFunc{
+		"good":      good,
+		"unwritten": func(a *Args) { good(a); a.Out16[0][5] = halfNaN(BF16) },
+		"modifies":  func(a *Args) { good(a); a.In16[0][0] ^= 1 },
+		"doubles":   func(a *Args) { good(a); a.Out16[0][7] += 0x80 }, // the exponent + 1
+	} {
+		im := Impl{Name: name, PrepareArgs: func(Shape) (KernelFunc, string) { return f, "" }}
+		_, why, err := Verify(im, s, 1)
+		if why != "" || (err == nil) != (name == "good") {
+			t.Errorf("%s: why %q, err %v", name, why, err)
+		}
+	}
+	im := Impl{Name: "good", PrepareArgs: func(Shape) (KernelFunc, string) { return good, "" }}
+	rep := Run(Config{Budget: time.Millisecond, MinRounds: 2, MaxRounds: 3, Sample: time.Microsecond, Seed: 1}, []Shape{s}, []Impl{im})
+	if r := rep.Shapes[0].Results; r[1].Status != OK || s.Bytes() != 2*2*33*4 {
+		t.Errorf("status %v, bytes %d", r[1].Status, s.Bytes())
+	}
+}

@@ -43,8 +43,25 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 			}
 			pairs = append(pairs, fmt.Sprintf("%s into %s", ins[i%len(ins)], to))
 		}
-		fmt.Fprintf(&b, "%s: %s read, %s written; their copy moves the same bytes (copies %s), and their GB/s count all of them.\n\n",
-			strings.Join(kernels, ", "), strings.Join(ins, " and "), strings.Join(outs, " and "), strings.Join(pairs, " and "))
+		moves := "moves the same bytes"
+		if len(ins) > len(outs) {
+			moves = fmt.Sprintf("reads the same bytes and writes %d arrays where the kernel writes %d", s.copies(), len(outs))
+		}
+		fmt.Fprintf(&b, "%s: %s read, %s written; their copy %s (copies %s), and their GB/s count all of them.",
+			strings.Join(kernels, ", "), strings.Join(ins, " and "), strings.Join(outs, " and "), moves, strings.Join(pairs, " and "))
+		if len(s.StatInputs)+len(s.Stats) > 0 {
+			fmt.Fprintf(&b, " Their smaller arrays (%s) are not part of the copy.", strings.Join(slices.Concat(s.StatInputs, s.Stats), ", "))
+		}
+		b.WriteString("\n\n")
+	}
+	var half []string
+	for _, sr := range rep.Shapes {
+		if k := sr.Shape.Label(); sr.Shape.Storage != F32 && !slices.Contains(half, k) {
+			half = append(half, k)
+		}
+	}
+	if len(half) > 0 {
+		fmt.Fprintf(&b, "%s: rows of 2-byte elements (bf16 or f16 bits); their copy moves those 2-byte elements, and their data size is that of x in that format.\n\n", strings.Join(half, ", "))
 	}
 	b.WriteString("## Machine\n\n| | |\n|---|---|\n")
 	row := func(k, v string) {
@@ -103,7 +120,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		best := sr.best()
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(s.XBytes()), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			cell := r.cell(func(r Result) string {
 				return fmt.Sprintf("%.2fx (%.2f-%.2f)", r.Ratio.Median, r.Ratio.P25, r.Ratio.P75)
@@ -119,7 +136,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	header("copy")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(int64(s.H*s.Rows*4)), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(s.XBytes()), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			fmt.Fprintf(&b, " %s |", r.cell(func(r Result) string { return fmt.Sprintf("%.1f", r.GBps(s)) }))
 		}
@@ -130,7 +147,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	b.WriteString("## Details\n\n")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
-		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Label(), s.H, s.Level, s.Rows, sizeString(int64(s.H*s.Rows*4)))
+		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Label(), s.H, s.Level, s.Rows, sizeString(s.XBytes()))
 		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled; timed by %s; the benchmark thread was on the CPU %.0f%% of the wall time.\n\n", sr.Rounds, sr.Sets, sr.Clock, 100*sr.OnCPU)
 		b.WriteString("| implementation | ratio median | p25 | p75 | min | max | time/call | GB/s | max rel. error |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, r := range sr.Results {

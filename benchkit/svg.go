@@ -102,7 +102,7 @@ func (rep *Report) WriteSVG(w io.Writer) error {
 			}
 			s := sr.Shape
 			text(gx+float64(nImpl)*barW/2, y1+16, "middle", "", fmt.Sprintf("H=%d", s.H))
-			text(gx+float64(nImpl)*barW/2, y1+30, "middle", `fill="#555"`, fmt.Sprintf("%s %s", s.Level, sizeString(int64(s.H*s.Rows*4))))
+			text(gx+float64(nImpl)*barW/2, y1+30, "middle", `fill="#555"`, fmt.Sprintf("%s %s", s.Level, sizeString(s.XBytes())))
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -49,5 +49,27 @@ func init() {
 			8192: nbavx2.RMSNorm8192Parallel,
 		},
 		bnPar: nbavx2.BatchNormParallel,
+		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
+			768:  nbavx2.LayerNormStatsBackward768,
+			4096: nbavx2.LayerNormStatsBackward4096,
+			8192: nbavx2.LayerNormStatsBackward8192,
+		},
+		lnBwdAny: nbavx2.LayerNormStatsBackwardAny,
+		rmsBwd: map[int]func(dx, dgamma, dy, x, rstd, gamma []float32){
+			768:  nbavx2.RMSNormStatsBackward768,
+			4096: nbavx2.RMSNormStatsBackward4096,
+			8192: nbavx2.RMSNormStatsBackward8192,
+		},
+		rmsBwdAny: nbavx2.RMSNormStatsBackwardAny,
+		half: map[string]halfKernels{
+			"bf16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbavx2.BF16LayerNorm768, 4096: nbavx2.BF16LayerNorm4096, 8192: nbavx2.BF16LayerNorm8192},
+				lnAny:     nbavx2.BF16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbavx2.BF16RMSNorm768, 4096: nbavx2.BF16RMSNorm4096, 8192: nbavx2.BF16RMSNorm8192},
+				rmsAny:    nbavx2.BF16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbavx2.BF16AddRMSNorm768, 4096: nbavx2.BF16AddRMSNorm4096, 8192: nbavx2.BF16AddRMSNorm8192},
+				addRMSAny: nbavx2.BF16AddRMSNormAny,
+			},
+		},
 	})
 }

@@ -49,5 +49,35 @@ func init() {
 			8192: nbavx512.RMSNorm8192Parallel,
 		},
 		bnPar: nbavx512.BatchNormParallel,
+		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
+			768:  nbavx512.LayerNormStatsBackward768,
+			4096: nbavx512.LayerNormStatsBackward4096,
+			8192: nbavx512.LayerNormStatsBackward8192,
+		},
+		lnBwdAny: nbavx512.LayerNormStatsBackwardAny,
+		rmsBwd: map[int]func(dx, dgamma, dy, x, rstd, gamma []float32){
+			768:  nbavx512.RMSNormStatsBackward768,
+			4096: nbavx512.RMSNormStatsBackward4096,
+			8192: nbavx512.RMSNormStatsBackward8192,
+		},
+		rmsBwdAny: nbavx512.RMSNormStatsBackwardAny,
+		half: map[string]halfKernels{
+			"bf16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbavx512.BF16LayerNorm768, 4096: nbavx512.BF16LayerNorm4096, 8192: nbavx512.BF16LayerNorm8192},
+				lnAny:     nbavx512.BF16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbavx512.BF16RMSNorm768, 4096: nbavx512.BF16RMSNorm4096, 8192: nbavx512.BF16RMSNorm8192},
+				rmsAny:    nbavx512.BF16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbavx512.BF16AddRMSNorm768, 4096: nbavx512.BF16AddRMSNorm4096, 8192: nbavx512.BF16AddRMSNorm8192},
+				addRMSAny: nbavx512.BF16AddRMSNormAny,
+			},
+			"f16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbavx512.F16LayerNorm768, 4096: nbavx512.F16LayerNorm4096, 8192: nbavx512.F16LayerNorm8192},
+				lnAny:     nbavx512.F16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbavx512.F16RMSNorm768, 4096: nbavx512.F16RMSNorm4096, 8192: nbavx512.F16RMSNorm8192},
+				rmsAny:    nbavx512.F16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbavx512.F16AddRMSNorm768, 4096: nbavx512.F16AddRMSNorm4096, 8192: nbavx512.F16AddRMSNorm8192},
+				addRMSAny: nbavx512.F16AddRMSNormAny,
+			},
+		},
 	})
 }

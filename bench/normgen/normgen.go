@@ -26,8 +26,8 @@ func Impls() []benchkit.Impl {
 	var out, unfused []benchkit.Impl
 	for _, isa := range ISAs {
 		if p, ok := packages[isa]; ok {
-			out = append(out, p.impl())
-			unfused = append(unfused, p.unfused())
+			out = append(out, peers.Extend(p.impl(), p.backward, p.halfKernel))
+			unfused = append(unfused, peers.Extend(p.unfused(), nil, nil))
 		}
 	}
 	return append(out, unfused...)
@@ -65,6 +65,26 @@ type pkg struct {
 	lnPar  map[int]func(dst, x, gamma, beta []float32)
 	rmsPar map[int]func(dst, x, gamma []float32)
 	bnPar  func(dst, mean, rstd, x, gain, bias []float32, channels, spatial int)
+	// The backward passes of LayerNormStats and RMSNormStats (backward:
+	// true), and of BatchNorm over x[N, channels, spatial] (nil until the
+	// generator has it).
+	lnBwd     map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32)
+	lnBwdAny  func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32, h int)
+	rmsBwd    map[int]func(dx, dgamma, dy, x, rstd, gamma []float32)
+	rmsBwdAny func(dx, dgamma, dy, x, rstd, gamma []float32, h int)
+	bnBwd     func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32, channels, spatial int)
+	// half holds the half-storage kernels by format (bf16, f16).
+	half map[string]halfKernels
+}
+
+// halfKernels are a package's kernels over rows of one half format.
+type halfKernels struct {
+	ln        map[int]func(dst, x []uint16, gamma, beta []float32)
+	lnAny     func(dst, x []uint16, gamma, beta []float32, h int)
+	rms       map[int]func(dst, x []uint16, gamma []float32)
+	rmsAny    func(dst, x []uint16, gamma []float32, h int)
+	addRMS    map[int]func(dst, sum, x, f []uint16, gamma []float32)
+	addRMSAny func(dst, sum, x, f []uint16, gamma []float32, h int)
 }
 
 var packages = map[string]pkg{}
@@ -130,6 +150,83 @@ func (p pkg) fused(op benchkit.Op, h int) (benchkit.KernelFunc, string) {
 		return func(a *benchkit.Args) { f(a.Out[0], a.Out[1], a.In[0], a.In[1], a.Gamma, a.Beta) }, ""
 	}
 	return nil, "not a residual op"
+}
+
+// backward is the package's backward kernel for a backward shape.
+func (p pkg) backward(s benchkit.Shape) (benchkit.KernelFunc, string) {
+	if why := runnable(p.isa); why != "" {
+		return nil, why
+	}
+	h := s.H
+	switch s.Kernel {
+	case peers.LayerNormBackward:
+		f, ok := p.lnBwd[h]
+		if !ok {
+			if p.lnBwdAny == nil {
+				return nil, "this package has no LayerNorm backward"
+			}
+			f = func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32) {
+				p.lnBwdAny(dx, dgamma, dbeta, dy, x, mean, rstd, gamma, h)
+			}
+		}
+		return func(a *benchkit.Args) {
+			f(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.StatIn[0], a.StatIn[1], a.Gamma)
+		}, ""
+	case peers.RMSNormBackward:
+		f, ok := p.rmsBwd[h]
+		if !ok {
+			if p.rmsBwdAny == nil {
+				return nil, "this package has no RMSNorm backward"
+			}
+			f = func(dx, dgamma, dy, x, rstd, gamma []float32) { p.rmsBwdAny(dx, dgamma, dy, x, rstd, gamma, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out[0], a.Stats[0], a.In[0], a.In[1], a.StatIn[0], a.Gamma) }, ""
+	case peers.BatchNormBackward:
+		if p.bnBwd == nil {
+			return nil, "normgen's BatchNorm has no backward yet"
+		}
+		c, l := h, 1
+		if s.Channels > 0 {
+			c, l = s.Channels, s.Spatial
+		}
+		return func(a *benchkit.Args) {
+			p.bnBwd(a.Out[0], a.Stats[0], a.Stats[1], a.In[0], a.In[1], a.StatIn[0], a.StatIn[1], a.Gamma, c, l)
+		}, ""
+	}
+	return nil, "not a backward op"
+}
+
+// halfKernel is the package's kernel for a half-storage shape.
+func (p pkg) halfKernel(s benchkit.Shape) (benchkit.KernelFunc, string) {
+	if why := runnable(p.isa); why != "" {
+		return nil, why
+	}
+	k, ok := p.half[s.Storage]
+	if !ok {
+		return nil, "normgen has no " + s.Storage + " kernels for " + p.isa
+	}
+	h := s.H
+	switch s.Op {
+	case benchkit.LayerNorm:
+		f, ok := k.ln[h]
+		if !ok {
+			f = func(dst, x []uint16, gamma, beta []float32) { k.lnAny(dst, x, gamma, beta, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out16[0], a.In16[0], a.Gamma, a.Beta) }, ""
+	case benchkit.RMSNorm:
+		f, ok := k.rms[h]
+		if !ok {
+			f = func(dst, x []uint16, gamma []float32) { k.rmsAny(dst, x, gamma, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out16[0], a.In16[0], a.Gamma) }, ""
+	case benchkit.AddRMSNorm:
+		f, ok := k.addRMS[h]
+		if !ok {
+			f = func(dst, sum, x, fr []uint16, gamma []float32) { k.addRMSAny(dst, sum, x, fr, gamma, h) }
+		}
+		return func(a *benchkit.Args) { f(a.Out16[0], a.Out16[1], a.In16[0], a.In16[1], a.Gamma) }, ""
+	}
+	return nil, "no " + s.Storage + " " + s.Op.String()
 }
 
 // unfused is the residual ops as a user without the fused kernels writes

@@ -49,5 +49,35 @@ func init() {
 			8192: nbpurego.RMSNorm8192Parallel,
 		},
 		bnPar: nbpurego.BatchNormParallel,
+		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
+			768:  nbpurego.LayerNormStatsBackward768,
+			4096: nbpurego.LayerNormStatsBackward4096,
+			8192: nbpurego.LayerNormStatsBackward8192,
+		},
+		lnBwdAny: nbpurego.LayerNormStatsBackwardAny,
+		rmsBwd: map[int]func(dx, dgamma, dy, x, rstd, gamma []float32){
+			768:  nbpurego.RMSNormStatsBackward768,
+			4096: nbpurego.RMSNormStatsBackward4096,
+			8192: nbpurego.RMSNormStatsBackward8192,
+		},
+		rmsBwdAny: nbpurego.RMSNormStatsBackwardAny,
+		half: map[string]halfKernels{
+			"bf16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbpurego.BF16LayerNorm768, 4096: nbpurego.BF16LayerNorm4096, 8192: nbpurego.BF16LayerNorm8192},
+				lnAny:     nbpurego.BF16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbpurego.BF16RMSNorm768, 4096: nbpurego.BF16RMSNorm4096, 8192: nbpurego.BF16RMSNorm8192},
+				rmsAny:    nbpurego.BF16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbpurego.BF16AddRMSNorm768, 4096: nbpurego.BF16AddRMSNorm4096, 8192: nbpurego.BF16AddRMSNorm8192},
+				addRMSAny: nbpurego.BF16AddRMSNormAny,
+			},
+			"f16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbpurego.F16LayerNorm768, 4096: nbpurego.F16LayerNorm4096, 8192: nbpurego.F16LayerNorm8192},
+				lnAny:     nbpurego.F16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbpurego.F16RMSNorm768, 4096: nbpurego.F16RMSNorm4096, 8192: nbpurego.F16RMSNorm8192},
+				rmsAny:    nbpurego.F16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbpurego.F16AddRMSNorm768, 4096: nbpurego.F16AddRMSNorm4096, 8192: nbpurego.F16AddRMSNorm8192},
+				addRMSAny: nbpurego.F16AddRMSNormAny,
+			},
+		},
 	})
 }

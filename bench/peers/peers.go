@@ -23,10 +23,38 @@ func Missing() []string {
 // All is every peer built into this binary, in table order (normgen's own
 // kernels are added by the caller).
 func All() []benchkit.Impl {
-	out := []benchkit.Impl{Naive, Gonum}
-	out = append(out, archSIMDPeers...)
-	out = append(out, oneDNNPeers...)
+	out := []benchkit.Impl{Extend(Naive, naiveBackward, naiveHalf), Extend(Gonum, nil, nil)}
+	for _, im := range archSIMDPeers {
+		out = append(out, Extend(im, nil, nil))
+	}
+	out = append(out, oneDNNPeers...) // extended by their file
 	return out
+}
+
+// KernelOf returns an implementation's kernel for a shape, or nil and why
+// not.
+type KernelOf func(s benchkit.Shape) (benchkit.KernelFunc, string)
+
+// Extend gives im the backward and half-storage ops: bwd and half prepare
+// those shapes (nil: n/a), every other shape goes to im as before.
+func Extend(im benchkit.Impl, bwd, half KernelOf) benchkit.Impl {
+	base := im
+	im.PrepareArgs = func(s benchkit.Shape) (benchkit.KernelFunc, string) {
+		switch {
+		case IsBackward(s):
+			if bwd == nil {
+				return nil, "no backward kernels"
+			}
+			return bwd(s)
+		case s.Storage != benchkit.F32:
+			if half == nil {
+				return nil, "no " + s.Storage + " kernels"
+			}
+			return half(s)
+		}
+		return benchkit.PrepareKernel(base, s)
+	}
+	return im
 }
 
 // notes are functions (of build-tagged peers) describing library versions

@@ -31,7 +31,7 @@ func main() {
 	out := flag.String("out", "results", "directory for <machine>.md and <machine>.svg; empty: print the table only")
 	machine := flag.String("machine", "", "file name for the results (default: the CPU model, lower case)")
 	hs := flag.String("h", "768,4096,8192", "hidden sizes")
-	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels; and the -ncl shapes), AddRMSNorm, AddLayerNorm, DeepNorm (fused residual: x and f read, sum = alpha*x + f and dst written)")
+	ops := flag.String("ops", "LayerNorm,RMSNorm", "kernels: LayerNorm, RMSNorm, BatchNorm (training mode, over the rows; h = channels; and the -ncl shapes), AddRMSNorm, AddLayerNorm, DeepNorm (fused residual: x and f read, sum = alpha*x + f and dst written); the backward passes LayerNormBackward, RMSNormBackward, BatchNormBackward (and the -ncl shapes); half storage BF16LayerNorm, BF16RMSNorm, BF16AddRMSNorm and the F16 ones")
 	only := flag.String("impl", "", "comma-separated implementations to time (default: all built in)")
 	l2 := flag.Int64("l2", 128<<10, "bytes of x for the cache-resident shapes (0: skip)")
 	dram := flag.Int64("dram", 32<<20, "bytes of x for the DRAM shapes (0: skip)")
@@ -63,10 +63,16 @@ func main() {
 		sizes = append(sizes, h)
 	}
 	var opList []benchkit.Op
+	var extraOps []string // backward and half-storage ops, in -ops order
 	for _, s := range strings.Split(*ops, ",") {
-		i := slices.IndexFunc(benchkit.Ops, func(o benchkit.Op) bool { return strings.EqualFold(o.String(), strings.TrimSpace(s)) })
+		s = strings.TrimSpace(s)
+		if i := slices.IndexFunc(slices.Concat(peers.BackwardOps, peers.HalfOps), func(o string) bool { return strings.EqualFold(o, s) }); i >= 0 {
+			extraOps = append(extraOps, slices.Concat(peers.BackwardOps, peers.HalfOps)[i])
+			continue
+		}
+		i := slices.IndexFunc(benchkit.Ops, func(o benchkit.Op) bool { return strings.EqualFold(o.String(), s) })
 		if i < 0 {
-			fatalf("-ops: unknown kernel %q; allowed: %v", s, benchkit.Ops)
+			fatalf("-ops: unknown kernel %q; allowed: %v %v %v", s, benchkit.Ops, peers.BackwardOps, peers.HalfOps)
 		}
 		opList = append(opList, benchkit.Ops[i])
 	}
@@ -82,6 +88,17 @@ func main() {
 
 	shapes := benchkit.Shapes(opList, sizes, *l2, *dram)
 	var nclDims [][3]int
+	parseNCL := func(d string) (n, c, l int, level benchkit.Level) {
+		if k, err := fmt.Sscanf(strings.TrimSpace(d), "%dx%dx%d", &n, &c, &l); err != nil || k != 3 || n < 1 || c < 1 || l < 1 || n*l < 2 {
+			fatalf("-ncl: %q is not NxCxL with positive N, C, L and N*L > 1", d)
+		}
+		level = benchkit.L2
+		if int64(n*c*l*4) > *l2 {
+			level = benchkit.DRAM
+		}
+		return n, c, l, level
+	}
+	shapes = append(shapes, extraShapes(extraOps, sizes, *l2, *dram, *ncl, parseNCL)...)
 	if slices.Contains(opList, benchkit.BatchNorm) && *ncl != "" {
 		// After the last [N, C] BatchNorm shape.
 		at := len(shapes)
@@ -92,14 +109,7 @@ func main() {
 		}
 		var more []benchkit.Shape
 		for _, d := range strings.Split(*ncl, ",") {
-			var n, c, l int
-			if k, err := fmt.Sscanf(strings.TrimSpace(d), "%dx%dx%d", &n, &c, &l); err != nil || k != 3 || n < 1 || c < 1 || l < 1 || n*l < 2 {
-				fatalf("-ncl: %q is not NxCxL with positive N, C, L and N*L > 1", d)
-			}
-			level := benchkit.L2
-			if int64(n*c*l*4) > *l2 {
-				level = benchkit.DRAM
-			}
+			n, c, l, level := parseNCL(d)
 			more = append(more, peers.BatchNormNCL(n, c, l, level))
 			nclDims = append(nclDims, [3]int{n, c, l})
 		}
@@ -121,10 +131,12 @@ func main() {
 		rep.Machine.Extra = append(rep.Machine.Extra, "mode: -quick (short budget: noisier figures)")
 	}
 
+	halfMD := halfTable(rep)
 	if *out == "" {
 		if err := rep.WriteMarkdown(os.Stdout, ""); err != nil {
 			fatalf("%v", err)
 		}
+		fmt.Print(halfMD)
 		return
 	}
 	name := *machine
@@ -136,7 +148,13 @@ func main() {
 	}
 	md, svg := filepath.Join(*out, name+".md"), filepath.Join(*out, name+".svg")
 	write(svg, rep.WriteSVG)
-	write(md, func(w io.Writer) error { return rep.WriteMarkdown(w, filepath.Base(svg)) })
+	write(md, func(w io.Writer) error {
+		if err := rep.WriteMarkdown(w, filepath.Base(svg)); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, halfMD)
+		return err
+	})
 	fmt.Fprintf(os.Stderr, "wrote %s and %s in %s\n", md, svg, rep.Elapsed.Round(time.Second))
 }
 
