@@ -49,6 +49,7 @@ func init() {
 			8192: nbavx2.RMSNorm8192Parallel,
 		},
 		bnPar: nbavx2.BatchNormParallel,
+		bnBwd: nbavx2.BatchNormBackward,
 		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
 			768:  nbavx2.LayerNormStatsBackward768,
 			4096: nbavx2.LayerNormStatsBackward4096,

@@ -49,6 +49,7 @@ func init() {
 			8192: nbavx512.RMSNorm8192Parallel,
 		},
 		bnPar: nbavx512.BatchNormParallel,
+		bnBwd: nbavx512.BatchNormBackward,
 		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
 			768:  nbavx512.LayerNormStatsBackward768,
 			4096: nbavx512.LayerNormStatsBackward4096,

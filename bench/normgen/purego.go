@@ -49,6 +49,7 @@ func init() {
 			8192: nbpurego.RMSNorm8192Parallel,
 		},
 		bnPar: nbpurego.BatchNormParallel,
+		bnBwd: nbpurego.BatchNormBackward,
 		lnBwd: map[int]func(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32){
 			768:  nbpurego.LayerNormStatsBackward768,
 			4096: nbpurego.LayerNormStatsBackward4096,
