@@ -113,7 +113,18 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		funcs := p.Funcs(arch)
 		steps = append(steps,
 			step{base + "_" + arch + ".go", func() ([]byte, error) { return gopkg.ArchFile(p, arch) }},
-			step{base + "_" + arch + ".s", func() ([]byte, error) { return lower(p.Header, funcs) }},
+			step{base + "_" + arch + ".s", func() ([]byte, error) {
+				text, err := lower(p.Header, funcs)
+				if err != nil || !p.Probed(arch) {
+					return text, err
+				}
+				probe, ok := probes[arch]
+				if !ok {
+					return nil, fmt.Errorf("no CPUID probe for %s", arch)
+				}
+				b, err := probe("cpuid")
+				return append(text, b...), err
+			}},
 		)
 		if p.HasRows() {
 			steps = append(steps, step{base + "_" + arch + "_test.go", func() ([]byte, error) { return gopkg.ArchTestFile(p, arch) }})

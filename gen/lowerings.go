@@ -15,3 +15,10 @@ var lowerings = map[string]lowering{
 	"amd64": amd64.Generate,
 	"arm64": arm64.Generate,
 }
+
+// probes maps each GOARCH whose ISAs have features read with CPUID
+// (target.Feature.CPUID) to the assembly of the probe, named name, that
+// the generated dispatch declares (gopkg: cpuid).
+var probes = map[string]func(name string) ([]byte, error){
+	"amd64": amd64.CPUID,
+}

@@ -25,7 +25,7 @@ func featureVar(isa target.ISA) jen.Code {
 		if i > 0 {
 			expr.Op("&&")
 		}
-		expr.Qual("golang.org/x/sys/cpu", f.Var).Dot(f.Field)
+		expr.Add(featureExpr(f))
 	}
 	return jen.Comment(d.Flag + " reports " + d.FeatureDoc() + ", read once at start-up.").Line().Id(d.Flag).Op("=").Add(expr)
 }
@@ -36,7 +36,7 @@ func featureVar(isa target.ISA) jen.Code {
 func (p *Package) storageVars(isa target.ISA) []jen.Code {
 	var out []jen.Code
 	seen := map[string]bool{}
-	for _, k := range p.implKernels() {
+	for _, k := range append(p.implKernels(), p.convKernels()...) {
 		flag := isa.Flag(k.IR)
 		if !contains(k.ISAs, isa) || flag == isa.Desc().Flag || seen[flag] {
 			continue
@@ -48,12 +48,67 @@ func (p *Package) storageVars(isa target.ISA) []jen.Code {
 			if i > 0 {
 				expr.Op("&&")
 			}
-			expr.Qual("golang.org/x/sys/cpu", f.Var).Dot(f.Field)
+			expr.Add(featureExpr(f))
 			docs = append(docs, f.Doc)
 		}
 		out = append(out, jen.Comment(flag+" reports "+andList(docs)+", read once at start-up.").Line().Id(flag).Op("=").Add(expr))
 	}
 	return out
+}
+
+// featureExpr reads feature f: its x/sys/cpu flag, or its CPUID bit
+// through the package's probe (cpuidBit).
+func featureExpr(f target.Feature) jen.Code {
+	if c := f.CPUID; c != nil {
+		return jen.Id("cpuidBit").Call(jen.Lit(int(c.Leaf)), jen.Lit(int(c.Sub)), jen.Lit(int(c.Reg)), jen.Lit(int(c.Bit)))
+	}
+	return jen.Qual("golang.org/x/sys/cpu", f.Var).Dot(f.Field)
+}
+
+// Probed reports whether the dispatch on goarch reads a feature with
+// CPUID: the architecture's assembly then holds the probe, cpuid.
+func (p *Package) Probed(goarch string) bool {
+	for _, isa := range p.isas(goarch) {
+		for _, k := range append(p.implKernels(), p.convKernels()...) {
+			if !contains(k.ISAs, isa) {
+				continue
+			}
+			for _, f := range isa.Features(k.IR) {
+				if f.Probed() {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// probeCode declares the CPUID probe (its assembly is the lowering's)
+// and cpuidBit, which reads a feature x/sys/cpu does not report.
+func probeCode() []jen.Code {
+	u32 := func(names ...string) jen.Code {
+		var ids []jen.Code
+		for _, n := range names {
+			ids = append(ids, jen.Id(n))
+		}
+		return jen.List(ids...).Uint32()
+	}
+	return []jen.Code{
+		jen.Comment("cpuid is CPUID with EAX = leaf and ECX = sub: the registers it leaves.").Line().
+			Func().Id("cpuid").Params(u32("leaf", "sub")).Params(u32("eax", "ebx", "ecx", "edx")),
+		jen.Comment("cpuidBit reports bit of register reg (0-3: EAX, EBX, ECX, EDX) after CPUID").Line().
+			Comment("leaf, sub; false where the CPU lacks the leaf. It reads the features").Line().
+			Comment("x/sys/cpu does not report; the OS's support for their registers is").Line().
+			Comment("x/sys/cpu's flag beside it.").Line().
+			Func().Id("cpuidBit").Params(jen.List(jen.Id("leaf"), jen.Id("sub")).Uint32(), jen.List(jen.Id("reg"), jen.Id("bit")).Uint()).Bool().Block(
+			jen.If(jen.List(jen.Id("top"), jen.Id("_"), jen.Id("_"), jen.Id("_")).Op(":=").Id("cpuid").Call(jen.Id("leaf").Op("&").Op("0x80000000"), jen.Lit(0)), jen.Id("leaf").Op(">").Id("top")).Block(
+				jen.Return(jen.False()),
+			),
+			jen.Var().Id("r").Index(jen.Lit(4)).Uint32(),
+			jen.List(jen.Id("r").Index(jen.Lit(0)), jen.Id("r").Index(jen.Lit(1)), jen.Id("r").Index(jen.Lit(2)), jen.Id("r").Index(jen.Lit(3))).Op("=").Id("cpuid").Call(jen.Id("leaf"), jen.Id("sub")),
+			jen.Return(jen.Id("r").Index(jen.Id("reg")).Op(">>").Id("bit").Op("&").Lit(1).Op("!=").Lit(0)),
+		),
+	}
 }
 
 // checked reports whether the dispatch tests the CPU for isa.
@@ -88,6 +143,14 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	if len(vars) > 0 {
 		f.Var().Defs(vars...).Line()
 	}
+	if p.Probed(goarch) {
+		for _, c := range probeCode() {
+			f.Add(c).Line()
+		}
+	}
+	if c := p.convChunkDecl(goarch); c != nil {
+		f.Add(c).Line()
+	}
 	funcs := p.Funcs(goarch)
 	for _, fn := range funcs {
 		if fn.NT {
@@ -110,6 +173,9 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 			}
 		}
 	}
+	for _, c := range p.convCode(goarch) {
+		f.Add(c).Line()
+	}
 	f.Add(isaOfFunc(p, func(k Kernel) []target.ISA { return k.isas(goarch) })).Line()
 	f.Add(implementationFunc(p.isas(goarch)))
 	return render(f)
@@ -131,6 +197,9 @@ func OtherFile(p *Package) ([]byte, error) {
 		for _, e := range k.entries() {
 			f.Add(dispatchFunc(k, e.Arch(""))).Line()
 		}
+	}
+	for _, c := range p.convCode("") {
+		f.Add(c).Line()
 	}
 	f.Add(isaOfFunc(p, func(Kernel) []target.ISA { return nil })).Line()
 	f.Add(implementationFunc(nil))

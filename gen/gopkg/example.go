@@ -7,6 +7,7 @@ import (
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
 )
 
 // Example is a kernel's runnable Example function in the generated tests:
@@ -24,7 +25,8 @@ const exampleEps = 1e-5
 
 // example builds k's Example at its first fixed size, or at the next
 // (or at a run-time size) where the first would compute the row another
-// way (an ir.SGuard: a row of one value with epsilon 0 is 0/0). Its output
+// way (an ir.SGuard: a row of one value with epsilon 0 is 0/0) or, in
+// half storage, round a printed value at a boundary of its format. Its output
 // is the IR's float32 evaluation (ir.EvalShape) of the same inputs.
 func example(k Kernel) Example {
 	for _, h := range k.Sizes {
@@ -32,7 +34,10 @@ func example(k Kernel) Example {
 			return e
 		}
 	}
-	e, _ := exampleAt(k, 0)
+	e, ok := exampleAt(k, 0)
+	if !ok && target.KernelElem(k.IR).Half() {
+		return Example{} // no size prints the same on every ISA: none
+	}
 	return e
 }
 
@@ -112,14 +117,28 @@ func exampleAt(k Kernel, h int) (Example, bool) {
 	for i, a := range kern.Arrays {
 		nv, ns := length(a)
 		arrays[i] = make([]float32, nv)
-		decl = append(decl, fmt.Sprintf("%s := make([]float32, %s)", a.Name, ns))
 		names = append(names, a.Name)
-		if a.Role != ir.RowOut && a.Role != ir.RowScalarOut {
-			src, f := fill(a)
-			for j := range arrays[i] {
-				arrays[i][j] = f(j)
+		// A half array is filled as float32 values (a32), which the
+		// patterns give exactly in either format, and converted.
+		name := a.Name
+		if a.Elem.Half() {
+			name = a.Name + "32"
+			decl = append(decl, fmt.Sprintf("%s := make([]uint16, %s)", a.Name, ns))
+		}
+		if a.Role == ir.RowOut || a.Role == ir.RowScalarOut {
+			if !a.Elem.Half() {
+				decl = append(decl, fmt.Sprintf("%s := make([]float32, %s)", a.Name, ns))
 			}
-			decl = append(decl, fmt.Sprintf("for i := range %s {\n\t%s[i] = %s\n}", a.Name, a.Name, src))
+			continue
+		}
+		src, f := fill(a)
+		for j := range arrays[i] {
+			arrays[i][j] = a.Elem.Round(f(j))
+		}
+		decl = append(decl, fmt.Sprintf("%s := make([]float32, %s)", name, ns),
+			fmt.Sprintf("for i := range %s {\n\t%s[i] = %s\n}", name, name, src))
+		if a.Elem.Half() {
+			decl = append(decl, fmt.Sprintf("%s(%s, %s)", algo.ConversionName(a.Elem, true), a.Name, name))
 		}
 	}
 	args := append(names, sizes...)
@@ -143,15 +162,52 @@ func exampleAt(k Kernel, h int) (Example, bool) {
 		}
 	}
 	decl = append(decl, fmt.Sprintf("%s(%s)", name, strings.Join(args, ", ")))
+	// Half storage: the outputs before their rounding, from the kernel
+	// with float32 arrays, must lie well clear of the format's rounding
+	// boundaries, or an instruction set's last-bit difference could round
+	// a printed value the other way.
+	var wide [][]float32
+	if target.KernelElem(kern).Half() {
+		wide = make([][]float32, len(arrays))
+		for i := range arrays {
+			wide[i] = append([]float32(nil), arrays[i]...)
+		}
+	}
 	done := ir.EvalShape(kern, shape, rows, arrays, evalArgs...)
-	dst := arrays[kern.ArrayIndex("dst")]
+	d := kern.ArrayIndex("dst")
+	dst := arrays[d]
 	show := dst[:min(4, len(dst))]
-	decl = append(decl, fmt.Sprintf("fmt.Printf(\"%%.%df\\n\", dst[:%d])", decimals(show), len(show)))
+	printed := "dst"
+	if e := kern.Arrays[d].Elem; e.Half() {
+		printed = "dst32"
+		decl = append(decl, fmt.Sprintf("dst32 := make([]float32, len(dst))\n%s(dst32, dst)", algo.ConversionName(e, false)))
+		f32 := *kern
+		f32.Arrays = append([]ir.Array(nil), kern.Arrays...)
+		for i := range f32.Arrays {
+			f32.Arrays[i].Elem = ir.F32
+		}
+		ir.EvalShape(&f32, shape, rows, wide, evalArgs...)
+		for _, v := range wide[d][:len(show)] {
+			if !printsSame(e, v, decimals(show)) {
+				done = -1
+			}
+		}
+	}
+	decl = append(decl, fmt.Sprintf("fmt.Printf(\"%%.%df\\n\", %s[:%d])", decimals(show), printed, len(show)))
 	return Example{
 		ExampleName: "Example" + name,
 		ExampleBody: "\t" + strings.ReplaceAll(strings.Join(decl, "\n"), "\n", "\n\t"),
 		ExampleOut:  fmt.Sprintf("%.*f", decimals(show), show),
 	}, done == rows
+}
+
+// printsSame reports whether v, rounded to format e, prints the same
+// with d decimals when off by 1e-4 relative first: far beyond any
+// instruction set's error before the rounding.
+func printsSame(e ir.Elem, v float32, d int) bool {
+	off := float32(1e-4 * math.Max(1, math.Abs(float64(v))))
+	p := func(v float32) string { return fmt.Sprintf("%.*f", d, e.Round(v)) }
+	return p(v-off) == p(v) && p(v+off) == p(v)
 }
 
 // decimals is the most decimals (at most 3) that print vs the same even

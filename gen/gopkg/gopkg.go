@@ -95,7 +95,7 @@ func (p *Package) Funcs(goarch string) []target.Func {
 			out = append(out, e.Arch(goarch).Funcs...)
 		}
 	}
-	return out
+	return append(out, p.convFuncs(goarch)...)
 }
 
 // Archs lists the architectures that get assembly, in the table's order.

@@ -254,7 +254,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 					jen.Id("run"):  jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(call),
 				}))
 				if checked(isa) {
-					body = append(body, jen.If(jen.Id(isa.Desc().Flag)).Block(add))
+					body = append(body, jen.If(jen.Id(isa.Flag(k.IR))).Block(add))
 				} else {
 					body = append(body, add)
 				}
@@ -268,7 +268,43 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 		jen.Switch().Block(cases...),
 		jen.Return(jen.Id("out")),
 	)
+	if len(p.Elems()) > 0 {
+		f.Line().Add(asmHalfConversions(p, goarch))
+	}
 	return render(f)
+}
+
+// asmHalfConversions writes asmHalfConversions, the bulk conversions'
+// assembly on goarch that this CPU can run, one halfConv per format and
+// ISA, for TestHalfConversions; each converts all of src.
+func asmHalfConversions(p *Package, goarch string) jen.Code {
+	var body []jen.Code
+	convs := p.convKernels()
+	for i := 0; i+1 < len(convs); i += 2 {
+		narrow, widen := convs[i], convs[i+1] // convKernels' order
+		e := target.KernelElem(narrow.IR)
+		for _, isa := range narrow.isas(goarch) {
+			fn := func(k Kernel) jen.Code {
+				name := target.Func{Kernel: k.IR, ISA: isa}.Name()
+				return jen.Func().Params(convParams(k.IR)...).Block(jen.Id(convRunName(k)).Call(jen.Id(name), jen.Id("dst"), jen.Id("src")))
+			}
+			add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("halfConv").Values(jen.Dict{
+				jen.Id("storage"):    jen.Lit(e.String()),
+				jen.Id("isa"):        jen.Lit(isa.Name()),
+				jen.Id("narrowName"): jen.Lit(narrow.IR.Name),
+				jen.Id("widenName"):  jen.Lit(widen.IR.Name),
+				jen.Id("narrow"):     fn(narrow),
+				jen.Id("widen"):      fn(widen),
+			}))
+			if checked(isa) {
+				add = jen.If(jen.Id(isa.Flag(narrow.IR))).Block(add)
+			}
+			body = append(body, add)
+		}
+	}
+	return jen.Comment("asmHalfConversions lists the bulk conversions' assembly that this CPU can run, by format and instruction set.").Line().
+		Func().Id("asmHalfConversions").Params().Index().Id("halfConv").Block(
+		append(append([]jen.Code{jen.Var().Id("out").Index().Id("halfConv")}, body...), jen.Return(jen.Id("out")))...)
 }
 
 // OtherTestFile is <pkg>_purego_test.go: no assembly implementations.
@@ -276,6 +312,10 @@ func OtherTestFile(p *Package) ([]byte, error) {
 	f := p.newFile(p.otherConstraint())
 	f.Comment("asmImpls lists no implementations: this build has no assembly.").Line().
 		Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool(), jen.Float32()).Index().Id("impl").Block(jen.Return(jen.Nil()))
+	if len(p.Elems()) > 0 {
+		f.Line().Comment("asmHalfConversions lists no conversions: this build has no assembly.").Line().
+			Func().Id("asmHalfConversions").Params().Index().Id("halfConv").Block(jen.Return(jen.Nil()))
+	}
 	return render(f)
 }
 

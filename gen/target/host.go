@@ -33,7 +33,9 @@ func (d *Desc) Unavailable() string {
 }
 
 // has reads the feature's flag; a name x/sys/cpu lacks reads as absent
-// (the table's test rejects one).
+// (the table's test rejects one among an ISA's Features), and so does a
+// probed feature: only the generated packages read CPUID, for storage
+// formats, which Runs does not check.
 func (f Feature) has() bool {
 	v, ok := cpuVars[f.Var]
 	if !ok {

@@ -17,14 +17,44 @@ const (
 	Go                // pure Go: the fallback and the reference every ISA is tested against
 )
 
-// Feature is one CPU feature flag of golang.org/x/sys/cpu, as the
-// generated dispatch reads it (cpu.<Var>.<Field>) and as documentation
-// names it.
+// Feature is one CPU feature the dispatch checks: a flag of
+// golang.org/x/sys/cpu, as the generated dispatch reads it
+// (cpu.<Var>.<Field>), or, for one that x/sys/cpu does not report, a
+// CPUID bit the generated package reads itself; and its name in
+// documentation.
 type Feature struct {
 	Var   string // the package variable: "X86", "ARM64"
 	Field string // its field: "HasAVX512F"
 	Doc   string // "AVX512F"
+	// CPUID, when set instead of Var and Field, is the bit that reports
+	// the feature (amd64). It says nothing of the OS's support for the
+	// registers the feature uses: list the x/sys/cpu flag that does
+	// before it (HasAVX for YMM state).
+	CPUID *CPUIDBit
 }
+
+// CPUIDBit is bit Bit of register Reg after CPUID with EAX = Leaf and
+// ECX = Sub.
+type CPUIDBit struct {
+	Leaf, Sub uint32
+	Reg       Reg
+	Bit       uint
+}
+
+// Reg is a register CPUID writes, in the order of the generated probe's
+// results.
+type Reg int
+
+const (
+	EAX Reg = iota
+	EBX
+	ECX
+	EDX
+)
+
+// Probed reports whether the generated package reads the feature with
+// CPUID rather than from x/sys/cpu.
+func (f Feature) Probed() bool { return f.CPUID != nil }
 
 // Desc is everything the generator knows about an ISA; the lowering of
 // each GOARCH is registered by package gen under Desc.GOARCH.
@@ -69,7 +99,11 @@ type Storage struct {
 	Flag     string // the generated variable of the ISA's and these features ("" without)
 }
 
-var x86 = func(field, doc string) Feature { return Feature{"X86", field, doc} }
+var x86 = func(field, doc string) Feature { return Feature{Var: "X86", Field: field, Doc: doc} }
+
+// f16c is F16C (VCVTPH2PS/VCVTPS2PH on XMM and YMM registers), which the
+// pinned golang.org/x/sys/cpu does not report: CPUID.1:ECX bit 29.
+var f16c = Feature{Doc: "F16C", CPUID: &CPUIDBit{Leaf: 1, Reg: ECX, Bit: 29}}
 
 // table holds the descriptors, indexed by ISA, in dispatch preference
 // order within an architecture.
@@ -91,12 +125,11 @@ var table = [...]Desc{
 		Lanes: 8, VectorBytes: 32, VectorRegs: 16,
 		Features: []Feature{x86("HasAVX2", "AVX2"), x86("HasFMA", "FMA")},
 		Flag:     "hasAVX2",
-		// bf16 is integer shifts. f16 needs F16C, which the pinned
-		// golang.org/x/sys/cpu cannot report (HasF16C came with a release
-		// that needs a newer Go): with it, {Elem: ir.F16, Features:
-		// []Feature{x86("HasF16C", "F16C")}, Flag: "hasAVX2F16C"}. Until
-		// then f16 kernels run AVX-512 or pure Go.
-		Storages:  []Storage{{Elem: ir.BF16}},
+		// bf16 is integer shifts. f16 is F16C's VEX conversions: its CPUID
+		// bit, with AVX for the OS's saving of the YMM registers (which
+		// GODEBUG=cpu.avx=off also turns off).
+		Storages: []Storage{{Elem: ir.BF16},
+			{Elem: ir.F16, Features: []Feature{x86("HasAVX", "AVX"), f16c}, Flag: "hasAVX2F16C"}},
 		Streaming: true,
 	},
 	NEON: {
@@ -237,6 +270,26 @@ func (i ISA) Flag(k *ir.Kernel) string {
 func (i ISA) Features(k *ir.Kernel) []Feature {
 	s, _ := i.Storage(KernelElem(k))
 	return append(append([]Feature(nil), table[i].Features...), s.Features...)
+}
+
+// Dispatch is the ISA the generated dispatch runs kernel k on, among
+// isas (the kernel's on one architecture, in dispatch order), on a CPU that has the
+// features has reports: the first that lowers k and whose Features(k)
+// it all has, else pure Go. A baseline ISA (no features) is always had.
+func Dispatch(k *ir.Kernel, isas []ISA, has func(Feature) bool) ISA {
+	for _, i := range isas {
+		if !i.Assembly() || !i.Lowers(k) {
+			continue
+		}
+		ok := true
+		for _, f := range i.Features(k) {
+			ok = ok && has(f)
+		}
+		if ok {
+			return i
+		}
+	}
+	return Go
 }
 
 // NonTemporal reports whether the ISA has NT variants of kernels of layout

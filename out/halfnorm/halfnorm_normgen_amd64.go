@@ -10,7 +10,29 @@ var (
 	halfnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
 	halfnormHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	// hasAVX2F16C reports AVX2, FMA, AVX and F16C, read once at start-up.
+	halfnormHasAVX2F16C = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX && halfnormCpuidBit(1, 0, 2, 29)
 )
+
+// cpuid is CPUID with EAX = leaf and ECX = sub: the registers it leaves.
+func halfnormCpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// cpuidBit reports bit of register reg (0-3: EAX, EBX, ECX, EDX) after CPUID
+// leaf, sub; false where the CPU lacks the leaf. It reads the features
+// x/sys/cpu does not report; the OS's support for their registers is
+// x/sys/cpu's flag beside it.
+func halfnormCpuidBit(leaf, sub uint32, reg, bit uint) bool {
+	if top, _, _, _ := halfnormCpuid(leaf&0x80000000, 0); leaf > top {
+		return false
+	}
+	var r [4]uint32
+	r[0], r[1], r[2], r[3] = halfnormCpuid(leaf, sub)
+	return r[reg]>>bit&1 != 0
+}
+
+// convChunk is the row length of the conversions' assembly calls: rows of
+// convChunk values, then one of the rest, so that offsets within a row stay small.
+const halfnormConvChunk = 1 << 14
 
 //go:noescape
 func halfnormAvx512BF16LayerNorm768(dst, x *uint16, gamma, beta *float32, rows int) int
@@ -76,7 +98,37 @@ func halfnormAvx2BF16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows,
 func halfnormAvx512F16AddRMSNorm4096(dst, sum, x, f *uint16, gamma *float32, rows int) int
 
 //go:noescape
+func halfnormAvx2F16AddRMSNorm4096(dst, sum, x, f *uint16, gamma *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512F16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx2F16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx512BF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx2BF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx512Float32FromBF16Any(dst *float32, src *uint16, rows, h int) int
+
+//go:noescape
+func halfnormAvx2Float32FromBF16Any(dst *float32, src *uint16, rows, h int) int
+
+//go:noescape
+func halfnormAvx512F16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx2F16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx512Float32FromF16Any(dst *float32, src *uint16, rows, h int) int
+
+//go:noescape
+func halfnormAvx2Float32FromF16Any(dst *float32, src *uint16, rows, h int) int
 
 func halfnormImplBF16LayerNorm768(dst, x []uint16, gamma, beta []float32, rows int) {
 	switch {
@@ -292,6 +344,8 @@ func halfnormImplF16AddRMSNorm4096(dst, sum, x, f []uint16, gamma []float32, row
 	switch {
 	case halfnormHasAVX512:
 		halfnormRunF16AddRMSNorm4096(halfnormAvx512F16AddRMSNorm4096, dst, sum, x, f, gamma, rows)
+	case halfnormHasAVX2F16C:
+		halfnormRunF16AddRMSNorm4096(halfnormAvx2F16AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 	default:
 		halfnormGoF16AddRMSNormAny(dst, sum, x, f, gamma, rows, 4096)
 	}
@@ -311,6 +365,8 @@ func halfnormImplF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows
 	switch {
 	case halfnormHasAVX512:
 		halfnormRunF16AddRMSNormAny(halfnormAvx512F16AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+	case halfnormHasAVX2F16C:
+		halfnormRunF16AddRMSNormAny(halfnormAvx2F16AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 	default:
 		halfnormGoF16AddRMSNormAny(dst, sum, x, f, gamma, rows, h)
 	}
@@ -324,6 +380,110 @@ func halfnormRunF16AddRMSNormAny(kern func(dst, sum, x, f *uint16, gamma *float3
 			done++
 		}
 	}
+}
+
+// simdBF16FromFloat32 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdBF16FromFloat32(dst []uint16, src []float32) int {
+	switch {
+	case halfnormHasAVX512:
+		return halfnormConvBF16FromFloat32(halfnormAvx512BF16FromFloat32Any, dst, src)
+	case halfnormHasAVX2:
+		return halfnormConvBF16FromFloat32(halfnormAvx2BF16FromFloat32Any, dst, src)
+	}
+	return 0
+}
+
+// convBF16FromFloat32 runs kern over src and dst: rows of convChunk values,
+// then one row of the rest.
+func halfnormConvBF16FromFloat32(kern func(dst *uint16, src *float32, rows, h int) int, dst []uint16, src []float32) int {
+	n := len(src)
+	if rows := n / halfnormConvChunk; rows > 0 {
+		kern(&dst[0], &src[0], rows, halfnormConvChunk)
+	}
+	if done := n - n%halfnormConvChunk; done < n {
+		kern(&dst[done], &src[done], 1, n-done)
+	}
+	return n
+}
+
+// simdFloat32FromBF16 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdFloat32FromBF16(dst []float32, src []uint16) int {
+	switch {
+	case halfnormHasAVX512:
+		return halfnormConvFloat32FromBF16(halfnormAvx512Float32FromBF16Any, dst, src)
+	case halfnormHasAVX2:
+		return halfnormConvFloat32FromBF16(halfnormAvx2Float32FromBF16Any, dst, src)
+	}
+	return 0
+}
+
+// convFloat32FromBF16 runs kern over src and dst: rows of convChunk values,
+// then one row of the rest.
+func halfnormConvFloat32FromBF16(kern func(dst *float32, src *uint16, rows, h int) int, dst []float32, src []uint16) int {
+	n := len(src)
+	if rows := n / halfnormConvChunk; rows > 0 {
+		kern(&dst[0], &src[0], rows, halfnormConvChunk)
+	}
+	if done := n - n%halfnormConvChunk; done < n {
+		kern(&dst[done], &src[done], 1, n-done)
+	}
+	return n
+}
+
+// simdF16FromFloat32 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdF16FromFloat32(dst []uint16, src []float32) int {
+	switch {
+	case halfnormHasAVX512:
+		return halfnormConvF16FromFloat32(halfnormAvx512F16FromFloat32Any, dst, src)
+	case halfnormHasAVX2F16C:
+		return halfnormConvF16FromFloat32(halfnormAvx2F16FromFloat32Any, dst, src)
+	}
+	return 0
+}
+
+// convF16FromFloat32 runs kern over src and dst: rows of convChunk values,
+// then one row of the rest.
+func halfnormConvF16FromFloat32(kern func(dst *uint16, src *float32, rows, h int) int, dst []uint16, src []float32) int {
+	n := len(src)
+	if rows := n / halfnormConvChunk; rows > 0 {
+		kern(&dst[0], &src[0], rows, halfnormConvChunk)
+	}
+	if done := n - n%halfnormConvChunk; done < n {
+		kern(&dst[done], &src[done], 1, n-done)
+	}
+	return n
+}
+
+// simdFloat32FromF16 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdFloat32FromF16(dst []float32, src []uint16) int {
+	switch {
+	case halfnormHasAVX512:
+		return halfnormConvFloat32FromF16(halfnormAvx512Float32FromF16Any, dst, src)
+	case halfnormHasAVX2F16C:
+		return halfnormConvFloat32FromF16(halfnormAvx2Float32FromF16Any, dst, src)
+	}
+	return 0
+}
+
+// convFloat32FromF16 runs kern over src and dst: rows of convChunk values,
+// then one row of the rest.
+func halfnormConvFloat32FromF16(kern func(dst *float32, src *uint16, rows, h int) int, dst []float32, src []uint16) int {
+	n := len(src)
+	if rows := n / halfnormConvChunk; rows > 0 {
+		kern(&dst[0], &src[0], rows, halfnormConvChunk)
+	}
+	if done := n - n%halfnormConvChunk; done < n {
+		kern(&dst[done], &src[done], 1, n-done)
+	}
+	return n
 }
 
 // isaOf names the implementation that kernel's entry points use on this CPU.
@@ -353,6 +513,9 @@ func halfnormIsaOf(kernel string) string {
 	case "F16AddRMSNorm":
 		if halfnormHasAVX512 {
 			return "avx512"
+		}
+		if halfnormHasAVX2F16C {
+			return "avx2"
 		}
 	}
 	return "purego"

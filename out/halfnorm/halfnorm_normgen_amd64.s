@@ -9768,6 +9768,172 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx2F16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·halfnormAvx2F16AddRMSNorm4096(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
+
+row:
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	XORQ   R8, R8
+	MOVQ   $+2048, R9
+
+loop0:
+	VCVTPH2PS   (DX)(R8*2), Y5
+	VCVTPH2PS   (BX)(R8*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VCVTPH2PS   16(DX)(R8*2), Y5
+	VCVTPH2PS   16(BX)(R8*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VCVTPH2PS   32(DX)(R8*2), Y5
+	VCVTPH2PS   32(BX)(R8*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VCVTPH2PS   48(DX)(R8*2), Y5
+	VCVTPH2PS   48(BX)(R8*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
+	JB          loop0
+	CMPQ        R8, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R9
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
+
+	// squareSum = sum((x + f)*(x + f))
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// invN = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	VBROADCASTSS X0, Y0
+	XORQ         R8, R8
+
+loop1:
+	VCVTPH2PS (DX)(R8*2), Y1
+	VCVTPH2PS (BX)(R8*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, (CX)(R8*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   (SI)(R8*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, (AX)(R8*2)
+	VCVTPH2PS 16(DX)(R8*2), Y1
+	VCVTPH2PS 16(BX)(R8*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 16(CX)(R8*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   32(SI)(R8*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 16(AX)(R8*2)
+	VCVTPH2PS 32(DX)(R8*2), Y1
+	VCVTPH2PS 32(BX)(R8*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 32(CX)(R8*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   64(SI)(R8*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 32(AX)(R8*2)
+	VCVTPH2PS 48(DX)(R8*2), Y1
+	VCVTPH2PS 48(BX)(R8*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 48(CX)(R8*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   96(SI)(R8*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 48(AX)(R8*2)
+	ADDQ      $+32, R8
+	CMPQ      R8, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	ADDQ      $+8192, DX
+	ADDQ      $+8192, BX
+	DECQ      DI
+	JNZ       row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func avx512F16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
 TEXT ·halfnormAvx512F16AddRMSNormAny(SB), NOSPLIT, $0-64
@@ -10103,4 +10269,1045 @@ done:
 	SUBQ DI, AX
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
+	RET
+
+// func avx2F16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, F16C, FMA3
+TEXT ·halfnormAvx2F16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
+	MOVQ h+48(FP), R8
+
+row:
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X4, X4, X4
+	CMPQ   R8, $+1983
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   R8, R10
+	ANDQ   $-32, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VCVTPH2PS   (DX)(R9*2), Y5
+	VCVTPH2PS   (BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VCVTPH2PS   16(DX)(R9*2), Y5
+	VCVTPH2PS   16(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VCVTPH2PS   32(DX)(R9*2), Y5
+	VCVTPH2PS   32(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VCVTPH2PS   48(DX)(R9*2), Y5
+	VCVTPH2PS   48(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VCVTPH2PS   (DX)(R9*2), Y5
+	VCVTPH2PS   (BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R9, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	MOVWLZX     (DX)(R9*2), R10
+	VMOVD       R10, X5
+	VCVTPH2PS   X5, X5
+	MOVWLZX     (BX)(R9*2), R10
+	VMOVD       R10, X6
+	VCVTPH2PS   X6, X6
+	VADDSS      X6, X5, X5
+	VFMADD231SS X5, X5, X4
+	INCQ        R9
+	CMPQ        R9, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	JZ      loop0_vectors
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VCVTPH2PS   (DX)(R9*2), Y7
+	VCVTPH2PS   (BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	VCVTPH2PS   16(DX)(R9*2), Y7
+	VCVTPH2PS   16(BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	VCVTPH2PS   32(DX)(R9*2), Y7
+	VCVTPH2PS   32(BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	VCVTPH2PS   48(DX)(R9*2), Y7
+	VCVTPH2PS   48(BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+2047, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y6, Y6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  $+131071, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y6, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R10
+	ANDQ        $-8, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VCVTPH2PS   (DX)(R9*2), Y7
+	VCVTPH2PS   (BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y0
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VCVTPH2PS   (DX)(R9*2), Y7
+	VCVTPH2PS   (BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y1
+	ADDQ        $+8, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VCVTPH2PS   (DX)(R9*2), Y7
+	VCVTPH2PS   (BX)(R9*2), Y8
+	VADDPS      Y8, Y7, Y7
+	VFMADD231PS Y7, Y7, Y2
+	ADDQ        $+8, R9
+
+loop0_tail:
+	CMPQ R9, R8
+	JAE  loop0_done
+
+loop0_element:
+	MOVWLZX     (DX)(R9*2), R10
+	VMOVD       R10, X7
+	VCVTPH2PS   X7, X7
+	MOVWLZX     (BX)(R9*2), R10
+	VMOVD       R10, X8
+	VCVTPH2PS   X8, X8
+	VADDSS      X8, X7, X7
+	VFMADD231SS X7, X7, X4
+	INCQ        R9
+	CMPQ        R9, R8
+	JB          loop0_element
+
+loop0_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y6, Y6
+	VADDPS Y6, Y0, Y0
+
+loop0_summed:
+	// squareSum = sum((x + f)*(x + f))
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X4, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+	MOVQ         R8, R10
+	ANDQ         $-32, R10
+	JZ           loop1_vectors
+
+loop1:
+	VCVTPH2PS (DX)(R9*2), Y1
+	VCVTPH2PS (BX)(R9*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, (CX)(R9*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   (SI)(R9*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, (AX)(R9*2)
+	VCVTPH2PS 16(DX)(R9*2), Y1
+	VCVTPH2PS 16(BX)(R9*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 16(CX)(R9*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   32(SI)(R9*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 16(AX)(R9*2)
+	VCVTPH2PS 32(DX)(R9*2), Y1
+	VCVTPH2PS 32(BX)(R9*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 32(CX)(R9*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   64(SI)(R9*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 32(AX)(R9*2)
+	VCVTPH2PS 48(DX)(R9*2), Y1
+	VCVTPH2PS 48(BX)(R9*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, 48(CX)(R9*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   96(SI)(R9*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, 48(AX)(R9*2)
+	ADDQ      $+32, R9
+	CMPQ      R9, R10
+	JB        loop1
+
+loop1_vectors:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
+	JAE  loop1_tail
+
+loop1_vector:
+	VCVTPH2PS (DX)(R9*2), Y1
+	VCVTPH2PS (BX)(R9*2), Y2
+	VADDPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X2
+	VMOVDQU   X2, (CX)(R9*2)
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   (SI)(R9*4), Y2
+	VMULPS    Y2, Y1, Y1
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, (AX)(R9*2)
+	ADDQ      $+8, R9
+	CMPQ      R9, R10
+	JB        loop1_vector
+
+loop1_tail:
+	CMPQ R9, R8
+	JAE  loop1_done
+
+loop1_element:
+	MOVWLZX   (DX)(R9*2), R10
+	VMOVD     R10, X1
+	VCVTPH2PS X1, X1
+	MOVWLZX   (BX)(R9*2), R10
+	VMOVD     R10, X2
+	VCVTPH2PS X2, X2
+	VADDSS    X2, X1, X1
+	VCVTPS2PH $0x00, X1, X2
+	VPEXTRW   $0x00, X2, (CX)(R9*2)
+	VMULSS    X0, X1, X1
+	VMOVSS    (SI)(R9*4), X2
+	VMULSS    X2, X1, X1
+	VCVTPS2PH $0x00, X1, X1
+	VPEXTRW   $0x00, X1, (AX)(R9*2)
+	INCQ      R9
+	CMPQ      R9, R8
+	JB        loop1_element
+
+loop1_done:
+	LEAQ (AX)(R8*2), AX
+	LEAQ (CX)(R8*2), CX
+	LEAQ (DX)(R8*2), DX
+	LEAQ (BX)(R8*2), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func avx512BF16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·halfnormAvx512BF16FromFloat32Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z1
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-64, DI
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS   (CX)(SI*4), Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z3
+	VPORD     Z1, Z3, K2, Z3
+	VPMOVDW   Z3, Y2
+	VMOVDQU16 Y2, (AX)(SI*2)
+	VMOVUPS   64(CX)(SI*4), Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z3
+	VPORD     Z1, Z3, K2, Z3
+	VPMOVDW   Z3, Y2
+	VMOVDQU16 Y2, 32(AX)(SI*2)
+	VMOVUPS   128(CX)(SI*4), Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z3
+	VPORD     Z1, Z3, K2, Z3
+	VPMOVDW   Z3, Y2
+	VMOVDQU16 Y2, 64(AX)(SI*2)
+	VMOVUPS   192(CX)(SI*4), Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z3
+	VPORD     Z1, Z3, K2, Z3
+	VPMOVDW   Z3, Y2
+	VMOVDQU16 Y2, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS   (CX)(SI*4), Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z3
+	VPORD     Z1, Z3, K2, Z3
+	VPMOVDW   Z3, Y2
+	VMOVDQU16 Y2, (AX)(SI*2)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ     $0x0000000f, BX
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(SI*4), K1, Z2
+	VPSRLD    $0x10, Z2, Z3
+	VPSLLD    $0x1f, Z3, Z3
+	VPSRLD    $0x1f, Z3, Z3
+	VPADDD    Z0, Z3, Z3
+	VPADDD    Z2, Z3, Z3
+	VPSRLD    $0x10, Z3, Z0
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPSRLD    $0x10, Z2, K2, Z0
+	VPORD     Z1, Z0, K2, Z0
+	VPMOVDW   Z0, Y0
+	VMOVDQU16 Y0, K1, (AX)(SI*2)
+
+loop0_done:
+	LEAQ (AX)(BX*2), AX
+	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx2BF16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
+// Requires: AVX, AVX2
+TEXT ·halfnormAvx2BF16FromFloat32Any(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ h+24(FP), BX
+
+row:
+	// pass 1 over the row: dst = src
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-32, DI
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS   (CX)(SI*4), Y2
+	VPSRLD    $0x10, Y2, Y3
+	VPSLLD    $0x1f, Y3, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VCMPPS    $0x03, Y2, Y2, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPOR      Y1, Y2, Y2
+	VPBLENDVB Y4, Y2, Y3, Y3
+	VPACKUSDW Y3, Y3, Y3
+	VPERMQ    $0x08, Y3, Y3
+	VMOVDQU   X3, (AX)(SI*2)
+	VMOVUPS   32(CX)(SI*4), Y2
+	VPSRLD    $0x10, Y2, Y3
+	VPSLLD    $0x1f, Y3, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VCMPPS    $0x03, Y2, Y2, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPOR      Y1, Y2, Y2
+	VPBLENDVB Y4, Y2, Y3, Y3
+	VPACKUSDW Y3, Y3, Y3
+	VPERMQ    $0x08, Y3, Y3
+	VMOVDQU   X3, 16(AX)(SI*2)
+	VMOVUPS   64(CX)(SI*4), Y2
+	VPSRLD    $0x10, Y2, Y3
+	VPSLLD    $0x1f, Y3, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VCMPPS    $0x03, Y2, Y2, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPOR      Y1, Y2, Y2
+	VPBLENDVB Y4, Y2, Y3, Y3
+	VPACKUSDW Y3, Y3, Y3
+	VPERMQ    $0x08, Y3, Y3
+	VMOVDQU   X3, 32(AX)(SI*2)
+	VMOVUPS   96(CX)(SI*4), Y2
+	VPSRLD    $0x10, Y2, Y3
+	VPSLLD    $0x1f, Y3, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VCMPPS    $0x03, Y2, Y2, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPOR      Y1, Y2, Y2
+	VPBLENDVB Y4, Y2, Y3, Y3
+	VPACKUSDW Y3, Y3, Y3
+	VPERMQ    $0x08, Y3, Y3
+	VMOVDQU   X3, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS   (CX)(SI*4), Y2
+	VPSRLD    $0x10, Y2, Y3
+	VPSLLD    $0x1f, Y3, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VCMPPS    $0x03, Y2, Y2, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPOR      Y1, Y2, Y2
+	VPBLENDVB Y4, Y2, Y3, Y3
+	VPACKUSDW Y3, Y3, Y3
+	VPERMQ    $0x08, Y3, Y3
+	VMOVDQU   X3, (AX)(SI*2)
+	ADDQ      $+8, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	CMPQ SI, BX
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS    (CX)(SI*4), X2
+	VPSRLD    $0x10, X2, X3
+	VPSLLD    $0x1f, X3, X3
+	VPSRLD    $0x1f, X3, X3
+	VPADDD    X0, X3, X3
+	VPADDD    X2, X3, X3
+	VPSRLD    $0x10, X3, X3
+	VCMPPS    $0x03, X2, X2, X4
+	VPSRLD    $0x10, X2, X2
+	VPOR      X1, X2, X2
+	VPBLENDVB X4, X2, X3, X3
+	VPEXTRW   $0x00, X3, (AX)(SI*2)
+	INCQ      SI
+	CMPQ      SI, BX
+	JB        loop0_element
+
+loop0_done:
+	LEAQ (AX)(BX*2), AX
+	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512Float32FromBF16Any(dst *float32, src *uint16, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·halfnormAvx512Float32FromBF16Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	JZ   loop0_vectors
+
+loop0:
+	VPMOVZXWD (CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	VPMOVZXWD 32(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 64(AX)(SI*4)
+	VPMOVZXWD 64(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 128(AX)(SI*4)
+	VPMOVZXWD 96(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 192(AX)(SI*4)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VPMOVZXWD (CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, BX
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(SI*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+
+loop0_done:
+	LEAQ (AX)(BX*4), AX
+	LEAQ (CX)(BX*2), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx2Float32FromBF16Any(dst *float32, src *uint16, rows int, h int) int
+// Requires: AVX, AVX2
+TEXT ·halfnormAvx2Float32FromBF16Any(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ h+24(FP), BX
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	JZ   loop0_vectors
+
+loop0:
+	VPMOVZXWD (CX)(SI*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)(SI*4)
+	VPMOVZXWD 16(CX)(SI*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(AX)(SI*4)
+	VPMOVZXWD 32(CX)(SI*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(AX)(SI*4)
+	VPMOVZXWD 48(CX)(SI*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(AX)(SI*4)
+	ADDQ      $+32, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VPMOVZXWD (CX)(SI*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)(SI*4)
+	ADDQ      $+8, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	CMPQ SI, BX
+	JAE  loop0_done
+
+loop0_element:
+	MOVWLZX (CX)(SI*2), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+	VMOVSS  X0, (AX)(SI*4)
+	INCQ    SI
+	CMPQ    SI, BX
+	JB      loop0_element
+
+loop0_done:
+	LEAQ (AX)(BX*4), AX
+	LEAQ (CX)(BX*2), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512F16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·halfnormAvx512F16FromFloat32Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	JZ   loop0_vectors
+
+loop0:
+	VMOVUPS   (CX)(SI*4), Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, (AX)(SI*2)
+	VMOVUPS   64(CX)(SI*4), Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, 32(AX)(SI*2)
+	VMOVUPS   128(CX)(SI*4), Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, 64(AX)(SI*2)
+	VMOVUPS   192(CX)(SI*4), Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS   (CX)(SI*4), Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, (AX)(SI*2)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ     $0x0000000f, BX
+	JZ        loop0_done
+	VMOVUPS.Z (CX)(SI*4), K1, Z0
+	VCVTPS2PH $0x00, Z0, Y0
+	VMOVDQU16 Y0, K1, (AX)(SI*2)
+
+loop0_done:
+	LEAQ (AX)(BX*2), AX
+	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx2F16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
+// Requires: AVX, F16C
+TEXT ·halfnormAvx2F16FromFloat32Any(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ h+24(FP), BX
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	JZ   loop0_vectors
+
+loop0:
+	VMOVUPS   (CX)(SI*4), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)(SI*2)
+	VMOVUPS   32(CX)(SI*4), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 16(AX)(SI*2)
+	VMOVUPS   64(CX)(SI*4), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 32(AX)(SI*2)
+	VMOVUPS   96(CX)(SI*4), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 48(AX)(SI*2)
+	ADDQ      $+32, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS   (CX)(SI*4), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)(SI*2)
+	ADDQ      $+8, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	CMPQ SI, BX
+	JAE  loop0_done
+
+loop0_element:
+	VMOVSS    (CX)(SI*4), X0
+	VCVTPS2PH $0x00, X0, X0
+	VPEXTRW   $0x00, X0, (AX)(SI*2)
+	INCQ      SI
+	CMPQ      SI, BX
+	JB        loop0_element
+
+loop0_done:
+	LEAQ (AX)(BX*2), AX
+	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512Float32FromF16Any(dst *float32, src *uint16, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·halfnormAvx512Float32FromF16Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	JZ   loop0_vectors
+
+loop0:
+	VCVTPH2PS (CX)(SI*2), Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	VCVTPH2PS 32(CX)(SI*2), Z0
+	VMOVUPS   Z0, 64(AX)(SI*4)
+	VCVTPH2PS 64(CX)(SI*2), Z0
+	VMOVUPS   Z0, 128(AX)(SI*4)
+	VCVTPH2PS 96(CX)(SI*2), Z0
+	VMOVUPS   Z0, 192(AX)(SI*4)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VCVTPH2PS (CX)(SI*2), Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, BX
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(SI*2), K1, Y0
+	VCVTPH2PS   Y0, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+
+loop0_done:
+	LEAQ (AX)(BX*4), AX
+	LEAQ (CX)(BX*2), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx2Float32FromF16Any(dst *float32, src *uint16, rows int, h int) int
+// Requires: AVX, F16C
+TEXT ·halfnormAvx2Float32FromF16Any(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ h+24(FP), BX
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	JZ   loop0_vectors
+
+loop0:
+	VCVTPH2PS (CX)(SI*2), Y0
+	VMOVUPS   Y0, (AX)(SI*4)
+	VCVTPH2PS 16(CX)(SI*2), Y0
+	VMOVUPS   Y0, 32(AX)(SI*4)
+	VCVTPH2PS 32(CX)(SI*2), Y0
+	VMOVUPS   Y0, 64(AX)(SI*4)
+	VCVTPH2PS 48(CX)(SI*2), Y0
+	VMOVUPS   Y0, 96(AX)(SI*4)
+	ADDQ      $+32, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VCVTPH2PS (CX)(SI*2), Y0
+	VMOVUPS   Y0, (AX)(SI*4)
+	ADDQ      $+8, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	CMPQ SI, BX
+	JAE  loop0_done
+
+loop0_element:
+	MOVWLZX   (CX)(SI*2), DI
+	VMOVD     DI, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (AX)(SI*4)
+	INCQ      SI
+	CMPQ      SI, BX
+	JB        loop0_element
+
+loop0_done:
+	LEAQ (AX)(BX*4), AX
+	LEAQ (CX)(BX*2), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf uint32, sub uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
+// Requires: CPUID
+TEXT ·halfnormCpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
 	RET

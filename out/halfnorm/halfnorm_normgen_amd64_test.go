@@ -249,6 +249,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 				},
 			})
 		}
+		if halfnormHasAVX2F16C {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx2",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("f16", []bool{true, true, true, true, false}, a, func(u [][]uint16) {
+						halfnormRunF16AddRMSNorm4096(halfnormAvx2F16AddRMSNorm4096, u[0], u[1], u[2], u[3], a[4], rows)
+					})
+				},
+			})
+		}
 	case kernel == "F16AddRMSNorm" && anySize:
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
@@ -261,6 +272,79 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 				},
 			})
 		}
+		if halfnormHasAVX2F16C {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx2",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("f16", []bool{true, true, true, true, false}, a, func(u [][]uint16) {
+						halfnormRunF16AddRMSNormAny(halfnormAvx2F16AddRMSNormAny, u[0], u[1], u[2], u[3], a[4], rows, h)
+					})
+				},
+			})
+		}
+	}
+	return out
+}
+
+// asmHalfConversions lists the bulk conversions' assembly that this CPU can run, by format and instruction set.
+func halfnormAsmHalfConversions() []halfnormHalfConv {
+	var out []halfnormHalfConv
+	if halfnormHasAVX512 {
+		out = append(out, halfnormHalfConv{
+			isa: "avx512",
+			narrow: func(dst []uint16, src []float32) {
+				halfnormConvBF16FromFloat32(halfnormAvx512BF16FromFloat32Any, dst, src)
+			},
+			narrowName: "BF16FromFloat32",
+			storage:    "bf16",
+			widen: func(dst []float32, src []uint16) {
+				halfnormConvFloat32FromBF16(halfnormAvx512Float32FromBF16Any, dst, src)
+			},
+			widenName: "Float32FromBF16",
+		})
+	}
+	if halfnormHasAVX2 {
+		out = append(out, halfnormHalfConv{
+			isa: "avx2",
+			narrow: func(dst []uint16, src []float32) {
+				halfnormConvBF16FromFloat32(halfnormAvx2BF16FromFloat32Any, dst, src)
+			},
+			narrowName: "BF16FromFloat32",
+			storage:    "bf16",
+			widen: func(dst []float32, src []uint16) {
+				halfnormConvFloat32FromBF16(halfnormAvx2Float32FromBF16Any, dst, src)
+			},
+			widenName: "Float32FromBF16",
+		})
+	}
+	if halfnormHasAVX512 {
+		out = append(out, halfnormHalfConv{
+			isa: "avx512",
+			narrow: func(dst []uint16, src []float32) {
+				halfnormConvF16FromFloat32(halfnormAvx512F16FromFloat32Any, dst, src)
+			},
+			narrowName: "F16FromFloat32",
+			storage:    "f16",
+			widen: func(dst []float32, src []uint16) {
+				halfnormConvFloat32FromF16(halfnormAvx512Float32FromF16Any, dst, src)
+			},
+			widenName: "Float32FromF16",
+		})
+	}
+	if halfnormHasAVX2F16C {
+		out = append(out, halfnormHalfConv{
+			isa: "avx2",
+			narrow: func(dst []uint16, src []float32) {
+				halfnormConvF16FromFloat32(halfnormAvx2F16FromFloat32Any, dst, src)
+			},
+			narrowName: "F16FromFloat32",
+			storage:    "f16",
+			widen: func(dst []float32, src []uint16) {
+				halfnormConvFloat32FromF16(halfnormAvx2Float32FromF16Any, dst, src)
+			},
+			widenName: "Float32FromF16",
+		})
 	}
 	return out
 }

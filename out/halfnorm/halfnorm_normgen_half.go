@@ -14,8 +14,9 @@ func BF16FromFloat32(dst []uint16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("BF16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, v := range src {
-		dst[i] = halfnormNarrowBF16(v)
+	n := halfnormSimdBF16FromFloat32(dst, src)
+	for i, v := range src[n:] {
+		dst[n+i] = halfnormNarrowBF16(v)
 	}
 }
 
@@ -25,8 +26,9 @@ func Float32FromBF16(dst []float32, src []uint16) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("Float32FromBF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, b := range src {
-		dst[i] = halfnormWidenBF16(b)
+	n := halfnormSimdFloat32FromBF16(dst, src)
+	for i, b := range src[n:] {
+		dst[n+i] = halfnormWidenBF16(b)
 	}
 }
 
@@ -50,8 +52,9 @@ func F16FromFloat32(dst []uint16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("F16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, v := range src {
-		dst[i] = halfnormNarrowF16(v)
+	n := halfnormSimdF16FromFloat32(dst, src)
+	for i, v := range src[n:] {
+		dst[n+i] = halfnormNarrowF16(v)
 	}
 }
 
@@ -61,8 +64,9 @@ func Float32FromF16(dst []float32, src []uint16) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("Float32FromF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, b := range src {
-		dst[i] = halfnormWidenF16(b)
+	n := halfnormSimdFloat32FromF16(dst, src)
+	for i, b := range src[n:] {
+		dst[n+i] = halfnormWidenF16(b)
 	}
 }
 

@@ -51,6 +51,34 @@ func halfnormImplF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows
 	halfnormGoF16AddRMSNormAny(dst, sum, x, f, gamma, rows, h)
 }
 
+// simdBF16FromFloat32 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdBF16FromFloat32(dst []uint16, src []float32) int {
+	return 0
+}
+
+// simdFloat32FromBF16 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdFloat32FromBF16(dst []float32, src []uint16) int {
+	return 0
+}
+
+// simdF16FromFloat32 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdF16FromFloat32(dst []uint16, src []float32) int {
+	return 0
+}
+
+// simdFloat32FromF16 converts src into dst (of src's length) with the
+// assembly the CPU has and returns how many values it converted: all,
+// or none without assembly.
+func halfnormSimdFloat32FromF16(dst []float32, src []uint16) int {
+	return 0
+}
+
 // isaOf names the implementation that kernel's entry points use on this CPU.
 func halfnormIsaOf(kernel string) string {
 	return "purego"

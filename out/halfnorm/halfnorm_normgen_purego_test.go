@@ -7,3 +7,8 @@ package halfnorm
 func halfnormAsmImpls(string, int, bool, float32) []halfnormImpl {
 	return nil
 }
+
+// asmHalfConversions lists no conversions: this build has no assembly.
+func halfnormAsmHalfConversions() []halfnormHalfConv {
+	return nil
+}

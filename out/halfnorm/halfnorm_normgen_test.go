@@ -194,7 +194,7 @@ var halfnormKernels = func() []*halfnormKernel {
 		scale: true, scaleOffset: 0, shift: false,
 		l2: false, affinePerRow: false, noStat: false,
 		residual: true, alpha: 1, storage: "f16",
-		isas:   []string{"avx512", "purego"},
+		isas:   []string{"avx512", "avx2", "purego"},
 		arrays: []string{"dst", "sum", "x", "f", "gamma"},
 		roles:  []int{1, 1, 0, 0, 2},
 		sizes:  []int{4096},
@@ -266,6 +266,104 @@ func FuzzBF16RMSNorm8192(f *testing.F) { halfnormFuzzKernel(f, "BF16RMSNorm", 81
 func FuzzBF16AddRMSNorm4096(f *testing.F) { halfnormFuzzKernel(f, "BF16AddRMSNorm", 4096) }
 
 func FuzzF16AddRMSNorm4096(f *testing.F) { halfnormFuzzKernel(f, "F16AddRMSNorm", 4096) }
+
+func ExampleBF16LayerNorm768() {
+	const h = 768 // one row of h values
+	dst := make([]uint16, h)
+	x := make([]uint16, h)
+	x32 := make([]float32, h)
+	for i := range x32 {
+		x32[i] = float32((i*7)%11)*0.25 - 1
+	}
+	BF16FromFloat32(x, x32)
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	beta := make([]float32, h)
+	for i := range beta {
+		beta[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	BF16LayerNorm768(dst, x, gamma, beta)
+	dst32 := make([]float32, len(dst))
+	Float32FromBF16(dst32, dst)
+	fmt.Printf("%.3f\n", dst32[:4])
+	// Output: [-3.078 1.711 -0.789 0.582]
+}
+
+func ExampleBF16RMSNorm2048() {
+	const h = 2048 // one row of h values
+	dst := make([]uint16, h)
+	x := make([]uint16, h)
+	x32 := make([]float32, h)
+	for i := range x32 {
+		x32[i] = float32((i*7)%11)*0.25 - 1
+	}
+	BF16FromFloat32(x, x32)
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	BF16RMSNorm2048(dst, x, gamma)
+	dst32 := make([]float32, len(dst))
+	Float32FromBF16(dst32, dst)
+	fmt.Printf("%.2f\n", dst32[:4])
+	// Output: [-1.20 1.02 -0.38 1.81]
+}
+
+func ExampleBF16AddRMSNorm4096() {
+	const h = 4096 // one row of h values
+	dst := make([]uint16, h)
+	sum := make([]uint16, h)
+	x := make([]uint16, h)
+	x32 := make([]float32, h)
+	for i := range x32 {
+		x32[i] = float32((i*7)%11)*0.25 - 1
+	}
+	BF16FromFloat32(x, x32)
+	f := make([]uint16, h)
+	f32 := make([]float32, h)
+	for i := range f32 {
+		f32[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	BF16FromFloat32(f, f32)
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	BF16AddRMSNorm4096(dst, sum, x, f, gamma)
+	dst32 := make([]float32, len(dst))
+	Float32FromBF16(dst32, dst)
+	fmt.Printf("%.2f\n", dst32[:4])
+	// Output: [-1.92 1.52 -0.24 0.38]
+}
+
+func ExampleF16AddRMSNorm4096() {
+	const h = 4096 // one row of h values
+	dst := make([]uint16, h)
+	sum := make([]uint16, h)
+	x := make([]uint16, h)
+	x32 := make([]float32, h)
+	for i := range x32 {
+		x32[i] = float32((i*7)%11)*0.25 - 1
+	}
+	F16FromFloat32(x, x32)
+	f := make([]uint16, h)
+	f32 := make([]float32, h)
+	for i := range f32 {
+		f32[i] = 0.5*float32((i*5)%7) - 1.5
+	}
+	F16FromFloat32(f, f32)
+	gamma := make([]float32, h)
+	for i := range gamma {
+		gamma[i] = 1 + 0.125*float32(i%3)
+	}
+	F16AddRMSNorm4096(dst, sum, x, f, gamma)
+	dst32 := make([]float32, len(dst))
+	Float32FromF16(dst32, dst)
+	fmt.Printf("%.1f\n", dst32[:4])
+	// Output: [-1.9 1.5 -0.2 0.4]
+}
 
 // The helpers of the tests of the kernels over rows live in normgen's
 // templates/testkit/rows.go, where they compile and have tests of their

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -13,11 +14,22 @@ import (
 // templates/testkit/half.go; the generator appends them to
 // <stem>_half_test.go in packages with bf16 or f16 kernels.
 
-// halfConv is one storage format's bulk conversions of the package.
+// halfConv is one storage format's bulk conversions of the package: its
+// entry points (isa "") or their assembly on one instruction set.
 type halfConv struct {
-	storage string
-	narrow  func(dst []uint16, src []float32)
-	widen   func(dst []float32, src []uint16)
+	storage               string
+	isa                   string
+	narrowName, widenName string // the entry points
+	narrow                func(dst []uint16, src []float32)
+	widen                 func(dst []float32, src []uint16)
+}
+
+// label names the conversions in messages.
+func (c halfConv) label() string {
+	if c.isa == "" {
+		return c.storage
+	}
+	return c.storage + " (" + c.isa + ")"
 }
 
 // halfSentinel fills the margins around the uint16 arrays of halfCall: a
@@ -129,47 +141,135 @@ func narrowCases() []float32 {
 	return out
 }
 
-// TestHalfConversions checks the package's bulk conversions against the
+// TestHalfConversions checks the package's bulk conversions, the entry
+// points and each instruction set's assembly the CPU runs, against the
 // formats' definitions: every one of the 65536 bit patterns widened, and
 // narrowCases narrowed: exactly, except that a NaN need only stay a NaN.
+// Short calls at unaligned starts check the assembly's partial vectors
+// and that nothing is written outside dst; calls with different lengths
+// panic, naming the entry point and both lengths.
 func TestHalfConversions(t *testing.T) {
 	if len(halfConversions) == 0 {
 		t.Fatal("no conversions to test")
 	}
-	for _, c := range halfConversions {
+	vals := narrowCases()
+	bits := make([]uint16, 1<<16)
+	for i := range bits {
+		bits[i] = uint16(i)
+	}
+	var checked []string
+	for _, c := range append(append([]halfConv(nil), halfConversions...), asmHalfConversions()...) {
+		checked = append(checked, c.label())
 		f := halfFormats[c.storage]
-		bits := make([]uint16, 1<<16)
-		for i := range bits {
-			bits[i] = uint16(i)
-		}
 		wide := make([]float32, len(bits))
 		c.widen(wide, bits)
 		for i, v := range wide {
-			want := f.decode(uint16(i))
-			if math.IsNaN(want) != math.IsNaN(float64(v)) || !math.IsNaN(want) && float64(v) != want {
-				t.Fatalf("%s: widen %#04x = %v, want %v", c.storage, i, v, want)
+			if !f.widened(uint16(i), v) {
+				t.Fatalf("%s: widen %#04x = %v, want %v", c.label(), i, v, f.decode(uint16(i)))
 			}
 		}
-		vals := narrowCases()
 		narrow := make([]uint16, len(vals))
 		c.narrow(narrow, vals)
 		for i, v := range vals {
-			want := f.encode(float64(v))
-			got := narrow[i]
-			if math.IsNaN(float64(v)) {
-				if !math.IsNaN(f.decode(got)) {
-					t.Fatalf("%s: narrow NaN %#08x = %#04x, not a NaN", c.storage, math.Float32bits(v), got)
-				}
-				continue
-			}
-			if got != want {
-				t.Fatalf("%s: narrow %v (%#08x) = %#04x, want %#04x", c.storage, v, math.Float32bits(v), got, want)
+			if !f.narrowed(v, narrow[i]) {
+				t.Fatalf("%s: narrow %v (%#08x) = %#04x, want %#04x", c.label(), v, math.Float32bits(v), narrow[i], f.encode(float64(v)))
 			}
 		}
+		checkHalfPartial(t, c, vals)
+		if c.isa != "" {
+			continue // the assembly is called with equal lengths
+		}
 		for _, n := range []int{0, 1} {
-			msg := expectPanic(t, c.storage+" lengths", func() { c.narrow(make([]uint16, n), make([]float32, n+1)) })
-			if msg == "" {
-				t.Fatalf("%s: no panic on different lengths", c.storage)
+			for _, call := range []struct {
+				name     string
+				dst, src int
+				run      func()
+			}{
+				{c.narrowName, n, n + 1, func() { c.narrow(make([]uint16, n), make([]float32, n+1)) }},
+				{c.widenName, n + 2, n, func() { c.widen(make([]float32, n+2), make([]uint16, n)) }},
+			} {
+				msg := expectPanic(t, c.label()+" lengths", call.run)
+				for _, want := range []string{call.name + ":", fmt.Sprint(call.dst), fmt.Sprint(call.src)} {
+					if !strings.Contains(msg, want) {
+						t.Fatalf("%s: panic message %q does not name %q", c.label(), msg, want)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("conversions checked: %s", strings.Join(checked, ", "))
+}
+
+// widened reports whether v is the format's value of bits b (any NaN for
+// a NaN).
+func (f halfFormat) widened(b uint16, v float32) bool {
+	want := f.decode(b)
+	return math.IsNaN(want) == math.IsNaN(float64(v)) && (math.IsNaN(want) || float64(v) == want)
+}
+
+// narrowed reports whether b is v rounded to the format (any NaN for a
+// NaN); under Bochs, an f16 tie may also be rounded away from zero (see
+// emulatedF16TiesAway).
+func (f halfFormat) narrowed(v float32, b uint16) bool {
+	if math.IsNaN(float64(v)) {
+		return math.IsNaN(f.decode(b))
+	}
+	e := f.encode(float64(v))
+	return b == e || emulatedF16TiesAway && f == halfFormats["f16"] && b == f.tieAway(float64(v), e)
+}
+
+// tieAway is the neighbour of e (v rounded to nearest even) farther from
+// zero when v lies exactly halfway between the two, else e.
+func (f halfFormat) tieAway(v float64, e uint16) uint16 {
+	d := f.decode(e)
+	if d == v || math.IsInf(d, 0) {
+		return e
+	}
+	other := e + 1 // the next magnitude, same sign
+	if math.Abs(d) > math.Abs(v) {
+		other = e - 1
+	}
+	o := f.decode(other)
+	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
+		return e
+	}
+	if math.Abs(o) > math.Abs(d) {
+		return other
+	}
+	return e
+}
+
+// checkHalfPartial converts every length up to four vectors of the widest
+// ISA and then some, at the start of dst and one element in, between
+// fences that must stay untouched.
+func checkHalfPartial(t *testing.T, c halfConv, vals []float32) {
+	t.Helper()
+	f := halfFormats[c.storage]
+	const fence = 8
+	for n := 0; n <= 67; n++ {
+		for off := 0; off <= 1; off++ {
+			src := vals[(n*37)%(len(vals)-n):][:n]
+			u := make([]uint16, n+off+2*fence)
+			for i := range u {
+				u[i] = 0x5a5a
+			}
+			c.narrow(u[fence+off:fence+off+n], src)
+			w := make([]float32, n+off+2*fence)
+			for i := range w {
+				w[i] = -7
+			}
+			c.widen(w[fence+off:fence+off+n], u[fence+off:fence+off+n])
+			for i := range u {
+				j := i - fence - off
+				if j < 0 || j >= n {
+					if u[i] != 0x5a5a || w[i] != -7 {
+						t.Fatalf("%s: n=%d offset %d: element %d outside dst written", c.label(), n, off, i)
+					}
+					continue
+				}
+				if !f.narrowed(src[j], u[i]) || !f.widened(u[i], w[i]) {
+					t.Fatalf("%s: n=%d offset %d: element %d: %v -> %#04x -> %v", c.label(), n, off, j, src[j], u[i], w[i])
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -53,27 +54,33 @@ func TestHalfFormatKnownValues(t *testing.T) {
 // conversion that truncates instead of rounding.
 func TestHalfConversionsOnIR(t *testing.T) {
 	defer func(saved []halfConv) { halfConversions = saved }(halfConversions)
-	conv := func(narrow func(float32) uint16, widen func(uint16) float32) (func([]uint16, []float32), func([]float32, []uint16)) {
+	conv := func(name string, narrow func(float32) uint16, widen func(uint16) float32) (func([]uint16, []float32), func([]float32, []uint16)) {
 		return func(dst []uint16, src []float32) {
 				if len(dst) != len(src) {
-					panic("lengths")
+					panic(fmt.Sprintf("%sFromFloat32: len(dst) = %d, len(src) = %d", name, len(dst), len(src)))
 				}
 				for i, v := range src {
 					dst[i] = narrow(v)
 				}
 			}, func(dst []float32, src []uint16) {
+				if len(dst) != len(src) {
+					panic(fmt.Sprintf("Float32From%s: len(dst) = %d, len(src) = %d", name, len(dst), len(src)))
+				}
 				for i, b := range src {
 					dst[i] = widen(b)
 				}
 			}
 	}
-	bn, bw := conv(ir.NarrowBF16, ir.WidenBF16)
-	fn, fw := conv(ir.NarrowF16, ir.WidenF16)
-	halfConversions = []halfConv{{"bf16", bn, bw}, {"f16", fn, fw}}
+	bn, bw := conv("BF16", ir.NarrowBF16, ir.WidenBF16)
+	fn, fw := conv("F16", ir.NarrowF16, ir.WidenF16)
+	halfConversions = []halfConv{
+		{storage: "bf16", narrowName: "BF16FromFloat32", widenName: "Float32FromBF16", narrow: bn, widen: bw},
+		{storage: "f16", narrowName: "F16FromFloat32", widenName: "Float32FromF16", narrow: fn, widen: fw},
+	}
 	TestHalfConversions(t)
 
-	truncate, _ := conv(func(v float32) uint16 { return uint16(math.Float32bits(v) >> 16) }, ir.WidenBF16)
-	halfConversions = []halfConv{{"bf16", truncate, bw}}
+	truncate, _ := conv("BF16", func(v float32) uint16 { return uint16(math.Float32bits(v) >> 16) }, ir.WidenBF16)
+	halfConversions = []halfConv{{storage: "bf16", narrowName: "BF16FromFloat32", widenName: "Float32FromBF16", narrow: truncate, widen: bw}}
 	ft := &testing.T{}
 	done := make(chan bool)
 	go func() {

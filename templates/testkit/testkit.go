@@ -63,3 +63,7 @@ var implementationFunc, implementationName = func() string { return "pure Go" },
 // halfConversions stands in for the generated <stem>_half_test.go's table
 // of the package's bulk conversions; the unit tests fill it.
 var halfConversions []halfConv
+
+// asmHalfConversions stands in for the generated per-architecture test
+// files: no assembly here.
+func asmHalfConversions() []halfConv { return nil }

@@ -9,7 +9,10 @@ import (
 // HalfSource is the pure-Go conversions of the half-precision storage
 // formats among elems, as Go source for a file importing fmt and math:
 // for each format the scalar widen and narrow the kernels call, and the
-// exported bulk conversions users feed and read their data with.
+// exported bulk conversions users feed and read their data with. Each of
+// those first calls simd<Name> (the architecture files' dispatch to the
+// conversion's assembly: gopkg), which returns how many values it
+// converted, and converts the rest.
 func HalfSource(elems []ir.Elem) string {
 	var b strings.Builder
 	for _, e := range elems {
@@ -30,8 +33,9 @@ func BF16FromFloat32(dst []uint16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("BF16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, v := range src {
-		dst[i] = narrowBF16(v)
+	n := simdBF16FromFloat32(dst, src)
+	for i, v := range src[n:] {
+		dst[n+i] = narrowBF16(v)
 	}
 }
 
@@ -41,8 +45,9 @@ func Float32FromBF16(dst []float32, src []uint16) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("Float32FromBF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, b := range src {
-		dst[i] = widenBF16(b)
+	n := simdFloat32FromBF16(dst, src)
+	for i, b := range src[n:] {
+		dst[n+i] = widenBF16(b)
 	}
 }
 
@@ -68,8 +73,9 @@ func F16FromFloat32(dst []uint16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("F16FromFloat32: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, v := range src {
-		dst[i] = narrowF16(v)
+	n := simdF16FromFloat32(dst, src)
+	for i, v := range src[n:] {
+		dst[n+i] = narrowF16(v)
 	}
 }
 
@@ -79,8 +85,9 @@ func Float32FromF16(dst []float32, src []uint16) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("Float32FromF16: len(dst) = %d, len(src) = %d", len(dst), len(src)))
 	}
-	for i, b := range src {
-		dst[i] = widenF16(b)
+	n := simdFloat32FromF16(dst, src)
+	for i, b := range src[n:] {
+		dst[n+i] = widenF16(b)
 	}
 }
 
