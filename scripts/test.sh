@@ -62,8 +62,8 @@ elapsed "generated tests (amd64)" "$t"
 
 t=$(date +%s); stage "generated tests: arm64 NEON under qemu-user"
 # The long-set tests check the assembly here: the same Go code's long sets
-# ran natively above (a kernel without NEON, such as the half-storage ones
-# for now, runs pure Go under the emulator).
+# ran natively above (a kernel without NEON runs pure Go under the
+# emulator).
 GOARCH=arm64 NORMGEN_LONG_ASM_ONLY=1 go test -count=1 -exec qemu-aarch64-static ./out/...
 # The long-set tests of the pure-Go kernels ran natively above (the same Go
 # code, float64 sums): under the emulator they would add minutes for nothing.

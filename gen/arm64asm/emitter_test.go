@@ -9,7 +9,8 @@ import (
 // wordMethods are the methods that print WORD; TestWordEncodings and
 // TestGoAssembler check their encodings.
 var wordMethods = map[string]bool{"VFADD": true, "VFSUB": true, "VFMUL": true, "VFADDP": true, "FADDP": true,
-	"VFDIV": true, "VFCMGE": true, "VFSQRT": true, "VLDRQ": true}
+	"VFDIV": true, "VFCMGE": true, "VFSQRT": true, "VLDRQ": true,
+	"VFCMEQ": true, "VFCVTL": true, "VFCVTN": true, "VSHLL": true, "VSHRN": true}
 
 // TestAllFormsCoverEveryMethod keeps allForms (and so TestGoAssembler)
 // complete: every instruction method of Func must appear in it.
@@ -29,6 +30,13 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 				ops["VMOVLane"] = true // a lane to a general register
 			}
 		}
+		if len(in.Args) == 2 && (in.Op == "VLD1" || in.Op == "VLD1.P" || in.Op == "VST1" || in.Op == "VST1.P") {
+			_, l0 := in.Args[0].(HElem)
+			_, l1 := in.Args[1].(HElem)
+			if l0 || l1 {
+				ops[strings.Replace(in.Op, "1", "1Lane", 1)] = true // one 16-bit lane
+			}
+		}
 		if in.wop > 0 {
 			words[in.wop-1] = true
 		}
@@ -41,7 +49,7 @@ func TestAllFormsCoverEveryMethod(t *testing.T) {
 			continue
 		}
 		op := name // MOVDParam is recorded under its own name above
-		if name == "VLD1P" || name == "VST1P" || name == "FMOVSP" || name == "VLD1RP" {
+		if name == "VLD1P" || name == "VST1P" || name == "FMOVSP" || name == "VLD1RP" || name == "VLD1LaneP" || name == "VST1LaneP" {
 			op = strings.TrimSuffix(name, "P") + ".P" // post-index forms
 		}
 		if !ops[op] {
@@ -128,6 +136,16 @@ func TestMisuse(t *testing.T) {
 		"VFMLA mixed":     func(f *Func) { f.VFMLA(VReg(0).S4(), VReg(1).S2(), VReg(2).S4()) },
 		"MOVW too big":    func(f *Func) { f.MOVW(Imm(1<<33), 1) },
 		"unaligned slot":  func(f *Func) { f.MOVDParam(1, Param{"ret", 4}) },
+		"H lane 8":        func(f *Func) { f.VLD1LaneP(1, VReg(0).HLane(8)) },
+		"VLD1Lane offset": func(f *Func) { f.VLD1Lane(Mem{Base: 1, Off: 2}, VReg(0).HLane(0)) },
+		"VADD B16":        func(f *Func) { f.VADD(VReg(0).B16(), VReg(1).B16(), VReg(2).B16()) },
+		"VSHL 32":         func(f *Func) { f.VSHL(32, VReg(0).S4(), VReg(1).S4()) },
+		"VUSRA 0":         func(f *Func) { f.VUSRA(0, VReg(0).S4(), VReg(1).S4()) },
+		"VUZP2 S4":        func(f *Func) { f.VUZP2(VReg(0).S4(), VReg(1).S4(), VReg(2).S4()) },
+		"VBIF S4":         func(f *Func) { f.VBIF(VReg(0).S4(), VReg(1).S4(), VReg(2).S4()) },
+		"FCVTL from S4":   func(f *Func) { f.VFCVTL(VReg(0).S4(), VReg(1).S4()) },
+		"FCVTN to S2":     func(f *Func) { f.VFCVTN(VReg(0).S4(), VReg(1).S2()) },
+		"SHRN 17":         func(f *Func) { f.VSHRN(17, VReg(0).S4(), VReg(1).H4()) },
 		"ret to R28":      func(f *Func) { f.MOVDParam(28, Param{"ret", 8}) },
 	} {
 		file := NewFile("", "")

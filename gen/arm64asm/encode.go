@@ -21,6 +21,11 @@ const (
 	wFCMGE                   // FCMGE (vector, register)
 	wFSQRT                   // FSQRT (vector), Advanced SIMD two-register miscellaneous
 	wLDRQReg                 // LDR (register, SIMD&FP), 128 bits: Qt = [Xn + Xm]
+	wFCMEQ                   // FCMEQ (vector, register)
+	wFCVTL                   // FCVTL, FCVTL2: 4H (or the upper 4H of 8H) to 4S
+	wFCVTN                   // FCVTN, FCVTN2: 4S to 4H (or the upper 4H of 8H)
+	wSHLL                    // SHLL, SHLL2 by 16: 4H (or the upper 4H of 8H) to 4S
+	wSHRN                    // SHRN: 4S shifted right, narrowed to 4H
 	numWordOps
 )
 
@@ -36,6 +41,7 @@ var threeSame = map[wordOp]struct {
 	wFADDP: {0x2e20d400, "faddp"},
 	wFDIV:  {0x2e20fc00, "fdiv"},
 	wFCMGE: {0x2e20e400, "fcmge"},
+	wFCMEQ: {0x0e20e400, "fcmeq"},
 }
 
 // encodeThreeSame encodes op Vd.T, Vn.T, Vm.T for T in 2S, 4S, 2D.
@@ -112,6 +118,61 @@ func encodeLDRQReg(t VArr, n, m Reg) (uint32, string, error) {
 	return w, fmt.Sprintf("ldr q%d, [x%d, x%d]", t.Reg, n, m), nil
 }
 
+// halfForms holds the fixed bits of the forms between 16-bit and 32-bit
+// lanes (two-register miscellaneous, size 0:sz of half to single), Q
+// clear: the lower 4H; Q set selects the "2" form, the upper 4H of 8H.
+var halfForms = map[wordOp]struct {
+	base  uint32
+	gnu   string
+	widen bool // 4H -> 4S; else 4S -> 4H
+}{
+	wFCVTL: {0x0e217800, "fcvtl", true},
+	wFCVTN: {0x0e216800, "fcvtn", false},
+	wSHLL:  {0x2e613800, "shll", true},
+}
+
+// encodeHalf encodes op between the 4S register s and the 4H or 8H
+// register h (8H: the "2" form, on h's upper half).
+func encodeHalf(op wordOp, s, h VArr) (uint32, string, error) {
+	f, ok := halfForms[op]
+	if !ok {
+		return 0, "", fmt.Errorf("arm64asm: wordOp %d is not a half-precision form", op)
+	}
+	if s.Arr != S4 || (h.Arr != H4 && h.Arr != H8) {
+		return 0, "", fmt.Errorf("arm64asm: %s: want 4S and 4H or 8H, got %s, %s", f.gnu, s.asm(), h.asm())
+	}
+	if s.Reg > 31 || h.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: %s: register out of range", f.gnu)
+	}
+	gnu, q := f.gnu, uint32(0)
+	if h.Arr == H8 {
+		gnu, q = gnu+"2", 1
+	}
+	d, n := s, h
+	if !f.widen {
+		d, n = h, s
+	}
+	w := f.base | q<<30 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	text := fmt.Sprintf("%s %s, %s", gnu, d.gnu(), n.gnu())
+	if op == wSHLL {
+		text += ", #16"
+	}
+	return w, text, nil
+}
+
+// encodeSHRN encodes shrn Vd.4H, Vn.4S, #shift, 1 <= shift <= 16 (shift
+// by immediate: immh:immb = 32 - shift for 16-bit results).
+func encodeSHRN(shift int, n, d VArr) (uint32, string, error) {
+	if n.Arr != S4 || d.Arr != H4 {
+		return 0, "", fmt.Errorf("arm64asm: shrn: want 4S to 4H, got %s, %s", n.asm(), d.asm())
+	}
+	if shift < 1 || shift > 16 || n.Reg > 31 || d.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: shrn: shift %d or register out of range", shift)
+	}
+	w := uint32(0x0f008400) | uint32(32-shift)<<16 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	return w, fmt.Sprintf("shrn %s, %s, #%d", d.gnu(), n.gnu(), shift), nil
+}
+
 func (f *Func) word(op wordOp, w uint32, gnu string, err error) {
 	if err != nil {
 		f.fail(err)
@@ -175,4 +236,41 @@ func (f *Func) VFSQRT(n, d VArr) {
 func (f *Func) VLDRQ(base, index Reg, d VArr) {
 	w, s, err := encodeLDRQReg(d, base, index)
 	f.word(wLDRQReg, w, s, err)
+}
+
+// VFCMEQ: each lane of d = all ones when n == m, else zero; VFCMEQ(v, v,
+// d) is zero exactly in v's NaN lanes (FCMEQ vector register form, as WORD).
+func (f *Func) VFCMEQ(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFCMEQ, d, n, m)
+	f.word(wFCMEQ, w, s, err)
+}
+
+// VFCVTL widens binary16 lanes to float32, exactly: n's lower 4H, or
+// with n an 8H its upper 4H (FCVTL, FCVTL2, as WORD).
+func (f *Func) VFCVTL(n, d VArr) {
+	w, s, err := encodeHalf(wFCVTL, d, n)
+	f.word(wFCVTL, w, s, err)
+}
+
+// VFCVTN rounds float32 lanes to binary16 under FPCR's rounding mode
+// into d's lower 4H, or with d an 8H into its upper 4H, leaving the
+// lower (FCVTN, FCVTN2, as WORD).
+func (f *Func) VFCVTN(n, d VArr) {
+	w, s, err := encodeHalf(wFCVTN, n, d)
+	f.word(wFCVTN, w, s, err)
+}
+
+// VSHLL widens 16-bit lanes to 32 bits shifted left 16: bfloat16 to
+// float32, exactly; n's lower 4H, or with n an 8H its upper 4H (SHLL,
+// SHLL2, as WORD).
+func (f *Func) VSHLL(n, d VArr) {
+	w, s, err := encodeHalf(wSHLL, d, n)
+	f.word(wSHLL, w, s, err)
+}
+
+// VSHRN: each 32-bit lane of n shifted right by shift, its low 16 bits
+// into d's 4H (SHRN, as WORD).
+func (f *Func) VSHRN(shift int, n, d VArr) {
+	w, s, err := encodeSHRN(shift, n, d)
+	f.word(wSHRN, w, s, err)
 }

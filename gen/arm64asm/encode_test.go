@@ -46,6 +46,13 @@ var forms = []form{
 	{"fcmge", func(f *Func, r [3]VReg, a Arrangement) { f.VFCMGE(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
 	{"fsqrt", func(f *Func, r [3]VReg, a Arrangement) { f.VFSQRT(VArr{r[0], a}, VArr{r[1], a}) }, []Arrangement{S2, S4, D2}, 2},
 	{"faddp scalar", func(f *Func, r [3]VReg, a Arrangement) { f.FADDP(VArr{r[0], a}, r[1].F()) }, []Arrangement{S2}, 2},
+	{"fcmeq", func(f *Func, r [3]VReg, a Arrangement) { f.VFCMEQ(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
+	// The half forms take their 16-bit side's arrangement: 4H, or 8H for
+	// the "2" forms.
+	{"fcvtl", func(f *Func, r [3]VReg, a Arrangement) { f.VFCVTL(VArr{r[0], a}, r[1].S4()) }, []Arrangement{H4, H8}, 2},
+	{"fcvtn", func(f *Func, r [3]VReg, a Arrangement) { f.VFCVTN(r[0].S4(), VArr{r[1], a}) }, []Arrangement{H4, H8}, 2},
+	{"shll", func(f *Func, r [3]VReg, a Arrangement) { f.VSHLL(VArr{r[0], a}, r[1].S4()) }, []Arrangement{H4, H8}, 2},
+	{"shrn", func(f *Func, r [3]VReg, a Arrangement) { f.VSHRN(1+int(r[2])%16, r[0].S4(), VArr{r[1], a}) }, []Arrangement{H4}, 3},
 	{"ldr q register offset", func(f *Func, r [3]VReg, a Arrangement) { f.VLDRQ(gpOf(r[1]), gpOf(r[2]), VArr{r[0], a}) }, []Arrangement{S4}, 3},
 }
 

@@ -34,12 +34,27 @@ func allForms(f *Func) {
 	f.VLD1P(9, VReg(2).List(2, S4))
 	f.VLD1P(9, VReg(3).List(1, S4))
 	f.VLD1RP(12, VReg(24).List(1, S4))
+	f.VLD1P(9, VReg(4).List(4, H4))
+	f.VLD1P(9, VReg(6).List(2, H8))
+	f.VLD1(Mem{Base: 8}, VReg(5).List(1, H4))
+	f.VLD1Lane(Mem{Base: 8}, VReg(3).HLane(0))
+	f.VLD1LaneP(9, VReg(4).HLane(0))
 	f.VST1(VReg(5).List(3, S4), Mem{Base: 10})
 	f.VST1P(VReg(6).List(4, S4), 11)
 	f.VST1P(VReg(7).List(1, S4), 11)
+	f.VST1P(VReg(8).List(2, H8), 11)
+	f.VST1(VReg(9).List(1, H4), Mem{Base: 10})
+	f.VST1Lane(VReg(10).HLane(0), Mem{Base: 10})
+	f.VST1LaneP(VReg(11).HLane(0), 11)
 	f.VEOR(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
 	f.VMOV(VReg(2).B16(), VReg(4).B16())
 	f.VAND(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
+	f.VORR(VReg(4).B16(), VReg(5).B16(), VReg(6).B16())
+	f.VBIF(VReg(7).B16(), VReg(8).B16(), VReg(9).B16())
+	f.VADD(VReg(10).S4(), VReg(11).S4(), VReg(12).S4())
+	f.VSHL(15, VReg(13).S4(), VReg(14).S4())
+	f.VUSRA(31, VReg(15).S4(), VReg(16).S4())
+	f.VUZP2(VReg(17).H8(), VReg(18).H8(), VReg(19).H8())
 	f.VMOVLane(VReg(5).DLane(0), 6)
 	f.VMOVLane(VReg(7).DLane(1), 8)
 	f.VDUP(VReg(3).SLane(1), VReg(5).S4())
@@ -53,6 +68,14 @@ func allForms(f *Func) {
 	f.VFCMGE(VReg(18).S4(), VReg(19).S4(), VReg(20).S4())
 	f.VFSQRT(VReg(21).S4(), VReg(22).S4())
 	f.VLDRQ(6, 9, VReg(1).S4())
+	f.VFCMEQ(VReg(23).S4(), VReg(24).S4(), VReg(25).S4())
+	f.VFCVTL(VReg(26).H4(), VReg(27).S4())
+	f.VFCVTL(VReg(28).H8(), VReg(29).S4())
+	f.VFCVTN(VReg(30).S4(), VReg(31).H4())
+	f.VFCVTN(VReg(0).S4(), VReg(1).H8())
+	f.VSHLL(VReg(2).H4(), VReg(3).S4())
+	f.VSHLL(VReg(4).H8(), VReg(5).S4())
+	f.VSHRN(16, VReg(6).S4(), VReg(7).H4())
 	f.FMOVS(Mem{Base: 1}, FReg(2))
 	f.FMOVS(Mem{Base: 1, Off: 8}, FReg(2))
 	f.FMOVSP(Mem{Base: 1, Off: 4}, FReg(3))
@@ -107,12 +130,27 @@ var allFormsGNU = []string{
 	"ld1 {v2.4s, v3.4s}, [x9],#32",
 	"ld1 {v3.4s}, [x9],#16",
 	"ld1r {v24.4s}, [x12],#4",
+	"ld1 {v4.4h-v7.4h}, [x9],#32",
+	"ld1 {v6.8h, v7.8h}, [x9],#32",
+	"ld1 {v5.4h}, [x8]",
+	"ld1 {v3.h}[0], [x8]",
+	"ld1 {v4.h}[0], [x9],#2",
 	"st1 {v5.4s-v7.4s}, [x10]",
 	"st1 {v6.4s-v9.4s}, [x11],#64",
 	"st1 {v7.4s}, [x11],#16",
+	"st1 {v8.8h, v9.8h}, [x11],#32",
+	"st1 {v9.4h}, [x10]",
+	"st1 {v10.h}[0], [x10]",
+	"st1 {v11.h}[0], [x11],#2",
 	"eor v3.16b, v2.16b, v1.16b",
 	"mov v4.16b, v2.16b",
 	"and v3.16b, v2.16b, v1.16b",
+	"orr v6.16b, v5.16b, v4.16b",
+	"bif v9.16b, v8.16b, v7.16b",
+	"add v12.4s, v11.4s, v10.4s",
+	"shl v14.4s, v13.4s, #15",
+	"usra v16.4s, v15.4s, #31",
+	"uzp2 v19.8h, v18.8h, v17.8h",
 	"mov x6, v5.d[0]",
 	"mov x8, v7.d[1]",
 	"dup v5.4s, v3.s[1]",
@@ -126,6 +164,14 @@ var allFormsGNU = []string{
 	"fcmge v20.4s, v19.4s, v18.4s",
 	"fsqrt v22.4s, v21.4s",
 	"ldr q1, [x6,x9]",
+	"fcmeq v25.4s, v24.4s, v23.4s",
+	"fcvtl v27.4s, v26.4h",
+	"fcvtl2 v29.4s, v28.8h",
+	"fcvtn v31.4h, v30.4s",
+	"fcvtn2 v1.8h, v0.4s",
+	"shll v3.4s, v2.4h, #16",
+	"shll2 v5.4s, v4.8h, #16",
+	"shrn v7.4h, v6.4s, #16",
 	"ldr s2, [x1]",
 	"ldr s2, [x1,#8]",
 	"ldr s3, [x1],#4",

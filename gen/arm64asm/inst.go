@@ -74,6 +74,10 @@ func (f *Func) check(op string, a Operand) {
 		if a.Reg > 31 || a.Index > 3 {
 			f.failf("%s: bad lane %s", op, a.asm())
 		}
+	case HElem:
+		if a.Reg > 31 || a.Index > 7 {
+			f.failf("%s: bad lane %s", op, a.asm())
+		}
 	case VList:
 		if a.Len < 1 || a.Len > 4 || a.First > 31 {
 			f.failf("%s: register list of %d from V%d", op, a.Len, a.First)
@@ -218,7 +222,80 @@ func (f *Func) VST1P(l VList, base Reg) {
 	f.emit("VST1.P", l, Mem{base, int32(l.Bytes())})
 }
 
+// VLD1Lane loads the 16-bit value at m into lane e, leaving the others.
+func (f *Func) VLD1Lane(m Mem, e HElem) {
+	if m.Off != 0 {
+		f.failf("VLD1: no offset addressing, got %s", m.asm())
+	}
+	f.emit("VLD1", m, e)
+}
+
+// VLD1LaneP loads the 16-bit value at (base) into lane e and advances base
+// past it.
+func (f *Func) VLD1LaneP(base Reg, e HElem) { f.emit("VLD1.P", Mem{base, 2}, e) }
+
+// VST1Lane stores lane e's 16 bits at m.
+func (f *Func) VST1Lane(e HElem, m Mem) {
+	if m.Off != 0 {
+		f.failf("VST1: no offset addressing, got %s", m.asm())
+	}
+	f.emit("VST1", e, m)
+}
+
+// VST1LaneP stores lane e's 16 bits at (base) and advances base past them.
+func (f *Func) VST1LaneP(e HElem, base Reg) { f.emit("VST1.P", e, Mem{base, 2}) }
+
 // Vector instructions Go's assembler has.
+
+// VORR: d = n | m, bitwise.
+func (f *Func) VORR(m, n, d VArr) {
+	if !sameArr(m, n, d) || (d.Arr != B8 && d.Arr != B16) {
+		f.failf("VORR: want B8 or B16 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VORR", m, n, d)
+}
+
+// VBIF keeps d's bits where m's are set and takes n's where they are
+// clear: d = m ? d : n, bitwise.
+func (f *Func) VBIF(m, n, d VArr) {
+	if !sameArr(m, n, d) || (d.Arr != B8 && d.Arr != B16) {
+		f.failf("VBIF: want B8 or B16 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VBIF", m, n, d)
+}
+
+// VADD: d = n + m, lane-wise integer addition (S4: 32-bit lanes).
+func (f *Func) VADD(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != S4 {
+		f.failf("VADD: want S4 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VADD", m, n, d)
+}
+
+// VSHL: d = n << s, each 32-bit lane (S4), 0 <= s <= 31.
+func (f *Func) VSHL(s Imm, n, d VArr) {
+	if !sameArr(n, d) || d.Arr != S4 || s < 0 || s > 31 {
+		f.failf("VSHL: want S4 operands and a shift of 0 to 31, got $%d, %s, %s", int64(s), n.asm(), d.asm())
+	}
+	f.emit("VSHL", s, n, d)
+}
+
+// VUSRA: d += n >> s (logical), each 32-bit lane (S4), 1 <= s <= 32.
+func (f *Func) VUSRA(s Imm, n, d VArr) {
+	if !sameArr(n, d) || d.Arr != S4 || s < 1 || s > 32 {
+		f.failf("VUSRA: want S4 operands and a shift of 1 to 32, got $%d, %s, %s", int64(s), n.asm(), d.asm())
+	}
+	f.emit("VUSRA", s, n, d)
+}
+
+// VUZP2 puts the odd-numbered 16-bit lanes of n, then those of m, in d
+// (H8): the upper halves of the 32-bit lanes of n and m.
+func (f *Func) VUZP2(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != H8 {
+		f.failf("VUZP2: want H8 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VUZP2", m, n, d)
+}
 
 // VEOR: d = n ^ m, bitwise (VEOR v, v, v zeroes v).
 func (f *Func) VEOR(m, n, d VArr) {

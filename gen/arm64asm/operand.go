@@ -84,6 +84,12 @@ func (v VReg) S2() VArr { return VArr{v, S2} }
 // B16 is v as sixteen bytes (for bitwise moves).
 func (v VReg) B16() VArr { return VArr{v, B16} }
 
+// H4 is the low 64 bits of v as four 16-bit lanes.
+func (v VReg) H4() VArr { return VArr{v, H4} }
+
+// H8 is v as eight 16-bit lanes.
+func (v VReg) H8() VArr { return VArr{v, H8} }
+
 // D2 is v as two float64 lanes.
 func (v VReg) D2() VArr { return VArr{v, D2} }
 
@@ -102,6 +108,17 @@ type VElem struct {
 func (v VReg) SLane(i uint8) VElem { return VElem{v, i} }
 
 func (e VElem) asm() string { return fmt.Sprintf("V%d.S[%d]", e.Reg, e.Index) }
+
+// HElem is one 16-bit lane of a vector register, e.g. V3.H[0].
+type HElem struct {
+	Reg   VReg
+	Index uint8
+}
+
+// HLane is lane i of v as a 16-bit element.
+func (v VReg) HLane(i uint8) HElem { return HElem{v, i} }
+
+func (e HElem) asm() string { return fmt.Sprintf("V%d.H[%d]", e.Reg, e.Index) }
 
 // DElem is one 64-bit lane of a vector register, e.g. V3.D[1].
 type DElem struct {

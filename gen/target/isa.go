@@ -135,6 +135,8 @@ var table = [...]Desc{
 	NEON: {
 		Name: "neon", Prefix: "neon", Title: "NEON", GOARCH: "arm64",
 		Lanes: 4, VectorBytes: 16, VectorRegs: 32,
+		// FCVTL/FCVTN are baseline ASIMD; bf16 is integer shifts.
+		Storages: []Storage{{Elem: ir.BF16}, {Elem: ir.F16}},
 	},
 	Go: {Name: "purego", Prefix: "go", Title: "pure Go", Lanes: 1},
 }

@@ -113,6 +113,11 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 			return nil, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and the shape arguments", tf.Name(), a.Name)
 		}
 	}
+	if e := target.KernelElem(tf.Kernel); e != ir.F32 {
+		if _, ok := target.NEON.Storage(e); !ok || tf.Kernel.Layout != ir.Rows {
+			return nil, fmt.Errorf("arm64: %s: no NEON lowering of %v storage in the %v layout", tf.Name(), e, tf.Kernel.Layout)
+		}
+	}
 	if tf.Kernel.Layout == ir.Segments && tf.H != 0 {
 		return nil, fmt.Errorf("arm64: %s: a Segments kernel takes its shape at run time (H must be 0, got %d)", tf.Name(), tf.H)
 	}
@@ -181,8 +186,10 @@ type lowering struct {
 	gpUsed map[arm64asm.Reg]bool
 	base   []arm64asm.Reg // per array: its current row (or the parameters)
 	rows   arm64asm.Reg
-	hReg   arm64asm.Reg // run-time h (Segments: seglen, the length of each sweep)
-	stride arm64asm.Reg // Rows: run-time h*4; Columns: stride*4, the step between a row's elements
+	hReg   arm64asm.Reg     // run-time h (Segments: seglen, the length of each sweep)
+	stride arm64asm.Reg     // Rows: run-time h*4; Columns: stride*4, the step between a row's elements
+	half   arm64asm.Reg     // Rows: run-time h*2, the step of a half-precision row
+	bf16   [2]arm64asm.VReg // 0x7fff and 0x00400000 in every lane, when a loop stores bf16 (half.go)
 
 	shape   map[string]arm64asm.Param // the shape arguments after rows (target.ShapeArgs)
 	segSkip arm64asm.Reg              // Segments: (segstride-seglen)*4, from a segment's end to the next one's start
@@ -280,6 +287,10 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 			l.hReg, l.stride = l.gp(), l.gp()
 			fn.MOVD(l.shape["h"], l.hReg)
 			fn.LSL(2, l.hReg, l.stride)
+			if l.hasHalf() {
+				l.half = l.gp()
+				fn.LSL(1, l.hReg, l.half)
+			}
 		}
 	case ir.Columns:
 		l.columnsArgs()
@@ -289,6 +300,9 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 
 	l.analyze()
 	if err := l.prologue(); err != nil {
+		return nil, err
+	}
+	if err := l.bf16Setup(); err != nil {
 		return nil, err
 	}
 
@@ -323,7 +337,9 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 				fn.ADD(arm64asm.Imm(4), l.base[i], l.base[i])
 			case a.Role == ir.Param:
 			case l.h > 0:
-				fn.ADD(arm64asm.Imm(4*l.h), l.base[i], l.base[i])
+				fn.ADD(arm64asm.Imm(a.Elem.Bytes()*l.h), l.base[i], l.base[i])
+			case a.Elem.Half():
+				fn.ADD(l.half, l.base[i], l.base[i])
 			default:
 				fn.ADD(l.stride, l.base[i], l.base[i])
 			}
@@ -670,6 +686,10 @@ func (l *lowering) emitScalarLane(st *ir.Scalar, d arm64asm.VReg) error {
 		fn.FSQRTS(arg(0), d.F())
 	case ir.SLoad:
 		// A per-row scalar, or the first element of a row: both at the base.
+		if l.elem(st.Array).Half() {
+			l.loadHalf(st.Array, l.base[st.Array], d, 1, false, true)
+			break
+		}
 		fn.FMOVS(arm64asm.Mem{Base: l.base[st.Array]}, d.F())
 	case ir.SStore:
 		fn.FMOVS(arg(0), arm64asm.Mem{Base: l.base[st.Array]})

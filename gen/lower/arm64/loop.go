@@ -14,6 +14,7 @@ type loopPlan struct {
 	splat  []bool
 	dead   []bool                // makes a value nobody reads: not emitted
 	tmp    map[int]arm64asm.VReg // VStore of a splat: the group it is copied into
+	half   map[int]halfStore     // VStore to a half array: the registers it narrows into
 	acc    map[int]arm64asm.VReg // accumulator groups
 	accs   []int                 // accumulators in order of first use
 	cursor map[int]arm64asm.Reg  // array -> pointer walking the row
@@ -232,6 +233,7 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 		splat:  make([]bool, len(ops)),
 		dead:   make([]bool, len(ops)),
 		tmp:    map[int]arm64asm.VReg{},
+		half:   map[int]halfStore{},
 		acc:    map[int]arm64asm.VReg{},
 		cursor: map[int]arm64asm.Reg{},
 		final:  map[int]int{},
@@ -324,7 +326,13 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 				p.reg[i] = g
 			}
 		}
-		if op.Code == ir.VStore && p.splat[op.Args[0]] {
+		if op.Code == ir.VStore && l.elem(op.Array).Half() {
+			hs, err := l.planHalfStore(op.Array)
+			if err != nil {
+				return nil, err
+			}
+			p.half[i] = hs
+		} else if op.Code == ir.VStore && p.splat[op.Args[0]] {
 			g, err := l.group(u)
 			if err != nil {
 				return nil, err
@@ -365,6 +373,15 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 		a := func(j int) ir.V { return op.Args[j] }
 		cur := p.cursor[op.Array]
 		post := p.final[op.Array] == i && !p.noPost
+		if (op.Code == ir.VLoad || op.Code == ir.VStore) && l.elem(op.Array).Half() {
+			if op.Code == ir.VLoad {
+				l.loadHalf(op.Array, cur, p.reg[i]+arm64asm.VReg(cb), width, post, scalar)
+			} else {
+				val := func(c int) arm64asm.VReg { return p.vec(a(0), cb+c) }
+				l.storeHalf(op.Array, p.half[i], cur, val, width, post, scalar)
+			}
+			continue
+		}
 		if scalar {
 			f := func(v ir.V) arm64asm.FReg { return p.vec(v, 0).F() }
 			d := p.reg[i].F()

@@ -27,10 +27,29 @@ type Array struct {
 	In      []float32
 	Owner   []int32   // row of each element, -1 for none
 	Want    []float32 // for written arrays
+
+	// Elem is the array's storage: a half format is encoded as its bits,
+	// In and Want rounded to it (In must hold values of the format).
+	Elem ir.Elem
+	// Bits, when set, are the half array's input bits instead of In's
+	// (signaling NaNs, which widening quiets); In holds their values.
+	Bits []uint16
+	// Exact: every written element must match Want bit for bit, NaN
+	// payloads included, rather than within the rounding of arithmetic.
+	Exact bool
 }
 
-// Encode is the harness's cases.bin, in little-endian uint32s: the
-// arrays of the distinct calls (cases that share their Arrays, such as
+// narrow is v's bits in half format e.
+func narrow(e ir.Elem, v float32) uint16 {
+	if e == ir.F16 {
+		return ir.NarrowF16(v)
+	}
+	return ir.NarrowBF16(v)
+}
+
+// Encode is the harness's cases.bin, in little-endian uint32s (a half
+// array's elements as its bits, one per uint32): the arrays of the
+// distinct calls (cases that share their Arrays, such as
 // one kernel's functions on the same data, share them here too), then
 // per case the function's name, rows, shape arguments, return and the
 // index of its arrays.
@@ -51,16 +70,31 @@ func Encode(cases []Case) []byte {
 		for _, a := range arrays {
 			put(uint32(int32(a.Alias)))
 			put(uint32(B2i(a.Written)))
+			put(uint32(a.Elem))
+			put(uint32(B2i(a.Exact)))
 			put(uint32(len(a.In)))
-			for _, v := range a.In {
-				put(math.Float32bits(v))
+			bits := func(i int, v float32) uint32 {
+				switch {
+				case !a.Elem.Half():
+					return math.Float32bits(v)
+				case a.Bits != nil:
+					return uint32(a.Bits[i])
+				}
+				return uint32(narrow(a.Elem, v))
+			}
+			for i, v := range a.In {
+				put(bits(i, v))
 			}
 			for _, o := range a.Owner {
 				put(uint32(o))
 			}
 			if a.Written {
 				for _, v := range a.Want {
-					put(math.Float32bits(v))
+					if a.Elem.Half() {
+						put(uint32(narrow(a.Elem, v)))
+					} else {
+						put(math.Float32bits(v))
+					}
 				}
 			}
 		}
@@ -225,6 +259,7 @@ func NewCase(rng *rand.Rand, f target.Func, s ir.Shape, plans []RowPlan, inPlace
 			default:
 				v[i] = float32(rng.NormFloat64())
 			}
+			v[i] = arr.Elem.Round(v[i])
 		}
 		for r, p := range plans {
 			switch {
@@ -243,6 +278,7 @@ func NewCase(rng *rand.Rand, f target.Func, s ir.Shape, plans []RowPlan, inPlace
 					FillRow(rng, p.Kind, row)
 				}
 				for i := range n {
+					row[i] = arr.Elem.Round(row[i]) // a half array holds values of its format
 					v[s.Index(l, r, i)] = row[i]
 					own[s.Index(l, r, i)] = int32(r)
 					nanRow[r] = nanRow[r] || (!arr.Role.Written() && row[i] != row[i])
@@ -250,7 +286,7 @@ func NewCase(rng *rand.Rand, f target.Func, s ir.Shape, plans []RowPlan, inPlace
 			}
 		}
 		arrays[a] = v
-		c.Arrays[a] = Array{Alias: -1, Written: arr.Role.Written(), In: append([]float32(nil), v...), Owner: own}
+		c.Arrays[a] = Array{Alias: -1, Written: arr.Role.Written(), In: append([]float32(nil), v...), Owner: own, Elem: arr.Elem}
 	}
 	if inPlace {
 		dst, x := k.ArrayIndex("dst"), k.ArrayIndex("x")

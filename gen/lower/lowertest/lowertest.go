@@ -127,20 +127,25 @@ func Stubs(funcs []target.Func) []byte {
 }
 
 // table maps each function's name to a call with the harness's arguments:
-// the arrays, rows, then the shape arguments (target.ShapeArgs).
+// the arrays (a half array as *uint16), rows, then the shape arguments
+// (target.ShapeArgs).
 func table(funcs []target.Func) []byte {
 	var b bytes.Buffer
-	b.WriteString("//go:build !purego\n\npackage k\n\nvar funcs = map[string]func(p []*float32, rows int, shape []int) int{\n")
+	b.WriteString("//go:build !purego\n\npackage k\n\nimport \"unsafe\"\n\nvar funcs = map[string]func(p []unsafe.Pointer, rows int, shape []int) int{\n")
 	for _, f := range funcs {
 		args := make([]string, len(f.Kernel.Arrays))
-		for i := range args {
-			args[i] = fmt.Sprintf("p[%d]", i)
+		for i, a := range f.Kernel.Arrays {
+			typ := "float32"
+			if a.Elem.Half() {
+				typ = "uint16"
+			}
+			args[i] = fmt.Sprintf("(*%s)(p[%d])", typ, i)
 		}
 		args = append(args, "rows")
 		for i := range target.ShapeArgs(f.Kernel.Layout, f.H) {
 			args = append(args, fmt.Sprintf("shape[%d]", i))
 		}
-		fmt.Fprintf(&b, "\t%q: func(p []*float32, rows int, shape []int) int { return %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
+		fmt.Fprintf(&b, "\t%q: func(p []unsafe.Pointer, rows int, shape []int) int { return %s(%s) },\n", f.Name(), f.Name(), strings.Join(args, ", "))
 	}
 	b.WriteString("}\n")
 	return b.Bytes()

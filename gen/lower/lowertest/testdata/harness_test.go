@@ -7,8 +7,11 @@
 // each element belongs to (-1: none, such as parameters and the gaps of a
 // strided layout) and, for written arrays, what ir.EvalShape computed.
 // The elements of the rows before the returned count must match
-// ir.EvalShape (NaN where it has NaN, the same infinity); every other
-// element must be bit for bit as it was. Every case runs in every
+// ir.EvalShape (NaN where it has NaN, the same infinity; a half array's
+// within one unit of its format, for the one rounding of its store; an
+// exact array's bit for bit); every other element must be bit for bit as
+// it was. A half-precision array (bf16, f16) holds 16-bit elements, its
+// values given as their bits. Every case runs in every
 // placement: between guard zones of poison, checked after the call, at
 // several misalignments, and flush against an inaccessible page at its
 // end and at its start.
@@ -27,15 +30,57 @@ import (
 // zone is the poison floats after every array, and the least before it.
 const zone = 16
 
-// poison is a NaN no kernel computes, so an overwritten guard zone shows.
-const poison = 0x7fc0dead
+// poison is a NaN no kernel computes, so an overwritten guard zone shows
+// (its low half in a 16-bit array).
+const poison = 0x7fc07fad
+
+// Storage formats, as ir.Elem numbers them.
+const (
+	f32 = iota
+	bf16
+	f16
+)
 
 type array struct {
 	alias   int // index of the array whose memory this one shares, or -1
 	written bool
-	in      []float32
-	owner   []int32 // row of each element, -1 for none
-	want    []float32
+	elem    int
+	exact   bool
+	in      []uint32 // bits
+	owner   []int32  // row of each element, -1 for none
+	want    []uint32
+}
+
+// size is the bytes of one element.
+func (a *array) size() int {
+	if a.elem == f32 {
+		return 4
+	}
+	return 2
+}
+
+// value is the float32 of element bits b.
+func (a *array) value(b uint32) float32 {
+	switch a.elem {
+	case bf16:
+		return math.Float32frombits(b << 16)
+	case f16:
+		sign := float32(1)
+		if b&0x8000 != 0 {
+			sign = -1
+		}
+		exp, man := int(b>>10)&0x1f, float64(b&0x3ff)
+		switch {
+		case exp == 0x1f && man != 0:
+			return float32(math.NaN())
+		case exp == 0x1f:
+			return sign * float32(math.Inf(1))
+		case exp == 0:
+			return sign * float32(math.Ldexp(man, -24))
+		}
+		return sign * float32(math.Ldexp(1024+man, exp-25))
+	}
+	return math.Float32frombits(b)
 }
 
 type kase struct {
@@ -44,7 +89,7 @@ type kase struct {
 	shape  []int
 	want   int
 	arrays []array
-	fn     func(p []*float32, rows int, shape []int) int
+	fn     func(p []unsafe.Pointer, rows int, shape []int) int
 }
 
 type reader struct{ b []byte }
@@ -55,10 +100,10 @@ func (r *reader) u32() uint32 {
 	return v
 }
 
-func (r *reader) floats(n int) []float32 {
-	out := make([]float32, n)
+func (r *reader) words(n int) []uint32 {
+	out := make([]uint32, n)
 	for i := range out {
-		out[i] = math.Float32frombits(r.u32())
+		out[i] = r.u32()
 	}
 	return out
 }
@@ -77,14 +122,15 @@ func cases(t *testing.T, each func(*kase)) int {
 		for a := range sets[d] {
 			ar := &sets[d][a]
 			ar.alias, ar.written = int(int32(r.u32())), r.u32() == 1
+			ar.elem, ar.exact = int(r.u32()), r.u32() == 1
 			n := int(r.u32())
-			ar.in = r.floats(n)
+			ar.in = r.words(n)
 			ar.owner = make([]int32, n)
 			for i := range ar.owner {
 				ar.owner[i] = int32(r.u32())
 			}
 			if ar.written {
-				ar.want = r.floats(n)
+				ar.want = r.words(n)
 			}
 		}
 	}
@@ -111,40 +157,54 @@ func cases(t *testing.T, each func(*kase)) int {
 	return n
 }
 
-// placement puts one array's data somewhere in memory and says whether
-// the memory around it is intact after the call.
+// placement puts n elements of size bytes somewhere in memory and says
+// whether the memory around them is intact after the call.
 type placement interface {
-	place(data []float32) []float32
+	place(n, size int) []byte
 	intact() bool
 	release()
 }
 
-// zoned surrounds the data with guard zones of poison: lead floats
+// zoned surrounds the data with guard zones of poison: lead elements
 // before it (at least 1, so that it is misaligned) and zone after.
 type zoned struct {
-	lead int
-	buf  []float32
-	n    int
+	lead, n, size int
+	buf           []byte
 }
 
-func (p *zoned) place(data []float32) []float32 {
-	p.lead, p.n = max(p.lead, 1), len(data)
-	p.buf = make([]float32, p.lead+len(data)+zone)
-	for i := range p.buf {
-		p.buf[i] = math.Float32frombits(poison)
+func (p *zoned) place(n, size int) []byte {
+	p.lead, p.n, p.size = max(p.lead, 1), n, size
+	p.buf = make([]byte, (p.lead+n+zone)*size)
+	for i := 0; i < len(p.buf); i += size {
+		put(p.buf[i:], size, poison)
 	}
-	s := p.buf[p.lead : p.lead+len(data)]
-	copy(s, data)
-	return s
+	return p.buf[p.lead*size : (p.lead+n)*size]
 }
 
 func (p *zoned) intact() bool {
-	for i, v := range p.buf {
-		if (i < p.lead || i >= p.lead+p.n) && math.Float32bits(v) != poison {
+	for i := 0; i < len(p.buf)/p.size; i++ {
+		if (i < p.lead || i >= p.lead+p.n) && get(p.buf[i*p.size:], p.size) != poison&(1<<(8*p.size)-1) {
 			return false
 		}
 	}
 	return true
+}
+
+// put writes the low size bytes of v at b, little-endian.
+func put(b []byte, size int, v uint32) {
+	if size == 2 {
+		binary.LittleEndian.PutUint16(b, uint16(v))
+		return
+	}
+	binary.LittleEndian.PutUint32(b, v)
+}
+
+// get reads size bytes at b, little-endian.
+func get(b []byte, size int) uint32 {
+	if size == 2 {
+		return uint32(binary.LittleEndian.Uint16(b))
+	}
+	return binary.LittleEndian.Uint32(b)
 }
 
 func (p *zoned) release() {}
@@ -156,9 +216,9 @@ type paged struct {
 	mem   []byte
 }
 
-func (p *paged) place(data []float32) []float32 {
+func (p *paged) place(n, elem int) []byte {
 	page := os.Getpagesize()
-	size := 4 * len(data)
+	size := elem * n
 	pages := (size + page - 1) / page
 	m, err := syscall.Mmap(-1, 0, (pages+2)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
@@ -175,9 +235,7 @@ func (p *paged) place(data []float32) []float32 {
 	if p.atEnd {
 		off = (pages+1)*page - size
 	}
-	s := unsafe.Slice((*float32)(unsafe.Pointer(&m[off])), len(data))
-	copy(s, data)
-	return s
+	return m[off : off+size]
 }
 
 func (p *paged) intact() bool { return true }
@@ -193,7 +251,7 @@ var placements = []struct {
 	new  func() placement
 }{
 	{"zoned", func() placement { return &zoned{} }},
-	// Each array misaligned by a different number of floats: outputs
+	// Each array misaligned by a different number of elements: outputs
 	// that cannot all stream, and many shifts of the first.
 	{"skew", func() placement { skew++; return &zoned{lead: zone + skew%16} }},
 	{"page-end", func() placement { return &paged{atEnd: true} }},
@@ -213,18 +271,38 @@ func near(got, want float32) bool {
 	return math.Abs(g-w) <= 1e-4+1e-4*math.Abs(w)
 }
 
+// nearHalf reports whether half array a's element bits got match want:
+// the same bits, both NaN, neighbours in the format (the one rounding of
+// a store of float32 results that differ slightly), or near in value.
+func nearHalf(a *array, got, want uint32) bool {
+	g, w := a.value(got), a.value(want)
+	switch {
+	case got == want:
+		return true
+	case math.IsNaN(float64(w)) || math.IsNaN(float64(g)):
+		return math.IsNaN(float64(w)) && math.IsNaN(float64(g))
+	case got>>15 == want>>15 && (got == want+1 || want == got+1):
+		return true
+	}
+	return near(g, w)
+}
+
 func check(k *kase, newPlacement func() placement) error {
-	mems := make([][]float32, len(k.arrays))
+	mems := make([][]byte, len(k.arrays))
 	places := make([]placement, len(k.arrays))
-	ptrs := make([]*float32, len(k.arrays))
+	ptrs := make([]unsafe.Pointer, len(k.arrays))
 	for a, ar := range k.arrays {
 		if ar.alias >= 0 {
 			continue
 		}
 		p := newPlacement()
 		defer p.release()
-		mems[a], places[a] = p.place(ar.in), p
-		ptrs[a] = &mems[a][0]
+		size := ar.size()
+		mems[a], places[a] = p.place(len(ar.in), size), p
+		for i, v := range ar.in {
+			put(mems[a][i*size:], size, v)
+		}
+		ptrs[a] = unsafe.Pointer(&mems[a][0])
 	}
 	for a, ar := range k.arrays {
 		if ar.alias >= 0 {
@@ -242,15 +320,27 @@ func check(k *kase, newPlacement func() placement) error {
 		if !places[a].intact() {
 			return fmt.Errorf("array %d: guard zone overwritten", a)
 		}
-		for i, v := range mems[a] {
+		size := ar.size()
+		for i := range ar.in {
+			v := get(mems[a][i*size:], size)
 			if !ar.written || ar.owner[i] < 0 || int(ar.owner[i]) >= got {
-				if math.Float32bits(v) != math.Float32bits(ar.in[i]) {
-					return fmt.Errorf("array %d [%d] (row %d, not written): %v, was %v", a, i, ar.owner[i], v, ar.in[i])
+				if v != ar.in[i] {
+					return fmt.Errorf("array %d [%d] (row %d, not written): %#x, was %#x", a, i, ar.owner[i], v, ar.in[i])
 				}
 				continue
 			}
-			if !near(v, ar.want[i]) {
-				return fmt.Errorf("array %d [%d] (row %d): got %v, want %v (input %v)", a, i, ar.owner[i], v, ar.want[i], ar.in[i])
+			var ok bool
+			switch {
+			case ar.exact:
+				ok = v == ar.want[i]
+			case ar.elem != f32:
+				ok = nearHalf(&ar, v, ar.want[i])
+			default:
+				ok = near(ar.value(v), ar.value(ar.want[i]))
+			}
+			if !ok {
+				return fmt.Errorf("array %d [%d] (row %d): got %v (%#x), want %v (%#x) (input %v)", a, i, ar.owner[i],
+					ar.value(v), v, ar.value(ar.want[i]), ar.want[i], ar.value(ar.in[i]))
 			}
 		}
 	}

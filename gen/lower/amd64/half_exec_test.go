@@ -1,0 +1,74 @@
+package amd64
+
+import (
+	"testing"
+
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/lowertest"
+	"github.com/normgen/normgen/gen/target"
+	"github.com/normgen/normgen/spec"
+)
+
+// halfSpecs are spec kernels in each half format: a pivot load, a stored
+// sum beside the output.
+var halfSpecs = []spec.Kernel{
+	{Name: "BF16LayerNorm", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, Storage: "bf16"},
+	{Name: "F16AddLayerNorm", Mean: true, Epsilon: 1e-5, Scale: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}, Storage: "f16"},
+	{Name: "BF16AddRMSNorm", Epsilon: 1e-6, Scale: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}, Storage: "bf16"},
+}
+
+// TestExecuteHalf runs the half-precision loads and stores of both ISAs,
+// for the formats each converts: the conversions alone bit for bit
+// against ir's (every bit pattern widened, the telling float32 values
+// narrowed) at a fixed H of full vectors and a tail and at run time, and
+// the half spec kernels through a few Rows cases. Functions this CPU
+// cannot run are assembled and vetted only.
+func TestExecuteHalf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a scratch module")
+	}
+	var copies, kernels []target.Func
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range lowertest.HalfCopies(t, isa) {
+			for _, h := range []int{37, 0} {
+				copies = append(copies, target.Func{Kernel: k, H: h, ISA: isa})
+			}
+		}
+		for _, s := range halfSpecs {
+			k, err := algo.Build(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !isa.Lowers(k) {
+				continue
+			}
+			if target.KernelElem(k) == ir.F32 {
+				t.Fatalf("%s: float32 storage", s.Name)
+			}
+			for _, h := range []int{7, 64, 0} {
+				kernels = append(kernels, target.Func{Kernel: k, H: h, ISA: isa})
+			}
+		}
+	}
+	funcs := append(copies, kernels...)
+	src, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run []target.Func
+	for _, f := range copies {
+		if runs(f) {
+			run = append(run, f)
+		}
+	}
+	cases := lowertest.HalfCases(run, 1021)
+	run = run[:0]
+	for _, f := range kernels {
+		if runs(f) {
+			run = append(run, f)
+		}
+	}
+	cases = append(cases, lowertest.HalfRowCases(run, []int{5, 33, 100})...)
+	lowertest.Host("amd64").Execute(t, src, funcs, cases)
+}
