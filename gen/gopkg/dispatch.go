@@ -350,8 +350,8 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 // runFunc drives kern, an assembly kernel of k at size h, over the rows.
 // The kernel returns early at a row whose float32 statistics left
 // float32's range (ir.SGuard) without touching it, or at a tail of rows it
-// leaves to its caller; that row is computed by the pure-Go kernel, whose
-// statistics are float64, and the kernel resumes after it.
+// leaves to its caller; that row is computed by the pure-Go kernel's
+// float64 form (golang.Float64Name), and the kernel resumes after it.
 func runFunc(k Kernel, h int) jen.Code {
 	arrays := k.IR.Arrays
 	params, _ := sliceParams(k.IR, h)
@@ -379,7 +379,7 @@ func runFunc(k Kernel, h int) jen.Code {
 		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
 			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
-				jen.Id(goName(k.IR)).Call(goArgs...),
+				jen.Id(golang.Float64Name(k.IR)).Call(goArgs...),
 				jen.Id("done").Op("++"),
 			),
 		),
@@ -514,7 +514,7 @@ func columnsRunFunc(k Kernel, h int, params, kernArgs, goArgs []jen.Code) jen.Co
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
 			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
 				jen.Id("n").Op(":=").Min(jen.Id("rows"), jen.Id("done").Op("-").Id("done").Op("%").Id(columnBlock).Op("+").Id(columnBlock)).Op("-").Id("done"),
-				jen.Id(goName(k.IR)).Call(goArgs...),
+				jen.Id(golang.Float64Name(k.IR)).Call(goArgs...),
 				jen.Id("done").Op("+=").Id("n"),
 			),
 		),

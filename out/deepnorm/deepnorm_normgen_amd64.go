@@ -68,7 +68,7 @@ func deepnormRunDeepNorm1024(kern func(dst, x, f, gamma, beta *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*1024], &x[done*1024], &f[done*1024], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			deepnormGoDeepNormAny(dst[done*1024:], x[done*1024:], f[done*1024:], gamma, beta, 1, 1024)
+			deepnormGoDeepNormAnyF64(dst[done*1024:], x[done*1024:], f[done*1024:], gamma, beta, 1, 1024)
 			done++
 		}
 	}
@@ -101,7 +101,7 @@ func deepnormRunDeepNormAny(kern func(dst, x, f, gamma, beta *float32, rows, h i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			deepnormGoDeepNormAny(dst[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
+			deepnormGoDeepNormAnyF64(dst[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}

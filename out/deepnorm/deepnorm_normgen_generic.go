@@ -5,7 +5,93 @@ package deepnorm
 import "math"
 
 // goDeepNormAny is the pure-Go DeepNorm: s = 2.4494898*x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goDeepNormAnyF64.
 func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		fRow := f[r*h:][:h]
+		alpha := float32(2.4494898)
+		x0 := xRow[0]
+		alphaX0 := alpha * x0
+		f0 := fRow[0]
+		pivot := alphaX0 + f0
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += ((alpha*xBlock[j] + fBlock[j]) - pivot) + ((alpha*xBlock[j+4] + fBlock[j+4]) - pivot)
+				pivotSum1 += ((alpha*xBlock[j+1] + fBlock[j+1]) - pivot) + ((alpha*xBlock[j+5] + fBlock[j+5]) - pivot)
+				pivotSum2 += ((alpha*xBlock[j+2] + fBlock[j+2]) - pivot) + ((alpha*xBlock[j+6] + fBlock[j+6]) - pivot)
+				pivotSum3 += ((alpha*xBlock[j+3] + fBlock[j+3]) - pivot) + ((alpha*xBlock[j+7] + fBlock[j+7]) - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := ((alpha*xBlock[j] + fBlock[j]) - shift)
+				devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - shift)
+				devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - shift)
+				devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := ((alpha*xRow[i] + fRow[i]) - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			deepnormGoDeepNormAnyF64(dstRow, xRow, fRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+		}
+	}
+}
+
+// goDeepNormAnyF64 is the pure-Go DeepNorm in float64, for the rows whose float32
+// statistics a guard rejects: s = 2.4494898*x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
+func deepnormGoDeepNormAnyF64(dst, x, f, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]

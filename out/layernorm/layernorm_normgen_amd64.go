@@ -200,7 +200,7 @@ func layernormRunLayerNorm768(kern func(dst, x, gamma, beta *float32, rows int) 
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &x[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormAny(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
+			layernormGoLayerNormAnyF64(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -233,7 +233,7 @@ func layernormRunLayerNorm1024(kern func(dst, x, gamma, beta *float32, rows int)
 	for done := 0; done < rows; {
 		done += kern(&dst[done*1024], &x[done*1024], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormAny(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
+			layernormGoLayerNormAnyF64(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
 			done++
 		}
 	}
@@ -266,7 +266,7 @@ func layernormRunLayerNorm4096(kern func(dst, x, gamma, beta *float32, rows int)
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormAny(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
+			layernormGoLayerNormAnyF64(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
 			done++
 		}
 	}
@@ -299,7 +299,7 @@ func layernormRunLayerNorm8192(kern func(dst, x, gamma, beta *float32, rows int)
 	for done := 0; done < rows; {
 		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormAny(dst[done*8192:], x[done*8192:], gamma, beta, 1, 8192)
+			layernormGoLayerNormAnyF64(dst[done*8192:], x[done*8192:], gamma, beta, 1, 8192)
 			done++
 		}
 	}
@@ -332,7 +332,7 @@ func layernormRunLayerNormAny(kern func(dst, x, gamma, beta *float32, rows, h in
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			layernormGoLayerNormAny(dst[done*h:], x[done*h:], gamma, beta, 1, h)
+			layernormGoLayerNormAnyF64(dst[done*h:], x[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}
@@ -365,7 +365,7 @@ func layernormRunAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoAddLayerNormAny(dst[done*768:], sum[done*768:], x[done*768:], f[done*768:], gamma, beta, 1, 768)
+			layernormGoAddLayerNormAnyF64(dst[done*768:], sum[done*768:], x[done*768:], f[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -398,7 +398,7 @@ func layernormRunAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoAddLayerNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, beta, 1, 4096)
+			layernormGoAddLayerNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, beta, 1, 4096)
 			done++
 		}
 	}
@@ -431,7 +431,7 @@ func layernormRunAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			layernormGoAddLayerNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
+			layernormGoAddLayerNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}
@@ -464,7 +464,7 @@ func layernormRunLayerNormStats768(kern func(dst, mean, rstd, x, gamma, beta *fl
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &mean[done], &rstd[done], &x[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormStatsAny(dst[done*768:], mean[done:], rstd[done:], x[done*768:], gamma, beta, 1, 768)
+			layernormGoLayerNormStatsAnyF64(dst[done*768:], mean[done:], rstd[done:], x[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -497,7 +497,7 @@ func layernormRunLayerNormStats4096(kern func(dst, mean, rstd, x, gamma, beta *f
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &mean[done], &rstd[done], &x[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormStatsAny(dst[done*4096:], mean[done:], rstd[done:], x[done*4096:], gamma, beta, 1, 4096)
+			layernormGoLayerNormStatsAnyF64(dst[done*4096:], mean[done:], rstd[done:], x[done*4096:], gamma, beta, 1, 4096)
 			done++
 		}
 	}
@@ -530,7 +530,7 @@ func layernormRunLayerNormStatsAny(kern func(dst, mean, rstd, x, gamma, beta *fl
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &mean[done], &rstd[done], &x[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			layernormGoLayerNormStatsAny(dst[done*h:], mean[done:], rstd[done:], x[done*h:], gamma, beta, 1, h)
+			layernormGoLayerNormStatsAnyF64(dst[done*h:], mean[done:], rstd[done:], x[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}
@@ -551,7 +551,7 @@ func layernormRunLayerNormStatsBackwardRows768(kern func(dx, dy, x, mean, rstd, 
 	for done := 0; done < rows; {
 		done += kern(&dx[done*768], &dy[done*768], &x[done*768], &mean[done], &rstd[done], &gamma[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormStatsBackwardRowsAny(dx[done*768:], dy[done*768:], x[done*768:], mean[done:], rstd[done:], gamma, 1, 768)
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dx[done*768:], dy[done*768:], x[done*768:], mean[done:], rstd[done:], gamma, 1, 768)
 			done++
 		}
 	}
@@ -572,7 +572,7 @@ func layernormRunLayerNormStatsBackwardRows4096(kern func(dx, dy, x, mean, rstd,
 	for done := 0; done < rows; {
 		done += kern(&dx[done*4096], &dy[done*4096], &x[done*4096], &mean[done], &rstd[done], &gamma[0], rows-done)
 		if done < rows {
-			layernormGoLayerNormStatsBackwardRowsAny(dx[done*4096:], dy[done*4096:], x[done*4096:], mean[done:], rstd[done:], gamma, 1, 4096)
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dx[done*4096:], dy[done*4096:], x[done*4096:], mean[done:], rstd[done:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -593,7 +593,7 @@ func layernormRunLayerNormStatsBackwardRowsAny(kern func(dx, dy, x, mean, rstd, 
 	for done := 0; done < rows; {
 		done += kern(&dx[done*h], &dy[done*h], &x[done*h], &mean[done], &rstd[done], &gamma[0], rows-done, h)
 		if done < rows {
-			layernormGoLayerNormStatsBackwardRowsAny(dx[done*h:], dy[done*h:], x[done*h:], mean[done:], rstd[done:], gamma, 1, h)
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dx[done*h:], dy[done*h:], x[done*h:], mean[done:], rstd[done:], gamma, 1, h)
 			done++
 		}
 	}

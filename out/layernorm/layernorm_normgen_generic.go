@@ -5,7 +5,86 @@ package layernorm
 import "math"
 
 // goLayerNormAny is the pure-Go LayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goLayerNormAnyF64.
 func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		pivot := xRow[0]
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+				pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (xRow[i] - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := (xBlock[j] - shift)
+				devB := (xBlock[j+1] - shift)
+				devC := (xBlock[j+2] - shift)
+				devD := (xBlock[j+3] - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (xRow[i] - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			layernormGoLayerNormAnyF64(dstRow, xRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		}
+	}
+}
+
+// goLayerNormAnyF64 is the pure-Go LayerNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+func layernormGoLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -39,7 +118,94 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 }
 
 // goAddLayerNormAny is the pure-Go AddLayerNorm: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goAddLayerNormAnyF64.
 func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		sumRow := sum[r*h:][:h]
+		xRow := x[r*h:][:h]
+		fRow := f[r*h:][:h]
+		x0 := xRow[0]
+		f0 := fRow[0]
+		pivot := x0 + f0
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += ((xBlock[j] + fBlock[j]) - pivot) + ((xBlock[j+4] + fBlock[j+4]) - pivot)
+				pivotSum1 += ((xBlock[j+1] + fBlock[j+1]) - pivot) + ((xBlock[j+5] + fBlock[j+5]) - pivot)
+				pivotSum2 += ((xBlock[j+2] + fBlock[j+2]) - pivot) + ((xBlock[j+6] + fBlock[j+6]) - pivot)
+				pivotSum3 += ((xBlock[j+3] + fBlock[j+3]) - pivot) + ((xBlock[j+7] + fBlock[j+7]) - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += ((xRow[i] + fRow[i]) - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := ((xBlock[j] + fBlock[j]) - shift)
+				devB := ((xBlock[j+1] + fBlock[j+1]) - shift)
+				devC := ((xBlock[j+2] + fBlock[j+2]) - shift)
+				devD := ((xBlock[j+3] + fBlock[j+3]) - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := ((xRow[i] + fRow[i]) - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			layernormGoAddLayerNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		for i := range h {
+			s := (xRow[i] + fRow[i])
+			sumRow[i] = s
+			dstRow[i] = (((s-shift)-correction)*rstd*gamma[i] + beta[i])
+		}
+	}
+}
+
+// goAddLayerNormAnyF64 is the pure-Go AddLayerNorm in float64, for the rows whose float32
+// statistics a guard rejects: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
+func layernormGoAddLayerNormAnyF64(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -79,7 +245,89 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 }
 
 // goLayerNormStatsAny is the pure-Go LayerNormStats: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goLayerNormStatsAnyF64.
 func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		pivot := xRow[0]
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+				pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (xRow[i] - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := (xBlock[j] - shift)
+				devB := (xBlock[j+1] - shift)
+				devC := (xBlock[j+2] - shift)
+				devD := (xBlock[j+3] - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (xRow[i] - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			layernormGoLayerNormStatsAnyF64(dstRow, means[r:], rstds[r:], xRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		for i := range h {
+			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		}
+		means[r] = mean
+		rstds[r] = rstd
+	}
+}
+
+// goLayerNormStatsAnyF64 is the pure-Go LayerNormStats in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+func layernormGoLayerNormStatsAnyF64(dst, means, rstds, x, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -116,7 +364,71 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 }
 
 // goLayerNormStatsBackwardRowsAny is the pure-Go LayerNormStatsBackwardRows: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goLayerNormStatsBackwardRowsAnyF64.
 func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, rows, h int) {
+	s3 := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dxRow := dx[r*h:][:h]
+		dyRow := dy[r*h:][:h]
+		xRow := x[r*h:][:h]
+		s0 := mean[r]
+		s1 := rstd[r]
+		var acc0 float64
+		var acc1 float64
+		for i := 0; i < whole; i += 64 {
+			dyBlock := (*[64]float32)(dyRow[i:])
+			xBlock := (*[64]float32)(xRow[i:])
+			gammaBlock := (*[64]float32)(gamma[i:])
+			var acc00, acc01 float32
+			var acc10, acc11 float32
+			for j := 0; j < 64; j += 4 {
+				v2A := dyBlock[j] * gammaBlock[j]
+				v2B := dyBlock[j+1] * gammaBlock[j+1]
+				v2C := dyBlock[j+2] * gammaBlock[j+2]
+				v2D := dyBlock[j+3] * gammaBlock[j+3]
+				acc00 += v2A + v2C
+				acc01 += v2B + v2D
+				acc10 += v2A*(xBlock[j]-s0)*s1 + v2C*(xBlock[j+2]-s0)*s1
+				acc11 += v2B*(xBlock[j+1]-s0)*s1 + v2D*(xBlock[j+3]-s0)*s1
+			}
+			acc0 += float64(acc00 + acc01)
+			acc1 += float64(acc10 + acc11)
+		}
+		var acc0Tail, acc1Tail float32
+		for i := whole; i < h; i++ {
+			v2 := dyRow[i] * gamma[i]
+			acc0Tail += v2
+			acc1Tail += v2 * (xRow[i] - s0) * s1
+		}
+		acc0 += float64(acc0Tail)
+		acc1 += float64(acc1Tail)
+		s2 := float32(acc0)
+		s4 := s2 * s3
+		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
+		s5 := float32(acc1)
+		s6 := s5 * s3
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
+		s8 := 0 - s6
+		for i := range h {
+			dxRow[i] = ((xRow[i]-s0)*s1*s8 + (dyRow[i]*gamma[i] - s4)) * s1
+		}
+	}
+}
+
+// goLayerNormStatsBackwardRowsAnyF64 is the pure-Go LayerNormStatsBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []float32, rows, h int) {
 	s3 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dxRow := dx[r*h : r*h+h]

@@ -65,7 +65,7 @@ func rmsnormRunRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			rmsnormGoRMSNormAnyF64(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
 			done++
 		}
 	}
@@ -79,7 +79,7 @@ func rmsnormRunRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormAny(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
+			rmsnormGoRMSNormAnyF64(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -93,7 +93,7 @@ func rmsnormRunRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*5120], &x[done*5120], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormAny(dst[done*5120:], x[done*5120:], gamma, 1, 5120)
+			rmsnormGoRMSNormAnyF64(dst[done*5120:], x[done*5120:], gamma, 1, 5120)
 			done++
 		}
 	}
@@ -107,7 +107,7 @@ func rmsnormRunRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormAny(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
+			rmsnormGoRMSNormAnyF64(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
 			done++
 		}
 	}
@@ -121,7 +121,7 @@ func rmsnormRunRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, ds
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			rmsnormGoRMSNormAnyF64(dst[done*h:], x[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -135,7 +135,7 @@ func rmsnormRunGemmaRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoGemmaRMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			rmsnormGoGemmaRMSNormAnyF64(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
 			done++
 		}
 	}
@@ -149,7 +149,7 @@ func rmsnormRunGemmaRMSNorm3072(kern func(dst, x, gamma *float32, rows int) int,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*3072], &x[done*3072], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoGemmaRMSNormAny(dst[done*3072:], x[done*3072:], gamma, 1, 3072)
+			rmsnormGoGemmaRMSNormAnyF64(dst[done*3072:], x[done*3072:], gamma, 1, 3072)
 			done++
 		}
 	}
@@ -163,7 +163,7 @@ func rmsnormRunGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) in
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoGemmaRMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			rmsnormGoGemmaRMSNormAnyF64(dst[done*h:], x[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -177,7 +177,7 @@ func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoAddRMSNormAny(dst[done*2048:], sum[done*2048:], x[done*2048:], f[done*2048:], gamma, 1, 2048)
+			rmsnormGoAddRMSNormAnyF64(dst[done*2048:], sum[done*2048:], x[done*2048:], f[done*2048:], gamma, 1, 2048)
 			done++
 		}
 	}
@@ -191,7 +191,7 @@ func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoAddRMSNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			rmsnormGoAddRMSNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -205,7 +205,7 @@ func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoAddRMSNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			rmsnormGoAddRMSNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -219,7 +219,7 @@ func rmsnormRunRMSNormStats4096(kern func(dst, rstd, x, gamma *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &rstd[done], &x[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormStatsAny(dst[done*4096:], rstd[done:], x[done*4096:], gamma, 1, 4096)
+			rmsnormGoRMSNormStatsAnyF64(dst[done*4096:], rstd[done:], x[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -233,7 +233,7 @@ func rmsnormRunRMSNormStatsAny(kern func(dst, rstd, x, gamma *float32, rows, h i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &rstd[done], &x[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoRMSNormStatsAny(dst[done*h:], rstd[done:], x[done*h:], gamma, 1, h)
+			rmsnormGoRMSNormStatsAnyF64(dst[done*h:], rstd[done:], x[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -247,7 +247,7 @@ func rmsnormRunRMSNormStatsBackwardRows4096(kern func(dx, dy, x, rstd, gamma *fl
 	for done := 0; done < rows; {
 		done += kern(&dx[done*4096], &dy[done*4096], &x[done*4096], &rstd[done], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoRMSNormStatsBackwardRowsAny(dx[done*4096:], dy[done*4096:], x[done*4096:], rstd[done:], gamma, 1, 4096)
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx[done*4096:], dy[done*4096:], x[done*4096:], rstd[done:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -261,7 +261,7 @@ func rmsnormRunRMSNormStatsBackwardRowsAny(kern func(dx, dy, x, rstd, gamma *flo
 	for done := 0; done < rows; {
 		done += kern(&dx[done*h], &dy[done*h], &x[done*h], &rstd[done], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoRMSNormStatsBackwardRowsAny(dx[done*h:], dy[done*h:], x[done*h:], rstd[done:], gamma, 1, h)
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx[done*h:], dy[done*h:], x[done*h:], rstd[done:], gamma, 1, h)
 			done++
 		}
 	}
@@ -290,7 +290,7 @@ func rmsnormRunRMSNormEps4096(kern func(dst, x, gamma *float32, rows int, eps fl
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], rows-done, eps)
 		if done < rows {
-			rmsnormGoRMSNormEpsAny(dst[done*4096:], x[done*4096:], gamma, 1, 4096, eps)
+			rmsnormGoRMSNormEpsAnyF64(dst[done*4096:], x[done*4096:], gamma, 1, 4096, eps)
 			done++
 		}
 	}
@@ -304,7 +304,7 @@ func rmsnormRunRMSNormEpsAny(kern func(dst, x, gamma *float32, rows, h int, eps 
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h, eps)
 		if done < rows {
-			rmsnormGoRMSNormEpsAny(dst[done*h:], x[done*h:], gamma, 1, h, eps)
+			rmsnormGoRMSNormEpsAnyF64(dst[done*h:], x[done*h:], gamma, 1, h, eps)
 			done++
 		}
 	}

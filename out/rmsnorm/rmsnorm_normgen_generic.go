@@ -5,7 +5,61 @@ package rmsnorm
 import "math"
 
 // goRMSNormAny is the pure-Go RMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goRMSNormAnyF64.
 func rmsnormGoRMSNormAny(dst, x, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := xBlock[j]
+				xiB := xBlock[j+1]
+				xiC := xBlock[j+2]
+				xiD := xBlock[j+3]
+				xiE := xBlock[j+4]
+				xiF := xBlock[j+5]
+				xiG := xBlock[j+6]
+				xiH := xBlock[j+7]
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := xRow[i]
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			rmsnormGoRMSNormAnyF64(dstRow, xRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = xRow[i] * rstd * gamma[i]
+		}
+	}
+}
+
+// goRMSNormAnyF64 is the pure-Go RMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+func rmsnormGoRMSNormAnyF64(dst, x, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -27,7 +81,62 @@ func rmsnormGoRMSNormAny(dst, x, gamma []float32, rows, h int) {
 }
 
 // goGemmaRMSNormAny is the pure-Go GemmaRMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goGemmaRMSNormAnyF64.
 func rmsnormGoGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := xBlock[j]
+				xiB := xBlock[j+1]
+				xiC := xBlock[j+2]
+				xiD := xBlock[j+3]
+				xiE := xBlock[j+4]
+				xiF := xBlock[j+5]
+				xiG := xBlock[j+6]
+				xiH := xBlock[j+7]
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := xRow[i]
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			rmsnormGoGemmaRMSNormAnyF64(dstRow, xRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		offset := float32(1)
+		for i := range h {
+			dstRow[i] = xRow[i] * rstd * (gamma[i] + offset)
+		}
+	}
+}
+
+// goGemmaRMSNormAnyF64 is the pure-Go GemmaRMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*(1 + gamma).
+func rmsnormGoGemmaRMSNormAnyF64(dst, x, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -50,7 +159,66 @@ func rmsnormGoGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 }
 
 // goAddRMSNormAny is the pure-Go AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goAddRMSNormAnyF64.
 func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		sumRow := sum[r*h:][:h]
+		xRow := x[r*h:][:h]
+		fRow := f[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				sA := (xBlock[j] + fBlock[j])
+				sB := (xBlock[j+1] + fBlock[j+1])
+				sC := (xBlock[j+2] + fBlock[j+2])
+				sD := (xBlock[j+3] + fBlock[j+3])
+				sE := (xBlock[j+4] + fBlock[j+4])
+				sF := (xBlock[j+5] + fBlock[j+5])
+				sG := (xBlock[j+6] + fBlock[j+6])
+				sH := (xBlock[j+7] + fBlock[j+7])
+				squareSum0 += sA*sA + sE*sE
+				squareSum1 += sB*sB + sF*sF
+				squareSum2 += sC*sC + sG*sG
+				squareSum3 += sD*sD + sH*sH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			s := (xRow[i] + fRow[i])
+			squareSumTail += s * s
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			rmsnormGoAddRMSNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			s := (xRow[i] + fRow[i])
+			sumRow[i] = s
+			dstRow[i] = s * rstd * gamma[i]
+		}
+	}
+}
+
+// goAddRMSNormAnyF64 is the pure-Go AddRMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+func rmsnormGoAddRMSNormAnyF64(dst, sum, x, f, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -76,7 +244,62 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 }
 
 // goRMSNormStatsAny is the pure-Go RMSNormStats: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goRMSNormStatsAnyF64.
 func rmsnormGoRMSNormStatsAny(dst, rstds, x, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := xBlock[j]
+				xiB := xBlock[j+1]
+				xiC := xBlock[j+2]
+				xiD := xBlock[j+3]
+				xiE := xBlock[j+4]
+				xiF := xBlock[j+5]
+				xiG := xBlock[j+6]
+				xiH := xBlock[j+7]
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := xRow[i]
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			rmsnormGoRMSNormStatsAnyF64(dstRow, rstds[r:], xRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = xRow[i] * rstd * gamma[i]
+		}
+		rstds[r] = rstd
+	}
+}
+
+// goRMSNormStatsAnyF64 is the pure-Go RMSNormStats in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+func rmsnormGoRMSNormStatsAnyF64(dst, rstds, x, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -99,7 +322,54 @@ func rmsnormGoRMSNormStatsAny(dst, rstds, x, gamma []float32, rows, h int) {
 }
 
 // goRMSNormStatsBackwardRowsAny is the pure-Go RMSNormStatsBackwardRows: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goRMSNormStatsBackwardRowsAnyF64.
 func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows, h int) {
+	s2 := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dxRow := dx[r*h:][:h]
+		dyRow := dy[r*h:][:h]
+		xRow := x[r*h:][:h]
+		s0 := rstd[r]
+		var acc0 float64
+		for i := 0; i < whole; i += 64 {
+			dyBlock := (*[64]float32)(dyRow[i:])
+			xBlock := (*[64]float32)(xRow[i:])
+			gammaBlock := (*[64]float32)(gamma[i:])
+			var acc00, acc01, acc02, acc03 float32
+			for j := 0; j < 64; j += 8 {
+				acc00 += dyBlock[j]*gammaBlock[j]*xBlock[j]*s0 + dyBlock[j+4]*gammaBlock[j+4]*xBlock[j+4]*s0
+				acc01 += dyBlock[j+1]*gammaBlock[j+1]*xBlock[j+1]*s0 + dyBlock[j+5]*gammaBlock[j+5]*xBlock[j+5]*s0
+				acc02 += dyBlock[j+2]*gammaBlock[j+2]*xBlock[j+2]*s0 + dyBlock[j+6]*gammaBlock[j+6]*xBlock[j+6]*s0
+				acc03 += dyBlock[j+3]*gammaBlock[j+3]*xBlock[j+3]*s0 + dyBlock[j+7]*gammaBlock[j+7]*xBlock[j+7]*s0
+			}
+			acc0 += float64((acc00 + acc01) + (acc02 + acc03))
+		}
+		var acc0Tail float32
+		for i := whole; i < h; i++ {
+			acc0Tail += dyRow[i] * gamma[i] * xRow[i] * s0
+		}
+		acc0 += float64(acc0Tail)
+		s1 := float32(acc0)
+		s3 := s1 * s2
+		if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, rstd[r:], gamma, 1, h)
+			continue
+		}
+		s5 := 0 - s3
+		for i := range h {
+			dxRow[i] = (xRow[i]*s0*s5 + dyRow[i]*gamma[i]) * s0
+		}
+	}
+}
+
+// goRMSNormStatsBackwardRowsAnyF64 is the pure-Go RMSNormStatsBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, rows, h int) {
 	s2 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dxRow := dx[r*h : r*h+h]
@@ -132,7 +402,61 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 }
 
 // goRMSNormEpsAny is the pure-Go RMSNormEps: rstd = 1/sqrt(mean(x^2) + eps); y = x*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goRMSNormEpsAnyF64.
 func rmsnormGoRMSNormEpsAny(dst, x, gamma []float32, rows, h int, eps float32) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := xBlock[j]
+				xiB := xBlock[j+1]
+				xiC := xBlock[j+2]
+				xiD := xBlock[j+3]
+				xiE := xBlock[j+4]
+				xiF := xBlock[j+5]
+				xiG := xBlock[j+6]
+				xiH := xBlock[j+7]
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := xRow[i]
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		epsilon := eps
+		meanSquareEps := meanSquare + epsilon
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			rmsnormGoRMSNormEpsAnyF64(dstRow, xRow, gamma, 1, h, eps)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = xRow[i] * rstd * gamma[i]
+		}
+	}
+}
+
+// goRMSNormEpsAnyF64 is the pure-Go RMSNormEps in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(x^2) + eps); y = x*rstd*gamma.
+func rmsnormGoRMSNormEpsAnyF64(dst, x, gamma []float32, rows, h int, eps float32) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]

@@ -23,7 +23,7 @@ func weightnormRunWeightNorm768(kern func(dst, x, gain *float32, rows int) int, 
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &x[done*768], &gain[done], rows-done)
 		if done < rows {
-			weightnormGoWeightNormAny(dst[done*768:], x[done*768:], gain[done:], 1, 768)
+			weightnormGoWeightNormAnyF64(dst[done*768:], x[done*768:], gain[done:], 1, 768)
 			done++
 		}
 	}
@@ -37,7 +37,7 @@ func weightnormRunWeightNorm3072(kern func(dst, x, gain *float32, rows int) int,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*3072], &x[done*3072], &gain[done], rows-done)
 		if done < rows {
-			weightnormGoWeightNormAny(dst[done*3072:], x[done*3072:], gain[done:], 1, 3072)
+			weightnormGoWeightNormAnyF64(dst[done*3072:], x[done*3072:], gain[done:], 1, 3072)
 			done++
 		}
 	}
@@ -51,7 +51,7 @@ func weightnormRunWeightNorm4096(kern func(dst, x, gain *float32, rows int) int,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gain[done], rows-done)
 		if done < rows {
-			weightnormGoWeightNormAny(dst[done*4096:], x[done*4096:], gain[done:], 1, 4096)
+			weightnormGoWeightNormAnyF64(dst[done*4096:], x[done*4096:], gain[done:], 1, 4096)
 			done++
 		}
 	}
@@ -65,7 +65,7 @@ func weightnormRunWeightNormAny(kern func(dst, x, gain *float32, rows, h int) in
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gain[done], rows-done, h)
 		if done < rows {
-			weightnormGoWeightNormAny(dst[done*h:], x[done*h:], gain[done:], 1, h)
+			weightnormGoWeightNormAnyF64(dst[done*h:], x[done*h:], gain[done:], 1, h)
 			done++
 		}
 	}

@@ -5,7 +5,59 @@ package weightnorm
 import "math"
 
 // goWeightNormAny is the pure-Go WeightNorm: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goWeightNormAnyF64.
 func weightnormGoWeightNormAny(dst, x, gains []float32, rows, h int) {
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]float32)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := xBlock[j]
+				xiB := xBlock[j+1]
+				xiC := xBlock[j+2]
+				xiD := xBlock[j+3]
+				xiE := xBlock[j+4]
+				xiF := xBlock[j+5]
+				xiG := xBlock[j+6]
+				xiH := xBlock[j+7]
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := xRow[i]
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		eps := float32(0)
+		squareSumEps := float32(squareSum) + eps
+		if !(squareSumEps >= 1e-25 && squareSumEps <= math.MaxFloat32) {
+			weightnormGoWeightNormAnyF64(dstRow, xRow, gains[r:], 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(squareSumEps)))
+		rstd := 1 / std
+		gain := gains[r]
+		scale := rstd * gain
+		for i := range h {
+			dstRow[i] = xRow[i] * scale
+		}
+	}
+}
+
+// goWeightNormAnyF64 is the pure-Go WeightNorm in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+func weightnormGoWeightNormAnyF64(dst, x, gains []float32, rows, h int) {
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
 		xRow := x[r*h : r*h+h]

@@ -3,11 +3,13 @@
 // the reference the assembly kernels are fuzzed against.
 //
 // One function per kernel serves every row length: pure Go gains nothing
-// from a constant H that is worth the extra code. Arithmetic is in float64
-// (loads widen, stores round to float32), which costs nothing in scalar
-// code: the fallback is at least as accurate as the vector kernels, and its
-// statistics cannot overflow or underflow where the float32 ones of the
-// assembly can, which is why the assembly hands such rows (ir.SGuard) to it.
+// from a constant H that is worth the extra code. Row kernels of float32
+// whose sums a guard checks get the float32 form (blocked.go): the
+// assembly's arithmetic, its sums in float32 blocks added in float64, as
+// fast as scalar Go gets. Every other kernel, and the rows a guard
+// rejects, get the float64 form (loads widen, stores round to float32),
+// whose statistics cannot overflow or underflow where float32 ones can,
+// which is why the assembly hands such rows (ir.SGuard) to it too.
 package golang
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -28,22 +31,19 @@ import (
 // <target.ArgNames(k)> float32): for contiguous rows
 // func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
-	name := target.Func{Kernel: k, ISA: target.Go}.Name()
-	l := newLowering(k)
-	params := ArrayParams(k.Arrays, l.arrayName)
-	ints := []jen.Code{jen.Id("rows")}
-	for _, a := range target.ShapeArgs(k.Layout, 0) {
-		ints = append(ints, jen.Id(a))
+	if !Blocked(k) {
+		return float64Func(k, target.Func{Kernel: k, ISA: target.Go}.Name())
 	}
-	params = append(params, jen.List(ints...).Int())
-	if names := target.ArgNames(k); len(names) > 0 {
-		var args []jen.Code
-		for _, n := range names {
-			args = append(args, jen.Id(n))
-		}
-		params = append(params, jen.List(args...).Float32())
+	code := jen.Add(blockedFunc(k))
+	if pass.HasGuard(k) {
+		code = code.Line().Line().Add(float64Func(k, Float64Name(k)))
 	}
+	return code
+}
 
+// float64Func is the float64 form of k, named name.
+func float64Func(k *ir.Kernel, name string) jen.Code {
+	l := newLowering(k)
 	var body []jen.Code
 	if l.invLen != "" {
 		n := jen.Id("h")
@@ -70,8 +70,31 @@ func Func(k *ir.Kernel) jen.Code {
 		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
 	).Block(rowBody...))
 
-	return jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
-		Func().Id(name).Params(params...).Block(body...)
+	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc)
+	if name != (target.Func{Kernel: k, ISA: target.Go}).Name() {
+		doc = jen.Commentf("%s is the pure-Go %s in float64, for the rows whose float32", name, k.Name).Line().
+			Comment("statistics a guard rejects: " + k.Doc + ".")
+	}
+	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+}
+
+// params is the parameter list of the pure-Go functions.
+func (l *lowering) params() []jen.Code {
+	k := l.k
+	params := ArrayParams(k.Arrays, l.arrayName)
+	ints := []jen.Code{jen.Id("rows")}
+	for _, a := range target.ShapeArgs(k.Layout, 0) {
+		ints = append(ints, jen.Id(a))
+	}
+	params = append(params, jen.List(ints...).Int())
+	if names := target.ArgNames(k); len(names) > 0 {
+		var args []jen.Code
+		for _, n := range names {
+			args = append(args, jen.Id(n))
+		}
+		params = append(params, jen.List(args...).Float32())
+	}
+	return params
 }
 
 // ArrayParams declares the arrays as slices of their storage: []float32,
@@ -129,11 +152,14 @@ type lowering struct {
 	// 1/n the variable invLen names before the loop, an unnamed constant
 	// whose literal is exact that literal.
 	alias  map[ir.S]string
-	invLen string // the name of 1/n, "" if unused
+	sums   map[ir.S]bool   // aliases of float64 totals (the float32 form converts them)
+	invLen string          // the name of 1/n, "" if unused
+	f32    bool            // the float32 form (blocked.go)
+	taken  map[string]bool // the names of the kernel's values and arrays
 }
 
 func newLowering(k *ir.Kernel) *lowering {
-	l := &lowering{k: k, alias: map[ir.S]string{}}
+	l := &lowering{k: k, alias: map[ir.S]string{}, sums: map[ir.S]bool{}}
 	taken := map[string]bool{}
 	for _, st := range k.Body {
 		switch st := st.(type) {
@@ -174,6 +200,7 @@ func newLowering(k *ir.Kernel) *lowering {
 		case ir.SSum:
 			if k.AccName(st.Acc) == k.ScalarName(st.Dst) {
 				l.alias[st.Dst] = k.ScalarName(st.Dst)
+				l.sums[st.Dst] = true
 			}
 		case ir.SInvLen:
 			if l.invLen == "" {
@@ -231,6 +258,7 @@ func newLowering(k *ir.Kernel) *lowering {
 	for s, lit := range consts {
 		l.alias[s] = lit
 	}
+	l.taken = taken
 	return l
 }
 
@@ -251,6 +279,9 @@ func (l *lowering) arrayName(a int) string { return l.arrays[a] }
 // value is how scalar s reads as an operand.
 func (l *lowering) value(s ir.S) *jen.Statement {
 	if a, ok := l.alias[s]; ok {
+		if l.f32 && l.sums[s] {
+			return jen.Float32().Call(jen.Id(a))
+		}
 		return jen.Op(a)
 	}
 	return jen.Id(l.k.ScalarName(s))
@@ -310,6 +341,12 @@ func (l *lowering) rowSlices() []jen.Code {
 		if a.Role != ir.RowIn && a.Role != ir.RowOut {
 			continue
 		}
+		if l.f32 {
+			// Of length h, visibly to the compiler.
+			out = append(out, jen.Id(l.rowName(i)).Op(":=").Id(l.arrayName(i)).Index(
+				jen.Id("r").Op("*").Id("h"), jen.Empty()).Index(jen.Empty(), jen.Id("h")))
+			continue
+		}
 		out = append(out, jen.Id(l.rowName(i)).Op(":=").Id(l.arrayName(i)).Index(
 			jen.Id("r").Op("*").Id("h"), jen.Id("r").Op("*").Id("h").Op("+").Id("h")))
 	}
@@ -335,6 +372,9 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 		return nil
 	}
 	arg := func(i int) *jen.Statement { return l.value(st.Args[i]) }
+	if l.f32 {
+		return l.scalar32(st, arg)
+	}
 	var v jen.Code
 	switch st.Code {
 	case ir.SConst:
@@ -369,6 +409,43 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 	return jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Add(v)
 }
 
+// scalar32 is scalar in the float32 form: the IR's float32 arithmetic.
+func (l *lowering) scalar32(st *ir.Scalar, arg func(int) *jen.Statement) jen.Code {
+	var v jen.Code
+	switch st.Code {
+	case ir.SConst:
+		v = jen.Float32().Call(jen.Op(strconv.FormatFloat(float64(st.Const), 'g', -1, 32)))
+	case ir.SArg:
+		v = jen.Id(l.k.Args[st.Arg].Name)
+	case ir.SInvLen:
+		v = jen.Id(l.invLen)
+	case ir.SSum:
+		v = jen.Float32().Call(jen.Id(l.k.AccName(st.Acc)))
+	case ir.SAdd:
+		v = arg(0).Op("+").Add(arg(1))
+	case ir.SSub:
+		v = arg(0).Op("-").Add(arg(1))
+	case ir.SMul:
+		v = arg(0).Op("*").Add(arg(1))
+	case ir.SDiv:
+		v = arg(0).Op("/").Add(arg(1))
+	case ir.SSqrt:
+		// float64's square root rounded to float32 is float32's.
+		v = jen.Float32().Call(jen.Qual("math", "Sqrt").Call(jen.Float64().Call(arg(0))))
+	case ir.SLoad:
+		if l.k.Arrays[st.Array].Role == ir.RowIn {
+			v = l.first(st.Array)
+		} else {
+			v = jen.Id(l.arrayName(st.Array)).Index(jen.Id("r"))
+		}
+	case ir.SStore:
+		return jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")).Op("=").Add(arg(0))
+	default:
+		panic(fmt.Sprintf("golang: unknown scalar op %v", st.Code))
+	}
+	return jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Add(v)
+}
+
 // loop writes one sweep over the row. Values used once are inlined into
 // their use, so the body reads like the formula; values used more than
 // once get a local variable.
@@ -378,6 +455,14 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		for _, a := range op.Args {
 			uses[a]++
 		}
+	}
+	if l.f32 {
+		if len(loopAccs(lp)) > 0 {
+			return l.blockLoop(lp, uses)
+		}
+		at := func(a int) *jen.Statement { return jen.Id(l.rowName(a)).Index(jen.Id("i")) }
+		body, _ := l.elementOps(lp, uses, at, "")
+		return []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(body...)}
 	}
 	var pre, body []jen.Code
 	expr := make([]*jen.Statement, len(lp.Ops))

@@ -17,11 +17,17 @@ import (
 	"github.com/normgen/normgen/spec"
 )
 
-// render returns the Go source of k's pure-Go function, type-checked.
+// render returns the Go source of k's pure-Go functions, type-checked.
 func render(t *testing.T, k *ir.Kernel) string {
 	t.Helper()
+	return renderCode(t, k, Func(k))
+}
+
+// renderCode returns the Go source of code, kernel k's, type-checked.
+func renderCode(t *testing.T, k *ir.Kernel, code jen.Code) string {
+	t.Helper()
 	f := jen.NewFile("p")
-	f.Add(Func(k))
+	f.Add(code)
 	src := fmt.Sprintf("%#v", f)
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "p.go", src, 0)
@@ -81,9 +87,10 @@ func unnamed(src string) string {
 }
 
 // TestConstants: an unnamed constant whose literal is exact is inlined;
-// one that is not keeps float64(float32(...)); a named one is a local;
-// and an operation on constants alone keeps them in variables, since Go
-// would fold a constant expression exactly rather than in float64.
+// one that is not keeps float64(float32(...)) (float32(...) in the
+// float32 form); a named one is a local; and an operation on constants
+// alone keeps them in variables, since Go would fold a constant
+// expression exactly rather than in float64 or float32.
 func TestConstants(t *testing.T) {
 	b := ir.NewBuilder("C", "doc")
 	dst := b.Array("dst", ir.RowOut, "")
@@ -103,7 +110,13 @@ func TestConstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := render(t, k)
+	src := renderCode(t, k, float64Func(k, "goCAny"))
+	f32 := render(t, k)
+	for _, want := range []string{"s1 := float32(0.1)", "two := float32(2)", "twelve := s3 * s4", "(xRow[i]*0.5+s1)*two + twelve"} {
+		if !strings.Contains(f32, want) {
+			t.Errorf("float32 form: no %q:\n%s", want, f32)
+		}
+	}
 	for _, want := range []string{
 		"s1 := float64(float32(0.1))",
 		"two := 2.0",

@@ -1,0 +1,346 @@
+package golang
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
+	"github.com/normgen/normgen/gen/target"
+)
+
+// The float32 form of a kernel: the IR's arithmetic in float32, as the
+// assembly does it, written for what the Go compiler makes fast in scalar
+// code. Each sum adds blocks of blockLen elements in several independent
+// float32 lanes (the latency of one float add would otherwise bound the
+// loop), each lane adding at most blockLen terms, and the block's lanes
+// go into a float64 total: chains are shorter than the summation policy
+// allows, and nothing accumulates rounding across blocks. Every row array
+// is resliced to exactly h values, so the loops carry no bounds checks.
+// A row whose guard fails (a float32 statistic out of range) is computed
+// by the float64 form.
+
+// blockLen is the elements of one block of a sum: the policy's chunk.
+const blockLen = pass.ChunkTerms
+
+// Blocked reports whether k gets the float32 form: contiguous rows of
+// float32, and float32 sums only where a guard catches their failure
+// (a kernel whose sums have no guard, such as a backward's, keeps
+// float64). The float64 form then remains, named Float64Name(k), for the
+// rows the guards reject.
+func Blocked(k *ir.Kernel) bool {
+	if k.Layout != ir.Rows {
+		return false
+	}
+	for _, a := range k.Arrays {
+		if a.Elem != ir.F32 {
+			return false
+		}
+	}
+	return k.NumAccs == 0 || pass.HasGuard(k)
+}
+
+// Float64Name is the function that computes a row with float64
+// statistics: the one an assembly kernel hands the rows its guard
+// rejects to. It is the kernel's pure-Go function itself unless that is
+// the float32 form.
+func Float64Name(k *ir.Kernel) string {
+	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	if Blocked(k) && pass.HasGuard(k) {
+		return name + "F64"
+	}
+	return name
+}
+
+// blockedFunc is the float32 form of k under the name of its pure-Go
+// function (see Func).
+func blockedFunc(k *ir.Kernel) jen.Code {
+	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	l := newLowering(k)
+	l.f32 = true
+	var body []jen.Code
+	if l.invLen != "" {
+		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
+	}
+	if hasAccLoop(k) {
+		body = append(body, jen.Comment("Sums run over whole blocks, then over the rest of the row."),
+			jen.Id("whole").Op(":=").Id("h").Op("-").Id("h").Op("%").Lit(blockLen))
+	}
+	var params []jen.Code
+	for i, a := range k.Arrays {
+		if a.Role == ir.Param {
+			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
+		}
+	}
+	if len(params) > 0 {
+		body = append(body, jen.Comment("Lengths the compiler can see: no bounds checks in the loops."))
+		body = append(body, params...)
+	}
+	rowBody := l.rowSlices()
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if st.Code == ir.SGuard {
+				rowBody = append(rowBody, l.guard(st))
+				continue
+			}
+			if c := l.scalar(st); c != nil {
+				rowBody = append(rowBody, c)
+			}
+		case *ir.Loop:
+			rowBody = append(rowBody, l.loop(st)...)
+		}
+	}
+	body = append(body, jen.For(
+		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
+	).Block(rowBody...))
+
+	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
+		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
+	if pass.HasGuard(k) {
+		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", Float64Name(k))
+	}
+	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+}
+
+// hasAccLoop reports whether a loop of k accumulates.
+func hasAccLoop(k *ir.Kernel) bool {
+	for _, st := range k.Body {
+		if lp, ok := st.(*ir.Loop); ok && len(loopAccs(lp)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// loopAccs are the accumulators lp adds to, in order of first use.
+func loopAccs(lp *ir.Loop) []int {
+	var out []int
+	for i, op := range lp.Ops {
+		if (op.Code == ir.VAcc || op.Code == ir.VAccMul) && !containsAcc(lp.Ops[:i], op.Acc) {
+			out = append(out, op.Acc)
+		}
+	}
+	return out
+}
+
+// guard hands the row to the float64 form when st's value is out of
+// range (or NaN), and goes on with the next row.
+func (l *lowering) guard(st *ir.Scalar) jen.Code {
+	var args []jen.Code
+	for i, a := range l.k.Arrays {
+		switch {
+		case a.Role == ir.RowIn || a.Role == ir.RowOut:
+			args = append(args, jen.Id(l.rowName(i)))
+		case a.Role.PerRow():
+			args = append(args, jen.Id(l.arrayName(i)).Index(jen.Id("r"), jen.Empty()))
+		default:
+			args = append(args, jen.Id(l.arrayName(i)))
+		}
+	}
+	args = append(args, jen.Lit(1), jen.Id("h"))
+	for _, n := range target.ArgNames(l.k) {
+		args = append(args, jen.Id(n))
+	}
+	v := l.value(st.Args[0])
+	return jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
+		jen.Id(Float64Name(l.k)).Call(args...),
+		jen.Continue(),
+	)
+}
+
+// bound32 spells a guard's bound as a constant that converts to exactly
+// that float32.
+func bound32(c float32) jen.Code {
+	switch c {
+	case math.MaxFloat32:
+		return jen.Qual("math", "MaxFloat32")
+	case -math.MaxFloat32:
+		return jen.Op("-").Qual("math", "MaxFloat32")
+	}
+	return jen.Op(strconv.FormatFloat(float64(c), 'g', -1, 32))
+}
+
+// lanes is how a block loop splits its sums: each of an accumulator's
+// lanes adds per step the sum of terms of its elements (lane,
+// lane+lanes, ...), so a step covers lanes*terms elements. One sum gets
+// four lanes, enough to hide the latency of an add; a loop with two sums
+// or more, two each, which keeps every value in a register on amd64.
+func lanes(accs int) (n, terms int) {
+	if accs == 1 {
+		return 4, 2
+	}
+	return 2, 2
+}
+
+// blockLoop is an accumulating loop in the float32 form: whole blocks
+// with their lanes, the float64 totals, then the rest of the row.
+func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
+	accs := loopAccs(lp)
+	nLanes, terms := lanes(len(accs))
+	step := nLanes * terms
+	var out []jen.Code
+	for _, a := range accs {
+		out = append(out, jen.Var().Id(l.k.AccName(a)).Float64())
+	}
+	// One block: the arrays as arrays of blockLen values, the lanes.
+	var blk []jen.Code
+	for a := range l.k.Arrays {
+		if loopUses(lp, a) {
+			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(
+				jen.Id(l.rowName(a)).Index(jen.Id("i"), jen.Empty())))
+		}
+	}
+	for _, a := range accs {
+		var ids []jen.Code
+		for ln := range nLanes {
+			ids = append(ids, jen.Id(laneName(l.k.AccName(a), ln)))
+		}
+		blk = append(blk, jen.Var().List(ids...).Float32())
+	}
+	// Each element's locals are numbered, dev0 to dev7; or lettered, sA
+	// to sH, where a number would make a value's name (the pivot x0) or
+	// one that reads as unnamed (s0, v10).
+	suffix := strconv.Itoa
+	for i, op := range lp.Ops {
+		n := vecName(lp, ir.V(i))
+		if l.taken[n+"0"] || l.taken[n+strconv.Itoa(step-1)] || n == "s" || n == "acc" || op.Name == "" {
+			suffix = func(e int) string { return string(rune('A' + e)) }
+		}
+	}
+	var stepBody []jen.Code
+	elems := make([]map[int][]jen.Code, step) // per element: each acc's terms
+	for e := range step {
+		idx := jen.Id("j")
+		if e > 0 {
+			idx = jen.Id("j").Op("+").Lit(e)
+		}
+		at := func(a int) *jen.Statement { return jen.Id(l.blockName(a)).Index(idx.Clone()) }
+		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
+		stepBody = append(stepBody, code...)
+		elems[e] = accTerms
+	}
+	for _, a := range accs {
+		for ln := range nLanes {
+			var sum *jen.Statement
+			for t := range terms {
+				for _, term := range elems[ln+t*nLanes][a] {
+					if sum == nil {
+						sum = jen.Add(term)
+					} else {
+						sum = sum.Op("+").Add(term)
+					}
+				}
+			}
+			stepBody = append(stepBody, jen.Id(laneName(l.k.AccName(a), ln)).Op("+=").Add(sum))
+		}
+	}
+	blk = append(blk, jen.For(jen.Id("j").Op(":=").Lit(0), jen.Id("j").Op("<").Lit(blockLen), jen.Id("j").Op("+=").Lit(step)).Block(stepBody...))
+	for _, a := range accs {
+		var ids []*jen.Statement
+		for ln := range nLanes {
+			ids = append(ids, jen.Id(laneName(l.k.AccName(a), ln)))
+		}
+		blk = append(blk, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(pairwise(ids)))
+	}
+	out = append(out, jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("whole"), jen.Id("i").Op("+=").Lit(blockLen)).Block(blk...))
+
+	// The rest: fewer than blockLen elements, one float32 chain per sum.
+	var tail []jen.Code
+	var tailIds []jen.Code
+	for _, a := range accs {
+		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
+	}
+	out = append(out, jen.Var().List(tailIds...).Float32())
+	at := func(a int) *jen.Statement { return jen.Id(l.rowName(a)).Index(jen.Id("i")) }
+	code, accTerms := l.elementOps(lp, uses, at, "")
+	tail = append(tail, code...)
+	for _, a := range accs {
+		for _, term := range accTerms[a] {
+			tail = append(tail, jen.Id(tailName(l.k.AccName(a))).Op("+=").Add(term))
+		}
+	}
+	out = append(out, jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id("h"), jen.Id("i").Op("++")).Block(tail...))
+	for _, a := range accs {
+		out = append(out, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(jen.Id(tailName(l.k.AccName(a)))))
+	}
+	return out
+}
+
+// elementOps writes the loop's operations on one element, whose value in
+// array a is at(a): its stores, and its locals (suffixed with suffix),
+// and returns the terms each accumulator adds.
+func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.Statement, suffix string) ([]jen.Code, map[int][]jen.Code) {
+	var code []jen.Code
+	terms := map[int][]jen.Code{}
+	expr := make([]*jen.Statement, len(lp.Ops))
+	ref := func(v ir.V) *jen.Statement { return jen.Null().Add(expr[v]) }
+	for i, op := range lp.Ops {
+		var e *jen.Statement
+		switch op.Code {
+		case ir.VAcc:
+			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]))
+			continue
+		case ir.VAccMul:
+			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]).Op("*").Add(ref(op.Args[1])))
+			continue
+		case ir.VStore:
+			code = append(code, at(op.Array).Op("=").Add(ref(op.Args[0])))
+			continue
+		case ir.VLoad:
+			e = at(op.Array)
+		default:
+			e = l.vecExpr(op, ref)
+		}
+		if _, lit := l.alias[op.Scalar]; uses[i] > 1 && !(op.Code == ir.VSplat && lit) {
+			name := vecName(lp, ir.V(i)) + suffix
+			code = append(code, jen.Id(name).Op(":=").Add(e))
+			e = jen.Id(name)
+		}
+		expr[i] = e
+	}
+	return code, terms
+}
+
+// vecExpr is the expression of an arithmetic or splat op.
+func (l *lowering) vecExpr(op ir.VecOp, ref func(ir.V) *jen.Statement) *jen.Statement {
+	switch op.Code {
+	case ir.VSplat:
+		return l.value(op.Scalar)
+	case ir.VAdd:
+		return jen.Parens(ref(op.Args[0]).Op("+").Add(ref(op.Args[1])))
+	case ir.VSub:
+		return jen.Parens(ref(op.Args[0]).Op("-").Add(ref(op.Args[1])))
+	case ir.VMul:
+		return ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
+	case ir.VFMA:
+		return jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
+	}
+	panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
+}
+
+// blockName is the local holding the current block of array a.
+func (l *lowering) blockName(a int) string { return l.arrayName(a) + "Block" }
+
+func laneName(acc string, lane int) string { return acc + strconv.Itoa(lane) }
+
+func tailName(acc string) string { return acc + "Tail" }
+
+// pairwise adds ids as a balanced tree: ((a + b) + (c + d)).
+func pairwise(ids []*jen.Statement) *jen.Statement {
+	if len(ids) == 1 {
+		return ids[0]
+	}
+	h := len(ids) / 2
+	l, r := pairwise(ids[:h]), pairwise(ids[h:])
+	if h > 1 {
+		l = jen.Parens(l)
+	}
+	if len(ids)-h > 1 {
+		r = jen.Parens(r)
+	}
+	return jen.Null().Add(l).Op("+").Add(r)
+}

@@ -1,0 +1,75 @@
+package golang
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/spec"
+)
+
+// TestBlockedForm: row kernels of float32 with a guard get the float32
+// form, which compiles, sums in blocks of 64 into float64 totals, hands
+// rejected rows to the float64 form with the row's slices, and converts
+// nothing to float64 per element; kernels of other layouts or storage
+// keep the float64 form alone.
+func TestBlockedForm(t *testing.T) {
+	for _, sk := range []spec.Kernel{
+		{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
+		{Name: "AddRMS", Epsilon: 1e-6, Scale: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}},
+		{Name: "Deep", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, Residual: &spec.Residual{Alpha: 2.449, StoreSum: true}},
+		{Name: "Gemma", Epsilon: 1e-6, Scale: true, ScaleOffset: 1},
+		{Name: "Eps", Epsilon: 1e-6, RuntimeEpsilon: true, Scale: true},
+		{Name: "WN", Statistic: "l2", Scale: true, AffinePerRow: true},
+	} {
+		k, err := algo.Build(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Blocked(k) {
+			t.Fatalf("%s: no float32 form", sk.Name)
+		}
+		src := render(t, k)
+		f64 := "go" + sk.Name + "AnyF64"
+		if Float64Name(k) != f64 || !strings.Contains(src, "func "+f64+"(") {
+			t.Errorf("%s: no float64 form %s:\n%s", sk.Name, f64, src)
+		}
+		fast := src[:strings.Index(src, "func "+f64+"(")]
+		for _, want := range []string{"whole := h - h%64", "(*[64]float32)(xRow[i:])", "for j := 0; j < 64; j += ", "xRow := x[r*h:][:h]", f64 + "(dstRow, ", "continue"} {
+			if !strings.Contains(fast, want) {
+				t.Errorf("%s: float32 form lacks %q:\n%s", sk.Name, want, fast)
+			}
+		}
+		// float64 appears only in the totals, their conversions and the square root.
+		for _, line := range strings.Split(fast, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if strings.Contains(line, "float64") && !regexp.MustCompile(`var \w+ float64|\w+ \+= float64\(|math\.Sqrt\(float64\(`).MatchString(line) {
+				t.Errorf("%s: float64 in %q", sk.Name, strings.TrimSpace(line))
+			}
+		}
+		if m := unnamed(src); m != "" {
+			t.Errorf("%s: unnamed local %s:\n%s", sk.Name, m, src)
+		}
+	}
+	// The residual's pivot x0 is a value: the block's locals are lettered.
+	k, err := algo.Build(spec.Kernel{Name: "X", Mean: true, Epsilon: 1e-5, Residual: &spec.Residual{Alpha: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, k)
+	for _, sk := range []spec.Kernel{
+		{Name: "CF", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true},
+		{Name: "Half", Mean: true, Epsilon: 1e-5, Storage: "bf16"},
+	} {
+		k, err := algo.Build(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Blocked(k) || Float64Name(k) != "go"+sk.Name+"Any" {
+			t.Errorf("%s: float32 form where it does not apply", sk.Name)
+		}
+	}
+}
