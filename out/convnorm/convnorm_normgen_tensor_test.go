@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -1193,7 +1194,8 @@ func TestConvnormTensorWrongLengths(t *testing.T) {
 			{"channels = 0", "channels = 0", func(c *convnormTensorCall) { c.c = 0 }},
 			{"channels*spatial overflowing", "overflows", func(c *convnormTensorCall) {
 				m := max(1, k.groups, k.groupSize) // keep channels a multiple of the group count or size
-				c.c, c.l = 1<<40-(1<<40)%m, 1<<40
+				big := 1 << (bits.UintSize/2 + 8)  // the product overflows int on 32- and 64-bit GOARCHes
+				c.c, c.l = big-big%m, big
 			}},
 		}
 		fields := []struct {

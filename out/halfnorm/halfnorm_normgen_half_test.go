@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -230,27 +229,6 @@ func (f halfnormHalfFormat) narrowed(v float32, b uint16) bool {
 	return b == e || halfnormEmulatedF16TiesAway && f == halfnormHalfFormats["f16"] && b == f.tieAway(float64(v), e)
 }
 
-// tieAway is the neighbour of e (v rounded to nearest even) farther from
-// zero when v lies exactly halfway between the two, else e.
-func (f halfnormHalfFormat) tieAway(v float64, e uint16) uint16 {
-	d := f.decode(e)
-	if d == v || math.IsInf(d, 0) {
-		return e
-	}
-	other := e + 1 // the next magnitude, same sign
-	if math.Abs(d) > math.Abs(v) {
-		other = e - 1
-	}
-	o := f.decode(other)
-	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
-		return e
-	}
-	if math.Abs(o) > math.Abs(d) {
-		return other
-	}
-	return e
-}
-
 // checkHalfPartial converts every length up to four vectors of the widest
 // ISA and then some, at the start of dst and one element in, between
 // fences that must stay untouched.
@@ -286,12 +264,6 @@ func halfnormCheckHalfPartial(t *testing.T, c halfnormHalfConv, vals []float32) 
 		}
 	}
 }
-
-// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
-// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
-// them to even: an assembly kernel's f16 store may there differ from the
-// reference on an exact tie, by one ulp away from zero, and nowhere else.
-var halfnormEmulatedF16TiesAway = os.Getenv("NORMGEN_EMULATOR") == "bochs"
 
 // TestHalfThroughKernels checks the conversions inside every
 // implementation of each half kernel with a residual sum (alpha 1), bit

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -766,7 +767,8 @@ func TestTensorWrongLengths(t *testing.T) {
 			{"channels = 0", "channels = 0", func(c *tensorCall) { c.c = 0 }},
 			{"channels*spatial overflowing", "overflows", func(c *tensorCall) {
 				m := max(1, k.groups, k.groupSize) // keep channels a multiple of the group count or size
-				c.c, c.l = 1<<40-(1<<40)%m, 1<<40
+				big := 1 << (bits.UintSize/2 + 8)  // the product overflows int on 32- and 64-bit GOARCHes
+				c.c, c.l = big-big%m, big
 			}},
 		}
 		fields := []struct {
