@@ -42,7 +42,7 @@ var testRows = []int{1, 2, 5}
 
 // buildKernels returns testKernels, then the kernels with guards: a
 // guarded copy of each test kernel that has no store before its last loop
-// (lowertest.WithGuard), and lowertest.GuardStats.
+// (lowertest.WithGuard), lowertest.GuardStats and lowertest.ReadTwice.
 func buildKernels(t testing.TB) []*ir.Kernel {
 	t.Helper()
 	var ks, guarded []*ir.Kernel
@@ -56,7 +56,7 @@ func buildKernels(t testing.TB) []*ir.Kernel {
 			guarded = append(guarded, g)
 		}
 	}
-	return append(append(ks, guarded...), lowertest.GuardStats(t))
+	return append(append(ks, guarded...), lowertest.GuardStats(t), lowertest.ReadTwice(t, "ReadTwice", ir.Rows))
 }
 
 // Long rows: run-time lengths at and across the AVX-512 chunk (64 lanes

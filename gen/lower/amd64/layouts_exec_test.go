@@ -74,7 +74,8 @@ var segmentLong = []struct {
 // the layout (one-sided guards: infinite bounds). lowertest.SumsC has five
 // sums in one loop: the chunk totals of a group do not fit in registers
 // beside the chunks' (AVX2: 2 blocks of 5 and 5 YMM; AVX-512: 4 blocks of
-// 5 and 5 ZMM), so they go to the frame.
+// 5 and 5 ZMM), so they go to the frame. lowertest.ReadTwice loads each
+// array twice in one loop.
 func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 	t.Helper()
 	build := func(sk spec.Kernel) *ir.Kernel {
@@ -108,13 +109,14 @@ func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
 		lowertest.WithGuard(cln),
 		inLayout(lowertest.GuardStats(t), ir.Columns, "GuardStatsC"),
 		bnColumns("BNTorch", "pytorch"), bnColumns("BNOnnx", "onnx"),
-		lowertest.SumsC(t),
+		lowertest.SumsC(t), lowertest.ReadTwice(t, "ReadTwiceC", ir.Columns),
 	}
 	gn := build(spec.Kernel{Name: "GN", Axis: "groups", Groups: 2, Mean: true, Epsilon: 1e-5, Scale: true, Shift: true})
 	segments = []*ir.Kernel{
 		build(bnSpec("BNTorch", "pytorch")), build(bnSpec("BNOnnx", "onnx")), gn,
 		lowertest.WithGuard(gn),
 		inLayout(lowertest.GuardStats(t), ir.Segments, "GuardStatsS"),
+		lowertest.ReadTwice(t, "ReadTwiceS", ir.Segments),
 	}
 	for _, k := range append(append([]*ir.Kernel{}, columns...), segments...) {
 		if k == nil {

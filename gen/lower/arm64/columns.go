@@ -258,6 +258,7 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 		l.vFree(g+1, u-1)
 	}
 	l.sumsEnd(sum)
+	l.release(p)
 
 	l.gpFree(cnt)
 	for a := range p.final {

@@ -67,7 +67,7 @@ func testKernels(t testing.TB) []*ir.Kernel {
 			gs = append(gs, lowertest.Guarded(t, k, float32(4*s.Epsilon), 1e20))
 		}
 	}
-	ks = append(ks, lowertest.Mix(t), lowertest.Pressure(t))
+	ks = append(ks, lowertest.Mix(t), lowertest.Pressure(t), lowertest.ReadTwice(t, "ReadTwice", ir.Rows))
 	ks = append(ks, gs...)
 	return append(ks, lowertest.GuardEdges(t), lowertest.GuardPoint(t), lowertest.GuardConst(t), lowertest.GuardTight(t))
 }

@@ -47,8 +47,9 @@ var (
 	segCounts   = []int{1, 2, 3}
 )
 
-// layoutFuncs is every layout kernel, plain and guarded: the Columns ones
-// at every size and with H at run time, the Segments ones (H always 0).
+// layoutFuncs is every layout kernel, plain and guarded, and
+// lowertest.ReadTwice in both layouts: the Columns ones at every size and
+// with H at run time, the Segments ones (H always 0).
 func layoutFuncs(t testing.TB) []target.Func {
 	var fs []target.Func
 	build := func(specs []spec.Kernel, hs []int) {
@@ -65,6 +66,13 @@ func layoutFuncs(t testing.TB) []target.Func {
 		}
 	}
 	build(columnSpecs, append(columnSizes, 0))
+	// Each array loaded twice in a loop, with registers tight at four
+	// vectors an iteration (no guard: it runs the shapes of normal rows).
+	twice := lowertest.ReadTwice(t, "ReadTwiceC", ir.Columns)
+	for _, h := range append(columnSizes, 0) {
+		fs = append(fs, target.Func{Kernel: twice, H: h, ISA: target.NEON})
+	}
+	fs = append(fs, target.Func{Kernel: lowertest.ReadTwice(t, "ReadTwiceS", ir.Segments), ISA: target.NEON})
 	build(segmentSpecs, []int{0})
 	return fs
 }

@@ -32,6 +32,12 @@ type loopPlan struct {
 	// iteration's k-th element from the cursors; addr is a store's address.
 	off  []arm64asm.Reg
 	addr arm64asm.Reg
+	// held marks the registers of the body's values. plan frees a value's
+	// group at its last use so that a later value of the body can take
+	// it, and holds every such register again once the body is planned:
+	// what the sweep allocates after plan (the sums' totals) must not take
+	// a register the body writes. release frees them after the sweep.
+	held [32]bool
 }
 
 // vec is the register of value v in unroll copy c.
@@ -185,6 +191,7 @@ func (l *lowering) loop(si int, lp *ir.Loop) error {
 		l.segmentsEnd(p, segCnt, label("seg"), arrays, sum)
 	}
 	l.sumsEnd(sum)
+	l.release(p)
 
 	l.gpFree(cnt)
 	for _, a := range arrays {
@@ -323,6 +330,7 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 				if err != nil {
 					return nil, err
 				}
+				p.hold(g, u)
 				p.reg[i] = g
 			}
 		}
@@ -337,6 +345,7 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 			if err != nil {
 				return nil, err
 			}
+			p.hold(g, u)
 			p.tmp[i] = g
 			l.vFree(g, u)
 		}
@@ -346,7 +355,28 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 			}
 		}
 	}
+	for r, h := range p.held {
+		if h {
+			l.vUsed[r] = true
+		}
+	}
 	return p, nil
+}
+
+// hold marks the n registers from g as written by the body.
+func (p *loopPlan) hold(g arm64asm.VReg, n int) {
+	for r := g; r < g+arm64asm.VReg(n); r++ {
+		p.held[r] = true
+	}
+}
+
+// release frees the registers of the body's values, after the sweep.
+func (l *lowering) release(p *loopPlan) {
+	for r, h := range p.held {
+		if h {
+			l.vFree(arm64asm.VReg(r), 1)
+		}
+	}
 }
 
 func hasAcc(p *loopPlan, acc int) bool { _, ok := p.acc[acc]; return ok }

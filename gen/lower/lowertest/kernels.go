@@ -377,3 +377,38 @@ func Mean(t testing.TB) *ir.Kernel {
 	b.StoreRow(mean, b.Mul(b.Sum(acc), b.InvLen()))
 	return MustKernel(t, b)
 }
+
+// ReadTwice loads its row input and its two Param arrays twice each in
+// one loop, each copy feeding its own product, as gen/algo's backward
+// kernels may (and its row output twice in a second loop): a lowering
+// that keeps one pointer or broadcast per array must not advance it per
+// load. Four vector values live at once beside two sums: at four vectors
+// per iteration their registers reach those of the sums' totals (NEON,
+// every layout), which must stay apart.
+func ReadTwice(t testing.TB, name string, layout ir.Layout) *ir.Kernel {
+	b := ir.NewBuilder(name, "synthetic")
+	b.SetLayout(layout)
+	dst := b.Array("dst", ir.RowOut, "")
+	stat := b.Array("stat", ir.RowScalarOut, "")
+	x := b.Array("x", ir.RowIn, "")
+	gamma := b.Array("gamma", ir.Param, "")
+	beta := b.Array("beta", ir.Param, "")
+	acc0, acc1 := b.NewAcc(), b.NewAcc()
+	b.Loop(func(l *ir.LoopBuilder) {
+		x1, x2 := l.Load(x), l.Load(x)
+		p := l.Mul(x1, l.Load(gamma))
+		q := l.Mul(x2, l.Load(gamma))
+		r := l.Sub(x1, l.Load(beta))
+		l.AccMul(acc0, p, q)
+		l.AccMul(acc1, r, l.Load(beta))
+		l.Store(dst, l.FMA(x2, l.Load(gamma), r))
+	})
+	inv := b.InvLen()
+	b.StoreRow(stat, b.Add(b.Mul(b.Sum(acc0), inv), b.Mul(b.Sum(acc1), inv)))
+	// In place (dst is x) x holds dst's values now: read dst alone.
+	b.Loop(func(l *ir.LoopBuilder) {
+		v := l.Mul(l.Load(dst), l.Load(gamma))
+		l.Store(dst, l.FMA(l.Load(dst), l.Load(beta), v))
+	})
+	return MustKernel(t, b)
+}
