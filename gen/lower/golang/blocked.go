@@ -277,7 +277,16 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 	var code []jen.Code
 	terms := map[int][]jen.Code{}
 	expr := make([]*jen.Statement, len(lp.Ops))
+	// An inlined product as the right operand of a product keeps its
+	// parentheses: float32 products do not associate.
+	product := make([]bool, len(lp.Ops))
 	ref := func(v ir.V) *jen.Statement { return jen.Null().Add(expr[v]) }
+	right := func(v ir.V) *jen.Statement {
+		if product[v] {
+			return jen.Parens(ref(v))
+		}
+		return ref(v)
+	}
 	for i, op := range lp.Ops {
 		var e *jen.Statement
 		switch op.Code {
@@ -285,13 +294,16 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]))
 			continue
 		case ir.VAccMul:
-			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]).Op("*").Add(ref(op.Args[1])))
+			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]).Op("*").Add(right(op.Args[1])))
 			continue
 		case ir.VStore:
 			code = append(code, at(op.Array).Op("=").Add(ref(op.Args[0])))
 			continue
 		case ir.VLoad:
 			e = at(op.Array)
+		case ir.VMul:
+			e = ref(op.Args[0]).Op("*").Add(right(op.Args[1]))
+			product[i] = true
 		default:
 			e = l.vecExpr(op, ref)
 		}
@@ -299,6 +311,7 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			name := vecName(lp, ir.V(i)) + suffix
 			code = append(code, jen.Id(name).Op(":=").Add(e))
 			e = jen.Id(name)
+			product[i] = false
 		}
 		expr[i] = e
 	}

@@ -31,6 +31,9 @@ import (
 // <target.ArgNames(k)> float32): for contiguous rows
 // func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
+	if ColumnSums(k) {
+		return columnsFunc(k)
+	}
 	if !Blocked(k) {
 		return float64Func(k, target.Func{Kernel: k, ISA: target.Go}.Name())
 	}
