@@ -393,8 +393,8 @@ func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []flo
 				v2D := dyBlock[j+3] * gammaBlock[j+3]
 				acc00 += v2A + v2C
 				acc01 += v2B + v2D
-				acc10 += v2A*(xBlock[j]-s0)*s1 + v2C*(xBlock[j+2]-s0)*s1
-				acc11 += v2B*(xBlock[j+1]-s0)*s1 + v2D*(xBlock[j+3]-s0)*s1
+				acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
+				acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
 			}
 			acc0 += float64(acc00 + acc01)
 			acc1 += float64(acc10 + acc11)
@@ -403,7 +403,7 @@ func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []flo
 		for i := whole; i < h; i++ {
 			v2 := dyRow[i] * gamma[i]
 			acc0Tail += v2
-			acc1Tail += v2 * (xRow[i] - s0) * s1
+			acc1Tail += v2 * ((xRow[i] - s0) * s1)
 		}
 		acc0 += float64(acc0Tail)
 		acc1 += float64(acc1Tail)
@@ -455,18 +455,49 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 }
 
 // goLayerNormStatsBackwardParamsAny is the pure-Go LayerNormStatsBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sum in float32 chunks of its lines added in float64.
 func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []float32, rows, h, stride int) {
-	for r := 0; r < rows; r++ {
-		var acc0 float64
-		var acc1 float64
-		for i := range h {
-			v0 := float64(dy[i*stride+r])
-			acc0 += v0 * (float64(x[i*stride+r]) - float64(mean[i])) * float64(rstd[i])
-			acc1 += v0
+	var acc0Chunks [512]float32
+	var acc0Totals [512]float64
+	var acc1Chunks [512]float32
+	var acc1Totals [512]float64
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		acc0Chunk := acc0Chunks[:n]
+		acc0Total := acc0Totals[:n]
+		clear(acc0Total)
+		acc1Chunk := acc1Chunks[:n]
+		acc1Total := acc1Totals[:n]
+		clear(acc1Total)
+		// Chunks of 64 lines, each column's chunk one float32 chain.
+		for i0 := 0; i0 < h; i0 += 64 {
+			for i := i0; i < min(i0+64, h); i++ {
+				dyLine := dy[i*stride+r0:][:n]
+				xLine := x[i*stride+r0:][:n]
+				meanLine := mean[i]
+				rstdLine := rstd[i]
+				for c := range n {
+					v0 := dyLine[c]
+					acc0Chunk[c] += v0 * ((xLine[c] - meanLine) * rstdLine)
+					acc1Chunk[c] += v0
+				}
+			}
+			for c := range n {
+				acc0Total[c] += float64(acc0Chunk[c])
+				acc0Chunk[c] = 0
+				acc1Total[c] += float64(acc1Chunk[c])
+				acc1Chunk[c] = 0
+			}
 		}
-		s0 := acc0
-		dgamma[r] = float32(s0)
-		s1 := acc1
-		dbeta[r] = float32(s1)
+		for c := range n {
+			r := r0 + c
+			acc0 := acc0Total[c]
+			acc1 := acc1Total[c]
+			s0 := float32(acc0)
+			dgamma[r] = s0
+			s1 := float32(acc1)
+			dbeta[r] = s1
+		}
 	}
 }

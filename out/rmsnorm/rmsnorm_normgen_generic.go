@@ -342,16 +342,16 @@ func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows
 			gammaBlock := (*[64]float32)(gamma[i:])
 			var acc00, acc01, acc02, acc03 float32
 			for j := 0; j < 64; j += 8 {
-				acc00 += dyBlock[j]*gammaBlock[j]*xBlock[j]*s0 + dyBlock[j+4]*gammaBlock[j+4]*xBlock[j+4]*s0
-				acc01 += dyBlock[j+1]*gammaBlock[j+1]*xBlock[j+1]*s0 + dyBlock[j+5]*gammaBlock[j+5]*xBlock[j+5]*s0
-				acc02 += dyBlock[j+2]*gammaBlock[j+2]*xBlock[j+2]*s0 + dyBlock[j+6]*gammaBlock[j+6]*xBlock[j+6]*s0
-				acc03 += dyBlock[j+3]*gammaBlock[j+3]*xBlock[j+3]*s0 + dyBlock[j+7]*gammaBlock[j+7]*xBlock[j+7]*s0
+				acc00 += dyBlock[j]*gammaBlock[j]*(xBlock[j]*s0) + dyBlock[j+4]*gammaBlock[j+4]*(xBlock[j+4]*s0)
+				acc01 += dyBlock[j+1]*gammaBlock[j+1]*(xBlock[j+1]*s0) + dyBlock[j+5]*gammaBlock[j+5]*(xBlock[j+5]*s0)
+				acc02 += dyBlock[j+2]*gammaBlock[j+2]*(xBlock[j+2]*s0) + dyBlock[j+6]*gammaBlock[j+6]*(xBlock[j+6]*s0)
+				acc03 += dyBlock[j+3]*gammaBlock[j+3]*(xBlock[j+3]*s0) + dyBlock[j+7]*gammaBlock[j+7]*(xBlock[j+7]*s0)
 			}
 			acc0 += float64((acc00 + acc01) + (acc02 + acc03))
 		}
 		var acc0Tail float32
 		for i := whole; i < h; i++ {
-			acc0Tail += dyRow[i] * gamma[i] * xRow[i] * s0
+			acc0Tail += dyRow[i] * gamma[i] * (xRow[i] * s0)
 		}
 		acc0 += float64(acc0Tail)
 		s1 := float32(acc0)
@@ -390,14 +390,37 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, r
 }
 
 // goRMSNormStatsBackwardParamsAny is the pure-Go RMSNormStatsBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sum in float32 chunks of its lines added in float64.
 func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows, h, stride int) {
-	for r := 0; r < rows; r++ {
-		var acc0 float64
-		for i := range h {
-			acc0 += float64(dy[i*stride+r]) * float64(x[i*stride+r]) * float64(rstd[i])
+	var acc0Chunks [512]float32
+	var acc0Totals [512]float64
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		acc0Chunk := acc0Chunks[:n]
+		acc0Total := acc0Totals[:n]
+		clear(acc0Total)
+		// Chunks of 64 lines, each column's chunk one float32 chain.
+		for i0 := 0; i0 < h; i0 += 64 {
+			for i := i0; i < min(i0+64, h); i++ {
+				dyLine := dy[i*stride+r0:][:n]
+				xLine := x[i*stride+r0:][:n]
+				rstdLine := rstd[i]
+				for c := range n {
+					acc0Chunk[c] += dyLine[c] * (xLine[c] * rstdLine)
+				}
+			}
+			for c := range n {
+				acc0Total[c] += float64(acc0Chunk[c])
+				acc0Chunk[c] = 0
+			}
 		}
-		s0 := acc0
-		dgamma[r] = float32(s0)
+		for c := range n {
+			r := r0 + c
+			acc0 := acc0Total[c]
+			s0 := float32(acc0)
+			dgamma[r] = s0
+		}
 	}
 }
 
