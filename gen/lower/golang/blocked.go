@@ -26,13 +26,14 @@ import (
 // blockLen is the elements of one block of a sum: the policy's chunk.
 const blockLen = pass.ChunkTerms
 
-// Blocked reports whether k gets the float32 form: contiguous rows of
-// float32, and float32 sums only where a guard catches their failure
-// (a kernel whose sums have no guard, such as a backward's, keeps
-// float64). The float64 form then remains, named Float64Name(k), for the
-// rows the guards reject.
+// Blocked reports whether k gets the float32 form: contiguous rows (or
+// rows of contiguous segments) of float32, and float32 sums only where a
+// guard catches their failure or, in a kernel of sums alone (a tensor
+// backward's parameter gradients), where the assembly has none either.
+// The float64 form then remains, named Float64Name(k), for the rows the
+// guards reject.
 func Blocked(k *ir.Kernel) bool {
-	if k.Layout != ir.Rows {
+	if k.Layout != ir.Rows && k.Layout != ir.Segments {
 		return false
 	}
 	for _, a := range k.Arrays {
@@ -40,7 +41,27 @@ func Blocked(k *ir.Kernel) bool {
 			return false
 		}
 	}
-	return k.NumAccs == 0 || pass.HasGuard(k)
+	return k.NumAccs == 0 || pass.HasGuard(k) || (k.Layout == ir.Segments && sumsOnly(k))
+}
+
+// sumsOnly reports whether k's only outputs are per-row sums: a row's
+// sum overflowing float32 is stored as such by the float64 form too.
+func sumsOnly(k *ir.Kernel) bool {
+	for _, a := range k.Arrays {
+		if a.Role == ir.RowOut {
+			return false
+		}
+	}
+	return true
+}
+
+// rowLen is the length of the contiguous runs the float32 form sums in
+// blocks: the row, or the segment.
+func (l *lowering) rowLen() string {
+	if l.k.Layout == ir.Segments {
+		return "seglen"
+	}
+	return "h"
 }
 
 // Float64Name is the function that computes a row with float64
@@ -62,16 +83,25 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	l := newLowering(k)
 	l.f32 = true
 	var body []jen.Code
+	n := l.rowLen()
 	if l.invLen != "" {
-		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
+		count := jen.Id("h")
+		if k.Layout == ir.Segments {
+			count = jen.Id("segs").Op("*").Id("seglen")
+		}
+		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(count))
 	}
 	if hasAccLoop(k) {
-		body = append(body, jen.Comment("Sums run over whole blocks, then over the rest of the row."),
-			jen.Id("whole").Op(":=").Id("h").Op("-").Id("h").Op("%").Lit(blockLen))
+		what := "row"
+		if k.Layout == ir.Segments {
+			what = "segment"
+		}
+		body = append(body, jen.Commentf("Sums run over whole blocks, then over the rest of the %s.", what),
+			jen.Id("whole").Op(":=").Id(n).Op("-").Id(n).Op("%").Lit(blockLen))
 	}
 	var params []jen.Code
 	for i, a := range k.Arrays {
-		if a.Role == ir.Param {
+		if a.Role == ir.Param && k.Layout == ir.Rows {
 			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
 		}
 	}
@@ -131,17 +161,25 @@ func loopAccs(lp *ir.Loop) []int {
 // range (or NaN), and goes on with the next row.
 func (l *lowering) guard(st *ir.Scalar) jen.Code {
 	var args []jen.Code
+	seg := l.k.Layout == ir.Segments
 	for i, a := range l.k.Arrays {
 		switch {
+		case seg && (a.Role == ir.RowIn || a.Role == ir.RowOut):
+			args = append(args, jen.Id(l.arrayName(i)).Index(jen.Id("r").Op("*").Id("rowstride"), jen.Empty()))
 		case a.Role == ir.RowIn || a.Role == ir.RowOut:
 			args = append(args, jen.Id(l.rowName(i)))
 		case a.Role.PerRow():
 			args = append(args, jen.Id(l.arrayName(i)).Index(jen.Id("r"), jen.Empty()))
+		case seg:
+			args = append(args, jen.Id(l.arrayName(i)).Index(jen.Id("r").Op("*").Id("segs"), jen.Empty()))
 		default:
 			args = append(args, jen.Id(l.arrayName(i)))
 		}
 	}
-	args = append(args, jen.Lit(1), jen.Id("h"))
+	args = append(args, jen.Lit(1))
+	for _, a := range target.ShapeArgs(l.k.Layout, 0) {
+		args = append(args, jen.Id(a))
+	}
 	for _, n := range target.ArgNames(l.k) {
 		args = append(args, jen.Id(n))
 	}
@@ -189,7 +227,7 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 	// One block: the arrays as arrays of blockLen values, the lanes.
 	var blk []jen.Code
 	for a := range l.k.Arrays {
-		if loopUses(lp, a) {
+		if loopUses(lp, a) && !l.segParam(a) {
 			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(
 				jen.Id(l.rowName(a)).Index(jen.Id("i"), jen.Empty())))
 		}
@@ -218,7 +256,12 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 		if e > 0 {
 			idx = jen.Id("j").Op("+").Lit(e)
 		}
-		at := func(a int) *jen.Statement { return jen.Id(l.blockName(a)).Index(idx.Clone()) }
+		at := func(a int) *jen.Statement {
+			if l.segParam(a) {
+				return jen.Id(l.segName(a))
+			}
+			return jen.Id(l.blockName(a)).Index(idx.Clone())
+		}
 		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
 		stepBody = append(stepBody, code...)
 		elems[e] = accTerms
@@ -255,15 +298,14 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
 	}
 	out = append(out, jen.Var().List(tailIds...).Float32())
-	at := func(a int) *jen.Statement { return jen.Id(l.rowName(a)).Index(jen.Id("i")) }
-	code, accTerms := l.elementOps(lp, uses, at, "")
+	code, accTerms := l.elementOps(lp, uses, l.at32, "")
 	tail = append(tail, code...)
 	for _, a := range accs {
 		for _, term := range accTerms[a] {
 			tail = append(tail, jen.Id(tailName(l.k.AccName(a))).Op("+=").Add(term))
 		}
 	}
-	out = append(out, jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id("h"), jen.Id("i").Op("++")).Block(tail...))
+	out = append(out, jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id(l.rowLen()), jen.Id("i").Op("++")).Block(tail...))
 	for _, a := range accs {
 		out = append(out, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(jen.Id(tailName(l.k.AccName(a)))))
 	}
@@ -333,6 +375,41 @@ func (l *lowering) vecExpr(op ir.VecOp, ref func(ir.V) *jen.Statement) *jen.Stat
 		return jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
 	}
 	panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
+}
+
+// at32 is array a's value at element i in the float32 form.
+func (l *lowering) at32(a int) *jen.Statement {
+	if l.segParam(a) {
+		return jen.Id(l.segName(a))
+	}
+	return jen.Id(l.rowName(a)).Index(jen.Id("i"))
+}
+
+// segParam reports a Param array of the Segments layout: one value per
+// segment, read once per segment into segName(a).
+func (l *lowering) segParam(a int) bool {
+	return l.k.Layout == ir.Segments && l.k.Arrays[a].Role == ir.Param
+}
+
+func (l *lowering) segName(a int) string { return l.arrayName(a) + "Seg" }
+
+// segments wraps a sweep's code in the loop over the row's segments,
+// each row array resliced to the segment and each Param array's value
+// for it read, for the arrays lp uses.
+func (l *lowering) segments(lp *ir.Loop, code []jen.Code) jen.Code {
+	seg := []jen.Code{jen.Id("base").Op(":=").Id("r").Op("*").Id("rowstride").Op("+").Id("k").Op("*").Id("segstride")}
+	for a, arr := range l.k.Arrays {
+		if !loopUses(lp, a) {
+			continue
+		}
+		switch {
+		case arr.Role == ir.RowIn || arr.Role == ir.RowOut:
+			seg = append(seg, jen.Id(l.rowName(a)).Op(":=").Id(l.arrayName(a)).Index(jen.Id("base"), jen.Empty()).Index(jen.Empty(), jen.Id("seglen")))
+		case arr.Role == ir.Param:
+			seg = append(seg, jen.Id(l.segName(a)).Op(":=").Id(l.arrayName(a)).Index(jen.Id("r").Op("*").Id("segs").Op("+").Id("k")))
+		}
+	}
+	return jen.For(jen.Id("k").Op(":=").Range().Id("segs")).Block(append(seg, code...)...)
 }
 
 // blockName is the local holding the current block of array a.

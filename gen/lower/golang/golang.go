@@ -460,12 +460,19 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		}
 	}
 	if l.f32 {
+		var code []jen.Code
 		if len(loopAccs(lp)) > 0 {
-			return l.blockLoop(lp, uses)
+			code = l.blockLoop(lp, uses)
+		} else {
+			body, _ := l.elementOps(lp, uses, l.at32, "")
+			code = []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Id(l.rowLen())).Block(body...)}
 		}
-		at := func(a int) *jen.Statement { return jen.Id(l.rowName(a)).Index(jen.Id("i")) }
-		body, _ := l.elementOps(lp, uses, at, "")
-		return []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(body...)}
+		if l.k.Layout != ir.Segments {
+			return code
+		}
+		// The totals outlive the segments.
+		n := len(loopAccs(lp))
+		return append(code[:n:n], l.segments(lp, code[n:]))
 	}
 	var pre, body []jen.Code
 	expr := make([]*jen.Statement, len(lp.Ops))
