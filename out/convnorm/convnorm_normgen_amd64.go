@@ -351,7 +351,7 @@ func convnormRunBatchNormTrain(kern func(dst, mean, rstd, x, gain, bias, runMean
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoBatchNormTrainAny(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, segs, seglen, segstride, rowstride)
+			convnormGoBatchNormTrainAnyF64(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -394,7 +394,7 @@ func convnormRunBatchNormTrainBackwardRows(kern func(dx, dgain, dbias, dy, x, me
 	for done := 0; done < rows; {
 		done += kern(&dx[done*rowstride], &dgain[done], &dbias[done], &dy[done*rowstride], &x[done*rowstride], &mean[done], &rstd[done], &gain[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoBatchNormTrainBackwardRowsAny(dx[done*rowstride:], dgain[done:], dbias[done:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gain[done:], 1, segs, seglen, segstride, rowstride)
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[done*rowstride:], dgain[done:], dbias[done:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gain[done:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -437,7 +437,7 @@ func convnormRunBatchNormTrainONNX(kern func(dst, x, gain, bias, runMean, runVar
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoBatchNormTrainONNXAny(dst[done*rowstride:], x[done*rowstride:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, segs, seglen, segstride, rowstride)
+			convnormGoBatchNormTrainONNXAnyF64(dst[done*rowstride:], x[done*rowstride:], gain[done:], bias[done:], runMean[done:], runVar[done:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -523,7 +523,7 @@ func convnormRunGroupNorm(kern func(dst, mean, rstd, x, gamma, beta *float32, ro
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoGroupNormAny(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
+			convnormGoGroupNormAnyF64(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -544,7 +544,7 @@ func convnormRunGroupNormBackwardRows(kern func(dx, dy, x, mean, rstd, gamma *fl
 	for done := 0; done < rows; {
 		done += kern(&dx[done*rowstride], &dy[done*rowstride], &x[done*rowstride], &mean[done], &rstd[done], &gamma[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoGroupNormBackwardRowsAny(dx[done*rowstride:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gamma[done*segs:], 1, segs, seglen, segstride, rowstride)
+			convnormGoGroupNormBackwardRowsAnyF64(dx[done*rowstride:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gamma[done*segs:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -586,7 +586,7 @@ func convnormRunInstanceNorm(kern func(dst, x, gamma, beta *float32, rows, segs,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			convnormGoInstanceNormAny(dst[done*rowstride:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
+			convnormGoInstanceNormAnyF64(dst[done*rowstride:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}

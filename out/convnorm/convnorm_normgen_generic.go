@@ -37,7 +37,114 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 }
 
 // goBatchNormTrainAny is the pure-Go BatchNormTrain: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBatchNormTrainAnyF64.
 func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		pivot := x[r*rowstride]
+		var pivotSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+				for j := 0; j < 64; j += 8 {
+					pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+					pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+					pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+					pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+				}
+				pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+			}
+			var pivotSumTail float32
+			for i := whole; i < seglen; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			pivotSum += float64(pivotSumTail)
+		}
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - shift)
+					devB := (xBlock[j+1] - shift)
+					devC := (xBlock[j+2] - shift)
+					devD := (xBlock[j+3] - shift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+				devSum += float64(devSum0 + devSum1)
+				squareSum += float64(squareSum0 + squareSum1)
+			}
+			var devSumTail, squareSumTail float32
+			for i := whole; i < seglen; i++ {
+				dev := (xRow[i] - shift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			devSum += float64(devSumTail)
+			squareSum += float64(squareSumTail)
+		}
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			convnormGoBatchNormTrainAnyF64(dst[r*rowstride:], means[r:], rstds[r:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float32(0.9)
+		take := float32(0.1)
+		unbias := 1 - invN
+		unbiasedVariance := variance / unbias
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = newMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * unbiasedVariance
+		newVar := keptVar + takenVar
+		runVar[r] = newVar
+		gain := gains[r]
+		scale := rstd * gain
+		bias := biases[r]
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
+			for i := range seglen {
+				dstRow[i] = (((xRow[i]-shift)-correction)*scale + bias)
+			}
+		}
+		means[r] = mean
+		rstds[r] = rstd
+	}
+}
+
+// goBatchNormTrainAnyF64 is the pure-Go BatchNormTrain in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r*rowstride])
@@ -154,7 +261,89 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 }
 
 // goBatchNormTrainBackwardRowsAny is the pure-Go BatchNormTrainBackwardRows: u = gain[row]*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgain = sum(dy*xhat) per row; dbias = sum(dy) per row.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBatchNormTrainBackwardRowsAnyF64.
 func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd, gain []float32, rows, segs, seglen, segstride, rowstride int) {
+	s4 := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		s0 := mean[r]
+		s1 := rstd[r]
+		s2 := gain[r]
+		var acc0 float64
+		var acc1 float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				dyBlock := (*[64]float32)(dyRow[i:])
+				xBlock := (*[64]float32)(xRow[i:])
+				var acc00, acc01 float32
+				var acc10, acc11 float32
+				for j := 0; j < 64; j += 4 {
+					v0A := dyBlock[j]
+					v0B := dyBlock[j+1]
+					v0C := dyBlock[j+2]
+					v0D := dyBlock[j+3]
+					acc00 += v0A*((xBlock[j]-s0)*s1) + v0C*((xBlock[j+2]-s0)*s1)
+					acc01 += v0B*((xBlock[j+1]-s0)*s1) + v0D*((xBlock[j+3]-s0)*s1)
+					acc10 += v0A + v0C
+					acc11 += v0B + v0D
+				}
+				acc0 += float64(acc00 + acc01)
+				acc1 += float64(acc10 + acc11)
+			}
+			var acc0Tail, acc1Tail float32
+			for i := whole; i < seglen; i++ {
+				v0 := dyRow[i]
+				acc0Tail += v0 * ((xRow[i] - s0) * s1)
+				acc1Tail += v0
+			}
+			acc0 += float64(acc0Tail)
+			acc1 += float64(acc1Tail)
+		}
+		s3 := float32(acc0)
+		if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s5 := s3 * s4
+		s6 := s2 * s5
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s7 := float32(acc1)
+		if !(s7 >= -math.MaxFloat32 && s7 <= math.MaxFloat32) {
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s8 := s7 * s4
+		s9 := s2 * s8
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		dgain[r] = s3
+		dbias[r] = s7
+		s11 := 0 - s6
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dxRow := dx[base:][:seglen]
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			for i := range seglen {
+				dxRow[i] = ((xRow[i]-s0)*s1*s11 + (dyRow[i]*s2 - s9)) * s1
+			}
+		}
+	}
+}
+
+// goBatchNormTrainBackwardRowsAnyF64 is the pure-Go BatchNormTrainBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gain[row]*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgain = sum(dy*xhat) per row; dbias = sum(dy) per row.
+func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, rstd, gain []float32, rows, segs, seglen, segstride, rowstride int) {
 	s4 := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		s0 := float64(mean[r])
@@ -223,7 +412,110 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 }
 
 // goBatchNormTrainONNXAny is the pure-Go BatchNormTrainONNX: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBatchNormTrainONNXAnyF64.
 func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		pivot := x[r*rowstride]
+		var pivotSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+				for j := 0; j < 64; j += 8 {
+					pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+					pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+					pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+					pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+				}
+				pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+			}
+			var pivotSumTail float32
+			for i := whole; i < seglen; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			pivotSum += float64(pivotSumTail)
+		}
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - shift)
+					devB := (xBlock[j+1] - shift)
+					devC := (xBlock[j+2] - shift)
+					devD := (xBlock[j+3] - shift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+				devSum += float64(devSum0 + devSum1)
+				squareSum += float64(squareSum0 + squareSum1)
+			}
+			var devSumTail, squareSumTail float32
+			for i := whole; i < seglen; i++ {
+				dev := (xRow[i] - shift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			devSum += float64(devSumTail)
+			squareSum += float64(squareSumTail)
+		}
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			convnormGoBatchNormTrainONNXAnyF64(dst[r*rowstride:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		keep := float32(0.9)
+		take := float32(0.1)
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		runMean[r] = newMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * variance
+		newVar := keptVar + takenVar
+		runVar[r] = newVar
+		gain := gains[r]
+		scale := rstd * gain
+		bias := biases[r]
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
+			for i := range seglen {
+				dstRow[i] = (((xRow[i]-shift)-correction)*scale + bias)
+			}
+		}
+	}
+}
+
+// goBatchNormTrainONNXAnyF64 is the pure-Go BatchNormTrainONNX in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar []float32, rows, segs, seglen, segstride, rowstride int) {
 	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r*rowstride])
@@ -332,16 +624,17 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 }
 
 // goBatchNormInferenceAny is the pure-Go BatchNormInference: y = x*gain[c] + bias[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
 func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs, seglen, segstride, rowstride int) {
 	for r := 0; r < rows; r++ {
-		gain := float64(gains[r])
-		bias := float64(biases[r])
+		gain := gains[r]
+		bias := biases[r]
 		for k := range segs {
 			base := r*rowstride + k*segstride
-			dstRow := dst[base : base+seglen]
-			xRow := x[base : base+seglen]
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dstRow[i] = float32((float64(xRow[i])*gain + bias))
+				dstRow[i] = (xRow[i]*gain + bias)
 			}
 		}
 	}
@@ -359,7 +652,99 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 }
 
 // goGroupNormAny is the pure-Go GroupNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goGroupNormAnyF64.
 func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		pivot := x[r*rowstride]
+		var pivotSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+				for j := 0; j < 64; j += 8 {
+					pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+					pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+					pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+					pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+				}
+				pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+			}
+			var pivotSumTail float32
+			for i := whole; i < seglen; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			pivotSum += float64(pivotSumTail)
+		}
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - shift)
+					devB := (xBlock[j+1] - shift)
+					devC := (xBlock[j+2] - shift)
+					devD := (xBlock[j+3] - shift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+				devSum += float64(devSum0 + devSum1)
+				squareSum += float64(squareSum0 + squareSum1)
+			}
+			var devSumTail, squareSumTail float32
+			for i := whole; i < seglen; i++ {
+				dev := (xRow[i] - shift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			devSum += float64(devSumTail)
+			squareSum += float64(squareSumTail)
+		}
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			convnormGoGroupNormAnyF64(dst[r*rowstride:], means[r:], rstds[r:], x[r*rowstride:], gamma[r*segs:], beta[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			betaSeg := beta[r*segs+k]
+			for i := range seglen {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gammaSeg + betaSeg)
+			}
+		}
+		means[r] = mean
+		rstds[r] = rstd
+	}
+}
+
+// goGroupNormAnyF64 is the pure-Go GroupNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+func convnormGoGroupNormAnyF64(dst, means, rstds, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r*rowstride])
@@ -407,7 +792,78 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 }
 
 // goGroupNormBackwardRowsAny is the pure-Go GroupNormBackwardRows: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goGroupNormBackwardRowsAnyF64.
 func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, rows, segs, seglen, segstride, rowstride int) {
+	s3 := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		s0 := mean[r]
+		s1 := rstd[r]
+		var acc0 float64
+		var acc1 float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			for i := 0; i < whole; i += 64 {
+				dyBlock := (*[64]float32)(dyRow[i:])
+				xBlock := (*[64]float32)(xRow[i:])
+				var acc00, acc01 float32
+				var acc10, acc11 float32
+				for j := 0; j < 64; j += 4 {
+					v2A := dyBlock[j] * gammaSeg
+					v2B := dyBlock[j+1] * gammaSeg
+					v2C := dyBlock[j+2] * gammaSeg
+					v2D := dyBlock[j+3] * gammaSeg
+					acc00 += v2A + v2C
+					acc01 += v2B + v2D
+					acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
+					acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
+				}
+				acc0 += float64(acc00 + acc01)
+				acc1 += float64(acc10 + acc11)
+			}
+			var acc0Tail, acc1Tail float32
+			for i := whole; i < seglen; i++ {
+				v2 := dyRow[i] * gammaSeg
+				acc0Tail += v2
+				acc1Tail += v2 * ((xRow[i] - s0) * s1)
+			}
+			acc0 += float64(acc0Tail)
+			acc1 += float64(acc1Tail)
+		}
+		s2 := float32(acc0)
+		s4 := s2 * s3
+		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s5 := float32(acc1)
+		s6 := s5 * s3
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s8 := 0 - s6
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dxRow := dx[base:][:seglen]
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			for i := range seglen {
+				dxRow[i] = ((xRow[i]-s0)*s1*s8 + (dyRow[i]*gammaSeg - s4)) * s1
+			}
+		}
+	}
+}
+
+// goGroupNormBackwardRowsAnyF64 is the pure-Go GroupNormBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+func convnormGoGroupNormBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []float32, rows, segs, seglen, segstride, rowstride int) {
 	s3 := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		s0 := float64(mean[r])
@@ -442,29 +898,144 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 }
 
 // goGroupNormBackwardParamsAny is the pure-Go GroupNormBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
 func convnormGoGroupNormBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []float32, rows, segs, seglen, segstride, rowstride int) {
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
 	for r := 0; r < rows; r++ {
 		var acc0 float64
 		var acc1 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
-			dyRow := dy[base : base+seglen]
-			xRow := x[base : base+seglen]
-			for i := range seglen {
-				v0 := float64(dyRow[i])
-				acc0 += v0 * (float64(xRow[i]) - float64(mean[r*segs+k])) * float64(rstd[r*segs+k])
-				acc1 += v0
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			meanSeg := mean[r*segs+k]
+			rstdSeg := rstd[r*segs+k]
+			for i := 0; i < whole; i += 64 {
+				dyBlock := (*[64]float32)(dyRow[i:])
+				xBlock := (*[64]float32)(xRow[i:])
+				var acc00, acc01 float32
+				var acc10, acc11 float32
+				for j := 0; j < 64; j += 4 {
+					v0A := dyBlock[j]
+					v0B := dyBlock[j+1]
+					v0C := dyBlock[j+2]
+					v0D := dyBlock[j+3]
+					acc00 += v0A*((xBlock[j]-meanSeg)*rstdSeg) + v0C*((xBlock[j+2]-meanSeg)*rstdSeg)
+					acc01 += v0B*((xBlock[j+1]-meanSeg)*rstdSeg) + v0D*((xBlock[j+3]-meanSeg)*rstdSeg)
+					acc10 += v0A + v0C
+					acc11 += v0B + v0D
+				}
+				acc0 += float64(acc00 + acc01)
+				acc1 += float64(acc10 + acc11)
 			}
+			var acc0Tail, acc1Tail float32
+			for i := whole; i < seglen; i++ {
+				v0 := dyRow[i]
+				acc0Tail += v0 * ((xRow[i] - meanSeg) * rstdSeg)
+				acc1Tail += v0
+			}
+			acc0 += float64(acc0Tail)
+			acc1 += float64(acc1Tail)
 		}
-		s0 := acc0
-		dgamma[r] = float32(s0)
-		s1 := acc1
-		dbeta[r] = float32(s1)
+		s0 := float32(acc0)
+		dgamma[r] = s0
+		s1 := float32(acc1)
+		dbeta[r] = s1
 	}
 }
 
 // goInstanceNormAny is the pure-Go InstanceNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goInstanceNormAnyF64.
 func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		pivot := x[r*rowstride]
+		var pivotSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+				for j := 0; j < 64; j += 8 {
+					pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+					pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+					pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+					pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+				}
+				pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+			}
+			var pivotSumTail float32
+			for i := whole; i < seglen; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			pivotSum += float64(pivotSumTail)
+		}
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - shift)
+					devB := (xBlock[j+1] - shift)
+					devC := (xBlock[j+2] - shift)
+					devD := (xBlock[j+3] - shift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+				devSum += float64(devSum0 + devSum1)
+				squareSum += float64(squareSum0 + squareSum1)
+			}
+			var devSumTail, squareSumTail float32
+			for i := whole; i < seglen; i++ {
+				dev := (xRow[i] - shift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			devSum += float64(devSumTail)
+			squareSum += float64(squareSumTail)
+		}
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			convnormGoInstanceNormAnyF64(dst[r*rowstride:], x[r*rowstride:], gamma[r*segs:], beta[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			betaSeg := beta[r*segs+k]
+			for i := range seglen {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gammaSeg + betaSeg)
+			}
+		}
+	}
+}
+
+// goInstanceNormAnyF64 is the pure-Go InstanceNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+func convnormGoInstanceNormAnyF64(dst, x, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r*rowstride])
