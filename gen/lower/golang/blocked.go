@@ -70,7 +70,7 @@ func (l *lowering) rowLen() string {
 // the float32 form.
 func Float64Name(k *ir.Kernel) string {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
-	if Blocked(k) && pass.HasGuard(k) {
+	if (Blocked(k) || ColumnTiles(k)) && pass.HasGuard(k) {
 		return name + "F64"
 	}
 	return name

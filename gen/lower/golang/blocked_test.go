@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/spec"
 )
 
@@ -61,7 +63,6 @@ func TestBlockedForm(t *testing.T) {
 	}
 	render(t, k)
 	for _, sk := range []spec.Kernel{
-		{Name: "CF", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true},
 		{Name: "Half", Mean: true, Epsilon: 1e-5, Storage: "bf16"},
 	} {
 		k, err := algo.Build(sk)
@@ -70,6 +71,69 @@ func TestBlockedForm(t *testing.T) {
 		}
 		if Blocked(k) || Float64Name(k) != "go"+sk.Name+"Any" {
 			t.Errorf("%s: float32 form where it does not apply", sk.Name)
+		}
+	}
+}
+
+// TestColumnTiles: Columns kernels of float32 (parameter gradients,
+// BatchNorm's backward over [N, C], a channels-first forward) get the
+// tiled form, which compiles, reads whole runs of a line rather than one
+// column's elements, sums each column in chunks of 64 lines into float64
+// totals, and, where a guard can reject a column, leaves it to the
+// float64 form with the column's offsets.
+func TestColumnTiles(t *testing.T) {
+	bw, err := algo.NewBackward(spec.Kernel{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Backward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn, err := algo.NewBackward(spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, AffinePerRow: true, SaveStats: true, Backward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := algo.Build(spec.Kernel{Name: "CF", Axis: "channels", Mean: true, Epsilon: 1e-6, Scale: true, Shift: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*ir.Kernel{bw.Params, bn.Columns, cf} {
+		if !ColumnTiles(k) {
+			t.Fatalf("%s: no tiled form", k.Name)
+		}
+		src := render(t, k)
+		fast := src
+		if pass.HasGuard(k) {
+			f64 := Float64Name(k)
+			if !strings.HasSuffix(f64, "F64") || !strings.Contains(src, "func "+f64+"(") {
+				t.Fatalf("%s: no float64 form %s:\n%s", k.Name, f64, src)
+			}
+			fast = src[:strings.Index(src, "func "+f64+"(")]
+			for _, want := range []string{"rejected[c] = true", f64 + "(", "[r0+c:], ", ", 1, h, stride)", "if rejected[lo] {"} {
+				if !strings.Contains(fast, want) {
+					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+				}
+			}
+		}
+		for _, want := range []string{"for r0 := 0; r0 < rows; r0 += 512 {", "[i*stride+r0+lo:][:w]", "for c := range w {"} {
+			if !strings.Contains(fast, want) {
+				t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+			}
+		}
+		if strings.Contains(fast, "stride+r]") {
+			t.Errorf("%s: a column walked element by element:\n%s", k.Name, fast)
+		}
+		if hasAccLoop(k) {
+			for _, want := range []string{"for i0 := 0; i0 < h; i0 += 64 {", "for i := i0; i < min(i0+64, h); i++ {", "Total[c] += float64(", "Chunk[c] = 0"} {
+				if !strings.Contains(fast, want) {
+					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+				}
+			}
+		}
+		for _, line := range strings.Split(fast, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if strings.Contains(line, "float64") && !regexp.MustCompile(`var \w+ \[512\]float64|\w+\[c\] \+= float64\(|math\.Sqrt\(float64\(`).MatchString(line) {
+				t.Errorf("%s: float64 in %q", k.Name, strings.TrimSpace(line))
+			}
 		}
 	}
 }

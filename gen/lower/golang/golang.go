@@ -31,8 +31,11 @@ import (
 // <target.ArgNames(k)> float32): for contiguous rows
 // func(<arrays> []float32, rows, h int).
 func Func(k *ir.Kernel) jen.Code {
-	if ColumnSums(k) {
+	if ColumnTiles(k) && !pass.HasGuard(k) {
 		return columnsFunc(k)
+	}
+	if ColumnTiles(k) {
+		return jen.Add(columnsFunc(k)).Line().Line().Add(float64Func(k, Float64Name(k)))
 	}
 	if !Blocked(k) {
 		return float64Func(k, target.Func{Kernel: k, ISA: target.Go}.Name())
@@ -159,6 +162,9 @@ type lowering struct {
 	invLen string          // the name of 1/n, "" if unused
 	f32    bool            // the float32 form (blocked.go)
 	taken  map[string]bool // the names of the kernel's values and arrays
+	// perColumn are the values a loop of the tiled Columns form reads
+	// per column, from <name>Run[c] (columns.go).
+	perColumn map[ir.S]bool
 }
 
 func newLowering(k *ir.Kernel) *lowering {
@@ -281,6 +287,9 @@ func (l *lowering) arrayName(a int) string { return l.arrays[a] }
 
 // value is how scalar s reads as an operand.
 func (l *lowering) value(s ir.S) *jen.Statement {
+	if l.perColumn[s] {
+		return jen.Id(l.k.ScalarName(s) + "Run").Index(jen.Id("c"))
+	}
 	if a, ok := l.alias[s]; ok {
 		if l.f32 && l.sums[s] {
 			return jen.Float32().Call(jen.Id(a))
