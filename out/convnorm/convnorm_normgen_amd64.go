@@ -154,7 +154,7 @@ func convnormRunConvNeXtLayerNorm96(kern func(dst, x, gamma, beta *float32, rows
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 96, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 96, stride)
 			done += n
 		}
 	}
@@ -176,7 +176,7 @@ func convnormRunConvNeXtLayerNorm128(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 128, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 128, stride)
 			done += n
 		}
 	}
@@ -198,7 +198,7 @@ func convnormRunConvNeXtLayerNorm192(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 192, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 192, stride)
 			done += n
 		}
 	}
@@ -220,7 +220,7 @@ func convnormRunConvNeXtLayerNorm256(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 256, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 256, stride)
 			done += n
 		}
 	}
@@ -242,7 +242,7 @@ func convnormRunConvNeXtLayerNorm384(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 384, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 384, stride)
 			done += n
 		}
 	}
@@ -264,7 +264,7 @@ func convnormRunConvNeXtLayerNorm512(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 512, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 512, stride)
 			done += n
 		}
 	}
@@ -286,7 +286,7 @@ func convnormRunConvNeXtLayerNorm768(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 768, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 768, stride)
 			done += n
 		}
 	}
@@ -308,7 +308,7 @@ func convnormRunConvNeXtLayerNorm1024(kern func(dst, x, gamma, beta *float32, ro
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 1024, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 1024, stride)
 			done += n
 		}
 	}
@@ -330,7 +330,7 @@ func convnormRunConvNeXtLayerNormAny(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, h, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, h, stride)
 			done += n
 		}
 	}
@@ -373,7 +373,7 @@ func convnormRunBatchNormTrainColumns(kern func(dst, mean, rstd, x, gain, bias, 
 		done += kern(&dst[done], &mean[done], &rstd[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainColumnsAny(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			convnormGoBatchNormTrainColumnsAnyF64(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
 			done += n
 		}
 	}
@@ -416,7 +416,7 @@ func convnormRunBatchNormTrainBackwardColumns(kern func(dx, dgain, dbias, dy, x,
 		done += kern(&dx[done], &dgain[done], &dbias[done], &dy[done], &x[done], &mean[done], &rstd[done], &gain[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainBackwardColumnsAny(dx[done:], dgain[done:], dbias[done:], dy[done:], x[done:], mean[done:], rstd[done:], gain[done:], n, h, stride)
+			convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[done:], dgain[done:], dbias[done:], dy[done:], x[done:], mean[done:], rstd[done:], gain[done:], n, h, stride)
 			done += n
 		}
 	}
@@ -459,7 +459,7 @@ func convnormRunBatchNormTrainONNXColumns(kern func(dst, x, gain, bias, runMean,
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainONNXColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			convnormGoBatchNormTrainONNXColumnsAnyF64(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
 			done += n
 		}
 	}

@@ -75,7 +75,7 @@ func convnormRunConvNeXtLayerNorm96(kern func(dst, x, gamma, beta *float32, rows
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 96, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 96, stride)
 			done += n
 		}
 	}
@@ -90,7 +90,7 @@ func convnormRunConvNeXtLayerNorm128(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 128, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 128, stride)
 			done += n
 		}
 	}
@@ -105,7 +105,7 @@ func convnormRunConvNeXtLayerNorm192(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 192, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 192, stride)
 			done += n
 		}
 	}
@@ -120,7 +120,7 @@ func convnormRunConvNeXtLayerNorm256(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 256, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 256, stride)
 			done += n
 		}
 	}
@@ -135,7 +135,7 @@ func convnormRunConvNeXtLayerNorm384(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 384, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 384, stride)
 			done += n
 		}
 	}
@@ -150,7 +150,7 @@ func convnormRunConvNeXtLayerNorm512(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 512, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 512, stride)
 			done += n
 		}
 	}
@@ -165,7 +165,7 @@ func convnormRunConvNeXtLayerNorm768(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 768, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 768, stride)
 			done += n
 		}
 	}
@@ -180,7 +180,7 @@ func convnormRunConvNeXtLayerNorm1024(kern func(dst, x, gamma, beta *float32, ro
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, 1024, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, 1024, stride)
 			done += n
 		}
 	}
@@ -195,7 +195,7 @@ func convnormRunConvNeXtLayerNormAny(kern func(dst, x, gamma, beta *float32, row
 		done += kern(&dst[done], &x[done], &gamma[0], &beta[0], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoConvNeXtLayerNormAny(dst[done:], x[done:], gamma, beta, n, h, stride)
+			convnormGoConvNeXtLayerNormAnyF64(dst[done:], x[done:], gamma, beta, n, h, stride)
 			done += n
 		}
 	}
@@ -224,7 +224,7 @@ func convnormRunBatchNormTrainColumns(kern func(dst, mean, rstd, x, gain, bias, 
 		done += kern(&dst[done], &mean[done], &rstd[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainColumnsAny(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			convnormGoBatchNormTrainColumnsAnyF64(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
 			done += n
 		}
 	}
@@ -253,7 +253,7 @@ func convnormRunBatchNormTrainBackwardColumns(kern func(dx, dgain, dbias, dy, x,
 		done += kern(&dx[done], &dgain[done], &dbias[done], &dy[done], &x[done], &mean[done], &rstd[done], &gain[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainBackwardColumnsAny(dx[done:], dgain[done:], dbias[done:], dy[done:], x[done:], mean[done:], rstd[done:], gain[done:], n, h, stride)
+			convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[done:], dgain[done:], dbias[done:], dy[done:], x[done:], mean[done:], rstd[done:], gain[done:], n, h, stride)
 			done += n
 		}
 	}
@@ -282,7 +282,7 @@ func convnormRunBatchNormTrainONNXColumns(kern func(dst, x, gain, bias, runMean,
 		done += kern(&dst[done], &x[done], &gain[done], &bias[done], &runMean[done], &runVar[done], rows-done, h, stride)
 		if done < rows {
 			n := min(rows, done-done%convnormColumnBlock+convnormColumnBlock) - done
-			convnormGoBatchNormTrainONNXColumnsAny(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
+			convnormGoBatchNormTrainONNXColumnsAnyF64(dst[done:], x[done:], gain[done:], bias[done:], runMean[done:], runVar[done:], n, h, stride)
 			done += n
 		}
 	}

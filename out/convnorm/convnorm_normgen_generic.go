@@ -5,7 +5,158 @@ package convnorm
 import "math"
 
 // goConvNeXtLayerNormAny is the pure-Go ConvNeXtLayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sums in float32 chunks of its lines added in float64.
+// A column whose statistics leave float32's range takes goConvNeXtLayerNormAnyF64.
 func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stride int) {
+	invN := 1 / float32(h)
+	eps := float32(1e-06)
+	var pivotSumChunks [512]float32
+	var pivotSumTotals [512]float64
+	var devSumChunks [512]float32
+	var devSumTotals [512]float64
+	var squareSumChunks [512]float32
+	var squareSumTotals [512]float64
+	var pivotCols [512]float32
+	var shiftCols [512]float32
+	var correctionCols [512]float32
+	var rstdCols [512]float32
+	var rejected [512]bool
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		clear(pivotSumTotals[:n])
+		clear(devSumTotals[:n])
+		clear(squareSumTotals[:n])
+		clear(rejected[:n])
+		for c := range n {
+			r := r0 + c
+			pivot := x[r]
+			pivotCols[c] = pivot
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			pivotRun := pivotCols[lo:hi]
+			pivotSumChunk := pivotSumChunks[lo:hi]
+			pivotSumTotal := pivotSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+					}
+				}
+				for c := range w {
+					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					pivotSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			pivot := pivotCols[c]
+			pivotSum := float32(pivotSumTotals[c])
+			pivotMean := pivotSum * invN
+			shift := pivot + pivotMean
+			shiftCols[c] = shift
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			devSumChunk := devSumChunks[lo:hi]
+			devSumTotal := devSumTotals[lo:hi]
+			squareSumChunk := squareSumChunks[lo:hi]
+			squareSumTotal := squareSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						dev := (xLine[c] - shiftRun[c])
+						devSumChunk[c] += dev
+						squareSumChunk[c] += dev * dev
+					}
+				}
+				for c := range w {
+					devSumTotal[c] += float64(devSumChunk[c])
+					devSumChunk[c] = 0
+					squareSumTotal[c] += float64(squareSumChunk[c])
+					squareSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			devSum := float32(devSumTotals[c])
+			correction := devSum * invN
+			correctionCols[c] = correction
+			squareSum := float32(squareSumTotals[c])
+			meanSquare := squareSum * invN
+			correctionSq := correction * correction
+			variance := meanSquare - correctionSq
+			varianceEps := variance + eps
+			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			std := float32(math.Sqrt(float64(varianceEps)))
+			rstd := 1 / std
+			rstdCols[c] = rstd
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			correctionRun := correctionCols[lo:hi]
+			rstdRun := rstdCols[lo:hi]
+			for i := range h {
+				dstLine := dst[i*stride+r0+lo:][:w]
+				xLine := x[i*stride+r0+lo:][:w]
+				gammaLine := gamma[i]
+				betaLine := beta[i]
+				for c := range w {
+					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*rstdRun[c]*gammaLine + betaLine)
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			if rejected[c] {
+				convnormGoConvNeXtLayerNormAnyF64(dst[r0+c:], x[r0+c:], gamma, beta, 1, h, stride)
+			}
+		}
+	}
+}
+
+// goConvNeXtLayerNormAnyF64 is the pure-Go ConvNeXtLayerNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
+func convnormGoConvNeXtLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h, stride int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r])
@@ -209,7 +360,193 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 }
 
 // goBatchNormTrainColumnsAny is the pure-Go BatchNormTrainColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sums in float32 chunks of its lines added in float64.
+// A column whose statistics leave float32's range takes goBatchNormTrainColumnsAnyF64.
 func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
+	invN := 1 / float32(h)
+	eps := float32(1e-05)
+	keep := float32(0.9)
+	take := float32(0.1)
+	unbias := 1 - invN
+	var pivotSumChunks [512]float32
+	var pivotSumTotals [512]float64
+	var devSumChunks [512]float32
+	var devSumTotals [512]float64
+	var squareSumChunks [512]float32
+	var squareSumTotals [512]float64
+	var pivotCols [512]float32
+	var shiftCols [512]float32
+	var correctionCols [512]float32
+	var rstdCols [512]float32
+	var meanCols [512]float32
+	var scaleCols [512]float32
+	var biasCols [512]float32
+	var rejected [512]bool
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		clear(pivotSumTotals[:n])
+		clear(devSumTotals[:n])
+		clear(squareSumTotals[:n])
+		clear(rejected[:n])
+		for c := range n {
+			r := r0 + c
+			pivot := x[r]
+			pivotCols[c] = pivot
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			pivotRun := pivotCols[lo:hi]
+			pivotSumChunk := pivotSumChunks[lo:hi]
+			pivotSumTotal := pivotSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+					}
+				}
+				for c := range w {
+					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					pivotSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			pivot := pivotCols[c]
+			pivotSum := float32(pivotSumTotals[c])
+			pivotMean := pivotSum * invN
+			shift := pivot + pivotMean
+			shiftCols[c] = shift
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			devSumChunk := devSumChunks[lo:hi]
+			devSumTotal := devSumTotals[lo:hi]
+			squareSumChunk := squareSumChunks[lo:hi]
+			squareSumTotal := squareSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						dev := (xLine[c] - shiftRun[c])
+						devSumChunk[c] += dev
+						squareSumChunk[c] += dev * dev
+					}
+				}
+				for c := range w {
+					devSumTotal[c] += float64(devSumChunk[c])
+					devSumChunk[c] = 0
+					squareSumTotal[c] += float64(squareSumChunk[c])
+					squareSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			r := r0 + c
+			shift := shiftCols[c]
+			devSum := float32(devSumTotals[c])
+			correction := devSum * invN
+			correctionCols[c] = correction
+			squareSum := float32(squareSumTotals[c])
+			meanSquare := squareSum * invN
+			correctionSq := correction * correction
+			variance := meanSquare - correctionSq
+			varianceEps := variance + eps
+			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			std := float32(math.Sqrt(float64(varianceEps)))
+			rstd := 1 / std
+			rstdCols[c] = rstd
+			mean := shift + correction
+			meanCols[c] = mean
+			unbiasedVariance := variance / unbias
+			oldMean := runMean[r]
+			keptMean := keep * oldMean
+			takenMean := take * mean
+			newMean := keptMean + takenMean
+			runMean[r] = newMean
+			oldVar := runVar[r]
+			keptVar := keep * oldVar
+			takenVar := take * unbiasedVariance
+			newVar := keptVar + takenVar
+			runVar[r] = newVar
+			gain := gains[r]
+			scale := rstd * gain
+			scaleCols[c] = scale
+			bias := biases[r]
+			biasCols[c] = bias
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			correctionRun := correctionCols[lo:hi]
+			scaleRun := scaleCols[lo:hi]
+			biasRun := biasCols[lo:hi]
+			for i := range h {
+				dstLine := dst[i*stride+r0+lo:][:w]
+				xLine := x[i*stride+r0+lo:][:w]
+				for c := range w {
+					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*scaleRun[c] + biasRun[c])
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			if rejected[c] {
+				continue
+			}
+			r := r0 + c
+			mean := meanCols[c]
+			rstd := rstdCols[c]
+			means[r] = mean
+			rstds[r] = rstd
+		}
+		for c := range n {
+			if rejected[c] {
+				convnormGoBatchNormTrainColumnsAnyF64(dst[r0+c:], means[r0+c:], rstds[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+			}
+		}
+	}
+}
+
+// goBatchNormTrainColumnsAnyF64 is the pure-Go BatchNormTrainColumns in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+func convnormGoBatchNormTrainColumnsAnyF64(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r])
@@ -383,7 +720,140 @@ func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, r
 }
 
 // goBatchNormTrainBackwardColumnsAny is the pure-Go BatchNormTrainBackwardColumns: u = gain[row]*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgain = sum(dy*xhat) per row; dbias = sum(dy) per row.
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sums in float32 chunks of its lines added in float64.
+// A column whose statistics leave float32's range takes goBatchNormTrainBackwardColumnsAnyF64.
 func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, rstd, gain []float32, rows, h, stride int) {
+	s4 := 1 / float32(h)
+	var acc0Chunks [512]float32
+	var acc0Totals [512]float64
+	var acc1Chunks [512]float32
+	var acc1Totals [512]float64
+	var s0Cols [512]float32
+	var s1Cols [512]float32
+	var s2Cols [512]float32
+	var s9Cols [512]float32
+	var s11Cols [512]float32
+	var rejected [512]bool
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		clear(acc0Totals[:n])
+		clear(acc1Totals[:n])
+		clear(rejected[:n])
+		for c := range n {
+			r := r0 + c
+			s0 := mean[r]
+			s0Cols[c] = s0
+			s1 := rstd[r]
+			s1Cols[c] = s1
+			s2 := gain[r]
+			s2Cols[c] = s2
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			s0Run := s0Cols[lo:hi]
+			s1Run := s1Cols[lo:hi]
+			acc0Chunk := acc0Chunks[lo:hi]
+			acc0Total := acc0Totals[lo:hi]
+			acc1Chunk := acc1Chunks[lo:hi]
+			acc1Total := acc1Totals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					dyLine := dy[i*stride+r0+lo:][:w]
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						v0 := dyLine[c]
+						acc0Chunk[c] += v0 * ((xLine[c] - s0Run[c]) * s1Run[c])
+						acc1Chunk[c] += v0
+					}
+				}
+				for c := range w {
+					acc0Total[c] += float64(acc0Chunk[c])
+					acc0Chunk[c] = 0
+					acc1Total[c] += float64(acc1Chunk[c])
+					acc1Chunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			r := r0 + c
+			s2 := s2Cols[c]
+			s3 := float32(acc0Totals[c])
+			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			s5 := s3 * s4
+			s6 := s2 * s5
+			if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			s7 := float32(acc1Totals[c])
+			if !(s7 >= -math.MaxFloat32 && s7 <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			s8 := s7 * s4
+			s9 := s2 * s8
+			s9Cols[c] = s9
+			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			dgain[r] = s3
+			dbias[r] = s7
+			s11 := 0 - s6
+			s11Cols[c] = s11
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			s2Run := s2Cols[lo:hi]
+			s9Run := s9Cols[lo:hi]
+			s0Run := s0Cols[lo:hi]
+			s1Run := s1Cols[lo:hi]
+			s11Run := s11Cols[lo:hi]
+			for i := range h {
+				dxLine := dx[i*stride+r0+lo:][:w]
+				dyLine := dy[i*stride+r0+lo:][:w]
+				xLine := x[i*stride+r0+lo:][:w]
+				for c := range w {
+					dxLine[c] = ((xLine[c]-s0Run[c])*s1Run[c]*s11Run[c] + (dyLine[c]*s2Run[c] - s9Run[c])) * s1Run[c]
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			if rejected[c] {
+				convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[r0+c:], dgain[r0+c:], dbias[r0+c:], dy[r0+c:], x[r0+c:], mean[r0+c:], rstd[r0+c:], gain[r0+c:], 1, h, stride)
+			}
+		}
+	}
+}
+
+// goBatchNormTrainBackwardColumnsAnyF64 is the pure-Go BatchNormTrainBackwardColumns in float64, for the rows whose float32
+// statistics a guard rejects: u = gain[row]*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgain = sum(dy*xhat) per row; dbias = sum(dy) per row.
+func convnormGoBatchNormTrainBackwardColumnsAnyF64(dx, dgain, dbias, dy, x, mean, rstd, gain []float32, rows, h, stride int) {
 	s4 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		s0 := float64(mean[r])
@@ -576,7 +1046,177 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 }
 
 // goBatchNormTrainONNXColumnsAny is the pure-Go BatchNormTrainONNXColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sums in float32 chunks of its lines added in float64.
+// A column whose statistics leave float32's range takes goBatchNormTrainONNXColumnsAnyF64.
 func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
+	invN := 1 / float32(h)
+	eps := float32(1e-05)
+	keep := float32(0.9)
+	take := float32(0.1)
+	var pivotSumChunks [512]float32
+	var pivotSumTotals [512]float64
+	var devSumChunks [512]float32
+	var devSumTotals [512]float64
+	var squareSumChunks [512]float32
+	var squareSumTotals [512]float64
+	var pivotCols [512]float32
+	var shiftCols [512]float32
+	var correctionCols [512]float32
+	var scaleCols [512]float32
+	var biasCols [512]float32
+	var rejected [512]bool
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		clear(pivotSumTotals[:n])
+		clear(devSumTotals[:n])
+		clear(squareSumTotals[:n])
+		clear(rejected[:n])
+		for c := range n {
+			r := r0 + c
+			pivot := x[r]
+			pivotCols[c] = pivot
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			pivotRun := pivotCols[lo:hi]
+			pivotSumChunk := pivotSumChunks[lo:hi]
+			pivotSumTotal := pivotSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+					}
+				}
+				for c := range w {
+					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					pivotSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			pivot := pivotCols[c]
+			pivotSum := float32(pivotSumTotals[c])
+			pivotMean := pivotSum * invN
+			shift := pivot + pivotMean
+			shiftCols[c] = shift
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			devSumChunk := devSumChunks[lo:hi]
+			devSumTotal := devSumTotals[lo:hi]
+			squareSumChunk := squareSumChunks[lo:hi]
+			squareSumTotal := squareSumTotals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					xLine := x[i*stride+r0+lo:][:w]
+					for c := range w {
+						dev := (xLine[c] - shiftRun[c])
+						devSumChunk[c] += dev
+						squareSumChunk[c] += dev * dev
+					}
+				}
+				for c := range w {
+					devSumTotal[c] += float64(devSumChunk[c])
+					devSumChunk[c] = 0
+					squareSumTotal[c] += float64(squareSumChunk[c])
+					squareSumChunk[c] = 0
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			r := r0 + c
+			shift := shiftCols[c]
+			devSum := float32(devSumTotals[c])
+			correction := devSum * invN
+			correctionCols[c] = correction
+			squareSum := float32(squareSumTotals[c])
+			meanSquare := squareSum * invN
+			correctionSq := correction * correction
+			variance := meanSquare - correctionSq
+			varianceEps := variance + eps
+			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+				rejected[c] = true
+				continue
+			}
+			std := float32(math.Sqrt(float64(varianceEps)))
+			rstd := 1 / std
+			mean := shift + correction
+			oldMean := runMean[r]
+			keptMean := keep * oldMean
+			takenMean := take * mean
+			newMean := keptMean + takenMean
+			runMean[r] = newMean
+			oldVar := runVar[r]
+			keptVar := keep * oldVar
+			takenVar := take * variance
+			newVar := keptVar + takenVar
+			runVar[r] = newVar
+			gain := gains[r]
+			scale := rstd * gain
+			scaleCols[c] = scale
+			bias := biases[r]
+			biasCols[c] = bias
+		}
+		// Runs of columns no guard rejected.
+		for lo := 0; lo < n; {
+			if rejected[lo] {
+				lo++
+				continue
+			}
+			hi := lo + 1
+			for hi < n && !rejected[hi] {
+				hi++
+			}
+			w := hi - lo
+			shiftRun := shiftCols[lo:hi]
+			correctionRun := correctionCols[lo:hi]
+			scaleRun := scaleCols[lo:hi]
+			biasRun := biasCols[lo:hi]
+			for i := range h {
+				dstLine := dst[i*stride+r0+lo:][:w]
+				xLine := x[i*stride+r0+lo:][:w]
+				for c := range w {
+					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*scaleRun[c] + biasRun[c])
+				}
+			}
+			lo = hi
+		}
+		for c := range n {
+			if rejected[c] {
+				convnormGoBatchNormTrainONNXColumnsAnyF64(dst[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+			}
+		}
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyF64 is the pure-Go BatchNormTrainONNXColumns in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
+func convnormGoBatchNormTrainONNXColumnsAnyF64(dst, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		pivot := float64(x[r])
@@ -641,12 +1281,33 @@ func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs
 }
 
 // goBatchNormInferenceColumnsAny is the pure-Go BatchNormInferenceColumns: y = x*gain[c] + bias[c].
+// Float32 arithmetic over tiles of 512 columns read line by line, each
+// column's sums in float32 chunks of its lines added in float64.
 func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, rows, h, stride int) {
-	for r := 0; r < rows; r++ {
-		gain := float64(gains[r])
-		bias := float64(biases[r])
-		for i := range h {
-			dst[i*stride+r] = float32((float64(x[i*stride+r])*gain + bias))
+	var gainCols [512]float32
+	var biasCols [512]float32
+	for r0 := 0; r0 < rows; r0 += 512 {
+		n := min(512, rows-r0)
+		// The whole tile is one run of columns.
+		lo, hi := 0, n
+		for c := range n {
+			r := r0 + c
+			gain := gains[r]
+			gainCols[c] = gain
+			bias := biases[r]
+			biasCols[c] = bias
+		}
+		{
+			w := hi - lo
+			gainRun := gainCols[lo:hi]
+			biasRun := biasCols[lo:hi]
+			for i := range h {
+				dstLine := dst[i*stride+r0+lo:][:w]
+				xLine := x[i*stride+r0+lo:][:w]
+				for c := range w {
+					dstLine[c] = (xLine[c]*gainRun[c] + biasRun[c])
+				}
+			}
 		}
 	}
 }

@@ -456,7 +456,7 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 
 // goLayerNormStatsBackwardParamsAny is the pure-Go LayerNormStatsBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
 // Float32 arithmetic over tiles of 512 columns read line by line, each
-// column's sum in float32 chunks of its lines added in float64.
+// column's sums in float32 chunks of its lines added in float64.
 func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []float32, rows, h, stride int) {
 	var acc0Chunks [512]float32
 	var acc0Totals [512]float64
@@ -464,39 +464,42 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 	var acc1Totals [512]float64
 	for r0 := 0; r0 < rows; r0 += 512 {
 		n := min(512, rows-r0)
-		acc0Chunk := acc0Chunks[:n]
-		acc0Total := acc0Totals[:n]
-		clear(acc0Total)
-		acc1Chunk := acc1Chunks[:n]
-		acc1Total := acc1Totals[:n]
-		clear(acc1Total)
-		// Chunks of 64 lines, each column's chunk one float32 chain.
-		for i0 := 0; i0 < h; i0 += 64 {
-			for i := i0; i < min(i0+64, h); i++ {
-				dyLine := dy[i*stride+r0:][:n]
-				xLine := x[i*stride+r0:][:n]
-				meanLine := mean[i]
-				rstdLine := rstd[i]
-				for c := range n {
-					v0 := dyLine[c]
-					acc0Chunk[c] += v0 * ((xLine[c] - meanLine) * rstdLine)
-					acc1Chunk[c] += v0
+		clear(acc0Totals[:n])
+		clear(acc1Totals[:n])
+		// The whole tile is one run of columns.
+		lo, hi := 0, n
+		{
+			w := hi - lo
+			acc0Chunk := acc0Chunks[lo:hi]
+			acc0Total := acc0Totals[lo:hi]
+			acc1Chunk := acc1Chunks[lo:hi]
+			acc1Total := acc1Totals[lo:hi]
+			// Chunks of 64 lines, each column's chunk one float32 chain.
+			for i0 := 0; i0 < h; i0 += 64 {
+				for i := i0; i < min(i0+64, h); i++ {
+					dyLine := dy[i*stride+r0+lo:][:w]
+					xLine := x[i*stride+r0+lo:][:w]
+					meanLine := mean[i]
+					rstdLine := rstd[i]
+					for c := range w {
+						v0 := dyLine[c]
+						acc0Chunk[c] += v0 * ((xLine[c] - meanLine) * rstdLine)
+						acc1Chunk[c] += v0
+					}
 				}
-			}
-			for c := range n {
-				acc0Total[c] += float64(acc0Chunk[c])
-				acc0Chunk[c] = 0
-				acc1Total[c] += float64(acc1Chunk[c])
-				acc1Chunk[c] = 0
+				for c := range w {
+					acc0Total[c] += float64(acc0Chunk[c])
+					acc0Chunk[c] = 0
+					acc1Total[c] += float64(acc1Chunk[c])
+					acc1Chunk[c] = 0
+				}
 			}
 		}
 		for c := range n {
 			r := r0 + c
-			acc0 := acc0Total[c]
-			acc1 := acc1Total[c]
-			s0 := float32(acc0)
+			s0 := float32(acc0Totals[c])
 			dgamma[r] = s0
-			s1 := float32(acc1)
+			s1 := float32(acc1Totals[c])
 			dbeta[r] = s1
 		}
 	}
