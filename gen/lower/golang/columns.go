@@ -240,21 +240,23 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 // read from their arrays of the tile.
 func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 	k := l.k
+	// Every slice of the run of length w, visibly to the compiler: no
+	// bounds checks in the loops.
 	run := []jen.Code{jen.Id("w").Op(":=").Id("hi").Op("-").Id("lo")}
 	splat := map[ir.S]bool{}
 	for _, op := range lp.Ops {
 		if op.Code == ir.VSplat && kept[op.Scalar] && !splat[op.Scalar] {
 			splat[op.Scalar] = true
 			n := k.ScalarName(op.Scalar)
-			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Id("hi")))
+			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
 	for _, a := range accs {
 		n := k.AccName(a)
 		run = append(run,
-			jen.Id(n+"Chunk").Op(":=").Id(n+"Chunks").Index(jen.Id("lo"), jen.Id("hi")),
-			jen.Id(n+"Total").Op(":=").Id(n+"Totals").Index(jen.Id("lo"), jen.Id("hi")))
+			jen.Id(n+"Chunk").Op(":=").Id(n+"Chunks").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")),
+			jen.Id(n+"Total").Op(":=").Id(n+"Totals").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 	}
 	uses := make([]int, len(lp.Ops))
 	for _, op := range lp.Ops {
