@@ -44,9 +44,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				hi++
 			}
 			w := hi - lo
-			pivotRun := pivotCols[lo:hi]
-			pivotSumChunk := pivotSumChunks[lo:hi]
-			pivotSumTotal := pivotSumTotals[lo:hi]
+			pivotRun := pivotCols[lo:][:w]
+			pivotSumChunk := pivotSumChunks[lo:][:w]
+			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -80,11 +80,11 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			devSumChunk := devSumChunks[lo:hi]
-			devSumTotal := devSumTotals[lo:hi]
-			squareSumChunk := squareSumChunks[lo:hi]
-			squareSumTotal := squareSumTotals[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -132,9 +132,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			correctionRun := correctionCols[lo:hi]
-			rstdRun := rstdCols[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			correctionRun := correctionCols[lo:][:w]
+			rstdRun := rstdCols[lo:][:w]
 			for i := range h {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
@@ -405,9 +405,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				hi++
 			}
 			w := hi - lo
-			pivotRun := pivotCols[lo:hi]
-			pivotSumChunk := pivotSumChunks[lo:hi]
-			pivotSumTotal := pivotSumTotals[lo:hi]
+			pivotRun := pivotCols[lo:][:w]
+			pivotSumChunk := pivotSumChunks[lo:][:w]
+			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -441,11 +441,11 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			devSumChunk := devSumChunks[lo:hi]
-			devSumTotal := devSumTotals[lo:hi]
-			squareSumChunk := squareSumChunks[lo:hi]
-			squareSumTotal := squareSumTotals[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -513,10 +513,10 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			correctionRun := correctionCols[lo:hi]
-			scaleRun := scaleCols[lo:hi]
-			biasRun := biasCols[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			correctionRun := correctionCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			biasRun := biasCols[lo:][:w]
 			for i := range h {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
@@ -760,12 +760,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				hi++
 			}
 			w := hi - lo
-			s0Run := s0Cols[lo:hi]
-			s1Run := s1Cols[lo:hi]
-			acc0Chunk := acc0Chunks[lo:hi]
-			acc0Total := acc0Totals[lo:hi]
-			acc1Chunk := acc1Chunks[lo:hi]
-			acc1Total := acc1Totals[lo:hi]
+			s0Run := s0Cols[lo:][:w]
+			s1Run := s1Cols[lo:][:w]
+			acc0Chunk := acc0Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
+			acc1Chunk := acc1Chunks[lo:][:w]
+			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -828,11 +828,11 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				hi++
 			}
 			w := hi - lo
-			s2Run := s2Cols[lo:hi]
-			s9Run := s9Cols[lo:hi]
-			s0Run := s0Cols[lo:hi]
-			s1Run := s1Cols[lo:hi]
-			s11Run := s11Cols[lo:hi]
+			s2Run := s2Cols[lo:][:w]
+			s9Run := s9Cols[lo:][:w]
+			s0Run := s0Cols[lo:][:w]
+			s1Run := s1Cols[lo:][:w]
+			s11Run := s11Cols[lo:][:w]
 			for i := range h {
 				dxLine := dx[i*stride+r0+lo:][:w]
 				dyLine := dy[i*stride+r0+lo:][:w]
@@ -1088,9 +1088,9 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				hi++
 			}
 			w := hi - lo
-			pivotRun := pivotCols[lo:hi]
-			pivotSumChunk := pivotSumChunks[lo:hi]
-			pivotSumTotal := pivotSumTotals[lo:hi]
+			pivotRun := pivotCols[lo:][:w]
+			pivotSumChunk := pivotSumChunks[lo:][:w]
+			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -1124,11 +1124,11 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			devSumChunk := devSumChunks[lo:hi]
-			devSumTotal := devSumTotals[lo:hi]
-			squareSumChunk := squareSumChunks[lo:hi]
-			squareSumTotal := squareSumTotals[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
@@ -1193,10 +1193,10 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				hi++
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:hi]
-			correctionRun := correctionCols[lo:hi]
-			scaleRun := scaleCols[lo:hi]
-			biasRun := biasCols[lo:hi]
+			shiftRun := shiftCols[lo:][:w]
+			correctionRun := correctionCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			biasRun := biasCols[lo:][:w]
 			for i := range h {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
@@ -1299,8 +1299,8 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 		}
 		{
 			w := hi - lo
-			gainRun := gainCols[lo:hi]
-			biasRun := biasCols[lo:hi]
+			gainRun := gainCols[lo:][:w]
+			biasRun := biasCols[lo:][:w]
 			for i := range h {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]

@@ -470,10 +470,10 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 		lo, hi := 0, n
 		{
 			w := hi - lo
-			acc0Chunk := acc0Chunks[lo:hi]
-			acc0Total := acc0Totals[lo:hi]
-			acc1Chunk := acc1Chunks[lo:hi]
-			acc1Total := acc1Totals[lo:hi]
+			acc0Chunk := acc0Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
+			acc1Chunk := acc1Chunks[lo:][:w]
+			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {

@@ -402,8 +402,8 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 		lo, hi := 0, n
 		{
 			w := hi - lo
-			acc0Chunk := acc0Chunks[lo:hi]
-			acc0Total := acc0Totals[lo:hi]
+			acc0Chunk := acc0Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
 				for i := i0; i < min(i0+64, h); i++ {
