@@ -41,7 +41,7 @@ func Blocked(k *ir.Kernel) bool {
 			return false
 		}
 	}
-	return k.NumAccs == 0 || pass.HasGuard(k) || (k.Layout == ir.Segments && sumsOnly(k))
+	return k.NumAccs == 0 || pass.HasGuard(k) || sumsOnly(k)
 }
 
 // sumsOnly reports whether k's only outputs are per-row sums: a row's

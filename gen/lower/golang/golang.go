@@ -3,13 +3,14 @@
 // the reference the assembly kernels are fuzzed against.
 //
 // One function per kernel serves every row length: pure Go gains nothing
-// from a constant H that is worth the extra code. Row kernels of float32
-// whose sums a guard checks get the float32 form (blocked.go): the
-// assembly's arithmetic, its sums in float32 blocks added in float64, as
-// fast as scalar Go gets. Every other kernel, and the rows a guard
-// rejects, get the float64 form (loads widen, stores round to float32),
-// whose statistics cannot overflow or underflow where float32 ones can,
-// which is why the assembly hands such rows (ir.SGuard) to it too.
+// from a constant H that is worth the extra code. Kernels of float32 get
+// the float32 form: the assembly's arithmetic, its sums in float32 blocks
+// added in float64, as fast as scalar Go gets, over rows and segments
+// (blocked.go) or tiles of columns (columns.go). Half storage, and the
+// rows a guard rejects, get the float64 form (loads widen, stores round
+// to float32), whose statistics cannot overflow or underflow where
+// float32 ones can, which is why the assembly hands such rows (ir.SGuard)
+// to it too.
 package golang
 
 import (
