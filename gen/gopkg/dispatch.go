@@ -502,7 +502,8 @@ const columnBlock = "columnBlock"
 
 // columnsRunFunc is runFunc for the Columns layout, where a kernel
 // abandons a whole vector block of rows at a failed guard: the pure-Go
-// kernel then finishes the block of columnBlock rows holding row done.
+// float64 form then finishes the block of columnBlock rows holding row
+// done.
 // Which rows take the float64 path so depends on their block's values
 // alone, not on where the call started, and a Parallel entry point that
 // splits at block boundaries gives the serial call's very bits.

@@ -52,7 +52,7 @@ func TestTensorParallelEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "n := min(rows, done-done%columnBlock+columnBlock) - done\n\t\t\tgoBNColumnsAny(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], n, h, stride)\n\t\t\tdone += n"
+		want := "n := min(rows, done-done%columnBlock+columnBlock) - done\n\t\t\tgoBNColumnsAnyF64(dst[done:], mean[done:], rstd[done:], x[done:], gain[done:], bias[done:], n, h, stride)\n\t\t\tdone += n"
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s: the Columns run loop lacks %q:\n%s", c.sk.Name, want, b)
 		}
