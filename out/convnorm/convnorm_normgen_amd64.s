@@ -619,7 +619,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -627,31 +627,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -660,10 +672,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -672,45 +692,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
 	MOVL         $0x3c2aaaab, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -719,14 +761,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -735,96 +793,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -837,16 +935,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -855,7 +953,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -865,7 +964,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -880,19 +979,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -901,9 +1000,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -913,8 +1014,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1001,16 +1102,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -1019,7 +1120,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1029,7 +1131,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -1044,19 +1146,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1065,9 +1167,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1077,8 +1181,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1767,7 +1871,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1775,31 +1879,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -1808,10 +1924,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1820,45 +1944,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
 	MOVL         $0x3c000000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -1867,14 +2013,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -1883,96 +2045,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -1985,16 +2187,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -2003,7 +2205,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2013,7 +2216,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2028,19 +2231,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2049,9 +2252,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2061,8 +2266,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2149,16 +2354,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -2167,7 +2372,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2177,7 +2383,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2192,19 +2398,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -2213,9 +2419,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2225,8 +2433,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2915,7 +3123,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -2923,31 +3131,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -2956,10 +3176,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -2968,45 +3196,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
 	MOVL         $0x3baaaaab, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3015,14 +3265,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -3031,96 +3297,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -3133,16 +3439,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -3151,7 +3457,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -3161,7 +3468,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -3176,19 +3483,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3197,9 +3504,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -3209,8 +3518,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -3297,16 +3606,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -3315,7 +3624,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -3325,7 +3635,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -3340,19 +3650,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -3361,9 +3671,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -3373,8 +3685,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4063,7 +4375,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -4071,31 +4383,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -4104,10 +4428,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4116,45 +4448,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
 	MOVL         $0x3b800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4163,14 +4517,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -4179,96 +4549,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -4281,16 +4691,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -4299,7 +4709,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -4309,7 +4720,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -4324,19 +4735,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4345,9 +4756,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -4357,8 +4770,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4445,16 +4858,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -4463,7 +4876,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -4473,7 +4887,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -4488,19 +4902,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -4509,9 +4923,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -4521,8 +4937,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5211,7 +5627,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -5219,31 +5635,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -5252,10 +5680,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5264,45 +5700,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
 	MOVL         $0x3b2aaaab, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5311,14 +5769,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -5327,96 +5801,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -5429,16 +5943,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -5447,7 +5961,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -5457,7 +5972,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -5472,19 +5987,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5493,9 +6008,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -5505,8 +6022,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5593,16 +6110,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -5611,7 +6128,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -5621,7 +6139,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -5636,19 +6154,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -5657,9 +6175,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -5669,8 +6189,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6359,7 +6879,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -6367,31 +6887,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -6400,10 +6932,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6412,45 +6952,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
 	MOVL         $0x3b000000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6459,14 +7021,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -6475,96 +7053,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -6577,16 +7195,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -6595,7 +7213,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -6605,7 +7224,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -6620,19 +7239,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6641,9 +7260,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -6653,8 +7274,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6741,16 +7362,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -6759,7 +7380,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -6769,7 +7391,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -6784,19 +7406,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -6805,9 +7427,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -6817,8 +7441,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7507,7 +8131,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -7515,31 +8139,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -7548,10 +8184,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7560,45 +8204,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
 	MOVL         $0x3aaaaaab, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7607,14 +8273,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -7623,96 +8305,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -7725,16 +8447,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -7743,7 +8465,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -7753,7 +8476,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -7768,19 +8491,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7789,9 +8512,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -7801,8 +8526,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7889,16 +8614,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -7907,7 +8632,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -7917,7 +8643,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -7932,19 +8658,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -7953,9 +8679,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -7965,8 +8693,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -8655,7 +9383,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -8663,31 +9391,43 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VADDPS  Y6, Y2, Y2
-	VMOVUPS 32(CX)(R9*1), Y6
-	VSUBPS  Y1, Y6, Y6
-	VADDPS  Y6, Y3, Y3
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -8696,10 +9436,18 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y4, Y4
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y5, Y5
-	VXORPS  Y3, Y3, Y3
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8708,45 +9456,67 @@ gloop0:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y2, Y2
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
 	MOVL         $0x3a800000, R8
-	VMOVD        R8, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 gloop1:
-	VMOVUPS     (CX)(R9*1), Y11
-	VSUBPS      Y0, Y11, Y11
-	VADDPS      Y11, Y2, Y2
-	VFMADD231PS Y11, Y11, Y5
-	VMOVUPS     32(CX)(R9*1), Y11
-	VSUBPS      Y1, Y11, Y11
-	VADDPS      Y11, Y3, Y3
-	VFMADD231PS Y11, Y11, Y6
+	VMOVUPS     (CX)(R9*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R9*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R9*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R9*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8755,14 +9525,30 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y7, Y7
-	VXORPS  Y2, Y2, Y2
-	VADDPS  Y3, Y8, Y8
-	VXORPS  Y3, Y3, Y3
-	VADDPS  Y5, Y9, Y9
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  Y6, Y10, Y10
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
 	CMPQ    R10, R11
@@ -8771,96 +9557,136 @@ gloop1:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y7, Y2, Y2
-	VADDPS Y8, Y3, Y3
-	VADDPS Y9, Y5, Y5
-	VADDPS Y10, Y6, Y6
+	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y9, Y9
+	VADDPS 160(SP), Y10, Y10
+	VADDPS 192(SP), Y11, Y11
+	VADDPS 224(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R8, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
 
 gloop2:
-	VMOVUPS      (CX)(R9*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R8*4), Y7
-	VBROADCASTSS (DX)(R8*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R9*1)
-	VMOVUPS      32(CX)(R9*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R9*1)
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -8873,16 +9699,16 @@ block:
 	VMOVUPS (CX), Y0
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y3
-	VSUBPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
 	CMPQ    R8, R10
@@ -8891,7 +9717,8 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y2, Y2
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -8901,7 +9728,7 @@ bloop0:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y2, Y1, Y1
+	VADDPS (SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -8916,19 +9743,19 @@ bloop0end:
 	VADDPS Y1, Y0, Y0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y1, (SP)
+	VMOVUPS Y3, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 bloop1:
-	VMOVUPS     (CX)(R9*1), Y6
-	VSUBPS      Y0, Y6, Y6
-	VADDPS      Y6, Y1, Y1
-	VFMADD231PS Y6, Y6, Y3
+	VMOVUPS     (CX)(R9*1), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -8937,9 +9764,11 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y1, Y4, Y4
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  Y3, Y5, Y5
+	VADDPS  32(SP), Y3, Y3
+	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -8949,8 +9778,8 @@ bloop1:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y4, Y1, Y1
-	VADDPS Y5, Y3, Y3
+	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -9037,16 +9866,16 @@ tail:
 	VMASKMOVPS (CX), Y0, Y1
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, (SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop0:
-	VMASKMOVPS (CX)(R9*1), Y0, Y4
-	VSUBPS     Y1, Y4, Y4
-	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS (CX)(R9*1), Y0, Y3
+	VSUBPS     Y1, Y3, Y3
+	VADDPS     Y3, Y2, Y2
 	INCQ       R8
 	ADDQ       DI, R9
 	CMPQ       R8, R10
@@ -9055,7 +9884,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y3, Y3
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -9065,7 +9895,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y3, Y2, Y2
+	VADDPS (SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -9080,19 +9910,19 @@ tloop0end:
 	VADDPS Y2, Y1, Y1
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS Y2, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	XORQ   R8, R8
-	XORQ   R9, R9
-	MOVQ   $+64, R10
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y2, (SP)
+	VMOVUPS Y4, 32(SP)
+	XORQ    R8, R8
+	XORQ    R9, R9
+	MOVQ    $+64, R10
 
 tloop1:
-	VMASKMOVPS  (CX)(R9*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y4
+	VMASKMOVPS  (CX)(R9*1), Y0, Y5
+	VSUBPS      Y1, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y4
 	INCQ        R8
 	ADDQ        DI, R9
 	CMPQ        R8, R10
@@ -9101,9 +9931,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  Y2, Y5, Y5
+	VADDPS  (SP), Y2, Y2
+	VMOVUPS Y2, (SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  Y4, Y6, Y6
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -9113,8 +9945,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS Y5, Y2, Y2
-	VADDPS Y6, Y4, Y4
+	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10056,7 +10888,7 @@ done:
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $256-64
+TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -10065,24 +10897,32 @@ TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $256-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
 
 gloop0short:
 	XORQ    R9, R9
@@ -10092,12 +10932,18 @@ gloop0short:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 32(CX)(R10*1), Y4
-	VSUBPS  Y1, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R10*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R10*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R10*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R10*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, R11
@@ -10106,26 +10952,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
-	VXORPS  Y3, Y3, Y3
+	VADDPS  128(SP), Y4, Y4
+	VMOVUPS Y4, 128(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  160(SP), Y5, Y5
+	VMOVUPS Y5, 160(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  192(SP), Y6, Y6
+	VMOVUPS Y6, 192(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  224(SP), Y7, Y7
+	VMOVUPS Y7, 224(SP)
+	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R9
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS 128(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS 160(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS 192(SP), Y6
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS 224(SP), Y7
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 224(SP)
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -10137,45 +10999,67 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop0summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS 128(SP), Y8
+	VADDPS  (SP), Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 160(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 192(SP), Y8
+	VADDPS  64(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 224(SP), Y8
+	VADDPS  96(SP), Y8, Y8
+	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X4
-	VCVTSI2SSQ   DI, X4, X5
-	VDIVSS       X5, X4, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R9, X8
+	VCVTSI2SSQ   DI, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Y8
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
 	CMPQ    DI, $+64
 	JBE     gloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y4, (SP)
+	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 256(SP)
+	VMOVUPS Y5, 288(SP)
+	VMOVUPS Y6, 320(SP)
+	VMOVUPS Y7, 352(SP)
+	VMOVUPS Y9, 384(SP)
+	VMOVUPS Y10, 416(SP)
+	VMOVUPS Y11, 448(SP)
+	VMOVUPS Y12, 480(SP)
 
 gloop1short:
 	XORQ    R9, R9
@@ -10185,14 +11069,22 @@ gloop1short:
 	CMOVQGT DI, R11
 
 gloop1:
-	VMOVUPS     (CX)(R10*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R10*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R10*1), Y13
+	VSUBPS      Y0, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y9
+	VMOVUPS     32(CX)(R10*1), Y13
+	VSUBPS      Y1, Y13, Y13
+	VADDPS      Y13, Y5, Y5
+	VFMADD231PS Y13, Y13, Y10
+	VMOVUPS     64(CX)(R10*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VADDPS      Y13, Y6, Y6
+	VFMADD231PS Y13, Y13, Y11
+	VMOVUPS     96(CX)(R10*1), Y13
+	VSUBPS      Y3, Y13, Y13
+	VADDPS      Y13, Y7, Y7
+	VFMADD231PS Y13, Y13, Y12
 	INCQ        R9
 	ADDQ        R8, R10
 	CMPQ        R9, R11
@@ -10201,42 +11093,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
-	VXORPS  Y2, Y2, Y2
-	VADDPS  160(SP), Y3, Y3
-	VMOVUPS Y3, 160(SP)
-	VXORPS  Y3, Y3, Y3
-	VADDPS  192(SP), Y5, Y5
-	VMOVUPS Y5, 192(SP)
+	VADDPS  256(SP), Y4, Y4
+	VMOVUPS Y4, 256(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  288(SP), Y5, Y5
+	VMOVUPS Y5, 288(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  224(SP), Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VADDPS  320(SP), Y6, Y6
+	VMOVUPS Y6, 320(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  352(SP), Y7, Y7
+	VMOVUPS Y7, 352(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  384(SP), Y9, Y9
+	VMOVUPS Y9, 384(SP)
+	VXORPS  Y9, Y9, Y9
+	VADDPS  416(SP), Y10, Y10
+	VMOVUPS Y10, 416(SP)
+	VXORPS  Y10, Y10, Y10
+	VADDPS  448(SP), Y11, Y11
+	VMOVUPS Y11, 448(SP)
+	VXORPS  Y11, Y11, Y11
+	VADDPS  480(SP), Y12, Y12
+	VMOVUPS Y12, 480(SP)
+	VXORPS  Y12, Y12, Y12
 	TESTQ   $+4095, R9
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS 160(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS 192(SP), Y5
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VMOVUPS 256(SP), Y4
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 256(SP)
+	VMOVUPS 288(SP), Y5
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS 224(SP), Y6
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y5, 288(SP)
+	VMOVUPS 320(SP), Y6
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y6, 320(SP)
+	VMOVUPS 352(SP), Y7
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 352(SP)
+	VMOVUPS 384(SP), Y9
+	VADDPS  128(SP), Y9, Y9
+	VMOVUPS Y9, 128(SP)
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS Y9, 384(SP)
+	VMOVUPS 416(SP), Y10
+	VADDPS  160(SP), Y10, Y10
+	VMOVUPS Y10, 160(SP)
+	VXORPS  Y10, Y10, Y10
+	VMOVUPS Y10, 416(SP)
+	VMOVUPS 448(SP), Y11
+	VADDPS  192(SP), Y11, Y11
+	VMOVUPS Y11, 192(SP)
+	VXORPS  Y11, Y11, Y11
+	VMOVUPS Y11, 448(SP)
+	VMOVUPS 480(SP), Y12
+	VADDPS  224(SP), Y12, Y12
+	VMOVUPS Y12, 224(SP)
+	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y12, 480(SP)
 
 gloop1next:
 	ADDQ    $+64, R11
@@ -10248,105 +11172,153 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop1summed
-	VMOVUPS 128(SP), Y7
-	VADDPS  (SP), Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 160(SP), Y7
-	VADDPS  32(SP), Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 192(SP), Y7
-	VADDPS  64(SP), Y7, Y7
-	VADDPS  Y7, Y5, Y5
-	VMOVUPS 224(SP), Y7
-	VADDPS  96(SP), Y7, Y7
-	VADDPS  Y7, Y6, Y6
+	VMOVUPS 256(SP), Y13
+	VADDPS  (SP), Y13, Y13
+	VADDPS  Y13, Y4, Y4
+	VMOVUPS 288(SP), Y13
+	VADDPS  32(SP), Y13, Y13
+	VADDPS  Y13, Y5, Y5
+	VMOVUPS 320(SP), Y13
+	VADDPS  64(SP), Y13, Y13
+	VADDPS  Y13, Y6, Y6
+	VMOVUPS 352(SP), Y13
+	VADDPS  96(SP), Y13, Y13
+	VADDPS  Y13, Y7, Y7
+	VMOVUPS 384(SP), Y13
+	VADDPS  128(SP), Y13, Y13
+	VADDPS  Y13, Y9, Y9
+	VMOVUPS 416(SP), Y13
+	VADDPS  160(SP), Y13, Y13
+	VADDPS  Y13, Y10, Y10
+	VMOVUPS 448(SP), Y13
+	VADDPS  192(SP), Y13, Y13
+	VADDPS  Y13, Y11, Y11
+	VMOVUPS 480(SP), Y13
+	VADDPS  224(SP), Y13, Y13
+	VADDPS  Y13, Y12, Y12
 
 gloop1summed:
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	VMULPS Y8, Y6, Y6
+	VMULPS Y8, Y7, Y7
 
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMULPS Y8, Y9, Y9
+	VMULPS Y8, Y10, Y10
+	VMULPS Y8, Y11, Y11
+	VMULPS Y8, Y12, Y8
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMULPS Y4, Y4, Y12
+	VMULPS Y5, Y5, Y13
+	VMULPS Y6, Y6, Y14
+	VMULPS Y7, Y7, Y15
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VSUBPS Y12, Y9, Y9
+	VSUBPS Y13, Y10, Y10
+	VSUBPS Y14, Y11, Y11
+	VSUBPS Y15, Y8, Y8
 
 	// eps = 1e-06
 	MOVL         $0x358637bd, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Y12
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y5
-	VADDPS Y6, Y4, Y4
+	VADDPS Y12, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y12, Y11, Y11
+	VADDPS Y12, Y8, Y8
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Y12
 	MOVL         $0x15f79688, R9
-	VMOVD        R9, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y8
-	VCMPPS       $0x19, Y7, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVD        R9, X13
+	VBROADCASTSS X13, Y13
+	VCMPPS       $0x16, Y12, Y9, Y14
+	VCMPPS       $0x19, Y13, Y9, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
 	JNE          blocks
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y6, Y6
+	VCMPPS       $0x16, Y12, Y10, Y14
+	VCMPPS       $0x19, Y13, Y10, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y11, Y14
+	VCMPPS       $0x19, Y13, Y11, Y15
+	VORPS        Y15, Y14, Y14
+	VTESTPS      Y14, Y14
+	JNE          blocks
+	VCMPPS       $0x16, Y12, Y8, Y12
+	VCMPPS       $0x19, Y13, Y8, Y13
+	VORPS        Y13, Y12, Y12
+	VTESTPS      Y12, Y12
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R9
-	VMOVD        R9, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R9, X12
+	VBROADCASTSS X12, Y12
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
-	VSQRTPS Y4, Y4
+	VSQRTPS Y9, Y9
+	VSQRTPS Y10, Y10
+	VSQRTPS Y11, Y11
+	VSQRTPS Y8, Y8
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
-	VDIVPS Y4, Y6, Y4
+	VDIVPS Y9, Y12, Y9
+	VDIVPS Y10, Y12, Y10
+	VDIVPS Y11, Y12, Y11
+	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop2:
-	VMOVUPS      (CX)(R10*1), Y6
-	VSUBPS       Y0, Y6, Y6
-	VSUBPS       Y2, Y6, Y6
-	VMULPS       Y5, Y6, Y6
-	VBROADCASTSS (BX)(R9*4), Y7
-	VBROADCASTSS (DX)(R9*4), Y8
-	VFMADD213PS  Y7, Y8, Y6
-	VMOVUPS      Y6, (AX)(R10*1)
-	VMOVUPS      32(CX)(R10*1), Y6
-	VSUBPS       Y1, Y6, Y6
-	VSUBPS       Y3, Y6, Y6
-	VMULPS       Y4, Y6, Y6
-	VFMADD231PS  Y8, Y6, Y7
-	VMOVUPS      Y7, 32(AX)(R10*1)
+	VMOVUPS      (CX)(R10*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R9*4), Y13
+	VBROADCASTSS (DX)(R9*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, (AX)(R10*1)
+	VMOVUPS      32(CX)(R10*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 32(AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVUPS      Y12, 64(AX)(R10*1)
+	VMOVUPS      96(CX)(R10*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, DI
 	JB           gloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
+	ADDQ         $+128, AX
+	ADDQ         $+128, CX
+	SUBQ         $+32, SI
+	CMPQ         SI, $+32
 	JAE          group
 
 blocks:
@@ -13443,7 +14415,7 @@ done:
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), NOSPLIT, $256-96
+TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3840-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -13456,24 +14428,36 @@ TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), NOSPLIT, $256-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
-	CMPQ R10, $+16
+	CMPQ R10, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (BX), Y0
 	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS Y0, (SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS Y3, 352(SP)
 
 gloop0short:
 	XORQ    R13, R13
@@ -13484,10 +14468,20 @@ gloop0short:
 
 gloop0:
 	VMOVUPS (BX)(R14*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
+	VMOVUPS (SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
 	VMOVUPS 32(BX)(R14*1), Y4
-	VSUBPS  Y1, Y4, Y4
+	VMOVUPS 32(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(BX)(R14*1), Y4
+	VMOVUPS 64(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(BX)(R14*1), Y4
+	VMOVUPS 96(SP), Y5
+	VSUBPS  Y5, Y4, Y4
 	VADDPS  Y4, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
@@ -13497,26 +14491,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  256(SP), Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  288(SP), Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  320(SP), Y2, Y2
+	VMOVUPS Y2, 320(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VADDPS  352(SP), Y3, Y3
+	VMOVUPS Y3, 352(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 256(SP), Y0
+	VADDPS  128(SP), Y0, Y0
+	VMOVUPS Y0, 128(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS 288(SP), Y1
+	VADDPS  160(SP), Y1, Y1
+	VMOVUPS Y1, 160(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS 320(SP), Y2
+	VADDPS  192(SP), Y2, Y2
+	VMOVUPS Y2, 192(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS 352(SP), Y3
+	VADDPS  224(SP), Y3, Y3
+	VMOVUPS Y3, 224(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y3, 352(SP)
 
 gloop0next:
 	ADDQ    $+64, R15
@@ -13528,45 +14538,92 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
+	VMOVUPS 256(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 288(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 320(SP), Y4
+	VADDPS  192(SP), Y4, Y4
 	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
+	VMOVUPS 352(SP), Y4
+	VADDPS  224(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y0, 384(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y3, 480(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X4
-	VCVTSI2SSQ   R11, X4, X5
-	VDIVSS       X5, X4, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R13, X0
+	VCVTSI2SSQ   R11, X0, X1
+	VDIVSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMOVUPS 384(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 448(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 480(SP), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y1, 512(SP)
+	VMOVUPS Y2, 544(SP)
+	VMOVUPS Y3, 576(SP)
+	VMOVUPS Y4, 608(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VMOVUPS 512(SP), Y1
+	VMOVUPS (SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 544(SP), Y2
+	VMOVUPS 32(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 576(SP), Y3
+	VMOVUPS 64(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 96(SP), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y2, 672(SP)
+	VMOVUPS Y3, 704(SP)
+	VMOVUPS Y4, 736(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
 	CMPQ    R11, $+64
 	JBE     gloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y3, 192(SP)
+	VMOVUPS Y4, 224(SP)
+	VMOVUPS Y5, 256(SP)
+	VMOVUPS Y6, 288(SP)
+	VMOVUPS Y7, 320(SP)
+	VMOVUPS Y8, 352(SP)
+	VMOVUPS Y1, 768(SP)
+	VMOVUPS Y2, 800(SP)
+	VMOVUPS Y3, 832(SP)
+	VMOVUPS Y4, 864(SP)
+	VMOVUPS Y5, 896(SP)
+	VMOVUPS Y6, 928(SP)
+	VMOVUPS Y7, 960(SP)
+	VMOVUPS Y8, 992(SP)
 
 gloop1short:
 	XORQ    R13, R13
@@ -13576,14 +14633,26 @@ gloop1short:
 	CMOVQGT R11, R15
 
 gloop1:
-	VMOVUPS     (BX)(R14*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(BX)(R14*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (BX)(R14*1), Y9
+	VMOVUPS     640(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y1, Y1
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(BX)(R14*1), Y9
+	VMOVUPS     672(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y2, Y2
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(BX)(R14*1), Y9
+	VMOVUPS     704(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y3, Y3
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(BX)(R14*1), Y9
+	VMOVUPS     736(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y4, Y4
+	VFMADD231PS Y9, Y9, Y8
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13592,42 +14661,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VADDPS  768(SP), Y1, Y1
+	VMOVUPS Y1, 768(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  800(SP), Y2, Y2
+	VMOVUPS Y2, 800(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  160(SP), Y3, Y3
-	VMOVUPS Y3, 160(SP)
+	VADDPS  832(SP), Y3, Y3
+	VMOVUPS Y3, 832(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  192(SP), Y5, Y5
-	VMOVUPS Y5, 192(SP)
+	VADDPS  864(SP), Y4, Y4
+	VMOVUPS Y4, 864(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  896(SP), Y5, Y5
+	VMOVUPS Y5, 896(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  224(SP), Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VADDPS  928(SP), Y6, Y6
+	VMOVUPS Y6, 928(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  960(SP), Y7, Y7
+	VMOVUPS Y7, 960(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  992(SP), Y8, Y8
+	VMOVUPS Y8, 992(SP)
+	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R13
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 768(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 768(SP)
+	VMOVUPS 800(SP), Y2
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS 160(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y2, 800(SP)
+	VMOVUPS 832(SP), Y3
+	VADDPS  192(SP), Y3, Y3
+	VMOVUPS Y3, 192(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS 192(SP), Y5
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y3, 832(SP)
+	VMOVUPS 864(SP), Y4
+	VADDPS  224(SP), Y4, Y4
+	VMOVUPS Y4, 224(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 864(SP)
+	VMOVUPS 896(SP), Y5
+	VADDPS  256(SP), Y5, Y5
+	VMOVUPS Y5, 256(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS 224(SP), Y6
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y5, 896(SP)
+	VMOVUPS 928(SP), Y6
+	VADDPS  288(SP), Y6, Y6
+	VMOVUPS Y6, 288(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y6, 928(SP)
+	VMOVUPS 960(SP), Y7
+	VADDPS  320(SP), Y7, Y7
+	VMOVUPS Y7, 320(SP)
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 960(SP)
+	VMOVUPS 992(SP), Y8
+	VADDPS  352(SP), Y8, Y8
+	VMOVUPS Y8, 352(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 992(SP)
 
 gloop1next:
 	ADDQ    $+64, R15
@@ -13639,195 +14740,491 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop1summed
-	VMOVUPS 128(SP), Y7
-	VADDPS  (SP), Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 160(SP), Y7
-	VADDPS  32(SP), Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 192(SP), Y7
-	VADDPS  64(SP), Y7, Y7
-	VADDPS  Y7, Y5, Y5
-	VMOVUPS 224(SP), Y7
-	VADDPS  96(SP), Y7, Y7
-	VADDPS  Y7, Y6, Y6
+	VMOVUPS 768(SP), Y9
+	VADDPS  128(SP), Y9, Y9
+	VADDPS  Y9, Y1, Y1
+	VMOVUPS 800(SP), Y9
+	VADDPS  160(SP), Y9, Y9
+	VADDPS  Y9, Y2, Y2
+	VMOVUPS 832(SP), Y9
+	VADDPS  192(SP), Y9, Y9
+	VADDPS  Y9, Y3, Y3
+	VMOVUPS 864(SP), Y9
+	VADDPS  224(SP), Y9, Y9
+	VADDPS  Y9, Y4, Y4
+	VMOVUPS 896(SP), Y9
+	VADDPS  256(SP), Y9, Y9
+	VADDPS  Y9, Y5, Y5
+	VMOVUPS 928(SP), Y9
+	VADDPS  288(SP), Y9, Y9
+	VADDPS  Y9, Y6, Y6
+	VMOVUPS 960(SP), Y9
+	VADDPS  320(SP), Y9, Y9
+	VADDPS  Y9, Y7, Y7
+	VMOVUPS 992(SP), Y9
+	VADDPS  352(SP), Y9, Y9
+	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y1, 1024(SP)
+	VMOVUPS Y2, 1056(SP)
+	VMOVUPS Y3, 1088(SP)
+	VMOVUPS Y4, 1120(SP)
+
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMOVUPS 1024(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 1056(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 1088(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 1120(SP), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y1, 1152(SP)
+	VMOVUPS Y2, 1184(SP)
+	VMOVUPS Y3, 1216(SP)
+	VMOVUPS Y4, 1248(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y5, 1280(SP)
+	VMOVUPS Y6, 1312(SP)
+	VMOVUPS Y7, 1344(SP)
+	VMOVUPS Y8, 1376(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y6
+	VMOVUPS 1280(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 1312(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 1344(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 1376(SP), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y1, 1408(SP)
+	VMOVUPS Y2, 1440(SP)
+	VMOVUPS Y3, 1472(SP)
+	VMOVUPS Y4, 1504(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y7
-	VMULPS Y3, Y3, Y8
+	VMOVUPS 1152(SP), Y1
+	VMOVUPS 1152(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 1184(SP), Y2
+	VMOVUPS 1184(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 1216(SP), Y3
+	VMOVUPS 1216(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS 1248(SP), Y4
+	VMOVUPS 1248(SP), Y5
+	VMULPS  Y4, Y5, Y4
+	VMOVUPS Y1, 1536(SP)
+	VMOVUPS Y2, 1568(SP)
+	VMOVUPS Y3, 1600(SP)
+	VMOVUPS Y4, 1632(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y7, Y5, Y5
-	VSUBPS Y8, Y6, Y6
+	VMOVUPS 1536(SP), Y1
+	VMOVUPS 1408(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS 1568(SP), Y2
+	VMOVUPS 1440(SP), Y3
+	VSUBPS  Y2, Y3, Y2
+	VMOVUPS 1600(SP), Y3
+	VMOVUPS 1472(SP), Y4
+	VSUBPS  Y3, Y4, Y3
+	VMOVUPS 1632(SP), Y4
+	VMOVUPS 1504(SP), Y5
+	VSUBPS  Y4, Y5, Y4
+	VMOVUPS Y1, 1664(SP)
+	VMOVUPS Y2, 1696(SP)
+	VMOVUPS Y3, 1728(SP)
+	VMOVUPS Y4, 1760(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VADDPS Y7, Y5, Y8
-	VADDPS Y7, Y6, Y7
+	VMOVUPS 1664(SP), Y2
+	VADDPS  Y1, Y2, Y2
+	VMOVUPS 1696(SP), Y3
+	VADDPS  Y1, Y3, Y3
+	VMOVUPS 1728(SP), Y4
+	VADDPS  Y1, Y4, Y4
+	VMOVUPS 1760(SP), Y5
+	VADDPS  Y1, Y5, Y1
+	VMOVUPS Y2, 1792(SP)
+	VMOVUPS Y3, 1824(SP)
+	VMOVUPS Y4, 1856(SP)
+	VMOVUPS Y1, 1888(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X9
-	VBROADCASTSS X9, Y9
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X10
-	VBROADCASTSS X10, Y10
-	VCMPPS       $0x16, Y9, Y8, Y11
-	VCMPPS       $0x19, Y10, Y8, Y12
-	VORPS        Y12, Y11, Y11
-	VTESTPS      Y11, Y11
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      1792(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
 	JNE          blocks
-	VCMPPS       $0x16, Y9, Y7, Y9
-	VCMPPS       $0x19, Y10, Y7, Y10
-	VORPS        Y10, Y9, Y9
-	VTESTPS      Y9, Y9
+	VMOVUPS      1824(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1856(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1888(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y1, Y1
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X9
-	VBROADCASTSS X9, Y9
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y8, Y8
-	VSQRTPS Y7, Y7
+	VMOVUPS 1792(SP), Y2
+	VSQRTPS Y2, Y2
+	VMOVUPS 1824(SP), Y3
+	VSQRTPS Y3, Y3
+	VMOVUPS 1856(SP), Y4
+	VSQRTPS Y4, Y4
+	VMOVUPS 1888(SP), Y5
+	VSQRTPS Y5, Y5
+	VMOVUPS Y2, 1920(SP)
+	VMOVUPS Y3, 1952(SP)
+	VMOVUPS Y4, 1984(SP)
+	VMOVUPS Y5, 2016(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y8, Y9, Y8
-	VDIVPS Y7, Y9, Y7
+	VMOVUPS 1920(SP), Y2
+	VDIVPS  Y2, Y1, Y2
+	VMOVUPS 1952(SP), Y3
+	VDIVPS  Y3, Y1, Y3
+	VMOVUPS 1984(SP), Y4
+	VDIVPS  Y4, Y1, Y4
+	VMOVUPS 2016(SP), Y5
+	VDIVPS  Y5, Y1, Y1
+	VMOVUPS Y2, 2048(SP)
+	VMOVUPS Y3, 2080(SP)
+	VMOVUPS Y4, 2112(SP)
+	VMOVUPS Y1, 2144(SP)
 
 	// mean = shift + correction
-	VADDPS Y2, Y0, Y9
-	VADDPS Y3, Y1, Y10
+	VMOVUPS 1152(SP), Y1
+	VMOVUPS 640(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 1184(SP), Y2
+	VMOVUPS 672(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 1216(SP), Y3
+	VMOVUPS 704(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS 1248(SP), Y4
+	VMOVUPS 736(SP), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y1, 2176(SP)
+	VMOVUPS Y2, 2208(SP)
+	VMOVUPS Y3, 2240(SP)
+	VMOVUPS Y4, 2272(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Y11
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X13
-	VBROADCASTSS X13, Y13
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Y3
 
 	// unbias = 1 - invN
-	VSUBPS Y4, Y13, Y4
+	VSUBPS Y0, Y3, Y0
 
 	// unbiasedVariance = variance / unbias
-	VDIVPS Y4, Y5, Y5
-	VDIVPS Y4, Y6, Y4
+	VMOVUPS 1664(SP), Y3
+	VDIVPS  Y0, Y3, Y3
+	VMOVUPS 1696(SP), Y4
+	VDIVPS  Y0, Y4, Y4
+	VMOVUPS 1728(SP), Y5
+	VDIVPS  Y0, Y5, Y5
+	VMOVUPS 1760(SP), Y6
+	VDIVPS  Y0, Y6, Y0
+	VMOVUPS Y3, 2304(SP)
+	VMOVUPS Y4, 2336(SP)
+	VMOVUPS Y5, 2368(SP)
+	VMOVUPS Y0, 2400(SP)
 
 	// oldMean = runMean[row]
-	VMOVUPS (R8), Y6
-	VMOVUPS 32(R8), Y13
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y3
+	VMOVUPS 64(R8), Y4
+	VMOVUPS 96(R8), Y5
+	VMOVUPS Y0, 2432(SP)
+	VMOVUPS Y3, 2464(SP)
+	VMOVUPS Y4, 2496(SP)
+	VMOVUPS Y5, 2528(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y6, Y11, Y6
-	VMULPS Y13, Y11, Y13
+	VMOVUPS 2432(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 2464(SP), Y3
+	VMULPS  Y3, Y1, Y3
+	VMOVUPS 2496(SP), Y4
+	VMULPS  Y4, Y1, Y4
+	VMOVUPS 2528(SP), Y5
+	VMULPS  Y5, Y1, Y5
+	VMOVUPS Y0, 2560(SP)
+	VMOVUPS Y3, 2592(SP)
+	VMOVUPS Y4, 2624(SP)
+	VMOVUPS Y5, 2656(SP)
 
 	// takenMean = take * mean
-	VMULPS Y9, Y12, Y14
-	VMULPS Y10, Y12, Y15
+	VMOVUPS 2176(SP), Y0
+	VMULPS  Y0, Y2, Y0
+	VMOVUPS 2208(SP), Y3
+	VMULPS  Y3, Y2, Y3
+	VMOVUPS 2240(SP), Y4
+	VMULPS  Y4, Y2, Y4
+	VMOVUPS 2272(SP), Y5
+	VMULPS  Y5, Y2, Y5
+	VMOVUPS Y0, 2688(SP)
+	VMOVUPS Y3, 2720(SP)
+	VMOVUPS Y4, 2752(SP)
+	VMOVUPS Y5, 2784(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y14, Y6, Y6
-	VADDPS Y15, Y13, Y13
+	VMOVUPS 2688(SP), Y0
+	VMOVUPS 2560(SP), Y3
+	VADDPS  Y0, Y3, Y0
+	VMOVUPS 2720(SP), Y3
+	VMOVUPS 2592(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS 2752(SP), Y4
+	VMOVUPS 2624(SP), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS 2784(SP), Y5
+	VMOVUPS 2656(SP), Y6
+	VADDPS  Y5, Y6, Y5
+	VMOVUPS Y0, 2816(SP)
+	VMOVUPS Y3, 2848(SP)
+	VMOVUPS Y4, 2880(SP)
+	VMOVUPS Y5, 2912(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS Y6, (R8)
-	VMOVUPS Y13, 32(R8)
+	VMOVUPS 2816(SP), Y0
+	VMOVUPS Y0, (R8)
+	VMOVUPS 2848(SP), Y0
+	VMOVUPS Y0, 32(R8)
+	VMOVUPS 2880(SP), Y0
+	VMOVUPS Y0, 64(R8)
+	VMOVUPS 2912(SP), Y0
+	VMOVUPS Y0, 96(R8)
 
 	// oldVar = runVar[row]
-	VMOVUPS (R9), Y6
-	VMOVUPS 32(R9), Y13
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y3
+	VMOVUPS 64(R9), Y4
+	VMOVUPS 96(R9), Y5
+	VMOVUPS Y0, 2944(SP)
+	VMOVUPS Y3, 2976(SP)
+	VMOVUPS Y4, 3008(SP)
+	VMOVUPS Y5, 3040(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y6, Y11, Y6
-	VMULPS Y13, Y11, Y11
+	VMOVUPS 2944(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 2976(SP), Y3
+	VMULPS  Y3, Y1, Y3
+	VMOVUPS 3008(SP), Y4
+	VMULPS  Y4, Y1, Y4
+	VMOVUPS 3040(SP), Y5
+	VMULPS  Y5, Y1, Y1
+	VMOVUPS Y0, 3072(SP)
+	VMOVUPS Y3, 3104(SP)
+	VMOVUPS Y4, 3136(SP)
+	VMOVUPS Y1, 3168(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMULPS Y5, Y12, Y5
-	VMULPS Y4, Y12, Y4
+	VMOVUPS 2304(SP), Y0
+	VMULPS  Y0, Y2, Y0
+	VMOVUPS 2336(SP), Y1
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 2368(SP), Y3
+	VMULPS  Y3, Y2, Y3
+	VMOVUPS 2400(SP), Y4
+	VMULPS  Y4, Y2, Y2
+	VMOVUPS Y0, 3200(SP)
+	VMOVUPS Y1, 3232(SP)
+	VMOVUPS Y3, 3264(SP)
+	VMOVUPS Y2, 3296(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y5, Y6, Y5
-	VADDPS Y4, Y11, Y4
+	VMOVUPS 3200(SP), Y0
+	VMOVUPS 3072(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS 3232(SP), Y1
+	VMOVUPS 3104(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 3264(SP), Y2
+	VMOVUPS 3136(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 3296(SP), Y3
+	VMOVUPS 3168(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y0, 3328(SP)
+	VMOVUPS Y1, 3360(SP)
+	VMOVUPS Y2, 3392(SP)
+	VMOVUPS Y3, 3424(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS Y5, (R9)
-	VMOVUPS Y4, 32(R9)
+	VMOVUPS 3328(SP), Y0
+	VMOVUPS Y0, (R9)
+	VMOVUPS 3360(SP), Y0
+	VMOVUPS Y0, 32(R9)
+	VMOVUPS 3392(SP), Y0
+	VMOVUPS Y0, 64(R9)
+	VMOVUPS 3424(SP), Y0
+	VMOVUPS Y0, 96(R9)
 
 	// gain = gain[row]
-	VMOVUPS (SI), Y4
-	VMOVUPS 32(SI), Y5
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS Y0, 3456(SP)
+	VMOVUPS Y1, 3488(SP)
+	VMOVUPS Y2, 3520(SP)
+	VMOVUPS Y3, 3552(SP)
 
 	// scale = rstd * gain
-	VMULPS Y4, Y8, Y4
-	VMULPS Y5, Y7, Y5
+	VMOVUPS 3456(SP), Y0
+	VMOVUPS 2048(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 3488(SP), Y1
+	VMOVUPS 2080(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 3520(SP), Y2
+	VMOVUPS 2112(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 3552(SP), Y3
+	VMOVUPS 2144(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS Y0, 3584(SP)
+	VMOVUPS Y1, 3616(SP)
+	VMOVUPS Y2, 3648(SP)
+	VMOVUPS Y3, 3680(SP)
 
 	// bias = bias[row]
-	VMOVUPS (DI), Y6
-	VMOVUPS 32(DI), Y11
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS Y0, 3712(SP)
+	VMOVUPS Y1, 3744(SP)
+	VMOVUPS Y2, 3776(SP)
+	VMOVUPS Y3, 3808(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
 gloop2:
-	VMOVUPS (BX)(R14*1), Y12
-	VSUBPS  Y0, Y12, Y12
-	VSUBPS  Y2, Y12, Y12
-	VMULPS  Y4, Y12, Y12
-	VADDPS  Y6, Y12, Y12
-	VMOVUPS Y12, (AX)(R14*1)
-	VMOVUPS 32(BX)(R14*1), Y12
-	VSUBPS  Y1, Y12, Y12
-	VSUBPS  Y3, Y12, Y12
-	VMULPS  Y5, Y12, Y12
-	VADDPS  Y11, Y12, Y12
-	VMOVUPS Y12, 32(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y0
+	VMOVUPS 640(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1152(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3584(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3712(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y0
+	VMOVUPS 672(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1184(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3616(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3744(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Y0
+	VMOVUPS 704(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1216(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3648(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3776(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(R14*1)
+	VMOVUPS 96(BX)(R14*1), Y0
+	VMOVUPS 736(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3680(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3808(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
 
 	// mean[row] = mean
-	VMOVUPS Y9, (CX)
-	VMOVUPS Y10, 32(CX)
+	VMOVUPS 2176(SP), Y0
+	VMOVUPS Y0, (CX)
+	VMOVUPS 2208(SP), Y0
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS 2240(SP), Y0
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS 2272(SP), Y0
+	VMOVUPS Y0, 96(CX)
 
 	// rstd[row] = rstd
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $+64, DI
-	ADDQ    $+64, R8
-	ADDQ    $+64, R9
-	SUBQ    $+16, R10
-	CMPQ    R10, $+16
+	VMOVUPS 2048(SP), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 2080(SP), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 2112(SP), Y0
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS 2144(SP), Y0
+	VMOVUPS Y0, 96(DX)
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	ADDQ    $+128, SI
+	ADDQ    $+128, DI
+	ADDQ    $+128, R8
+	ADDQ    $+128, R9
+	SUBQ    $+32, R10
+	CMPQ    R10, $+32
 	JAE     group
 
 blocks:
@@ -13838,13 +15235,14 @@ block:
 	// a block of 8 rows
 	// pivot = the row's first x
 	VMOVUPS (BX), Y0
+	VMOVUPS Y0, (SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS  Y1, Y1, Y1
+	VXORPS  Y0, Y0, Y0
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -13854,9 +15252,10 @@ bloop0short:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (BX)(R14*1), Y1
+	VMOVUPS (SP), Y2
+	VSUBPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R15
@@ -13865,18 +15264,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
+	VADDPS  160(SP), Y0, Y0
+	VMOVUPS Y0, 160(SP)
+	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 160(SP), Y0
+	VADDPS  128(SP), Y0, Y0
+	VMOVUPS Y0, 128(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 160(SP)
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -13888,34 +15287,41 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS 160(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y0, 32(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X2
-	VCVTSI2SSQ   R11, X2, X3
-	VDIVSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
+	VMOVD        R13, X0
+	VCVTSI2SSQ   R11, X0, X1
+	VDIVSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y2, Y1, Y1
+	VMOVUPS 32(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y1, Y0, Y0
+	VMOVUPS 64(SP), Y1
+	VMOVUPS (SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 96(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
-	VXORPS  Y3, Y3, Y3
+	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS Y2, 224(SP)
 
 bloop1short:
 	XORQ    R13, R13
@@ -13925,10 +15331,11 @@ bloop1short:
 	CMOVQGT R11, R15
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VADDPS      Y4, Y1, Y1
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (BX)(R14*1), Y3
+	VMOVUPS     96(SP), Y4
+	VSUBPS      Y4, Y3, Y3
+	VADDPS      Y3, Y1, Y1
+	VFMADD231PS Y3, Y3, Y2
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -13937,26 +15344,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  192(SP), Y1, Y1
+	VMOVUPS Y1, 192(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
-	VXORPS  Y3, Y3, Y3
+	VADDPS  224(SP), Y2, Y2
+	VMOVUPS Y2, 224(SP)
+	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS 192(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS 224(SP), Y2
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 224(SP)
 
 bloop1next:
 	ADDQ    $+64, R15
@@ -13968,144 +15375,199 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS 192(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 224(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y1, 384(SP)
+
 	// correction = devSum * invN
-	VMULPS Y2, Y1, Y1
+	VMOVUPS 384(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 416(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y2, 448(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y2, Y3, Y3
+	VMOVUPS 448(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 480(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y1, Y1, Y4
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 512(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y4, Y3, Y3
+	VMOVUPS 512(SP), Y1
+	VMOVUPS 480(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y1, 544(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VADDPS Y4, Y3, Y4
+	VMOVUPS 544(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 576(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y4, Y5
-	VCMPPS       $0x19, Y6, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y5, Y5
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      576(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y1, Y1
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y4, Y4
+	VMOVUPS 576(SP), Y2
+	VSQRTPS Y2, Y2
+	VMOVUPS Y2, 608(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y4, Y5, Y4
+	VMOVUPS 608(SP), Y2
+	VDIVPS  Y2, Y1, Y1
+	VMOVUPS Y1, 640(SP)
 
 	// mean = shift + correction
-	VADDPS Y1, Y0, Y5
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 96(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 672(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Y3
 
 	// unbias = 1 - invN
-	VSUBPS Y2, Y8, Y2
+	VSUBPS Y0, Y3, Y0
 
 	// unbiasedVariance = variance / unbias
-	VDIVPS Y2, Y3, Y2
+	VMOVUPS 544(SP), Y3
+	VDIVPS  Y0, Y3, Y0
+	VMOVUPS Y0, 704(SP)
 
 	// oldMean = runMean[row]
-	VMOVUPS (R8), Y3
+	VMOVUPS (R8), Y0
+	VMOVUPS Y0, 736(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y3, Y6, Y3
+	VMOVUPS 736(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1024(SP)
 
 	// takenMean = take * mean
-	VMULPS Y5, Y7, Y8
+	VMOVUPS 672(SP), Y0
+	VMULPS  Y0, Y2, Y0
+	VMOVUPS Y0, 1056(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y8, Y3, Y3
+	VMOVUPS 1056(SP), Y0
+	VMOVUPS 1024(SP), Y3
+	VADDPS  Y0, Y3, Y0
+	VMOVUPS Y0, 1088(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS Y3, (R8)
+	VMOVUPS 1088(SP), Y0
+	VMOVUPS Y0, (R8)
 
 	// oldVar = runVar[row]
-	VMOVUPS (R9), Y3
+	VMOVUPS (R9), Y0
+	VMOVUPS Y0, 1120(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y3, Y6, Y3
+	VMOVUPS 1120(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1152(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMULPS Y2, Y7, Y2
+	VMOVUPS 704(SP), Y0
+	VMULPS  Y0, Y2, Y0
+	VMOVUPS Y0, 1184(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y2, Y3, Y2
+	VMOVUPS 1184(SP), Y0
+	VMOVUPS 1152(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1216(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS Y2, (R9)
+	VMOVUPS 1216(SP), Y0
+	VMOVUPS Y0, (R9)
 
 	// gain = gain[row]
-	VMOVUPS (SI), Y2
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, 1248(SP)
 
 	// scale = rstd * gain
-	VMULPS Y2, Y4, Y2
+	VMOVUPS 1248(SP), Y0
+	VMOVUPS 640(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1280(SP)
 
 	// bias = bias[row]
-	VMOVUPS (DI), Y3
+	VMOVUPS (DI), Y0
+	VMOVUPS Y0, 1312(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop2:
-	VMOVUPS (BX)(R14*1), Y6
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y6, Y6
-	VMULPS  Y2, Y6, Y6
-	VADDPS  Y3, Y6, Y6
-	VMOVUPS Y6, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y0
+	VMOVUPS 96(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 416(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1280(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 1312(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
 
 	// mean[row] = mean
-	VMOVUPS Y5, (CX)
+	VMOVUPS 672(SP), Y0
+	VMOVUPS Y0, (CX)
 
 	// rstd[row] = rstd
-	VMOVUPS Y4, (DX)
+	VMOVUPS 640(SP), Y0
+	VMOVUPS Y0, (DX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -14132,13 +15594,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (BX), Y0, Y1
+	VMOVUPS    Y1, (SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS  Y2, Y2, Y2
+	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y1, 160(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -14148,9 +15611,10 @@ tloop0short:
 	CMOVQGT R11, R15
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (BX)(R14*1), Y0, Y2
+	VMOVUPS    (SP), Y3
+	VSUBPS     Y3, Y2, Y2
+	VADDPS     Y2, Y1, Y1
 	INCQ       R13
 	ADDQ       R12, R14
 	CMPQ       R13, R15
@@ -14159,18 +15623,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
-	VXORPS  Y2, Y2, Y2
+	VADDPS  160(SP), Y1, Y1
+	VMOVUPS Y1, 160(SP)
+	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS 160(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 160(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -14182,34 +15646,41 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 32(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VADDPS  Y3, Y2, Y2
+	VMOVUPS 160(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y1, 32(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X3
-	VCVTSI2SSQ   R11, X3, X4
-	VDIVSS       X4, X3, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R13, X1
+	VCVTSI2SSQ   R11, X1, X2
+	VDIVSS       X2, X1, X1
+	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y3, Y2, Y2
+	VMOVUPS 32(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 64(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y1, Y1
+	VMOVUPS 64(SP), Y2
+	VMOVUPS (SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 96(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
-	VXORPS  Y4, Y4, Y4
+	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y3, 224(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -14219,10 +15690,11 @@ tloop1short:
 	CMOVQGT R11, R15
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VADDPS      Y5, Y2, Y2
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (BX)(R14*1), Y0, Y4
+	VMOVUPS     96(SP), Y5
+	VSUBPS      Y5, Y4, Y4
+	VADDPS      Y4, Y2, Y2
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -14231,26 +15703,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  192(SP), Y2, Y2
+	VMOVUPS Y2, 192(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y4, Y4
-	VMOVUPS Y4, 96(SP)
-	VXORPS  Y4, Y4, Y4
+	VADDPS  224(SP), Y3, Y3
+	VMOVUPS Y3, 224(SP)
+	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 192(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS 224(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 224(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -14262,144 +15734,199 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 64(SP), Y5
-	VADDPS  (SP), Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 96(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS 192(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 224(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y2, 384(SP)
+
 	// correction = devSum * invN
-	VMULPS Y3, Y2, Y2
+	VMOVUPS 384(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 416(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y3, 448(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y3, Y4, Y4
+	VMOVUPS 448(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 480(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y5
+	VMOVUPS 416(SP), Y2
+	VMOVUPS 416(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS Y2, 512(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y5, Y4, Y4
+	VMOVUPS 512(SP), Y2
+	VMOVUPS 480(SP), Y3
+	VSUBPS  Y2, Y3, Y2
+	VMOVUPS Y2, 544(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
 
 	// varianceEps = variance + eps
-	VADDPS Y5, Y4, Y5
+	VMOVUPS 544(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 576(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y5, Y6
-	VCMPPS       $0x19, Y7, Y5, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y0, Y6
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Y3
+	VMOVUPS      576(SP), Y4
+	VCMPPS       $0x16, Y2, Y4, Y2
+	VCMPPS       $0x19, Y3, Y4, Y3
+	VORPS        Y3, Y2, Y2
+	VTESTPS      Y0, Y2
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R10
-	VMOVD        R10, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Y2
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y5, Y5
+	VMOVUPS 576(SP), Y3
+	VSQRTPS Y3, Y3
+	VMOVUPS Y3, 608(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y5, Y6, Y5
+	VMOVUPS 608(SP), Y3
+	VDIVPS  Y3, Y2, Y2
+	VMOVUPS Y2, 640(SP)
 
 	// mean = shift + correction
-	VADDPS Y2, Y1, Y6
+	VMOVUPS 416(SP), Y2
+	VMOVUPS 96(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 672(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R10
-	VMOVD        R10, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Y2
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R10
-	VMOVD        R10, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R10, X3
+	VBROADCASTSS X3, Y3
 
 	// the constant 1
 	MOVL         $0x3f800000, R10
-	VMOVD        R10, X9
-	VBROADCASTSS X9, Y9
+	VMOVD        R10, X4
+	VBROADCASTSS X4, Y4
 
 	// unbias = 1 - invN
-	VSUBPS Y3, Y9, Y3
+	VSUBPS Y1, Y4, Y1
 
 	// unbiasedVariance = variance / unbias
-	VDIVPS Y3, Y4, Y3
+	VMOVUPS 544(SP), Y4
+	VDIVPS  Y1, Y4, Y1
+	VMOVUPS Y1, 704(SP)
 
 	// oldMean = runMean[row]
-	VMASKMOVPS (R8), Y0, Y4
+	VMASKMOVPS (R8), Y0, Y1
+	VMOVUPS    Y1, 736(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y4, Y7, Y4
+	VMOVUPS 736(SP), Y1
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1024(SP)
 
 	// takenMean = take * mean
-	VMULPS Y6, Y8, Y9
+	VMOVUPS 672(SP), Y1
+	VMULPS  Y1, Y3, Y1
+	VMOVUPS Y1, 1056(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y9, Y4, Y4
+	VMOVUPS 1056(SP), Y1
+	VMOVUPS 1024(SP), Y4
+	VADDPS  Y1, Y4, Y1
+	VMOVUPS Y1, 1088(SP)
 
 	// runMean[row] = newMean
-	VMASKMOVPS Y4, Y0, (R8)
+	VMOVUPS    1088(SP), Y1
+	VMASKMOVPS Y1, Y0, (R8)
 
 	// oldVar = runVar[row]
-	VMASKMOVPS (R9), Y0, Y4
+	VMASKMOVPS (R9), Y0, Y1
+	VMOVUPS    Y1, 1120(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y4, Y7, Y4
+	VMOVUPS 1120(SP), Y1
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1152(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMULPS Y3, Y8, Y3
+	VMOVUPS 704(SP), Y1
+	VMULPS  Y1, Y3, Y1
+	VMOVUPS Y1, 1184(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y3, Y4, Y3
+	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1152(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1216(SP)
 
 	// runVar[row] = newVar
-	VMASKMOVPS Y3, Y0, (R9)
+	VMOVUPS    1216(SP), Y1
+	VMASKMOVPS Y1, Y0, (R9)
 
 	// gain = gain[row]
-	VMASKMOVPS (SI), Y0, Y3
+	VMASKMOVPS (SI), Y0, Y1
+	VMOVUPS    Y1, 1248(SP)
 
 	// scale = rstd * gain
-	VMULPS Y3, Y5, Y3
+	VMOVUPS 1248(SP), Y1
+	VMOVUPS 640(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1280(SP)
 
 	// bias = bias[row]
-	VMASKMOVPS (DI), Y0, Y4
+	VMASKMOVPS (DI), Y0, Y1
+	VMOVUPS    Y1, 1312(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ SI, SI
 	XORQ DI, DI
 
 tloop2:
-	VMASKMOVPS (BX)(DI*1), Y0, Y7
-	VSUBPS     Y1, Y7, Y7
-	VSUBPS     Y2, Y7, Y7
-	VMULPS     Y3, Y7, Y7
-	VADDPS     Y4, Y7, Y7
-	VMASKMOVPS Y7, Y0, (AX)(DI*1)
+	VMASKMOVPS (BX)(DI*1), Y0, Y1
+	VMOVUPS    96(SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VMOVUPS    416(SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VMOVUPS    1280(SP), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    1312(SP), Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(DI*1)
 	INCQ       SI
 	ADDQ       R12, DI
 	CMPQ       SI, R11
 	JB         tloop2
 
 	// mean[row] = mean
-	VMASKMOVPS Y6, Y0, (CX)
+	VMOVUPS    672(SP), Y1
+	VMASKMOVPS Y1, Y0, (CX)
 
 	// rstd[row] = rstd
-	VMASKMOVPS Y5, Y0, (DX)
+	VMOVUPS    640(SP), Y1
+	VMASKMOVPS Y1, Y0, (DX)
 	XORQ       R10, R10
 
 done:
@@ -16355,7 +17882,7 @@ done:
 
 // func avx2BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), NOSPLIT, $64-96
+TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1792-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
 	MOVQ dbias+16(FP), DX
@@ -16368,6 +17895,550 @@ TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), NOSPLIT, $64-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+	CMPQ R10, $+32
+	JB   blocks
+
+group:
+	// a group of 4 blocks, 32 rows
+	// s0 = mean[row]
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS Y0, (SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+
+	// s1 = rstd[row]
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y3, 224(SP)
+
+	// s2 = gain[row]
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	VMOVUPS 64(R9), Y2
+	VMOVUPS 96(R9), Y3
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS Y3, 352(SP)
+
+	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	CMPQ    R11, $+64
+	JBE     gloop0short
+	VMOVUPS Y0, 384(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y4, 512(SP)
+	VMOVUPS Y5, 544(SP)
+	VMOVUPS Y6, 576(SP)
+	VMOVUPS Y7, 608(SP)
+	VMOVUPS Y0, 640(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS Y7, 864(SP)
+
+gloop0short:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    $+64, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+
+gloop0:
+	VMOVUPS     (BX)(R14*1), Y8
+	VMOVUPS     (SI)(R14*1), Y9
+	VMOVUPS     (SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VMOVUPS     128(SP), Y10
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VADDPS      Y8, Y4, Y4
+	VMOVUPS     32(BX)(R14*1), Y8
+	VMOVUPS     32(SI)(R14*1), Y9
+	VMOVUPS     32(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VMOVUPS     160(SP), Y10
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VADDPS      Y8, Y5, Y5
+	VMOVUPS     64(BX)(R14*1), Y8
+	VMOVUPS     64(SI)(R14*1), Y9
+	VMOVUPS     64(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VMOVUPS     192(SP), Y10
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VADDPS      Y8, Y6, Y6
+	VMOVUPS     96(BX)(R14*1), Y8
+	VMOVUPS     96(SI)(R14*1), Y9
+	VMOVUPS     96(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VMOVUPS     224(SP), Y10
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VADDPS      Y8, Y7, Y7
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R15
+	JB          gloop0
+	CMPQ        R13, R11
+	JAE         gloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  640(SP), Y0, Y0
+	VMOVUPS Y0, 640(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  672(SP), Y1, Y1
+	VMOVUPS Y1, 672(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  704(SP), Y2, Y2
+	VMOVUPS Y2, 704(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  736(SP), Y3, Y3
+	VMOVUPS Y3, 736(SP)
+	VXORPS  Y3, Y3, Y3
+	VADDPS  768(SP), Y4, Y4
+	VMOVUPS Y4, 768(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  800(SP), Y5, Y5
+	VMOVUPS Y5, 800(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  832(SP), Y6, Y6
+	VMOVUPS Y6, 832(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  864(SP), Y7, Y7
+	VMOVUPS Y7, 864(SP)
+	VXORPS  Y7, Y7, Y7
+	TESTQ   $+4095, R13
+	JNZ     gloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 640(SP), Y0
+	VADDPS  384(SP), Y0, Y0
+	VMOVUPS Y0, 384(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 640(SP)
+	VMOVUPS 672(SP), Y1
+	VADDPS  416(SP), Y1, Y1
+	VMOVUPS Y1, 416(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS 704(SP), Y2
+	VADDPS  448(SP), Y2, Y2
+	VMOVUPS Y2, 448(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS 736(SP), Y3
+	VADDPS  480(SP), Y3, Y3
+	VMOVUPS Y3, 480(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS 768(SP), Y4
+	VADDPS  512(SP), Y4, Y4
+	VMOVUPS Y4, 512(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS 800(SP), Y5
+	VADDPS  544(SP), Y5, Y5
+	VMOVUPS Y5, 544(SP)
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS 832(SP), Y6
+	VADDPS  576(SP), Y6, Y6
+	VMOVUPS Y6, 576(SP)
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS 864(SP), Y7
+	VADDPS  608(SP), Y7, Y7
+	VMOVUPS Y7, 608(SP)
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 864(SP)
+
+gloop0next:
+	ADDQ    $+64, R15
+	CMPQ    R15, R11
+	CMOVQGT R11, R15
+	JMP     gloop0
+
+gloop0end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R11, $+64
+	JBE     gloop0summed
+	VMOVUPS 640(SP), Y8
+	VADDPS  384(SP), Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS 672(SP), Y8
+	VADDPS  416(SP), Y8, Y8
+	VADDPS  Y8, Y1, Y1
+	VMOVUPS 704(SP), Y8
+	VADDPS  448(SP), Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 736(SP), Y8
+	VADDPS  480(SP), Y8, Y8
+	VADDPS  Y8, Y3, Y3
+	VMOVUPS 768(SP), Y8
+	VADDPS  512(SP), Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 800(SP), Y8
+	VADDPS  544(SP), Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 832(SP), Y8
+	VADDPS  576(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 864(SP), Y8
+	VADDPS  608(SP), Y8, Y8
+	VADDPS  Y8, Y7, Y7
+
+gloop0summed:
+	// s3 = sum(dy*((x - s0)*s1))
+	VMOVUPS Y0, 896(SP)
+	VMOVUPS Y1, 928(SP)
+	VMOVUPS Y2, 960(SP)
+	VMOVUPS Y3, 992(SP)
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      896(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      928(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      960(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      992(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y0
+	VCMPPS       $0x19, Y1, Y2, Y1
+	VORPS        Y1, Y0, Y0
+	VTESTPS      Y0, Y0
+	JNE          blocks
+
+	// s4 = 1/n, n the row's length
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X0
+	VCVTSI2SSQ   R11, X0, X1
+	VDIVSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+
+	// s5 = s3 * s4
+	VMOVUPS 896(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 928(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 960(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 992(SP), Y8
+	VMULPS  Y0, Y8, Y8
+	VMOVUPS Y1, 1024(SP)
+	VMOVUPS Y2, 1056(SP)
+	VMOVUPS Y3, 1088(SP)
+	VMOVUPS Y8, 1120(SP)
+
+	// s6 = s2 * s5
+	VMOVUPS 1024(SP), Y1
+	VMOVUPS 256(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 1056(SP), Y2
+	VMOVUPS 288(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 1088(SP), Y3
+	VMOVUPS 320(SP), Y8
+	VMULPS  Y3, Y8, Y3
+	VMOVUPS 1120(SP), Y8
+	VMOVUPS 352(SP), Y9
+	VMULPS  Y8, Y9, Y8
+	VMOVUPS Y1, 1152(SP)
+	VMOVUPS Y2, 1184(SP)
+	VMOVUPS Y3, 1216(SP)
+	VMOVUPS Y8, 1248(SP)
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      1152(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y8
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y8, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1184(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y8
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y8, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1216(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y8
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y8, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1248(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y1, Y1
+	JNE          blocks
+
+	// s7 = sum(dy)
+	VMOVUPS Y4, 1280(SP)
+	VMOVUPS Y5, 1312(SP)
+	VMOVUPS Y6, 1344(SP)
+	VMOVUPS Y7, 1376(SP)
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      1280(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1312(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1344(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1376(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y1, Y1
+	JNE          blocks
+
+	// s8 = s7 * s4
+	VMOVUPS 1280(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 1312(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 1344(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 1376(SP), Y4
+	VMULPS  Y0, Y4, Y0
+	VMOVUPS Y1, 1408(SP)
+	VMOVUPS Y2, 1440(SP)
+	VMOVUPS Y3, 1472(SP)
+	VMOVUPS Y0, 1504(SP)
+
+	// s9 = s2 * s8
+	VMOVUPS 1408(SP), Y0
+	VMOVUPS 256(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 1440(SP), Y1
+	VMOVUPS 288(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 1472(SP), Y2
+	VMOVUPS 320(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 1504(SP), Y3
+	VMOVUPS 352(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS Y0, 1536(SP)
+	VMOVUPS Y1, 1568(SP)
+	VMOVUPS Y2, 1600(SP)
+	VMOVUPS Y3, 1632(SP)
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      1536(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1568(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1600(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1632(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y0
+	VCMPPS       $0x19, Y1, Y2, Y1
+	VORPS        Y1, Y0, Y0
+	VTESTPS      Y0, Y0
+	JNE          blocks
+
+	// dgain[row] = s3
+	VMOVUPS 896(SP), Y0
+	VMOVUPS Y0, (CX)
+	VMOVUPS 928(SP), Y0
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS 960(SP), Y0
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS 992(SP), Y0
+	VMOVUPS Y0, 96(CX)
+
+	// dbias[row] = s7
+	VMOVUPS 1280(SP), Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS 1312(SP), Y0
+	VMOVUPS Y0, 32(DX)
+	VMOVUPS 1344(SP), Y0
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS 1376(SP), Y0
+	VMOVUPS Y0, 96(DX)
+
+	// the constant 0
+	MOVL         $0x00000000, R13
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
+
+	// s11 = 0 - s6
+	VMOVUPS 1152(SP), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS 1184(SP), Y2
+	VSUBPS  Y2, Y0, Y2
+	VMOVUPS 1216(SP), Y3
+	VSUBPS  Y3, Y0, Y3
+	VMOVUPS 1248(SP), Y4
+	VSUBPS  Y4, Y0, Y0
+	VMOVUPS Y1, 1664(SP)
+	VMOVUPS Y2, 1696(SP)
+	VMOVUPS Y3, 1728(SP)
+	VMOVUPS Y0, 1760(SP)
+
+	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	XORQ R13, R13
+	XORQ R14, R14
+
+gloop1:
+	VMOVUPS     (BX)(R14*1), Y0
+	VMOVUPS     256(SP), Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     1536(SP), Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPS     (SI)(R14*1), Y1
+	VMOVUPS     (SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMOVUPS     128(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     1664(SP), Y3
+	VFMADD231PS Y3, Y1, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     Y0, (AX)(R14*1)
+	VMOVUPS     32(BX)(R14*1), Y0
+	VMOVUPS     288(SP), Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     1568(SP), Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPS     32(SI)(R14*1), Y1
+	VMOVUPS     32(SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMOVUPS     160(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     1696(SP), Y3
+	VFMADD231PS Y3, Y1, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     Y0, 32(AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Y0
+	VMOVUPS     320(SP), Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     1600(SP), Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPS     64(SI)(R14*1), Y1
+	VMOVUPS     64(SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMOVUPS     192(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     1728(SP), Y3
+	VFMADD231PS Y3, Y1, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     Y0, 64(AX)(R14*1)
+	VMOVUPS     96(BX)(R14*1), Y0
+	VMOVUPS     352(SP), Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     1632(SP), Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPS     96(SI)(R14*1), Y1
+	VMOVUPS     96(SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMOVUPS     224(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     1760(SP), Y3
+	VFMADD231PS Y3, Y1, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     Y0, 96(AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          gloop1
+	ADDQ        $+128, AX
+	ADDQ        $+128, CX
+	ADDQ        $+128, DX
+	ADDQ        $+128, BX
+	ADDQ        $+128, SI
+	ADDQ        $+128, DI
+	ADDQ        $+128, R8
+	ADDQ        $+128, R9
+	SUBQ        $+32, R10
+	CMPQ        R10, $+32
+	JAE         group
+
+blocks:
 	CMPQ R10, $+8
 	JB   tail
 
@@ -16375,22 +18446,25 @@ block:
 	// a block of 8 rows
 	// s0 = mean[row]
 	VMOVUPS (DI), Y0
+	VMOVUPS Y0, (SP)
 
 	// s1 = rstd[row]
-	VMOVUPS (R8), Y1
+	VMOVUPS (R8), Y0
+	VMOVUPS Y0, 32(SP)
 
 	// s2 = gain[row]
-	VMOVUPS (R9), Y2
+	VMOVUPS (R9), Y0
+	VMOVUPS Y0, 64(SP)
 
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y3, (SP)
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
+	VMOVUPS Y0, 384(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y0, 448(SP)
+	VMOVUPS Y1, 480(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -16400,12 +18474,14 @@ bloop0short:
 	CMOVQGT R11, R15
 
 bloop0:
-	VMOVUPS     (BX)(R14*1), Y7
-	VMOVUPS     (SI)(R14*1), Y8
-	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
-	VFMADD231PS Y8, Y7, Y3
-	VADDPS      Y7, Y4, Y4
+	VMOVUPS     (BX)(R14*1), Y2
+	VMOVUPS     (SI)(R14*1), Y3
+	VMOVUPS     (SP), Y4
+	VSUBPS      Y4, Y3, Y3
+	VMOVUPS     32(SP), Y4
+	VMULPS      Y4, Y3, Y3
+	VFMADD231PS Y3, Y2, Y0
+	VADDPS      Y2, Y1, Y1
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -16414,20 +18490,26 @@ bloop0:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y3, Y5, Y5
-	VXORPS Y3, Y3, Y3
-	VADDPS Y4, Y6, Y6
-	VXORPS Y4, Y4, Y4
-	TESTQ  $+4095, R13
-	JNZ    bloop0next
+	VADDPS  448(SP), Y0, Y0
+	VMOVUPS Y0, 448(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  480(SP), Y1, Y1
+	VMOVUPS Y1, 480(SP)
+	VXORPS  Y1, Y1, Y1
+	TESTQ   $+4095, R13
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y5, Y5
-	VMOVUPS Y5, (SP)
-	VXORPS  Y5, Y5, Y5
-	VADDPS  32(SP), Y6, Y6
-	VMOVUPS Y6, 32(SP)
-	VXORPS  Y6, Y6, Y6
+	VMOVUPS 448(SP), Y0
+	VADDPS  384(SP), Y0, Y0
+	VMOVUPS Y0, 384(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 448(SP)
+	VMOVUPS 480(SP), Y1
+	VADDPS  416(SP), Y1, Y1
+	VMOVUPS Y1, 416(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 480(SP)
 
 bloop0next:
 	ADDQ    $+64, R15
@@ -16437,115 +18519,144 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R11, $+64
-	JBE    bloop0summed
-	VADDPS (SP), Y5, Y5
-	VADDPS Y5, Y3, Y3
-	VADDPS 32(SP), Y6, Y6
-	VADDPS Y6, Y4, Y4
+	CMPQ    R11, $+64
+	JBE     bloop0summed
+	VMOVUPS 448(SP), Y2
+	VADDPS  384(SP), Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 480(SP), Y2
+	VADDPS  416(SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
+	VMOVUPS Y0, 96(SP)
+
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X8
-	VBROADCASTSS X8, Y8
-	VCMPPS       $0x16, Y7, Y3, Y7
-	VCMPPS       $0x19, Y8, Y3, Y8
-	VORPS        Y8, Y7, Y7
-	VTESTPS      Y7, Y7
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      96(SP), Y3
+	VCMPPS       $0x16, Y0, Y3, Y0
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y0, Y0
+	VTESTPS      Y0, Y0
 	JNE          done
 
 	// s4 = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X7
-	VCVTSI2SSQ   R11, X7, X8
-	VDIVSS       X8, X7, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R13, X0
+	VCVTSI2SSQ   R11, X0, X2
+	VDIVSS       X2, X0, X0
+	VBROADCASTSS X0, Y0
 
 	// s5 = s3 * s4
-	VMULPS Y7, Y3, Y8
+	VMOVUPS 96(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS Y2, 128(SP)
 
 	// s6 = s2 * s5
-	VMULPS Y8, Y2, Y8
+	VMOVUPS 128(SP), Y2
+	VMOVUPS 64(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS Y2, 160(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Y11
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
-	VCMPPS       $0x16, Y11, Y8, Y11
-	VCMPPS       $0x19, Y12, Y8, Y12
-	VORPS        Y12, Y11, Y11
-	VTESTPS      Y11, Y11
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Y3
+	VMOVUPS      160(SP), Y4
+	VCMPPS       $0x16, Y2, Y4, Y2
+	VCMPPS       $0x19, Y3, Y4, Y3
+	VORPS        Y3, Y2, Y2
+	VTESTPS      Y2, Y2
 	JNE          done
 
 	// s7 = sum(dy)
+	VMOVUPS Y1, 192(SP)
+
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Y11
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
-	VCMPPS       $0x16, Y11, Y4, Y11
-	VCMPPS       $0x19, Y12, Y4, Y12
-	VORPS        Y12, Y11, Y11
-	VTESTPS      Y11, Y11
+	VMOVD        R13, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      192(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y1, Y1
 	JNE          done
 
 	// s8 = s7 * s4
-	VMULPS Y7, Y4, Y7
+	VMOVUPS 192(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 224(SP)
 
 	// s9 = s2 * s8
-	VMULPS Y7, Y2, Y7
+	VMOVUPS 224(SP), Y0
+	VMOVUPS 64(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 256(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X11
-	VBROADCASTSS X11, Y11
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X12
-	VBROADCASTSS X12, Y12
-	VCMPPS       $0x16, Y11, Y7, Y11
-	VCMPPS       $0x19, Y12, Y7, Y12
-	VORPS        Y12, Y11, Y11
-	VTESTPS      Y11, Y11
+	VMOVD        R13, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      256(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y0
+	VCMPPS       $0x19, Y1, Y2, Y1
+	VORPS        Y1, Y0, Y0
+	VTESTPS      Y0, Y0
 	JNE          done
 
 	// dgain[row] = s3
-	VMOVUPS Y3, (CX)
+	VMOVUPS 96(SP), Y0
+	VMOVUPS Y0, (CX)
 
 	// dbias[row] = s7
-	VMOVUPS Y4, (DX)
+	VMOVUPS 192(SP), Y0
+	VMOVUPS Y0, (DX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
-	VMOVD        R13, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R13, X0
+	VBROADCASTSS X0, Y0
 
 	// s11 = 0 - s6
-	VSUBPS Y8, Y3, Y3
+	VMOVUPS 160(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, 288(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	XORQ R13, R13
 	XORQ R14, R14
 
 bloop1:
-	VMOVUPS     (BX)(R14*1), Y4
-	VMULPS      Y2, Y4, Y4
-	VSUBPS      Y7, Y4, Y4
-	VMOVUPS     (SI)(R14*1), Y8
-	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
-	VFMADD231PS Y3, Y8, Y4
-	VMULPS      Y1, Y4, Y4
-	VMOVUPS     Y4, (AX)(R14*1)
+	VMOVUPS     (BX)(R14*1), Y0
+	VMOVUPS     64(SP), Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     256(SP), Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPS     (SI)(R14*1), Y1
+	VMOVUPS     (SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMOVUPS     32(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     288(SP), Y3
+	VFMADD231PS Y3, Y1, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     Y0, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R11
@@ -16576,22 +18687,25 @@ tail:
 
 	// s0 = mean[row]
 	VMASKMOVPS (DI), Y0, Y1
+	VMOVUPS    Y1, (SP)
 
 	// s1 = rstd[row]
-	VMASKMOVPS (R8), Y0, Y2
+	VMASKMOVPS (R8), Y0, Y1
+	VMOVUPS    Y1, 32(SP)
 
 	// s2 = gain[row]
-	VMASKMOVPS (R9), Y0, Y3
+	VMASKMOVPS (R9), Y0, Y1
+	VMOVUPS    Y1, 64(SP)
 
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
+	VMOVUPS Y1, 384(SP)
+	VMOVUPS Y2, 416(SP)
+	VMOVUPS Y1, 448(SP)
+	VMOVUPS Y2, 480(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -16601,12 +18715,14 @@ tloop0short:
 	CMOVQGT R11, R9
 
 tloop0:
-	VMASKMOVPS  (BX)(R8*1), Y0, Y6
-	VMASKMOVPS  (SI)(R8*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VMULPS      Y2, Y7, Y7
-	VFMADD231PS Y7, Y6, Y4
-	VADDPS      Y6, Y5, Y5
+	VMASKMOVPS  (BX)(R8*1), Y0, Y3
+	VMASKMOVPS  (SI)(R8*1), Y0, Y4
+	VMOVUPS     (SP), Y5
+	VSUBPS      Y5, Y4, Y4
+	VMOVUPS     32(SP), Y5
+	VMULPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y3, Y1
+	VADDPS      Y3, Y2, Y2
 	INCQ        DI
 	ADDQ        R12, R8
 	CMPQ        DI, R9
@@ -16615,20 +18731,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y4, Y9, Y9
-	VXORPS Y4, Y4, Y4
-	VADDPS Y5, Y10, Y10
-	VXORPS Y5, Y5, Y5
-	TESTQ  $+4095, DI
-	JNZ    tloop0next
+	VADDPS  448(SP), Y1, Y1
+	VMOVUPS Y1, 448(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  480(SP), Y2, Y2
+	VMOVUPS Y2, 480(SP)
+	VXORPS  Y2, Y2, Y2
+	TESTQ   $+4095, DI
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y9, Y9
-	VMOVUPS Y9, (SP)
-	VXORPS  Y9, Y9, Y9
-	VADDPS  32(SP), Y10, Y10
-	VMOVUPS Y10, 32(SP)
-	VXORPS  Y10, Y10, Y10
+	VMOVUPS 448(SP), Y1
+	VADDPS  384(SP), Y1, Y1
+	VMOVUPS Y1, 384(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 448(SP)
+	VMOVUPS 480(SP), Y2
+	VADDPS  416(SP), Y2, Y2
+	VMOVUPS Y2, 416(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 480(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -16638,115 +18760,144 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R11, $+64
-	JBE    tloop0summed
-	VADDPS (SP), Y9, Y9
-	VADDPS Y9, Y4, Y4
-	VADDPS 32(SP), Y10, Y10
-	VADDPS Y10, Y5, Y5
+	CMPQ    R11, $+64
+	JBE     tloop0summed
+	VMOVUPS 448(SP), Y3
+	VADDPS  384(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 480(SP), Y3
+	VADDPS  416(SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
+	VMOVUPS Y1, 96(SP)
+
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X7
-	VBROADCASTSS X7, Y7
-	VCMPPS       $0x16, Y6, Y4, Y6
-	VCMPPS       $0x19, Y7, Y4, Y7
-	VORPS        Y7, Y6, Y6
-	VTESTPS      Y0, Y6
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Y3
+	VMOVUPS      96(SP), Y4
+	VCMPPS       $0x16, Y1, Y4, Y1
+	VCMPPS       $0x19, Y3, Y4, Y3
+	VORPS        Y3, Y1, Y1
+	VTESTPS      Y0, Y1
 	JNE          done
 
 	// s4 = 1/n, n the row's length
 	MOVL         $0x3f800000, DI
-	VMOVD        DI, X6
-	VCVTSI2SSQ   R11, X6, X7
-	VDIVSS       X7, X6, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        DI, X1
+	VCVTSI2SSQ   R11, X1, X3
+	VDIVSS       X3, X1, X1
+	VBROADCASTSS X1, Y1
 
 	// s5 = s3 * s4
-	VMULPS Y6, Y4, Y7
+	VMOVUPS 96(SP), Y3
+	VMULPS  Y1, Y3, Y3
+	VMOVUPS Y3, 128(SP)
 
 	// s6 = s2 * s5
-	VMULPS Y7, Y3, Y7
+	VMOVUPS 128(SP), Y3
+	VMOVUPS 64(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS Y3, 160(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Y3
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y8
-	VCMPPS       $0x19, Y9, Y7, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y0, Y8
+	VMOVD        DI, X4
+	VBROADCASTSS X4, Y4
+	VMOVUPS      160(SP), Y5
+	VCMPPS       $0x16, Y3, Y5, Y3
+	VCMPPS       $0x19, Y4, Y5, Y4
+	VORPS        Y4, Y3, Y3
+	VTESTPS      Y0, Y3
 	JNE          done
 
 	// s7 = sum(dy)
+	VMOVUPS Y2, 192(SP)
+
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Y2
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y5, Y8
-	VCMPPS       $0x19, Y9, Y5, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y0, Y8
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Y3
+	VMOVUPS      192(SP), Y4
+	VCMPPS       $0x16, Y2, Y4, Y2
+	VCMPPS       $0x19, Y3, Y4, Y3
+	VORPS        Y3, Y2, Y2
+	VTESTPS      Y0, Y2
 	JNE          done
 
 	// s8 = s7 * s4
-	VMULPS Y6, Y5, Y6
+	VMOVUPS 192(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 224(SP)
 
 	// s9 = s2 * s8
-	VMULPS Y6, Y3, Y6
+	VMOVUPS 224(SP), Y1
+	VMOVUPS 64(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 256(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y6, Y8
-	VCMPPS       $0x19, Y9, Y6, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y0, Y8
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      256(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y0, Y1
 	JNE          done
 
 	// dgain[row] = s3
-	VMASKMOVPS Y4, Y0, (CX)
+	VMOVUPS    96(SP), Y1
+	VMASKMOVPS Y1, Y0, (CX)
 
 	// dbias[row] = s7
-	VMASKMOVPS Y5, Y0, (DX)
+	VMOVUPS    192(SP), Y1
+	VMASKMOVPS Y1, Y0, (DX)
 
 	// the constant 0
 	MOVL         $0x00000000, CX
-	VMOVD        CX, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        CX, X1
+	VBROADCASTSS X1, Y1
 
 	// s11 = 0 - s6
-	VSUBPS Y7, Y4, Y4
+	VMOVUPS 160(SP), Y2
+	VSUBPS  Y2, Y1, Y1
+	VMOVUPS Y1, 288(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	XORQ CX, CX
 	XORQ DX, DX
 
 tloop1:
-	VMASKMOVPS  (BX)(DX*1), Y0, Y5
-	VMULPS      Y3, Y5, Y5
-	VSUBPS      Y6, Y5, Y5
-	VMASKMOVPS  (SI)(DX*1), Y0, Y7
-	VSUBPS      Y1, Y7, Y7
-	VMULPS      Y2, Y7, Y7
-	VFMADD231PS Y4, Y7, Y5
-	VMULPS      Y2, Y5, Y5
-	VMASKMOVPS  Y5, Y0, (AX)(DX*1)
+	VMASKMOVPS  (BX)(DX*1), Y0, Y1
+	VMOVUPS     64(SP), Y2
+	VMULPS      Y2, Y1, Y1
+	VMOVUPS     256(SP), Y2
+	VSUBPS      Y2, Y1, Y1
+	VMASKMOVPS  (SI)(DX*1), Y0, Y2
+	VMOVUPS     (SP), Y3
+	VSUBPS      Y3, Y2, Y2
+	VMOVUPS     32(SP), Y3
+	VMULPS      Y3, Y2, Y2
+	VMOVUPS     288(SP), Y4
+	VFMADD231PS Y4, Y2, Y1
+	VMULPS      Y3, Y1, Y1
+	VMASKMOVPS  Y1, Y0, (AX)(DX*1)
 	INCQ        CX
 	ADDQ        R12, DX
 	CMPQ        CX, R11
@@ -19309,7 +21460,7 @@ done:
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $256-80
+TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3712-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -19320,24 +21471,36 @@ TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), NOSPLIT, $256-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
-	CMPQ R8, $+16
+	CMPQ R8, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	VMOVUPS Y0, (SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS Y3, 352(SP)
 
 gloop0short:
 	XORQ    R11, R11
@@ -19348,10 +21511,20 @@ gloop0short:
 
 gloop0:
 	VMOVUPS (CX)(R12*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VADDPS  Y4, Y2, Y2
+	VMOVUPS (SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
 	VMOVUPS 32(CX)(R12*1), Y4
-	VSUBPS  Y1, Y4, Y4
+	VMOVUPS 32(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX)(R12*1), Y4
+	VMOVUPS 64(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX)(R12*1), Y4
+	VMOVUPS 96(SP), Y5
+	VSUBPS  Y5, Y4, Y4
 	VADDPS  Y4, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
@@ -19361,26 +21534,42 @@ gloop0:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  256(SP), Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  288(SP), Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  320(SP), Y2, Y2
+	VMOVUPS Y2, 320(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VADDPS  352(SP), Y3, Y3
+	VMOVUPS Y3, 352(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 256(SP), Y0
+	VADDPS  128(SP), Y0, Y0
+	VMOVUPS Y0, 128(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS 288(SP), Y1
+	VADDPS  160(SP), Y1, Y1
+	VMOVUPS Y1, 160(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS 320(SP), Y2
+	VADDPS  192(SP), Y2, Y2
+	VMOVUPS Y2, 192(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS 352(SP), Y3
+	VADDPS  224(SP), Y3, Y3
+	VMOVUPS Y3, 224(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y3, 352(SP)
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -19392,45 +21581,92 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
+	VMOVUPS 256(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 288(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 320(SP), Y4
+	VADDPS  192(SP), Y4, Y4
 	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
+	VMOVUPS 352(SP), Y4
+	VADDPS  224(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y0, 384(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y3, 480(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X4
-	VCVTSI2SSQ   R9, X4, X5
-	VDIVSS       X5, X4, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R11, X0
+	VCVTSI2SSQ   R9, X0, X1
+	VDIVSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMOVUPS 384(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 448(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 480(SP), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y1, 512(SP)
+	VMOVUPS Y2, 544(SP)
+	VMOVUPS Y3, 576(SP)
+	VMOVUPS Y4, 608(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
+	VMOVUPS 512(SP), Y1
+	VMOVUPS (SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 544(SP), Y2
+	VMOVUPS 32(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 576(SP), Y3
+	VMOVUPS 64(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 96(SP), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y2, 672(SP)
+	VMOVUPS Y3, 704(SP)
+	VMOVUPS Y4, 736(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
 	CMPQ    R9, $+64
 	JBE     gloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y3, 192(SP)
+	VMOVUPS Y4, 224(SP)
+	VMOVUPS Y5, 256(SP)
+	VMOVUPS Y6, 288(SP)
+	VMOVUPS Y7, 320(SP)
+	VMOVUPS Y8, 352(SP)
+	VMOVUPS Y1, 768(SP)
+	VMOVUPS Y2, 800(SP)
+	VMOVUPS Y3, 832(SP)
+	VMOVUPS Y4, 864(SP)
+	VMOVUPS Y5, 896(SP)
+	VMOVUPS Y6, 928(SP)
+	VMOVUPS Y7, 960(SP)
+	VMOVUPS Y8, 992(SP)
 
 gloop1short:
 	XORQ    R11, R11
@@ -19440,14 +21676,26 @@ gloop1short:
 	CMOVQGT R9, R13
 
 gloop1:
-	VMOVUPS     (CX)(R12*1), Y7
-	VSUBPS      Y0, Y7, Y7
-	VADDPS      Y7, Y2, Y2
-	VFMADD231PS Y7, Y7, Y5
-	VMOVUPS     32(CX)(R12*1), Y7
-	VSUBPS      Y1, Y7, Y7
-	VADDPS      Y7, Y3, Y3
-	VFMADD231PS Y7, Y7, Y6
+	VMOVUPS     (CX)(R12*1), Y9
+	VMOVUPS     640(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y1, Y1
+	VFMADD231PS Y9, Y9, Y5
+	VMOVUPS     32(CX)(R12*1), Y9
+	VMOVUPS     672(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y2, Y2
+	VFMADD231PS Y9, Y9, Y6
+	VMOVUPS     64(CX)(R12*1), Y9
+	VMOVUPS     704(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y3, Y3
+	VFMADD231PS Y9, Y9, Y7
+	VMOVUPS     96(CX)(R12*1), Y9
+	VMOVUPS     736(SP), Y10
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y9, Y4, Y4
+	VFMADD231PS Y9, Y9, Y8
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -19456,42 +21704,74 @@ gloop1:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VADDPS  768(SP), Y1, Y1
+	VMOVUPS Y1, 768(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  800(SP), Y2, Y2
+	VMOVUPS Y2, 800(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  160(SP), Y3, Y3
-	VMOVUPS Y3, 160(SP)
+	VADDPS  832(SP), Y3, Y3
+	VMOVUPS Y3, 832(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  192(SP), Y5, Y5
-	VMOVUPS Y5, 192(SP)
+	VADDPS  864(SP), Y4, Y4
+	VMOVUPS Y4, 864(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  896(SP), Y5, Y5
+	VMOVUPS Y5, 896(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  224(SP), Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VADDPS  928(SP), Y6, Y6
+	VMOVUPS Y6, 928(SP)
 	VXORPS  Y6, Y6, Y6
+	VADDPS  960(SP), Y7, Y7
+	VMOVUPS Y7, 960(SP)
+	VXORPS  Y7, Y7, Y7
+	VADDPS  992(SP), Y8, Y8
+	VMOVUPS Y8, 992(SP)
+	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R11
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 768(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 768(SP)
+	VMOVUPS 800(SP), Y2
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS 160(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y2, 800(SP)
+	VMOVUPS 832(SP), Y3
+	VADDPS  192(SP), Y3, Y3
+	VMOVUPS Y3, 192(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS 192(SP), Y5
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y3, 832(SP)
+	VMOVUPS 864(SP), Y4
+	VADDPS  224(SP), Y4, Y4
+	VMOVUPS Y4, 224(SP)
+	VXORPS  Y4, Y4, Y4
+	VMOVUPS Y4, 864(SP)
+	VMOVUPS 896(SP), Y5
+	VADDPS  256(SP), Y5, Y5
+	VMOVUPS Y5, 256(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS 224(SP), Y6
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y5, 896(SP)
+	VMOVUPS 928(SP), Y6
+	VADDPS  288(SP), Y6, Y6
+	VMOVUPS Y6, 288(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y6, 928(SP)
+	VMOVUPS 960(SP), Y7
+	VADDPS  320(SP), Y7, Y7
+	VMOVUPS Y7, 320(SP)
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 960(SP)
+	VMOVUPS 992(SP), Y8
+	VADDPS  352(SP), Y8, Y8
+	VMOVUPS Y8, 352(SP)
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 992(SP)
 
 gloop1next:
 	ADDQ    $+64, R13
@@ -19503,173 +21783,447 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop1summed
-	VMOVUPS 128(SP), Y7
-	VADDPS  (SP), Y7, Y7
-	VADDPS  Y7, Y2, Y2
-	VMOVUPS 160(SP), Y7
-	VADDPS  32(SP), Y7, Y7
-	VADDPS  Y7, Y3, Y3
-	VMOVUPS 192(SP), Y7
-	VADDPS  64(SP), Y7, Y7
-	VADDPS  Y7, Y5, Y5
-	VMOVUPS 224(SP), Y7
-	VADDPS  96(SP), Y7, Y7
-	VADDPS  Y7, Y6, Y6
+	VMOVUPS 768(SP), Y9
+	VADDPS  128(SP), Y9, Y9
+	VADDPS  Y9, Y1, Y1
+	VMOVUPS 800(SP), Y9
+	VADDPS  160(SP), Y9, Y9
+	VADDPS  Y9, Y2, Y2
+	VMOVUPS 832(SP), Y9
+	VADDPS  192(SP), Y9, Y9
+	VADDPS  Y9, Y3, Y3
+	VMOVUPS 864(SP), Y9
+	VADDPS  224(SP), Y9, Y9
+	VADDPS  Y9, Y4, Y4
+	VMOVUPS 896(SP), Y9
+	VADDPS  256(SP), Y9, Y9
+	VADDPS  Y9, Y5, Y5
+	VMOVUPS 928(SP), Y9
+	VADDPS  288(SP), Y9, Y9
+	VADDPS  Y9, Y6, Y6
+	VMOVUPS 960(SP), Y9
+	VADDPS  320(SP), Y9, Y9
+	VADDPS  Y9, Y7, Y7
+	VMOVUPS 992(SP), Y9
+	VADDPS  352(SP), Y9, Y9
+	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y1, 1024(SP)
+	VMOVUPS Y2, 1056(SP)
+	VMOVUPS Y3, 1088(SP)
+	VMOVUPS Y4, 1120(SP)
+
 	// correction = devSum * invN
-	VMULPS Y4, Y2, Y2
-	VMULPS Y4, Y3, Y3
+	VMOVUPS 1024(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 1056(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 1088(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 1120(SP), Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS Y1, 1152(SP)
+	VMOVUPS Y2, 1184(SP)
+	VMOVUPS Y3, 1216(SP)
+	VMOVUPS Y4, 1248(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y5, 1280(SP)
+	VMOVUPS Y6, 1312(SP)
+	VMOVUPS Y7, 1344(SP)
+	VMOVUPS Y8, 1376(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y6, Y4
+	VMOVUPS 1280(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS 1312(SP), Y2
+	VMULPS  Y0, Y2, Y2
+	VMOVUPS 1344(SP), Y3
+	VMULPS  Y0, Y3, Y3
+	VMOVUPS 1376(SP), Y4
+	VMULPS  Y0, Y4, Y0
+	VMOVUPS Y1, 1408(SP)
+	VMOVUPS Y2, 1440(SP)
+	VMOVUPS Y3, 1472(SP)
+	VMOVUPS Y0, 1504(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y6
-	VMULPS Y3, Y3, Y7
+	VMOVUPS 1152(SP), Y0
+	VMOVUPS 1152(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1184(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 1216(SP), Y2
+	VMOVUPS 1216(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 1248(SP), Y3
+	VMOVUPS 1248(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS Y0, 1536(SP)
+	VMOVUPS Y1, 1568(SP)
+	VMOVUPS Y2, 1600(SP)
+	VMOVUPS Y3, 1632(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y6, Y5, Y5
-	VSUBPS Y7, Y4, Y4
+	VMOVUPS 1536(SP), Y0
+	VMOVUPS 1408(SP), Y1
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS 1568(SP), Y1
+	VMOVUPS 1440(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS 1600(SP), Y2
+	VMOVUPS 1472(SP), Y3
+	VSUBPS  Y2, Y3, Y2
+	VMOVUPS 1632(SP), Y3
+	VMOVUPS 1504(SP), Y4
+	VSUBPS  Y3, Y4, Y3
+	VMOVUPS Y0, 1664(SP)
+	VMOVUPS Y1, 1696(SP)
+	VMOVUPS Y2, 1728(SP)
+	VMOVUPS Y3, 1760(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// varianceEps = variance + eps
-	VADDPS Y6, Y5, Y7
-	VADDPS Y6, Y4, Y6
+	VMOVUPS 1664(SP), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS 1696(SP), Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS 1728(SP), Y3
+	VADDPS  Y0, Y3, Y3
+	VMOVUPS 1760(SP), Y4
+	VADDPS  Y0, Y4, Y0
+	VMOVUPS Y1, 1792(SP)
+	VMOVUPS Y2, 1824(SP)
+	VMOVUPS Y3, 1856(SP)
+	VMOVUPS Y0, 1888(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X9
-	VBROADCASTSS X9, Y9
-	VCMPPS       $0x16, Y8, Y7, Y10
-	VCMPPS       $0x19, Y9, Y7, Y11
-	VORPS        Y11, Y10, Y10
-	VTESTPS      Y10, Y10
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      1792(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
 	JNE          blocks
-	VCMPPS       $0x16, Y8, Y6, Y8
-	VCMPPS       $0x19, Y9, Y6, Y9
-	VORPS        Y9, Y8, Y8
-	VTESTPS      Y8, Y8
+	VMOVUPS      1824(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1856(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1888(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y0
+	VCMPPS       $0x19, Y1, Y2, Y1
+	VORPS        Y1, Y0, Y0
+	VTESTPS      Y0, Y0
 	JNE          blocks
 
 	// the constant 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X8
-	VBROADCASTSS X8, Y8
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y7, Y7
-	VSQRTPS Y6, Y6
+	VMOVUPS 1792(SP), Y1
+	VSQRTPS Y1, Y1
+	VMOVUPS 1824(SP), Y2
+	VSQRTPS Y2, Y2
+	VMOVUPS 1856(SP), Y3
+	VSQRTPS Y3, Y3
+	VMOVUPS 1888(SP), Y4
+	VSQRTPS Y4, Y4
+	VMOVUPS Y1, 1920(SP)
+	VMOVUPS Y2, 1952(SP)
+	VMOVUPS Y3, 1984(SP)
+	VMOVUPS Y4, 2016(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y7, Y8, Y7
-	VDIVPS Y6, Y8, Y6
+	VMOVUPS 1920(SP), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS 1952(SP), Y2
+	VDIVPS  Y2, Y0, Y2
+	VMOVUPS 1984(SP), Y3
+	VDIVPS  Y3, Y0, Y3
+	VMOVUPS 2016(SP), Y4
+	VDIVPS  Y4, Y0, Y0
+	VMOVUPS Y1, 2048(SP)
+	VMOVUPS Y2, 2080(SP)
+	VMOVUPS Y3, 2112(SP)
+	VMOVUPS Y0, 2144(SP)
 
 	// mean = shift + correction
-	VADDPS Y2, Y0, Y8
-	VADDPS Y3, Y1, Y9
+	VMOVUPS 1152(SP), Y0
+	VMOVUPS 640(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS 1184(SP), Y1
+	VMOVUPS 672(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 1216(SP), Y2
+	VMOVUPS 704(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 1248(SP), Y3
+	VMOVUPS 736(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y0, 2176(SP)
+	VMOVUPS Y1, 2208(SP)
+	VMOVUPS Y2, 2240(SP)
+	VMOVUPS Y3, 2272(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
-	VMOVD        R11, X10
-	VBROADCASTSS X10, Y10
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X11
-	VBROADCASTSS X11, Y11
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
 
 	// oldMean = runMean[row]
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMOVUPS 64(SI), Y4
+	VMOVUPS 96(SI), Y5
+	VMOVUPS Y2, 2304(SP)
+	VMOVUPS Y3, 2336(SP)
+	VMOVUPS Y4, 2368(SP)
+	VMOVUPS Y5, 2400(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y12, Y10, Y12
-	VMULPS Y13, Y10, Y13
+	VMOVUPS 2304(SP), Y2
+	VMULPS  Y2, Y0, Y2
+	VMOVUPS 2336(SP), Y3
+	VMULPS  Y3, Y0, Y3
+	VMOVUPS 2368(SP), Y4
+	VMULPS  Y4, Y0, Y4
+	VMOVUPS 2400(SP), Y5
+	VMULPS  Y5, Y0, Y5
+	VMOVUPS Y2, 2432(SP)
+	VMOVUPS Y3, 2464(SP)
+	VMOVUPS Y4, 2496(SP)
+	VMOVUPS Y5, 2528(SP)
 
 	// takenMean = take * mean
-	VMULPS Y8, Y11, Y8
-	VMULPS Y9, Y11, Y9
+	VMOVUPS 2176(SP), Y2
+	VMULPS  Y2, Y1, Y2
+	VMOVUPS 2208(SP), Y3
+	VMULPS  Y3, Y1, Y3
+	VMOVUPS 2240(SP), Y4
+	VMULPS  Y4, Y1, Y4
+	VMOVUPS 2272(SP), Y5
+	VMULPS  Y5, Y1, Y5
+	VMOVUPS Y2, 2560(SP)
+	VMOVUPS Y3, 2592(SP)
+	VMOVUPS Y4, 2624(SP)
+	VMOVUPS Y5, 2656(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y8, Y12, Y8
-	VADDPS Y9, Y13, Y9
+	VMOVUPS 2560(SP), Y2
+	VMOVUPS 2432(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 2592(SP), Y3
+	VMOVUPS 2464(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS 2624(SP), Y4
+	VMOVUPS 2496(SP), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS 2656(SP), Y5
+	VMOVUPS 2528(SP), Y6
+	VADDPS  Y5, Y6, Y5
+	VMOVUPS Y2, 2688(SP)
+	VMOVUPS Y3, 2720(SP)
+	VMOVUPS Y4, 2752(SP)
+	VMOVUPS Y5, 2784(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS Y8, (SI)
-	VMOVUPS Y9, 32(SI)
+	VMOVUPS 2688(SP), Y2
+	VMOVUPS Y2, (SI)
+	VMOVUPS 2720(SP), Y2
+	VMOVUPS Y2, 32(SI)
+	VMOVUPS 2752(SP), Y2
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS 2784(SP), Y2
+	VMOVUPS Y2, 96(SI)
 
 	// oldVar = runVar[row]
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
+	VMOVUPS (DI), Y2
+	VMOVUPS 32(DI), Y3
+	VMOVUPS 64(DI), Y4
+	VMOVUPS 96(DI), Y5
+	VMOVUPS Y2, 2816(SP)
+	VMOVUPS Y3, 2848(SP)
+	VMOVUPS Y4, 2880(SP)
+	VMOVUPS Y5, 2912(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y8, Y10, Y8
-	VMULPS Y9, Y10, Y9
+	VMOVUPS 2816(SP), Y2
+	VMULPS  Y2, Y0, Y2
+	VMOVUPS 2848(SP), Y3
+	VMULPS  Y3, Y0, Y3
+	VMOVUPS 2880(SP), Y4
+	VMULPS  Y4, Y0, Y4
+	VMOVUPS 2912(SP), Y5
+	VMULPS  Y5, Y0, Y0
+	VMOVUPS Y2, 2944(SP)
+	VMOVUPS Y3, 2976(SP)
+	VMOVUPS Y4, 3008(SP)
+	VMOVUPS Y0, 3040(SP)
 
 	// takenVar = take * variance
-	VMULPS Y5, Y11, Y5
-	VMULPS Y4, Y11, Y4
+	VMOVUPS 1664(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 1696(SP), Y2
+	VMULPS  Y2, Y1, Y2
+	VMOVUPS 1728(SP), Y3
+	VMULPS  Y3, Y1, Y3
+	VMOVUPS 1760(SP), Y4
+	VMULPS  Y4, Y1, Y1
+	VMOVUPS Y0, 3072(SP)
+	VMOVUPS Y2, 3104(SP)
+	VMOVUPS Y3, 3136(SP)
+	VMOVUPS Y1, 3168(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y5, Y8, Y5
-	VADDPS Y4, Y9, Y4
+	VMOVUPS 3072(SP), Y0
+	VMOVUPS 2944(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS 3104(SP), Y1
+	VMOVUPS 2976(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS 3136(SP), Y2
+	VMOVUPS 3008(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS 3168(SP), Y3
+	VMOVUPS 3040(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y0, 3200(SP)
+	VMOVUPS Y1, 3232(SP)
+	VMOVUPS Y2, 3264(SP)
+	VMOVUPS Y3, 3296(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS Y5, (DI)
-	VMOVUPS Y4, 32(DI)
+	VMOVUPS 3200(SP), Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 3232(SP), Y0
+	VMOVUPS Y0, 32(DI)
+	VMOVUPS 3264(SP), Y0
+	VMOVUPS Y0, 64(DI)
+	VMOVUPS 3296(SP), Y0
+	VMOVUPS Y0, 96(DI)
 
 	// gain = gain[row]
-	VMOVUPS (DX), Y4
-	VMOVUPS 32(DX), Y5
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS Y0, 3328(SP)
+	VMOVUPS Y1, 3360(SP)
+	VMOVUPS Y2, 3392(SP)
+	VMOVUPS Y3, 3424(SP)
 
 	// scale = rstd * gain
-	VMULPS Y4, Y7, Y4
-	VMULPS Y5, Y6, Y5
+	VMOVUPS 3328(SP), Y0
+	VMOVUPS 2048(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS 3360(SP), Y1
+	VMOVUPS 2080(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS 3392(SP), Y2
+	VMOVUPS 2112(SP), Y3
+	VMULPS  Y2, Y3, Y2
+	VMOVUPS 3424(SP), Y3
+	VMOVUPS 2144(SP), Y4
+	VMULPS  Y3, Y4, Y3
+	VMOVUPS Y0, 3456(SP)
+	VMOVUPS Y1, 3488(SP)
+	VMOVUPS Y2, 3520(SP)
+	VMOVUPS Y3, 3552(SP)
 
 	// bias = bias[row]
-	VMOVUPS (BX), Y6
-	VMOVUPS 32(BX), Y7
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS Y0, 3584(SP)
+	VMOVUPS Y1, 3616(SP)
+	VMOVUPS Y2, 3648(SP)
+	VMOVUPS Y3, 3680(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
 gloop2:
-	VMOVUPS (CX)(R12*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VSUBPS  Y2, Y8, Y8
-	VMULPS  Y4, Y8, Y8
-	VADDPS  Y6, Y8, Y8
-	VMOVUPS Y8, (AX)(R12*1)
-	VMOVUPS 32(CX)(R12*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VSUBPS  Y3, Y8, Y8
-	VMULPS  Y5, Y8, Y8
-	VADDPS  Y7, Y8, Y8
-	VMOVUPS Y8, 32(AX)(R12*1)
+	VMOVUPS (CX)(R12*1), Y0
+	VMOVUPS 640(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1152(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3456(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3584(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R12*1)
+	VMOVUPS 32(CX)(R12*1), Y0
+	VMOVUPS 672(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1184(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3488(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3616(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Y0
+	VMOVUPS 704(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1216(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3520(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3648(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(R12*1)
+	VMOVUPS 96(CX)(R12*1), Y0
+	VMOVUPS 736(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3552(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3680(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(R12*1)
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R9
 	JB      gloop2
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $+64, DI
-	SUBQ    $+16, R8
-	CMPQ    R8, $+16
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	ADDQ    $+128, SI
+	ADDQ    $+128, DI
+	SUBQ    $+32, R8
+	CMPQ    R8, $+32
 	JAE     group
 
 blocks:
@@ -19680,13 +22234,14 @@ block:
 	// a block of 8 rows
 	// pivot = the row's first x
 	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS  Y1, Y1, Y1
+	VXORPS  Y0, Y0, Y0
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -19696,9 +22251,10 @@ bloop0short:
 	CMOVQGT R9, R13
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS (CX)(R12*1), Y1
+	VMOVUPS (SP), Y2
+	VSUBPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R13
@@ -19707,18 +22263,18 @@ bloop0:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
+	VADDPS  160(SP), Y0, Y0
+	VMOVUPS Y0, 160(SP)
+	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 160(SP), Y0
+	VADDPS  128(SP), Y0, Y0
+	VMOVUPS Y0, 128(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 160(SP)
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -19730,34 +22286,41 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VADDPS  Y2, Y1, Y1
+	VMOVUPS 160(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y0, 32(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X2
-	VCVTSI2SSQ   R9, X2, X3
-	VDIVSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
+	VMOVD        R11, X0
+	VCVTSI2SSQ   R9, X0, X1
+	VDIVSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y2, Y1, Y1
+	VMOVUPS 32(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y1, Y0, Y0
+	VMOVUPS 64(SP), Y1
+	VMOVUPS (SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 96(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
-	VXORPS  Y3, Y3, Y3
+	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS Y2, 224(SP)
 
 bloop1short:
 	XORQ    R11, R11
@@ -19767,10 +22330,11 @@ bloop1short:
 	CMOVQGT R9, R13
 
 bloop1:
-	VMOVUPS     (CX)(R12*1), Y4
-	VSUBPS      Y0, Y4, Y4
-	VADDPS      Y4, Y1, Y1
-	VFMADD231PS Y4, Y4, Y3
+	VMOVUPS     (CX)(R12*1), Y3
+	VMOVUPS     96(SP), Y4
+	VSUBPS      Y4, Y3, Y3
+	VADDPS      Y3, Y1, Y1
+	VFMADD231PS Y3, Y3, Y2
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -19779,26 +22343,26 @@ bloop1:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  192(SP), Y1, Y1
+	VMOVUPS Y1, 192(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
-	VXORPS  Y3, Y3, Y3
+	VADDPS  224(SP), Y2, Y2
+	VMOVUPS Y2, 224(SP)
+	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS 192(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS 224(SP), Y2
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 224(SP)
 
 bloop1next:
 	ADDQ    $+64, R13
@@ -19810,123 +22374,174 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS 192(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 224(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y1, 384(SP)
+
 	// correction = devSum * invN
-	VMULPS Y2, Y1, Y1
+	VMOVUPS 384(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 416(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y2, 448(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y2, Y3, Y2
+	VMOVUPS 448(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 480(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y1, Y1, Y3
+	VMOVUPS 416(SP), Y0
+	VMOVUPS 416(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 512(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y3, Y2, Y2
+	VMOVUPS 512(SP), Y0
+	VMOVUPS 480(SP), Y1
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y0, 544(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// varianceEps = variance + eps
-	VADDPS Y3, Y2, Y3
+	VMOVUPS 544(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 576(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
-	VCMPPS       $0x16, Y4, Y3, Y4
-	VCMPPS       $0x19, Y5, Y3, Y5
-	VORPS        Y5, Y4, Y4
-	VTESTPS      Y4, Y4
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      576(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y0
+	VCMPPS       $0x19, Y1, Y2, Y1
+	VORPS        Y1, Y0, Y0
+	VTESTPS      Y0, Y0
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y3, Y3
+	VMOVUPS 576(SP), Y1
+	VSQRTPS Y1, Y1
+	VMOVUPS Y1, 608(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y3, Y4, Y3
+	VMOVUPS 608(SP), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, 640(SP)
 
 	// mean = shift + correction
-	VADDPS Y1, Y0, Y4
+	VMOVUPS 416(SP), Y0
+	VMOVUPS 96(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 672(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R11, X0
+	VBROADCASTSS X0, Y0
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
 
 	// oldMean = runMean[row]
-	VMOVUPS (SI), Y7
+	VMOVUPS (SI), Y2
+	VMOVUPS Y2, 704(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y7, Y5, Y7
+	VMOVUPS 704(SP), Y2
+	VMULPS  Y2, Y0, Y2
+	VMOVUPS Y2, 736(SP)
 
 	// takenMean = take * mean
-	VMULPS Y4, Y6, Y4
+	VMOVUPS 672(SP), Y2
+	VMULPS  Y2, Y1, Y2
+	VMOVUPS Y2, 1024(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y4, Y7, Y4
+	VMOVUPS 1024(SP), Y2
+	VMOVUPS 736(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 1056(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS Y4, (SI)
+	VMOVUPS 1056(SP), Y2
+	VMOVUPS Y2, (SI)
 
 	// oldVar = runVar[row]
-	VMOVUPS (DI), Y4
+	VMOVUPS (DI), Y2
+	VMOVUPS Y2, 1088(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y4, Y5, Y4
+	VMOVUPS 1088(SP), Y2
+	VMULPS  Y2, Y0, Y0
+	VMOVUPS Y0, 1120(SP)
 
 	// takenVar = take * variance
-	VMULPS Y2, Y6, Y2
+	VMOVUPS 544(SP), Y0
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1152(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y2, Y4, Y2
+	VMOVUPS 1152(SP), Y0
+	VMOVUPS 1120(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1184(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS Y2, (DI)
+	VMOVUPS 1184(SP), Y0
+	VMOVUPS Y0, (DI)
 
 	// gain = gain[row]
-	VMOVUPS (DX), Y2
+	VMOVUPS (DX), Y0
+	VMOVUPS Y0, 1216(SP)
 
 	// scale = rstd * gain
-	VMULPS Y2, Y3, Y2
+	VMOVUPS 1216(SP), Y0
+	VMOVUPS 640(SP), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1248(SP)
 
 	// bias = bias[row]
-	VMOVUPS (BX), Y3
+	VMOVUPS (BX), Y0
+	VMOVUPS Y0, 1280(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
 
 bloop2:
-	VMOVUPS (CX)(R12*1), Y4
-	VSUBPS  Y0, Y4, Y4
-	VSUBPS  Y1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, (AX)(R12*1)
+	VMOVUPS (CX)(R12*1), Y0
+	VMOVUPS 96(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 416(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 1280(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R12*1)
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R9
@@ -19955,13 +22570,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
+	VMOVUPS    Y1, (SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VXORPS  Y2, Y2, Y2
+	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y1, 160(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -19971,9 +22587,10 @@ tloop0short:
 	CMOVQGT R9, R13
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y3
-	VSUBPS     Y1, Y3, Y3
-	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS (CX)(R12*1), Y0, Y2
+	VMOVUPS    (SP), Y3
+	VSUBPS     Y3, Y2, Y2
+	VADDPS     Y2, Y1, Y1
 	INCQ       R11
 	ADDQ       R10, R12
 	CMPQ       R11, R13
@@ -19982,18 +22599,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
-	VXORPS  Y2, Y2, Y2
+	VADDPS  160(SP), Y1, Y1
+	VMOVUPS Y1, 160(SP)
+	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS 160(SP), Y1
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 160(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -20005,34 +22622,41 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 32(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VADDPS  Y3, Y2, Y2
+	VMOVUPS 160(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
+	VMOVUPS Y1, 32(SP)
+
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X3
-	VCVTSI2SSQ   R9, X3, X4
-	VDIVSS       X4, X3, X3
-	VBROADCASTSS X3, Y3
+	VMOVD        R11, X1
+	VCVTSI2SSQ   R9, X1, X2
+	VDIVSS       X2, X1, X1
+	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMULPS Y3, Y2, Y2
+	VMOVUPS 32(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 64(SP)
 
 	// shift = pivot + pivotMean
-	VADDPS Y2, Y1, Y1
+	VMOVUPS 64(SP), Y2
+	VMOVUPS (SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 96(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
-	VXORPS  Y4, Y4, Y4
+	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y3, 224(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -20042,10 +22666,11 @@ tloop1short:
 	CMOVQGT R9, R13
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y5
-	VSUBPS      Y1, Y5, Y5
-	VADDPS      Y5, Y2, Y2
-	VFMADD231PS Y5, Y5, Y4
+	VMASKMOVPS  (CX)(R12*1), Y0, Y4
+	VMOVUPS     96(SP), Y5
+	VSUBPS      Y5, Y4, Y4
+	VADDPS      Y4, Y2, Y2
+	VFMADD231PS Y4, Y4, Y3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -20054,26 +22679,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  192(SP), Y2, Y2
+	VMOVUPS Y2, 192(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y4, Y4
-	VMOVUPS Y4, 96(SP)
-	VXORPS  Y4, Y4, Y4
+	VADDPS  224(SP), Y3, Y3
+	VMOVUPS Y3, 224(SP)
+	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 192(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
-	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 192(SP)
+	VMOVUPS 224(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 224(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -20085,123 +22710,174 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 64(SP), Y5
-	VADDPS  (SP), Y5, Y5
-	VADDPS  Y5, Y2, Y2
-	VMOVUPS 96(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VADDPS  Y5, Y4, Y4
+	VMOVUPS 192(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 224(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
+	VMOVUPS Y2, 384(SP)
+
 	// correction = devSum * invN
-	VMULPS Y3, Y2, Y2
+	VMOVUPS 384(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 416(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
+	VMOVUPS Y3, 448(SP)
+
 	// meanSquare = squareSum * invN
-	VMULPS Y3, Y4, Y3
+	VMOVUPS 448(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 480(SP)
 
 	// correctionSq = correction * correction
-	VMULPS Y2, Y2, Y4
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 512(SP)
 
 	// variance = meanSquare - correctionSq
-	VSUBPS Y4, Y3, Y3
+	VMOVUPS 512(SP), Y1
+	VMOVUPS 480(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y1, 544(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X4
-	VBROADCASTSS X4, Y4
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VADDPS Y4, Y3, Y4
+	VMOVUPS 544(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 576(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R11, X1
+	VBROADCASTSS X1, Y1
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X6
-	VBROADCASTSS X6, Y6
-	VCMPPS       $0x16, Y5, Y4, Y5
-	VCMPPS       $0x19, Y6, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VTESTPS      Y0, Y5
+	VMOVD        R11, X2
+	VBROADCASTSS X2, Y2
+	VMOVUPS      576(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y1
+	VCMPPS       $0x19, Y2, Y3, Y2
+	VORPS        Y2, Y1, Y1
+	VTESTPS      Y0, Y1
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X5
-	VBROADCASTSS X5, Y5
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VSQRTPS Y4, Y4
+	VMOVUPS 576(SP), Y2
+	VSQRTPS Y2, Y2
+	VMOVUPS Y2, 608(SP)
 
 	// rstd = 1 / std
-	VDIVPS Y4, Y5, Y4
+	VMOVUPS 608(SP), Y2
+	VDIVPS  Y2, Y1, Y1
+	VMOVUPS Y1, 640(SP)
 
 	// mean = shift + correction
-	VADDPS Y2, Y1, Y5
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 96(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 672(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R8
-	VMOVD        R8, X6
-	VBROADCASTSS X6, Y6
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Y1
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R8
-	VMOVD        R8, X7
-	VBROADCASTSS X7, Y7
+	VMOVD        R8, X2
+	VBROADCASTSS X2, Y2
 
 	// oldMean = runMean[row]
-	VMASKMOVPS (SI), Y0, Y8
+	VMASKMOVPS (SI), Y0, Y3
+	VMOVUPS    Y3, 704(SP)
 
 	// keptMean = keep * oldMean
-	VMULPS Y8, Y6, Y8
+	VMOVUPS 704(SP), Y3
+	VMULPS  Y3, Y1, Y3
+	VMOVUPS Y3, 736(SP)
 
 	// takenMean = take * mean
-	VMULPS Y5, Y7, Y5
+	VMOVUPS 672(SP), Y3
+	VMULPS  Y3, Y2, Y3
+	VMOVUPS Y3, 1024(SP)
 
 	// newMean = keptMean + takenMean
-	VADDPS Y5, Y8, Y5
+	VMOVUPS 1024(SP), Y3
+	VMOVUPS 736(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y3, 1056(SP)
 
 	// runMean[row] = newMean
-	VMASKMOVPS Y5, Y0, (SI)
+	VMOVUPS    1056(SP), Y3
+	VMASKMOVPS Y3, Y0, (SI)
 
 	// oldVar = runVar[row]
-	VMASKMOVPS (DI), Y0, Y5
+	VMASKMOVPS (DI), Y0, Y3
+	VMOVUPS    Y3, 1088(SP)
 
 	// keptVar = keep * oldVar
-	VMULPS Y5, Y6, Y5
+	VMOVUPS 1088(SP), Y3
+	VMULPS  Y3, Y1, Y1
+	VMOVUPS Y1, 1120(SP)
 
 	// takenVar = take * variance
-	VMULPS Y3, Y7, Y3
+	VMOVUPS 544(SP), Y1
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1152(SP)
 
 	// newVar = keptVar + takenVar
-	VADDPS Y3, Y5, Y3
+	VMOVUPS 1152(SP), Y1
+	VMOVUPS 1120(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1184(SP)
 
 	// runVar[row] = newVar
-	VMASKMOVPS Y3, Y0, (DI)
+	VMOVUPS    1184(SP), Y1
+	VMASKMOVPS Y1, Y0, (DI)
 
 	// gain = gain[row]
-	VMASKMOVPS (DX), Y0, Y3
+	VMASKMOVPS (DX), Y0, Y1
+	VMOVUPS    Y1, 1216(SP)
 
 	// scale = rstd * gain
-	VMULPS Y3, Y4, Y3
+	VMOVUPS 1216(SP), Y1
+	VMOVUPS 640(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1248(SP)
 
 	// bias = bias[row]
-	VMASKMOVPS (BX), Y0, Y4
+	VMASKMOVPS (BX), Y0, Y1
+	VMOVUPS    Y1, 1280(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ DX, DX
 	XORQ BX, BX
 
 tloop2:
-	VMASKMOVPS (CX)(BX*1), Y0, Y5
-	VSUBPS     Y1, Y5, Y5
-	VSUBPS     Y2, Y5, Y5
-	VMULPS     Y3, Y5, Y5
-	VADDPS     Y4, Y5, Y5
-	VMASKMOVPS Y5, Y0, (AX)(BX*1)
+	VMASKMOVPS (CX)(BX*1), Y0, Y1
+	VMOVUPS    96(SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VMOVUPS    416(SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VMOVUPS    1248(SP), Y2
+	VMULPS     Y2, Y1, Y1
+	VMOVUPS    1280(SP), Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(BX*1)
 	INCQ       DX
 	ADDQ       R10, BX
 	CMPQ       DX, R9
@@ -20569,42 +23245,54 @@ TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// gain = gain[row]
 	VMOVUPS (DX), Y0
 	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
 
 	// bias = bias[row]
-	VMOVUPS (BX), Y2
-	VMOVUPS 32(BX), Y3
+	VMOVUPS (BX), Y4
+	VMOVUPS 32(BX), Y5
+	VMOVUPS 64(BX), Y6
+	VMOVUPS 96(BX), Y7
 
 	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y4
-	VMULPS  Y0, Y4, Y4
-	VADDPS  Y2, Y4, Y4
-	VMOVUPS Y4, (AX)(R10*1)
-	VMOVUPS 32(CX)(R10*1), Y4
-	VMULPS  Y1, Y4, Y4
-	VADDPS  Y3, Y4, Y4
-	VMOVUPS Y4, 32(AX)(R10*1)
+	VMOVUPS (CX)(R10*1), Y8
+	VMULPS  Y0, Y8, Y8
+	VADDPS  Y4, Y8, Y8
+	VMOVUPS Y8, (AX)(R10*1)
+	VMOVUPS 32(CX)(R10*1), Y8
+	VMULPS  Y1, Y8, Y8
+	VADDPS  Y5, Y8, Y8
+	VMOVUPS Y8, 32(AX)(R10*1)
+	VMOVUPS 64(CX)(R10*1), Y8
+	VMULPS  Y2, Y8, Y8
+	VADDPS  Y6, Y8, Y8
+	VMOVUPS Y8, 64(AX)(R10*1)
+	VMOVUPS 96(CX)(R10*1), Y8
+	VMULPS  Y3, Y8, Y8
+	VADDPS  Y7, Y8, Y8
+	VMOVUPS Y8, 96(AX)(R10*1)
 	INCQ    R9
 	ADDQ    R8, R10
 	CMPQ    R9, DI
 	JB      gloop0
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	SUBQ    $+16, SI
-	CMPQ    SI, $+16
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	SUBQ    $+32, SI
+	CMPQ    SI, $+32
 	JAE     group
 
 blocks:

@@ -24661,7 +24661,7 @@ done:
 
 // func avx2LayerNormStatsBackwardParamsAny(dgamma *float32, dbeta *float32, dy *float32, x *float32, mean *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $128-80
+TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
 	MOVQ dy+16(FP), DX
@@ -24672,26 +24672,38 @@ TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $128-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
-	CMPQ R8, $+16
+	CMPQ R8, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 	CMPQ    R9, $+64
 	JBE     gloop0short
 	VMOVUPS Y0, (SP)
 	VMOVUPS Y1, 32(SP)
 	VMOVUPS Y2, 64(SP)
 	VMOVUPS Y3, 96(SP)
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS Y3, 352(SP)
+	VMOVUPS Y4, 384(SP)
+	VMOVUPS Y5, 416(SP)
+	VMOVUPS Y6, 448(SP)
+	VMOVUPS Y7, 480(SP)
 
 gloop0short:
 	XORQ    R11, R11
@@ -24705,16 +24717,28 @@ gloop0:
 	VMOVUPS      (BX)(R12*1), Y9
 	VBROADCASTSS (SI)(R11*4), Y10
 	VSUBPS       Y10, Y9, Y9
-	VBROADCASTSS (DI)(R11*4), Y15
-	VMULPS       Y15, Y9, Y9
+	VBROADCASTSS (DI)(R11*4), Y11
+	VMULPS       Y11, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y0
-	VADDPS       Y8, Y2, Y2
+	VADDPS       Y8, Y4, Y4
 	VMOVUPS      32(DX)(R12*1), Y8
 	VMOVUPS      32(BX)(R12*1), Y9
 	VSUBPS       Y10, Y9, Y9
-	VMULPS       Y15, Y9, Y9
+	VMULPS       Y11, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y1
-	VADDPS       Y8, Y3, Y3
+	VADDPS       Y8, Y5, Y5
+	VMOVUPS      64(DX)(R12*1), Y8
+	VMOVUPS      64(BX)(R12*1), Y9
+	VSUBPS       Y10, Y9, Y9
+	VMULPS       Y11, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VADDPS       Y8, Y6, Y6
+	VMOVUPS      96(DX)(R12*1), Y8
+	VMOVUPS      96(BX)(R12*1), Y9
+	VSUBPS       Y10, Y9, Y9
+	VMULPS       Y11, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VADDPS       Y8, Y7, Y7
 	INCQ         R11
 	ADDQ         R10, R12
 	CMPQ         R11, R13
@@ -24723,30 +24747,74 @@ gloop0:
 	JAE          gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y0, Y4, Y4
-	VXORPS Y0, Y0, Y0
-	VADDPS Y1, Y5, Y5
-	VXORPS Y1, Y1, Y1
-	VADDPS Y2, Y6, Y6
-	VXORPS Y2, Y2, Y2
-	VADDPS Y3, Y7, Y7
-	VXORPS Y3, Y3, Y3
-	TESTQ  $+4095, R11
-	JNZ    gloop0next
+	VADDPS  256(SP), Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  288(SP), Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  320(SP), Y2, Y2
+	VMOVUPS Y2, 320(SP)
+	VXORPS  Y2, Y2, Y2
+	VADDPS  352(SP), Y3, Y3
+	VMOVUPS Y3, 352(SP)
+	VXORPS  Y3, Y3, Y3
+	VADDPS  384(SP), Y4, Y4
+	VMOVUPS Y4, 384(SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  416(SP), Y5, Y5
+	VMOVUPS Y5, 416(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  448(SP), Y6, Y6
+	VMOVUPS Y6, 448(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  480(SP), Y7, Y7
+	VMOVUPS Y7, 480(SP)
+	VXORPS  Y7, Y7, Y7
+	TESTQ   $+4095, R11
+	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VMOVUPS 256(SP), Y0
+	VADDPS  (SP), Y0, Y0
+	VMOVUPS Y0, (SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS 288(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 288(SP)
+	VMOVUPS 320(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 320(SP)
+	VMOVUPS 352(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS Y3, 352(SP)
+	VMOVUPS 384(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VMOVUPS Y4, 128(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y4, 384(SP)
+	VMOVUPS 416(SP), Y5
+	VADDPS  160(SP), Y5, Y5
+	VMOVUPS Y5, 160(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y5, 416(SP)
+	VMOVUPS 448(SP), Y6
+	VADDPS  192(SP), Y6, Y6
+	VMOVUPS Y6, 192(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y6, 448(SP)
+	VMOVUPS 480(SP), Y7
+	VADDPS  224(SP), Y7, Y7
+	VMOVUPS Y7, 224(SP)
 	VXORPS  Y7, Y7, Y7
+	VMOVUPS Y7, 480(SP)
 
 gloop0next:
 	ADDQ    $+64, R13
@@ -24756,33 +24824,53 @@ gloop0next:
 
 gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    gloop0summed
-	VADDPS (SP), Y4, Y4
-	VADDPS Y4, Y0, Y0
-	VADDPS 32(SP), Y5, Y5
-	VADDPS Y5, Y1, Y1
-	VADDPS 64(SP), Y6, Y6
-	VADDPS Y6, Y2, Y2
-	VADDPS 96(SP), Y7, Y7
-	VADDPS Y7, Y3, Y3
+	CMPQ    R9, $+64
+	JBE     gloop0summed
+	VMOVUPS 256(SP), Y8
+	VADDPS  (SP), Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS 288(SP), Y8
+	VADDPS  32(SP), Y8, Y8
+	VADDPS  Y8, Y1, Y1
+	VMOVUPS 320(SP), Y8
+	VADDPS  64(SP), Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 352(SP), Y8
+	VADDPS  96(SP), Y8, Y8
+	VADDPS  Y8, Y3, Y3
+	VMOVUPS 384(SP), Y8
+	VADDPS  128(SP), Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 416(SP), Y8
+	VADDPS  160(SP), Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 448(SP), Y8
+	VADDPS  192(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 480(SP), Y8
+	VADDPS  224(SP), Y8, Y8
+	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
 
 	// s1 = sum(dy)
 	// dbeta[row] = s1
-	VMOVUPS Y2, (CX)
-	VMOVUPS Y3, 32(CX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	SUBQ    $+16, R8
-	CMPQ    R8, $+16
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y5, 32(CX)
+	VMOVUPS Y6, 64(CX)
+	VMOVUPS Y7, 96(CX)
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	SUBQ    $+32, R8
+	CMPQ    R8, $+32
 	JAE     group
 
 blocks:
@@ -24798,8 +24886,8 @@ block:
 	JBE     bloop0short
 	VMOVUPS Y0, (SP)
 	VMOVUPS Y1, 32(SP)
-	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y1, 96(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -24825,20 +24913,26 @@ bloop0:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y0, Y11, Y11
-	VXORPS Y0, Y0, Y0
-	VADDPS Y1, Y12, Y12
-	VXORPS Y1, Y1, Y1
-	TESTQ  $+4095, R11
-	JNZ    bloop0next
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VXORPS  Y0, Y0, Y0
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
+	VXORPS  Y1, Y1, Y1
+	TESTQ   $+4095, R11
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y11, Y11
-	VMOVUPS Y11, (SP)
-	VXORPS  Y11, Y11, Y11
-	VADDPS  32(SP), Y12, Y12
-	VMOVUPS Y12, 32(SP)
-	VXORPS  Y12, Y12, Y12
+	VMOVUPS 64(SP), Y0
+	VADDPS  (SP), Y0, Y0
+	VMOVUPS Y0, (SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 96(SP)
 
 bloop0next:
 	ADDQ    $+64, R13
@@ -24848,12 +24942,14 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    bloop0summed
-	VADDPS (SP), Y11, Y11
-	VADDPS Y11, Y0, Y0
-	VADDPS 32(SP), Y12, Y12
-	VADDPS Y12, Y1, Y1
+	CMPQ    R9, $+64
+	JBE     bloop0summed
+	VMOVUPS 64(SP), Y2
+	VADDPS  (SP), Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
+	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
@@ -24890,8 +24986,8 @@ tail:
 	JBE     tloop0short
 	VMOVUPS Y1, (SP)
 	VMOVUPS Y2, 32(SP)
-	VXORPS  Y13, Y13, Y13
-	VXORPS  Y14, Y14, Y14
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
 
 tloop0short:
 	XORQ    R8, R8
@@ -24917,20 +25013,26 @@ tloop0:
 	JAE          tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y1, Y13, Y13
-	VXORPS Y1, Y1, Y1
-	VADDPS Y2, Y14, Y14
-	VXORPS Y2, Y2, Y2
-	TESTQ  $+4095, R8
-	JNZ    tloop0next
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
+	VXORPS  Y2, Y2, Y2
+	TESTQ   $+4095, R8
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y13, Y13
-	VMOVUPS Y13, (SP)
-	VXORPS  Y13, Y13, Y13
-	VADDPS  32(SP), Y14, Y14
-	VMOVUPS Y14, 32(SP)
-	VXORPS  Y14, Y14, Y14
+	VMOVUPS 64(SP), Y1
+	VADDPS  (SP), Y1, Y1
+	VMOVUPS Y1, (SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 96(SP)
 
 tloop0next:
 	ADDQ    $+64, R12
@@ -24940,12 +25042,14 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    tloop0summed
-	VADDPS (SP), Y13, Y13
-	VADDPS Y13, Y1, Y1
-	VADDPS 32(SP), Y14, Y14
-	VADDPS Y14, Y2, Y2
+	CMPQ    R9, $+64
+	JBE     tloop0summed
+	VMOVUPS 64(SP), Y3
+	VADDPS  (SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
+	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))

@@ -14804,7 +14804,7 @@ done:
 
 // func avx2RMSNormStatsBackwardParamsAny(dgamma *float32, dy *float32, x *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
+TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $128-64
 	MOVQ dgamma+0(FP), AX
 	MOVQ dy+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -14813,20 +14813,26 @@ TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
-	CMPQ SI, $+16
+	CMPQ SI, $+32
 	JB   blocks
 
 group:
-	// a group of 2 blocks, 16 rows
+	// a group of 4 blocks, 32 rows
 	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	CMPQ   DI, $+64
-	JBE    gloop0short
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	CMPQ    DI, $+64
+	JBE     gloop0short
+	VMOVUPS Y0, (SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
 
 gloop0short:
 	XORQ    R9, R9
@@ -14836,15 +14842,23 @@ gloop0short:
 	CMOVQGT DI, R11
 
 gloop0:
-	VMOVUPS      (CX)(R10*1), Y6
-	VMOVUPS      (DX)(R10*1), Y7
-	VBROADCASTSS (BX)(R9*4), Y8
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y7, Y6, Y0
-	VMOVUPS      32(CX)(R10*1), Y6
-	VMOVUPS      32(DX)(R10*1), Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y7, Y6, Y1
+	VMOVUPS      (CX)(R10*1), Y8
+	VMOVUPS      (DX)(R10*1), Y9
+	VBROADCASTSS (BX)(R9*4), Y10
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VMOVUPS      32(CX)(R10*1), Y8
+	VMOVUPS      32(DX)(R10*1), Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VMOVUPS      64(CX)(R10*1), Y8
+	VMOVUPS      64(DX)(R10*1), Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VMOVUPS      96(CX)(R10*1), Y8
+	VMOVUPS      96(DX)(R10*1), Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, R11
@@ -14857,14 +14871,26 @@ gloop0:
 	VXORPS Y0, Y0, Y0
 	VADDPS Y1, Y5, Y5
 	VXORPS Y1, Y1, Y1
+	VADDPS Y2, Y6, Y6
+	VXORPS Y2, Y2, Y2
+	VADDPS Y3, Y7, Y7
+	VXORPS Y3, Y3, Y3
 	TESTQ  $+4095, R9
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y4, Y2, Y2
-	VXORPS Y4, Y4, Y4
-	VADDPS Y5, Y3, Y3
-	VXORPS Y5, Y5, Y5
+	VADDPS  (SP), Y4, Y4
+	VMOVUPS Y4, (SP)
+	VXORPS  Y4, Y4, Y4
+	VADDPS  32(SP), Y5, Y5
+	VMOVUPS Y5, 32(SP)
+	VXORPS  Y5, Y5, Y5
+	VADDPS  64(SP), Y6, Y6
+	VMOVUPS Y6, 64(SP)
+	VXORPS  Y6, Y6, Y6
+	VADDPS  96(SP), Y7, Y7
+	VMOVUPS Y7, 96(SP)
+	VXORPS  Y7, Y7, Y7
 
 gloop0next:
 	ADDQ    $+64, R11
@@ -14876,21 +14902,27 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    gloop0summed
-	VADDPS Y2, Y4, Y4
+	VADDPS (SP), Y4, Y4
 	VADDPS Y4, Y0, Y0
-	VADDPS Y3, Y5, Y5
+	VADDPS 32(SP), Y5, Y5
 	VADDPS Y5, Y1, Y1
+	VADDPS 64(SP), Y6, Y6
+	VADDPS Y6, Y2, Y2
+	VADDPS 96(SP), Y7, Y7
+	VADDPS Y7, Y3, Y3
 
 gloop0summed:
 	// s0 = sum(dy*(x*rstd))
 	// dgamma[row] = s0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	SUBQ    $+16, SI
-	CMPQ    SI, $+16
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	SUBQ    $+32, SI
+	CMPQ    SI, $+32
 	JAE     group
 
 blocks:
@@ -14900,11 +14932,11 @@ blocks:
 block:
 	// a block of 8 rows
 	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
-	VXORPS Y0, Y0, Y0
-	CMPQ   DI, $+64
-	JBE    bloop0short
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
+	VXORPS  Y0, Y0, Y0
+	CMPQ    DI, $+64
+	JBE     bloop0short
+	VMOVUPS Y0, (SP)
+	VXORPS  Y11, Y11, Y11
 
 bloop0short:
 	XORQ    R9, R9
@@ -14927,14 +14959,15 @@ bloop0:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Y0, Y10, Y10
+	VADDPS Y0, Y11, Y11
 	VXORPS Y0, Y0, Y0
 	TESTQ  $+4095, R9
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y10, Y9, Y9
-	VXORPS Y10, Y10, Y10
+	VADDPS  (SP), Y11, Y11
+	VMOVUPS Y11, (SP)
+	VXORPS  Y11, Y11, Y11
 
 bloop0next:
 	ADDQ    $+64, R11
@@ -14946,8 +14979,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    bloop0summed
-	VADDPS Y9, Y10, Y10
-	VADDPS Y10, Y0, Y0
+	VADDPS (SP), Y11, Y11
+	VADDPS Y11, Y0, Y0
 
 bloop0summed:
 	// s0 = sum(dy*(x*rstd))
@@ -14973,11 +15006,11 @@ tail:
 	VPCMPGTD     Y0, Y1, Y0
 
 	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
-	VXORPS Y1, Y1, Y1
-	CMPQ   DI, $+64
-	JBE    tloop0short
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
+	VXORPS  Y1, Y1, Y1
+	CMPQ    DI, $+64
+	JBE     tloop0short
+	VMOVUPS Y1, (SP)
+	VXORPS  Y12, Y12, Y12
 
 tloop0short:
 	XORQ    SI, SI
@@ -15006,8 +15039,9 @@ tloop0:
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Y12, Y11, Y11
-	VXORPS Y12, Y12, Y12
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
 
 tloop0next:
 	ADDQ    $+64, R10
@@ -15019,7 +15053,7 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    tloop0summed
-	VADDPS Y11, Y12, Y12
+	VADDPS (SP), Y12, Y12
 	VADDPS Y12, Y1, Y1
 
 tloop0summed:

@@ -61,8 +61,9 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // A function that needs more registers than the ISA has (avo's allocator
 // does not spill) is lowered again with the super-totals of its chunked
 // sums (sums.go, any layout) in the frame, if it kept them in registers,
-// then with their totals too, then with half the rows per block (Columns:
-// blocks per group; sums in registers again), down to single rows.
+// then with their totals too, then (Columns) with its per-row scalars
+// too, then with half the rows per block (Columns: blocks per group;
+// sums in registers again), down to single rows.
 func compile(f target.Func) ([]byte, error) {
 	type config struct{ maxBlock, stackSums int } // maxBlock 0: planBlock's choice
 	type result struct {

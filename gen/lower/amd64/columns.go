@@ -34,6 +34,14 @@ type columnLowering struct {
 	val     [][]reg.Register
 	acc     map[int][]reg.Register
 	loops   int
+	// slots, when per-row scalars live in the frame (stackSums 3: those
+	// a loop splats, 4: all): each scalar's vector per block, nil for
+	// those in registers (always the uniform ones, one register for all
+	// the blocks). nslot counts the frame slots the current body took;
+	// bodies reuse them. splatted marks the scalars some loop splats.
+	slots    [][]operand.Mem
+	nslot    int
+	splatted []bool
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -49,7 +57,7 @@ const (
 // registers hold no more (compile halves the group when they do not).
 const (
 	columnGroupAVX512 = 4
-	columnGroupAVX2   = 2
+	columnGroupAVX2   = 4
 )
 
 // columns lowers the whole function: groups of blocks while there are
@@ -67,6 +75,16 @@ func (l *lowering) columns(limit int) int {
 	l.loadArgs()
 	c.stride = l.argBytes("stride")
 	c.uniform = pass.RowInvariant(l.k)
+	c.splatted = make([]bool, l.k.NumScalars)
+	for _, st := range l.k.Body {
+		if loop, ok := st.(*ir.Loop); ok {
+			for _, op := range loop.Ops {
+				if op.Code == ir.VSplat {
+					c.splatted[op.Scalar] = true
+				}
+			}
+		}
+	}
 	w := l.lanes
 	g := columnGroupAVX2
 	if l.isa.VectorRegs >= 32 {
@@ -129,6 +147,8 @@ func (c *columnLowering) nextRows(blocks int) {
 func (c *columnLowering) body(name string, mask reg.Register, blocks int, abandon string) {
 	c.name, c.mask, c.blocks, c.abandon = name, mask, blocks, abandon
 	c.val = make([][]reg.Register, c.k.NumScalars)
+	c.slots = make([][]operand.Mem, c.k.NumScalars)
+	c.nslot = 0
 	c.acc = map[int][]reg.Register{}
 	c.loops = 0
 	for _, st := range c.k.Body {
@@ -139,6 +159,38 @@ func (c *columnLowering) body(name string, mask reg.Register, blocks int, abando
 			c.scalar(st)
 		}
 	}
+}
+
+// get is block b's vector of scalar s: its register, or a fresh one
+// loaded from its frame slot.
+func (c *columnLowering) get(s ir.S, b int) reg.Register {
+	if c.slots[s] == nil {
+		return c.val[s][b]
+	}
+	v := c.vec()
+	c.I(x86.VMOVUPS(c.slots[s][b], v))
+	return v
+}
+
+// set makes vs (one vector per block) the value of scalar s. With the
+// scalars in the frame, a per-row scalar is stored to slots: the loops
+// then hold little more than their accumulators and temporaries in
+// registers, and a group of blocks fits in AVX2's 16 registers.
+func (c *columnLowering) set(s ir.S, vs []reg.Register) {
+	c.val[s] = vs
+	if c.stackSums < 3 || c.uniform[s] || (c.stackSums == 3 && !c.splatted[s]) {
+		return
+	}
+	ms := make([]operand.Mem, len(vs))
+	for b, v := range vs {
+		if c.nslot == len(c.scalarSlots) {
+			c.scalarSlots = append(c.scalarSlots, c.fn.AllocLocal(4*c.lanes))
+		}
+		ms[b] = c.scalarSlots[c.nslot]
+		c.nslot++
+		c.I(x86.VMOVUPS(v, ms[b]))
+	}
+	c.slots[s] = ms
 }
 
 // rowMem is the address of block b's rows' element at byte offset off
@@ -266,6 +318,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	shared := make([]reg.Register, len(loop.Ops))
 	for b := range c.blocks {
 		val := make([]reg.Register, len(loop.Ops))
+		splats := map[ir.S]reg.Register{} // a scalar from the frame is loaded once per element
 		for oi, op := range loop.Ops {
 			arg := func(j int) reg.Register { return val[op.Args[j]] }
 			switch op.Code {
@@ -282,7 +335,10 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 				c.load(c.rowMem(op.Array, off, b), d)
 				val[oi] = d
 			case ir.VSplat:
-				val[oi] = c.val[op.Scalar][b]
+				if splats[op.Scalar] == nil {
+					splats[op.Scalar] = c.get(op.Scalar, b)
+				}
+				val[oi] = splats[op.Scalar]
 			case ir.VAdd, ir.VSub, ir.VMul:
 				d := c.vec()
 				c.I(arith(op.Code, false)(arg(1), arg(0), d))
@@ -390,7 +446,7 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 	vs := make([]reg.Register, c.blocks)
 	c.comment("%s", c.k.ScalarText(st, c.f.H))
 	for b := range blocks {
-		arg := func(i int) reg.Register { return c.val[st.Args[i]][b] }
+		arg := func(i int) reg.Register { return c.get(st.Args[i], b) }
 		var d reg.Register
 		switch st.Code {
 		case ir.SConst:
@@ -437,7 +493,7 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 	for b := blocks; b < c.blocks; b++ {
 		vs[b] = vs[0]
 	}
-	c.val[st.Dst] = vs
+	c.set(st.Dst, vs)
 }
 
 // guard abandons the group or block unless Lo <= v <= Hi in every lane
@@ -455,7 +511,7 @@ func (c *columnLowering) guard(st *ir.Scalar) {
 		lo = c.broadcast(c.constant(st.Lo))
 	}
 	for b := range c.blocks {
-		v := c.val[st.Args[0]][b]
+		v := c.get(st.Args[0], b)
 		var fails []reg.Register
 		cmp := func(bound reg.Register, pred uint8) {
 			if c.masked() {

@@ -45,7 +45,8 @@ type lowering struct {
 
 	// Chunked sums (sums.go): stackSums says which levels of the sums
 	// live in the frame rather than in registers (0: none, 1: the
-	// super-totals, 2: the totals too); regSupers and regTotals say that
+	// super-totals, 2: the totals too, 3 and 4: the Columns lowering's
+	// per-row scalars as well, columnLowering.set); regSupers and regTotals say that
 	// some super-totals or totals are in registers. sumSlots are the
 	// frame slots of those levels, reused by every loop; counters are the
 	// Segments sums' counts.
@@ -54,6 +55,8 @@ type lowering struct {
 	regTotals bool
 	sumSlots  []operand.Mem
 	counters  []operand.Mem
+	// scalarSlots are the Columns scalars' frame slots (stackSums 3).
+	scalarSlots []operand.Mem
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -166,6 +169,8 @@ func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, in
 		next = 1
 	case l.regTotals && stackSums < 2:
 		next = 2
+	case k.Layout == ir.Columns && stackSums < 4:
+		next = stackSums + 1
 	}
 	return fn, block, next, l.err
 }
