@@ -196,7 +196,7 @@ type lowering struct {
 	// segSkipHalf is segSkip for the half arrays, (segstride-seglen)*2,
 	// with half storage.
 	segSkipHalf arm64asm.Reg
-	args    []arm64asm.Param          // the float32 arguments after the shape (ir.Kernel.Args)
+	args        []arm64asm.Param // the float32 arguments after the shape (ir.Kernel.Args)
 
 	vUsed     [32]bool
 	sReg      []arm64asm.VReg // register of each live scalar
