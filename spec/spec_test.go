@@ -280,13 +280,16 @@ func TestShipped(t *testing.T) {
 		t.Fatalf("catalogue %v, want %v", names, want)
 	}
 	cn, dn, hn, ln, rms, wn := files[0], files[1], files[2], files[3], files[4], files[5]
-	if hn.Package != "halfnorm" || len(hn.Kernels) != 4 {
+	if hn.Package != "halfnorm" || len(hn.Kernels) != 5 {
 		t.Fatalf("halfnorm.yaml: %d kernels, package %s", len(hn.Kernels), hn.Package)
 	}
 	for i, want := range []string{"bf16", "bf16", "bf16", "f16"} {
 		if k := hn.Kernels[i]; k.Storage != want || k.Axis != "last" || k.Mean != (i == 0) {
 			t.Errorf("halfnorm.yaml %s: storage %q, axis %s, mean %v", k.Name, k.Storage, k.Axis, k.Mean)
 		}
+	}
+	if k := hn.Kernels[4]; k.Storage != "bf16" || k.Axis != "groups" || k.Groups != 32 || !k.Mean || !k.SaveStats || k.Backward {
+		t.Errorf("halfnorm.yaml %s: %+v", k.Name, k)
 	}
 	if len(cn.Kernels) != 6 || cn.Package != "convnorm" {
 		t.Fatalf("convnorm.yaml: %d kernels, package %s", len(cn.Kernels), cn.Package)
