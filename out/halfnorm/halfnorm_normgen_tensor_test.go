@@ -83,10 +83,6 @@ var (
 
 func FuzzBF16GroupNorm(f *testing.F) { halfnormFuzzTensor(f, "BF16GroupNorm", 0) }
 
-func BenchmarkBF16GroupNorm(b *testing.B) {
-	halfnormBenchTensor(b, "BF16GroupNorm", halfnormTShape{1, 128, 64, false}, halfnormTShape{2, 128, 3136, false})
-}
-
 func ExampleBF16GroupNorm() {
 	const n, c, l = 1, 64, 3 // an [N, C, L] tensor
 	dst := make([]uint16, n*c*l)
