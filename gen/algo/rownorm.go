@@ -107,8 +107,8 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 
 	if k.Storage != "" && k.Storage != "f32" {
 		e, ok := ir.ParseElem(k.Storage)
-		if !ok || layout != ir.Rows {
-			return nil, fmt.Errorf("kernel %s: storage %q has no algorithm in the %v layout", k.Name, k.Storage, layout)
+		if !ok {
+			return nil, fmt.Errorf("kernel %s: storage %q has no algorithm", k.Name, k.Storage)
 		}
 		for _, a := range []int{dst, sumOut, x, f} {
 			if a >= 0 {

@@ -135,6 +135,9 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		Sizes                      []int
 		ISAs                       []string
 		BenchShapes                []shape
+		// Storage is the format of dst and x: f32, or a half format, whose
+		// calls go through tHalfCall (Pre and Post around them).
+		Storage, Pre, Post string
 	}
 	data := struct {
 		Header, Package, Implementation string
@@ -167,13 +170,25 @@ func TensorTestFile(p *Package) ([]byte, error) {
 			tk.ISAs = append(tk.ISAs, isa.Name())
 		}
 		tk.ISAs = append(tk.ISAs, target.Go.Name())
+		tk.Storage = target.KernelElem(k.IR).String()
+		if target.KernelElem(k.IR).Half() {
+			tk.Pre = fmt.Sprintf("tHalfCall(%q, c, func(hdst, hx []uint16) { ", tk.Storage)
+			tk.Post = " })"
+		}
 		var args []string
 		for _, a := range k.IR.Arrays {
 			name := a.Name
 			if f, ok := field[name]; ok {
 				name = f
 			}
-			args = append(args, "c."+name)
+			switch {
+			case a.Elem.Half() && (name == "dst" || name == "x"):
+				args = append(args, "h"+name)
+			case a.Elem.Half():
+				return nil, fmt.Errorf("gopkg: tensor kernel %s: half array %s is neither dst nor x", k.IR.Name, a.Name)
+			default:
+				args = append(args, "c."+name)
+			}
 		}
 		tk.Args = strings.Join(args, ", ")
 		// Benchmarks: a shape that stays in L2 and one that does not, at

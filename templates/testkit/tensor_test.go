@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // refChannels is a reference channels-first LayerNorm in float64, rounded
@@ -276,5 +277,63 @@ func TestTensorShapes(t *testing.T) {
 	got := tFloatsOf([]byte{0, 0, 0x80, 0xbf})
 	if len(got) != 1 || got[0] != -1 {
 		t.Errorf("tFloatsOf: %v", got)
+	}
+}
+
+// TestTensorHalfFormat: the tensor kit's own half formats decode every bit
+// pattern as the rows kit does and encode the rows kit's rounding cases
+// the same way (NaN: any NaN), so the two kits agree on what the kernels
+// store.
+func TestTensorHalfFormat(t *testing.T) {
+	for name, f := range tHalfFormats {
+		g := halfFormats[name]
+		for b := range 1 << 16 {
+			want, got := g.decode(uint16(b)), f.decode(uint16(b))
+			if math.Float64bits(want) != math.Float64bits(got) && !(math.IsNaN(want) && math.IsNaN(got)) {
+				t.Fatalf("%s: decode %#04x = %v, want %v", name, b, got, want)
+			}
+		}
+		for _, v := range append(narrowCases(), 1e-30, -7e4, 65519.99, 65520) {
+			want, got := g.encode(float64(v)), f.encode(float64(v))
+			if want != got && !(math.IsNaN(g.decode(want)) && math.IsNaN(f.decode(got))) {
+				t.Fatalf("%s: encode %v = %#04x, want %#04x", name, v, got, want)
+			}
+		}
+	}
+}
+
+// TestTensorHalfCall: tHalfCall hands the kernel the values in the
+// format, in place as one array, and decodes dst back; a write into a
+// margin panics.
+func TestTensorHalfCall(t *testing.T) {
+	k := &tensorKernel{storage: "bf16"}
+	rng := rand.New(rand.NewPCG(1, 1))
+	c := k.makeCall(1, 2, 3, tFamilies[0], rng, true)
+	for i := range c.x {
+		if c.x[i] != k.round(c.x[i]) {
+			t.Fatalf("x[%d] = %v is not a bf16 value", i, c.x[i])
+		}
+	}
+	tHalfCall("bf16", c, func(dst, x []uint16) {
+		for i := range x {
+			dst[i] = x[i] ^ 0x8000 // -x, exactly
+		}
+	})
+	for i := range c.x {
+		if c.dst[i] != -c.x[i] {
+			t.Fatalf("dst[%d] = %v, want %v", i, c.dst[i], -c.x[i])
+		}
+	}
+	c.dst = c.x
+	tHalfCall("bf16", c, func(dst, x []uint16) {
+		if &dst[0] != &x[0] {
+			t.Fatal("in place: dst and x are different arrays")
+		}
+	})
+	msg := tExpectPanic(t, "a write past dst", func() {
+		tHalfCall("bf16", c, func(dst, _ []uint16) { unsafe.Slice(&dst[0], len(dst)+1)[len(dst)] = 0 })
+	})
+	if !strings.Contains(msg, "outside") {
+		t.Fatalf("panic %q", msg)
 	}
 }

@@ -25,15 +25,18 @@ import (
 // chains are independent, which hides the add latency of the sums.
 type columnLowering struct {
 	*lowering
-	stride  reg.GPVirtual // bytes from one element of a row to the next
-	mask    reg.Register  // the lanes of a partial block's rows, nil for whole blocks
-	name    string        // label prefix of the current body
-	abandon string        // where the current body's guards jump
-	blocks  int           // blocks of lanes rows in the current body
-	uniform []bool        // scalars that are the same for every row
-	val     [][]reg.Register
-	acc     map[int][]reg.Register
-	loops   int
+	stride   reg.GPVirtual // bytes from one element of a row to the next, in units of c.unit
+	unit     int           // the smallest element size of the row arrays: 2 with half storage, else 4
+	mask     reg.Register  // the lanes of a partial block's rows, nil for whole blocks
+	tailRows reg.GPVirtual // AVX2: the rows of the partial block (its half arrays go element by element)
+	labels   int           // labels made for half tails
+	name     string        // label prefix of the current body
+	abandon  string        // where the current body's guards jump
+	blocks   int           // blocks of lanes rows in the current body
+	uniform  []bool        // scalars that are the same for every row
+	val      [][]reg.Register
+	acc      map[int][]reg.Register
+	loops    int
 	// slots, when per-row scalars live in the frame (stackSums 3: those
 	// a loop splats, 4: all): each scalar's vector per block, nil for
 	// those in registers (always the uniform ones, one register for all
@@ -53,8 +56,9 @@ const (
 )
 
 // Blocks per group of the Columns lowering: 4 ZMM blocks (64 rows, 4
-// cache lines per element) on AVX-512; 2 YMM blocks on AVX2, whose 16
-// registers hold no more (compile halves the group when they do not).
+// cache lines per element) on AVX-512; 4 YMM blocks on AVX2 (128 bytes of
+// each row per step), whose 16 registers then need the per-row scalars in
+// the frame (compile moves them there, then halves the group if needed).
 const (
 	columnGroupAVX512 = 4
 	columnGroupAVX2   = 4
@@ -73,7 +77,11 @@ const (
 func (l *lowering) columns(limit int) int {
 	c := &columnLowering{lowering: l}
 	l.loadArgs()
-	c.stride = l.argBytes("stride")
+	c.unit = 4
+	for _, a := range l.k.Arrays {
+		c.unit = min(c.unit, a.Elem.Bytes())
+	}
+	c.stride = l.argSized("stride", c.unit)
 	c.uniform = pass.RowInvariant(l.k)
 	c.splatted = make([]bool, l.k.NumScalars)
 	for _, st := range l.k.Body {
@@ -124,6 +132,7 @@ func (l *lowering) columns(limit int) int {
 		l.I(x86.KMOVW(l.lowBits(l.rows.As32()), k))
 		c.body("t", k, 1, exitLabel)
 	} else {
+		c.tailRows = l.rows
 		c.body("t", l.lanesBelow(l.rows), 1, exitLabel)
 	}
 	l.I(x86.XORQ(l.rows, l.rows))
@@ -135,7 +144,7 @@ func (l *lowering) columns(limit int) int {
 func (c *columnLowering) nextRows(blocks int) {
 	for i, a := range c.k.Arrays {
 		if a.Role != ir.Param {
-			c.I(x86.ADDQ(imm32(4*c.lanes*blocks), c.ptr[i]))
+			c.I(x86.ADDQ(imm32(a.Elem.Bytes()*c.lanes*blocks), c.ptr[i]))
 		}
 	}
 }
@@ -196,15 +205,21 @@ func (c *columnLowering) set(s ir.S, vs []reg.Register) {
 // rowMem is the address of block b's rows' element at byte offset off
 // (nil: element 0) of array a.
 func (c *columnLowering) rowMem(a int, off reg.Register, b int) operand.Mem {
-	m := operand.Mem{Base: c.ptr[a], Disp: 4 * c.lanes * b}
+	size := c.elem(a).Bytes()
+	m := operand.Mem{Base: c.ptr[a], Disp: size * c.lanes * b}
 	if off != nil {
-		m.Index, m.Scale = off, 1
+		m.Index, m.Scale = off, uint8(size/c.unit)
 	}
 	return m
 }
 
-// load reads one vector of a block's rows, masked in a partial block.
-func (c *columnLowering) load(m operand.Mem, d reg.Register) {
+// load reads one vector of a block's rows of array a, masked in a
+// partial block.
+func (c *columnLowering) load(a int, m operand.Mem, d reg.Register) {
+	if e := c.elem(a); e.Half() {
+		c.loadHalf(e, m, d)
+		return
+	}
 	switch {
 	case c.mask == nil:
 		c.I(x86.VMOVUPS(m, d))
@@ -215,8 +230,13 @@ func (c *columnLowering) load(m operand.Mem, d reg.Register) {
 	}
 }
 
-// store writes one vector of a block's rows, masked in a partial block.
-func (c *columnLowering) store(v reg.Register, m operand.Mem) {
+// store writes one vector of a block's rows of array a, masked in a
+// partial block.
+func (c *columnLowering) store(a int, v reg.Register, m operand.Mem) {
+	if e := c.elem(a); e.Half() {
+		c.storeHalf(e, v, m)
+		return
+	}
 	switch {
 	case c.mask == nil:
 		c.I(x86.VMOVUPS(v, m))
@@ -302,6 +322,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		}
 		sw.keep[oi] = op.Code == ir.VSplat
 	}
+	c.bf16Setup(loop)
 	i, off := c.gp64(), c.gp64()
 	c.I(x86.XORQ(i, i))
 	c.I(x86.XORQ(off, off))
@@ -332,7 +353,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 					break
 				}
 				d := c.vec()
-				c.load(c.rowMem(op.Array, off, b), d)
+				c.load(op.Array, c.rowMem(op.Array, off, b), d)
 				val[oi] = d
 			case ir.VSplat:
 				if splats[op.Scalar] == nil {
@@ -346,7 +367,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 			case ir.VFMA:
 				val[oi] = c.fma(sw, slot{kind: full, row: b}, oi, val)
 			case ir.VStore:
-				c.store(arg(0), c.rowMem(op.Array, off, b))
+				c.store(op.Array, arg(0), c.rowMem(op.Array, off, b))
 			case ir.VAcc:
 				a := c.acc[op.Acc][b]
 				c.I(x86.VADDPS(arg(0), a, a))
@@ -479,9 +500,9 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 			// A per-row scalar at index r, or a row's element 0 at r:
 			// both are the block's rows side by side.
 			d = c.vec()
-			c.load(c.rowMem(st.Array, nil, b), d)
+			c.load(st.Array, c.rowMem(st.Array, nil, b), d)
 		case ir.SStore:
-			c.store(arg(0), c.rowMem(st.Array, nil, b))
+			c.store(st.Array, arg(0), c.rowMem(st.Array, nil, b))
 		default:
 			c.fail(fmt.Errorf("scalar statement %s has no lowering", st.Code))
 		}
@@ -580,4 +601,64 @@ func (l *lowering) lanesBelow(n reg.GPVirtual) reg.VecVirtual {
 	m := l.regs.YMM()
 	l.I(x86.VPCMPGTD(lane, nv, m)) // n > lane
 	return m
+}
+
+// loadHalf widens one vector of a block's rows of a half array: a whole
+// block at once, an AVX-512 partial block through VMOVDQU16 under the
+// mask; an AVX2 partial block, which has no masked 16-bit load, element
+// by element up to its row count, so that nothing past its rows is read.
+func (c *columnLowering) loadHalf(e ir.Elem, m operand.Mem, d reg.Register) {
+	switch {
+	case c.mask == nil:
+		c.widenVec(e, m, d)
+	case c.masked():
+		t := c.regs.YMM()
+		c.I(x86.VMOVDQU16_Z(m, c.mask, t))
+		c.widenVec(e, t, d)
+	default:
+		t, g := c.xmm(), c.gp32()
+		c.I(x86.VPXOR(t, t, t))
+		c.tailElems(func(j int) {
+			at := m
+			at.Disp += 2 * j
+			c.I(x86.MOVWLZX(at, g))
+			c.I(x86.VPINSRW(operand.U8(j), g, t, t))
+		})
+		c.widenVec(e, t, d)
+	}
+}
+
+// storeHalf rounds v to a half format and stores one vector of a block's
+// rows: masked like loadHalf, an AVX2 partial block element by element.
+func (c *columnLowering) storeHalf(e ir.Elem, v reg.Register, m operand.Mem) {
+	h := c.narrowVec(e, v)
+	switch {
+	case c.mask == nil && c.zmm():
+		c.I(x86.VMOVDQU16(h, m)) // EVEX: the register may be Y16-Y31
+	case c.mask == nil:
+		c.I(x86.VMOVDQU(h, m))
+	case c.masked():
+		c.I(x86.VMOVDQU16(h, c.mask, m))
+	default:
+		c.tailElems(func(j int) {
+			at := m
+			at.Disp += 2 * j
+			c.I(x86.VPEXTRW(operand.U8(j), h, at))
+		})
+	}
+}
+
+// tailElems emits elem(j) for the lanes j of an AVX2 partial block, each
+// after j (from 1) is checked to be below its row count.
+func (c *columnLowering) tailElems(elem func(j int)) {
+	done := fmt.Sprintf("%shalf%d", c.name, c.labels)
+	c.labels++
+	for j := range c.lanes - 1 {
+		if j > 0 {
+			c.I(x86.CMPQ(c.tailRows, imm32(j)))
+			c.I(x86.JBE(operand.LabelRef(done)))
+		}
+		elem(j)
+	}
+	c.label(done)
 }

@@ -52,14 +52,7 @@ func (l *lowering) halfReg(s slot) reg.Register {
 func (l *lowering) loadHalf(s slot, a int, d reg.Register) {
 	e := l.elem(a)
 	m := l.halfAddr(a, s)
-	widen := func(src operand.Op) {
-		if e == ir.F16 {
-			l.I(x86.VCVTPH2PS(src, d))
-			return
-		}
-		l.I(x86.VPMOVZXWD(src, d))
-		l.I(x86.VPSLLD(operand.U8(16), d, d))
-	}
+	widen := func(src operand.Op) { l.widenVec(e, src, d) }
 	switch s.kind {
 	case full:
 		widen(m)
@@ -96,22 +89,7 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 		l.I(x86.VPEXTRW(operand.U8(0), x, m))
 		return
 	}
-	h := l.halfReg(s)
-	if l.elem(a) == ir.F16 {
-		l.I(x86.VCVTPS2PH(operand.U8(0), v, h))
-	} else {
-		t := l.vec()
-		l.bf16Round(v, t)
-		if l.zmm() {
-			l.I(x86.VPMOVDW(t, h))
-		} else {
-			// Unsigned saturation keeps the 16-bit values; the pack works
-			// within 128-bit lanes, so gather its quadwords 0 and 2.
-			l.I(x86.VPACKUSDW(t, t, t))
-			l.I(x86.VPERMQ(operand.U8(0x08), t, t))
-			h = t.AsX()
-		}
-	}
+	h := l.narrowVec(l.elem(a), v)
 	switch s.kind {
 	case full:
 		if l.zmm() {
@@ -124,6 +102,39 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 	default:
 		l.fail(errHalfSlot)
 	}
+}
+
+// narrowVec rounds the whole vector v to format e: its 16-bit values in
+// a register of half v's width (YMM for a ZMM, XMM for a YMM).
+func (l *lowering) narrowVec(e ir.Elem, v reg.Register) reg.Register {
+	if e == ir.F16 {
+		h := l.halfReg(slot{kind: full})
+		l.I(x86.VCVTPS2PH(operand.U8(0), v, h))
+		return h
+	}
+	t := l.vec()
+	l.bf16Round(v, t)
+	if l.zmm() {
+		h := l.regs.YMM()
+		l.I(x86.VPMOVDW(t, h))
+		return h
+	}
+	// Unsigned saturation keeps the 16-bit values; the pack works within
+	// 128-bit lanes, so gather its quadwords 0 and 2.
+	l.I(x86.VPACKUSDW(t, t, t))
+	l.I(x86.VPERMQ(operand.U8(0x08), t, t))
+	return t.AsX()
+}
+
+// widenVec widens the 16-bit values of format e at src (memory, or a
+// register of half d's width) into the float32 lanes of d.
+func (l *lowering) widenVec(e ir.Elem, src operand.Op, d reg.Register) {
+	if e == ir.F16 {
+		l.I(x86.VCVTPH2PS(src, d))
+		return
+	}
+	l.I(x86.VPMOVZXWD(src, d))
+	l.I(x86.VPSLLD(operand.U8(16), d, d))
 }
 
 // bf16Setup sets l.bf16Consts when the loop stores a bf16 array: once

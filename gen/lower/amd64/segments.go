@@ -25,14 +25,16 @@ func (l *lowering) segments() {
 	l.label("row")
 	l.body(1, exitLabel)
 	l.comment("next row")
-	var stepRow, stepParam reg.GPVirtual
+	var stepParam reg.GPVirtual
+	stepRow := map[int]reg.GPVirtual{} // by element size
 	for i, a := range l.k.Arrays {
 		switch a.Role {
 		case ir.RowIn, ir.RowOut:
-			if stepRow == nil {
-				stepRow = l.argBytes("rowstride")
+			size := a.Elem.Bytes()
+			if stepRow[size] == nil {
+				stepRow[size] = l.argSized("rowstride", size)
 			}
-			l.I(x86.ADDQ(stepRow, l.ptr[i]))
+			l.I(x86.ADDQ(stepRow[size], l.ptr[i]))
 		case ir.Param:
 			if stepParam == nil {
 				stepParam = l.argBytes("segs")
@@ -50,10 +52,14 @@ func (l *lowering) segments() {
 // argBytes loads a count argument times 4, the size of that many floats.
 // Shape arguments are read from the frame where they are needed rather
 // than held in registers for the whole function.
-func (l *lowering) argBytes(name string) reg.GPVirtual {
+func (l *lowering) argBytes(name string) reg.GPVirtual { return l.argSized(name, 4) }
+
+// argSized loads a count argument times size (4 or 2): the bytes of that
+// many values of a float32 or a half array.
+func (l *lowering) argSized(name string, size int) reg.GPVirtual {
 	t := l.gp64()
 	l.I(x86.MOVQ(l.argAddr(l.sig, name), t))
-	l.I(x86.SHLQ(operand.U8(2), t))
+	l.I(x86.SHLQ(operand.U8(bits.TrailingZeros(uint(size))), t))
 	return t
 }
 
@@ -113,8 +119,9 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 		copy(l.rowScal[0], scal)
 	}
 
-	// Back by segs segments: segs*segstride floats, or segs parameters.
-	var back, params reg.GPVirtual
+	// Back by segs segments: segs*segstride values, or segs parameters.
+	var params reg.GPVirtual
+	back := map[int]reg.GPVirtual{} // by element size
 	for i, u := range used {
 		switch {
 		case !u:
@@ -124,11 +131,12 @@ func (l *lowering) segmentSweep(sw *sweepState) {
 			}
 			l.I(x86.SUBQ(params, l.ptr[i]))
 		default:
-			if back == nil {
-				back = l.argBytes("segs")
-				l.I(x86.IMULQ(l.argAddr(l.sig, "segstride"), back))
+			size := l.elem(i).Bytes()
+			if back[size] == nil {
+				back[size] = l.argSized("segs", size)
+				l.I(x86.IMULQ(l.argAddr(l.sig, "segstride"), back[size]))
 			}
-			l.I(x86.SUBQ(back, l.ptr[i]))
+			l.I(x86.SUBQ(back[size], l.ptr[i]))
 		}
 	}
 }
@@ -143,14 +151,18 @@ func (l *lowering) segmentLoop(sw *sweepState, used []bool) {
 	if sw.levels > 1 {
 		l.segmentEnd(sw)
 	}
-	step := l.argBytes("segstride")
+	step := map[int]reg.GPVirtual{} // by element size
 	for i, u := range used {
 		switch {
 		case !u:
 		case l.k.Arrays[i].Role == ir.Param:
 			l.I(x86.ADDQ(operand.U8(4), l.ptr[i]))
 		default:
-			l.I(x86.ADDQ(step, l.ptr[i]))
+			size := l.elem(i).Bytes()
+			if step[size] == nil {
+				step[size] = l.argSized("segstride", size)
+			}
+			l.I(x86.ADDQ(step[size], l.ptr[i]))
 		}
 	}
 	l.I(x86.DECQ(k))

@@ -114,8 +114,8 @@ func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
 		}
 	}
 	if e := target.KernelElem(tf.Kernel); e != ir.F32 {
-		if _, ok := target.NEON.Storage(e); !ok || tf.Kernel.Layout != ir.Rows {
-			return nil, fmt.Errorf("arm64: %s: no NEON lowering of %v storage in the %v layout", tf.Name(), e, tf.Kernel.Layout)
+		if _, ok := target.NEON.Storage(e); !ok {
+			return nil, fmt.Errorf("arm64: %s: no NEON lowering of %v storage", tf.Name(), e)
 		}
 	}
 	if tf.Kernel.Layout == ir.Segments && tf.H != 0 {
@@ -193,7 +193,10 @@ type lowering struct {
 
 	shape   map[string]arm64asm.Param // the shape arguments after rows (target.ShapeArgs)
 	segSkip arm64asm.Reg              // Segments: (segstride-seglen)*4, from a segment's end to the next one's start
-	args    []arm64asm.Param          // the float32 arguments after the shape (ir.Kernel.Args)
+	// segSkipHalf is segSkip for the half arrays, (segstride-seglen)*2,
+	// with half storage.
+	segSkipHalf arm64asm.Reg
+	args        []arm64asm.Param // the float32 arguments after the shape (ir.Kernel.Args)
 
 	vUsed     [32]bool
 	sReg      []arm64asm.VReg // register of each live scalar

@@ -34,18 +34,29 @@ func (l *lowering) columnsArgs() {
 	}
 	l.stride = l.gp()
 	fn.MOVD(l.shape["stride"], l.stride)
-	fn.LSL(2, l.stride, l.stride)
+	// With half storage the stride is in 16-bit units: the loops' row
+	// arrays are then all half (accessColumns).
+	fn.LSL(arm64asm.Imm(l.columnUnit()/2), l.stride, l.stride)
 	fn.LSR(2, l.rows, l.rows)
 	fn.CBZ(l.rows, exit)
 }
 
+// columnUnit is the size of the elements the stride counts: 2 when a row
+// array is half, else 4.
+func (l *lowering) columnUnit() int {
+	if l.hasHalf() {
+		return 2
+	}
+	return 4
+}
+
 // nextBlock moves every array but the Params to the next four rows: their
-// element 0 (row arrays) or their value (per-row scalars) is four floats on.
+// element 0 (row arrays) or their value (per-row scalars) is four values on.
 func (l *lowering) nextBlock() {
 	l.fn.Comment("next block of 4 rows")
 	for i, a := range l.k.Arrays {
 		if a.Role != ir.Param {
-			l.fn.ADD(arm64asm.Imm(16), l.base[i], l.base[i])
+			l.fn.ADD(arm64asm.Imm(4*a.Elem.Bytes()), l.base[i], l.base[i])
 		}
 	}
 }
@@ -74,7 +85,12 @@ func (l *lowering) emitScalarColumns(st *ir.Scalar, d arm64asm.VReg) error {
 		fn.VFSQRT(arg(0), d.S4())
 	case ir.SLoad:
 		// A per-row scalar of the block's rows, or their element 0: both
-		// four consecutive floats at the base.
+		// four consecutive values at the base.
+		if e := l.elem(st.Array); e.Half() {
+			fn.VLD1(arm64asm.Mem{Base: l.base[st.Array]}, d.List(1, arm64asm.H4))
+			l.widen(e, d.H4(), d)
+			break
+		}
 		fn.VLD1(arm64asm.Mem{Base: l.base[st.Array]}, d.List(1, arm64asm.S4))
 	case ir.SStore:
 		fn.VST1(l.sReg[st.Args[0]].List(1, arm64asm.S4), arm64asm.Mem{Base: l.base[st.Array]})
@@ -149,9 +165,12 @@ func (l *lowering) loopColumns(si int, lp *ir.Loop) error {
 	}
 	// Registers: the cursors, u-1 offsets, a store address, the counter
 	// and the chunk counters. Short of them, a smaller unroll is tried.
-	stores := false
+	stores := false // or half loads: both go through an address register
 	for _, op := range lp.Ops {
-		stores = stores || op.Code == ir.VStore
+		stores = stores || op.Code == ir.VStore || op.Code == ir.VLoad && l.elem(op.Array).Half()
+		if (op.Code == ir.VLoad || op.Code == ir.VStore) && l.k.Arrays[op.Array].Role != ir.Param && l.elem(op.Array).Bytes() != l.columnUnit() {
+			return fmt.Errorf("a Columns loop over float32 and half row arrays (%s)", l.k.Arrays[op.Array].Name)
+		}
 	}
 	if l.gpLeft() < len(p.final)+u-1+b2i(stores)+1+2 {
 		return errPressure
@@ -296,6 +315,25 @@ func (l *lowering) accessColumns(p *loopPlan, i, width, cb int) {
 		}
 		if p.final[op.Array] != i {
 			fn.SUB(arm64asm.Imm(4*width), cur, cur)
+		}
+		return
+	}
+	if e := l.elem(op.Array); e.Half() {
+		for c := cb; c < cb+width; c++ {
+			at := cur
+			if k := c - cb; k > 0 {
+				fn.ADD(p.off[k], cur, p.addr)
+				at = p.addr
+			}
+			if op.Code == ir.VLoad {
+				d := p.reg[i] + arm64asm.VReg(c)
+				fn.VLD1(arm64asm.Mem{Base: at}, d.List(1, arm64asm.H4))
+				l.widen(e, d.H4(), d)
+				continue
+			}
+			hs := p.half[i]
+			l.narrow1(op.Array, hs, p.vec(op.Args[0], c), hs.out)
+			fn.VST1(hs.out.List(1, arm64asm.H4), arm64asm.Mem{Base: at})
 		}
 		return
 	}

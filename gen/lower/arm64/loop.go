@@ -403,7 +403,7 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 		a := func(j int) ir.V { return op.Args[j] }
 		cur := p.cursor[op.Array]
 		post := p.final[op.Array] == i && !p.noPost
-		if (op.Code == ir.VLoad || op.Code == ir.VStore) && l.elem(op.Array).Half() {
+		if (op.Code == ir.VLoad || op.Code == ir.VStore) && l.elem(op.Array).Half() && !p.noPost {
 			if op.Code == ir.VLoad {
 				l.loadHalf(op.Array, cur, p.reg[i]+arm64asm.VReg(cb), width, post, scalar)
 			} else {

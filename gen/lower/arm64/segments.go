@@ -26,6 +26,10 @@ func (l *lowering) segmentsArgs() {
 	fn.MOVD(l.shape["seglen"], l.hReg)
 	fn.MOVD(l.shape["segstride"], l.segSkip)
 	fn.SUB(l.hReg, l.segSkip, l.segSkip)
+	if l.hasHalf() {
+		l.segSkipHalf = l.gp()
+		fn.LSL(1, l.segSkip, l.segSkipHalf)
+	}
 	fn.LSL(2, l.segSkip, l.segSkip)
 }
 
@@ -69,7 +73,11 @@ func (l *lowering) broadcastParams(p *loopPlan) {
 func (l *lowering) segmentsEnd(p *loopPlan, n arm64asm.Reg, top arm64asm.Label, arrays []int, sum *sums) {
 	fn := l.fn
 	for _, a := range arrays {
-		fn.ADD(l.segSkip, p.cursor[a], p.cursor[a])
+		skip := l.segSkip
+		if l.elem(a).Half() {
+			skip = l.segSkipHalf
+		}
+		fn.ADD(skip, p.cursor[a], p.cursor[a])
 	}
 	fn.SUBS(arm64asm.Imm(1), n, n)
 	fn.BNE(top)
@@ -94,19 +102,25 @@ func (l *lowering) freeParams(p *loopPlan) {
 }
 
 // nextSegmentsRow moves every array to the next row: row arrays by
-// rowstride floats, Param arrays by segs values, per-row scalars by one.
+// rowstride values, Param arrays by segs values, per-row scalars by one.
 func (l *lowering) nextSegmentsRow() {
 	fn := l.fn
 	fn.Comment("next row")
-	step := map[ir.Role]arm64asm.Reg{}
-	stepOf := func(role ir.Role, arg string) arm64asm.Reg {
-		if r, ok := step[role]; ok {
+	type key struct {
+		arg  string
+		size int
+	}
+	step := map[key]arm64asm.Reg{}
+	var regs []arm64asm.Reg
+	stepOf := func(arg string, size int) arm64asm.Reg {
+		if r, ok := step[key{arg, size}]; ok {
 			return r
 		}
 		r := l.gp()
 		fn.MOVD(l.shape[arg], r)
-		fn.LSL(2, r, r)
-		step[role] = r
+		fn.LSL(arm64asm.Imm(size/2), r, r)
+		step[key{arg, size}] = r
+		regs = append(regs, r)
 		return r
 	}
 	for i, a := range l.k.Arrays {
@@ -114,12 +128,12 @@ func (l *lowering) nextSegmentsRow() {
 		case a.Role.PerRow():
 			fn.ADD(arm64asm.Imm(4), l.base[i], l.base[i])
 		case a.Role == ir.Param:
-			fn.ADD(stepOf(ir.Param, "segs"), l.base[i], l.base[i])
+			fn.ADD(stepOf("segs", 4), l.base[i], l.base[i])
 		default:
-			fn.ADD(stepOf(ir.RowIn, "rowstride"), l.base[i], l.base[i])
+			fn.ADD(stepOf("rowstride", a.Elem.Bytes()), l.base[i], l.base[i])
 		}
 	}
-	for _, r := range step {
+	for _, r := range regs {
 		l.gpFree(r)
 	}
 }
