@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -18,7 +19,9 @@ import (
 // half: a load zero-extends and shifts left 16; a store adds 0x7fff plus
 // the kept part's lowest bit (ties to even) and shifts right 16, except
 // that a NaN is only shifted and quieted (0x40): its rounding could carry
-// into the exponent and give an infinity.
+// into the exponent and give an infinity. Where the CPU has AVX512_BF16
+// (target.Desc.NarrowBF16), VCVTNEPS2BF16 does the same but for subnormal
+// inputs, which it reads as zero (bf16Narrow).
 //
 // Memory partial vectors go through VMOVDQU16 under the tail mask (its
 // masked-off elements never fault); AVX2 tails go element by element
@@ -99,6 +102,8 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 	h := l.halfReg(s)
 	if l.elem(a) == ir.F16 {
 		l.I(x86.VCVTPS2PH(operand.U8(0), v, h))
+	} else if l.isa.NarrowBF16 {
+		l.bf16Narrow(v, h)
 	} else {
 		t := l.vec()
 		l.bf16Round(v, t)
@@ -138,6 +143,24 @@ func (l *lowering) bf16Setup(loop *ir.Loop) {
 			return
 		}
 	}
+}
+
+// bf16Narrow rounds the 16 float32 of v to the bfloat16 of h (a YMM) by
+// VCVTNEPS2BF16, which reads subnormal inputs as zero: a vector with a
+// subnormal lane takes the integer sequence instead, which rounds them
+// (to bf16 subnormals, zero or the least normal).
+func (l *lowering) bf16Narrow(v, h reg.Register) {
+	sub := l.regs.K()
+	l.I(x86.VFPCLASSPSZ(operand.U8(0x20), v, sub)) // 0x20: subnormal
+	l.vcvtneps2bf16(v, h)
+	done := fmt.Sprintf("bf16_%d", l.bf16Narrows)
+	l.bf16Narrows++
+	l.I(x86.KORTESTW(sub, sub))
+	l.I(x86.JZ(operand.LabelRef(done)))
+	t := l.vec()
+	l.bf16Round(v, t)
+	l.I(x86.VPMOVDW(t, h))
+	l.label(done)
 }
 
 // bf16Round leaves in the low 16 bits of each 32-bit lane of d the
