@@ -25,9 +25,9 @@
 // mean square Inf and rstd 0: that element becomes NaN and the rest of the row
 // zero times the scale, as in PyTorch.
 //
-// Implementations: AVX-512 and AVX2+FMA assembly on amd64, NEON on arm64, chosen
-// at run time with golang.org/x/sys/cpu; pure Go elsewhere and under the purego
-// build tag.
+// Implementations: AVX-512 with AVX512_BF16, AVX-512 and AVX2+FMA assembly on
+// amd64, NEON on arm64, chosen at run time with golang.org/x/sys/cpu; pure Go
+// elsewhere and under the purego build tag.
 package halfnorm
 
 import (
@@ -534,11 +534,11 @@ func halfnormCheckF16AddRMSNormAny(name string, dst, sum, x, f []uint16, gamma [
 }
 
 // Implementation names the instruction set the kernels of this package run on,
-// on this CPU ("AVX-512", "AVX2+FMA", "NEON" or "pure Go"), for a service to
-// log at start-up. It is the best one any kernel uses: a kernel generated for
-// fewer instruction sets (its spec's targets) may run on a lesser one, down to
-// pure Go. GODEBUG settings that switch CPU features off (cpu.avx512f=off,
-// cpu.avx2=off) and the purego build tag count.
+// on this CPU ("AVX-512 with AVX512_BF16", "AVX-512", "AVX2+FMA", "NEON" or
+// "pure Go"), for a service to log at start-up. It is the best one any kernel
+// uses: a kernel generated for fewer instruction sets (its spec's targets) may
+// run on a lesser one, down to pure Go. GODEBUG settings that switch CPU
+// features off (cpu.avx512f=off, cpu.avx2=off) and the purego build tag count.
 func Implementation() string {
 	return halfnormImplementation()
 }
