@@ -19,7 +19,9 @@ import (
 // half: a load zero-extends and shifts left 16; a store adds 0x7fff plus
 // the kept part's lowest bit (ties to even) and shifts right 16, except
 // that a NaN is only shifted and quieted (0x40): its rounding could carry
-// into the exponent and give an infinity. Where the CPU has AVX512_BF16
+// into the exponent and give an infinity. The rounding leaves the result
+// in the lanes' high halves; stores shift it down before narrowing (or
+// extract the high word). Where the CPU has AVX512_BF16
 // (target.Desc.NarrowBF16), VCVTNEPS2BF16 does the same but for subnormal
 // inputs, which it reads as zero (bf16Narrow).
 //
@@ -93,10 +95,11 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 		x := l.xmm()
 		if l.elem(a) == ir.F16 {
 			l.I(x86.VCVTPS2PH(operand.U8(0), v, x))
-		} else {
-			l.bf16Round(v, x)
+			l.I(x86.VPEXTRW(operand.U8(0), x, m))
+			return
 		}
-		l.I(x86.VPEXTRW(operand.U8(0), x, m))
+		l.bf16Round(v, x)
+		l.I(x86.VPEXTRW(operand.U8(1), x, m)) // the high half
 		return
 	}
 	h := l.halfReg(s)
@@ -107,6 +110,7 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 	} else {
 		t := l.vec()
 		l.bf16Round(v, t)
+		l.I(x86.VPSRLD(operand.U8(16), t, t))
 		if l.zmm() {
 			l.I(x86.VPMOVDW(t, h))
 		} else {
@@ -136,7 +140,7 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 func (l *lowering) bf16Setup(loop *ir.Loop) {
 	for _, op := range loop.Ops {
 		if op.Code == ir.VStore && l.elem(op.Array) == ir.BF16 {
-			for i, c := range []uint32{0x7fff, 0x40} {
+			for i, c := range []uint32{0x7fff, 0x40 << 16} {
 				l.bf16Consts[i] = l.vec()
 				l.splatInt(c, l.bf16Consts[i])
 			}
@@ -159,13 +163,14 @@ func (l *lowering) bf16Narrow(v, h reg.Register) {
 	l.I(x86.JZ(operand.LabelRef(done)))
 	t := l.vec()
 	l.bf16Round(v, t)
+	l.I(x86.VPSRLD(operand.U8(16), t, t))
 	l.I(x86.VPMOVDW(t, h))
 	l.label(done)
 }
 
-// bf16Round leaves in the low 16 bits of each 32-bit lane of d the
-// bfloat16 of v's lane, rounded to nearest even, NaN quieted. d has v's
-// width (an XMM for a single element).
+// bf16Round leaves in the high 16 bits of each 32-bit lane of d the
+// bfloat16 of v's lane, rounded to nearest even, NaN quieted; the low
+// bits are garbage. d has v's width (an XMM for a single element).
 func (l *lowering) bf16Round(v, d reg.Register) {
 	narrow := v.Size() == 16
 	width := func() reg.Register {
@@ -178,25 +183,23 @@ func (l *lowering) bf16Round(v, d reg.Register) {
 	if narrow {
 		bias, quiet = l.bf16Consts[0].AsX(), l.bf16Consts[1].AsX()
 	}
-	t := width()
-	l.I(x86.VPSRLD(operand.U8(16), v, t))
-	l.I(x86.VPSLLD(operand.U8(31), t, t))
-	l.I(x86.VPSRLD(operand.U8(31), t, t)) // the kept part's lowest bit: ties to even
-	l.I(x86.VPADDD(bias, t, t))
-	l.I(x86.VPADDD(v, t, t))
-	l.I(x86.VPSRLD(operand.U8(16), t, d))
+	// The kept part's lowest bit (bit 16: ties to even) by two shifts,
+	// with no constant.
+	l.I(x86.VPSLLD(operand.U8(15), v, d))
+	l.I(x86.VPSRLD(operand.U8(31), d, d))
+	l.I(x86.VPADDD(bias, d, d))
+	l.I(x86.VPADDD(v, d, d))
+	// A NaN is v with the quiet bit set: the low bits are dropped anyway.
 	if l.masked() {
 		k := l.regs.K()
 		l.I(x86.VCMPPS(operand.U8(3), v, v, k)) // unordered: NaN
-		l.I(x86.VPSRLD(operand.U8(16), v, k, d))
-		l.I(x86.VPORD(quiet, d, k, d))
+		l.I(x86.VPORD(quiet, v, k, d))
 		return
 	}
 	nan := width()
 	l.I(x86.VCMPPS(operand.U8(3), v, v, nan))
 	q := width()
-	l.I(x86.VPSRLD(operand.U8(16), v, q))
-	l.I(x86.VPOR(quiet, q, q))
+	l.I(x86.VPOR(quiet, v, q))
 	l.I(x86.VPBLENDVB(nan, q, d, d))
 }
 
