@@ -505,7 +505,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -528,15 +528,13 @@ b0loop2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_0:
@@ -556,15 +554,13 @@ bf16_0:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_1:
@@ -584,15 +580,13 @@ bf16_1:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_2:
@@ -612,15 +606,13 @@ bf16_2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_3:
@@ -632,7 +624,7 @@ bf16_3:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -655,15 +647,13 @@ b1loop2:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_4
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_4:
@@ -683,15 +673,13 @@ bf16_4:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_5
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_5:
@@ -711,15 +699,13 @@ bf16_5:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_6
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_6:
@@ -739,15 +725,13 @@ bf16_6:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_7
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_7:
@@ -759,7 +743,7 @@ bf16_7:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -782,15 +766,13 @@ b2loop2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_8
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_8:
@@ -810,15 +792,13 @@ bf16_8:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_9
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_9:
@@ -838,15 +818,13 @@ bf16_9:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_10
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_10:
@@ -866,15 +844,13 @@ bf16_10:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_11
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_11:
@@ -886,7 +862,7 @@ bf16_11:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -909,15 +885,13 @@ b3loop2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_12
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_12:
@@ -937,15 +911,13 @@ bf16_12:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_13
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_13:
@@ -965,15 +937,13 @@ bf16_13:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_14
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_14:
@@ -993,15 +963,13 @@ bf16_14:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_15
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_15:
@@ -1181,7 +1149,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -1204,15 +1172,13 @@ loop2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_16
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_16:
@@ -1232,15 +1198,13 @@ bf16_16:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_17
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_17:
@@ -1260,15 +1224,13 @@ bf16_17:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_18
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_18:
@@ -1288,15 +1250,13 @@ bf16_18:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_19
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_19:
@@ -1817,7 +1777,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -1833,15 +1793,13 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Z15
 	VMOVUPS     (DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z14
@@ -1852,15 +1810,13 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Z15
 	VMOVUPS     64(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z14
@@ -1871,15 +1827,13 @@ b0loop2:
 	VMOVUPS     128(BX)(DI*4), Z15
 	VMOVUPS     128(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z14
@@ -1890,15 +1844,13 @@ b0loop2:
 	VMOVUPS     192(BX)(DI*4), Z15
 	VMOVUPS     192(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -1908,7 +1860,7 @@ b0loop2:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -1924,15 +1876,13 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Z12
 	VMOVUPS     (DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1536(AX)(DI*2)
 	VPMOVZXWD   1568(CX)(DI*2), Z7
@@ -1943,15 +1893,13 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Z12
 	VMOVUPS     64(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1568(AX)(DI*2)
 	VPMOVZXWD   1600(CX)(DI*2), Z7
@@ -1962,15 +1910,13 @@ b1loop2:
 	VMOVUPS     128(BX)(DI*4), Z12
 	VMOVUPS     128(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1600(AX)(DI*2)
 	VPMOVZXWD   1632(CX)(DI*2), Z7
@@ -1981,15 +1927,13 @@ b1loop2:
 	VMOVUPS     192(BX)(DI*4), Z12
 	VMOVUPS     192(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1632(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -1999,7 +1943,7 @@ b1loop2:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -2015,15 +1959,13 @@ b2loop2:
 	VMOVUPS     (BX)(DI*4), Z7
 	VMOVUPS     (DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3072(AX)(DI*2)
 	VPMOVZXWD   3104(CX)(DI*2), Z6
@@ -2034,15 +1976,13 @@ b2loop2:
 	VMOVUPS     64(BX)(DI*4), Z7
 	VMOVUPS     64(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3104(AX)(DI*2)
 	VPMOVZXWD   3136(CX)(DI*2), Z6
@@ -2053,15 +1993,13 @@ b2loop2:
 	VMOVUPS     128(BX)(DI*4), Z7
 	VMOVUPS     128(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3136(AX)(DI*2)
 	VPMOVZXWD   3168(CX)(DI*2), Z6
@@ -2072,15 +2010,13 @@ b2loop2:
 	VMOVUPS     192(BX)(DI*4), Z7
 	VMOVUPS     192(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3168(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2090,7 +2026,7 @@ b2loop2:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -2106,15 +2042,13 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4608(AX)(DI*2)
 	VPMOVZXWD   4640(CX)(DI*2), Z5
@@ -2125,15 +2059,13 @@ b3loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4640(AX)(DI*2)
 	VPMOVZXWD   4672(CX)(DI*2), Z5
@@ -2144,15 +2076,13 @@ b3loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4672(AX)(DI*2)
 	VPMOVZXWD   4704(CX)(DI*2), Z5
@@ -2163,15 +2093,13 @@ b3loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4704(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2349,7 +2277,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -2365,15 +2293,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -2384,15 +2310,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -2403,15 +2327,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -2422,15 +2344,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2722,7 +2642,7 @@ bloop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X6
 	VPBROADCASTD X6, Y6
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X7
 	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
@@ -2739,16 +2659,14 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, (AX)(DI*2)
@@ -2760,16 +2678,14 @@ b0loop2:
 	VMOVUPS     32(BX)(DI*4), Y9
 	VMOVUPS     32(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 16(AX)(DI*2)
@@ -2781,16 +2697,14 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 32(AX)(DI*2)
@@ -2802,16 +2716,14 @@ b0loop2:
 	VMOVUPS     96(BX)(DI*4), Y9
 	VMOVUPS     96(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 48(AX)(DI*2)
@@ -2823,7 +2735,7 @@ b0loop2:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -2840,16 +2752,14 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1536(AX)(DI*2)
@@ -2861,16 +2771,14 @@ b1loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1552(AX)(DI*2)
@@ -2882,16 +2790,14 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1568(AX)(DI*2)
@@ -2903,16 +2809,14 @@ b1loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1584(AX)(DI*2)
@@ -3086,7 +2990,7 @@ loop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -3103,16 +3007,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -3124,16 +3026,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -3145,16 +3045,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -3166,16 +3064,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -3695,7 +3591,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -3718,15 +3614,13 @@ b0loop2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_0:
@@ -3746,15 +3640,13 @@ bf16_0:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_1:
@@ -3774,15 +3666,13 @@ bf16_1:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_2:
@@ -3802,15 +3692,13 @@ bf16_2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z15, Z14
-	VPSLLD   $0x1f, Z14, Z14
+	VPSLLD   $0x0f, Z15, Z14
 	VPSRLD   $0x1f, Z14, Z14
 	VPADDD   Z12, Z14, Z14
 	VPADDD   Z15, Z14, Z14
-	VPSRLD   $0x10, Z14, Z14
 	VCMPPS   $0x03, Z15, Z15, K1
-	VPSRLD   $0x10, Z15, K1, Z14
-	VPORD    Z13, Z14, K1, Z14
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
 	VPMOVDW  Z14, Y14
 
 bf16_3:
@@ -3822,7 +3710,7 @@ bf16_3:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -3845,15 +3733,13 @@ b1loop2:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_4
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_4:
@@ -3873,15 +3759,13 @@ bf16_4:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_5
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_5:
@@ -3901,15 +3785,13 @@ bf16_5:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_6
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_6:
@@ -3929,15 +3811,13 @@ bf16_6:
 	WORD     $0xfc72
 	KORTESTW K1, K1
 	JZ       bf16_7
-	VPSRLD   $0x10, Z12, Z7
-	VPSLLD   $0x1f, Z7, Z7
+	VPSLLD   $0x0f, Z12, Z7
 	VPSRLD   $0x1f, Z7, Z7
 	VPADDD   Z0, Z7, Z7
 	VPADDD   Z12, Z7, Z7
-	VPSRLD   $0x10, Z7, Z7
 	VCMPPS   $0x03, Z12, Z12, K1
-	VPSRLD   $0x10, Z12, K1, Z7
-	VPORD    Z4, Z7, K1, Z7
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
 bf16_7:
@@ -3949,7 +3829,7 @@ bf16_7:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -3972,15 +3852,13 @@ b2loop2:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_8
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_8:
@@ -4000,15 +3878,13 @@ bf16_8:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_9
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_9:
@@ -4028,15 +3904,13 @@ bf16_9:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_10
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_10:
@@ -4056,15 +3930,13 @@ bf16_10:
 	WORD     $0xf772
 	KORTESTW K1, K1
 	JZ       bf16_11
-	VPSRLD   $0x10, Z7, Z6
-	VPSLLD   $0x1f, Z6, Z6
+	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
 	VPADDD   Z0, Z6, Z6
 	VPADDD   Z7, Z6, Z6
-	VPSRLD   $0x10, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K1
-	VPSRLD   $0x10, Z7, K1, Z6
-	VPORD    Z1, Z6, K1, Z6
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
 bf16_11:
@@ -4076,7 +3948,7 @@ bf16_11:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -4099,15 +3971,13 @@ b3loop2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_12
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_12:
@@ -4127,15 +3997,13 @@ bf16_12:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_13
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_13:
@@ -4155,15 +4023,13 @@ bf16_13:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_14
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_14:
@@ -4183,15 +4049,13 @@ bf16_14:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_15
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z1, Z5, K1, Z5
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_15:
@@ -4371,7 +4235,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -4394,15 +4258,13 @@ loop2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_16
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_16:
@@ -4422,15 +4284,13 @@ bf16_16:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_17
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_17:
@@ -4450,15 +4310,13 @@ bf16_17:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_18
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_18:
@@ -4478,15 +4336,13 @@ bf16_18:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_19
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_19:
@@ -5007,7 +4863,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -5023,15 +4879,13 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Z15
 	VMOVUPS     (DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z14
@@ -5042,15 +4896,13 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Z15
 	VMOVUPS     64(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z14
@@ -5061,15 +4913,13 @@ b0loop2:
 	VMOVUPS     128(BX)(DI*4), Z15
 	VMOVUPS     128(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z14
@@ -5080,15 +4930,13 @@ b0loop2:
 	VMOVUPS     192(BX)(DI*4), Z15
 	VMOVUPS     192(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -5098,7 +4946,7 @@ b0loop2:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -5114,15 +4962,13 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Z12
 	VMOVUPS     (DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2048(AX)(DI*2)
 	VPMOVZXWD   2080(CX)(DI*2), Z7
@@ -5133,15 +4979,13 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Z12
 	VMOVUPS     64(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2080(AX)(DI*2)
 	VPMOVZXWD   2112(CX)(DI*2), Z7
@@ -5152,15 +4996,13 @@ b1loop2:
 	VMOVUPS     128(BX)(DI*4), Z12
 	VMOVUPS     128(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2112(AX)(DI*2)
 	VPMOVZXWD   2144(CX)(DI*2), Z7
@@ -5171,15 +5013,13 @@ b1loop2:
 	VMOVUPS     192(BX)(DI*4), Z12
 	VMOVUPS     192(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2144(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -5189,7 +5029,7 @@ b1loop2:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -5205,15 +5045,13 @@ b2loop2:
 	VMOVUPS     (BX)(DI*4), Z7
 	VMOVUPS     (DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4096(AX)(DI*2)
 	VPMOVZXWD   4128(CX)(DI*2), Z6
@@ -5224,15 +5062,13 @@ b2loop2:
 	VMOVUPS     64(BX)(DI*4), Z7
 	VMOVUPS     64(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4128(AX)(DI*2)
 	VPMOVZXWD   4160(CX)(DI*2), Z6
@@ -5243,15 +5079,13 @@ b2loop2:
 	VMOVUPS     128(BX)(DI*4), Z7
 	VMOVUPS     128(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4160(AX)(DI*2)
 	VPMOVZXWD   4192(CX)(DI*2), Z6
@@ -5262,15 +5096,13 @@ b2loop2:
 	VMOVUPS     192(BX)(DI*4), Z7
 	VMOVUPS     192(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4192(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -5280,7 +5112,7 @@ b2loop2:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -5296,15 +5128,13 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6144(AX)(DI*2)
 	VPMOVZXWD   6176(CX)(DI*2), Z5
@@ -5315,15 +5145,13 @@ b3loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6176(AX)(DI*2)
 	VPMOVZXWD   6208(CX)(DI*2), Z5
@@ -5334,15 +5162,13 @@ b3loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6208(AX)(DI*2)
 	VPMOVZXWD   6240(CX)(DI*2), Z5
@@ -5353,15 +5179,13 @@ b3loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6240(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -5539,7 +5363,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -5555,15 +5379,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -5574,15 +5396,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -5593,15 +5413,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -5612,15 +5430,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -5912,7 +5728,7 @@ bloop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X6
 	VPBROADCASTD X6, Y6
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X7
 	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
@@ -5929,16 +5745,14 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, (AX)(DI*2)
@@ -5950,16 +5764,14 @@ b0loop2:
 	VMOVUPS     32(BX)(DI*4), Y9
 	VMOVUPS     32(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 16(AX)(DI*2)
@@ -5971,16 +5783,14 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 32(AX)(DI*2)
@@ -5992,16 +5802,14 @@ b0loop2:
 	VMOVUPS     96(BX)(DI*4), Y9
 	VMOVUPS     96(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 48(AX)(DI*2)
@@ -6013,7 +5821,7 @@ b0loop2:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -6030,16 +5838,14 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2048(AX)(DI*2)
@@ -6051,16 +5857,14 @@ b1loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2064(AX)(DI*2)
@@ -6072,16 +5876,14 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2080(AX)(DI*2)
@@ -6093,16 +5895,14 @@ b1loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2096(AX)(DI*2)
@@ -6276,7 +6076,7 @@ loop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -6293,16 +6093,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -6314,16 +6112,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -6335,16 +6131,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -6356,16 +6150,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -6557,7 +6349,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -6580,15 +6372,13 @@ loop2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_0:
@@ -6608,15 +6398,13 @@ bf16_0:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_1:
@@ -6636,15 +6424,13 @@ bf16_1:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_2:
@@ -6664,15 +6450,13 @@ bf16_2:
 	WORD     $0xee72
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K1
-	VPSRLD   $0x10, Z6, K1, Z5
-	VPORD    Z4, Z5, K1, Z5
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_3:
@@ -6865,7 +6649,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -6881,15 +6665,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -6900,15 +6682,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -6919,15 +6699,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -6938,15 +6716,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -7180,7 +6956,7 @@ loop1_blocks:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -7197,16 +6973,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -7218,16 +6992,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -7239,16 +7011,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -7260,16 +7030,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -7767,7 +7535,7 @@ loop1_summed:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z3
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -7793,15 +7561,13 @@ loop2:
 	WORD     $0xee72
 	KORTESTW K2, K2
 	JZ       bf16_0
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPSRLD   $0x10, Z6, K2, Z5
-	VPORD    Z4, Z5, K2, Z5
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_0:
@@ -7821,15 +7587,13 @@ bf16_0:
 	WORD     $0xee72
 	KORTESTW K2, K2
 	JZ       bf16_1
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPSRLD   $0x10, Z6, K2, Z5
-	VPORD    Z4, Z5, K2, Z5
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_1:
@@ -7849,15 +7613,13 @@ bf16_1:
 	WORD     $0xee72
 	KORTESTW K2, K2
 	JZ       bf16_2
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPSRLD   $0x10, Z6, K2, Z5
-	VPORD    Z4, Z5, K2, Z5
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_2:
@@ -7877,15 +7639,13 @@ bf16_2:
 	WORD     $0xee72
 	KORTESTW K2, K2
 	JZ       bf16_3
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPSRLD   $0x10, Z6, K2, Z5
-	VPORD    Z4, Z5, K2, Z5
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_3:
@@ -7916,15 +7676,13 @@ loop2_vector:
 	WORD     $0xee72
 	KORTESTW K2, K2
 	JZ       bf16_4
-	VPSRLD   $0x10, Z6, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z3, Z5, Z5
 	VPADDD   Z6, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPSRLD   $0x10, Z6, K2, Z5
-	VPORD    Z4, Z5, K2, Z5
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_4:
@@ -7952,15 +7710,13 @@ loop2_tail:
 	WORD     $0xc172
 	KORTESTW K2, K2
 	JZ       bf16_5
-	VPSRLD   $0x10, Z1, Z0
-	VPSLLD   $0x1f, Z0, Z0
+	VPSLLD   $0x0f, Z1, Z0
 	VPSRLD   $0x1f, Z0, Z0
 	VPADDD   Z3, Z0, Z0
 	VPADDD   Z1, Z0, Z0
-	VPSRLD   $0x10, Z0, Z0
 	VCMPPS   $0x03, Z1, Z1, K2
-	VPSRLD   $0x10, Z1, K2, Z0
-	VPORD    Z4, Z0, K2, Z0
+	VPORD    Z4, Z1, K2, Z0
+	VPSRLD   $0x10, Z0, Z0
 	VPMOVDW  Z0, Y0
 
 bf16_5:
@@ -8458,7 +8214,7 @@ loop1_summed:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z3
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -8477,15 +8233,13 @@ loop2:
 	VMOVUPS     (BX)(R8*4), Z6
 	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(R8*2)
 	VPMOVZXWD   32(CX)(R8*2), Z5
@@ -8496,15 +8250,13 @@ loop2:
 	VMOVUPS     64(BX)(R8*4), Z6
 	VMOVUPS     64(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(R8*2)
 	VPMOVZXWD   64(CX)(R8*2), Z5
@@ -8515,15 +8267,13 @@ loop2:
 	VMOVUPS     128(BX)(R8*4), Z6
 	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(R8*2)
 	VPMOVZXWD   96(CX)(R8*2), Z5
@@ -8534,15 +8284,13 @@ loop2:
 	VMOVUPS     192(BX)(R8*4), Z6
 	VMOVUPS     192(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(R8*2)
 	ADDQ        $+64, R8
@@ -8564,15 +8312,13 @@ loop2_vector:
 	VMOVUPS     (BX)(R8*4), Z6
 	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(R8*2)
 	ADDQ        $+16, R8
@@ -8591,15 +8337,13 @@ loop2_tail:
 	VMOVUPS.Z   (BX)(R8*4), K1, Z1
 	VMOVUPS.Z   (DX)(R8*4), K1, Z2
 	VFMADD231PS Z2, Z0, Z1
-	VPSRLD      $0x10, Z1, Z0
-	VPSLLD      $0x1f, Z0, Z0
+	VPSLLD      $0x0f, Z1, Z0
 	VPSRLD      $0x1f, Z0, Z0
 	VPADDD      Z3, Z0, Z0
 	VPADDD      Z1, Z0, Z0
-	VPSRLD      $0x10, Z0, Z0
 	VCMPPS      $0x03, Z1, Z1, K2
-	VPSRLD      $0x10, Z1, K2, Z0
-	VPORD       Z4, Z0, K2, Z0
+	VPORD       Z4, Z1, K2, Z0
+	VPSRLD      $0x10, Z0, Z0
 	VPMOVDW     Z0, Y0
 	VMOVDQU16   Y0, K1, (AX)(R8*2)
 
@@ -9113,7 +8857,7 @@ loop1_summed:
 	MOVL         $0x00007fff, R8
 	VMOVD        R8, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VMOVD        R8, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -9133,16 +8877,14 @@ loop2:
 	VMOVUPS     (BX)(R8*4), Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(R8*2)
@@ -9154,16 +8896,14 @@ loop2:
 	VMOVUPS     32(BX)(R8*4), Y6
 	VMOVUPS     32(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(R8*2)
@@ -9175,16 +8915,14 @@ loop2:
 	VMOVUPS     64(BX)(R8*4), Y6
 	VMOVUPS     64(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(R8*2)
@@ -9196,16 +8934,14 @@ loop2:
 	VMOVUPS     96(BX)(R8*4), Y6
 	VMOVUPS     96(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(R8*2)
@@ -9228,16 +8964,14 @@ loop2_vector:
 	VMOVUPS     (BX)(R8*4), Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(R8*2)
@@ -9259,17 +8993,14 @@ loop2_element:
 	VMOVSS      (BX)(R8*4), X6
 	VMOVSS      (DX)(R8*4), X7
 	VFMADD231SS X7, X5, X6
-	VPSRLD      $0x10, X6, X5
-	VPSLLD      $0x1f, X5, X5
+	VPSLLD      $0x0f, X6, X5
 	VPSRLD      $0x1f, X5, X5
 	VPADDD      X3, X5, X5
 	VPADDD      X6, X5, X5
-	VPSRLD      $0x10, X5, X5
 	VCMPPS      $0x03, X6, X6, X7
-	VPSRLD      $0x10, X6, X6
 	VPOR        X4, X6, X6
 	VPBLENDVB   X7, X6, X5, X5
-	VPEXTRW     $0x00, X5, (AX)(R8*2)
+	VPEXTRW     $0x01, X5, (AX)(R8*2)
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop2_element
@@ -9419,7 +9150,7 @@ bloop0:
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z2
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -9437,15 +9168,13 @@ b0loop1:
 	WORD     $0xec72
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z4, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z4, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z2, Z5, Z5
 	VPADDD   Z4, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z4, Z4, K1
-	VPSRLD   $0x10, Z4, K1, Z5
-	VPORD    Z3, Z5, K1, Z5
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_0:
@@ -9462,15 +9191,13 @@ bf16_0:
 	WORD     $0xec72
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z4, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z4, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z2, Z5, Z5
 	VPADDD   Z4, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z4, Z4, K1
-	VPSRLD   $0x10, Z4, K1, Z5
-	VPORD    Z3, Z5, K1, Z5
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_1:
@@ -9487,15 +9214,13 @@ bf16_1:
 	WORD     $0xec72
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z4, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z4, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z2, Z5, Z5
 	VPADDD   Z4, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z4, Z4, K1
-	VPSRLD   $0x10, Z4, K1, Z5
-	VPORD    Z3, Z5, K1, Z5
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_2:
@@ -9512,15 +9237,13 @@ bf16_2:
 	WORD     $0xec72
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z4, Z5
-	VPSLLD   $0x1f, Z5, Z5
+	VPSLLD   $0x0f, Z4, Z5
 	VPSRLD   $0x1f, Z5, Z5
 	VPADDD   Z2, Z5, Z5
 	VPADDD   Z4, Z5, Z5
-	VPSRLD   $0x10, Z5, Z5
 	VCMPPS   $0x03, Z4, Z4, K1
-	VPSRLD   $0x10, Z4, K1, Z5
-	VPORD    Z3, Z5, K1, Z5
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
 bf16_3:
@@ -9532,7 +9255,7 @@ bf16_3:
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
@@ -9550,15 +9273,13 @@ b1loop1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_4
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_4:
@@ -9575,15 +9296,13 @@ bf16_4:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_5
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_5:
@@ -9600,15 +9319,13 @@ bf16_5:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_6
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_6:
@@ -9625,15 +9342,13 @@ bf16_6:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_7
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_7:
@@ -9725,7 +9440,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -9743,15 +9458,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_8
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_8:
@@ -9768,15 +9481,13 @@ bf16_8:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_9
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_9:
@@ -9793,15 +9504,13 @@ bf16_9:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_10
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_10:
@@ -9818,15 +9527,13 @@ bf16_10:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_11
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_11:
@@ -9978,7 +9685,7 @@ bloop0:
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z2
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -9989,15 +9696,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   (DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z4
@@ -10005,15 +9710,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   64(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z4
@@ -10021,15 +9724,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   128(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z4
@@ -10037,15 +9738,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   192(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -10055,7 +9754,7 @@ b0loop1:
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
@@ -10066,15 +9765,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4096(AX)(SI*2)
 	VPMOVZXWD 4128(CX)(SI*2), Z3
@@ -10082,15 +9779,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4128(AX)(SI*2)
 	VPMOVZXWD 4160(CX)(SI*2), Z3
@@ -10098,15 +9793,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4160(AX)(SI*2)
 	VPMOVZXWD 4192(CX)(SI*2), Z3
@@ -10114,15 +9807,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4192(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -10212,7 +9903,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -10223,15 +9914,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -10239,15 +9928,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -10255,15 +9942,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -10271,15 +9956,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -10447,7 +10130,7 @@ bloop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	VBROADCASTSS X0, Y0
@@ -10459,16 +10142,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   (DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, (AX)(SI*2)
@@ -10477,16 +10158,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   32(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 16(AX)(SI*2)
@@ -10495,16 +10174,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   64(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 32(AX)(SI*2)
@@ -10513,16 +10190,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   96(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 48(AX)(SI*2)
@@ -10534,7 +10209,7 @@ b0loop1:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -10546,16 +10221,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4096(AX)(SI*2)
@@ -10564,16 +10237,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4112(AX)(SI*2)
@@ -10582,16 +10253,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4128(AX)(SI*2)
@@ -10600,16 +10269,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4144(AX)(SI*2)
@@ -10699,7 +10366,7 @@ loop0:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -10711,16 +10378,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -10729,16 +10394,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -10747,16 +10410,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -10765,16 +10426,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -10877,7 +10536,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -10895,15 +10554,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_0:
@@ -10920,15 +10577,13 @@ bf16_0:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_1:
@@ -10945,15 +10600,13 @@ bf16_1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_2:
@@ -10970,15 +10623,13 @@ bf16_2:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_3:
@@ -11082,7 +10733,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -11093,15 +10744,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -11109,15 +10758,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -11125,15 +10772,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -11141,15 +10786,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -11269,7 +10912,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -11281,16 +10924,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -11299,16 +10940,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -11317,16 +10956,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -11335,16 +10972,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -11466,7 +11101,7 @@ loop0_blocks:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -11484,15 +11119,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_0:
@@ -11509,15 +11142,13 @@ bf16_0:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_1:
@@ -11534,15 +11165,13 @@ bf16_1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_2:
@@ -11559,15 +11188,13 @@ bf16_2:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_3:
@@ -11690,7 +11317,7 @@ loop0_blocks:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -11701,15 +11328,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -11717,15 +11342,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -11733,15 +11356,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -11749,15 +11370,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -11877,7 +11496,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -11889,16 +11508,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -11907,16 +11524,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -11925,16 +11540,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -11943,16 +11556,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -12189,7 +11800,7 @@ loop0_summed:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z1
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
@@ -12210,15 +11821,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_0
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_0:
@@ -12235,15 +11844,13 @@ bf16_0:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_1
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_1:
@@ -12260,15 +11867,13 @@ bf16_1:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_2
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_2:
@@ -12285,15 +11890,13 @@ bf16_2:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_3
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_3:
@@ -12321,15 +11924,13 @@ loop1_vector:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_4
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_4:
@@ -12354,16 +11955,14 @@ loop1_tail:
 	WORD     $0xd872
 	KORTESTW K2, K2
 	JZ       bf16_5
-	VPSRLD   $0x10, Z0, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z0, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z1, Z3, Z3
 	VPADDD   Z0, Z3, Z3
-	VPSRLD   $0x10, Z3, Z1
 	VCMPPS   $0x03, Z0, Z0, K2
-	VPSRLD   $0x10, Z0, K2, Z1
-	VPORD    Z2, Z1, K2, Z1
-	VPMOVDW  Z1, Y3
+	VPORD    Z2, Z0, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
 
 bf16_5:
 	VMOVDQU16 Y3, K1, (AX)(DI*2)
@@ -12599,7 +12198,7 @@ loop0_summed:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z1
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
@@ -12613,15 +12212,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(DI*2)
 	VPMOVZXWD 32(CX)(DI*2), Z3
@@ -12629,15 +12226,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(DI*2)
 	VPMOVZXWD 64(CX)(DI*2), Z3
@@ -12645,15 +12240,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(DI*2)
 	VPMOVZXWD 96(CX)(DI*2), Z3
@@ -12661,15 +12254,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(DI*2)
 	ADDQ      $+64, DI
@@ -12688,15 +12279,13 @@ loop1_vector:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(DI*2)
 	ADDQ      $+16, DI
@@ -12712,16 +12301,14 @@ loop1_tail:
 	VMULPS      Z0, Z3, Z0
 	VMOVUPS.Z   (DX)(DI*4), K1, Z3
 	VMULPS      Z3, Z0, Z0
-	VPSRLD      $0x10, Z0, Z3
-	VPSLLD      $0x1f, Z3, Z3
+	VPSLLD      $0x0f, Z0, Z3
 	VPSRLD      $0x1f, Z3, Z3
 	VPADDD      Z1, Z3, Z3
 	VPADDD      Z0, Z3, Z3
-	VPSRLD      $0x10, Z3, Z1
 	VCMPPS      $0x03, Z0, Z0, K2
-	VPSRLD      $0x10, Z0, K2, Z1
-	VPORD       Z2, Z1, K2, Z1
-	VPMOVDW     Z1, Y0
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
 	VMOVDQU16   Y0, K1, (AX)(DI*2)
 
 loop1_done:
@@ -12960,7 +12547,7 @@ loop0_summed:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -12975,16 +12562,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(DI*2)
@@ -12993,16 +12578,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(DI*2)
@@ -13011,16 +12594,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(DI*2)
@@ -13029,16 +12610,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(DI*2)
@@ -13058,16 +12637,14 @@ loop1_vector:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(DI*2)
@@ -13086,17 +12663,14 @@ loop1_element:
 	VMULSS    X0, X3, X3
 	VMOVSS    (DX)(DI*4), X4
 	VMULSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X3
 	VPOR      X2, X3, X3
 	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x00, X4, (AX)(DI*2)
+	VPEXTRW   $0x01, X4, (AX)(DI*2)
 	INCQ      DI
 	CMPQ      DI, SI
 	JB        loop1_element
@@ -13212,7 +12786,7 @@ loop0:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z1
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
@@ -13230,15 +12804,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_0
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_0:
@@ -13253,15 +12825,13 @@ bf16_0:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_1
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_1:
@@ -13278,15 +12848,13 @@ bf16_1:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_2
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_2:
@@ -13301,15 +12869,13 @@ bf16_2:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_3
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_3:
@@ -13326,15 +12892,13 @@ bf16_3:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_4
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_4:
@@ -13349,15 +12913,13 @@ bf16_4:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_5
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_5:
@@ -13374,15 +12936,13 @@ bf16_5:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_6
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_6:
@@ -13397,15 +12957,13 @@ bf16_6:
 	WORD     $0xe372
 	KORTESTW K1, K1
 	JZ       bf16_7
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K1
-	VPSRLD   $0x10, Z3, K1, Z4
-	VPORD    Z2, Z4, K1, Z4
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_7:
@@ -13525,7 +13083,7 @@ loop0:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z1
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
@@ -13536,29 +13094,25 @@ loop1:
 	VPMOVZXWD (BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R8*2)
 	VPMOVZXWD 32(DX)(R8*2), Z3
@@ -13566,29 +13120,25 @@ loop1:
 	VPMOVZXWD 32(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 32(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(R8*2)
 	VPMOVZXWD 64(DX)(R8*2), Z3
@@ -13596,29 +13146,25 @@ loop1:
 	VPMOVZXWD 64(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 64(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(R8*2)
 	VPMOVZXWD 96(DX)(R8*2), Z3
@@ -13626,29 +13172,25 @@ loop1:
 	VPMOVZXWD 96(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 96(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(R8*2)
 	ADDQ      $+64, R8
@@ -13784,7 +13326,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, R8
 	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -13796,32 +13338,28 @@ loop1:
 	VPMOVZXWD (BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R8*2)
@@ -13830,32 +13368,28 @@ loop1:
 	VPMOVZXWD 16(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(R8*2)
@@ -13864,32 +13398,28 @@ loop1:
 	VPMOVZXWD 32(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(R8*2)
@@ -13898,32 +13428,28 @@ loop1:
 	VPMOVZXWD 48(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(R8*2)
@@ -14208,7 +13734,7 @@ loop0_summed:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z1
-	MOVL         $0x00000040, R9
+	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
@@ -14229,15 +13755,13 @@ loop1:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_0
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_0:
@@ -14252,15 +13776,13 @@ bf16_0:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_1
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_1:
@@ -14277,15 +13799,13 @@ bf16_1:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_2
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_2:
@@ -14300,15 +13820,13 @@ bf16_2:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_3
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_3:
@@ -14325,15 +13843,13 @@ bf16_3:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_4
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_4:
@@ -14348,15 +13864,13 @@ bf16_4:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_5
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_5:
@@ -14373,15 +13887,13 @@ bf16_5:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_6
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_6:
@@ -14396,15 +13908,13 @@ bf16_6:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_7
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_7:
@@ -14432,15 +13942,13 @@ loop1_vector:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_8
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_8:
@@ -14455,15 +13963,13 @@ bf16_8:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_9
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_9:
@@ -14489,15 +13995,13 @@ loop1_tail:
 	WORD     $0xe372
 	KORTESTW K2, K2
 	JZ       bf16_10
-	VPSRLD   $0x10, Z3, Z4
-	VPSLLD   $0x1f, Z4, Z4
+	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
 	VPADDD   Z1, Z4, Z4
 	VPADDD   Z3, Z4, Z4
-	VPSRLD   $0x10, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPSRLD   $0x10, Z3, K2, Z4
-	VPORD    Z2, Z4, K2, Z4
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
 bf16_10:
@@ -14512,16 +14016,14 @@ bf16_10:
 	WORD     $0xd872
 	KORTESTW K2, K2
 	JZ       bf16_11
-	VPSRLD   $0x10, Z0, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z0, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z1, Z3, Z3
 	VPADDD   Z0, Z3, Z3
-	VPSRLD   $0x10, Z3, Z1
 	VCMPPS   $0x03, Z0, Z0, K2
-	VPSRLD   $0x10, Z0, K2, Z1
-	VPORD    Z2, Z1, K2, Z1
-	VPMOVDW  Z1, Y3
+	VPORD    Z2, Z0, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
 
 bf16_11:
 	VMOVDQU16 Y3, K1, (AX)(R9*2)
@@ -14805,7 +14307,7 @@ loop0_summed:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z1
-	MOVL         $0x00000040, R9
+	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
@@ -14819,29 +14321,25 @@ loop1:
 	VPMOVZXWD (BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R9*2)
 	VPMOVZXWD 32(DX)(R9*2), Z3
@@ -14849,29 +14347,25 @@ loop1:
 	VPMOVZXWD 32(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 32(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(R9*2)
 	VPMOVZXWD 64(DX)(R9*2), Z3
@@ -14879,29 +14373,25 @@ loop1:
 	VPMOVZXWD 64(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 64(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(R9*2)
 	VPMOVZXWD 96(DX)(R9*2), Z3
@@ -14909,29 +14399,25 @@ loop1:
 	VPMOVZXWD 96(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 96(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(R9*2)
 	ADDQ      $+64, R9
@@ -14950,29 +14436,25 @@ loop1_vector:
 	VPMOVZXWD (BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R9*2)
 	ADDQ      $+16, R9
@@ -14989,30 +14471,26 @@ loop1_tail:
 	VPMOVZXWD   Y4, Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
-	VPSRLD      $0x10, Z3, Z4
-	VPSLLD      $0x1f, Z4, Z4
+	VPSLLD      $0x0f, Z3, Z4
 	VPSRLD      $0x1f, Z4, Z4
 	VPADDD      Z1, Z4, Z4
 	VPADDD      Z3, Z4, Z4
-	VPSRLD      $0x10, Z4, Z4
 	VCMPPS      $0x03, Z3, Z3, K2
-	VPSRLD      $0x10, Z3, K2, Z4
-	VPORD       Z2, Z4, K2, Z4
+	VPORD       Z2, Z3, K2, Z4
+	VPSRLD      $0x10, Z4, Z4
 	VPMOVDW     Z4, Y4
 	VMOVDQU16   Y4, K1, (CX)(R9*2)
 	VMULPS      Z0, Z3, Z0
 	VMOVUPS.Z   (SI)(R9*4), K1, Z3
 	VMULPS      Z3, Z0, Z0
-	VPSRLD      $0x10, Z0, Z3
-	VPSLLD      $0x1f, Z3, Z3
+	VPSLLD      $0x0f, Z0, Z3
 	VPSRLD      $0x1f, Z3, Z3
 	VPADDD      Z1, Z3, Z3
 	VPADDD      Z0, Z3, Z3
-	VPSRLD      $0x10, Z3, Z1
 	VCMPPS      $0x03, Z0, Z0, K2
-	VPSRLD      $0x10, Z0, K2, Z1
-	VPORD       Z2, Z1, K2, Z1
-	VPMOVDW     Z1, Y0
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
 	VMOVDQU16   Y0, K1, (AX)(R9*2)
 
 loop1_done:
@@ -15299,7 +14777,7 @@ loop0_summed:
 	MOVL         $0x00007fff, R9
 	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, R9
+	MOVL         $0x00400000, R9
 	VMOVD        R9, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -15314,32 +14792,28 @@ loop1:
 	VPMOVZXWD (BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R9*2)
@@ -15348,32 +14822,28 @@ loop1:
 	VPMOVZXWD 16(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(R9*2)
@@ -15382,32 +14852,28 @@ loop1:
 	VPMOVZXWD 32(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(R9*2)
@@ -15416,32 +14882,28 @@ loop1:
 	VPMOVZXWD 48(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(R9*2)
@@ -15461,32 +14923,28 @@ loop1_vector:
 	VPMOVZXWD (BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R9*2)
@@ -15506,31 +14964,25 @@ loop1_element:
 	SHLL      $0x10, R10
 	VMOVD     R10, X4
 	VADDSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X6
-	VPOR      X2, X6, X6
+	VPOR      X2, X3, X6
 	VPBLENDVB X5, X6, X4, X4
-	VPEXTRW   $0x00, X4, (CX)(R9*2)
+	VPEXTRW   $0x01, X4, (CX)(R9*2)
 	VMULSS    X0, X3, X3
 	VMOVSS    (SI)(R9*4), X4
 	VMULSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X3
 	VPOR      X2, X3, X3
 	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x00, X4, (AX)(R9*2)
+	VPEXTRW   $0x01, X4, (AX)(R9*2)
 	INCQ      R9
 	CMPQ      R9, R8
 	JB        loop1_element
@@ -16572,7 +16024,7 @@ row:
 	// pass 1 over the row: dst = src
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z1
 	XORQ         SI, SI
 	MOVQ         BX, DI
@@ -16588,15 +16040,13 @@ loop0:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_0
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z3
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z3
-	VPORD    Z1, Z3, K2, Z3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
 bf16_0:
@@ -16609,15 +16059,13 @@ bf16_0:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_1
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z3
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z3
-	VPORD    Z1, Z3, K2, Z3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
 bf16_1:
@@ -16630,15 +16078,13 @@ bf16_1:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_2
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z3
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z3
-	VPORD    Z1, Z3, K2, Z3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
 bf16_2:
@@ -16651,15 +16097,13 @@ bf16_2:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_3
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z3
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z3
-	VPORD    Z1, Z3, K2, Z3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
 bf16_3:
@@ -16683,15 +16127,13 @@ loop0_vector:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_4
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z3
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z3
-	VPORD    Z1, Z3, K2, Z3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
 bf16_4:
@@ -16711,16 +16153,14 @@ loop0_tail:
 	WORD     $0xda72
 	KORTESTW K2, K2
 	JZ       bf16_5
-	VPSRLD   $0x10, Z2, Z3
-	VPSLLD   $0x1f, Z3, Z3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
 	VPADDD   Z2, Z3, Z3
-	VPSRLD   $0x10, Z3, Z0
 	VCMPPS   $0x03, Z2, Z2, K2
-	VPSRLD   $0x10, Z2, K2, Z0
-	VPORD    Z1, Z0, K2, Z0
-	VPMOVDW  Z0, Y3
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
 
 bf16_5:
 	VMOVDQU16 Y3, K1, (AX)(SI*2)
@@ -16754,7 +16194,7 @@ row:
 	// pass 1 over the row: dst = src
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z1
 	XORQ         SI, SI
 	MOVQ         BX, DI
@@ -16763,51 +16203,43 @@ row:
 
 loop0:
 	VMOVUPS   (CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, (AX)(SI*2)
 	VMOVUPS   64(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 32(AX)(SI*2)
 	VMOVUPS   128(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 64(AX)(SI*2)
 	VMOVUPS   192(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -16822,15 +16254,13 @@ loop0_vectors:
 
 loop0_vector:
 	VMOVUPS   (CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, (AX)(SI*2)
 	ADDQ      $+16, SI
@@ -16841,16 +16271,14 @@ loop0_tail:
 	TESTQ     $0x0000000f, BX
 	JZ        loop0_done
 	VMOVUPS.Z (CX)(SI*4), K1, Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z0
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z0
-	VPORD     Z1, Z0, K2, Z0
-	VPMOVDW   Z0, Y0
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VPMOVDW   Z3, Y0
 	VMOVDQU16 Y0, K1, (AX)(SI*2)
 
 loop0_done:
@@ -16877,7 +16305,7 @@ row:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
@@ -16887,58 +16315,50 @@ row:
 
 loop0:
 	VMOVUPS   (CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, (AX)(SI*2)
 	VMOVUPS   32(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 16(AX)(SI*2)
 	VMOVUPS   64(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 32(AX)(SI*2)
 	VMOVUPS   96(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 48(AX)(SI*2)
@@ -16954,16 +16374,14 @@ loop0_vectors:
 
 loop0_vector:
 	VMOVUPS   (CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, (AX)(SI*2)
@@ -16977,17 +16395,14 @@ loop0_tail:
 
 loop0_element:
 	VMOVSS    (CX)(SI*4), X2
-	VPSRLD    $0x10, X2, X3
-	VPSLLD    $0x1f, X3, X3
+	VPSLLD    $0x0f, X2, X3
 	VPSRLD    $0x1f, X3, X3
 	VPADDD    X0, X3, X3
 	VPADDD    X2, X3, X3
-	VPSRLD    $0x10, X3, X3
 	VCMPPS    $0x03, X2, X2, X4
-	VPSRLD    $0x10, X2, X2
 	VPOR      X1, X2, X2
 	VPBLENDVB X4, X2, X3, X3
-	VPEXTRW   $0x00, X3, (AX)(SI*2)
+	VPEXTRW   $0x01, X3, (AX)(SI*2)
 	INCQ      SI
 	CMPQ      SI, BX
 	JB        loop0_element
