@@ -14,7 +14,7 @@ import (
 const head = "version: 1\npackage: p\nkernels:\n  - name: K\n"
 
 func TestParseGood(t *testing.T) {
-	all := []string{"avx512", "avx2", "neon", "purego"}
+	all := []string{"avx512bf16", "avx512", "avx2", "neon", "purego"}
 	tests := []struct {
 		name, src string
 		want      File
@@ -154,8 +154,8 @@ func TestParseErrors(t *testing.T) {
 		{k + "    hidden: [1]\n    residual: {alpha: 1e39}\n", "7:23: alpha 1e39 overflows float32; allowed: a finite non-zero number, e.g. 1 (Pre-LN, Post-LN) or DeepNorm's (2N)^(1/4)"},
 		{k + "    hidden: [1]\n    residual: {beta: 1}\n", `7:16: unknown key "beta" in residual; allowed keys: alpha, deepnorm, store_sum`},
 		{k + "    hidden: [1]\n    residual: true\n", "7:15: residual is the boolean true; allowed: a mapping, e.g. {alpha: 1, store_sum: true}"},
-		{k + "    hidden: [1]\n    targets: []\n", "7:14: targets is empty; allowed: a list of distinct instruction sets from avx512, avx2, neon, purego (leave targets out for all)"},
-		{k + "    hidden: [1]\n    targets: [avx]\n", `7:15: unknown target "avx" (did you mean avx2?); allowed: avx512, avx2, neon, purego`},
+		{k + "    hidden: [1]\n    targets: []\n", "7:14: targets is empty; allowed: a list of distinct instruction sets from avx512bf16, avx512, avx2, neon, purego (leave targets out for all)"},
+		{k + "    hidden: [1]\n    targets: [avx]\n", `7:15: unknown target "avx" (did you mean avx2?); allowed: avx512bf16, avx512, avx2, neon, purego`},
 		{k + "    hidden: [1]\n    storage: fp16\n", "7:14: storage fp16 is not supported (did you mean f16?); allowed: f32 (float32), bf16 (bfloat16 bits in uint16) or f16 (IEEE binary16 bits in uint16)"},
 		{"version: 1\npackage: p\nkernels:\n  - name: K\n    mean: true\n    axis: batch\n    backward: true\n    storage: bf16\n", "8:14: storage: bf16 with backward: true is not supported yet with axis: batch; allowed: storage: f32, or backward: false"},
 		{"version: 1\npackage: p\nkernels:\n  - name: K\n    mean: true\n    axis: groups\n    groups: 2\n    backward: true\n    storage: f16\n", "9:14: storage: f16 with backward: true is not supported yet with axis: groups; allowed: storage: f32, or backward: false"},

@@ -9,6 +9,7 @@ package normgen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/normgen/normgen/bench/peers"
 	"github.com/normgen/normgen/benchkit"
@@ -16,8 +17,17 @@ import (
 )
 
 // ISAs are the instruction sets of the benchmark specs, best first: every
-// ISA normgen has.
-var ISAs = target.Names()
+// ISA normgen has but the forms of another (target.Desc.Base), whose code
+// is in their base's package (its targets name the base).
+var ISAs = func() []string {
+	var out []string
+	for _, i := range target.All {
+		if i.Desc().Base == "" {
+			out = append(out, i.Name())
+		}
+	}
+	return out
+}()
 
 // Impls is normgen's generated kernels, one implementation per instruction
 // set built in, best first; then, for the residual ops, the same
@@ -99,9 +109,28 @@ func about(isa string) string {
 		return isa
 	}
 	if i.Assembly() {
-		return i.Desc().Title + " assembly"
+		s := i.Desc().Title + " assembly"
+		for _, f := range target.All {
+			if d := f.Desc(); d.Base == isa {
+				var more []string
+				for _, ft := range d.Features[len(i.Desc().Features):] {
+					more = append(more, ft.Doc)
+				}
+				s += fmt.Sprintf(" (and its form %s, for the kernels stored in %s, where the CPU has %s)", d.Name, storages(d), strings.Join(more, " and "))
+			}
+		}
+		return s
 	}
 	return "pure Go (the generated fallback)"
+}
+
+// storages names the storage formats of d.
+func storages(d *target.Desc) string {
+	var names []string
+	for _, st := range d.Storages {
+		names = append(names, st.Elem.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func (p pkg) impl() benchkit.Impl {

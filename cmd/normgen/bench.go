@@ -403,6 +403,9 @@ func runs(isa string) bool {
 // CPU runs (by runs), in spec.Targets order, and why the others are left out.
 func benchISAs(kernels []benchKernel, runs func(string) bool) (isas, skipped []string) {
 	for _, isa := range spec.Targets {
+		if i, err := target.Parse(isa); err == nil && i.Desc().Base != "" {
+			continue // a form of another ISA: timed in that one's package, which holds it
+		}
 		listed := isa == "purego"
 		for _, k := range kernels {
 			listed = listed || slices.Contains(k.spec.Targets, isa)

@@ -11,10 +11,11 @@ import (
 type ISA int
 
 const (
-	AVX512 ISA = iota // amd64, AVX-512 F+VL+DQ+BW, 512-bit vectors, masked tails
-	AVX2              // amd64, AVX2 + FMA, 256-bit vectors
-	NEON              // arm64 ASIMD, 128-bit vectors
-	Go                // pure Go: the fallback and the reference every ISA is tested against
+	AVX512BF16 ISA = iota // AVX512 with AVX512_BF16: its bf16 kernels alone, narrowing by VCVTNEPS2BF16
+	AVX512                // amd64, AVX-512 F+VL+DQ+BW, 512-bit vectors, masked tails
+	AVX2                  // amd64, AVX2 + FMA, 256-bit vectors
+	NEON                  // arm64 ASIMD, 128-bit vectors
+	Go                    // pure Go: the fallback and the reference every ISA is tested against
 )
 
 // Feature is one CPU feature the dispatch checks: a flag of
@@ -83,6 +84,18 @@ type Desc struct {
 	// pure Go.
 	Storages []Storage
 
+	// Base, when set, names the ISA this one is a form of: a spec's
+	// targets naming Base include it, and the generated tests' required
+	// ISA (NORMGEN_REQUIRE_ISA) accepts it for Base. Its Name starts with
+	// Base's.
+	Base string
+	// StorageOnly: the ISA lowers only kernels stored in one of its
+	// Storages, none in float32 (those are Base's).
+	StorageOnly bool
+	// NarrowBF16 (amd64): bf16 stores round with VCVTNEPS2BF16
+	// (AVX512_BF16) rather than the integer sequence.
+	NarrowBF16 bool
+
 	// Streaming: the ISA has NT (streaming-store) variants of ir.Rows
 	// kernels whose rows all start at the same alignment as the first,
 	// i.e. whose row length is a multiple of Lanes (checked at run time
@@ -108,6 +121,22 @@ var f16c = Feature{Doc: "F16C", CPUID: &CPUIDBit{Leaf: 1, Reg: ECX, Bit: 29}}
 // table holds the descriptors, indexed by ISA, in dispatch preference
 // order within an architecture.
 var table = [...]Desc{
+	// First: where the CPU has AVX512_BF16, its bf16 kernels take it
+	// before AVX512's integer rounding. VCVTNEPS2BF16 flushes subnormal
+	// inputs to zero, so the lowering checks each vector for them and
+	// rounds those by the integer sequence (exact).
+	AVX512BF16: {
+		Name: "avx512bf16", Prefix: "avx512bf16", Title: "AVX-512 with AVX512_BF16", GOARCH: "amd64",
+		Lanes: 16, VectorBytes: 64, VectorRegs: 32, MaskRegs: 8,
+		Features: []Feature{x86("HasAVX512F", "AVX512F"), x86("HasAVX512VL", "AVX512VL"),
+			x86("HasAVX512DQ", "AVX512DQ"), x86("HasAVX512BW", "AVX512BW"), x86("HasAVX512BF16", "AVX512_BF16")},
+		Flag:        "hasAVX512BF16",
+		Storages:    []Storage{{Elem: ir.BF16}},
+		Base:        "avx512",
+		StorageOnly: true,
+		NarrowBF16:  true,
+		Streaming:   true,
+	},
 	AVX512: {
 		Name: "avx512", Prefix: "avx512", Title: "AVX-512", GOARCH: "amd64",
 		Lanes: 16, VectorBytes: 64, VectorRegs: 32, MaskRegs: 8,
@@ -206,20 +235,20 @@ func Parse(s string) (ISA, error) {
 }
 
 // Assemblies parses a kernel's targets (none: every ISA) and returns the
-// assembly ISAs among them, in dispatch order. Pure Go is always
+// assembly ISAs among them and the forms of those (Desc.Base), in
+// dispatch order. Pure Go is always
 // generated: it is the fallback and the tests' reference.
 func Assemblies(names []string) ([]ISA, error) {
-	want := map[ISA]bool{}
+	want := map[string]bool{}
 	for _, n := range names {
-		i, err := Parse(n)
-		if err != nil {
+		if _, err := Parse(n); err != nil {
 			return nil, err
 		}
-		want[i] = true
+		want[n] = true
 	}
 	var out []ISA
 	for _, i := range All {
-		if i.Assembly() && (len(names) == 0 || want[i]) {
+		if i.Assembly() && (len(names) == 0 || want[i.Name()] || want[table[i].Base]) {
 			out = append(out, i)
 		}
 	}
@@ -238,9 +267,9 @@ func KernelElem(k *ir.Kernel) ir.Elem {
 }
 
 // Storage is the ISA's entry for format e, and whether it converts e
-// (every ISA holds float32).
+// (every ISA but a StorageOnly one holds float32).
 func (i ISA) Storage(e ir.Elem) (Storage, bool) {
-	if e == ir.F32 {
+	if e == ir.F32 && !table[i].StorageOnly {
 		return Storage{Elem: e}, true
 	}
 	for _, s := range table[i].Storages {

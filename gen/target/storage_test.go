@@ -2,6 +2,7 @@ package target
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/normgen/normgen/gen/ir"
@@ -97,7 +98,7 @@ func TestDispatchByFeatures(t *testing.T) {
 		}
 	}
 	avx512 := []string{"AVX512F", "AVX512VL", "AVX512DQ", "AVX512BW"}
-	amd := []ISA{AVX512, AVX2}
+	amd := []ISA{AVX512BF16, AVX512, AVX2}
 	for _, c := range []struct {
 		name           string
 		has            []string
@@ -110,6 +111,8 @@ func TestDispatchByFeatures(t *testing.T) {
 		{"AVX2 FMA AVX F16C", []string{"AVX", "AVX2", "FMA", "F16C"}, AVX2, AVX2, AVX2},
 		{"AVX2 without FMA", []string{"AVX", "AVX2", "F16C"}, Go, Go, Go},
 		{"AVX-512, AVX2 off", avx512, AVX512, AVX512, AVX512},
+		{"AVX-512 with BF16", append(avx512, "AVX512_BF16", "AVX", "AVX2", "FMA", "F16C"), AVX512, AVX512BF16, AVX512},
+		{"BF16 without BW", []string{"AVX512F", "AVX512VL", "AVX512DQ", "AVX512_BF16", "AVX2", "FMA"}, AVX2, AVX2, Go},
 		{"AVX-512 without BW", []string{"AVX512F", "AVX512VL", "AVX512DQ", "AVX", "AVX2", "FMA"}, AVX2, AVX2, Go},
 	} {
 		has := cpu(c.has...)
@@ -132,5 +135,39 @@ func TestDispatchByFeatures(t *testing.T) {
 	}
 	if AVX2.Flag(kern(ir.F16)) == AVX2.Flag(kern(ir.BF16)) {
 		t.Error("AVX2 f16 and bf16 kernels share a flag")
+	}
+}
+
+// The forms of an ISA (Base): named after it, on its architecture and
+// vectors, lowering only kernels stored in their storages, dispatched
+// before it, with its features and more.
+func TestForms(t *testing.T) {
+	for _, i := range All {
+		d := i.Desc()
+		if d.Base == "" {
+			if d.StorageOnly {
+				t.Errorf("%s: StorageOnly without a base", d.Name)
+			}
+			continue
+		}
+		b, err := Parse(d.Base)
+		if err != nil || b == i || !strings.HasPrefix(d.Name, d.Base) || b.GOARCH() != d.GOARCH ||
+			b.Desc().Lanes != d.Lanes || b < i || len(d.Features) <= len(b.Desc().Features) {
+			t.Errorf("%s: base %q (%v)", d.Name, d.Base, err)
+			continue
+		}
+		for j, f := range b.Desc().Features {
+			if d.Features[j] != f {
+				t.Errorf("%s lacks its base's feature %s", d.Name, f.Doc)
+			}
+		}
+		f32 := &ir.Kernel{Name: "K", Arrays: []ir.Array{{Name: "dst", Role: ir.RowOut}, {Name: "x", Role: ir.RowIn}}}
+		if d.StorageOnly && i.Lowers(f32) {
+			t.Errorf("%s lowers float32 kernels", d.Name)
+		}
+	}
+	if !AVX512BF16.Lowers(&ir.Kernel{Name: "K", Arrays: []ir.Array{{Name: "x", Role: ir.RowIn, Elem: ir.BF16}}}) ||
+		AVX512BF16.Lowers(&ir.Kernel{Name: "K", Arrays: []ir.Array{{Name: "x", Role: ir.RowIn, Elem: ir.F16}}}) {
+		t.Error("avx512bf16 must lower bf16 kernels and only those")
 	}
 }

@@ -118,10 +118,14 @@ func TestParse(t *testing.T) {
 		}
 	}
 	got, err := Assemblies([]string{"purego", "neon", "avx512"})
-	if err != nil || !reflect.DeepEqual(got, []ISA{AVX512, NEON}) {
+	if err != nil || !reflect.DeepEqual(got, []ISA{AVX512BF16, AVX512, NEON}) {
 		t.Errorf("Assemblies = %v, %v", got, err)
 	}
-	if got, _ := Assemblies(nil); !reflect.DeepEqual(got, []ISA{AVX512, AVX2, NEON}) {
+	// A form is generated for its base, or alone when named.
+	if got, _ := Assemblies([]string{"avx512bf16", "avx2"}); !reflect.DeepEqual(got, []ISA{AVX512BF16, AVX2}) {
+		t.Errorf("Assemblies(avx512bf16, avx2) = %v", got)
+	}
+	if got, _ := Assemblies(nil); !reflect.DeepEqual(got, []ISA{AVX512BF16, AVX512, AVX2, NEON}) {
 		t.Errorf("Assemblies(nil) = %v", got)
 	}
 	if _, err := Assemblies([]string{"avx2", "sve"}); err == nil {

@@ -27,9 +27,9 @@
 // mean square Inf and rstd 0: that element becomes NaN and the rest of the row
 // zero times the scale, as in PyTorch.
 //
-// Implementations: AVX-512 and AVX2+FMA assembly on amd64, NEON on arm64, chosen
-// at run time with golang.org/x/sys/cpu; pure Go elsewhere and under the purego
-// build tag.
+// Implementations: AVX-512 with AVX512_BF16, AVX-512 and AVX2+FMA assembly on
+// amd64, NEON on arm64, chosen at run time with golang.org/x/sys/cpu; pure Go
+// elsewhere and under the purego build tag.
 //
 // The kernels over [N, C, spatial] tensors (channels first) take the channel
 // count (unless their name fixes it) and the spatial size after the arrays; N
@@ -609,11 +609,11 @@ func halfnormCheckBF16GroupNorm(name string, dst []uint16, mean, rstd []float32,
 }
 
 // Implementation names the instruction set the kernels of this package run on,
-// on this CPU ("AVX-512", "AVX2+FMA", "NEON" or "pure Go"), for a service to
-// log at start-up. It is the best one any kernel uses: a kernel generated for
-// fewer instruction sets (its spec's targets) may run on a lesser one, down to
-// pure Go. GODEBUG settings that switch CPU features off (cpu.avx512f=off,
-// cpu.avx2=off) and the purego build tag count.
+// on this CPU ("AVX-512 with AVX512_BF16", "AVX-512", "AVX2+FMA", "NEON" or
+// "pure Go"), for a service to log at start-up. It is the best one any kernel
+// uses: a kernel generated for fewer instruction sets (its spec's targets) may
+// run on a lesser one, down to pure Go. GODEBUG settings that switch CPU
+// features off (cpu.avx512f=off, cpu.avx2=off) and the purego build tag count.
 func Implementation() string {
 	return halfnormImplementation()
 }

@@ -6,6 +6,8 @@ package halfnorm
 import "golang.org/x/sys/cpu"
 
 var (
+	// hasAVX512BF16 reports AVX512F, AVX512VL, AVX512DQ, AVX512BW and AVX512_BF16, read once at start-up.
+	halfnormHasAVX512BF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512BF16
 	// hasAVX512 reports AVX512F, AVX512VL, AVX512DQ and AVX512BW, read once at start-up.
 	halfnormHasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 	// hasAVX2 reports AVX2 and FMA, read once at start-up.
@@ -35,10 +37,16 @@ func halfnormCpuidBit(leaf, sub uint32, reg, bit uint) bool {
 const halfnormConvChunk = 1 << 14
 
 //go:noescape
+func halfnormAvx512bf16BF16LayerNorm768(dst, x *uint16, gamma, beta *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512BF16LayerNorm768(dst, x *uint16, gamma, beta *float32, rows int) int
 
 //go:noescape
 func halfnormAvx2BF16LayerNorm768(dst, x *uint16, gamma, beta *float32, rows int) int
+
+//go:noescape
+func halfnormAvx512bf16BF16LayerNorm1024(dst, x *uint16, gamma, beta *float32, rows int) int
 
 //go:noescape
 func halfnormAvx512BF16LayerNorm1024(dst, x *uint16, gamma, beta *float32, rows int) int
@@ -47,10 +55,16 @@ func halfnormAvx512BF16LayerNorm1024(dst, x *uint16, gamma, beta *float32, rows 
 func halfnormAvx2BF16LayerNorm1024(dst, x *uint16, gamma, beta *float32, rows int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16LayerNorm4096(dst, x *uint16, gamma, beta *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512BF16LayerNorm4096(dst, x *uint16, gamma, beta *float32, rows int) int
 
 //go:noescape
 func halfnormAvx2BF16LayerNorm4096(dst, x *uint16, gamma, beta *float32, rows int) int
+
+//go:noescape
+func halfnormAvx512bf16BF16LayerNormAny(dst, x *uint16, gamma, beta *float32, rows, h int) int
 
 //go:noescape
 func halfnormAvx512BF16LayerNormAny(dst, x *uint16, gamma, beta *float32, rows, h int) int
@@ -59,10 +73,16 @@ func halfnormAvx512BF16LayerNormAny(dst, x *uint16, gamma, beta *float32, rows, 
 func halfnormAvx2BF16LayerNormAny(dst, x *uint16, gamma, beta *float32, rows, h int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16RMSNorm2048(dst, x *uint16, gamma *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512BF16RMSNorm2048(dst, x *uint16, gamma *float32, rows int) int
 
 //go:noescape
 func halfnormAvx2BF16RMSNorm2048(dst, x *uint16, gamma *float32, rows int) int
+
+//go:noescape
+func halfnormAvx512bf16BF16RMSNorm4096(dst, x *uint16, gamma *float32, rows int) int
 
 //go:noescape
 func halfnormAvx512BF16RMSNorm4096(dst, x *uint16, gamma *float32, rows int) int
@@ -71,10 +91,16 @@ func halfnormAvx512BF16RMSNorm4096(dst, x *uint16, gamma *float32, rows int) int
 func halfnormAvx2BF16RMSNorm4096(dst, x *uint16, gamma *float32, rows int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16RMSNorm8192(dst, x *uint16, gamma *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512BF16RMSNorm8192(dst, x *uint16, gamma *float32, rows int) int
 
 //go:noescape
 func halfnormAvx2BF16RMSNorm8192(dst, x *uint16, gamma *float32, rows int) int
+
+//go:noescape
+func halfnormAvx512bf16BF16RMSNormAny(dst, x *uint16, gamma *float32, rows, h int) int
 
 //go:noescape
 func halfnormAvx512BF16RMSNormAny(dst, x *uint16, gamma *float32, rows, h int) int
@@ -83,10 +109,16 @@ func halfnormAvx512BF16RMSNormAny(dst, x *uint16, gamma *float32, rows, h int) i
 func halfnormAvx2BF16RMSNormAny(dst, x *uint16, gamma *float32, rows, h int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16AddRMSNorm4096(dst, sum, x, f *uint16, gamma *float32, rows int) int
+
+//go:noescape
 func halfnormAvx512BF16AddRMSNorm4096(dst, sum, x, f *uint16, gamma *float32, rows int) int
 
 //go:noescape
 func halfnormAvx2BF16AddRMSNorm4096(dst, sum, x, f *uint16, gamma *float32, rows int) int
+
+//go:noescape
+func halfnormAvx512bf16BF16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows, h int) int
 
 //go:noescape
 func halfnormAvx512BF16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows, h int) int
@@ -107,16 +139,25 @@ func halfnormAvx512F16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows
 func halfnormAvx2F16AddRMSNormAny(dst, sum, x, f *uint16, gamma *float32, rows, h int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16GroupNormAny(dst *uint16, mean, rstd *float32, x *uint16, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int
+
+//go:noescape
 func halfnormAvx512BF16GroupNormAny(dst *uint16, mean, rstd *float32, x *uint16, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int
 
 //go:noescape
 func halfnormAvx2BF16GroupNormAny(dst *uint16, mean, rstd *float32, x *uint16, gamma, beta *float32, rows, segs, seglen, segstride, rowstride int) int
 
 //go:noescape
+func halfnormAvx512bf16BF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
 func halfnormAvx512BF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
 
 //go:noescape
 func halfnormAvx2BF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
+
+//go:noescape
+func halfnormAvx512bf16Float32FromBF16Any(dst *float32, src *uint16, rows, h int) int
 
 //go:noescape
 func halfnormAvx512Float32FromBF16Any(dst *float32, src *uint16, rows, h int) int
@@ -138,6 +179,8 @@ func halfnormAvx2Float32FromF16Any(dst *float32, src *uint16, rows, h int) int
 
 func halfnormImplBF16LayerNorm768(dst, x []uint16, gamma, beta []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16LayerNorm768(halfnormAvx512bf16BF16LayerNorm768, dst, x, gamma, beta, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16LayerNorm768(halfnormAvx512BF16LayerNorm768, dst, x, gamma, beta, rows)
 	case halfnormHasAVX2:
@@ -159,6 +202,8 @@ func halfnormRunBF16LayerNorm768(kern func(dst, x *uint16, gamma, beta *float32,
 
 func halfnormImplBF16LayerNorm1024(dst, x []uint16, gamma, beta []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16LayerNorm1024(halfnormAvx512bf16BF16LayerNorm1024, dst, x, gamma, beta, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16LayerNorm1024(halfnormAvx512BF16LayerNorm1024, dst, x, gamma, beta, rows)
 	case halfnormHasAVX2:
@@ -180,6 +225,8 @@ func halfnormRunBF16LayerNorm1024(kern func(dst, x *uint16, gamma, beta *float32
 
 func halfnormImplBF16LayerNorm4096(dst, x []uint16, gamma, beta []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16LayerNorm4096(halfnormAvx512bf16BF16LayerNorm4096, dst, x, gamma, beta, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16LayerNorm4096(halfnormAvx512BF16LayerNorm4096, dst, x, gamma, beta, rows)
 	case halfnormHasAVX2:
@@ -201,6 +248,8 @@ func halfnormRunBF16LayerNorm4096(kern func(dst, x *uint16, gamma, beta *float32
 
 func halfnormImplBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16LayerNormAny(halfnormAvx512bf16BF16LayerNormAny, dst, x, gamma, beta, rows, h)
 	case halfnormHasAVX512:
 		halfnormRunBF16LayerNormAny(halfnormAvx512BF16LayerNormAny, dst, x, gamma, beta, rows, h)
 	case halfnormHasAVX2:
@@ -222,6 +271,8 @@ func halfnormRunBF16LayerNormAny(kern func(dst, x *uint16, gamma, beta *float32,
 
 func halfnormImplBF16RMSNorm2048(dst, x []uint16, gamma []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16RMSNorm2048(halfnormAvx512bf16BF16RMSNorm2048, dst, x, gamma, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16RMSNorm2048(halfnormAvx512BF16RMSNorm2048, dst, x, gamma, rows)
 	case halfnormHasAVX2:
@@ -243,6 +294,8 @@ func halfnormRunBF16RMSNorm2048(kern func(dst, x *uint16, gamma *float32, rows i
 
 func halfnormImplBF16RMSNorm4096(dst, x []uint16, gamma []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16RMSNorm4096(halfnormAvx512bf16BF16RMSNorm4096, dst, x, gamma, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16RMSNorm4096(halfnormAvx512BF16RMSNorm4096, dst, x, gamma, rows)
 	case halfnormHasAVX2:
@@ -264,6 +317,8 @@ func halfnormRunBF16RMSNorm4096(kern func(dst, x *uint16, gamma *float32, rows i
 
 func halfnormImplBF16RMSNorm8192(dst, x []uint16, gamma []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16RMSNorm8192(halfnormAvx512bf16BF16RMSNorm8192, dst, x, gamma, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16RMSNorm8192(halfnormAvx512BF16RMSNorm8192, dst, x, gamma, rows)
 	case halfnormHasAVX2:
@@ -285,6 +340,8 @@ func halfnormRunBF16RMSNorm8192(kern func(dst, x *uint16, gamma *float32, rows i
 
 func halfnormImplBF16RMSNormAny(dst, x []uint16, gamma []float32, rows, h int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16RMSNormAny(halfnormAvx512bf16BF16RMSNormAny, dst, x, gamma, rows, h)
 	case halfnormHasAVX512:
 		halfnormRunBF16RMSNormAny(halfnormAvx512BF16RMSNormAny, dst, x, gamma, rows, h)
 	case halfnormHasAVX2:
@@ -306,6 +363,8 @@ func halfnormRunBF16RMSNormAny(kern func(dst, x *uint16, gamma *float32, rows, h
 
 func halfnormImplBF16AddRMSNorm4096(dst, sum, x, f []uint16, gamma []float32, rows int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16AddRMSNorm4096(halfnormAvx512bf16BF16AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 	case halfnormHasAVX512:
 		halfnormRunBF16AddRMSNorm4096(halfnormAvx512BF16AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 	case halfnormHasAVX2:
@@ -327,6 +386,8 @@ func halfnormRunBF16AddRMSNorm4096(kern func(dst, sum, x, f *uint16, gamma *floa
 
 func halfnormImplBF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, h int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16AddRMSNormAny(halfnormAvx512bf16BF16AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 	case halfnormHasAVX512:
 		halfnormRunBF16AddRMSNormAny(halfnormAvx512BF16AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 	case halfnormHasAVX2:
@@ -390,6 +451,8 @@ func halfnormRunF16AddRMSNormAny(kern func(dst, sum, x, f *uint16, gamma *float3
 
 func halfnormImplBF16GroupNorm(dst []uint16, mean, rstd []float32, x []uint16, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	switch {
+	case halfnormHasAVX512BF16:
+		halfnormRunBF16GroupNorm(halfnormAvx512bf16BF16GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	case halfnormHasAVX512:
 		halfnormRunBF16GroupNorm(halfnormAvx512BF16GroupNormAny, dst, mean, rstd, x, gamma, beta, rows, segs, seglen, segstride, rowstride)
 	case halfnormHasAVX2:
@@ -414,6 +477,8 @@ func halfnormRunBF16GroupNorm(kern func(dst *uint16, mean, rstd *float32, x *uin
 // or none without assembly.
 func halfnormSimdBF16FromFloat32(dst []uint16, src []float32) int {
 	switch {
+	case halfnormHasAVX512BF16:
+		return halfnormConvBF16FromFloat32(halfnormAvx512bf16BF16FromFloat32Any, dst, src)
 	case halfnormHasAVX512:
 		return halfnormConvBF16FromFloat32(halfnormAvx512BF16FromFloat32Any, dst, src)
 	case halfnormHasAVX2:
@@ -440,6 +505,8 @@ func halfnormConvBF16FromFloat32(kern func(dst *uint16, src *float32, rows, h in
 // or none without assembly.
 func halfnormSimdFloat32FromBF16(dst []float32, src []uint16) int {
 	switch {
+	case halfnormHasAVX512BF16:
+		return halfnormConvFloat32FromBF16(halfnormAvx512bf16Float32FromBF16Any, dst, src)
 	case halfnormHasAVX512:
 		return halfnormConvFloat32FromBF16(halfnormAvx512Float32FromBF16Any, dst, src)
 	case halfnormHasAVX2:
@@ -517,6 +584,9 @@ func halfnormConvFloat32FromF16(kern func(dst *float32, src *uint16, rows, h int
 func halfnormIsaOf(kernel string) string {
 	switch kernel {
 	case "BF16LayerNorm":
+		if halfnormHasAVX512BF16 {
+			return "avx512bf16"
+		}
 		if halfnormHasAVX512 {
 			return "avx512"
 		}
@@ -524,6 +594,9 @@ func halfnormIsaOf(kernel string) string {
 			return "avx2"
 		}
 	case "BF16RMSNorm":
+		if halfnormHasAVX512BF16 {
+			return "avx512bf16"
+		}
 		if halfnormHasAVX512 {
 			return "avx512"
 		}
@@ -531,6 +604,9 @@ func halfnormIsaOf(kernel string) string {
 			return "avx2"
 		}
 	case "BF16AddRMSNorm":
+		if halfnormHasAVX512BF16 {
+			return "avx512bf16"
+		}
 		if halfnormHasAVX512 {
 			return "avx512"
 		}
@@ -545,6 +621,9 @@ func halfnormIsaOf(kernel string) string {
 			return "avx2"
 		}
 	case "BF16GroupNorm":
+		if halfnormHasAVX512BF16 {
+			return "avx512bf16"
+		}
 		if halfnormHasAVX512 {
 			return "avx512"
 		}
@@ -557,6 +636,9 @@ func halfnormIsaOf(kernel string) string {
 
 // implementation is the title of the best instruction set a kernel of the package uses on this CPU.
 func halfnormImplementation() string {
+	if halfnormHasAVX512BF16 {
+		return "AVX-512 with AVX512_BF16"
+	}
 	if halfnormHasAVX512 {
 		return "AVX-512"
 	}

@@ -4,6 +4,1278 @@
 
 #include "textflag.h"
 
+// func avx512bf16BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16LayerNorm768(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ beta+24(FP), BX
+	MOVQ rows+32(FP), SI
+
+	// blocks of 4 rows
+	CMPQ SI, $+4
+	JB   row
+
+rows:
+	// pivot = the row's first x
+	MOVWLZX (CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+
+	// pivot = the row's first x
+	MOVWLZX 1536(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X1
+
+	// pivot = the row's first x
+	MOVWLZX 3072(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X2
+
+	// pivot = the row's first x
+	MOVWLZX 4608(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X3
+
+	// pass 1 over 4 rows: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	XORQ         DI, DI
+
+bloop0:
+	VPMOVZXWD (CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 1536(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 3072(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 4608(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 32(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 1568(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 3104(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 4640(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 64(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 1600(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 3136(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 4672(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 96(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 1632(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 3168(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 4704(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        bloop0
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z8
+	VADDSS     X8, X6, X6
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z8
+	VADDSS     X8, X7, X7
+
+	// invN = 1/768
+	MOVL  $0x3aaaaaab, DI
+	VMOVD DI, X8
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X4, X4
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X5, X5
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X6, X6
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X7, X7
+
+	// shift = pivot + pivotMean
+	VADDSS X4, X0, X0
+
+	// shift = pivot + pivotMean
+	VADDSS X5, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X6, X2, X2
+
+	// shift = pivot + pivotMean
+	VADDSS X7, X3, X3
+
+	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	XORQ         DI, DI
+
+bloop1:
+	VPMOVZXWD   (CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   1536(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   3072(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   4608(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   32(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   1568(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   3104(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   4640(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   64(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   1600(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   3136(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   4672(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   96(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   1632(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   3168(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   4704(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          bloop1
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
+
+	// correction = devSum * invN
+	VMULSS X8, X4, X4
+
+	// correction = devSum * invN
+	VMULSS X8, X6, X6
+
+	// correction = devSum * invN
+	VMULSS X8, X9, X9
+
+	// correction = devSum * invN
+	VMULSS X8, X11, X11
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X5, X5
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X7, X7
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X10, X10
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X12, X8
+
+	// correctionSq = correction * correction
+	VMULSS X4, X4, X12
+
+	// correctionSq = correction * correction
+	VMULSS X6, X6, X13
+
+	// correctionSq = correction * correction
+	VMULSS X9, X9, X14
+
+	// correctionSq = correction * correction
+	VMULSS X11, X11, X15
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X12, X5, X5
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X13, X7, X7
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X14, X10, X10
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X15, X8, X8
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X12
+
+	// varianceEps = variance + eps
+	VADDSS X12, X5, X5
+
+	// varianceEps = variance + eps
+	VADDSS X12, X7, X7
+
+	// varianceEps = variance + eps
+	VADDSS X12, X10, X10
+
+	// varianceEps = variance + eps
+	VADDSS X12, X8, X8
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X5, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X7
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X7, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
+	JA       row
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X12
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X5, X5, X5
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X7, X7, X7
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X10, X10, X10
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X8, X8, X8
+
+	// rstd = 1 / std
+	VDIVSS X5, X12, X5
+
+	// rstd = 1 / std
+	VDIVSS X7, X12, X7
+
+	// rstd = 1 / std
+	VDIVSS X10, X12, X10
+
+	// rstd = 1 / std
+	VDIVSS X8, X12, X8
+
+	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z13
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X5, Z5
+	XORQ         DI, DI
+
+b0loop2:
+	VPMOVZXWD   (CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     (BX)(DI*4), Z15
+	VMOVUPS     (DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_0:
+	VMOVDQU16   Y14, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     64(BX)(DI*4), Z15
+	VMOVUPS     64(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_1:
+	VMOVDQU16   Y14, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     128(BX)(DI*4), Z15
+	VMOVUPS     128(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_2:
+	VMOVDQU16   Y14, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     192(BX)(DI*4), Z15
+	VMOVUPS     192(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_3:
+	VMOVDQU16 Y14, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        b0loop2
+
+	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X6, Z5
+	VBROADCASTSS X7, Z6
+	XORQ         DI, DI
+
+b1loop2:
+	VPMOVZXWD   1536(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z12
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_4:
+	VMOVDQU16   Y7, 1536(AX)(DI*2)
+	VPMOVZXWD   1568(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z12
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_5:
+	VMOVDQU16   Y7, 1568(AX)(DI*2)
+	VPMOVZXWD   1600(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z12
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_6:
+	VMOVDQU16   Y7, 1600(AX)(DI*2)
+	VPMOVZXWD   1632(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z12
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_7:
+	VMOVDQU16 Y7, 1632(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        b1loop2
+
+	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X9, Z4
+	VBROADCASTSS X10, Z5
+	XORQ         DI, DI
+
+b2loop2:
+	VPMOVZXWD   3072(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_8
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_8:
+	VMOVDQU16   Y6, 3072(AX)(DI*2)
+	VPMOVZXWD   3104(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_9
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_9:
+	VMOVDQU16   Y6, 3104(AX)(DI*2)
+	VPMOVZXWD   3136(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_10
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_10:
+	VMOVDQU16   Y6, 3136(AX)(DI*2)
+	VPMOVZXWD   3168(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_11
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_11:
+	VMOVDQU16 Y6, 3168(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        b2loop2
+
+	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X3, Z2
+	VBROADCASTSS X11, Z3
+	VBROADCASTSS X8, Z4
+	XORQ         DI, DI
+
+b3loop2:
+	VPMOVZXWD   4608(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_12
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_12:
+	VMOVDQU16   Y5, 4608(AX)(DI*2)
+	VPMOVZXWD   4640(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_13
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_13:
+	VMOVDQU16   Y5, 4640(AX)(DI*2)
+	VPMOVZXWD   4672(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_14
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_14:
+	VMOVDQU16   Y5, 4672(AX)(DI*2)
+	VPMOVZXWD   4704(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_15
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_15:
+	VMOVDQU16 Y5, 4704(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        b3loop2
+	ADDQ      $+6144, AX
+	ADDQ      $+6144, CX
+	SUBQ      $+4, SI
+	CMPQ      SI, $+4
+	JAE       rows
+	TESTQ     SI, SI
+	JZ        done
+
+row:
+	// pivot = the row's first x
+	MOVWLZX (CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+
+	// pass 1 over the row: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	XORQ         DI, DI
+
+loop0:
+	VPMOVZXWD (CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	VPMOVZXWD 32(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z2, Z2
+	VPMOVZXWD 64(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z3, Z3
+	VPMOVZXWD 96(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        loop0
+
+	// pivotSum = sum(x - pivot)
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/768
+	MOVL  $0x3aaaaaab, DI
+	VMOVD DI, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X2, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X1, X0, X0
+
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	XORQ         DI, DI
+
+loop1:
+	VPMOVZXWD   (CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VPMOVZXWD   32(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VPMOVZXWD   64(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VPMOVZXWD   96(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
+	ADDQ        $+64, DI
+	CMPQ        DI, $+768
+	JB          loop1
+
+	// devSum = sum(x - shift)
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// correction = devSum * invN
+	VMULSS X2, X1, X1
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X3, X2
+
+	// correctionSq = correction * correction
+	VMULSS X1, X1, X3
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X3, X2, X2
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// varianceEps = variance + eps
+	VADDSS X3, X2, X2
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X3
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X2, X2, X2
+
+	// rstd = 1 / std
+	VDIVSS X2, X3, X2
+
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         DI, DI
+
+loop2:
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_16
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_16:
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_17
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_17:
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_18
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_18:
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_19
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_19:
+	VMOVDQU16 Y5, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+768
+	JB        loop2
+	ADDQ      $+1536, AX
+	ADDQ      $+1536, CX
+	DECQ      SI
+	JNZ       row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
 // func avx512BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
 TEXT ·halfnormAvx512BF16LayerNorm768(SB), NOSPLIT, $0-48
@@ -505,7 +1777,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -521,15 +1793,13 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Z15
 	VMOVUPS     (DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z14
@@ -540,15 +1810,13 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Z15
 	VMOVUPS     64(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z14
@@ -559,15 +1827,13 @@ b0loop2:
 	VMOVUPS     128(BX)(DI*4), Z15
 	VMOVUPS     128(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z14
@@ -578,15 +1844,13 @@ b0loop2:
 	VMOVUPS     192(BX)(DI*4), Z15
 	VMOVUPS     192(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -596,7 +1860,7 @@ b0loop2:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -612,15 +1876,13 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Z12
 	VMOVUPS     (DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1536(AX)(DI*2)
 	VPMOVZXWD   1568(CX)(DI*2), Z7
@@ -631,15 +1893,13 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Z12
 	VMOVUPS     64(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1568(AX)(DI*2)
 	VPMOVZXWD   1600(CX)(DI*2), Z7
@@ -650,15 +1910,13 @@ b1loop2:
 	VMOVUPS     128(BX)(DI*4), Z12
 	VMOVUPS     128(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1600(AX)(DI*2)
 	VPMOVZXWD   1632(CX)(DI*2), Z7
@@ -669,15 +1927,13 @@ b1loop2:
 	VMOVUPS     192(BX)(DI*4), Z12
 	VMOVUPS     192(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 1632(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -687,7 +1943,7 @@ b1loop2:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -703,15 +1959,13 @@ b2loop2:
 	VMOVUPS     (BX)(DI*4), Z7
 	VMOVUPS     (DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3072(AX)(DI*2)
 	VPMOVZXWD   3104(CX)(DI*2), Z6
@@ -722,15 +1976,13 @@ b2loop2:
 	VMOVUPS     64(BX)(DI*4), Z7
 	VMOVUPS     64(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3104(AX)(DI*2)
 	VPMOVZXWD   3136(CX)(DI*2), Z6
@@ -741,15 +1993,13 @@ b2loop2:
 	VMOVUPS     128(BX)(DI*4), Z7
 	VMOVUPS     128(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3136(AX)(DI*2)
 	VPMOVZXWD   3168(CX)(DI*2), Z6
@@ -760,15 +2010,13 @@ b2loop2:
 	VMOVUPS     192(BX)(DI*4), Z7
 	VMOVUPS     192(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 3168(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -778,7 +2026,7 @@ b2loop2:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -794,15 +2042,13 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4608(AX)(DI*2)
 	VPMOVZXWD   4640(CX)(DI*2), Z5
@@ -813,15 +2059,13 @@ b3loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4640(AX)(DI*2)
 	VPMOVZXWD   4672(CX)(DI*2), Z5
@@ -832,15 +2076,13 @@ b3loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4672(AX)(DI*2)
 	VPMOVZXWD   4704(CX)(DI*2), Z5
@@ -851,15 +2093,13 @@ b3loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 4704(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -1037,7 +2277,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -1053,15 +2293,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -1072,15 +2310,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -1091,15 +2327,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -1110,15 +2344,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -1410,7 +2642,7 @@ bloop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X6
 	VPBROADCASTD X6, Y6
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X7
 	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
@@ -1427,16 +2659,14 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, (AX)(DI*2)
@@ -1448,16 +2678,14 @@ b0loop2:
 	VMOVUPS     32(BX)(DI*4), Y9
 	VMOVUPS     32(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 16(AX)(DI*2)
@@ -1469,16 +2697,14 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 32(AX)(DI*2)
@@ -1490,16 +2716,14 @@ b0loop2:
 	VMOVUPS     96(BX)(DI*4), Y9
 	VMOVUPS     96(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 48(AX)(DI*2)
@@ -1511,7 +2735,7 @@ b0loop2:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -1528,16 +2752,14 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1536(AX)(DI*2)
@@ -1549,16 +2771,14 @@ b1loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1552(AX)(DI*2)
@@ -1570,16 +2790,14 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1568(AX)(DI*2)
@@ -1591,16 +2809,14 @@ b1loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 1584(AX)(DI*2)
@@ -1774,7 +2990,7 @@ loop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -1791,16 +3007,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -1812,16 +3026,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -1833,16 +3045,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -1854,16 +3064,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -1874,6 +3082,1278 @@ loop2:
 	ADDQ        $+1536, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16LayerNorm1024(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ beta+24(FP), BX
+	MOVQ rows+32(FP), SI
+
+	// blocks of 4 rows
+	CMPQ SI, $+4
+	JB   row
+
+rows:
+	// pivot = the row's first x
+	MOVWLZX (CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+
+	// pivot = the row's first x
+	MOVWLZX 2048(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X1
+
+	// pivot = the row's first x
+	MOVWLZX 4096(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X2
+
+	// pivot = the row's first x
+	MOVWLZX 6144(CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X3
+
+	// pass 1 over 4 rows: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	XORQ         DI, DI
+
+bloop0:
+	VPMOVZXWD (CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 2048(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 4096(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 6144(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 32(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 2080(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 4128(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 6176(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 64(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 2112(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 4160(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 6208(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VPMOVZXWD 96(CX)(DI*2), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VPMOVZXWD 2144(CX)(DI*2), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VPMOVZXWD 4192(CX)(DI*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VPMOVZXWD 6240(CX)(DI*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VSUBPS    Z0, Z8, Z8
+	VSUBPS    Z1, Z9, Z9
+	VSUBPS    Z2, Z10, Z10
+	VSUBPS    Z3, Z11, Z11
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        bloop0
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z8
+	VADDPS     Z8, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z8
+	VADDSS     X8, X6, X6
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z8
+	VADDPS     Z8, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z8
+	VADDSS     X8, X7, X7
+
+	// invN = 1/1024
+	MOVL  $0x3a800000, DI
+	VMOVD DI, X8
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X4, X4
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X5, X5
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X6, X6
+
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X7, X7
+
+	// shift = pivot + pivotMean
+	VADDSS X4, X0, X0
+
+	// shift = pivot + pivotMean
+	VADDSS X5, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X6, X2, X2
+
+	// shift = pivot + pivotMean
+	VADDSS X7, X3, X3
+
+	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	XORQ         DI, DI
+
+bloop1:
+	VPMOVZXWD   (CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   2048(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   4096(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   6144(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   32(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   2080(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   4128(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   6176(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   64(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   2112(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   4160(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   6208(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	VPMOVZXWD   96(CX)(DI*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VPMOVZXWD   2144(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   4192(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VPMOVZXWD   6240(CX)(DI*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z13, Z13
+	VSUBPS      Z1, Z14, Z14
+	VSUBPS      Z2, Z15, Z15
+	VSUBPS      Z3, Z16, Z16
+	VADDPS      Z13, Z4, Z4
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z9, Z9
+	VADDPS      Z16, Z11, Z11
+	VFMADD231PS Z13, Z13, Z5
+	VFMADD231PS Z14, Z14, Z7
+	VFMADD231PS Z15, Z15, Z10
+	VFMADD231PS Z16, Z16, Z12
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          bloop1
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z13
+	VADDPS     Z13, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z13
+	VADDSS     X13, X4, X4
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z13
+	VADDPS     Z13, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z13
+	VADDSS     X13, X6, X6
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X9
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VSHUFF32X4 $0xb1, Z11, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0x4e, Z11, Z13
+	VADDPS     Z13, Z11, Z11
+	VPERMILPS  $0xb1, Z11, Z13
+	VADDSS     X13, X11, X11
+
+	// correction = devSum * invN
+	VMULSS X8, X4, X4
+
+	// correction = devSum * invN
+	VMULSS X8, X6, X6
+
+	// correction = devSum * invN
+	VMULSS X8, X9, X9
+
+	// correction = devSum * invN
+	VMULSS X8, X11, X11
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z13
+	VADDPS     Z13, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z13
+	VADDSS     X13, X5, X5
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z13
+	VADDPS     Z13, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z13
+	VADDSS     X13, X7, X7
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VSHUFF32X4 $0xb1, Z10, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0x4e, Z10, Z13
+	VADDPS     Z13, Z10, Z10
+	VPERMILPS  $0xb1, Z10, Z13
+	VADDSS     X13, X10, X10
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0xb1, Z12, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0x4e, Z12, Z13
+	VADDPS     Z13, Z12, Z12
+	VPERMILPS  $0xb1, Z12, Z13
+	VADDSS     X13, X12, X12
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X5, X5
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X7, X7
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X10, X10
+
+	// meanSquare = squareSum * invN
+	VMULSS X8, X12, X8
+
+	// correctionSq = correction * correction
+	VMULSS X4, X4, X12
+
+	// correctionSq = correction * correction
+	VMULSS X6, X6, X13
+
+	// correctionSq = correction * correction
+	VMULSS X9, X9, X14
+
+	// correctionSq = correction * correction
+	VMULSS X11, X11, X15
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X12, X5, X5
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X13, X7, X7
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X14, X10, X10
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X15, X8, X8
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X12
+
+	// varianceEps = variance + eps
+	VADDSS X12, X5, X5
+
+	// varianceEps = variance + eps
+	VADDSS X12, X7, X7
+
+	// varianceEps = variance + eps
+	VADDSS X12, X10, X10
+
+	// varianceEps = variance + eps
+	VADDSS X12, X8, X8
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X5
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X5, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X7
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X7, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X10
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X10, X12
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X12
+	VUCOMISS X12, X8
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X12
+	VUCOMISS X8, X12
+	JA       row
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X12
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X5, X5, X5
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X7, X7, X7
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X10, X10, X10
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X8, X8, X8
+
+	// rstd = 1 / std
+	VDIVSS X5, X12, X5
+
+	// rstd = 1 / std
+	VDIVSS X7, X12, X7
+
+	// rstd = 1 / std
+	VDIVSS X10, X12, X10
+
+	// rstd = 1 / std
+	VDIVSS X8, X12, X8
+
+	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z13
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
+	VBROADCASTSS X5, Z5
+	XORQ         DI, DI
+
+b0loop2:
+	VPMOVZXWD   (CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     (BX)(DI*4), Z15
+	VMOVUPS     (DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_0:
+	VMOVDQU16   Y14, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     64(BX)(DI*4), Z15
+	VMOVUPS     64(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_1:
+	VMOVDQU16   Y14, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     128(BX)(DI*4), Z15
+	VMOVUPS     128(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_2:
+	VMOVDQU16   Y14, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z4, Z14, Z14
+	VMULPS      Z5, Z14, Z14
+	VMOVUPS     192(BX)(DI*4), Z15
+	VMOVUPS     192(DX)(DI*4), Z16
+	VFMADD231PS Z16, Z14, Z15
+	VFPCLASSPSZ $0x20, Z15, K1
+
+	// VCVTNEPS2BF16 Z15, Y14
+	LONG     $0x487e5262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z15, Z14
+	VPSRLD   $0x1f, Z14, Z14
+	VPADDD   Z12, Z14, Z14
+	VPADDD   Z15, Z14, Z14
+	VCMPPS   $0x03, Z15, Z15, K1
+	VPORD    Z13, Z15, K1, Z14
+	VPSRLD   $0x10, Z14, Z14
+	VPMOVDW  Z14, Y14
+
+bf16_3:
+	VMOVDQU16 Y14, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        b0loop2
+
+	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X6, Z5
+	VBROADCASTSS X7, Z6
+	XORQ         DI, DI
+
+b1loop2:
+	VPMOVZXWD   2048(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z12
+	VMOVUPS     (DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_4:
+	VMOVDQU16   Y7, 2048(AX)(DI*2)
+	VPMOVZXWD   2080(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z12
+	VMOVUPS     64(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_5:
+	VMOVDQU16   Y7, 2080(AX)(DI*2)
+	VPMOVZXWD   2112(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z12
+	VMOVUPS     128(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_6:
+	VMOVDQU16   Y7, 2112(AX)(DI*2)
+	VPMOVZXWD   2144(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z12
+	VMOVUPS     192(DX)(DI*4), Z13
+	VFMADD231PS Z13, Z7, Z12
+	VFPCLASSPSZ $0x20, Z12, K1
+
+	// VCVTNEPS2BF16 Z12, Y7
+	LONG     $0x487ed262
+	WORD     $0xfc72
+	KORTESTW K1, K1
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z12, Z7
+	VPSRLD   $0x1f, Z7, Z7
+	VPADDD   Z0, Z7, Z7
+	VPADDD   Z12, Z7, Z7
+	VCMPPS   $0x03, Z12, Z12, K1
+	VPORD    Z4, Z12, K1, Z7
+	VPSRLD   $0x10, Z7, Z7
+	VPMOVDW  Z7, Y7
+
+bf16_7:
+	VMOVDQU16 Y7, 2144(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        b1loop2
+
+	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X9, Z4
+	VBROADCASTSS X10, Z5
+	XORQ         DI, DI
+
+b2loop2:
+	VPMOVZXWD   4096(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_8
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_8:
+	VMOVDQU16   Y6, 4096(AX)(DI*2)
+	VPMOVZXWD   4128(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_9
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_9:
+	VMOVDQU16   Y6, 4128(AX)(DI*2)
+	VPMOVZXWD   4160(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_10
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_10:
+	VMOVDQU16   Y6, 4160(AX)(DI*2)
+	VPMOVZXWD   4192(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z7
+	VFPCLASSPSZ $0x20, Z7, K1
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K1, K1
+	JZ       bf16_11
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z0, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K1
+	VPORD    Z1, Z7, K1, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_11:
+	VMOVDQU16 Y6, 4192(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        b2loop2
+
+	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X3, Z2
+	VBROADCASTSS X11, Z3
+	VBROADCASTSS X8, Z4
+	XORQ         DI, DI
+
+b3loop2:
+	VPMOVZXWD   6144(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_12
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_12:
+	VMOVDQU16   Y5, 6144(AX)(DI*2)
+	VPMOVZXWD   6176(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_13
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_13:
+	VMOVDQU16   Y5, 6176(AX)(DI*2)
+	VPMOVZXWD   6208(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_14
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_14:
+	VMOVDQU16   Y5, 6208(AX)(DI*2)
+	VPMOVZXWD   6240(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_15
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z0, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z1, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_15:
+	VMOVDQU16 Y5, 6240(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        b3loop2
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	SUBQ      $+4, SI
+	CMPQ      SI, $+4
+	JAE       rows
+	TESTQ     SI, SI
+	JZ        done
+
+row:
+	// pivot = the row's first x
+	MOVWLZX (CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+
+	// pass 1 over the row: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	XORQ         DI, DI
+
+loop0:
+	VPMOVZXWD (CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	VPMOVZXWD 32(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z2, Z2
+	VPMOVZXWD 64(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z3, Z3
+	VPMOVZXWD 96(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        loop0
+
+	// pivotSum = sum(x - pivot)
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/1024
+	MOVL  $0x3a800000, DI
+	VMOVD DI, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X2, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X1, X0, X0
+
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	XORQ         DI, DI
+
+loop1:
+	VPMOVZXWD   (CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VPMOVZXWD   32(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VPMOVZXWD   64(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VPMOVZXWD   96(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
+	ADDQ        $+64, DI
+	CMPQ        DI, $+1024
+	JB          loop1
+
+	// devSum = sum(x - shift)
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// correction = devSum * invN
+	VMULSS X2, X1, X1
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X3, X2
+
+	// correctionSq = correction * correction
+	VMULSS X1, X1, X3
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X3, X2, X2
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// varianceEps = variance + eps
+	VADDSS X3, X2, X2
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X3
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X2, X2, X2
+
+	// rstd = 1 / std
+	VDIVSS X2, X3, X2
+
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         DI, DI
+
+loop2:
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_16
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_16:
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_17
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_17:
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_18
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_18:
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_19
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_19:
+	VMOVDQU16 Y5, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+1024
+	JB        loop2
+	ADDQ      $+2048, AX
+	ADDQ      $+2048, CX
+	DECQ      SI
+	JNZ       row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -2383,7 +4863,7 @@ bloop1:
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
@@ -2399,15 +4879,13 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Z15
 	VMOVUPS     (DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z14
@@ -2418,15 +4896,13 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Z15
 	VMOVUPS     64(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z14
@@ -2437,15 +4913,13 @@ b0loop2:
 	VMOVUPS     128(BX)(DI*4), Z15
 	VMOVUPS     128(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z14
@@ -2456,15 +4930,13 @@ b0loop2:
 	VMOVUPS     192(BX)(DI*4), Z15
 	VMOVUPS     192(DX)(DI*4), Z16
 	VFMADD231PS Z16, Z14, Z15
-	VPSRLD      $0x10, Z15, Z14
-	VPSLLD      $0x1f, Z14, Z14
+	VPSLLD      $0x0f, Z15, Z14
 	VPSRLD      $0x1f, Z14, Z14
 	VPADDD      Z12, Z14, Z14
 	VPADDD      Z15, Z14, Z14
-	VPSRLD      $0x10, Z14, Z14
 	VCMPPS      $0x03, Z15, Z15, K1
-	VPSRLD      $0x10, Z15, K1, Z14
-	VPORD       Z13, Z14, K1, Z14
+	VPORD       Z13, Z15, K1, Z14
+	VPSRLD      $0x10, Z14, Z14
 	VPMOVDW     Z14, Y14
 	VMOVDQU16   Y14, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2474,7 +4946,7 @@ b0loop2:
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X6, Z5
@@ -2490,15 +4962,13 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Z12
 	VMOVUPS     (DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2048(AX)(DI*2)
 	VPMOVZXWD   2080(CX)(DI*2), Z7
@@ -2509,15 +4979,13 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Z12
 	VMOVUPS     64(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2080(AX)(DI*2)
 	VPMOVZXWD   2112(CX)(DI*2), Z7
@@ -2528,15 +4996,13 @@ b1loop2:
 	VMOVUPS     128(BX)(DI*4), Z12
 	VMOVUPS     128(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2112(AX)(DI*2)
 	VPMOVZXWD   2144(CX)(DI*2), Z7
@@ -2547,15 +5013,13 @@ b1loop2:
 	VMOVUPS     192(BX)(DI*4), Z12
 	VMOVUPS     192(DX)(DI*4), Z13
 	VFMADD231PS Z13, Z7, Z12
-	VPSRLD      $0x10, Z12, Z7
-	VPSLLD      $0x1f, Z7, Z7
+	VPSLLD      $0x0f, Z12, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z0, Z7, Z7
 	VPADDD      Z12, Z7, Z7
-	VPSRLD      $0x10, Z7, Z7
 	VCMPPS      $0x03, Z12, Z12, K1
-	VPSRLD      $0x10, Z12, K1, Z7
-	VPORD       Z4, Z7, K1, Z7
+	VPORD       Z4, Z12, K1, Z7
+	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y7
 	VMOVDQU16   Y7, 2144(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2565,7 +5029,7 @@ b1loop2:
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X9, Z4
@@ -2581,15 +5045,13 @@ b2loop2:
 	VMOVUPS     (BX)(DI*4), Z7
 	VMOVUPS     (DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4096(AX)(DI*2)
 	VPMOVZXWD   4128(CX)(DI*2), Z6
@@ -2600,15 +5062,13 @@ b2loop2:
 	VMOVUPS     64(BX)(DI*4), Z7
 	VMOVUPS     64(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4128(AX)(DI*2)
 	VPMOVZXWD   4160(CX)(DI*2), Z6
@@ -2619,15 +5079,13 @@ b2loop2:
 	VMOVUPS     128(BX)(DI*4), Z7
 	VMOVUPS     128(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4160(AX)(DI*2)
 	VPMOVZXWD   4192(CX)(DI*2), Z6
@@ -2638,15 +5096,13 @@ b2loop2:
 	VMOVUPS     192(BX)(DI*4), Z7
 	VMOVUPS     192(DX)(DI*4), Z9
 	VFMADD231PS Z9, Z6, Z7
-	VPSRLD      $0x10, Z7, Z6
-	VPSLLD      $0x1f, Z6, Z6
+	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
 	VPADDD      Z0, Z6, Z6
 	VPADDD      Z7, Z6, Z6
-	VPSRLD      $0x10, Z6, Z6
 	VCMPPS      $0x03, Z7, Z7, K1
-	VPSRLD      $0x10, Z7, K1, Z6
-	VPORD       Z1, Z6, K1, Z6
+	VPORD       Z1, Z7, K1, Z6
+	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
 	VMOVDQU16   Y6, 4192(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2656,7 +5112,7 @@ b2loop2:
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X3, Z2
 	VBROADCASTSS X11, Z3
@@ -2672,15 +5128,13 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6144(AX)(DI*2)
 	VPMOVZXWD   6176(CX)(DI*2), Z5
@@ -2691,15 +5145,13 @@ b3loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6176(AX)(DI*2)
 	VPMOVZXWD   6208(CX)(DI*2), Z5
@@ -2710,15 +5162,13 @@ b3loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6208(AX)(DI*2)
 	VPMOVZXWD   6240(CX)(DI*2), Z5
@@ -2729,15 +5179,13 @@ b3loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z0, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z1, Z5, K1, Z5
+	VPORD       Z1, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 6240(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -2915,7 +5363,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -2931,15 +5379,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -2950,15 +5396,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -2969,15 +5413,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -2988,15 +5430,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -3288,7 +5728,7 @@ bloop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X6
 	VPBROADCASTD X6, Y6
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X7
 	VPBROADCASTD X7, Y7
 	VBROADCASTSS X0, Y0
@@ -3305,16 +5745,14 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, (AX)(DI*2)
@@ -3326,16 +5764,14 @@ b0loop2:
 	VMOVUPS     32(BX)(DI*4), Y9
 	VMOVUPS     32(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 16(AX)(DI*2)
@@ -3347,16 +5783,14 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 32(AX)(DI*2)
@@ -3368,16 +5802,14 @@ b0loop2:
 	VMOVUPS     96(BX)(DI*4), Y9
 	VMOVUPS     96(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSRLD      $0x10, Y9, Y8
-	VPSLLD      $0x1f, Y8, Y8
+	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
 	VCMPPS      $0x03, Y9, Y9, Y10
-	VPSRLD      $0x10, Y9, Y9
 	VPOR        Y7, Y9, Y9
 	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
 	VPACKUSDW   Y8, Y8, Y8
 	VPERMQ      $0x08, Y8, Y8
 	VMOVDQU     X8, 48(AX)(DI*2)
@@ -3389,7 +5821,7 @@ b0loop2:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -3406,16 +5838,14 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2048(AX)(DI*2)
@@ -3427,16 +5857,14 @@ b1loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2064(AX)(DI*2)
@@ -3448,16 +5876,14 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2080(AX)(DI*2)
@@ -3469,16 +5895,14 @@ b1loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y2, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 2096(AX)(DI*2)
@@ -3652,7 +6076,7 @@ loop1:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -3669,16 +6093,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -3690,16 +6112,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -3711,16 +6131,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -3732,16 +6150,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -3752,6 +6168,306 @@ loop2:
 	ADDQ        $+2048, CX
 	DECQ        SI
 	JNZ         row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16LayerNorm4096(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ beta+24(FP), BX
+	MOVQ rows+32(FP), SI
+
+row:
+	// pivot = the row's first x
+	MOVWLZX (CX), DI
+	SHLL    $0x10, DI
+	VMOVD   DI, X0
+
+	// pass 1 over the row: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	XORQ         DI, DI
+
+loop0:
+	VPMOVZXWD (CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	VPMOVZXWD 32(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z2, Z2
+	VPMOVZXWD 64(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z3, Z3
+	VPMOVZXWD 96(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	ADDQ      $+64, DI
+	CMPQ      DI, $+4096
+	JB        loop0
+
+	// pivotSum = sum(x - pivot)
+	VADDPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X2, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X1, X0, X0
+
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	XORQ         DI, DI
+
+loop1:
+	VPMOVZXWD   (CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VPMOVZXWD   32(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VPMOVZXWD   64(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VPMOVZXWD   96(CX)(DI*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
+	ADDQ        $+64, DI
+	CMPQ        DI, $+4096
+	JB          loop1
+
+	// devSum = sum(x - shift)
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z5, Z4, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// correction = devSum * invN
+	VMULSS X2, X1, X1
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VADDPS     Z7, Z6, Z3
+	VADDPS     Z9, Z8, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X3, X2
+
+	// correctionSq = correction * correction
+	VMULSS X1, X1, X3
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X3, X2, X2
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, DI
+	VMOVD DI, X3
+
+	// varianceEps = variance + eps
+	VADDSS X3, X2, X2
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X3
+	VUCOMISS X3, X2
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X3
+	VUCOMISS X2, X3
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X3
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X2, X2, X2
+
+	// rstd = 1 / std
+	VDIVSS X2, X3, X2
+
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z3
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         DI, DI
+
+loop2:
+	VPMOVZXWD   (CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(DI*4), Z6
+	VMOVUPS     (DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_0:
+	VMOVDQU16   Y5, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_1:
+	VMOVDQU16   Y5, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(DI*4), Z6
+	VMOVUPS     128(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_2:
+	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K1
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K1
+	VPORD    Z4, Z6, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_3:
+	VMOVDQU16 Y5, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+4096
+	JB        loop2
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	DECQ      SI
+	JNZ       row
 
 done:
 	MOVQ rows+32(FP), AX
@@ -3933,7 +6649,7 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -3949,15 +6665,13 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
@@ -3968,15 +6682,13 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Z6
 	VMOVUPS     64(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
@@ -3987,15 +6699,13 @@ loop2:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
@@ -4006,15 +6716,13 @@ loop2:
 	VMOVUPS     192(BX)(DI*4), Z6
 	VMOVUPS     192(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K1
-	VPSRLD      $0x10, Z6, K1, Z5
-	VPORD       Z4, Z5, K1, Z5
+	VPORD       Z4, Z6, K1, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(DI*2)
 	ADDQ        $+64, DI
@@ -4248,7 +6956,7 @@ loop1_blocks:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -4265,16 +6973,14 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(DI*2)
@@ -4286,16 +6992,14 @@ loop2:
 	VMOVUPS     32(BX)(DI*4), Y6
 	VMOVUPS     32(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(DI*2)
@@ -4307,16 +7011,14 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(DI*2)
@@ -4328,16 +7030,14 @@ loop2:
 	VMOVUPS     96(BX)(DI*4), Y6
 	VMOVUPS     96(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(DI*2)
@@ -4353,6 +7053,685 @@ done:
 	MOVQ rows+32(FP), AX
 	SUBQ SI, AX
 	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16LayerNormAny(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+TEXT ·halfnormAvx512bf16BF16LayerNormAny(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  beta+24(FP), BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  h+40(FP), DI
+	MOVL  DI, R8
+	ANDL  $0x0f, R8
+	XORL  R9, R9
+	BTSL  R8, R9
+	DECL  R9
+	KMOVW R9, K1
+
+row:
+	// pivot = the row's first x
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
+
+	// pass 1 over the row: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	CMPQ         DI, $+3903
+	JA           loop0_long
+	XORQ         R8, R8
+	MOVQ         DI, R9
+	ANDQ         $-64, R9
+	JZ           loop0s_vectors
+
+loop0s:
+	VPMOVZXWD (CX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	VPMOVZXWD 32(CX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z2, Z2
+	VPMOVZXWD 64(CX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z3, Z3
+	VPMOVZXWD 96(CX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	ADDQ      $+64, R8
+	CMPQ      R8, R9
+	JB        loop0s
+
+loop0s_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD (CX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	ADDQ      $+16, R8
+	CMPQ      R8, R9
+	JB        loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0s_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VADDPS      Z5, Z1, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VPMOVZXWD (CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z1, Z1
+	VPMOVZXWD 32(CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z2, Z2
+	VPMOVZXWD 64(CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z3, Z3
+	VPMOVZXWD 96(CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, Z4
+	ADDQ      $+64, R8
+	CMPQ      R8, R10
+	JB        loop0
+	TESTQ     $+4095, R8
+	JNZ       loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ      DI, R9
+	ANDQ      $-16, R9
+	CMPQ      R8, R9
+	JAE       loop0_tail
+	VPMOVZXWD (CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z1, Z1
+	ADDQ      $+16, R8
+	CMPQ      R8, R9
+	JAE       loop0_tail
+	VPMOVZXWD (CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z2, Z2
+	ADDQ      $+16, R8
+	CMPQ      R8, R9
+	JAE       loop0_tail
+	VPMOVZXWD (CX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z3, Z3
+	ADDQ      $+16, R8
+
+loop0_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y7
+	VPMOVZXWD   Y7, Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VADDPS      Z7, Z4, K1, Z4
+
+loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X2
+	VCVTSI2SSQ DI, X2, X3
+	VDIVSS     X3, X2, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X2, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X1, X0, X0
+
+	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	CMPQ         DI, $+3903
+	JA           loop1_long
+	XORQ         R8, R8
+	MOVQ         DI, R9
+	ANDQ         $-64, R9
+	JZ           loop1s_vectors
+
+loop1s:
+	VPMOVZXWD   (CX)(R8*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VPMOVZXWD   32(CX)(R8*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VPMOVZXWD   64(CX)(R8*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VPMOVZXWD   96(CX)(R8*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VPMOVZXWD   (CX)(R8*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1s_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y10
+	VPMOVZXWD   Y10, Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
+
+loop1s_done:
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	JMP    loop1_summed
+
+loop1_long:
+	// pass 2 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	XORQ    R8, R8
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	JZ      loop1_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop1:
+	VPMOVZXWD   (CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VPMOVZXWD   32(CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VPMOVZXWD   64(CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VPMOVZXWD   96(CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
+	ADDQ        $+64, R8
+	CMPQ        R8, R10
+	JB          loop1
+	TESTQ       $+4095, R8
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	TESTQ  $+262143, R8
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+
+loop1_chunk:
+	MOVQ    DI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop1_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        DI, R9
+	ANDQ        $-16, R9
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VPMOVZXWD   (CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VPMOVZXWD   (CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop1_tail
+	VPMOVZXWD   (CX)(R8*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	ADDQ        $+16, R8
+
+loop1_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop1_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y14
+	VPMOVZXWD   Y14, Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
+
+loop1_done:
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z6, Z6
+
+loop1_summed:
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// correction = devSum * invN
+	VMULSS X2, X1, X1
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X3, X2
+
+	// correctionSq = correction * correction
+	VMULSS X1, X1, X3
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X3, X2, X2
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
+
+	// varianceEps = variance + eps
+	VADDSS X3, X2, X2
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
+	VUCOMISS X3, X2
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
+	VUCOMISS X2, X3
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X2, X2, X2
+
+	// rstd = 1 / std
+	VDIVSS X2, X3, X2
+
+	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z3
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R8, R8
+	MOVQ         DI, R9
+	ANDQ         $-64, R9
+	JZ           loop2_vectors
+
+loop2:
+	VPMOVZXWD   (CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K2
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K2, K2
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K2
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_0:
+	VMOVDQU16   Y5, (AX)(R8*2)
+	VPMOVZXWD   32(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     64(BX)(R8*4), Z6
+	VMOVUPS     64(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K2
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K2, K2
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K2
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_1:
+	VMOVDQU16   Y5, 32(AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K2
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K2
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_2:
+	VMOVDQU16   Y5, 64(AX)(R8*2)
+	VPMOVZXWD   96(CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     192(BX)(R8*4), Z6
+	VMOVUPS     192(DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K2
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K2
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_3:
+	VMOVDQU16 Y5, 96(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, R9
+	JB        loop2
+
+loop2_vectors:
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop2_tail
+
+loop2_vector:
+	VPMOVZXWD   (CX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VSUBPS      Z1, Z5, Z5
+	VMULPS      Z2, Z5, Z5
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
+	VFMADD231PS Z7, Z5, Z6
+	VFPCLASSPSZ $0x20, Z6, K2
+
+	// VCVTNEPS2BF16 Z6, Y5
+	LONG     $0x487ef262
+	WORD     $0xee72
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z6, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z3, Z5, Z5
+	VPADDD   Z6, Z5, Z5
+	VCMPPS   $0x03, Z6, Z6, K2
+	VPORD    Z4, Z6, K2, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_4:
+	VMOVDQU16 Y5, (AX)(R8*2)
+	ADDQ      $+16, R8
+	CMPQ      R8, R9
+	JB        loop2_vector
+
+loop2_tail:
+	TESTQ       $0x0000000f, DI
+	JZ          loop2_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z0
+	VSUBPS      Z1, Z0, Z0
+	VMULPS      Z2, Z0, Z0
+	VMOVUPS.Z   (BX)(R8*4), K1, Z1
+	VMOVUPS.Z   (DX)(R8*4), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VFPCLASSPSZ $0x20, Z1, K2
+
+	// VCVTNEPS2BF16 Z1, Y0
+	LONG     $0x487ef262
+	WORD     $0xc172
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z1, Z0
+	VPSRLD   $0x1f, Z0, Z0
+	VPADDD   Z3, Z0, Z0
+	VPADDD   Z1, Z0, Z0
+	VCMPPS   $0x03, Z1, Z1, K2
+	VPORD    Z4, Z1, K2, Z0
+	VPSRLD   $0x10, Z0, Z0
+	VPMOVDW  Z0, Y0
+
+bf16_5:
+	VMOVDQU16 Y0, K1, (AX)(R8*2)
+
+loop2_done:
+	LEAQ (AX)(DI*2), AX
+	LEAQ (CX)(DI*2), CX
+	DECQ SI
+	JNZ  row
+
+done:
+	MOVQ rows+32(FP), AX
+	SUBQ SI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
@@ -4835,7 +8214,7 @@ loop1_summed:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z3
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -4854,15 +8233,13 @@ loop2:
 	VMOVUPS     (BX)(R8*4), Z6
 	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(R8*2)
 	VPMOVZXWD   32(CX)(R8*2), Z5
@@ -4873,15 +8250,13 @@ loop2:
 	VMOVUPS     64(BX)(R8*4), Z6
 	VMOVUPS     64(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 32(AX)(R8*2)
 	VPMOVZXWD   64(CX)(R8*2), Z5
@@ -4892,15 +8267,13 @@ loop2:
 	VMOVUPS     128(BX)(R8*4), Z6
 	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 64(AX)(R8*2)
 	VPMOVZXWD   96(CX)(R8*2), Z5
@@ -4911,15 +8284,13 @@ loop2:
 	VMOVUPS     192(BX)(R8*4), Z6
 	VMOVUPS     192(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, 96(AX)(R8*2)
 	ADDQ        $+64, R8
@@ -4941,15 +8312,13 @@ loop2_vector:
 	VMOVUPS     (BX)(R8*4), Z6
 	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPSRLD      $0x10, Z6, Z5
-	VPSLLD      $0x1f, Z5, Z5
+	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
 	VPADDD      Z3, Z5, Z5
 	VPADDD      Z6, Z5, Z5
-	VPSRLD      $0x10, Z5, Z5
 	VCMPPS      $0x03, Z6, Z6, K2
-	VPSRLD      $0x10, Z6, K2, Z5
-	VPORD       Z4, Z5, K2, Z5
+	VPORD       Z4, Z6, K2, Z5
+	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
 	VMOVDQU16   Y5, (AX)(R8*2)
 	ADDQ        $+16, R8
@@ -4968,15 +8337,13 @@ loop2_tail:
 	VMOVUPS.Z   (BX)(R8*4), K1, Z1
 	VMOVUPS.Z   (DX)(R8*4), K1, Z2
 	VFMADD231PS Z2, Z0, Z1
-	VPSRLD      $0x10, Z1, Z0
-	VPSLLD      $0x1f, Z0, Z0
+	VPSLLD      $0x0f, Z1, Z0
 	VPSRLD      $0x1f, Z0, Z0
 	VPADDD      Z3, Z0, Z0
 	VPADDD      Z1, Z0, Z0
-	VPSRLD      $0x10, Z0, Z0
 	VCMPPS      $0x03, Z1, Z1, K2
-	VPSRLD      $0x10, Z1, K2, Z0
-	VPORD       Z4, Z0, K2, Z0
+	VPORD       Z4, Z1, K2, Z0
+	VPSRLD      $0x10, Z0, Z0
 	VPMOVDW     Z0, Y0
 	VMOVDQU16   Y0, K1, (AX)(R8*2)
 
@@ -5490,7 +8857,7 @@ loop1_summed:
 	MOVL         $0x00007fff, R8
 	VMOVD        R8, X3
 	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VMOVD        R8, X4
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X0, Y0
@@ -5510,16 +8877,14 @@ loop2:
 	VMOVUPS     (BX)(R8*4), Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(R8*2)
@@ -5531,16 +8896,14 @@ loop2:
 	VMOVUPS     32(BX)(R8*4), Y6
 	VMOVUPS     32(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 16(AX)(R8*2)
@@ -5552,16 +8915,14 @@ loop2:
 	VMOVUPS     64(BX)(R8*4), Y6
 	VMOVUPS     64(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 32(AX)(R8*2)
@@ -5573,16 +8934,14 @@ loop2:
 	VMOVUPS     96(BX)(R8*4), Y6
 	VMOVUPS     96(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, 48(AX)(R8*2)
@@ -5605,16 +8964,14 @@ loop2_vector:
 	VMOVUPS     (BX)(R8*4), Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSRLD      $0x10, Y6, Y5
-	VPSLLD      $0x1f, Y5, Y5
+	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
 	VCMPPS      $0x03, Y6, Y6, Y7
-	VPSRLD      $0x10, Y6, Y6
 	VPOR        Y4, Y6, Y6
 	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
 	VPACKUSDW   Y5, Y5, Y5
 	VPERMQ      $0x08, Y5, Y5
 	VMOVDQU     X5, (AX)(R8*2)
@@ -5636,17 +8993,14 @@ loop2_element:
 	VMOVSS      (BX)(R8*4), X6
 	VMOVSS      (DX)(R8*4), X7
 	VFMADD231SS X7, X5, X6
-	VPSRLD      $0x10, X6, X5
-	VPSLLD      $0x1f, X5, X5
+	VPSLLD      $0x0f, X6, X5
 	VPSRLD      $0x1f, X5, X5
 	VPADDD      X3, X5, X5
 	VPADDD      X6, X5, X5
-	VPSRLD      $0x10, X5, X5
 	VCMPPS      $0x03, X6, X6, X7
-	VPSRLD      $0x10, X6, X6
 	VPOR        X4, X6, X6
 	VPBLENDVB   X7, X6, X5, X5
-	VPEXTRW     $0x00, X5, (AX)(R8*2)
+	VPEXTRW     $0x01, X5, (AX)(R8*2)
 	INCQ        R8
 	CMPQ        R8, DI
 	JB          loop2_element
@@ -5661,6 +9015,541 @@ done:
 	MOVQ rows+32(FP), AX
 	SUBQ SI, AX
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16RMSNorm2048(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+
+	// blocks of 2 rows
+	CMPQ BX, $+2
+	JB   row
+
+rows:
+	// pass 1 over 2 rows: squareSum += x*x
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+bloop0:
+	VPMOVZXWD   (CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   4096(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   4128(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	VPMOVZXWD   64(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   4160(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z2
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   4192(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z4, Z4, Z1
+	VFMADD231PS Z5, Z5, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+2048
+	JB          bloop0
+
+	// squareSum = sum(x*x)
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// squareSum = sum(x*x)
+	VADDPS     Z3, Z2, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X2
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X0, X0
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X1, X1
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X2
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X2, X0, X0
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X2, X1, X1
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X0
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X0, X2
+	JA       row
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X2
+	VUCOMISS X2, X1
+	JA       row
+	JPS      row
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X2
+	VUCOMISS X1, X2
+	JA       row
+
+	// the constant 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X2
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X1, X1, X1
+
+	// rstd = 1 / std
+	VDIVSS X0, X2, X0
+
+	// rstd = 1 / std
+	VDIVSS X1, X2, X1
+
+	// pass 2 over row 1 of 2: dst = x*rstd*gamma
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z2
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z3
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+b0loop1:
+	VPMOVZXWD   (CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z0, Z4, Z4
+	VMOVUPS     (DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z4, K1
+
+	// VCVTNEPS2BF16 Z4, Y5
+	LONG     $0x487ef262
+	WORD     $0xec72
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z4, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z2, Z5, Z5
+	VPADDD   Z4, Z5, Z5
+	VCMPPS   $0x03, Z4, Z4, K1
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_0:
+	VMOVDQU16   Y5, (AX)(SI*2)
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z0, Z4, Z4
+	VMOVUPS     64(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z4, K1
+
+	// VCVTNEPS2BF16 Z4, Y5
+	LONG     $0x487ef262
+	WORD     $0xec72
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z4, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z2, Z5, Z5
+	VPADDD   Z4, Z5, Z5
+	VCMPPS   $0x03, Z4, Z4, K1
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_1:
+	VMOVDQU16   Y5, 32(AX)(SI*2)
+	VPMOVZXWD   64(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z0, Z4, Z4
+	VMOVUPS     128(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z4, K1
+
+	// VCVTNEPS2BF16 Z4, Y5
+	LONG     $0x487ef262
+	WORD     $0xec72
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z4, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z2, Z5, Z5
+	VPADDD   Z4, Z5, Z5
+	VCMPPS   $0x03, Z4, Z4, K1
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_2:
+	VMOVDQU16   Y5, 64(AX)(SI*2)
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z0, Z4, Z4
+	VMOVUPS     192(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z4, K1
+
+	// VCVTNEPS2BF16 Z4, Y5
+	LONG     $0x487ef262
+	WORD     $0xec72
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z4, Z5
+	VPSRLD   $0x1f, Z5, Z5
+	VPADDD   Z2, Z5, Z5
+	VPADDD   Z4, Z5, Z5
+	VCMPPS   $0x03, Z4, Z4, K1
+	VPORD    Z3, Z4, K1, Z5
+	VPSRLD   $0x10, Z5, Z5
+	VPMOVDW  Z5, Y5
+
+bf16_3:
+	VMOVDQU16 Y5, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        b0loop1
+
+	// pass 2 over row 2 of 2: dst = x*rstd*gamma
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z2
+	VBROADCASTSS X1, Z1
+	XORQ         SI, SI
+
+b1loop1:
+	VPMOVZXWD   4096(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     (DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_4:
+	VMOVDQU16   Y4, 4096(AX)(SI*2)
+	VPMOVZXWD   4128(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     64(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_5:
+	VMOVDQU16   Y4, 4128(AX)(SI*2)
+	VPMOVZXWD   4160(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     128(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_6:
+	VMOVDQU16   Y4, 4160(AX)(SI*2)
+	VPMOVZXWD   4192(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z1, Z3, Z3
+	VMOVUPS     192(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_7:
+	VMOVDQU16 Y4, 4192(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        b1loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	SUBQ      $+2, BX
+	CMPQ      BX, $+2
+	JAE       rows
+	TESTQ     BX, BX
+	JZ        done
+
+row:
+	// pass 1 over the row: squareSum += x*x
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+loop0:
+	VPMOVZXWD   (CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VPMOVZXWD   64(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+2048
+	JB          loop0
+
+	// squareSum = sum(x*x)
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/2048
+	MOVL  $0x3a000000, SI
+	VMOVD SI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+loop1:
+	VPMOVZXWD   (CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_8
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_8:
+	VMOVDQU16   Y4, (AX)(SI*2)
+	VPMOVZXWD   32(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_9
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_9:
+	VMOVDQU16   Y4, 32(AX)(SI*2)
+	VPMOVZXWD   64(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_10
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_10:
+	VMOVDQU16   Y4, 64(AX)(SI*2)
+	VPMOVZXWD   96(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_11
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_11:
+	VMOVDQU16 Y4, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+2048
+	JB        loop1
+	ADDQ      $+4096, AX
+	ADDQ      $+4096, CX
+	DECQ      BX
+	JNZ       row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
@@ -5796,7 +9685,7 @@ bloop0:
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z2
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -5807,15 +9696,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   (DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z4
@@ -5823,15 +9710,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   64(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z4
@@ -5839,15 +9724,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   128(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z4
@@ -5855,15 +9738,13 @@ b0loop1:
 	VMULPS    Z0, Z4, Z4
 	VMOVUPS   192(DX)(SI*4), Z5
 	VMULPS    Z5, Z4, Z4
-	VPSRLD    $0x10, Z4, Z5
-	VPSLLD    $0x1f, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
 	VPADDD    Z4, Z5, Z5
-	VPSRLD    $0x10, Z5, Z5
 	VCMPPS    $0x03, Z4, Z4, K1
-	VPSRLD    $0x10, Z4, K1, Z5
-	VPORD     Z3, Z5, K1, Z5
+	VPORD     Z3, Z4, K1, Z5
+	VPSRLD    $0x10, Z5, Z5
 	VPMOVDW   Z5, Y4
 	VMOVDQU16 Y4, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -5873,7 +9754,7 @@ b0loop1:
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
@@ -5884,15 +9765,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4096(AX)(SI*2)
 	VPMOVZXWD 4128(CX)(SI*2), Z3
@@ -5900,15 +9779,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4128(AX)(SI*2)
 	VPMOVZXWD 4160(CX)(SI*2), Z3
@@ -5916,15 +9793,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4160(AX)(SI*2)
 	VPMOVZXWD 4192(CX)(SI*2), Z3
@@ -5932,15 +9807,13 @@ b1loop1:
 	VMULPS    Z1, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 4192(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -6030,7 +9903,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -6041,15 +9914,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -6057,15 +9928,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -6073,15 +9942,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -6089,15 +9956,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -6265,7 +10130,7 @@ bloop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	VBROADCASTSS X0, Y0
@@ -6277,16 +10142,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   (DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, (AX)(SI*2)
@@ -6295,16 +10158,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   32(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 16(AX)(SI*2)
@@ -6313,16 +10174,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   64(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 32(AX)(SI*2)
@@ -6331,16 +10190,14 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   96(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSRLD    $0x10, Y4, Y5
-	VPSLLD    $0x1f, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y5
 	VPSRLD    $0x1f, Y5, Y5
 	VPADDD    Y2, Y5, Y5
 	VPADDD    Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
 	VCMPPS    $0x03, Y4, Y4, Y6
-	VPSRLD    $0x10, Y4, Y4
 	VPOR      Y3, Y4, Y4
 	VPBLENDVB Y6, Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
 	VPACKUSDW Y5, Y5, Y5
 	VPERMQ    $0x08, Y5, Y5
 	VMOVDQU   X5, 48(AX)(SI*2)
@@ -6352,7 +10209,7 @@ b0loop1:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
@@ -6364,16 +10221,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4096(AX)(SI*2)
@@ -6382,16 +10237,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4112(AX)(SI*2)
@@ -6400,16 +10253,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4128(AX)(SI*2)
@@ -6418,16 +10269,14 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y0, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 4144(AX)(SI*2)
@@ -6517,7 +10366,7 @@ loop0:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -6529,16 +10378,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -6547,16 +10394,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -6565,16 +10410,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -6583,16 +10426,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -6601,6 +10442,203 @@ loop1:
 	JB        loop1
 	ADDQ      $+4096, AX
 	ADDQ      $+4096, CX
+	DECQ      BX
+	JNZ       row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16RMSNorm4096(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+
+row:
+	// pass 1 over the row: squareSum += x*x
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   SI, SI
+
+loop0:
+	VPMOVZXWD   (CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VPMOVZXWD   64(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, $+4096
+	JB          loop0
+
+	// squareSum = sum(x*x)
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/4096
+	MOVL  $0x39800000, SI
+	VMOVD SI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+loop1:
+	VPMOVZXWD   (CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_0:
+	VMOVDQU16   Y4, (AX)(SI*2)
+	VPMOVZXWD   32(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_1:
+	VMOVDQU16   Y4, 32(AX)(SI*2)
+	VPMOVZXWD   64(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16   Y4, 64(AX)(SI*2)
+	VPMOVZXWD   96(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_3:
+	VMOVDQU16 Y4, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
 	DECQ      BX
 	JNZ       row
 
@@ -6695,7 +10733,7 @@ loop0:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -6706,15 +10744,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -6722,15 +10758,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -6738,15 +10772,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -6754,15 +10786,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -6882,7 +10912,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -6894,16 +10924,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -6912,16 +10940,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -6930,16 +10956,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -6948,16 +10972,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -6966,6 +10988,222 @@ loop1:
 	JB        loop1
 	ADDQ      $+8192, AX
 	ADDQ      $+8192, CX
+	DECQ      BX
+	JNZ       row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16RMSNorm8192(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+
+row:
+	// pass 1 over the row: squareSum += x*x
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	XORQ   SI, SI
+	MOVQ   $+4096, DI
+
+loop0:
+	VPMOVZXWD   (CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z5, Z5, Z0
+	VPMOVZXWD   32(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z5, Z5, Z1
+	VPMOVZXWD   64(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z5, Z5, Z2
+	VPMOVZXWD   96(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
+	ADDQ        $+64, SI
+	CMPQ        SI, DI
+	JB          loop0
+	CMPQ        SI, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z4, Z4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	ADDQ   $+4096, DI
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z0, Z0
+
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/8192
+	MOVL  $0x39000000, SI
+	VMOVD SI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, SI
+	VMOVD SI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, SI
+	VMOVD SI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         SI, SI
+
+loop1:
+	VPMOVZXWD   (CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_0:
+	VMOVDQU16   Y4, (AX)(SI*2)
+	VPMOVZXWD   32(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_1:
+	VMOVDQU16   Y4, 32(AX)(SI*2)
+	VPMOVZXWD   64(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16   Y4, 64(AX)(SI*2)
+	VPMOVZXWD   96(CX)(SI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(DX)(SI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_3:
+	VMOVDQU16 Y4, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, $+8192
+	JB        loop1
+	ADDQ      $+16384, AX
+	ADDQ      $+16384, CX
 	DECQ      BX
 	JNZ       row
 
@@ -7079,7 +11317,7 @@ loop0_blocks:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -7090,15 +11328,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Z3
@@ -7106,15 +11342,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(SI*2)
 	VPMOVZXWD 64(CX)(SI*2), Z3
@@ -7122,15 +11356,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(SI*2)
 	VPMOVZXWD 96(CX)(SI*2), Z3
@@ -7138,15 +11370,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(SI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -7266,7 +11496,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -7278,16 +11508,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(SI*2)
@@ -7296,16 +11524,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(SI*2)
@@ -7314,16 +11540,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(SI*2)
@@ -7332,16 +11556,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(SI*2)
@@ -7357,6 +11579,404 @@ done:
 	MOVQ rows+24(FP), AX
 	SUBQ BX, AX
 	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+TEXT ·halfnormAvx512bf16BF16RMSNormAny(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
+
+row:
+	// pass 1 over the row: squareSum += x*x
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   SI, $+3903
+	JA     loop0_long
+	XORQ   DI, DI
+	MOVQ   SI, R8
+	ANDQ   $-64, R8
+	JZ     loop0s_vectors
+
+loop0s:
+	VPMOVZXWD   (CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VPMOVZXWD   32(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VPMOVZXWD   64(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VPMOVZXWD   96(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ DI, R8
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVDQU16.Z (CX)(DI*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    DI, DI
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	JZ      loop0_vectors
+	MOVQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+
+loop0:
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	VPMOVZXWD   32(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	VPMOVZXWD   64(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VPMOVZXWD   96(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, DI
+	CMPQ        DI, R9
+	JB          loop0
+	TESTQ       $+4095, DI
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, DI
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    SI, R8
+	ANDQ    $-64, R8
+	CMPQ    DI, R8
+	JAE     loop0_vectors
+	ADDQ    $+4096, R9
+	CMPQ    R9, R8
+	CMOVQGT R8, R9
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R8
+	ANDQ        $-16, R8
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, DI
+	CMPQ        DI, R8
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, DI
+
+loop0_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(DI*2), K1, Y6
+	VPMOVZXWD   Y6, Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
+
+loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, DI
+	VMOVD      DI, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z1
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+	MOVQ         SI, R8
+	ANDQ         $-64, R8
+	JZ           loop1_vectors
+
+loop1:
+	VPMOVZXWD   (CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_0:
+	VMOVDQU16   Y4, (AX)(DI*2)
+	VPMOVZXWD   32(CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_1:
+	VMOVDQU16   Y4, 32(AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16   Y4, 64(AX)(DI*2)
+	VPMOVZXWD   96(CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_3:
+	VMOVDQU16 Y4, 96(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, R8
+	JB        loop1
+
+loop1_vectors:
+	MOVQ SI, R8
+	ANDQ $-16, R8
+	CMPQ DI, R8
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD   (CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_4:
+	VMOVDQU16 Y4, (AX)(DI*2)
+	ADDQ      $+16, DI
+	CMPQ      DI, R8
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop1_done
+	VMOVDQU16.Z (CX)(DI*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (DX)(DI*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VFPCLASSPSZ $0x20, Z0, K2
+
+	// VCVTNEPS2BF16 Z0, Y3
+	LONG     $0x487ef262
+	WORD     $0xd872
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z0, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z1, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VCMPPS   $0x03, Z0, Z0, K2
+	VPORD    Z2, Z0, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_5:
+	VMOVDQU16 Y3, K1, (AX)(DI*2)
+
+loop1_done:
+	LEAQ (AX)(SI*2), AX
+	LEAQ (CX)(SI*2), CX
+	DECQ BX
+	JNZ  row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
@@ -7578,7 +12198,7 @@ loop0_summed:
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z1
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
@@ -7592,15 +12212,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(DI*2)
 	VPMOVZXWD 32(CX)(DI*2), Z3
@@ -7608,15 +12226,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(DI*2)
 	VPMOVZXWD 64(CX)(DI*2), Z3
@@ -7624,15 +12240,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(DI*2)
 	VPMOVZXWD 96(CX)(DI*2), Z3
@@ -7640,15 +12254,13 @@ loop1:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(DI*2)
 	ADDQ      $+64, DI
@@ -7667,15 +12279,13 @@ loop1_vector:
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (DX)(DI*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(DI*2)
 	ADDQ      $+16, DI
@@ -7691,16 +12301,14 @@ loop1_tail:
 	VMULPS      Z0, Z3, Z0
 	VMOVUPS.Z   (DX)(DI*4), K1, Z3
 	VMULPS      Z3, Z0, Z0
-	VPSRLD      $0x10, Z0, Z3
-	VPSLLD      $0x1f, Z3, Z3
+	VPSLLD      $0x0f, Z0, Z3
 	VPSRLD      $0x1f, Z3, Z3
 	VPADDD      Z1, Z3, Z3
 	VPADDD      Z0, Z3, Z3
-	VPSRLD      $0x10, Z3, Z1
 	VCMPPS      $0x03, Z0, Z0, K2
-	VPSRLD      $0x10, Z0, K2, Z1
-	VPORD       Z2, Z1, K2, Z1
-	VPMOVDW     Z1, Y0
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
 	VMOVDQU16   Y0, K1, (AX)(DI*2)
 
 loop1_done:
@@ -7939,7 +12547,7 @@ loop0_summed:
 	MOVL         $0x00007fff, DI
 	VMOVD        DI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, DI
+	MOVL         $0x00400000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -7954,16 +12562,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(DI*2)
@@ -7972,16 +12578,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(DI*2)
@@ -7990,16 +12594,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(DI*2)
@@ -8008,16 +12610,14 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(DI*2)
@@ -8037,16 +12637,14 @@ loop1_vector:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(DI*2)
@@ -8065,17 +12663,14 @@ loop1_element:
 	VMULSS    X0, X3, X3
 	VMOVSS    (DX)(DI*4), X4
 	VMULSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X3
 	VPOR      X2, X3, X3
 	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x00, X4, (AX)(DI*2)
+	VPEXTRW   $0x01, X4, (AX)(DI*2)
 	INCQ      DI
 	CMPQ      DI, SI
 	JB        loop1_element
@@ -8090,6 +12685,303 @@ done:
 	MOVQ rows+24(FP), AX
 	SUBQ BX, AX
 	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
+
+row:
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R8, R8
+
+loop0:
+	VPMOVZXWD   (DX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   (BX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VPMOVZXWD   32(DX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   32(BX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VPMOVZXWD   64(DX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   64(BX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VPMOVZXWD   96(DX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   96(BX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
+	JB          loop0
+
+	// squareSum = sum((x + f)*(x + f))
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/4096
+	MOVL  $0x39800000, R8
+	VMOVD R8, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R8
+	VMOVD R8, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z1
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         R8, R8
+
+loop1:
+	VPMOVZXWD   (DX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   (BX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_0:
+	VMOVDQU16   Y4, (CX)(R8*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (SI)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_1:
+	VMOVDQU16   Y4, (AX)(R8*2)
+	VPMOVZXWD   32(DX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   32(BX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16   Y4, 32(CX)(R8*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(SI)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_3:
+	VMOVDQU16   Y4, 32(AX)(R8*2)
+	VPMOVZXWD   64(DX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   64(BX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_4:
+	VMOVDQU16   Y4, 64(CX)(R8*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(SI)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_5:
+	VMOVDQU16   Y4, 64(AX)(R8*2)
+	VPMOVZXWD   96(DX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   96(BX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_6:
+	VMOVDQU16   Y4, 96(CX)(R8*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(SI)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K1
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K1, K1
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K1
+	VPORD    Z2, Z3, K1, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_7:
+	VMOVDQU16 Y4, 96(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+4096
+	JB        loop1
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	ADDQ      $+8192, DX
+	ADDQ      $+8192, BX
+	DECQ      DI
+	JNZ       row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
@@ -8191,7 +13083,7 @@ loop0:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z1
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
@@ -8202,29 +13094,25 @@ loop1:
 	VPMOVZXWD (BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R8*2)
 	VPMOVZXWD 32(DX)(R8*2), Z3
@@ -8232,29 +13120,25 @@ loop1:
 	VPMOVZXWD 32(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 32(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(R8*2)
 	VPMOVZXWD 64(DX)(R8*2), Z3
@@ -8262,29 +13146,25 @@ loop1:
 	VPMOVZXWD 64(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 64(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(R8*2)
 	VPMOVZXWD 96(DX)(R8*2), Z3
@@ -8292,29 +13172,25 @@ loop1:
 	VPMOVZXWD 96(BX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 96(CX)(R8*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(SI)(R8*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K1
-	VPSRLD    $0x10, Z3, K1, Z4
-	VPORD     Z2, Z4, K1, Z4
+	VPORD     Z2, Z3, K1, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(R8*2)
 	ADDQ      $+64, R8
@@ -8450,7 +13326,7 @@ loop0_blocks:
 	MOVL         $0x00007fff, R8
 	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, R8
+	MOVL         $0x00400000, R8
 	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -8462,32 +13338,28 @@ loop1:
 	VPMOVZXWD (BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R8*2)
@@ -8496,32 +13368,28 @@ loop1:
 	VPMOVZXWD 16(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(R8*2)
@@ -8530,32 +13398,28 @@ loop1:
 	VPMOVZXWD 32(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(R8*2)
@@ -8564,32 +13428,28 @@ loop1:
 	VPMOVZXWD 48(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(CX)(R8*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(SI)(R8*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(R8*2)
@@ -8607,6 +13467,579 @@ done:
 	MOVQ rows+40(FP), AX
 	SUBQ DI, AX
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+TEXT ·halfnormAvx512bf16BF16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
+
+row:
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
+	XORQ   R9, R9
+	MOVQ   R8, R10
+	ANDQ   $-64, R10
+	JZ     loop0s_vectors
+
+loop0s:
+	VPMOVZXWD   (DX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   (BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VPMOVZXWD   32(DX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   32(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VPMOVZXWD   64(DX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   64(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VPMOVZXWD   96(DX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   96(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (DX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPMOVZXWD   (BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0s_done
+	VMOVDQU16.Z (DX)(R9*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMOVDQU16.Z (BX)(R9*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, K1, Z0
+
+loop0s_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	XORQ    R9, R9
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	JZ      loop0_vectors
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+
+loop0:
+	VPMOVZXWD   (DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	VPMOVZXWD   32(DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   32(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	VPMOVZXWD   64(DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   64(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VPMOVZXWD   96(DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   96(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z3
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
+	JB          loop0
+	TESTQ       $+4095, R9
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z0, Z5, Z5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $+262143, R9
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z5, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+loop0_chunk:
+	MOVQ    R8, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
+	JAE     loop0_vectors
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z0
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z1
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VPMOVZXWD   (BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, Z2
+	ADDQ        $+16, R9
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVDQU16.Z (DX)(R9*2), K1, Y6
+	VPMOVZXWD   Y6, Z6
+	VPSLLD      $0x10, Z6, Z6
+	VMOVDQU16.Z (BX)(R9*2), K1, Y7
+	VPMOVZXWD   Y7, Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z6, Z6
+	VFMADD231PS Z6, Z6, K1, Z3
+
+loop0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z4, Z5, Z5
+	VADDPS Z5, Z0, Z0
+
+loop0_summed:
+	// squareSum = sum((x + f)*(x + f))
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	MOVL         $0x00007fff, R9
+	VPBROADCASTD R9, Z1
+	MOVL         $0x00400000, R9
+	VPBROADCASTD R9, Z2
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+	MOVQ         R8, R10
+	ANDQ         $-64, R10
+	JZ           loop1_vectors
+
+loop1:
+	VPMOVZXWD   (DX)(R9*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   (BX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_0:
+	VMOVDQU16   Y4, (CX)(R9*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (SI)(R9*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_1:
+	VMOVDQU16   Y4, (AX)(R9*2)
+	VPMOVZXWD   32(DX)(R9*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   32(BX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16   Y4, 32(CX)(R9*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     64(SI)(R9*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_3:
+	VMOVDQU16   Y4, 32(AX)(R9*2)
+	VPMOVZXWD   64(DX)(R9*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   64(BX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_4:
+	VMOVDQU16   Y4, 64(CX)(R9*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     128(SI)(R9*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_5:
+	VMOVDQU16   Y4, 64(AX)(R9*2)
+	VPMOVZXWD   96(DX)(R9*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   96(BX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_6:
+	VMOVDQU16   Y4, 96(CX)(R9*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     192(SI)(R9*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_7:
+	VMOVDQU16 Y4, 96(AX)(R9*2)
+	ADDQ      $+64, R9
+	CMPQ      R9, R10
+	JB        loop1
+
+loop1_vectors:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD   (DX)(R9*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   (BX)(R9*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_8
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_8:
+	VMOVDQU16   Y4, (CX)(R9*2)
+	VMULPS      Z0, Z3, Z3
+	VMOVUPS     (SI)(R9*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_9
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_9:
+	VMOVDQU16 Y4, (AX)(R9*2)
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVDQU16.Z (DX)(R9*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMOVDQU16.Z (BX)(R9*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_10
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z1, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_10:
+	VMOVDQU16   Y4, K1, (CX)(R9*2)
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (SI)(R9*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VFPCLASSPSZ $0x20, Z0, K2
+
+	// VCVTNEPS2BF16 Z0, Y3
+	LONG     $0x487ef262
+	WORD     $0xd872
+	KORTESTW K2, K2
+	JZ       bf16_11
+	VPSLLD   $0x0f, Z0, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z1, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VCMPPS   $0x03, Z0, Z0, K2
+	VPORD    Z2, Z0, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_11:
+	VMOVDQU16 Y3, K1, (AX)(R9*2)
+
+loop1_done:
+	LEAQ (AX)(R8*2), AX
+	LEAQ (CX)(R8*2), CX
+	LEAQ (DX)(R8*2), DX
+	LEAQ (BX)(R8*2), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
@@ -8874,7 +14307,7 @@ loop0_summed:
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z1
-	MOVL         $0x00000040, R9
+	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z2
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
@@ -8888,29 +14321,25 @@ loop1:
 	VPMOVZXWD (BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R9*2)
 	VPMOVZXWD 32(DX)(R9*2), Z3
@@ -8918,29 +14347,25 @@ loop1:
 	VPMOVZXWD 32(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 32(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   64(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 32(AX)(R9*2)
 	VPMOVZXWD 64(DX)(R9*2), Z3
@@ -8948,29 +14373,25 @@ loop1:
 	VPMOVZXWD 64(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 64(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   128(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 64(AX)(R9*2)
 	VPMOVZXWD 96(DX)(R9*2), Z3
@@ -8978,29 +14399,25 @@ loop1:
 	VPMOVZXWD 96(BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, 96(CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   192(SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, 96(AX)(R9*2)
 	ADDQ      $+64, R9
@@ -9019,29 +14436,25 @@ loop1_vector:
 	VPMOVZXWD (BX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
 	VADDPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y4
 	VMOVDQU16 Y4, (CX)(R9*2)
 	VMULPS    Z0, Z3, Z3
 	VMOVUPS   (SI)(R9*4), Z4
 	VMULPS    Z4, Z3, Z3
-	VPSRLD    $0x10, Z3, Z4
-	VPSLLD    $0x1f, Z4, Z4
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
 	VPADDD    Z3, Z4, Z4
-	VPSRLD    $0x10, Z4, Z4
 	VCMPPS    $0x03, Z3, Z3, K2
-	VPSRLD    $0x10, Z3, K2, Z4
-	VPORD     Z2, Z4, K2, Z4
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
 	VPMOVDW   Z4, Y3
 	VMOVDQU16 Y3, (AX)(R9*2)
 	ADDQ      $+16, R9
@@ -9058,30 +14471,26 @@ loop1_tail:
 	VPMOVZXWD   Y4, Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
-	VPSRLD      $0x10, Z3, Z4
-	VPSLLD      $0x1f, Z4, Z4
+	VPSLLD      $0x0f, Z3, Z4
 	VPSRLD      $0x1f, Z4, Z4
 	VPADDD      Z1, Z4, Z4
 	VPADDD      Z3, Z4, Z4
-	VPSRLD      $0x10, Z4, Z4
 	VCMPPS      $0x03, Z3, Z3, K2
-	VPSRLD      $0x10, Z3, K2, Z4
-	VPORD       Z2, Z4, K2, Z4
+	VPORD       Z2, Z3, K2, Z4
+	VPSRLD      $0x10, Z4, Z4
 	VPMOVDW     Z4, Y4
 	VMOVDQU16   Y4, K1, (CX)(R9*2)
 	VMULPS      Z0, Z3, Z0
 	VMOVUPS.Z   (SI)(R9*4), K1, Z3
 	VMULPS      Z3, Z0, Z0
-	VPSRLD      $0x10, Z0, Z3
-	VPSLLD      $0x1f, Z3, Z3
+	VPSLLD      $0x0f, Z0, Z3
 	VPSRLD      $0x1f, Z3, Z3
 	VPADDD      Z1, Z3, Z3
 	VPADDD      Z0, Z3, Z3
-	VPSRLD      $0x10, Z3, Z1
 	VCMPPS      $0x03, Z0, Z0, K2
-	VPSRLD      $0x10, Z0, K2, Z1
-	VPORD       Z2, Z1, K2, Z1
-	VPMOVDW     Z1, Y0
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
 	VMOVDQU16   Y0, K1, (AX)(R9*2)
 
 loop1_done:
@@ -9368,7 +14777,7 @@ loop0_summed:
 	MOVL         $0x00007fff, R9
 	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, R9
+	MOVL         $0x00400000, R9
 	VMOVD        R9, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
@@ -9383,32 +14792,28 @@ loop1:
 	VPMOVZXWD (BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R9*2)
@@ -9417,32 +14822,28 @@ loop1:
 	VPMOVZXWD 16(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   32(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 16(AX)(R9*2)
@@ -9451,32 +14852,28 @@ loop1:
 	VPMOVZXWD 32(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 32(AX)(R9*2)
@@ -9485,32 +14882,28 @@ loop1:
 	VPMOVZXWD 48(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   96(SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, 48(AX)(R9*2)
@@ -9530,32 +14923,28 @@ loop1_vector:
 	VPMOVZXWD (BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y6
-	VPOR      Y2, Y6, Y6
+	VPOR      Y2, Y3, Y6
 	VPBLENDVB Y5, Y6, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (CX)(R9*2)
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (SI)(R9*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSRLD    $0x10, Y3, Y4
-	VPSLLD    $0x1f, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
 	VCMPPS    $0x03, Y3, Y3, Y5
-	VPSRLD    $0x10, Y3, Y3
 	VPOR      Y2, Y3, Y3
 	VPBLENDVB Y5, Y3, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
 	VMOVDQU   X4, (AX)(R9*2)
@@ -9575,31 +14964,25 @@ loop1_element:
 	SHLL      $0x10, R10
 	VMOVD     R10, X4
 	VADDSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X6
-	VPOR      X2, X6, X6
+	VPOR      X2, X3, X6
 	VPBLENDVB X5, X6, X4, X4
-	VPEXTRW   $0x00, X4, (CX)(R9*2)
+	VPEXTRW   $0x01, X4, (CX)(R9*2)
 	VMULSS    X0, X3, X3
 	VMOVSS    (SI)(R9*4), X4
 	VMULSS    X4, X3, X3
-	VPSRLD    $0x10, X3, X4
-	VPSLLD    $0x1f, X4, X4
+	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
 	VPADDD    X1, X4, X4
 	VPADDD    X3, X4, X4
-	VPSRLD    $0x10, X4, X4
 	VCMPPS    $0x03, X3, X3, X5
-	VPSRLD    $0x10, X3, X3
 	VPOR      X2, X3, X3
 	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x00, X4, (AX)(R9*2)
+	VPEXTRW   $0x01, X4, (AX)(R9*2)
 	INCQ      R9
 	CMPQ      R9, R8
 	JB        loop1_element
@@ -10623,6 +16006,850 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512bf16BF16GroupNormAny(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+TEXT ·halfnormAvx512bf16BF16GroupNormAny(SB), NOSPLIT, $32-96
+	MOVQ  dst+0(FP), AX
+	MOVQ  mean+8(FP), CX
+	MOVQ  rstd+16(FP), DX
+	MOVQ  x+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  beta+40(FP), DI
+	MOVQ  rows+48(FP), R8
+	MOVQ  seglen+64(FP), R9
+	MOVL  R9, R10
+	ANDL  $0x0f, R10
+	XORL  R11, R11
+	BTSL  R10, R11
+	DECL  R11
+	KMOVW R11, K1
+	MOVQ  R9, R10
+	SHRQ  $0x06, R10
+	LEAQ  1(R10), R11
+	MOVQ  R11, 8(SP)
+	LEAQ  4(R10), R10
+	IMULQ segs+56(FP), R10
+	XORQ  R11, R11
+	CMPQ  R10, $+64
+	SETLS R11
+	MOVQ  R11, 24(SP)
+
+row:
+	// pivot = the row's first x
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+
+	// pass 1 over the row, segment by segment: pivotSum += x - pivot
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	CMPQ         24(SP), $0x00
+	JNE          loop0_short
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         segs+56(FP), R10
+
+loop0_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop0_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop0:
+	VPMOVZXWD (BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z1, Z1
+	VPMOVZXWD 32(BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z2, Z2
+	VPMOVZXWD 64(BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z3, Z3
+	VPMOVZXWD 96(BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z4, Z4
+	ADDQ      $+64, R11
+	CMPQ      R11, R13
+	JB        loop0
+	TESTQ     $+4095, R11
+	JNZ       loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop0_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ      R9, R12
+	ANDQ      $-16, R12
+	CMPQ      R11, R12
+	JAE       loop0_tail
+	VPMOVZXWD (BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z1, Z1
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
+	JAE       loop0_tail
+	VPMOVZXWD (BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z2, Z2
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
+	JAE       loop0_tail
+	VPMOVZXWD (BX)(R11*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VSUBPS    Z0, Z7, Z7
+	VADDPS    Z7, Z3, Z3
+	ADDQ      $+16, R11
+
+loop0_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop0_done
+	VMOVDQU16.Z (BX)(R11*2), K1, Y7
+	VPMOVZXWD   Y7, Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VADDPS      Z7, Z4, K1, Z4
+
+loop0_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop0_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop0_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	MOVQ   $+64, 16(SP)
+
+loop0_segchunk:
+loop0_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x01, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+	JMP    loop0_summed
+
+loop0_short:
+	// pass 1 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop0s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop0s_vectors
+
+loop0s:
+	VPMOVZXWD (BX)(R11*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	VPMOVZXWD 32(BX)(R11*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z2, Z2
+	VPMOVZXWD 64(BX)(R11*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z3, Z3
+	VPMOVZXWD 96(BX)(R11*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	ADDQ      $+64, R11
+	CMPQ      R11, R12
+	JB        loop0s
+
+loop0s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD (BX)(R11*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VSUBPS    Z0, Z5, Z5
+	VADDPS    Z5, Z1, Z1
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
+	JB        loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop0s_done
+	VMOVDQU16.Z (BX)(R11*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VADDPS      Z5, Z1, K1, Z1
+
+loop0s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x01, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop0s_seg
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+
+loop0_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x01, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
+
+	// pivotSum = sum(x - pivot)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z2
+	VADDPS     Z2, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z2
+	VADDSS     X2, X1, X1
+
+	// invN = 1/n, n the row's length
+	MOVQ       segs+56(FP), R10
+	IMULQ      R9, R10
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X2
+	VCVTSI2SSQ R10, X2, X3
+	VDIVSS     X3, X2, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X2, X1, X1
+
+	// shift = pivot + pivotMean
+	VADDSS X1, X0, X0
+
+	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VBROADCASTSS X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	CMPQ         24(SP), $0x00
+	JNE          loop1_short
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	MOVQ         $+64, (SP)
+	MOVQ         $+64, 16(SP)
+	MOVQ         segs+56(FP), R10
+
+loop1_seg:
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	JZ      loop1_vectors
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+
+loop1:
+	VPMOVZXWD   (BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	VPMOVZXWD   32(BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	VPMOVZXWD   64(BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	VPMOVZXWD   96(BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, Z5
+	VFMADD231PS Z14, Z14, Z9
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
+	JB          loop1
+	TESTQ       $+4095, R11
+	JNZ         loop1_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	MOVQ   $+64, 16(SP)
+
+loop1_chunk:
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
+	JAE     loop1_vectors
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
+	JMP     loop1
+
+loop1_vectors:
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VPMOVZXWD   (BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z1, Z1
+	VFMADD231PS Z14, Z14, Z6
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VPMOVZXWD   (BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z3, Z3
+	VFMADD231PS Z14, Z14, Z7
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JAE         loop1_tail
+	VPMOVZXWD   (BX)(R11*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z4, Z4
+	VFMADD231PS Z14, Z14, Z8
+	ADDQ        $+16, R11
+
+loop1_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1_done
+	VMOVDQU16.Z (BX)(R11*2), K1, Y14
+	VPMOVZXWD   Y14, Z14
+	VPSLLD      $0x10, Z14, Z14
+	VSUBPS      Z0, Z14, Z14
+	VADDPS      Z14, Z5, K1, Z5
+	VFMADD231PS Z14, Z14, K1, Z9
+
+loop1_done:
+	MOVQ (SP), R11
+	SUBQ 8(SP), R11
+	MOVQ R11, (SP)
+	CMPQ R11, 8(SP)
+	JGE  loop1_room
+
+	// no room for another segment: the sums into the totals
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z1, Z12, Z12
+	VPXORD Z1, Z1, Z1
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z6, Z13, Z13
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   $+64, (SP)
+	DECQ   16(SP)
+	JNZ    loop1_segchunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z12, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VADDPS Z13, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	MOVQ   $+64, 16(SP)
+
+loop1_segchunk:
+loop1_room:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x01, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1_seg
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z10, Z12, Z12
+	VADDPS Z12, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+	VADDPS Z11, Z13, Z13
+	VADDPS Z13, Z6, Z6
+	JMP    loop1_summed
+
+loop1_short:
+	// pass 2 for rows too short for chunks
+	MOVQ segs+56(FP), R10
+
+loop1s_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop1s_vectors
+
+loop1s:
+	VPMOVZXWD   (BX)(R11*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	VPMOVZXWD   32(BX)(R11*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z3, Z3
+	VFMADD231PS Z10, Z10, Z7
+	VPMOVZXWD   64(BX)(R11*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z4, Z4
+	VFMADD231PS Z10, Z10, Z8
+	VPMOVZXWD   96(BX)(R11*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z5, Z5
+	VFMADD231PS Z10, Z10, Z9
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
+	JB          loop1s
+
+loop1s_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop1s_tail
+
+loop1s_vector:
+	VPMOVZXWD   (BX)(R11*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, Z1
+	VFMADD231PS Z10, Z10, Z6
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
+	JB          loop1s_vector
+
+loop1s_tail:
+	TESTQ       $0x0000000f, R9
+	JZ          loop1s_done
+	VMOVDQU16.Z (BX)(R11*2), K1, Y10
+	VPMOVZXWD   Y10, Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z0, Z10, Z10
+	VADDPS      Z10, Z1, K1, Z1
+	VFMADD231PS Z10, Z10, K1, Z6
+
+loop1s_done:
+	MOVQ   segstride+72(FP), R11
+	SHLQ   $0x01, R11
+	ADDQ   R11, BX
+	DECQ   R10
+	JNZ    loop1s_seg
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z4, Z4
+	VADDPS Z4, Z1, Z1
+	VADDPS Z7, Z6, Z6
+	VADDPS Z9, Z8, Z8
+	VADDPS Z8, Z6, Z6
+
+loop1_summed:
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x01, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, BX
+
+	// devSum = sum(x - shift)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z3
+	VADDPS     Z3, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z3
+	VADDSS     X3, X1, X1
+
+	// correction = devSum * invN
+	VMULSS X2, X1, X1
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VSHUFF32X4 $0x4e, Z6, Z6, Z3
+	VADDPS     Z3, Z6, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// meanSquare = squareSum * invN
+	VMULSS X2, X3, X2
+
+	// correctionSq = correction * correction
+	VMULSS X1, X1, X3
+
+	// variance = meanSquare - correctionSq
+	VSUBSS X3, X2, X2
+
+	// eps = 1e-05
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
+
+	// varianceEps = variance + eps
+	VADDSS X3, X2, X2
+
+	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
+
+	// std = sqrt(varianceEps)
+	VSQRTSS X2, X2, X2
+
+	// rstd = 1 / std
+	VDIVSS X2, X3, X2
+
+	// mean = shift + correction
+	VADDSS X1, X0, X3
+
+	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z5
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X2, Z2
+	MOVQ         segs+56(FP), R10
+
+loop2_seg:
+	XORQ R11, R11
+	MOVQ R9, R12
+	ANDQ $-64, R12
+	JZ   loop2_vectors
+
+loop2:
+	VPMOVZXWD    (BX)(R11*2), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_0:
+	VMOVDQU16    Y6, (AX)(R11*2)
+	VPMOVZXWD    32(BX)(R11*2), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_1:
+	VMOVDQU16    Y6, 32(AX)(R11*2)
+	VPMOVZXWD    64(BX)(R11*2), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_2:
+	VMOVDQU16    Y6, 64(AX)(R11*2)
+	VPMOVZXWD    96(BX)(R11*2), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_3:
+	VMOVDQU16 Y6, 96(AX)(R11*2)
+	ADDQ      $+64, R11
+	CMPQ      R11, R12
+	JB        loop2
+
+loop2_vectors:
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
+	JAE  loop2_tail
+
+loop2_vector:
+	VPMOVZXWD    (BX)(R11*2), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_4:
+	VMOVDQU16 Y6, (AX)(R11*2)
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
+	JB        loop2_vector
+
+loop2_tail:
+	TESTQ        $0x0000000f, R9
+	JZ           loop2_done
+	VMOVDQU16.Z  (BX)(R11*2), K1, Y6
+	VPMOVZXWD    Y6, Z6
+	VPSLLD       $0x10, Z6, Z6
+	VSUBPS       Z0, Z6, Z6
+	VSUBPS       Z1, Z6, Z6
+	VMULPS       Z2, Z6, Z6
+	VBROADCASTSS (DI), Z7
+	VBROADCASTSS (SI), Z8
+	VFMADD231PS  Z8, Z6, Z7
+	VFPCLASSPSZ  $0x20, Z7, K2
+
+	// VCVTNEPS2BF16 Z7, Y6
+	LONG     $0x487ef262
+	WORD     $0xf772
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z7, Z6
+	VPSRLD   $0x1f, Z6, Z6
+	VPADDD   Z4, Z6, Z6
+	VPADDD   Z7, Z6, Z6
+	VCMPPS   $0x03, Z7, Z7, K2
+	VPORD    Z5, Z7, K2, Z6
+	VPSRLD   $0x10, Z6, Z6
+	VPMOVDW  Z6, Y6
+
+bf16_5:
+	VMOVDQU16 Y6, K1, (AX)(R11*2)
+
+loop2_done:
+	MOVQ  segstride+72(FP), R11
+	SHLQ  $0x01, R11
+	ADDQ  R11, AX
+	ADDQ  R11, BX
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, DI
+	DECQ  R10
+	JNZ   loop2_seg
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x01, R10
+	IMULQ segstride+72(FP), R10
+	SUBQ  R10, AX
+	SUBQ  R10, BX
+	MOVQ  segs+56(FP), R10
+	SHLQ  $0x02, R10
+	SUBQ  R10, SI
+	SUBQ  R10, DI
+
+	// mean[row] = mean
+	VMOVSS X3, (CX)
+
+	// rstd[row] = rstd
+	VMOVSS X2, (DX)
+
+	// next row
+	MOVQ rowstride+80(FP), R10
+	SHLQ $0x01, R10
+	ADDQ R10, AX
+	ADDQ $0x04, CX
+	ADDQ $0x04, DX
+	ADDQ R10, BX
+	MOVQ segs+56(FP), R10
+	SHLQ $0x02, R10
+	ADDQ R10, SI
+	ADDQ R10, DI
+	DECQ R8
+	JNZ  row
+
+done:
+	MOVQ rows+48(FP), AX
+	SUBQ R8, AX
+	MOVQ AX, ret+88(FP)
+	VZEROUPPER
+	RET
+
 // func avx512BF16GroupNormAny(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int, segs int, seglen int, segstride int, rowstride int) int
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
 TEXT ·halfnormAvx512BF16GroupNormAny(SB), NOSPLIT, $32-96
@@ -11231,7 +17458,7 @@ loop1_summed:
 	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z4
-	MOVL         $0x00000040, R10
+	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -11253,15 +17480,13 @@ loop2:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, (AX)(R11*2)
 	VPMOVZXWD    32(BX)(R11*2), Z6
@@ -11272,15 +17497,13 @@ loop2:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, 32(AX)(R11*2)
 	VPMOVZXWD    64(BX)(R11*2), Z6
@@ -11291,15 +17514,13 @@ loop2:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, 64(AX)(R11*2)
 	VPMOVZXWD    96(BX)(R11*2), Z6
@@ -11310,15 +17531,13 @@ loop2:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, 96(AX)(R11*2)
 	ADDQ         $+64, R11
@@ -11340,15 +17559,13 @@ loop2_vector:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, (AX)(R11*2)
 	ADDQ         $+16, R11
@@ -11367,15 +17584,13 @@ loop2_tail:
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VPSRLD       $0x10, Z7, Z6
-	VPSLLD       $0x1f, Z6, Z6
+	VPSLLD       $0x0f, Z7, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z4, Z6, Z6
 	VPADDD       Z7, Z6, Z6
-	VPSRLD       $0x10, Z6, Z6
 	VCMPPS       $0x03, Z7, Z7, K2
-	VPSRLD       $0x10, Z7, K2, Z6
-	VPORD        Z5, Z6, K2, Z6
+	VPORD        Z5, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y6
 	VMOVDQU16    Y6, K1, (AX)(R11*2)
 
@@ -12070,7 +18285,7 @@ loop1_summed:
 	MOVL         $0x00007fff, R10
 	VMOVD        R10, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00000040, R10
+	MOVL         $0x00400000, R10
 	VMOVD        R10, X3
 	VPBROADCASTD X3, Y3
 	VBROADCASTSS X0, Y0
@@ -12093,16 +18308,14 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y9
 	VFMADD231PS  Y9, Y6, Y7
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
+	VPSLLD       $0x0f, Y7, Y6
 	VPSRLD       $0x1f, Y6, Y6
 	VPADDD       Y1, Y6, Y6
 	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
 	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
 	VPOR         Y3, Y7, Y7
 	VPBLENDVB    Y9, Y7, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
 	VPACKUSDW    Y6, Y6, Y6
 	VPERMQ       $0x08, Y6, Y6
 	VMOVDQU      X6, (AX)(R11*2)
@@ -12114,16 +18327,14 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y9
 	VFMADD231PS  Y9, Y6, Y7
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
+	VPSLLD       $0x0f, Y7, Y6
 	VPSRLD       $0x1f, Y6, Y6
 	VPADDD       Y1, Y6, Y6
 	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
 	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
 	VPOR         Y3, Y7, Y7
 	VPBLENDVB    Y9, Y7, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
 	VPACKUSDW    Y6, Y6, Y6
 	VPERMQ       $0x08, Y6, Y6
 	VMOVDQU      X6, 16(AX)(R11*2)
@@ -12135,16 +18346,14 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y9
 	VFMADD231PS  Y9, Y6, Y7
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
+	VPSLLD       $0x0f, Y7, Y6
 	VPSRLD       $0x1f, Y6, Y6
 	VPADDD       Y1, Y6, Y6
 	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
 	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
 	VPOR         Y3, Y7, Y7
 	VPBLENDVB    Y9, Y7, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
 	VPACKUSDW    Y6, Y6, Y6
 	VPERMQ       $0x08, Y6, Y6
 	VMOVDQU      X6, 32(AX)(R11*2)
@@ -12156,16 +18365,14 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y9
 	VFMADD231PS  Y9, Y6, Y7
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
+	VPSLLD       $0x0f, Y7, Y6
 	VPSRLD       $0x1f, Y6, Y6
 	VPADDD       Y1, Y6, Y6
 	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
 	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
 	VPOR         Y3, Y7, Y7
 	VPBLENDVB    Y9, Y7, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
 	VPACKUSDW    Y6, Y6, Y6
 	VPERMQ       $0x08, Y6, Y6
 	VMOVDQU      X6, 48(AX)(R11*2)
@@ -12188,16 +18395,14 @@ loop2_vector:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y9
 	VFMADD231PS  Y9, Y6, Y7
-	VPSRLD       $0x10, Y7, Y6
-	VPSLLD       $0x1f, Y6, Y6
+	VPSLLD       $0x0f, Y7, Y6
 	VPSRLD       $0x1f, Y6, Y6
 	VPADDD       Y1, Y6, Y6
 	VPADDD       Y7, Y6, Y6
-	VPSRLD       $0x10, Y6, Y6
 	VCMPPS       $0x03, Y7, Y7, Y9
-	VPSRLD       $0x10, Y7, Y7
 	VPOR         Y3, Y7, Y7
 	VPBLENDVB    Y9, Y7, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
 	VPACKUSDW    Y6, Y6, Y6
 	VPERMQ       $0x08, Y6, Y6
 	VMOVDQU      X6, (AX)(R11*2)
@@ -12219,17 +18424,14 @@ loop2_element:
 	VMOVSS      (DI), X7
 	VMOVSS      (SI), X8
 	VFMADD231SS X8, X6, X7
-	VPSRLD      $0x10, X7, X6
-	VPSLLD      $0x1f, X6, X6
+	VPSLLD      $0x0f, X7, X6
 	VPSRLD      $0x1f, X6, X6
 	VPADDD      X1, X6, X6
 	VPADDD      X7, X6, X6
-	VPSRLD      $0x10, X6, X6
 	VCMPPS      $0x03, X7, X7, X8
-	VPSRLD      $0x10, X7, X7
 	VPOR        X3, X7, X7
 	VPBLENDVB   X8, X7, X6, X6
-	VPEXTRW     $0x00, X6, (AX)(R11*2)
+	VPEXTRW     $0x01, X6, (AX)(R11*2)
 	INCQ        R11
 	CMPQ        R11, R9
 	JB          loop2_element
@@ -12280,6 +18482,176 @@ done:
 	VZEROUPPER
 	RET
 
+// func avx512bf16BF16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16BF16FromFloat32Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00400000, SI
+	VPBROADCASTD SI, Z1
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-64, DI
+	JZ           loop0_vectors
+
+loop0:
+	VMOVUPS     (CX)(SI*4), Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_0
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_0:
+	VMOVDQU16   Y3, (AX)(SI*2)
+	VMOVUPS     64(CX)(SI*4), Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_1
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_1:
+	VMOVDQU16   Y3, 32(AX)(SI*2)
+	VMOVUPS     128(CX)(SI*4), Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_2:
+	VMOVDQU16   Y3, 64(AX)(SI*2)
+	VMOVUPS     192(CX)(SI*4), Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_3:
+	VMOVDQU16 Y3, 96(AX)(SI*2)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VMOVUPS     (CX)(SI*4), Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_4:
+	VMOVDQU16 Y3, (AX)(SI*2)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, BX
+	JZ          loop0_done
+	VMOVUPS.Z   (CX)(SI*4), K1, Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_5:
+	VMOVDQU16 Y3, K1, (AX)(SI*2)
+
+loop0_done:
+	LEAQ (AX)(BX*2), AX
+	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func avx512BF16FromFloat32Any(dst *uint16, src *float32, rows int, h int) int
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
 TEXT ·halfnormAvx512BF16FromFloat32Any(SB), NOSPLIT, $0-40
@@ -12298,7 +18670,7 @@ row:
 	// pass 1 over the row: dst = src
 	MOVL         $0x00007fff, SI
 	VPBROADCASTD SI, Z0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z1
 	XORQ         SI, SI
 	MOVQ         BX, DI
@@ -12307,51 +18679,43 @@ row:
 
 loop0:
 	VMOVUPS   (CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, (AX)(SI*2)
 	VMOVUPS   64(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 32(AX)(SI*2)
 	VMOVUPS   128(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 64(AX)(SI*2)
 	VMOVUPS   192(CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, 96(AX)(SI*2)
 	ADDQ      $+64, SI
@@ -12366,15 +18730,13 @@ loop0_vectors:
 
 loop0_vector:
 	VMOVUPS   (CX)(SI*4), Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z3
-	VPORD     Z1, Z3, K2, Z3
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
 	VPMOVDW   Z3, Y2
 	VMOVDQU16 Y2, (AX)(SI*2)
 	ADDQ      $+16, SI
@@ -12385,16 +18747,14 @@ loop0_tail:
 	TESTQ     $0x0000000f, BX
 	JZ        loop0_done
 	VMOVUPS.Z (CX)(SI*4), K1, Z2
-	VPSRLD    $0x10, Z2, Z3
-	VPSLLD    $0x1f, Z3, Z3
+	VPSLLD    $0x0f, Z2, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
 	VPADDD    Z2, Z3, Z3
-	VPSRLD    $0x10, Z3, Z0
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPSRLD    $0x10, Z2, K2, Z0
-	VPORD     Z1, Z0, K2, Z0
-	VPMOVDW   Z0, Y0
+	VPORD     Z1, Z2, K2, Z3
+	VPSRLD    $0x10, Z3, Z3
+	VPMOVDW   Z3, Y0
 	VMOVDQU16 Y0, K1, (AX)(SI*2)
 
 loop0_done:
@@ -12421,7 +18781,7 @@ row:
 	MOVL         $0x00007fff, SI
 	VMOVD        SI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00000040, SI
+	MOVL         $0x00400000, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
@@ -12431,58 +18791,50 @@ row:
 
 loop0:
 	VMOVUPS   (CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, (AX)(SI*2)
 	VMOVUPS   32(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 16(AX)(SI*2)
 	VMOVUPS   64(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 32(AX)(SI*2)
 	VMOVUPS   96(CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, 48(AX)(SI*2)
@@ -12498,16 +18850,14 @@ loop0_vectors:
 
 loop0_vector:
 	VMOVUPS   (CX)(SI*4), Y2
-	VPSRLD    $0x10, Y2, Y3
-	VPSLLD    $0x1f, Y3, Y3
+	VPSLLD    $0x0f, Y2, Y3
 	VPSRLD    $0x1f, Y3, Y3
 	VPADDD    Y0, Y3, Y3
 	VPADDD    Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
 	VCMPPS    $0x03, Y2, Y2, Y4
-	VPSRLD    $0x10, Y2, Y2
 	VPOR      Y1, Y2, Y2
 	VPBLENDVB Y4, Y2, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
 	VPACKUSDW Y3, Y3, Y3
 	VPERMQ    $0x08, Y3, Y3
 	VMOVDQU   X3, (AX)(SI*2)
@@ -12521,17 +18871,14 @@ loop0_tail:
 
 loop0_element:
 	VMOVSS    (CX)(SI*4), X2
-	VPSRLD    $0x10, X2, X3
-	VPSLLD    $0x1f, X3, X3
+	VPSLLD    $0x0f, X2, X3
 	VPSRLD    $0x1f, X3, X3
 	VPADDD    X0, X3, X3
 	VPADDD    X2, X3, X3
-	VPSRLD    $0x10, X3, X3
 	VCMPPS    $0x03, X2, X2, X4
-	VPSRLD    $0x10, X2, X2
 	VPOR      X1, X2, X2
 	VPBLENDVB X4, X2, X3, X3
-	VPEXTRW   $0x00, X3, (AX)(SI*2)
+	VPEXTRW   $0x01, X3, (AX)(SI*2)
 	INCQ      SI
 	CMPQ      SI, BX
 	JB        loop0_element
@@ -12539,6 +18886,77 @@ loop0_element:
 loop0_done:
 	LEAQ (AX)(BX*2), AX
 	LEAQ (CX)(BX*4), CX
+	DECQ DX
+	JNZ  row
+	MOVQ rows+16(FP), AX
+	SUBQ DX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16Float32FromBF16Any(dst *float32, src *uint16, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·halfnormAvx512bf16Float32FromBF16Any(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  rows+16(FP), DX
+	MOVQ  h+24(FP), BX
+	MOVL  BX, SI
+	ANDL  $0x0f, SI
+	XORL  DI, DI
+	BTSL  SI, DI
+	DECL  DI
+	KMOVW DI, K1
+
+row:
+	// pass 1 over the row: dst = src
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	JZ   loop0_vectors
+
+loop0:
+	VPMOVZXWD (CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	VPMOVZXWD 32(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 64(AX)(SI*4)
+	VPMOVZXWD 64(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 128(AX)(SI*4)
+	VPMOVZXWD 96(CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 192(AX)(SI*4)
+	ADDQ      $+64, SI
+	CMPQ      SI, DI
+	JB        loop0
+
+loop0_vectors:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	CMPQ SI, DI
+	JAE  loop0_tail
+
+loop0_vector:
+	VPMOVZXWD (CX)(SI*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)(SI*4)
+	ADDQ      $+16, SI
+	CMPQ      SI, DI
+	JB        loop0_vector
+
+loop0_tail:
+	TESTQ       $0x0000000f, BX
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(SI*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+
+loop0_done:
+	LEAQ (AX)(BX*4), AX
+	LEAQ (CX)(BX*2), CX
 	DECQ DX
 	JNZ  row
 	MOVQ rows+16(FP), AX

@@ -8,6 +8,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 	var out []halfnormImpl
 	switch {
 	case kernel == "BF16LayerNorm" && !anySize && h == 768:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false, false}, a, func(u [][]uint16) {
+						halfnormRunBF16LayerNorm768(halfnormAvx512bf16BF16LayerNorm768, u[0], u[1], a[2], a[3], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -31,6 +42,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16LayerNorm" && !anySize && h == 1024:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false, false}, a, func(u [][]uint16) {
+						halfnormRunBF16LayerNorm1024(halfnormAvx512bf16BF16LayerNorm1024, u[0], u[1], a[2], a[3], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -54,6 +76,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16LayerNorm" && !anySize && h == 4096:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false, false}, a, func(u [][]uint16) {
+						halfnormRunBF16LayerNorm4096(halfnormAvx512bf16BF16LayerNorm4096, u[0], u[1], a[2], a[3], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -77,6 +110,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16LayerNorm" && anySize:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false, false}, a, func(u [][]uint16) {
+						halfnormRunBF16LayerNormAny(halfnormAvx512bf16BF16LayerNormAny, u[0], u[1], a[2], a[3], rows, h)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -100,6 +144,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16RMSNorm" && !anySize && h == 2048:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16RMSNorm2048(halfnormAvx512bf16BF16RMSNorm2048, u[0], u[1], a[2], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -123,6 +178,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16RMSNorm" && !anySize && h == 4096:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16RMSNorm4096(halfnormAvx512bf16BF16RMSNorm4096, u[0], u[1], a[2], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -146,6 +212,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16RMSNorm" && !anySize && h == 8192:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16RMSNorm8192(halfnormAvx512bf16BF16RMSNorm8192, u[0], u[1], a[2], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -169,6 +246,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16RMSNorm" && anySize:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16RMSNormAny(halfnormAvx512bf16BF16RMSNormAny, u[0], u[1], a[2], rows, h)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -192,6 +280,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16AddRMSNorm" && !anySize && h == 4096:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16AddRMSNorm4096(halfnormAvx512bf16BF16AddRMSNorm4096, u[0], u[1], u[2], u[3], a[4], rows)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -215,6 +314,17 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 			})
 		}
 	case kernel == "BF16AddRMSNorm" && anySize:
+		if halfnormHasAVX512BF16 {
+			out = append(out, halfnormImpl{
+				asm:  true,
+				name: "avx512bf16",
+				run: func(a [][]float32, rows int) {
+					halfnormHalfCall("bf16", []bool{true, true, true, true, false}, a, func(u [][]uint16) {
+						halfnormRunBF16AddRMSNormAny(halfnormAvx512bf16BF16AddRMSNormAny, u[0], u[1], u[2], u[3], a[4], rows, h)
+					})
+				},
+			})
+		}
 		if halfnormHasAVX512 {
 			out = append(out, halfnormImpl{
 				asm:  true,
@@ -290,6 +400,20 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 // asmHalfConversions lists the bulk conversions' assembly that this CPU can run, by format and instruction set.
 func halfnormAsmHalfConversions() []halfnormHalfConv {
 	var out []halfnormHalfConv
+	if halfnormHasAVX512BF16 {
+		out = append(out, halfnormHalfConv{
+			isa: "avx512bf16",
+			narrow: func(dst []uint16, src []float32) {
+				halfnormConvBF16FromFloat32(halfnormAvx512bf16BF16FromFloat32Any, dst, src)
+			},
+			narrowName: "BF16FromFloat32",
+			storage:    "bf16",
+			widen: func(dst []float32, src []uint16) {
+				halfnormConvFloat32FromBF16(halfnormAvx512bf16Float32FromBF16Any, dst, src)
+			},
+			widenName: "Float32FromBF16",
+		})
+	}
 	if halfnormHasAVX512 {
 		out = append(out, halfnormHalfConv{
 			isa: "avx512",

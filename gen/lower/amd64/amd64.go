@@ -103,6 +103,9 @@ func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 	if err := checkRegisters(fn, isa); err != nil {
 		return nil, err
 	}
+	if err := encodeRaw(fn); err != nil {
+		return nil, err
+	}
 	text, err := printer.NewGoAsm(printer.Config{Name: "normgen"}).Print(file)
 	if err != nil {
 		return nil, err

@@ -99,8 +99,11 @@ func testFuncs(ks []*ir.Kernel) []target.Func {
 // runs reports whether this CPU runs f; the others are assembled and
 // vetted only.
 func runs(f target.Func) bool {
-	if f.ISA == target.AVX512 {
+	switch f.ISA {
+	case target.AVX512:
 		return cpu.X86.HasAVX512F
+	case target.AVX512BF16:
+		return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
 	}
 	return cpu.X86.HasAVX2 && cpu.X86.HasFMA
 }

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -18,7 +19,11 @@ import (
 // half: a load zero-extends and shifts left 16; a store adds 0x7fff plus
 // the kept part's lowest bit (ties to even) and shifts right 16, except
 // that a NaN is only shifted and quieted (0x40): its rounding could carry
-// into the exponent and give an infinity.
+// into the exponent and give an infinity. The rounding leaves the result
+// in the lanes' high halves; stores shift it down before narrowing (or
+// extract the high word). Where the CPU has AVX512_BF16
+// (target.Desc.NarrowBF16), VCVTNEPS2BF16 does the same but for subnormal
+// inputs, which it reads as zero (bf16Narrow).
 //
 // Memory partial vectors go through VMOVDQU16 under the tail mask (its
 // masked-off elements never fault); AVX2 tails go element by element
@@ -83,10 +88,11 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 		x := l.xmm()
 		if l.elem(a) == ir.F16 {
 			l.I(x86.VCVTPS2PH(operand.U8(0), v, x))
-		} else {
-			l.bf16Round(v, x)
+			l.I(x86.VPEXTRW(operand.U8(0), x, m))
+			return
 		}
-		l.I(x86.VPEXTRW(operand.U8(0), x, m))
+		l.bf16Round(v, x)
+		l.I(x86.VPEXTRW(operand.U8(1), x, m)) // the high half
 		return
 	}
 	h := l.narrowVec(l.elem(a), v)
@@ -107,13 +113,19 @@ func (l *lowering) storeHalf(s slot, a int, v reg.Register) {
 // narrowVec rounds the whole vector v to format e: its 16-bit values in
 // a register of half v's width (YMM for a ZMM, XMM for a YMM).
 func (l *lowering) narrowVec(e ir.Elem, v reg.Register) reg.Register {
-	if e == ir.F16 {
+	switch {
+	case e == ir.F16:
 		h := l.halfReg(slot{kind: full})
 		l.I(x86.VCVTPS2PH(operand.U8(0), v, h))
+		return h
+	case l.isa.NarrowBF16:
+		h := l.halfReg(slot{kind: full})
+		l.bf16Narrow(v, h)
 		return h
 	}
 	t := l.vec()
 	l.bf16Round(v, t)
+	l.I(x86.VPSRLD(operand.U8(16), t, t))
 	if l.zmm() {
 		h := l.regs.YMM()
 		l.I(x86.VPMOVDW(t, h))
@@ -142,7 +154,7 @@ func (l *lowering) widenVec(e ir.Elem, src operand.Op, d reg.Register) {
 func (l *lowering) bf16Setup(loop *ir.Loop) {
 	for _, op := range loop.Ops {
 		if op.Code == ir.VStore && l.elem(op.Array) == ir.BF16 {
-			for i, c := range []uint32{0x7fff, 0x40} {
+			for i, c := range []uint32{0x7fff, 0x40 << 16} {
 				l.bf16Consts[i] = l.vec()
 				l.splatInt(c, l.bf16Consts[i])
 			}
@@ -151,9 +163,28 @@ func (l *lowering) bf16Setup(loop *ir.Loop) {
 	}
 }
 
-// bf16Round leaves in the low 16 bits of each 32-bit lane of d the
-// bfloat16 of v's lane, rounded to nearest even, NaN quieted. d has v's
-// width (an XMM for a single element).
+// bf16Narrow rounds the 16 float32 of v to the bfloat16 of h (a YMM) by
+// VCVTNEPS2BF16, which reads subnormal inputs as zero: a vector with a
+// subnormal lane takes the integer sequence instead, which rounds them
+// (to bf16 subnormals, zero or the least normal).
+func (l *lowering) bf16Narrow(v, h reg.Register) {
+	sub := l.regs.K()
+	l.I(x86.VFPCLASSPSZ(operand.U8(0x20), v, sub)) // 0x20: subnormal
+	l.vcvtneps2bf16(v, h)
+	done := fmt.Sprintf("bf16_%d", l.bf16Narrows)
+	l.bf16Narrows++
+	l.I(x86.KORTESTW(sub, sub))
+	l.I(x86.JZ(operand.LabelRef(done)))
+	t := l.vec()
+	l.bf16Round(v, t)
+	l.I(x86.VPSRLD(operand.U8(16), t, t))
+	l.I(x86.VPMOVDW(t, h))
+	l.label(done)
+}
+
+// bf16Round leaves in the high 16 bits of each 32-bit lane of d the
+// bfloat16 of v's lane, rounded to nearest even, NaN quieted; the low
+// bits are garbage. d has v's width (an XMM for a single element).
 func (l *lowering) bf16Round(v, d reg.Register) {
 	narrow := v.Size() == 16
 	width := func() reg.Register {
@@ -166,25 +197,23 @@ func (l *lowering) bf16Round(v, d reg.Register) {
 	if narrow {
 		bias, quiet = l.bf16Consts[0].AsX(), l.bf16Consts[1].AsX()
 	}
-	t := width()
-	l.I(x86.VPSRLD(operand.U8(16), v, t))
-	l.I(x86.VPSLLD(operand.U8(31), t, t))
-	l.I(x86.VPSRLD(operand.U8(31), t, t)) // the kept part's lowest bit: ties to even
-	l.I(x86.VPADDD(bias, t, t))
-	l.I(x86.VPADDD(v, t, t))
-	l.I(x86.VPSRLD(operand.U8(16), t, d))
+	// The kept part's lowest bit (bit 16: ties to even) by two shifts,
+	// with no constant.
+	l.I(x86.VPSLLD(operand.U8(15), v, d))
+	l.I(x86.VPSRLD(operand.U8(31), d, d))
+	l.I(x86.VPADDD(bias, d, d))
+	l.I(x86.VPADDD(v, d, d))
+	// A NaN is v with the quiet bit set: the low bits are dropped anyway.
 	if l.masked() {
 		k := l.regs.K()
 		l.I(x86.VCMPPS(operand.U8(3), v, v, k)) // unordered: NaN
-		l.I(x86.VPSRLD(operand.U8(16), v, k, d))
-		l.I(x86.VPORD(quiet, d, k, d))
+		l.I(x86.VPORD(quiet, v, k, d))
 		return
 	}
 	nan := width()
 	l.I(x86.VCMPPS(operand.U8(3), v, v, nan))
 	q := width()
-	l.I(x86.VPSRLD(operand.U8(16), v, q))
-	l.I(x86.VPOR(quiet, q, q))
+	l.I(x86.VPOR(quiet, v, q))
 	l.I(x86.VPBLENDVB(nan, q, d, d))
 }
 

@@ -19,7 +19,7 @@ var halfSpecs = []spec.Kernel{
 	{Name: "BF16AddRMSNorm", Epsilon: 1e-6, Scale: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}, Storage: "bf16"},
 }
 
-// TestExecuteHalf runs the half-precision loads and stores of both ISAs,
+// TestExecuteHalf runs the half-precision loads and stores of each ISA,
 // for the formats each converts: the conversions alone bit for bit
 // against ir's (every bit pattern widened, the telling float32 values
 // narrowed) at a fixed H of full vectors and a tail and at run time, and
@@ -30,7 +30,7 @@ func TestExecuteHalf(t *testing.T) {
 		t.Skip("builds and runs a scratch module")
 	}
 	var copies, kernels []target.Func
-	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512, target.AVX512BF16} {
 		for _, k := range lowertest.HalfCopies(t, isa) {
 			for _, h := range []int{37, 0} {
 				copies = append(copies, target.Func{Kernel: k, H: h, ISA: isa})

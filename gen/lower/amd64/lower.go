@@ -62,9 +62,12 @@ type lowering struct {
 	rows reg.GPVirtual   // rows left, counting down
 	h    reg.GPVirtual   // row length when f.H == 0 (Segments: the segment length)
 	tail reg.Register    // AVX-512 mask of the row's (segment's) last partial vector, or nil
-	// bf16Consts are the rounding bias 0x7fff and the quiet bit 0x40 in
+	// bf16Consts are the rounding bias 0x7fff and the quiet bit 0x40<<16 in
 	// every lane, set before a sweep that stores bf16 (half.go).
 	bf16Consts [2]reg.VecVirtual
+	// bf16Narrows numbers the subnormal checks of VCVTNEPS2BF16 stores,
+	// for their labels.
+	bf16Narrows int
 
 	scal []reg.Register    // scalar values of the current row, in XMM registers
 	accs map[int]*accState // partial sums of each accumulator's latest loop, current row
