@@ -171,8 +171,8 @@ func Check(k *Kernel) error {
 		if a.Elem < F32 || a.Elem > F16 {
 			return fail("array %s: unknown storage %v", a.Name, a.Elem)
 		}
-		if a.Elem != F32 && (a.Role != RowIn && a.Role != RowOut || k.Layout != Rows) {
-			return fail("array %d (%s): %v storage, allowed only for row arrays of the rows layout", i, a.Name, a.Elem)
+		if a.Elem != F32 && a.Role != RowIn && a.Role != RowOut {
+			return fail("array %d (%s): %v storage, allowed only for row arrays", i, a.Name, a.Elem)
 		}
 	}
 	for si, st := range k.Body {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Half storage is for row arrays of the rows layout only, and a store to
+// Half storage is for row arrays only (of any layout), and a store to
 // such an array rounds to its format in Eval.
 func TestElem(t *testing.T) {
 	for _, s := range []string{"f32", "bf16", "f16"} {
@@ -34,8 +34,11 @@ func TestElem(t *testing.T) {
 		}
 		return k
 	}
-	if build(BF16, Rows) != nil || build(F32, Columns) != nil {
-		t.Error("half storage of a parameter, or of the columns layout, passed Check")
+	if build(BF16, Rows) != nil || build(BF16, Segments) != nil {
+		t.Error("half storage of a parameter passed Check")
+	}
+	if build(F32, Columns) == nil || build(F32, Segments) == nil {
+		t.Error("half row arrays of the columns or segments layout failed Check")
 	}
 	k := build(F32, Rows)
 	if k == nil {

@@ -252,9 +252,15 @@ func (i ISA) Storage(e ir.Elem) (Storage, bool) {
 }
 
 // Lowers reports whether the ISA can implement kernel k (its storage).
+// The assembly lowerings take half storage in the rows layout only: a
+// half kernel of another layout (the row backward's parameter sums, in
+// the columns layout) runs in pure Go.
 func (i ISA) Lowers(k *ir.Kernel) bool {
+	if !i.Assembly() {
+		return true
+	}
 	_, ok := i.Storage(KernelElem(k))
-	return ok || !i.Assembly()
+	return ok && (k.Layout == ir.Rows || !KernelElem(k).Half())
 }
 
 // Flag is the generated variable the dispatch tests before running
