@@ -283,9 +283,9 @@ func TestShipped(t *testing.T) {
 	if hn.Package != "halfnorm" || len(hn.Kernels) != 5 {
 		t.Fatalf("halfnorm.yaml: %d kernels, package %s", len(hn.Kernels), hn.Package)
 	}
-	for i, want := range []string{"bf16", "bf16", "bf16", "f16"} {
-		if k := hn.Kernels[i]; k.Storage != want || k.Axis != "last" || k.Mean != (i == 0) {
-			t.Errorf("halfnorm.yaml %s: storage %q, axis %s, mean %v", k.Name, k.Storage, k.Axis, k.Mean)
+	for i, want := range []string{"bf16", "bf16", "bf16", "f16", "bf16"} {
+		if k := hn.Kernels[i]; k.Storage != want || k.Axis != "last" || k.Mean != (i == 0 || i == 4) || k.Backward != (i == 4) {
+			t.Errorf("halfnorm.yaml %s: storage %q, axis %s, mean %v, backward %v", k.Name, k.Storage, k.Axis, k.Mean, k.Backward)
 		}
 	}
 	if k := hn.Kernels[4]; k.Storage != "bf16" || k.Axis != "groups" || k.Groups != 32 || !k.Mean || !k.SaveStats || k.Backward {

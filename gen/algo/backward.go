@@ -48,6 +48,9 @@ type BackwardArg struct {
 	Name, Doc string
 	Extent    Extent
 	Out       bool
+	// Elem is the storage of a PerElement array: the forward's storage
+	// over rows (dy, x, dx: uint16 bits of a half format), else F32.
+	Elem ir.Elem
 }
 
 // NewBackward builds the backward pass of spec kernel k. Over rows (axis
@@ -92,8 +95,16 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 			}
 		}
 	}
+	elem, err := backwardElem(k)
+	if err != nil {
+		return nil, err
+	}
 	add := func(name, doc string, e Extent, out bool) {
-		bw.Args = append(bw.Args, BackwardArg{name, doc, e, out})
+		a := BackwardArg{Name: name, Doc: doc, Extent: e, Out: out, Elem: ir.F32}
+		if e == PerElement {
+			a.Elem = elem
+		}
+		bw.Args = append(bw.Args, a)
 	}
 	add("dx", "the gradient of the loss with respect to x", PerElement, true)
 	if k.Residual != nil {
@@ -136,6 +147,35 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 		add("gamma", "the per-element scale, as in the forward", PerColumn, false)
 	}
 	return bw, nil
+}
+
+// backwardElem is the storage of a backward's row arrays (dy, x, f,
+// sum, dsum, dx, df): the forward's. Only the backward over rows takes
+// half storage so far.
+func backwardElem(k spec.Kernel) (ir.Elem, error) {
+	if k.Storage == "" || k.Storage == "f32" {
+		return ir.F32, nil
+	}
+	e, ok := ir.ParseElem(k.Storage)
+	if !ok || (k.Axis != "" && k.Axis != "last") {
+		return ir.F32, fmt.Errorf("kernel %s: the backward of storage %q has no algorithm over axis %q", k.Name, k.Storage, k.Axis)
+	}
+	return e, nil
+}
+
+// setRowElems gives the row arrays (RowIn, RowOut) of b the backward's
+// storage: parameters, saved statistics and their gradients stay float32.
+func setRowElems(b *ir.Builder, k spec.Kernel, arrays ...int) error {
+	e, err := backwardElem(k)
+	if err != nil || e == ir.F32 {
+		return err
+	}
+	for _, a := range arrays {
+		if a >= 0 {
+			b.SetElem(a, e)
+		}
+	}
+	return nil
 }
 
 // storesSum reports a residual kernel whose forward writes s: its
@@ -244,6 +284,9 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 		gamma = b.Array("gain", ir.RowScalarIn, "each row's scale")
 	case k.Scale:
 		gamma = b.Array("gamma", ir.Param, "the per-element scale")
+	}
+	if err := setRowElems(b, k, dx, df, dy, dsum, t.x, t.f); err != nil {
+		return nil, err
 	}
 
 	var alpha ir.S = -1
@@ -440,6 +483,9 @@ func backwardParams(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	}
 	if t.f >= 0 && k.Residual.Alpha != 1 {
 		t.alpha = b.Const(float32(k.Residual.Alpha))
+	}
+	if err := setRowElems(b, k, dy, t.x, t.f); err != nil {
+		return nil, err
 	}
 	accG, accD := -1, -1
 	if dgamma >= 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/templates"
 )
 
@@ -66,18 +67,21 @@ func backwardEntryName(k Kernel, h int) string {
 }
 
 func backwardParams(args []algo.BackwardArg, h int) []jen.Code {
-	var params []jen.Code
-	for i, a := range args {
-		p := jen.Id(a.Name)
-		if i == len(args)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
-	}
+	params := golang.ArrayParams(backwardArrays(args), nil)
 	if h == 0 {
 		params = append(params, jen.Id("h").Int())
 	}
 	return params
+}
+
+// backwardArrays are the entry point's arrays as ir.Arrays: their names
+// and storage.
+func backwardArrays(args []algo.BackwardArg) []ir.Array {
+	out := make([]ir.Array, len(args))
+	for i, a := range args {
+		out[i] = ir.Array{Name: a.Name, Elem: a.Elem}
+	}
+	return out
 }
 
 func backwardArgs(args []algo.BackwardArg, h int, extra ...jen.Code) []jen.Code {
@@ -221,6 +225,10 @@ func backwardCheck(k Kernel, h int) jen.Code {
 				continue
 			}
 			sameOK := out.Extent == algo.PerElement && other.Name == "dy"
+			if out.Elem.Half() || other.Elem.Half() {
+				body = append(body, halfOverlap(ir.Array{Name: out.Name, Elem: out.Elem}, ir.Array{Name: other.Name, Elem: other.Elem}, sameOK))
+				continue
+			}
 			body = append(body, jen.Id("checkOverlap").Call(name,
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(sameOK)))
 		}
@@ -247,7 +255,11 @@ func backwardDoc(k Kernel, h int) string {
 		case algo.PerRow:
 			n = "rows"
 		}
-		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, a.Doc)
+		bits := ""
+		if a.Elem.Half() {
+			bits = ", " + a.Elem.String() + " bits"
+		}
+		fmt.Fprintf(&b, "//   - %s (len %s%s): %s\n", a.Name, n, bits, a.Doc)
 	}
 	b.WriteString("//\n// rows is len(dy)/" + size + "; with zero rows the parameter gradients are set to 0.\n")
 	b.WriteString("// An output may be the very same slice as dy (in place); other overlaps panic.\n")
@@ -305,7 +317,8 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 		Name, Args                             string
 		Mean, L2, NoStat, Scale, Shift         bool
 		AffinePerRow, Residual, StoreSum       bool
-		Eps, ScaleOffset, Alpha                string
+		Eps, ScaleOffset, Alpha, Storage       string
+		HalfOpen, HalfClose                    string
 		Sizes, Extents, Zero                   []int
 		Arrays                                 []string
 		Outs                                   []bool
@@ -327,7 +340,7 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 			Scale: sk.Scale, Shift: sk.Shift, AffinePerRow: sk.AffinePerRow,
 			Residual: sk.Residual != nil, StoreSum: sk.Residual != nil && sk.Residual.StoreSum,
 			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Alpha: "1",
-			Sizes: k.Sizes,
+			Sizes: k.Sizes, Storage: "f32",
 		}
 		if sk.RuntimeEpsilon {
 			// The backward entry points take no eps (they read the saved
@@ -339,22 +352,35 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 			tk.Alpha = float(float64(float32(sk.Residual.Alpha)))
 		}
 		index := map[string]int{}
-		var args []string
+		var args, mask []string
+		arg := func(name string) string {
+			i := index[name]
+			return fmt.Sprintf("%s[%d]", halfArg(ir.Array{Elem: bw.Args[i].Elem}), i)
+		}
 		for i, a := range bw.Args {
 			index[a.Name] = i
 			tk.Arrays = append(tk.Arrays, a.Name)
 			tk.Extents = append(tk.Extents, int(a.Extent))
 			tk.Outs = append(tk.Outs, a.Out)
-			args = append(args, fmt.Sprintf("a[%d]", i))
+			args = append(args, arg(a.Name))
+			mask = append(mask, fmt.Sprint(a.Elem.Half()))
+			if a.Elem.Half() {
+				// The tests call the entry points through halfCall, which
+				// hands the half arrays over as u.
+				tk.Storage = a.Elem.String()
+				tk.HalfOpen = fmt.Sprintf("halfCall(%q, []bool{%s}, a, func(u [][]uint16) { ", tk.Storage, "MASK")
+				tk.HalfClose = " })"
+			}
 			if a.Out && a.Extent == algo.PerColumn {
 				tk.Zero = append(tk.Zero, i)
 			}
 		}
+		tk.HalfOpen = strings.Replace(tk.HalfOpen, "MASK", strings.Join(mask, ", "), 1)
 		tk.Args = strings.Join(args, ", ")
 		irArgs := func(ik *ir.Kernel) string {
 			var out []string
 			for _, a := range ik.Arrays {
-				out = append(out, fmt.Sprintf("a[%d]", index[a.Name]))
+				out = append(out, arg(a.Name))
 			}
 			return strings.Join(out, ", ")
 		}

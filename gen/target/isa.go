@@ -280,10 +280,14 @@ func (i ISA) Storage(e ir.Elem) (Storage, bool) {
 	return Storage{}, false
 }
 
-// Lowers reports whether the ISA can implement kernel k (its storage).
+// Lowers reports whether the ISA can implement kernel k (its storage),
+// in every layout.
 func (i ISA) Lowers(k *ir.Kernel) bool {
+	if !i.Assembly() {
+		return true
+	}
 	_, ok := i.Storage(KernelElem(k))
-	return ok || !i.Assembly()
+	return ok
 }
 
 // Flag is the generated variable the dispatch tests before running

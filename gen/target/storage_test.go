@@ -71,6 +71,14 @@ func TestPlanStorage(t *testing.T) {
 	if !Go.Lowers(k) || NEON.Lowers(k) != func() bool { _, ok := NEON.Storage(ir.F16); return ok }() {
 		t.Error("Lowers disagrees with the table")
 	}
+	// Half storage in every layout, where the ISA has the format.
+	cols := *k
+	cols.Layout = ir.Columns
+	for _, i := range All {
+		if i.Lowers(&cols) != i.Lowers(k) {
+			t.Errorf("%s: Lowers of a half columns kernel = %v, of rows %v", i, i.Lowers(&cols), i.Lowers(k))
+		}
+	}
 	if got, want := (Func{Kernel: k, H: 64, ISA: AVX512}).AsmSignature(), "func(dst, x *uint16, gamma *float32, rows int) int"; got != want {
 		t.Errorf("AsmSignature = %q, want %q", got, want)
 	}

@@ -733,8 +733,14 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 			}
 		}
 	}
+	if err := k.checkNonFiniteStats(got, ref); err != nil {
+		return err
+	}
 	if m := k.get(got, "mean"); m != nil {
 		for row, v := range m {
+			if math.IsNaN(ref.mean[row]) || math.IsInf(ref.mean[row], 0) {
+				continue // checkNonFiniteStats
+			}
 			sigma := 1 / ref.rstd[row]
 			if d := math.Abs(float64(v) - ref.mean[row]); !(d <= weightnormTolerance*weightnormEpsilon32*(math.Abs(ref.mean[row])+sigma*(1+ref.scaleOfRow[row]))) && d != 0 {
 				return fmt.Errorf("mean[%d] = %v, oracle %v", row, v, ref.mean[row])
@@ -743,8 +749,35 @@ func (k *weightnormKernel) verify(got, in *weightnormArgs, ref weightnormReferen
 	}
 	if r := k.get(got, "rstd"); r != nil {
 		for row, v := range r {
+			if math.IsNaN(ref.rstd[row]) {
+				continue // checkNonFiniteStats
+			}
 			if d := math.Abs(float64(v) - ref.rstd[row]); !(d <= weightnormTolerance*weightnormEpsilon32*ref.rstd[row]*(1+ref.scaleOfRow[row])) && v != float32(ref.rstd[row]) {
 				return fmt.Errorf("rstd[%d] = %v, oracle %v", row, v, ref.rstd[row])
+			}
+		}
+	}
+	return nil
+}
+
+// checkNonFiniteStats checks the saved statistics of the rows holding a
+// NaN or an infinity, whose output is NaN (with a mean): their saved mean
+// is NaN too, also where the oracle's plain sum makes it an infinity (the
+// kernels' pivoted sums meet Inf-Inf, on every implementation), and their
+// rstd is NaN where the oracle's is (an infinite mean square without a
+// mean gives 0, which the ordinary check compares).
+func (k *weightnormKernel) checkNonFiniteStats(got *weightnormArgs, ref weightnormReference) error {
+	if m := k.get(got, "mean"); m != nil {
+		for row, v := range m {
+			if (math.IsNaN(ref.mean[row]) || math.IsInf(ref.mean[row], 0)) && v == v {
+				return fmt.Errorf("mean[%d] = %v, want NaN: the row holds a NaN or an infinity (oracle %v)", row, v, ref.mean[row])
+			}
+		}
+	}
+	if r := k.get(got, "rstd"); r != nil {
+		for row, v := range r {
+			if math.IsNaN(ref.rstd[row]) && v == v {
+				return fmt.Errorf("rstd[%d] = %v, oracle NaN", row, v)
 			}
 		}
 	}
@@ -1004,7 +1037,8 @@ func TestWeightnormLongRows(t *testing.T) {
 // identical on every implementation: NaN anywhere in the row makes the whole
 // row NaN, and so does an Inf with a mean; without a mean, an Inf gives NaN
 // at its own position and zero times the scale elsewhere. Without a
-// statistic, only that element is affected.
+// statistic, only that element is affected. Saved statistics: see
+// checkNonFiniteStats.
 func TestWeightnormNonFinite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for _, k := range weightnormKernels {
@@ -1023,6 +1057,9 @@ func TestWeightnormNonFinite(t *testing.T) {
 					for _, im := range k.impls(h, tc.anySize) {
 						got := in.clone()
 						im.run(got.a, rows)
+						if err := k.checkNonFiniteStats(got, ref); err != nil {
+							t.Fatalf("%s %s: %v in %s[%d]: %v", tc.label, im.name, bad, where, h+pos, err)
+						}
 						y := k.get(got, "dst")
 						for j := range y {
 							row, i := j/h, j%h

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -123,5 +124,33 @@ func TestBackwardVerify(t *testing.T) {
 	dx[5] = float32(ref.want["dx"][5] + 2*bwdTolerance*epsilon32*ref.mag["dx"][5])
 	if err := k.verify(c, ref); err == nil || !strings.Contains(err.Error(), "dx[5]") {
 		t.Fatalf("an error of twice the contract passed: %v", err)
+	}
+}
+
+// With half storage the contract of dx widens by one rounding to the
+// format and that of dgamma does not; quantize rounds the row inputs only.
+func TestBackwardHalfBound(t *testing.T) {
+	k := withArrays(&bwdKernel{name: "LayerNorm", mean: true, eps: 1e-5, scale: true, shift: true, alpha: 1, storage: "bf16"})
+	f32 := withArrays(&bwdKernel{name: "LayerNorm", mean: true, eps: 1e-5, scale: true, shift: true, alpha: 1, storage: "f32"})
+	base := f32.bound("dx", 3, 5)
+	if got, want := k.bound("dx", 3, 5), base+0x1p-8*(3+base)+0x1p-134; got != want {
+		t.Errorf("bf16 dx bound %g, want %g", got, want)
+	}
+	if k.bound("dgamma", 3, 5) != base || f32.bound("dx", 3, 5) != bwdTolerance*epsilon32*5 {
+		t.Error("dgamma's or a float32 kernel's bound widened")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := k.newArgs(2, 3, rng)
+	k.fill(c, families[0], 2, 3, rng)
+	for i, name := range k.arrays {
+		for _, v := range c.a[i] {
+			bf := math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+			if (name == "dy" || name == "x") && v != bf {
+				t.Fatalf("%s holds %v, not a bf16 value", name, v)
+			}
+		}
+	}
+	if g := k.get(c, "gamma"); g[0] == math.Float32frombits(math.Float32bits(g[0])&^0xffff) && g[1] == math.Float32frombits(math.Float32bits(g[1])&^0xffff) {
+		t.Error("gamma quantized")
 	}
 }

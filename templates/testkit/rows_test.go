@@ -409,3 +409,26 @@ func TestFloatsOfAndRepresentable(t *testing.T) {
 			representable(ref, 0, 2), representable(ref, 1, 2), representable(ref, 2, 2))
 	}
 }
+
+// checkNonFiniteStats wants NaN saved statistics for a row holding a NaN
+// or an infinity, and leaves finite rows to the ordinary checks.
+func TestCheckNonFiniteStats(t *testing.T) {
+	k := &kernel{name: "K", mean: true, arrays: []string{"dst", "mean", "rstd", "x"}}
+	inf, nan := math.Inf(1), math.NaN()
+	ref := reference{mean: []float64{1, inf, nan}, rstd: []float64{2, nan, nan}}
+	nan32 := float32(nan)
+	for _, c := range []struct {
+		mean, rstd []float32
+		ok         bool
+	}{
+		{[]float32{1, nan32, nan32}, []float32{2, nan32, nan32}, true},
+		{[]float32{5, nan32, nan32}, []float32{7, nan32, nan32}, true}, // finite rows: not this check's
+		{[]float32{1, float32(inf), nan32}, []float32{2, nan32, nan32}, false},
+		{[]float32{1, nan32, nan32}, []float32{2, nan32, 0}, false},
+	} {
+		got := &args{a: [][]float32{nil, c.mean, c.rstd, nil}}
+		if err := k.checkNonFiniteStats(got, ref); (err == nil) != c.ok {
+			t.Errorf("mean %v, rstd %v: %v", c.mean, c.rstd, err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ package amd64
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	avoir "github.com/mmcloughlin/avo/ir"
@@ -126,9 +127,15 @@ func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 // vector registers and the mask registers without knowing the target, so
 // an AVX2 function with too many live vectors silently gets Y16-Y31, which
 // fault on AVX2-only CPUs. For AVX-512 it rejects 128/256-bit packed
-// instructions on registers 16-31, which would need AVX512VL.
+// instructions on registers 16-31, which need AVX512VL: unless the ISA's
+// dispatch checks AVX512VL and avo chose the instruction's EVEX form (its
+// extensions name AVX512VL), which encodes them.
 func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 	d := isa.Desc()
+	hasVL := false
+	for _, f := range d.Features {
+		hasVL = hasVL || f.Doc == "AVX512VL"
+	}
 	for _, inst := range fn.Instructions() {
 		hasZ := false
 		var high reg.Physical
@@ -156,7 +163,7 @@ func checkRegisters(fn *avoir.Function, isa target.ISA) error {
 				}
 			}
 		}
-		if high != nil && !hasZ && !scalarOp(inst.Opcode) {
+		if high != nil && !hasZ && !scalarOp(inst.Opcode) && !(hasVL && slices.Contains(inst.ISA, "AVX512VL")) {
 			return fmt.Errorf("register guard: %s on %s needs AVX512VL", inst.Opcode, high.Asm())
 		}
 	}

@@ -160,6 +160,12 @@ func TestRegisterGuardDirect(t *testing.T) {
 	if _, err := finish(build("avx512Y17", addY), target.AVX512); err == nil || !strings.Contains(err.Error(), "AVX512VL") {
 		t.Errorf("VADDPS on Y17 in AVX-512 code: error %v", err)
 	}
+	// VMOVDQU16 has only EVEX forms: on Y17 it is AVX512VL's, which the
+	// AVX-512 dispatch checks.
+	movY := func() (*avoir.Instruction, error) { return x86.VMOVDQU16(reg.Y17, reg.Y3) }
+	if _, err := finish(build("avx512MovY17", movY), target.AVX512); err != nil {
+		t.Errorf("VMOVDQU16 on Y17 in AVX-512 code: %v", err)
+	}
 	addS := func() (*avoir.Instruction, error) { return x86.VADDSS(reg.X17, reg.X17, reg.X17) }
 	if _, err := finish(build("avx512X17", addS), target.AVX512); err != nil {
 		t.Errorf("VADDSS on X17 in AVX-512 code: %v", err)
