@@ -40,7 +40,13 @@ func (l *lowering) storePairs(p *loopPlan) map[int]int {
 		case ir.VLoad:
 			loads += u
 		case ir.VStore:
-			if p.final[op.Array] == i && !l.elem(op.Array).Half() && !p.splat[op.Args[0]] {
+			if l.elem(op.Array).Half() {
+				break
+			}
+			if p.splat[op.Args[0]] {
+				fp += u // the VMOVs copying it into the stored group
+			}
+			if p.final[op.Array] == i {
 				stores = append(stores, i)
 			}
 		case ir.VAdd, ir.VSub, ir.VMul, ir.VAcc, ir.VAccMul:
