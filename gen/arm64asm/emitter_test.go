@@ -147,6 +147,8 @@ func TestMisuse(t *testing.T) {
 		"FCVTN to S2":     func(f *Func) { f.VFCVTN(VReg(0).S4(), VReg(1).S2()) },
 		"SHRN 17":         func(f *Func) { f.VSHRN(17, VReg(0).S4(), VReg(1).H4()) },
 		"ret to R28":      func(f *Func) { f.MOVDParam(28, Param{"ret", 8}) },
+		"FSTPQ offset 8":  func(f *Func) { f.FSTPQ(0, 1, Mem{Base: 1, Off: 8}) },
+		"FSTPQ off 1024":  func(f *Func) { f.FSTPQ(0, 1, Mem{Base: 1, Off: 1024}) },
 	} {
 		file := NewFile("", "")
 		f := NewFunc("bad", 0)

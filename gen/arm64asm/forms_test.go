@@ -44,6 +44,8 @@ func allForms(f *Func) {
 	f.VST1P(VReg(7).List(1, S4), 11)
 	f.VST1P(VReg(8).List(2, H8), 11)
 	f.VST1(VReg(9).List(1, H4), Mem{Base: 10})
+	f.FSTPQ(12, 13, Mem{Base: 10})
+	f.FSTPQ(14, 15, Mem{Base: 11, Off: 32})
 	f.VST1Lane(VReg(10).HLane(0), Mem{Base: 10})
 	f.VST1LaneP(VReg(11).HLane(0), 11)
 	f.VEOR(VReg(1).B16(), VReg(2).B16(), VReg(3).B16())
@@ -140,6 +142,8 @@ var allFormsGNU = []string{
 	"st1 {v7.4s}, [x11],#16",
 	"st1 {v8.8h, v9.8h}, [x11],#32",
 	"st1 {v9.4h}, [x10]",
+	"stp q12, q13, [x10]",
+	"stp q14, q15, [x11,#32]",
 	"st1 {v10.h}[0], [x10]",
 	"st1 {v11.h}[0], [x11],#2",
 	"eor v3.16b, v2.16b, v1.16b",

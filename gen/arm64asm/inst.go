@@ -78,6 +78,10 @@ func (f *Func) check(op string, a Operand) {
 		if a.Reg > 31 || a.Index > 7 {
 			f.failf("%s: bad lane %s", op, a.asm())
 		}
+	case QPair:
+		if a.A > 31 || a.B > 31 {
+			f.failf("%s: vector register out of range", op)
+		}
 	case VList:
 		if a.Len < 1 || a.Len > 4 || a.First > 31 {
 			f.failf("%s: register list of %d from V%d", op, a.Len, a.First)
@@ -220,6 +224,15 @@ func (f *Func) VST1(l VList, m Mem) {
 // VST1P stores l's registers at (base) and advances base past them.
 func (f *Func) VST1P(l VList, base Reg) {
 	f.emit("VST1.P", l, Mem{base, int32(l.Bytes())})
+}
+
+// FSTPQ stores the 128-bit registers a and b to m and m+16 (STP q, signed
+// offset: a multiple of 16 in [-1024, 1008]).
+func (f *Func) FSTPQ(a, b VReg, m Mem) {
+	if m.Off%16 != 0 || m.Off < -1024 || m.Off > 1008 {
+		f.failf("FSTPQ: offset %d not a multiple of 16 in [-1024, 1008]", m.Off)
+	}
+	f.emit("FSTPQ", QPair{a, b}, m)
 }
 
 // VLD1Lane loads the 16-bit value at m into lane e, leaving the others.

@@ -161,6 +161,11 @@ func (l VList) Bytes() int {
 	return 8 * l.Len
 }
 
+// QPair is two 128-bit registers stored together, Go's (Fa, Fb) of FSTPQ.
+type QPair struct{ A, B VReg }
+
+func (q QPair) asm() string { return fmt.Sprintf("(F%d, F%d)", q.A, q.B) }
+
 // Imm is an immediate integer, $n.
 type Imm int64
 

@@ -2494,7 +2494,9 @@ pass3main:
 	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
 	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
 	WORD	$0x4e32d463 // fadd v3.4s, v3.4s, v18.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R11)
+	FSTPQ	(F0, F1), (R11)
+	FSTPQ	(F2, F3), 32(R11)
+	ADD	$64, R11, R11
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
@@ -3220,7 +3222,9 @@ pass2main:
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R11)
+	FSTPQ	(F0, F1), (R11)
+	FSTPQ	(F2, F3), 32(R11)
+	ADD	$64, R11, R11
 	SUBS	$1, R14, R14
 	BNE	pass2main
 pass2mainDone:
@@ -4024,7 +4028,9 @@ pass3main:
 	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
 	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
 	WORD	$0x4e35d463 // fadd v3.4s, v3.4s, v21.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R9)
+	FSTPQ	(F0, F1), (R9)
+	FSTPQ	(F2, F3), 32(R9)
+	ADD	$64, R9, R9
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
@@ -4484,7 +4490,9 @@ pass1main:
 	WORD	$0x4e3ed421 // fadd v1.4s, v1.4s, v30.4s
 	WORD	$0x4e3ed442 // fadd v2.4s, v2.4s, v30.4s
 	WORD	$0x4e3ed463 // fadd v3.4s, v3.4s, v30.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	FSTPQ	(F0, F1), (R7)
+	FSTPQ	(F2, F3), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R9, R9
 	BNE	pass1main
 pass1mainDone:
@@ -4988,7 +4996,9 @@ pass3main:
 	VFMLA	V21.S4, V2.S4, V6.S4
 	VMOV	V22.B16, V7.B16
 	VFMLA	V21.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R9)
+	FSTPQ	(F4, F5), (R9)
+	FSTPQ	(F6, F7), 32(R9)
+	ADD	$64, R9, R9
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
@@ -5330,7 +5340,9 @@ pass2main:
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R9)
+	FSTPQ	(F0, F1), (R9)
+	FSTPQ	(F2, F3), 32(R9)
+	ADD	$64, R9, R9
 	SUBS	$1, R12, R12
 	BNE	pass2main
 pass2mainDone:
@@ -5985,7 +5997,9 @@ pass3main:
 	VFMLA	V22.S4, V2.S4, V6.S4
 	VMOV	V23.B16, V7.B16
 	VFMLA	V22.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R9, R9
 	BNE	pass3main
 pass3mainDone:

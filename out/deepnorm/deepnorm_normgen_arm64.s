@@ -185,7 +185,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	FSTPQ	(F4, F5), (R6)
+	FSTPQ	(F6, F7), 32(R6)
+	ADD	$64, R6, R6
 	SUBS	$1, R11, R11
 	BNE	pass3main
 	// next row
@@ -532,7 +534,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R8)
+	FSTPQ	(F4, F5), (R8)
+	FSTPQ	(F6, F7), 32(R8)
+	ADD	$64, R8, R8
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:

@@ -144,7 +144,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R5)
+	FSTPQ	(F4, F5), (R5)
+	FSTPQ	(F6, F7), 32(R5)
+	ADD	$64, R5, R5
 	SUBS	$1, R9, R9
 	BNE	pass3main
 	// next row
@@ -298,7 +300,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R5)
+	FSTPQ	(F4, F5), (R5)
+	FSTPQ	(F6, F7), 32(R5)
+	ADD	$64, R5, R5
 	SUBS	$1, R9, R9
 	BNE	pass3main
 	// next row
@@ -504,7 +508,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R5)
+	FSTPQ	(F4, F5), (R5)
+	FSTPQ	(F6, F7), 32(R5)
+	ADD	$64, R5, R5
 	SUBS	$1, R9, R9
 	BNE	pass3main
 	// next row
@@ -710,7 +716,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R5)
+	FSTPQ	(F4, F5), (R5)
+	FSTPQ	(F6, F7), 32(R5)
+	ADD	$64, R5, R5
 	SUBS	$1, R9, R9
 	BNE	pass3main
 	// next row
@@ -993,7 +1001,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R11, R11
 	BNE	pass3main
 pass3mainDone:
@@ -1195,7 +1205,9 @@ pass3main:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	FSTPQ	(F0, F1), (R8)
+	FSTPQ	(F2, F3), 32(R8)
+	ADD	$64, R8, R8
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1429,7 +1441,9 @@ pass3main:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	FSTPQ	(F0, F1), (R8)
+	FSTPQ	(F2, F3), 32(R8)
+	ADD	$64, R8, R8
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1754,7 +1768,9 @@ pass3main:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R10)
+	FSTPQ	(F0, F1), (R10)
+	FSTPQ	(F2, F3), 32(R10)
+	ADD	$64, R10, R10
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1984,7 +2000,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R11, R11
 	BNE	pass3main
 	// mean[row] = mean
@@ -2200,7 +2218,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R11, R11
 	BNE	pass3main
 	// mean[row] = mean
@@ -2493,7 +2513,9 @@ pass3main:
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R9)
+	FSTPQ	(F4, F5), (R9)
+	FSTPQ	(F6, F7), 32(R9)
+	ADD	$64, R9, R9
 	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
@@ -2682,7 +2704,9 @@ pass2main:
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	FSTPQ	(F0, F1), (R7)
+	FSTPQ	(F2, F3), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R11, R11
 	BNE	pass2main
 	// next row
@@ -2858,7 +2882,9 @@ pass2main:
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	FSTPQ	(F0, F1), (R7)
+	FSTPQ	(F2, F3), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R11, R11
 	BNE	pass2main
 	// next row
@@ -3093,7 +3119,9 @@ pass2main:
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R9)
+	FSTPQ	(F0, F1), (R9)
+	FSTPQ	(F2, F3), 32(R9)
+	ADD	$64, R9, R9
 	SUBS	$1, R13, R13
 	BNE	pass2main
 pass2mainDone:

@@ -770,7 +770,9 @@ pass2main:
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
 	SUBS	$1, R7, R7
 	BNE	pass2main
 	// next row
@@ -902,7 +904,9 @@ pass2main:
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
 	SUBS	$1, R7, R7
 	BNE	pass2main
 	// next row
@@ -1075,7 +1079,9 @@ pass2main:
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
 	SUBS	$1, R9, R9
 	BNE	pass2main
 pass2mainDone:
@@ -2019,7 +2025,9 @@ pass2main:
 	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
 	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
 	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
 	SUBS	$1, R10, R10
 	BNE	pass2main
 	// next row
@@ -2193,7 +2201,9 @@ pass2main:
 	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
 	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
 	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	FSTPQ	(F0, F1), (R8)
+	FSTPQ	(F2, F3), 32(R8)
+	ADD	$64, R8, R8
 	SUBS	$1, R12, R12
 	BNE	pass2main
 pass2mainDone:

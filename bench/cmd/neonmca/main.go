@@ -314,10 +314,11 @@ func (t *tools) disassemble(loops []*loop) error {
 	return nil
 }
 
-// mem describes a load or store: its 32-bit elements and base register.
+// mem describes a load or store: its bytes, its elements (float32 or, for
+// .8h/.4h/.h registers, 16-bit) and its base register.
 type mem struct {
 	load, vector bool
-	bytes        int
+	bytes, elems int
 	base         string
 }
 
@@ -342,27 +343,41 @@ func memOp(s string) (mem, bool) {
 		return m, false
 	}
 	m.base = b[1]
-	regBytes := func(r string) int {
+	// regSize is a register's bytes and elements.
+	regSize := func(r string) (int, int) {
 		r = strings.TrimSpace(r)
 		switch {
-		case strings.Contains(r, "["): // one lane
-			return 4
+		case strings.HasSuffix(r, ".h"), strings.Contains(r, ".h["): // one 16-bit lane
+			return 2, 1
+		case strings.HasSuffix(r, ".s"), strings.Contains(r, "["): // one lane
+			return 4, 1
 		case strings.HasSuffix(r, ".4s"), strings.HasSuffix(r, ".16b"), strings.HasSuffix(r, ".2d"):
-			return 16
+			return 16, 4
+		case strings.HasSuffix(r, ".8h"):
+			return 16, 8
+		case strings.HasSuffix(r, ".4h"):
+			return 8, 4
 		case strings.HasSuffix(r, ".2s"):
-			return 8
+			return 8, 2
 		case r[0] == 'q':
-			return 16
+			return 16, 4
 		case r[0] == 'd':
-			return 8
+			return 8, 2
 		case r[0] == 's':
-			return 4
+			return 4, 1
+		case r[0] == 'h':
+			return 2, 1
 		}
-		return 0
+		return 0, 0
+	}
+	add := func(r string, k int) {
+		b, e := regSize(r)
+		m.bytes += k * b
+		m.elems += k * e
 	}
 	if l := regList.FindStringSubmatch(s); l != nil {
 		for _, r := range strings.Split(l[1], ",") {
-			m.bytes += regBytes(r)
+			add(r, 1)
 		}
 	} else {
 		args := strings.Split(strings.TrimPrefix(s, op), ",")
@@ -370,31 +385,31 @@ func memOp(s string) (mem, bool) {
 		if op == "ldp" || op == "stp" {
 			k = 2
 		}
-		m.bytes = k * regBytes(args[0])
+		add(args[0], k)
 	}
 	if strings.HasSuffix(op, "r") && strings.HasPrefix(op, "ld1") { // ld1r: one element to every lane
-		m.bytes = 4
+		m.bytes, m.elems = 4, 1
 	}
-	m.vector = m.bytes >= 16 && !strings.HasPrefix(op, "ld1r")
+	m.vector = m.elems >= 4 && !strings.HasPrefix(op, "ld1r")
 	return m, m.bytes > 0
 }
 
-// elements is the row elements one iteration covers: the most bytes
-// accessed through one base register, in float32s.
+// elements is the row elements one iteration covers: the most elements
+// accessed through one base register.
 func elements(body []string) (int, bool) {
 	per := map[string]int{}
 	vector := false
 	for _, s := range body {
 		if m, ok := memOp(s); ok {
-			per[m.base] += m.bytes
+			per[m.base] += m.elems
 			vector = vector || m.vector
 		}
 	}
 	most := 0
-	for _, b := range per {
-		most = max(most, b)
+	for _, e := range per {
+		most = max(most, e)
 	}
-	return most / 4, !vector
+	return most, !vector
 }
 
 var (
@@ -463,7 +478,7 @@ var regOffset = regexp.MustCompile(`\[x\d+, x\d+\]`)
 // vector stride bytes from the next, which no multi-register or pair form
 // can load or store: its forms take one vector per instruction.
 func floorBodies(body []string, scalar bool) map[string][]string {
-	var loadB, storeB int
+	var loadB, storeB, loadE, storeE int
 	var ops, repl []string
 	strided := false
 	for _, s := range body {
@@ -475,8 +490,10 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 			}
 			if m.load {
 				loadB += m.bytes
+				loadE += m.elems
 			} else {
 				storeB += m.bytes
+				storeE += m.elems
 			}
 			continue
 		}
@@ -512,10 +529,10 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 	forms := map[string][]string{}
 	if scalar {
 		var b []string
-		for i := 0; i < loadB/4; i++ {
+		for i := 0; i < loadE; i++ {
 			b = append(b, fmt.Sprintf("ldr s%d, [x0, #%d]", i%16, 4*i))
 		}
-		for i := 0; i < storeB/4; i++ {
+		for i := 0; i < storeE; i++ {
 			b = append(b, fmt.Sprintf("str s%d, [x1, #%d]", 24+i%4, 4*i))
 		}
 		forms["ldr/str"] = append(b, fp...)

@@ -19,6 +19,11 @@ func TestElements(t *testing.T) {
 		{[]string{"ldr s0, [x4], #4", "fadd s1, s1, s0"}, 1, true},
 		// Columns: one vector, the cursor stepping by a stride.
 		{[]string{"ld1 { v1.4s }, [x6]", "add x6, x6, x9"}, 4, false},
+		// Half precision: 16-bit elements, two to the byte count's four.
+		{[]string{"ld1 { v6.8h, v7.8h }, [x5], #32", "st1 { v0.4h, v1.4h }, [x4], #16"}, 16, false},
+		{[]string{"ld1 { v4.h }[0], [x8], #2", "fsub s4, s4, s24"}, 1, true},
+		// STP q's offset form, the base stepped by an add.
+		{[]string{"ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64", "stp q0, q1, [x4]", "stp q2, q3, [x4, #32]", "add x4, x4, #64"}, 16, false},
 	} {
 		el, scalar := elements(c.body)
 		if el != c.el || scalar != c.scalar {
@@ -113,5 +118,28 @@ func TestFloorBodiesStrided(t *testing.T) {
 	}
 	if !reflect.DeepEqual(forms, want) {
 		t.Errorf("floorBodies = %q\nwant %q", forms, want)
+	}
+}
+
+func TestRowKernel(t *testing.T) {
+	fn := func(body ...string) *function {
+		f := &function{h: 4096}
+		f.loops = []*loop{{fn: f, body: body}}
+		return f
+	}
+	for _, c := range []struct {
+		fn   *function
+		want bool
+	}{
+		{fn("ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64", "st1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x4], #64"), true},
+		{fn("ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64", "stp q0, q1, [x4]", "stp q2, q3, [x4, #32]", "add x4, x4, #64"), true},
+		// The stored base never advances: not a pass over the row.
+		{fn("ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64", "stp q0, q1, [x4]", "add x6, x6, #64"), false},
+		// Columns: a register offset.
+		{fn("ldr q1, [x6, x9]", "add x6, x6, #16"), false},
+	} {
+		if got := rowKernel(c.fn); got != c.want {
+			t.Errorf("rowKernel(%q) = %v, want %v", c.fn.loops[0].body, got, c.want)
+		}
 	}
 }

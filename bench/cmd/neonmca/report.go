@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
 // rowKernel says whether fn is a fixed-size row kernel whose every vector
-// loop is one pass over the row (post-indexed accesses walking it), so that
-// a row costs the sum of its loops per element.
+// loop is one pass over the row (accesses walking it: post-indexed, or
+// through a base the loop advances by an immediate, as after STP q's
+// offset form), so that a row costs the sum of its loops per element.
 func rowKernel(fn *function) bool {
 	if fn.h == 0 {
 		return false
@@ -18,14 +20,23 @@ func rowKernel(fn *function) bool {
 			continue
 		}
 		n++
+		stepped := map[string]bool{}
 		for _, s := range l.body {
-			if m, ok := memOp(s); ok && m.vector && !strings.Contains(s, "], #") {
+			if m := addImm.FindStringSubmatch(s); m != nil && m[1] == m[2] {
+				stepped[m[1]] = true
+			}
+		}
+		for _, s := range l.body {
+			if m, ok := memOp(s); ok && m.vector && !strings.Contains(s, "], #") && !(stepped[m.base] && !regOffset.MatchString(s)) {
 				return false
 			}
 		}
 	}
 	return n > 0
 }
+
+// addImm matches an address step, add xN, xN, #imm.
+var addImm = regexp.MustCompile(`^add (x\d+), (x\d+), #`)
 
 // rowCost is fn's whole row on one model, cycles per element: its vector
 // loops and their floors summed.

@@ -28,6 +28,9 @@ type loopPlan struct {
 	// the accumulators' vector partial sums survive until the last segment.
 	tailAcc map[int]arm64asm.VReg
 	noPost  bool // Columns: no post-indexed accesses; the cursors step by the stride
+	// stp: a float32 store -> how many of its register pairs the main
+	// iteration stores by STP (storeform.go).
+	stp map[int]int
 	// Columns: off[k] holds k strides in bytes, the offset of an
 	// iteration's k-th element from the cursors; addr is a store's address.
 	off  []arm64asm.Reg
@@ -360,6 +363,7 @@ func (l *lowering) plan(lp *ir.Loop) (*loopPlan, error) {
 			l.vUsed[r] = true
 		}
 	}
+	p.stp = l.storePairs(p)
 	return p, nil
 }
 
@@ -477,7 +481,9 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 					fn.VMOV(p.reg[a(0)].B16(), (src + arm64asm.VReg(c)).B16())
 				}
 			}
-			if post {
+			if n := p.stp[i]; n > 0 && post && width == l.u {
+				l.storeMixed(src+arm64asm.VReg(cb), width, n, cur)
+			} else if post {
 				fn.VST1P(list(src), cur)
 			} else {
 				fn.VST1(list(src), arm64asm.Mem{Base: cur})
