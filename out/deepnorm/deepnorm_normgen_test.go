@@ -791,9 +791,9 @@ var deepnormAlternateGuarded = deepnormFamily{name: "1e30oddrows", residual: tru
 
 // equivalenceRuns lists the calls on the inputs of family fam, the fi-th:
 // not in place, and on the first family in place, dst = x and with a
-// stored sum also sum = x (the residual stream updated in place); that
-// one also on alternateGuarded, whose rows the float64 path takes after x
-// became the sum.
+// stored sum also sum = x (the residual stream updated in place) on
+// alternateGuarded, whose odd rows the float64 path takes after x became
+// the sum, and whose even rows the kernel resumes with.
 func (k *deepnormKernel) equivalenceRuns(fi int, fam deepnormFamily) []deepnormEquivalenceRun {
 	runs := []deepnormEquivalenceRun{{fam, ""}}
 	if fi > 0 {
@@ -801,7 +801,7 @@ func (k *deepnormKernel) equivalenceRuns(fi int, fam deepnormFamily) []deepnormE
 	}
 	runs = append(runs, deepnormEquivalenceRun{fam, "dst"})
 	if k.index("sum") >= 0 {
-		runs = append(runs, deepnormEquivalenceRun{fam, "sum"}, deepnormEquivalenceRun{deepnormAlternateGuarded, "sum"})
+		runs = append(runs, deepnormEquivalenceRun{deepnormAlternateGuarded, "sum"})
 	}
 	return runs
 }

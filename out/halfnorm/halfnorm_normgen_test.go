@@ -1036,9 +1036,9 @@ var halfnormAlternateGuarded = halfnormFamily{name: "1e30oddrows", residual: tru
 
 // equivalenceRuns lists the calls on the inputs of family fam, the fi-th:
 // not in place, and on the first family in place, dst = x and with a
-// stored sum also sum = x (the residual stream updated in place); that
-// one also on alternateGuarded, whose rows the float64 path takes after x
-// became the sum.
+// stored sum also sum = x (the residual stream updated in place) on
+// alternateGuarded, whose odd rows the float64 path takes after x became
+// the sum, and whose even rows the kernel resumes with.
 func (k *halfnormKernel) equivalenceRuns(fi int, fam halfnormFamily) []halfnormEquivalenceRun {
 	runs := []halfnormEquivalenceRun{{fam, ""}}
 	if fi > 0 {
@@ -1046,7 +1046,7 @@ func (k *halfnormKernel) equivalenceRuns(fi int, fam halfnormFamily) []halfnormE
 	}
 	runs = append(runs, halfnormEquivalenceRun{fam, "dst"})
 	if k.index("sum") >= 0 {
-		runs = append(runs, halfnormEquivalenceRun{fam, "sum"}, halfnormEquivalenceRun{halfnormAlternateGuarded, "sum"})
+		runs = append(runs, halfnormEquivalenceRun{halfnormAlternateGuarded, "sum"})
 	}
 	return runs
 }

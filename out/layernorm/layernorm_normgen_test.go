@@ -944,9 +944,9 @@ var layernormAlternateGuarded = layernormFamily{name: "1e30oddrows", residual: t
 
 // equivalenceRuns lists the calls on the inputs of family fam, the fi-th:
 // not in place, and on the first family in place, dst = x and with a
-// stored sum also sum = x (the residual stream updated in place); that
-// one also on alternateGuarded, whose rows the float64 path takes after x
-// became the sum.
+// stored sum also sum = x (the residual stream updated in place) on
+// alternateGuarded, whose odd rows the float64 path takes after x became
+// the sum, and whose even rows the kernel resumes with.
 func (k *layernormKernel) equivalenceRuns(fi int, fam layernormFamily) []layernormEquivalenceRun {
 	runs := []layernormEquivalenceRun{{fam, ""}}
 	if fi > 0 {
@@ -954,7 +954,7 @@ func (k *layernormKernel) equivalenceRuns(fi int, fam layernormFamily) []layerno
 	}
 	runs = append(runs, layernormEquivalenceRun{fam, "dst"})
 	if k.index("sum") >= 0 {
-		runs = append(runs, layernormEquivalenceRun{fam, "sum"}, layernormEquivalenceRun{layernormAlternateGuarded, "sum"})
+		runs = append(runs, layernormEquivalenceRun{layernormAlternateGuarded, "sum"})
 	}
 	return runs
 }

@@ -799,9 +799,9 @@ var weightnormAlternateGuarded = weightnormFamily{name: "1e30oddrows", residual:
 
 // equivalenceRuns lists the calls on the inputs of family fam, the fi-th:
 // not in place, and on the first family in place, dst = x and with a
-// stored sum also sum = x (the residual stream updated in place); that
-// one also on alternateGuarded, whose rows the float64 path takes after x
-// became the sum.
+// stored sum also sum = x (the residual stream updated in place) on
+// alternateGuarded, whose odd rows the float64 path takes after x became
+// the sum, and whose even rows the kernel resumes with.
 func (k *weightnormKernel) equivalenceRuns(fi int, fam weightnormFamily) []weightnormEquivalenceRun {
 	runs := []weightnormEquivalenceRun{{fam, ""}}
 	if fi > 0 {
@@ -809,7 +809,7 @@ func (k *weightnormKernel) equivalenceRuns(fi int, fam weightnormFamily) []weigh
 	}
 	runs = append(runs, weightnormEquivalenceRun{fam, "dst"})
 	if k.index("sum") >= 0 {
-		runs = append(runs, weightnormEquivalenceRun{fam, "sum"}, weightnormEquivalenceRun{weightnormAlternateGuarded, "sum"})
+		runs = append(runs, weightnormEquivalenceRun{weightnormAlternateGuarded, "sum"})
 	}
 	return runs
 }
