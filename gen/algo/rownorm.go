@@ -61,7 +61,58 @@ func BatchColumns(k spec.Kernel) (*ir.Kernel, error) {
 // signature: outputs first, then inputs, then parameters, as in
 // copy(dst, src).
 func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
-	b := ir.NewBuilder(k.Name, formula(k))
+	if !storesSumFirst(k, layout) {
+		return rowNormForm(k, layout, form{})
+	}
+	// The first loop stores s, which the later loops read instead of x
+	// and f: one array less to read per pass. A row a guard abandons then
+	// has its sum stored, and x may be gone (sum may be x's memory): the
+	// fallback normalizes the stored sum, the kernel without its residual.
+	plain := k
+	plain.Name, plain.Residual = k.Name+"Sum", nil
+	fb, err := rowNormForm(plain, layout, form{input: "sum"})
+	if err != nil {
+		return nil, err
+	}
+	// Streaming stores would send the sum to memory and read it back:
+	// those functions recompute s from x and f in every loop.
+	st, err := rowNormForm(k, layout, form{})
+	if err != nil {
+		return nil, err
+	}
+	return rowNormForm(k, layout, form{sumFirst: true, fallback: fb, streaming: st})
+}
+
+// storesSumFirst reports whether rowNorm's kernel for k stores the
+// residual sum in its first loop: float32 rows with a stored sum and a
+// statistic (more than one loop). Half storage recomputes s in float32
+// in every loop: a sum rounded to the half format is not the s the
+// statistics are of.
+func storesSumFirst(k spec.Kernel, layout ir.Layout) bool {
+	return k.Residual != nil && k.Residual.StoreSum && layout == ir.Rows &&
+		(k.Storage == "" || k.Storage == "f32") && k.Stat() != "none"
+}
+
+// form is how rowNormForm builds one form of a kernel.
+type form struct {
+	input     string     // the name of the row input: x unless set
+	sumFirst  bool       // store s in the first loop and read it back
+	fallback  *ir.Kernel // with sumFirst: ir.Kernel.Fallback
+	streaming *ir.Kernel // with sumFirst: ir.Kernel.Streaming
+}
+
+// rowNormForm is rowNorm in one form.
+func rowNormForm(k spec.Kernel, layout ir.Layout, fm form) (*ir.Kernel, error) {
+	input := fm.input
+	if input == "" {
+		input = "x"
+	}
+	b := ir.NewBuilder(k.Name, formula(k, input))
+	b.SetLayout(layout)
+	if fm.sumFirst {
+		b.SetFallback(fm.fallback)
+		b.SetStreaming(fm.streaming)
+	}
 	b.SetLayout(layout)
 	statistic := k.Stat()
 	if (statistic == "variance") != k.Mean {
@@ -81,7 +132,11 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		}
 		rstdOut = b.Array("rstd", ir.RowScalarOut, "each row's 1/sqrt(statistic+eps)")
 	}
-	x := b.Array("x", ir.RowIn, "the input rows")
+	inputDoc := "the input rows"
+	if fm.input != "" {
+		inputDoc = "the rows to normalize"
+	}
+	x := b.Array(input, ir.RowIn, inputDoc)
 	f := -1
 	if k.Residual != nil {
 		f = b.Array("f", ir.RowIn, "the sublayer output added to the residual stream")
@@ -122,16 +177,29 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 		alpha = b.Name(b.Const(float32(k.Residual.Alpha)), "alpha")
 	}
 	// sumOf loads s for the current elements. With a residual it is
-	// recomputed from x and f in every pass rather than stored in the first
-	// one: nothing may be written before the guard, so that a row handed
-	// back to the caller is untouched, and in-place calls stay correct.
+	// computed from x and f: in every loop, or with sumFirst in the first
+	// one, which stores it, and read back from sum in the later ones.
+	// Otherwise nothing is written before the guard, so that a row handed
+	// back to the caller is untouched.
+	sumStored := false
 	sumOf := func(l *ir.LoopBuilder) ir.V {
-		s := l.Name(l.Load(x), "xi")
+		if sumStored {
+			return l.Name(l.Load(sumOut), "s")
+		}
+		in := "xi"
+		if fm.input != "" {
+			in = "s"
+		}
+		s := l.Name(l.Load(x), in)
 		if f >= 0 {
 			if alpha >= 0 {
 				s = l.Mul(l.Splat(alpha), s)
 			}
 			s = l.Name(l.Add(s, l.Load(f)), "s")
+		}
+		if fm.sumFirst {
+			l.Store(sumOut, s)
+			sumStored = true
 		}
 		return s
 	}
@@ -260,7 +328,7 @@ func rowNorm(k spec.Kernel, layout ir.Layout) (*ir.Kernel, error) {
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
 		s := sumOf(l)
-		if sumOut >= 0 {
+		if sumOut >= 0 && !fm.sumFirst {
 			l.Store(sumOut, s)
 		}
 		v := deviation(l, s)
@@ -324,9 +392,8 @@ const guardLo = 1e-25
 
 // formula writes the kernel's math for its generated documentation, its
 // constants as the float32 values the kernels compute with.
-func formula(k spec.Kernel) string {
+func formula(k spec.Kernel, in string) string {
 	var sb strings.Builder
-	in := "x"
 	if k.Residual != nil {
 		if k.Residual.Alpha == 1 {
 			sb.WriteString("s = x + f; ")

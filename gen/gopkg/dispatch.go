@@ -168,8 +168,10 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 		for _, e := range k.entries() {
 			e = e.Arch(goarch)
 			f.Add(dispatchFunc(k, e)).Line()
-			if len(e.Funcs) > 0 {
-				f.Add(runFunc(k, e.H)).Line()
+			for _, fn := range e.Funcs {
+				if first, _ := e.Form(fn.Kernel); first == fn {
+					f.Add(runFunc(k, fn)).Line()
+				}
 			}
 		}
 	}
@@ -285,9 +287,15 @@ func rowOutBytes(k *ir.Kernel, h int) jen.Code {
 	return jen.Add(doc).Line().Const().Id("rowOutBytes").Op("=").Add(size)
 }
 
-// runName is the function that drives an assembly kernel of k at size h
-// over the rows (see runFunc).
-func runName(k Kernel, h int) string { return "run" + entryName(k, h) }
+// runName is the function that drives fn, an assembly kernel of k, over
+// the rows (see runFunc): one per form of the kernel that fn's entry
+// lowers, the streaming form's named so.
+func runName(k Kernel, fn target.Func) string {
+	if fn.Kernel != k.IR {
+		return "run" + entryName(k, fn.H) + "Streaming"
+	}
+	return "run" + entryName(k, fn.H)
+}
 
 // dispatchFunc is the impl function of entry e of kernel k: the first of
 // e's ISAs the CPU has, else pure Go. Slices are non-empty here: the
@@ -306,7 +314,7 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 		call = append(call, jen.Id("rows"))
 		call = append(call, shapeArgs(k.IR, h)...)
 		call = append(call, argIds(k.IR)...)
-		return jen.Id(runName(k, h)).Call(call...)
+		return jen.Id(runName(k, fn)).Call(call...)
 	}
 	// runCall runs isa's kernel; with an NT variant, that one for row
 	// outputs of ntMinBytes or more.
@@ -347,12 +355,15 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 	return jen.Func().Id(implName(k, h)).Params(params...).Block(body...)
 }
 
-// runFunc drives kern, an assembly kernel of k at size h, over the rows.
-// The kernel returns early at a row whose float32 statistics left
-// float32's range (ir.SGuard) without touching it, or at a tail of rows it
-// leaves to its caller; that row is computed by the pure-Go kernel's
-// float64 form (golang.Float64Name), and the kernel resumes after it.
-func runFunc(k Kernel, h int) jen.Code {
+// runFunc drives kern, an assembly kernel of k in fn's form (fn's
+// entry's functions of that form), over the rows. The kernel returns
+// early at a row whose float32 statistics left float32's range (ir.SGuard)
+// without touching it, or only with the outputs its fallback reads
+// stored (ir.Kernel.Fallback), or at a tail of rows it leaves to its
+// caller; that row is computed in float64 by the pure-Go fallback
+// (golang.Fallback), and the kernel resumes after it.
+func runFunc(k Kernel, fn target.Func) jen.Code {
+	h := fn.H
 	arrays := k.IR.Arrays
 	params, _ := sliceParams(k.IR, h)
 	sig := target.Func{Kernel: k.IR, H: h}
@@ -361,9 +372,16 @@ func runFunc(k Kernel, h int) jen.Code {
 	for i, a := range arrays {
 		if f := rowOffset(k.IR, i, h, jen.Id("done")); f != nil {
 			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(f))
-			goArgs = append(goArgs, jen.Id(a.Name).Index(rowOffset(k.IR, i, h, jen.Id("done")), jen.Empty()))
 		} else {
 			kernArgs = append(kernArgs, jen.Op("&").Id(a.Name).Index(jen.Lit(0)))
+		}
+	}
+	goName, goArrays := golang.Fallback(fn.Kernel)
+	for _, i := range goArrays {
+		a := arrays[i]
+		if f := rowOffset(k.IR, i, h, jen.Id("done")); f != nil {
+			goArgs = append(goArgs, jen.Id(a.Name).Index(f, jen.Empty()))
+		} else {
 			goArgs = append(goArgs, jen.Id(a.Name))
 		}
 	}
@@ -371,15 +389,15 @@ func runFunc(k Kernel, h int) jen.Code {
 	kernArgs = append(kernArgs, shapeArgs(k.IR, h)...)
 	kernArgs = append(kernArgs, argIds(k.IR)...)
 	if k.IR.Layout == ir.Columns {
-		return columnsRunFunc(k, h, params, kernArgs, goArgs)
+		return columnsRunFunc(k, fn, goName, params, kernArgs, goArgs)
 	}
 	goArgs = append(goArgs, jen.Lit(1))
 	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
-	return jen.Func().Id(runName(k, h)).Params(params...).Block(
+	return jen.Func().Id(runName(k, fn)).Params(params...).Block(
 		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
 			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
-				jen.Id(golang.Float64Name(k.IR)).Call(goArgs...),
+				jen.Id(goName).Call(goArgs...),
 				jen.Id("done").Op("++"),
 			),
 		),
@@ -507,15 +525,15 @@ const columnBlock = "columnBlock"
 // Which rows take the float64 path so depends on their block's values
 // alone, not on where the call started, and a Parallel entry point that
 // splits at block boundaries gives the serial call's very bits.
-func columnsRunFunc(k Kernel, h int, params, kernArgs, goArgs []jen.Code) jen.Code {
+func columnsRunFunc(k Kernel, fn target.Func, goName string, params, kernArgs, goArgs []jen.Code) jen.Code {
 	goArgs = append(goArgs, jen.Id("n"))
-	goArgs = append(goArgs, goShapeArgs(k.IR, h)...)
-	return jen.Func().Id(runName(k, h)).Params(params...).Block(
+	goArgs = append(goArgs, goShapeArgs(k.IR, fn.H)...)
+	return jen.Func().Id(runName(k, fn)).Params(params...).Block(
 		jen.For(jen.Id("done").Op(":=").Lit(0), jen.Id("done").Op("<").Id("rows"), jen.Empty()).Block(
 			jen.Id("done").Op("+=").Id("kern").Call(kernArgs...),
 			jen.If(jen.Id("done").Op("<").Id("rows")).Block(
 				jen.Id("n").Op(":=").Min(jen.Id("rows"), jen.Id("done").Op("-").Id("done").Op("%").Id(columnBlock).Op("+").Id(columnBlock)).Op("-").Id("done"),
-				jen.Id(golang.Float64Name(k.IR)).Call(goArgs...),
+				jen.Id(goName).Call(goArgs...),
 				jen.Id("done").Op("+=").Id("n"),
 			),
 		),

@@ -258,7 +258,7 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 				if len(k.IR.Args) > 0 {
 					args = append(args, jen.Id("eps"))
 				}
-				call := jen.Id(runName(k, h)).Call(args...)
+				call := jen.Id(runName(k, fn)).Call(args...)
 				if e := target.KernelElem(k.IR); e.Half() {
 					call = jen.Id("halfCall").Call(jen.Lit(e.String()), jen.Op(halfMask(k.IR)), jen.Id("a"),
 						jen.Func().Params(jen.Id("u").Index().Index().Uint16()).Block(call))

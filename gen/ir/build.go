@@ -21,6 +21,14 @@ func (b *Builder) Array(name string, role Role, doc string) int {
 	return len(b.k.Arrays) - 1
 }
 
+// SetFallback sets the kernel that computes a row a guard abandoned after
+// row outputs were stored (ir.Kernel.Fallback).
+func (b *Builder) SetFallback(fb *Kernel) { b.k.Fallback = fb }
+
+// SetStreaming sets the form the kernel's streaming-store functions lower
+// (ir.Kernel.Streaming).
+func (b *Builder) SetStreaming(st *Kernel) { b.k.Streaming = st }
+
 // SetElem sets the storage format of a row array (F32 unless set).
 func (b *Builder) SetElem(array int, e Elem) { b.k.Arrays[array].Elem = e }
 
@@ -155,7 +163,9 @@ func Check(k *Kernel) error {
 	}
 	defined := make([]bool, k.NumScalars)
 	filled := make([]bool, k.NumAccs)
-	stored := false // a store happened: no guard may follow
+	stored := false                      // a per-row scalar was stored: no guard may follow
+	early := make([]bool, len(k.Arrays)) // row outputs stored so far: a guard needs k.Fallback
+	guarded := false
 	arrayOK := func(i int, roles ...Role) bool {
 		if i < 0 || i >= len(k.Arrays) {
 			return false
@@ -200,7 +210,7 @@ func Check(k *Kernel) error {
 					if !arrayOK(op.Array, RowOut) {
 						return fail("statement %d op %d: store to array %d, which is not a row output", si, oi, op.Array)
 					}
-					stored = true
+					early[op.Array] = true
 				case VSplat:
 					if op.Scalar < 0 || int(op.Scalar) >= k.NumScalars || !defined[op.Scalar] {
 						return fail("statement %d op %d: splat of undefined scalar s%d", si, oi, op.Scalar)
@@ -241,6 +251,10 @@ func Check(k *Kernel) error {
 				if stored {
 					return fail("statement %d: guard after a store: an abandoned row must be untouched", si)
 				}
+				if err := checkFallback(k, early); err != nil {
+					return fail("statement %d (guard): %v", si, err)
+				}
+				guarded = true
 				if len(st.Args) != 1 || !(st.Lo <= st.Hi) {
 					return fail("statement %d: guard needs one operand and lo <= hi", si)
 				}
@@ -254,5 +268,79 @@ func Check(k *Kernel) error {
 			return fail("statement %d: unknown statement %T", si, st)
 		}
 	}
+	if k.Fallback != nil && !guarded {
+		return fail("a fallback, but no guard")
+	}
+	if err := checkStreaming(k); err != nil {
+		return fail("%v", err)
+	}
 	return checkNames(k)
+}
+
+// checkFallback checks what a guard needs when row outputs are stored
+// before it (early[i]: array i was): a fallback that reads each of them
+// instead of the inputs (an output may be an input's memory, so that
+// input may be gone), reads no row input of k, and writes every other
+// output of k. Its arrays are k's of the same name, its inputs stored
+// before every guard; it has the kernel's layout and scalar arguments,
+// and stores nothing before its own guards.
+func checkFallback(k *Kernel, early []bool) error {
+	fb := k.Fallback
+	if fb == nil {
+		for i, e := range early {
+			if e {
+				return fmt.Errorf("%s is stored, and no fallback reads it: an abandoned row must be untouched", k.Arrays[i].Name)
+			}
+		}
+		return nil
+	}
+	if fb.Layout != k.Layout || fb.Fallback != nil || fb.Streaming != nil || len(fb.Args) != len(k.Args) {
+		return fmt.Errorf("fallback %s: another layout or scalar arguments, or a fallback or form of its own", fb.Name)
+	}
+	for i, a := range fb.Args {
+		if a.Name != k.Args[i].Name {
+			return fmt.Errorf("fallback %s: scalar argument %s where the kernel has %s", fb.Name, a.Name, k.Args[i].Name)
+		}
+	}
+	in := make([]bool, len(k.Arrays)) // what the fallback has of k's arrays
+	for _, a := range fb.Arrays {
+		j := k.ArrayIndex(a.Name)
+		if j < 0 || k.Arrays[j].Elem != a.Elem {
+			return fmt.Errorf("fallback %s: array %s is none of the kernel's", fb.Name, a.Name)
+		}
+		in[j] = true
+		switch {
+		case a.Role == RowIn && (k.Arrays[j].Role != RowOut || !early[j]):
+			return fmt.Errorf("fallback %s: reads %s, which is not a row output stored before the guard", fb.Name, a.Name)
+		case a.Role != RowIn && a.Role != k.Arrays[j].Role:
+			return fmt.Errorf("fallback %s: %s is a %v, the kernel's a %v", fb.Name, a.Name, a.Role, k.Arrays[j].Role)
+		}
+	}
+	for i, a := range k.Arrays {
+		if a.Role.Written() && !early[i] && !in[i] {
+			return fmt.Errorf("fallback %s: does not write %s", fb.Name, a.Name)
+		}
+	}
+	return Check(fb) // with no fallback of its own: nothing stored before its guards
+}
+
+// checkStreaming checks k's streaming form: k's name, layout, arrays and
+// arguments, nothing stored before a guard.
+func checkStreaming(k *Kernel) error {
+	st := k.Streaming
+	if st == nil {
+		return nil
+	}
+	same := st.Name == k.Name && st.Layout == k.Layout && len(st.Arrays) == len(k.Arrays) && len(st.Args) == len(k.Args) &&
+		st.Fallback == nil && st.Streaming == nil
+	for i := 0; same && i < len(st.Arrays); i++ {
+		same = st.Arrays[i] == k.Arrays[i]
+	}
+	for i := 0; same && i < len(st.Args); i++ {
+		same = st.Args[i].Name == k.Args[i].Name
+	}
+	if !same {
+		return fmt.Errorf("streaming form: another name, layout, array, argument, fallback or form")
+	}
+	return Check(st)
 }

@@ -166,6 +166,28 @@ type Kernel struct {
 
 	NumScalars int // scalar values S(0) .. S(NumScalars-1)
 	NumAccs    int // accumulators 0 .. NumAccs-1
+
+	// Fallback computes a row a guard abandoned after the kernel stored
+	// row outputs before that guard (early stores): an output may be the
+	// same memory as an input, so those inputs may be gone, and Fallback
+	// reads the early-stored outputs instead, matched by name (a residual
+	// kernel that stores its sum first normalizes the stored sum). Nil
+	// when nothing is stored before a guard: the caller computes the row
+	// from the kernel itself, in float64. See Check for the rules.
+	Fallback *Kernel
+	// Streaming is the form the kernel's non-temporal variants lower,
+	// when it differs: the same arrays and results, nothing stored before
+	// a guard, since an output streamed out by one loop would be read back
+	// from memory by the next.
+	Streaming *Kernel
+}
+
+// StreamingForm is the form of k that streaming-store functions lower.
+func (k *Kernel) StreamingForm() *Kernel {
+	if k.Streaming != nil {
+		return k.Streaming
+	}
+	return k
 }
 
 // Stmt is a statement of the per-row program: *Loop or *Scalar.
@@ -233,11 +255,13 @@ const (
 	// SGuard abandons the row unless Lo <= Args[0] <= Hi (so also when it
 	// is NaN): the kernel returns the number of rows completed before it,
 	// and the caller computes that row another way (in float64) and resumes
-	// after it. It must come before any store of the row. It is how a
+	// after it. It is how a
 	// float32 statistic that overflowed, lost its precision to underflow or
 	// became NaN through an intermediate overflow is caught at the cost of
 	// a compare per row; rows whose inputs hold a NaN take the float64
-	// path too, and come out NaN there as well. Dst unused.
+	// path too, and come out NaN there as well. Only row outputs that
+	// Kernel.Fallback reads may be stored before it (whole, by a Loop);
+	// other outputs of an abandoned row are untouched. Dst unused.
 	SGuard
 	SArg // the value of the call's scalar argument Kernel.Args[Arg]
 )

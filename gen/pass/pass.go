@@ -60,3 +60,23 @@ func Guards(k *ir.Kernel) []int {
 
 // HasGuard reports whether k can abandon a row.
 func HasGuard(k *ir.Kernel) bool { return len(Guards(k)) > 0 }
+
+// StoresBeforeGuard reports whether k stores a row output before one of
+// its guards (what its ir.Kernel.Fallback then reads): an abandoned row is
+// not untouched, so a lowering must not compute it again from the inputs.
+func StoresBeforeGuard(k *ir.Kernel) bool {
+	stored := false
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Loop:
+			for _, op := range st.Ops {
+				stored = stored || op.Code == ir.VStore
+			}
+		case *ir.Scalar:
+			if st.Code == ir.SGuard && stored {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -29,7 +29,7 @@ func Plan(k *ir.Kernel, sizes []int, isas []ISA) []Entry {
 			// Half storage has no streaming variants (yet): its outputs
 			// are half the bytes, and the shifted sweep's edges are float32.
 			if isa.NonTemporal(k.Layout, h) && KernelElem(k) == ir.F32 {
-				e.Funcs = append(e.Funcs, Func{Kernel: k, H: h, ISA: isa, NT: true})
+				e.Funcs = append(e.Funcs, Func{Kernel: k.StreamingForm(), H: h, ISA: isa, NT: true})
 			}
 		}
 		out = append(out, e)
@@ -72,4 +72,15 @@ func (e Entry) Variants(isa ISA) (plain, nt Func) {
 		}
 	}
 	return plain, nt
+}
+
+// Form is the first of the entry's functions that lowers form (a kernel,
+// or its streaming form), and whether there is one.
+func (e Entry) Form(form *ir.Kernel) (Func, bool) {
+	for _, f := range e.Funcs {
+		if f.Kernel == form {
+			return f, true
+		}
+	}
+	return Func{}, false
 }

@@ -78,7 +78,8 @@ func SizeSuffix(h int) string {
 // then the kernel's float32 scalar arguments (ir.Kernel.Args: eps).
 // rows >= 1, every count >= 1 and every array long enough, all checked by
 // the Go wrapper before the call. It returns k <= rows: rows 0..k-1 are
-// completed and rows k.. are untouched. k < rows means that row k was
+// completed and rows k.. are untouched, except for row k's outputs
+// stored before its guard (those ir.Kernel.Fallback reads). k < rows means that row k was
 // abandoned by an ir.SGuard (in the Columns layout, a row of the vector
 // block holding k), or that the function left the rows from k to its
 // caller (a Columns lowering may leave a tail narrower than a vector): the

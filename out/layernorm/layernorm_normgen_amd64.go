@@ -345,14 +345,14 @@ func layernormImplAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows in
 	case layernormHasAVX512:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNorm768(layernormAvx512AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
+			layernormRunAddLayerNorm768Streaming(layernormAvx512AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm768(layernormAvx512AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNorm768(layernormAvx2AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
+			layernormRunAddLayerNorm768Streaming(layernormAvx2AddLayerNorm768NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm768(layernormAvx2AddLayerNorm768, dst, sum, x, f, gamma, beta, rows)
 		}
@@ -362,6 +362,16 @@ func layernormImplAddLayerNorm768(dst, sum, x, f, gamma, beta []float32, rows in
 }
 
 func layernormRunAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			layernormGoAddLayerNormSumAnyF64(dst[done*768:], sum[done*768:], gamma, beta, 1, 768)
+			done++
+		}
+	}
+}
+
+func layernormRunAddLayerNorm768Streaming(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
@@ -378,14 +388,14 @@ func layernormImplAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows i
 	case layernormHasAVX512:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNorm4096(layernormAvx512AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
+			layernormRunAddLayerNorm4096Streaming(layernormAvx512AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm4096(layernormAvx512AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
 		}
 	case layernormHasAVX2:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNorm4096(layernormAvx2AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
+			layernormRunAddLayerNorm4096Streaming(layernormAvx2AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
 			layernormRunAddLayerNorm4096(layernormAvx2AddLayerNorm4096, dst, sum, x, f, gamma, beta, rows)
 		}
@@ -395,6 +405,16 @@ func layernormImplAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows i
 }
 
 func layernormRunAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
+		if done < rows {
+			layernormGoAddLayerNormSumAnyF64(dst[done*4096:], sum[done*4096:], gamma, beta, 1, 4096)
+			done++
+		}
+	}
+}
+
+func layernormRunAddLayerNorm4096Streaming(kern func(dst, sum, x, f, gamma, beta *float32, rows int) int, dst, sum, x, f, gamma, beta []float32, rows int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
@@ -411,14 +431,14 @@ func layernormImplAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h
 	case layernormHasAVX512:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNormAny(layernormAvx512AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
+			layernormRunAddLayerNormAnyStreaming(layernormAvx512AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
 		} else {
 			layernormRunAddLayerNormAny(layernormAvx512AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
 		}
 	case layernormHasAVX2:
 		if rows*rowOutBytes >= layernormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			layernormRunAddLayerNormAny(layernormAvx2AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
+			layernormRunAddLayerNormAnyStreaming(layernormAvx2AddLayerNormAnyNT, dst, sum, x, f, gamma, beta, rows, h)
 		} else {
 			layernormRunAddLayerNormAny(layernormAvx2AddLayerNormAny, dst, sum, x, f, gamma, beta, rows, h)
 		}
@@ -428,6 +448,16 @@ func layernormImplAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h
 }
 
 func layernormRunAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32, rows, h int) int, dst, sum, x, f, gamma, beta []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
+		if done < rows {
+			layernormGoAddLayerNormSumAnyF64(dst[done*h:], sum[done*h:], gamma, beta, 1, h)
+			done++
+		}
+	}
+}
+
+func layernormRunAddLayerNormAnyStreaming(kern func(dst, sum, x, f, gamma, beta *float32, rows, h int) int, dst, sum, x, f, gamma, beta []float32, rows, h int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {

@@ -9053,772 +9053,6 @@ TEXT ·layernormAvx512AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
-	// blocks of 4 rows
-	CMPQ R8, $+4
-	JB   row
-
-rows:
-	// x0 = the row's first x
-	VMOVSS (DX), X0
-
-	// x0 = the row's first x
-	VMOVSS 3072(DX), X1
-
-	// x0 = the row's first x
-	VMOVSS 6144(DX), X2
-
-	// x0 = the row's first x
-	VMOVSS 9216(DX), X3
-
-	// f0 = the row's first f
-	VMOVSS (BX), X4
-
-	// f0 = the row's first f
-	VMOVSS 3072(BX), X5
-
-	// f0 = the row's first f
-	VMOVSS 6144(BX), X6
-
-	// f0 = the row's first f
-	VMOVSS 9216(BX), X7
-
-	// pivot = x0 + f0
-	VADDSS X4, X0, X0
-
-	// pivot = x0 + f0
-	VADDSS X5, X1, X1
-
-	// pivot = x0 + f0
-	VADDSS X6, X2, X2
-
-	// pivot = x0 + f0
-	VADDSS X7, X3, X3
-
-	// pass 1 over 4 rows: pivotSum += x + f - pivot
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	XORQ         R9, R9
-
-bloop0:
-	VMOVUPS (DX)(R9*4), Z8
-	VMOVUPS 3072(DX)(R9*4), Z9
-	VMOVUPS 6144(DX)(R9*4), Z10
-	VMOVUPS 9216(DX)(R9*4), Z11
-	VMOVUPS (BX)(R9*4), Z12
-	VMOVUPS 3072(BX)(R9*4), Z13
-	VMOVUPS 6144(BX)(R9*4), Z14
-	VMOVUPS 9216(BX)(R9*4), Z15
-	VADDPS  Z12, Z8, Z8
-	VADDPS  Z13, Z9, Z9
-	VADDPS  Z14, Z10, Z10
-	VADDPS  Z15, Z11, Z11
-	VSUBPS  Z0, Z8, Z8
-	VSUBPS  Z1, Z9, Z9
-	VSUBPS  Z2, Z10, Z10
-	VSUBPS  Z3, Z11, Z11
-	VADDPS  Z8, Z4, Z4
-	VADDPS  Z9, Z5, Z5
-	VADDPS  Z10, Z6, Z6
-	VADDPS  Z11, Z7, Z7
-	VMOVUPS 64(DX)(R9*4), Z8
-	VMOVUPS 3136(DX)(R9*4), Z9
-	VMOVUPS 6208(DX)(R9*4), Z10
-	VMOVUPS 9280(DX)(R9*4), Z11
-	VMOVUPS 64(BX)(R9*4), Z12
-	VMOVUPS 3136(BX)(R9*4), Z13
-	VMOVUPS 6208(BX)(R9*4), Z14
-	VMOVUPS 9280(BX)(R9*4), Z15
-	VADDPS  Z12, Z8, Z8
-	VADDPS  Z13, Z9, Z9
-	VADDPS  Z14, Z10, Z10
-	VADDPS  Z15, Z11, Z11
-	VSUBPS  Z0, Z8, Z8
-	VSUBPS  Z1, Z9, Z9
-	VSUBPS  Z2, Z10, Z10
-	VSUBPS  Z3, Z11, Z11
-	VADDPS  Z8, Z4, Z4
-	VADDPS  Z9, Z5, Z5
-	VADDPS  Z10, Z6, Z6
-	VADDPS  Z11, Z7, Z7
-	VMOVUPS 128(DX)(R9*4), Z8
-	VMOVUPS 3200(DX)(R9*4), Z9
-	VMOVUPS 6272(DX)(R9*4), Z10
-	VMOVUPS 9344(DX)(R9*4), Z11
-	VMOVUPS 128(BX)(R9*4), Z12
-	VMOVUPS 3200(BX)(R9*4), Z13
-	VMOVUPS 6272(BX)(R9*4), Z14
-	VMOVUPS 9344(BX)(R9*4), Z15
-	VADDPS  Z12, Z8, Z8
-	VADDPS  Z13, Z9, Z9
-	VADDPS  Z14, Z10, Z10
-	VADDPS  Z15, Z11, Z11
-	VSUBPS  Z0, Z8, Z8
-	VSUBPS  Z1, Z9, Z9
-	VSUBPS  Z2, Z10, Z10
-	VSUBPS  Z3, Z11, Z11
-	VADDPS  Z8, Z4, Z4
-	VADDPS  Z9, Z5, Z5
-	VADDPS  Z10, Z6, Z6
-	VADDPS  Z11, Z7, Z7
-	VMOVUPS 192(DX)(R9*4), Z8
-	VMOVUPS 3264(DX)(R9*4), Z9
-	VMOVUPS 6336(DX)(R9*4), Z10
-	VMOVUPS 9408(DX)(R9*4), Z11
-	VMOVUPS 192(BX)(R9*4), Z12
-	VMOVUPS 3264(BX)(R9*4), Z13
-	VMOVUPS 6336(BX)(R9*4), Z14
-	VMOVUPS 9408(BX)(R9*4), Z15
-	VADDPS  Z12, Z8, Z8
-	VADDPS  Z13, Z9, Z9
-	VADDPS  Z14, Z10, Z10
-	VADDPS  Z15, Z11, Z11
-	VSUBPS  Z0, Z8, Z8
-	VSUBPS  Z1, Z9, Z9
-	VSUBPS  Z2, Z10, Z10
-	VSUBPS  Z3, Z11, Z11
-	VADDPS  Z8, Z4, Z4
-	VADDPS  Z9, Z5, Z5
-	VADDPS  Z10, Z6, Z6
-	VADDPS  Z11, Z7, Z7
-	ADDQ    $+64, R9
-	CMPQ    R9, $+768
-	JB      bloop0
-
-	// pivotSum = sum(x + f - pivot)
-	VSHUFF32X4 $0x4e, Z4, Z4, Z8
-	VADDPS     Z8, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z8
-	VADDPS     Z8, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z8
-	VADDPS     Z8, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z8
-	VADDSS     X8, X4, X4
-
-	// pivotSum = sum(x + f - pivot)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z8
-	VADDPS     Z8, Z5, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z8
-	VADDPS     Z8, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z8
-	VADDPS     Z8, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z8
-	VADDSS     X8, X5, X5
-
-	// pivotSum = sum(x + f - pivot)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z8
-	VADDPS     Z8, Z6, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z8
-	VADDPS     Z8, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z8
-	VADDPS     Z8, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z8
-	VADDSS     X8, X6, X6
-
-	// pivotSum = sum(x + f - pivot)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z8
-	VADDSS     X8, X7, X7
-
-	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X8
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X4, X4
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X5, X5
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X6, X6
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X7, X7
-
-	// shift = pivot + pivotMean
-	VADDSS X4, X0, X0
-
-	// shift = pivot + pivotMean
-	VADDSS X5, X1, X1
-
-	// shift = pivot + pivotMean
-	VADDSS X6, X2, X2
-
-	// shift = pivot + pivotMean
-	VADDSS X7, X3, X3
-
-	// pass 2 over 4 rows: dev = x + f - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	XORQ         R9, R9
-
-bloop1:
-	VMOVUPS     (DX)(R9*4), Z13
-	VMOVUPS     3072(DX)(R9*4), Z14
-	VMOVUPS     6144(DX)(R9*4), Z15
-	VMOVUPS     9216(DX)(R9*4), Z16
-	VMOVUPS     (BX)(R9*4), Z17
-	VMOVUPS     3072(BX)(R9*4), Z18
-	VMOVUPS     6144(BX)(R9*4), Z19
-	VMOVUPS     9216(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VADDPS      Z13, Z4, Z4
-	VADDPS      Z14, Z6, Z6
-	VADDPS      Z15, Z9, Z9
-	VADDPS      Z16, Z11, Z11
-	VFMADD231PS Z13, Z13, Z5
-	VFMADD231PS Z14, Z14, Z7
-	VFMADD231PS Z15, Z15, Z10
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     64(DX)(R9*4), Z13
-	VMOVUPS     3136(DX)(R9*4), Z14
-	VMOVUPS     6208(DX)(R9*4), Z15
-	VMOVUPS     9280(DX)(R9*4), Z16
-	VMOVUPS     64(BX)(R9*4), Z17
-	VMOVUPS     3136(BX)(R9*4), Z18
-	VMOVUPS     6208(BX)(R9*4), Z19
-	VMOVUPS     9280(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VADDPS      Z13, Z4, Z4
-	VADDPS      Z14, Z6, Z6
-	VADDPS      Z15, Z9, Z9
-	VADDPS      Z16, Z11, Z11
-	VFMADD231PS Z13, Z13, Z5
-	VFMADD231PS Z14, Z14, Z7
-	VFMADD231PS Z15, Z15, Z10
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     128(DX)(R9*4), Z13
-	VMOVUPS     3200(DX)(R9*4), Z14
-	VMOVUPS     6272(DX)(R9*4), Z15
-	VMOVUPS     9344(DX)(R9*4), Z16
-	VMOVUPS     128(BX)(R9*4), Z17
-	VMOVUPS     3200(BX)(R9*4), Z18
-	VMOVUPS     6272(BX)(R9*4), Z19
-	VMOVUPS     9344(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VADDPS      Z13, Z4, Z4
-	VADDPS      Z14, Z6, Z6
-	VADDPS      Z15, Z9, Z9
-	VADDPS      Z16, Z11, Z11
-	VFMADD231PS Z13, Z13, Z5
-	VFMADD231PS Z14, Z14, Z7
-	VFMADD231PS Z15, Z15, Z10
-	VFMADD231PS Z16, Z16, Z12
-	VMOVUPS     192(DX)(R9*4), Z13
-	VMOVUPS     3264(DX)(R9*4), Z14
-	VMOVUPS     6336(DX)(R9*4), Z15
-	VMOVUPS     9408(DX)(R9*4), Z16
-	VMOVUPS     192(BX)(R9*4), Z17
-	VMOVUPS     3264(BX)(R9*4), Z18
-	VMOVUPS     6336(BX)(R9*4), Z19
-	VMOVUPS     9408(BX)(R9*4), Z20
-	VADDPS      Z17, Z13, Z13
-	VADDPS      Z18, Z14, Z14
-	VADDPS      Z19, Z15, Z15
-	VADDPS      Z20, Z16, Z16
-	VSUBPS      Z0, Z13, Z13
-	VSUBPS      Z1, Z14, Z14
-	VSUBPS      Z2, Z15, Z15
-	VSUBPS      Z3, Z16, Z16
-	VADDPS      Z13, Z4, Z4
-	VADDPS      Z14, Z6, Z6
-	VADDPS      Z15, Z9, Z9
-	VADDPS      Z16, Z11, Z11
-	VFMADD231PS Z13, Z13, Z5
-	VFMADD231PS Z14, Z14, Z7
-	VFMADD231PS Z15, Z15, Z10
-	VFMADD231PS Z16, Z16, Z12
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          bloop1
-
-	// devSum = sum(x + f - shift)
-	VSHUFF32X4 $0x4e, Z4, Z4, Z13
-	VADDPS     Z13, Z4, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z13
-	VADDPS     Z13, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z13
-	VADDPS     Z13, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z13
-	VADDSS     X13, X4, X4
-
-	// devSum = sum(x + f - shift)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z13
-	VADDPS     Z13, Z6, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z13
-	VADDPS     Z13, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z13
-	VADDPS     Z13, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z13
-	VADDSS     X13, X6, X6
-
-	// devSum = sum(x + f - shift)
-	VSHUFF32X4 $0x4e, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z13
-	VADDPS     Z13, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z13
-	VADDSS     X13, X9, X9
-
-	// devSum = sum(x + f - shift)
-	VSHUFF32X4 $0x4e, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z13
-	VADDPS     Z13, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z13
-	VADDSS     X13, X11, X11
-
-	// correction = devSum * invN
-	VMULSS X8, X4, X4
-
-	// correction = devSum * invN
-	VMULSS X8, X6, X6
-
-	// correction = devSum * invN
-	VMULSS X8, X9, X9
-
-	// correction = devSum * invN
-	VMULSS X8, X11, X11
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VSHUFF32X4 $0x4e, Z5, Z5, Z13
-	VADDPS     Z13, Z5, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z13
-	VADDPS     Z13, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z13
-	VADDPS     Z13, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z13
-	VADDSS     X13, X5, X5
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VSHUFF32X4 $0x4e, Z7, Z7, Z13
-	VADDPS     Z13, Z7, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z13
-	VADDPS     Z13, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z13
-	VADDPS     Z13, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z13
-	VADDSS     X13, X7, X7
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VSHUFF32X4 $0x4e, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z13
-	VADDPS     Z13, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z13
-	VADDSS     X13, X10, X10
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VSHUFF32X4 $0x4e, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X5, X5
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X7, X7
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X10, X10
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X12, X8
-
-	// correctionSq = correction * correction
-	VMULSS X4, X4, X12
-
-	// correctionSq = correction * correction
-	VMULSS X6, X6, X13
-
-	// correctionSq = correction * correction
-	VMULSS X9, X9, X14
-
-	// correctionSq = correction * correction
-	VMULSS X11, X11, X15
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X12, X5, X5
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X13, X7, X7
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X14, X10, X10
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X15, X8, X8
-
-	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X12
-
-	// varianceEps = variance + eps
-	VADDSS X12, X5, X5
-
-	// varianceEps = variance + eps
-	VADDSS X12, X7, X7
-
-	// varianceEps = variance + eps
-	VADDSS X12, X10, X10
-
-	// varianceEps = variance + eps
-	VADDSS X12, X8, X8
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X5
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X5, X12
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X7
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X7, X12
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X10
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X10, X12
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X8
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X8, X12
-	JA       row
-
-	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X12
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X5, X5, X5
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X7, X7, X7
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X10, X10, X10
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X8, X8, X8
-
-	// rstd = 1 / std
-	VDIVSS X5, X12, X5
-
-	// rstd = 1 / std
-	VDIVSS X7, X12, X7
-
-	// rstd = 1 / std
-	VDIVSS X10, X12, X10
-
-	// rstd = 1 / std
-	VDIVSS X8, X12, X8
-
-	// pass 3 over row 1 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	XORQ         R9, R9
-
-b0loop2:
-	VMOVUPS     (DX)(R9*4), Z12
-	VMOVUPS     (BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, (CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VMOVUPS     (DI)(R9*4), Z13
-	VMOVUPS     (SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, (AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Z12
-	VMOVUPS     64(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 64(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VMOVUPS     64(DI)(R9*4), Z13
-	VMOVUPS     64(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 64(AX)(R9*4)
-	VMOVUPS     128(DX)(R9*4), Z12
-	VMOVUPS     128(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 128(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VMOVUPS     128(DI)(R9*4), Z13
-	VMOVUPS     128(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 128(AX)(R9*4)
-	VMOVUPS     192(DX)(R9*4), Z12
-	VMOVUPS     192(BX)(R9*4), Z13
-	VADDPS      Z13, Z12, Z12
-	VMOVUPS     Z12, 192(CX)(R9*4)
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z4, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VMOVUPS     192(DI)(R9*4), Z13
-	VMOVUPS     192(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VMOVUPS     Z13, 192(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b0loop2
-
-	// pass 3 over row 2 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X1, Z0
-	VBROADCASTSS X6, Z1
-	VBROADCASTSS X7, Z4
-	XORQ         R9, R9
-
-b1loop2:
-	VMOVUPS     3072(DX)(R9*4), Z5
-	VMOVUPS     3072(BX)(R9*4), Z6
-	VADDPS      Z6, Z5, Z5
-	VMOVUPS     Z5, 3072(CX)(R9*4)
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z6
-	VMOVUPS     (SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 3072(AX)(R9*4)
-	VMOVUPS     3136(DX)(R9*4), Z5
-	VMOVUPS     3136(BX)(R9*4), Z6
-	VADDPS      Z6, Z5, Z5
-	VMOVUPS     Z5, 3136(CX)(R9*4)
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z6
-	VMOVUPS     64(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 3136(AX)(R9*4)
-	VMOVUPS     3200(DX)(R9*4), Z5
-	VMOVUPS     3200(BX)(R9*4), Z6
-	VADDPS      Z6, Z5, Z5
-	VMOVUPS     Z5, 3200(CX)(R9*4)
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z6
-	VMOVUPS     128(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 3200(AX)(R9*4)
-	VMOVUPS     3264(DX)(R9*4), Z5
-	VMOVUPS     3264(BX)(R9*4), Z6
-	VADDPS      Z6, Z5, Z5
-	VMOVUPS     Z5, 3264(CX)(R9*4)
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z6
-	VMOVUPS     192(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 3264(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b1loop2
-
-	// pass 3 over row 3 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X2, Z0
-	VBROADCASTSS X9, Z1
-	VBROADCASTSS X10, Z2
-	XORQ         R9, R9
-
-b2loop2:
-	VMOVUPS     6144(DX)(R9*4), Z4
-	VMOVUPS     6144(BX)(R9*4), Z5
-	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 6144(CX)(R9*4)
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     (DI)(R9*4), Z5
-	VMOVUPS     (SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
-	VMOVUPS     Z5, 6144(AX)(R9*4)
-	VMOVUPS     6208(DX)(R9*4), Z4
-	VMOVUPS     6208(BX)(R9*4), Z5
-	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 6208(CX)(R9*4)
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     64(DI)(R9*4), Z5
-	VMOVUPS     64(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
-	VMOVUPS     Z5, 6208(AX)(R9*4)
-	VMOVUPS     6272(DX)(R9*4), Z4
-	VMOVUPS     6272(BX)(R9*4), Z5
-	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 6272(CX)(R9*4)
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     128(DI)(R9*4), Z5
-	VMOVUPS     128(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
-	VMOVUPS     Z5, 6272(AX)(R9*4)
-	VMOVUPS     6336(DX)(R9*4), Z4
-	VMOVUPS     6336(BX)(R9*4), Z5
-	VADDPS      Z5, Z4, Z4
-	VMOVUPS     Z4, 6336(CX)(R9*4)
-	VSUBPS      Z0, Z4, Z4
-	VSUBPS      Z1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     192(DI)(R9*4), Z5
-	VMOVUPS     192(SI)(R9*4), Z6
-	VFMADD231PS Z6, Z4, Z5
-	VMOVUPS     Z5, 6336(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b2loop2
-
-	// pass 3 over row 4 of 4: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X3, Z0
-	VBROADCASTSS X11, Z1
-	VBROADCASTSS X8, Z2
-	XORQ         R9, R9
-
-b3loop2:
-	VMOVUPS     9216(DX)(R9*4), Z3
-	VMOVUPS     9216(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 9216(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R9*4), Z4
-	VMOVUPS     (SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 9216(AX)(R9*4)
-	VMOVUPS     9280(DX)(R9*4), Z3
-	VMOVUPS     9280(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 9280(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R9*4), Z4
-	VMOVUPS     64(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 9280(AX)(R9*4)
-	VMOVUPS     9344(DX)(R9*4), Z3
-	VMOVUPS     9344(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 9344(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R9*4), Z4
-	VMOVUPS     128(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 9344(AX)(R9*4)
-	VMOVUPS     9408(DX)(R9*4), Z3
-	VMOVUPS     9408(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 9408(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R9*4), Z4
-	VMOVUPS     192(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 9408(AX)(R9*4)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b3loop2
-	ADDQ        $+12288, AX
-	ADDQ        $+12288, CX
-	ADDQ        $+12288, DX
-	ADDQ        $+12288, BX
-	SUBQ        $+4, R8
-	CMPQ        R8, $+4
-	JAE         rows
-	TESTQ       R8, R8
-	JZ          done
-
 row:
 	// x0 = the row's first x
 	VMOVSS (DX), X0
@@ -9829,7 +9063,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -9841,21 +9075,25 @@ loop0:
 	VMOVUPS (DX)(R9*4), Z5
 	VMOVUPS (BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	VMOVUPS 64(DX)(R9*4), Z5
 	VMOVUPS 64(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 64(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z2, Z2
 	VMOVUPS 128(DX)(R9*4), Z5
 	VMOVUPS 128(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z3, Z3
 	VMOVUPS 192(DX)(R9*4), Z5
 	VMOVUPS 192(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 192(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
@@ -9885,7 +9123,7 @@ loop0:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -9898,27 +9136,19 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z10
-	VMOVUPS     (BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     (CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z1, Z1
 	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(DX)(R9*4), Z10
-	VMOVUPS     64(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     64(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(DX)(R9*4), Z10
-	VMOVUPS     128(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     128(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(DX)(R9*4), Z10
-	VMOVUPS     192(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     192(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z10, Z10, Z9
@@ -9926,7 +9156,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -9942,7 +9172,7 @@ loop1:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -9992,17 +9222,14 @@ loop1:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (DX)(R9*4), Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, (CX)(R9*4)
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -10010,10 +9237,7 @@ loop2:
 	VMOVUPS     (SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, (AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 64(CX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -10021,10 +9245,7 @@ loop2:
 	VMOVUPS     64(SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 64(AX)(R9*4)
-	VMOVUPS     128(DX)(R9*4), Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 128(CX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -10032,10 +9253,7 @@ loop2:
 	VMOVUPS     128(SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 128(AX)(R9*4)
-	VMOVUPS     192(DX)(R9*4), Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 192(CX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -10486,410 +9704,6 @@ TEXT ·layernormAvx2AddLayerNorm768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
-	// blocks of 2 rows
-	CMPQ R8, $+2
-	JB   row
-
-rows:
-	// x0 = the row's first x
-	VMOVSS (DX), X0
-
-	// x0 = the row's first x
-	VMOVSS 3072(DX), X1
-
-	// f0 = the row's first f
-	VMOVSS (BX), X2
-
-	// f0 = the row's first f
-	VMOVSS 3072(BX), X3
-
-	// pivot = x0 + f0
-	VADDSS X2, X0, X0
-
-	// pivot = x0 + f0
-	VADDSS X3, X1, X1
-
-	// pass 1 over 2 rows: pivotSum += x + f - pivot
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	XORQ         R9, R9
-
-bloop0:
-	VMOVUPS (DX)(R9*4), Y6
-	VMOVUPS 3072(DX)(R9*4), Y7
-	VMOVUPS (BX)(R9*4), Y8
-	VMOVUPS 3072(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 32(DX)(R9*4), Y6
-	VMOVUPS 3104(DX)(R9*4), Y7
-	VMOVUPS 32(BX)(R9*4), Y8
-	VMOVUPS 3104(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y3, Y3
-	VADDPS  Y7, Y5, Y5
-	VMOVUPS 64(DX)(R9*4), Y6
-	VMOVUPS 3136(DX)(R9*4), Y7
-	VMOVUPS 64(BX)(R9*4), Y8
-	VMOVUPS 3136(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y4, Y4
-	VMOVUPS 96(DX)(R9*4), Y6
-	VMOVUPS 3168(DX)(R9*4), Y7
-	VMOVUPS 96(BX)(R9*4), Y8
-	VMOVUPS 3168(BX)(R9*4), Y9
-	VADDPS  Y8, Y6, Y6
-	VADDPS  Y9, Y7, Y7
-	VSUBPS  Y0, Y6, Y6
-	VSUBPS  Y1, Y7, Y7
-	VADDPS  Y6, Y3, Y3
-	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R9
-	CMPQ    R9, $+768
-	JB      bloop0
-
-	// pivotSum = sum(x + f - pivot)
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// pivotSum = sum(x + f - pivot)
-	VADDPS       Y5, Y4, Y3
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPS       X4, X3, X3
-	VMOVHLPS     X3, X3, X4
-	VADDPS       X4, X3, X3
-	VMOVSHDUP    X3, X4
-	VADDSS       X4, X3, X3
-
-	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X4
-
-	// pivotMean = pivotSum * invN
-	VMULSS X4, X2, X2
-
-	// pivotMean = pivotSum * invN
-	VMULSS X4, X3, X3
-
-	// shift = pivot + pivotMean
-	VADDSS X2, X0, X0
-
-	// shift = pivot + pivotMean
-	VADDSS X3, X1, X1
-
-	// pass 2 over 2 rows: dev = x + f - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
-	XORQ         R9, R9
-
-bloop1:
-	VMOVUPS     (DX)(R9*4), Y11
-	VMOVUPS     3072(DX)(R9*4), Y12
-	VMOVUPS     (BX)(R9*4), Y13
-	VMOVUPS     3072(BX)(R9*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y12, Y12
-	VADDPS      Y11, Y2, Y2
-	VADDPS      Y12, Y7, Y7
-	VFMADD231PS Y11, Y11, Y5
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     32(DX)(R9*4), Y11
-	VMOVUPS     3104(DX)(R9*4), Y12
-	VMOVUPS     32(BX)(R9*4), Y13
-	VMOVUPS     3104(BX)(R9*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y12, Y12
-	VADDPS      Y11, Y3, Y3
-	VADDPS      Y12, Y8, Y8
-	VFMADD231PS Y11, Y11, Y6
-	VFMADD231PS Y12, Y12, Y10
-	VMOVUPS     64(DX)(R9*4), Y11
-	VMOVUPS     3136(DX)(R9*4), Y12
-	VMOVUPS     64(BX)(R9*4), Y13
-	VMOVUPS     3136(BX)(R9*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y12, Y12
-	VADDPS      Y11, Y2, Y2
-	VADDPS      Y12, Y7, Y7
-	VFMADD231PS Y11, Y11, Y5
-	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     96(DX)(R9*4), Y11
-	VMOVUPS     3168(DX)(R9*4), Y12
-	VMOVUPS     96(BX)(R9*4), Y13
-	VMOVUPS     3168(BX)(R9*4), Y14
-	VADDPS      Y13, Y11, Y11
-	VADDPS      Y14, Y12, Y12
-	VSUBPS      Y0, Y11, Y11
-	VSUBPS      Y1, Y12, Y12
-	VADDPS      Y11, Y3, Y3
-	VADDPS      Y12, Y8, Y8
-	VFMADD231PS Y11, Y11, Y6
-	VFMADD231PS Y12, Y12, Y10
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          bloop1
-
-	// devSum = sum(x + f - shift)
-	VADDPS       Y3, Y2, Y2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDSS       X3, X2, X2
-
-	// devSum = sum(x + f - shift)
-	VADDPS       Y8, Y7, Y3
-	VEXTRACTF128 $0x01, Y3, X7
-	VADDPS       X7, X3, X3
-	VMOVHLPS     X3, X3, X7
-	VADDPS       X7, X3, X3
-	VMOVSHDUP    X3, X7
-	VADDSS       X7, X3, X3
-
-	// correction = devSum * invN
-	VMULSS X4, X2, X2
-
-	// correction = devSum * invN
-	VMULSS X4, X3, X3
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VADDPS       Y6, Y5, Y5
-	VEXTRACTF128 $0x01, Y5, X6
-	VADDPS       X6, X5, X5
-	VMOVHLPS     X5, X5, X6
-	VADDPS       X6, X5, X5
-	VMOVSHDUP    X5, X6
-	VADDSS       X6, X5, X5
-
-	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VADDPS       Y10, Y9, Y6
-	VEXTRACTF128 $0x01, Y6, X7
-	VADDPS       X7, X6, X6
-	VMOVHLPS     X6, X6, X7
-	VADDPS       X7, X6, X6
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X6, X6
-
-	// meanSquare = squareSum * invN
-	VMULSS X4, X5, X5
-
-	// meanSquare = squareSum * invN
-	VMULSS X4, X6, X4
-
-	// correctionSq = correction * correction
-	VMULSS X2, X2, X6
-
-	// correctionSq = correction * correction
-	VMULSS X3, X3, X7
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X6, X5, X5
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X7, X4, X4
-
-	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X6
-
-	// varianceEps = variance + eps
-	VADDSS X6, X5, X5
-
-	// varianceEps = variance + eps
-	VADDSS X6, X4, X4
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X5
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X5, X6
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
-	VUCOMISS X6, X4
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
-	VUCOMISS X4, X6
-	JA       row
-
-	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X6
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X5, X5, X5
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X4, X4, X4
-
-	// rstd = 1 / std
-	VDIVSS X5, X6, X5
-
-	// rstd = 1 / std
-	VDIVSS X4, X6, X4
-
-	// pass 3 over row 1 of 2: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
-	VBROADCASTSS X5, Y5
-	XORQ         R9, R9
-
-b0loop2:
-	VMOVUPS     (DX)(R9*4), Y6
-	VMOVUPS     (BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, (CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     (DI)(R9*4), Y7
-	VMOVUPS     (SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, (AX)(R9*4)
-	VMOVUPS     32(DX)(R9*4), Y6
-	VMOVUPS     32(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 32(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
-	VMOVUPS     32(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 32(AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Y6
-	VMOVUPS     64(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 64(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     64(DI)(R9*4), Y7
-	VMOVUPS     64(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 64(AX)(R9*4)
-	VMOVUPS     96(DX)(R9*4), Y6
-	VMOVUPS     96(BX)(R9*4), Y7
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     Y6, 96(CX)(R9*4)
-	VSUBPS      Y0, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VMULPS      Y5, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
-	VMOVUPS     96(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
-	VMOVUPS     Y7, 96(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          b0loop2
-
-	// pass 3 over row 2 of 2: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
-	VBROADCASTSS X1, Y0
-	VBROADCASTSS X3, Y1
-	VBROADCASTSS X4, Y2
-	XORQ         R9, R9
-
-b1loop2:
-	VMOVUPS     3072(DX)(R9*4), Y3
-	VMOVUPS     3072(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3072(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     (DI)(R9*4), Y4
-	VMOVUPS     (SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3072(AX)(R9*4)
-	VMOVUPS     3104(DX)(R9*4), Y3
-	VMOVUPS     3104(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3104(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     32(DI)(R9*4), Y4
-	VMOVUPS     32(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3104(AX)(R9*4)
-	VMOVUPS     3136(DX)(R9*4), Y3
-	VMOVUPS     3136(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3136(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     64(DI)(R9*4), Y4
-	VMOVUPS     64(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3136(AX)(R9*4)
-	VMOVUPS     3168(DX)(R9*4), Y3
-	VMOVUPS     3168(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 3168(CX)(R9*4)
-	VSUBPS      Y0, Y3, Y3
-	VSUBPS      Y1, Y3, Y3
-	VMULPS      Y2, Y3, Y3
-	VMOVUPS     96(DI)(R9*4), Y4
-	VMOVUPS     96(SI)(R9*4), Y5
-	VFMADD231PS Y5, Y3, Y4
-	VMOVUPS     Y4, 3168(AX)(R9*4)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
-	JB          b1loop2
-	ADDQ        $+6144, AX
-	ADDQ        $+6144, CX
-	ADDQ        $+6144, DX
-	ADDQ        $+6144, BX
-	SUBQ        $+2, R8
-	CMPQ        R8, $+2
-	JAE         rows
-	TESTQ       R8, R8
-	JZ          done
-
 row:
 	// x0 = the row's first x
 	VMOVSS (DX), X0
@@ -10900,7 +9714,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -10912,21 +9726,25 @@ loop0:
 	VMOVUPS (DX)(R9*4), Y5
 	VMOVUPS (BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VMOVUPS Y5, (CX)(R9*4)
 	VSUBPS  Y0, Y5, Y5
 	VADDPS  Y5, Y1, Y1
 	VMOVUPS 32(DX)(R9*4), Y5
 	VMOVUPS 32(BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VMOVUPS Y5, 32(CX)(R9*4)
 	VSUBPS  Y0, Y5, Y5
 	VADDPS  Y5, Y2, Y2
 	VMOVUPS 64(DX)(R9*4), Y5
 	VMOVUPS 64(BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VMOVUPS Y5, 64(CX)(R9*4)
 	VSUBPS  Y0, Y5, Y5
 	VADDPS  Y5, Y3, Y3
 	VMOVUPS 96(DX)(R9*4), Y5
 	VMOVUPS 96(BX)(R9*4), Y6
 	VADDPS  Y6, Y5, Y5
+	VMOVUPS Y5, 96(CX)(R9*4)
 	VSUBPS  Y0, Y5, Y5
 	VADDPS  Y5, Y4, Y4
 	ADDQ    $+32, R9
@@ -10954,7 +9772,7 @@ loop0:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -10967,27 +9785,19 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y10
-	VMOVUPS     (BX)(R9*4), Y11
-	VADDPS      Y11, Y10, Y10
+	VMOVUPS     (CX)(R9*4), Y10
 	VSUBPS      Y0, Y10, Y10
 	VADDPS      Y10, Y1, Y1
 	VFMADD231PS Y10, Y10, Y6
-	VMOVUPS     32(DX)(R9*4), Y10
-	VMOVUPS     32(BX)(R9*4), Y11
-	VADDPS      Y11, Y10, Y10
+	VMOVUPS     32(CX)(R9*4), Y10
 	VSUBPS      Y0, Y10, Y10
 	VADDPS      Y10, Y3, Y3
 	VFMADD231PS Y10, Y10, Y7
-	VMOVUPS     64(DX)(R9*4), Y10
-	VMOVUPS     64(BX)(R9*4), Y11
-	VADDPS      Y11, Y10, Y10
+	VMOVUPS     64(CX)(R9*4), Y10
 	VSUBPS      Y0, Y10, Y10
 	VADDPS      Y10, Y4, Y4
 	VFMADD231PS Y10, Y10, Y8
-	VMOVUPS     96(DX)(R9*4), Y10
-	VMOVUPS     96(BX)(R9*4), Y11
-	VADDPS      Y11, Y10, Y10
+	VMOVUPS     96(CX)(R9*4), Y10
 	VSUBPS      Y0, Y10, Y10
 	VADDPS      Y10, Y5, Y5
 	VFMADD231PS Y10, Y10, Y9
@@ -10995,7 +9805,7 @@ loop1:
 	CMPQ        R9, $+768
 	JB          loop1
 
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y5, Y4, Y3
 	VADDPS       Y3, Y1, Y1
@@ -11009,7 +9819,7 @@ loop1:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VADDPS       Y7, Y6, Y3
 	VADDPS       Y9, Y8, Y4
 	VADDPS       Y4, Y3, Y3
@@ -11057,17 +9867,14 @@ loop1:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (DX)(R9*4), Y3
-	VMOVUPS     (BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, (CX)(R9*4)
+	VMOVUPS     (CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -11075,10 +9882,7 @@ loop2:
 	VMOVUPS     (SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, (AX)(R9*4)
-	VMOVUPS     32(DX)(R9*4), Y3
-	VMOVUPS     32(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 32(CX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -11086,10 +9890,7 @@ loop2:
 	VMOVUPS     32(SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 32(AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Y3
-	VMOVUPS     64(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 64(CX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -11097,10 +9898,7 @@ loop2:
 	VMOVUPS     64(SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 64(AX)(R9*4)
-	VMOVUPS     96(DX)(R9*4), Y3
-	VMOVUPS     96(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 96(CX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -11553,7 +10351,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -11565,21 +10363,25 @@ loop0:
 	VMOVUPS (DX)(R9*4), Z5
 	VMOVUPS (BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	VMOVUPS 64(DX)(R9*4), Z5
 	VMOVUPS 64(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 64(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z2, Z2
 	VMOVUPS 128(DX)(R9*4), Z5
 	VMOVUPS 128(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z3, Z3
 	VMOVUPS 192(DX)(R9*4), Z5
 	VMOVUPS 192(BX)(R9*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 192(CX)(R9*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R9
@@ -11609,7 +10411,7 @@ loop0:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -11622,27 +10424,19 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Z10
-	VMOVUPS     (BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     (CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z1, Z1
 	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(DX)(R9*4), Z10
-	VMOVUPS     64(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     64(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(DX)(R9*4), Z10
-	VMOVUPS     128(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     128(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(DX)(R9*4), Z10
-	VMOVUPS     192(BX)(R9*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     192(CX)(R9*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z10, Z10, Z9
@@ -11650,7 +10444,7 @@ loop1:
 	CMPQ        R9, $+4096
 	JB          loop1
 
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VADDPS     Z3, Z1, Z1
 	VADDPS     Z5, Z4, Z3
 	VADDPS     Z3, Z1, Z1
@@ -11666,7 +10460,7 @@ loop1:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VADDPS     Z7, Z6, Z3
 	VADDPS     Z9, Z8, Z4
 	VADDPS     Z4, Z3, Z3
@@ -11716,17 +10510,14 @@ loop1:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (DX)(R9*4), Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, (CX)(R9*4)
+	VMOVUPS     (CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -11734,10 +10525,7 @@ loop2:
 	VMOVUPS     (SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, (AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 64(CX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -11745,10 +10533,7 @@ loop2:
 	VMOVUPS     64(SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 64(AX)(R9*4)
-	VMOVUPS     128(DX)(R9*4), Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 128(CX)(R9*4)
+	VMOVUPS     128(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -11756,10 +10541,7 @@ loop2:
 	VMOVUPS     128(SI)(R9*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 128(AX)(R9*4)
-	VMOVUPS     192(DX)(R9*4), Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 192(CX)(R9*4)
+	VMOVUPS     192(CX)(R9*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -12220,7 +11002,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -12234,21 +11016,25 @@ loop0:
 	VMOVUPS (DX)(R9*4), Y6
 	VMOVUPS (BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, (CX)(R9*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	VMOVUPS 32(DX)(R9*4), Y6
 	VMOVUPS 32(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 32(CX)(R9*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y2, Y2
 	VMOVUPS 64(DX)(R9*4), Y6
 	VMOVUPS 64(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 64(CX)(R9*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y3, Y3
 	VMOVUPS 96(DX)(R9*4), Y6
 	VMOVUPS 96(BX)(R9*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R9*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R9
@@ -12293,7 +11079,7 @@ loop0_blocks:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -12309,27 +11095,19 @@ loop0_blocks:
 	MOVQ         $+2048, R10
 
 loop1:
-	VMOVUPS     (DX)(R9*4), Y12
-	VMOVUPS     (BX)(R9*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     (CX)(R9*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y1, Y1
 	VFMADD231PS Y12, Y12, Y6
-	VMOVUPS     32(DX)(R9*4), Y12
-	VMOVUPS     32(BX)(R9*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     32(CX)(R9*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y3, Y3
 	VFMADD231PS Y12, Y12, Y7
-	VMOVUPS     64(DX)(R9*4), Y12
-	VMOVUPS     64(BX)(R9*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     64(CX)(R9*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y4, Y4
 	VFMADD231PS Y12, Y12, Y8
-	VMOVUPS     96(DX)(R9*4), Y12
-	VMOVUPS     96(BX)(R9*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     96(CX)(R9*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y5, Y5
 	VFMADD231PS Y12, Y12, Y9
@@ -12369,7 +11147,7 @@ loop1_blocks:
 	VADDPS Y8, Y6, Y6
 	VADDPS Y11, Y6, Y6
 
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -12380,7 +11158,7 @@ loop1_blocks:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VEXTRACTF128 $0x01, Y6, X3
 	VADDPS       X3, X6, X3
 	VMOVHLPS     X3, X3, X4
@@ -12425,17 +11203,14 @@ loop1_blocks:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2:
-	VMOVUPS     (DX)(R9*4), Y3
-	VMOVUPS     (BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, (CX)(R9*4)
+	VMOVUPS     (CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -12443,10 +11218,7 @@ loop2:
 	VMOVUPS     (SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, (AX)(R9*4)
-	VMOVUPS     32(DX)(R9*4), Y3
-	VMOVUPS     32(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 32(CX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -12454,10 +11226,7 @@ loop2:
 	VMOVUPS     32(SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 32(AX)(R9*4)
-	VMOVUPS     64(DX)(R9*4), Y3
-	VMOVUPS     64(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 64(CX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -12465,10 +11234,7 @@ loop2:
 	VMOVUPS     64(SI)(R9*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 64(AX)(R9*4)
-	VMOVUPS     96(DX)(R9*4), Y3
-	VMOVUPS     96(BX)(R9*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 96(CX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -12976,7 +11742,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -12993,21 +11759,25 @@ loop0s:
 	VMOVUPS (DX)(R10*4), Z5
 	VMOVUPS (BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (CX)(R10*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	VMOVUPS 64(DX)(R10*4), Z5
 	VMOVUPS 64(BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 64(CX)(R10*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z2, Z2
 	VMOVUPS 128(DX)(R10*4), Z5
 	VMOVUPS 128(BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(CX)(R10*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z3, Z3
 	VMOVUPS 192(DX)(R10*4), Z5
 	VMOVUPS 192(BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 192(CX)(R10*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z4, Z4
 	ADDQ    $+64, R10
@@ -13024,6 +11794,7 @@ loop0s_vector:
 	VMOVUPS (DX)(R10*4), Z5
 	VMOVUPS (BX)(R10*4), Z6
 	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (CX)(R10*4)
 	VSUBPS  Z0, Z5, Z5
 	VADDPS  Z5, Z1, Z1
 	ADDQ    $+16, R10
@@ -13036,6 +11807,7 @@ loop0s_tail:
 	VMOVUPS.Z (DX)(R10*4), K1, Z5
 	VMOVUPS.Z (BX)(R10*4), K1, Z6
 	VADDPS    Z6, Z5, Z5
+	VMOVUPS   Z5, K1, (CX)(R10*4)
 	VSUBPS    Z0, Z5, Z5
 	VADDPS    Z5, Z1, K1, Z1
 
@@ -13061,21 +11833,25 @@ loop0:
 	VMOVUPS (DX)(R10*4), Z7
 	VMOVUPS (BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z1, Z1
 	VMOVUPS 64(DX)(R10*4), Z7
 	VMOVUPS 64(BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 64(CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z2, Z2
 	VMOVUPS 128(DX)(R10*4), Z7
 	VMOVUPS 128(BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 128(CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z3, Z3
 	VMOVUPS 192(DX)(R10*4), Z7
 	VMOVUPS 192(BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z4, Z4
 	ADDQ    $+64, R10
@@ -13118,6 +11894,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Z7
 	VMOVUPS (BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z1, Z1
 	ADDQ    $+16, R10
@@ -13126,6 +11903,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Z7
 	VMOVUPS (BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z2, Z2
 	ADDQ    $+16, R10
@@ -13134,6 +11912,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Z7
 	VMOVUPS (BX)(R10*4), Z8
 	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)(R10*4)
 	VSUBPS  Z0, Z7, Z7
 	VADDPS  Z7, Z3, Z3
 	ADDQ    $+16, R10
@@ -13144,6 +11923,7 @@ loop0_tail:
 	VMOVUPS.Z (DX)(R10*4), K1, Z7
 	VMOVUPS.Z (BX)(R10*4), K1, Z8
 	VADDPS    Z8, Z7, Z7
+	VMOVUPS   Z7, K1, (CX)(R10*4)
 	VSUBPS    Z0, Z7, Z7
 	VADDPS    Z7, Z4, K1, Z4
 
@@ -13177,7 +11957,7 @@ loop0_summed:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -13195,27 +11975,19 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (DX)(R10*4), Z10
-	VMOVUPS     (BX)(R10*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     (CX)(R10*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z1, Z1
 	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(DX)(R10*4), Z10
-	VMOVUPS     64(BX)(R10*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     64(CX)(R10*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(DX)(R10*4), Z10
-	VMOVUPS     128(BX)(R10*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     128(CX)(R10*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(DX)(R10*4), Z10
-	VMOVUPS     192(BX)(R10*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     192(CX)(R10*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z10, Z10, Z9
@@ -13230,9 +12002,7 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R10*4), Z10
-	VMOVUPS     (BX)(R10*4), Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS     (CX)(R10*4), Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z1, Z1
 	VFMADD231PS Z10, Z10, Z6
@@ -13243,9 +12013,7 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z10
-	VMOVUPS.Z   (BX)(R10*4), K1, Z11
-	VADDPS      Z11, Z10, Z10
+	VMOVUPS.Z   (CX)(R10*4), K1, Z10
 	VSUBPS      Z0, Z10, Z10
 	VADDPS      Z10, Z1, K1, Z1
 	VFMADD231PS Z10, Z10, K1, Z6
@@ -13274,27 +12042,19 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Z14
-	VMOVUPS     (BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     (CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z1, Z1
 	VFMADD231PS Z14, Z14, Z6
-	VMOVUPS     64(DX)(R10*4), Z14
-	VMOVUPS     64(BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     64(CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z14, Z14, Z7
-	VMOVUPS     128(DX)(R10*4), Z14
-	VMOVUPS     128(BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     128(CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z14, Z14, Z8
-	VMOVUPS     192(DX)(R10*4), Z14
-	VMOVUPS     192(BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     192(CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z5, Z5
 	VFMADD231PS Z14, Z14, Z9
@@ -13345,27 +12105,21 @@ loop1_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z14
-	VMOVUPS     (BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     (CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z1, Z1
 	VFMADD231PS Z14, Z14, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z14
-	VMOVUPS     (BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     (CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z14, Z14, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Z14
-	VMOVUPS     (BX)(R10*4), Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS     (CX)(R10*4), Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z14, Z14, Z8
@@ -13374,9 +12128,7 @@ loop1_vectors:
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z14
-	VMOVUPS.Z   (BX)(R10*4), K1, Z15
-	VADDPS      Z15, Z14, Z14
+	VMOVUPS.Z   (CX)(R10*4), K1, Z14
 	VSUBPS      Z0, Z14, Z14
 	VADDPS      Z14, Z5, K1, Z5
 	VFMADD231PS Z14, Z14, K1, Z9
@@ -13394,7 +12146,7 @@ loop1_done:
 	VADDPS Z13, Z6, Z6
 
 loop1_summed:
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z3
 	VADDPS     Z3, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z3
@@ -13407,7 +12159,7 @@ loop1_summed:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z3
 	VADDPS     Z3, Z6, Z3
 	VSHUFF32X4 $0xb1, Z3, Z3, Z4
@@ -13454,7 +12206,7 @@ loop1_summed:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -13464,10 +12216,7 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (DX)(R10*4), Z3
-	VMOVUPS     (BX)(R10*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, (CX)(R10*4)
+	VMOVUPS     (CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -13475,10 +12224,7 @@ loop2:
 	VMOVUPS     (SI)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, (AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Z3
-	VMOVUPS     64(BX)(R10*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 64(CX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -13486,10 +12232,7 @@ loop2:
 	VMOVUPS     64(SI)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 64(AX)(R10*4)
-	VMOVUPS     128(DX)(R10*4), Z3
-	VMOVUPS     128(BX)(R10*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 128(CX)(R10*4)
+	VMOVUPS     128(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -13497,10 +12240,7 @@ loop2:
 	VMOVUPS     128(SI)(R10*4), Z5
 	VFMADD231PS Z5, Z3, Z4
 	VMOVUPS     Z4, 128(AX)(R10*4)
-	VMOVUPS     192(DX)(R10*4), Z3
-	VMOVUPS     192(BX)(R10*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 192(CX)(R10*4)
+	VMOVUPS     192(CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -13519,10 +12259,7 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (DX)(R10*4), Z3
-	VMOVUPS     (BX)(R10*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, (CX)(R10*4)
+	VMOVUPS     (CX)(R10*4), Z3
 	VSUBPS      Z0, Z3, Z3
 	VSUBPS      Z1, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -13537,10 +12274,7 @@ loop2_vector:
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVUPS.Z   (DX)(R10*4), K1, Z3
-	VMOVUPS.Z   (BX)(R10*4), K1, Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, K1, (CX)(R10*4)
+	VMOVUPS.Z   (CX)(R10*4), K1, Z3
 	VSUBPS      Z0, Z3, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
@@ -14368,7 +13102,7 @@ row:
 	// pivot = x0 + f0
 	VADDSS X1, X0, X0
 
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -14386,21 +13120,25 @@ loop0s:
 	VMOVUPS (DX)(R10*4), Y6
 	VMOVUPS (BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, (CX)(R10*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	VMOVUPS 32(DX)(R10*4), Y6
 	VMOVUPS 32(BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 32(CX)(R10*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y2, Y2
 	VMOVUPS 64(DX)(R10*4), Y6
 	VMOVUPS 64(BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 64(CX)(R10*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y3, Y3
 	VMOVUPS 96(DX)(R10*4), Y6
 	VMOVUPS 96(BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
 	ADDQ    $+32, R10
@@ -14417,6 +13155,7 @@ loop0s_vector:
 	VMOVUPS (DX)(R10*4), Y6
 	VMOVUPS (BX)(R10*4), Y7
 	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, (CX)(R10*4)
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y1, Y1
 	ADDQ    $+8, R10
@@ -14431,6 +13170,7 @@ loop0s_element:
 	VMOVSS (DX)(R10*4), X6
 	VMOVSS (BX)(R10*4), X7
 	VADDSS X7, X6, X6
+	VMOVSS X6, (CX)(R10*4)
 	VSUBSS X0, X6, X6
 	VADDSS X6, X5, X5
 	INCQ   R10
@@ -14459,21 +13199,25 @@ loop0:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y1, Y1
 	VMOVUPS 32(DX)(R10*4), Y7
 	VMOVUPS 32(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, 32(CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y2, Y2
 	VMOVUPS 64(DX)(R10*4), Y7
 	VMOVUPS 64(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, 64(CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y3, Y3
 	VMOVUPS 96(DX)(R10*4), Y7
 	VMOVUPS 96(BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, 96(CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y4, Y4
 	ADDQ    $+32, R10
@@ -14517,6 +13261,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y1, Y1
 	ADDQ    $+8, R10
@@ -14525,6 +13270,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y2, Y2
 	ADDQ    $+8, R10
@@ -14533,6 +13279,7 @@ loop0_vectors:
 	VMOVUPS (DX)(R10*4), Y7
 	VMOVUPS (BX)(R10*4), Y8
 	VADDPS  Y8, Y7, Y7
+	VMOVUPS Y7, (CX)(R10*4)
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y3, Y3
 	ADDQ    $+8, R10
@@ -14545,6 +13292,7 @@ loop0_element:
 	VMOVSS (DX)(R10*4), X7
 	VMOVSS (BX)(R10*4), X8
 	VADDSS X8, X7, X7
+	VMOVSS X7, (CX)(R10*4)
 	VSUBSS X0, X7, X7
 	VADDSS X7, X5, X5
 	INCQ   R10
@@ -14580,7 +13328,7 @@ loop0_summed:
 	// shift = pivot + pivotMean
 	VADDSS X1, X0, X0
 
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y3, Y3, Y3
@@ -14600,27 +13348,19 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVUPS     (DX)(R10*4), Y12
-	VMOVUPS     (BX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     (CX)(R10*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y1, Y1
 	VFMADD231PS Y12, Y12, Y7
-	VMOVUPS     32(DX)(R10*4), Y12
-	VMOVUPS     32(BX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     32(CX)(R10*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y3, Y3
 	VFMADD231PS Y12, Y12, Y8
-	VMOVUPS     64(DX)(R10*4), Y12
-	VMOVUPS     64(BX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     64(CX)(R10*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y4, Y4
 	VFMADD231PS Y12, Y12, Y9
-	VMOVUPS     96(DX)(R10*4), Y12
-	VMOVUPS     96(BX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     96(CX)(R10*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y5, Y5
 	VFMADD231PS Y12, Y12, Y10
@@ -14635,9 +13375,7 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VMOVUPS     (DX)(R10*4), Y12
-	VMOVUPS     (BX)(R10*4), Y13
-	VADDPS      Y13, Y12, Y12
+	VMOVUPS     (CX)(R10*4), Y12
 	VSUBPS      Y0, Y12, Y12
 	VADDPS      Y12, Y1, Y1
 	VFMADD231PS Y12, Y12, Y7
@@ -14650,9 +13388,7 @@ loop1s_tail:
 	JAE  loop1s_done
 
 loop1s_element:
-	VMOVSS      (DX)(R10*4), X12
-	VMOVSS      (BX)(R10*4), X13
-	VADDSS      X13, X12, X12
+	VMOVSS      (CX)(R10*4), X12
 	VSUBSS      X0, X12, X12
 	VADDSS      X12, X6, X6
 	VFMADD231SS X12, X12, X11
@@ -14684,27 +13420,19 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VMOVUPS     (DX)(R10*4), Y14
-	VMOVUPS     (BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     (CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y1, Y1
 	VFMADD231PS Y14, Y14, Y7
-	VMOVUPS     32(DX)(R10*4), Y14
-	VMOVUPS     32(BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     32(CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y3, Y3
 	VFMADD231PS Y14, Y14, Y8
-	VMOVUPS     64(DX)(R10*4), Y14
-	VMOVUPS     64(BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     64(CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y4, Y4
 	VFMADD231PS Y14, Y14, Y9
-	VMOVUPS     96(DX)(R10*4), Y14
-	VMOVUPS     96(BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     96(CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y5, Y5
 	VFMADD231PS Y14, Y14, Y10
@@ -14757,27 +13485,21 @@ loop1_vectors:
 	ANDQ        $-8, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y14
-	VMOVUPS     (BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     (CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y1, Y1
 	VFMADD231PS Y14, Y14, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y14
-	VMOVUPS     (BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     (CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y3, Y3
 	VFMADD231PS Y14, Y14, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VMOVUPS     (DX)(R10*4), Y14
-	VMOVUPS     (BX)(R10*4), Y15
-	VADDPS      Y15, Y14, Y14
+	VMOVUPS     (CX)(R10*4), Y14
 	VSUBPS      Y0, Y14, Y14
 	VADDPS      Y14, Y4, Y4
 	VFMADD231PS Y14, Y14, Y9
@@ -14788,9 +13510,7 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS      (DX)(R10*4), X14
-	VMOVSS      (BX)(R10*4), X15
-	VADDSS      X15, X14, X14
+	VMOVSS      (CX)(R10*4), X14
 	VSUBSS      X0, X14, X14
 	VADDSS      X14, X6, X6
 	VFMADD231SS X14, X14, X11
@@ -14811,7 +13531,7 @@ loop1_done:
 	VADDPS Y13, Y7, Y7
 
 loop1_summed:
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X3, X1, X1
 	VMOVHLPS     X1, X1, X3
@@ -14823,7 +13543,7 @@ loop1_summed:
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	VEXTRACTF128 $0x01, Y7, X3
 	VADDPS       X3, X7, X3
 	VMOVHLPS     X3, X3, X4
@@ -14869,7 +13589,7 @@ loop1_summed:
 	// rstd = 1 / std
 	VDIVSS X2, X3, X2
 
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X2, Y2
@@ -14879,10 +13599,7 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VMOVUPS     (DX)(R10*4), Y3
-	VMOVUPS     (BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, (CX)(R10*4)
+	VMOVUPS     (CX)(R10*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -14890,10 +13607,7 @@ loop2:
 	VMOVUPS     (SI)(R10*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, (AX)(R10*4)
-	VMOVUPS     32(DX)(R10*4), Y3
-	VMOVUPS     32(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 32(CX)(R10*4)
+	VMOVUPS     32(CX)(R10*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -14901,10 +13615,7 @@ loop2:
 	VMOVUPS     32(SI)(R10*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 32(AX)(R10*4)
-	VMOVUPS     64(DX)(R10*4), Y3
-	VMOVUPS     64(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 64(CX)(R10*4)
+	VMOVUPS     64(CX)(R10*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -14912,10 +13623,7 @@ loop2:
 	VMOVUPS     64(SI)(R10*4), Y5
 	VFMADD231PS Y5, Y3, Y4
 	VMOVUPS     Y4, 64(AX)(R10*4)
-	VMOVUPS     96(DX)(R10*4), Y3
-	VMOVUPS     96(BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, 96(CX)(R10*4)
+	VMOVUPS     96(CX)(R10*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -14934,10 +13642,7 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VMOVUPS     (DX)(R10*4), Y3
-	VMOVUPS     (BX)(R10*4), Y4
-	VADDPS      Y4, Y3, Y3
-	VMOVUPS     Y3, (CX)(R10*4)
+	VMOVUPS     (CX)(R10*4), Y3
 	VSUBPS      Y0, Y3, Y3
 	VSUBPS      Y1, Y3, Y3
 	VMULPS      Y2, Y3, Y3
@@ -14954,10 +13659,7 @@ loop2_tail:
 	JAE  loop2_done
 
 loop2_element:
-	VMOVSS      (DX)(R10*4), X3
-	VMOVSS      (BX)(R10*4), X4
-	VADDSS      X4, X3, X3
-	VMOVSS      X3, (CX)(R10*4)
+	VMOVSS      (CX)(R10*4), X3
 	VSUBSS      X0, X3, X3
 	VSUBSS      X1, X3, X3
 	VMULSS      X2, X3, X3

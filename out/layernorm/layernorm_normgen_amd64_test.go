@@ -207,7 +207,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNorm768(layernormAvx512AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+					layernormRunAddLayerNorm768Streaming(layernormAvx512AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -225,7 +225,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNorm768(layernormAvx2AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+					layernormRunAddLayerNorm768Streaming(layernormAvx2AddLayerNorm768NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -244,7 +244,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNorm4096(layernormAvx512AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+					layernormRunAddLayerNorm4096Streaming(layernormAvx512AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -262,7 +262,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNorm4096(layernormAvx2AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
+					layernormRunAddLayerNorm4096Streaming(layernormAvx2AddLayerNorm4096NT, a[0], a[1], a[2], a[3], a[4], a[5], rows)
 				},
 			})
 		}
@@ -281,7 +281,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNormAny(layernormAvx512AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
+					layernormRunAddLayerNormAnyStreaming(layernormAvx512AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 				},
 			})
 		}
@@ -299,7 +299,7 @@ func layernormAsmImpls(kernel string, h int, anySize bool, eps float32) []layern
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					layernormRunAddLayerNormAny(layernormAvx2AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
+					layernormRunAddLayerNormAnyStreaming(layernormAvx2AddLayerNormAnyNT, a[0], a[1], a[2], a[3], a[4], a[5], rows, h)
 				},
 			})
 		}

@@ -126,7 +126,7 @@ func layernormRunAddLayerNorm768(kern func(dst, sum, x, f, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &sum[done*768], &x[done*768], &f[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoAddLayerNormAnyF64(dst[done*768:], sum[done*768:], x[done*768:], f[done*768:], gamma, beta, 1, 768)
+			layernormGoAddLayerNormSumAnyF64(dst[done*768:], sum[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -140,7 +140,7 @@ func layernormRunAddLayerNorm4096(kern func(dst, sum, x, f, gamma, beta *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			layernormGoAddLayerNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, beta, 1, 4096)
+			layernormGoAddLayerNormSumAnyF64(dst[done*4096:], sum[done*4096:], gamma, beta, 1, 4096)
 			done++
 		}
 	}
@@ -154,7 +154,7 @@ func layernormRunAddLayerNormAny(kern func(dst, sum, x, f, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			layernormGoAddLayerNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, beta, 1, h)
+			layernormGoAddLayerNormSumAnyF64(dst[done*h:], sum[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}

@@ -1087,22 +1087,26 @@ row:
 	FMOVS	(R3), F25
 	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R7
-	MOVD	R3, R8
-	MOVD	$48, R9
+	MOVD	R1, R7
+	MOVD	R2, R8
+	MOVD	R3, R9
+	MOVD	$48, R10
 pass1main:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
@@ -1111,7 +1115,7 @@ pass1main:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R9, R9
+	SUBS	$1, R10, R10
 	BNE	pass1main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1123,7 +1127,7 @@ pass1main:
 	FMULS	F31, F0, F25
 	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1133,16 +1137,10 @@ pass1main:
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
-	MOVD	R2, R7
-	MOVD	R3, R8
-	MOVD	$48, R9
+	MOVD	R1, R7
+	MOVD	$48, R8
 pass2main:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
-	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
-	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
@@ -1155,7 +1153,7 @@ pass2main:
 	VFMLA	V9.S4, V9.S4, V5.S4
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
-	SUBS	$1, R9, R9
+	SUBS	$1, R8, R8
 	BNE	pass2main
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1167,10 +1165,10 @@ pass2main:
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	// correction = devSum * invN
 	FMULS	F31, F0, F25
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
 	// correctionSq = correction * correction
@@ -1188,26 +1186,16 @@ pass2main:
 	FSQRTS	F24, F24
 	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
-	MOVD	R2, R9
-	MOVD	R3, R10
-	MOVD	R4, R11
-	MOVD	R5, R12
-	MOVD	$48, R13
+	MOVD	R4, R9
+	MOVD	R5, R10
+	MOVD	$48, R11
 pass3main:
-	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	FSTPQ	(F0, F1), (R8)
-	FSTPQ	(F2, F3), 32(R8)
-	ADD	$64, R8, R8
+	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1220,14 +1208,16 @@ pass3main:
 	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
-	SUBS	$1, R13, R13
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
+	SUBS	$1, R11, R11
 	BNE	pass3main
 	// next row
 	ADD	$3072, R0, R0
@@ -1271,27 +1261,31 @@ row:
 	FMOVS	(R3), F25
 	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R7
-	MOVD	R3, R8
+	MOVD	R1, R7
+	MOVD	R2, R8
+	MOVD	R3, R9
 	VEOR	V25.B16, V25.B16, V25.B16
-	MOVD	$256, R10
+	MOVD	$256, R11
 pass1chunk:
-	SUBS	$64, R10, R10
+	SUBS	$64, R11, R11
 	BLT	pass1short
-	MOVD	$64, R9
+	MOVD	$64, R10
 pass1iter:
-	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
@@ -1300,9 +1294,9 @@ pass1iter:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R9, R9
+	SUBS	$1, R10, R10
 	BNE	pass1iter
-	SUBS	$0, R10, R10
+	SUBS	$0, R11, R11
 	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1314,8 +1308,8 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R10, R9
-	CBNZ	R9, pass1iter
+	ADD	$64, R11, R10
+	CBNZ	R10, pass1iter
 pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1328,7 +1322,7 @@ pass1chunked:
 	FMULS	F31, F0, F25
 	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1338,22 +1332,16 @@ pass1chunked:
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
-	MOVD	R2, R7
-	MOVD	R3, R8
+	MOVD	R1, R7
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$256, R10
+	MOVD	$256, R9
 pass2chunk:
-	SUBS	$64, R10, R10
+	SUBS	$64, R9, R9
 	BLT	pass2short
-	MOVD	$64, R9
+	MOVD	$64, R8
 pass2iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
-	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
-	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
@@ -1366,9 +1354,9 @@ pass2iter:
 	VFMLA	V9.S4, V9.S4, V5.S4
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
-	SUBS	$1, R9, R9
+	SUBS	$1, R8, R8
 	BNE	pass2iter
-	SUBS	$0, R10, R10
+	SUBS	$0, R9, R9
 	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1388,8 +1376,8 @@ pass2iter:
 	VEOR	V7.B16, V7.B16, V7.B16
 	B	pass2chunk
 pass2short:
-	ADD	$64, R10, R9
-	CBNZ	R9, pass2iter
+	ADD	$64, R9, R8
+	CBNZ	R8, pass2iter
 pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1403,10 +1391,10 @@ pass2chunked:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	// correction = devSum * invN
 	FMULS	F31, F0, F25
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
 	// correctionSq = correction * correction
@@ -1424,26 +1412,16 @@ pass2chunked:
 	FSQRTS	F24, F24
 	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
-	MOVD	R2, R9
-	MOVD	R3, R10
-	MOVD	R4, R11
-	MOVD	R5, R12
-	MOVD	$256, R13
+	MOVD	R4, R9
+	MOVD	R5, R10
+	MOVD	$256, R11
 pass3main:
-	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	FSTPQ	(F0, F1), (R8)
-	FSTPQ	(F2, F3), 32(R8)
-	ADD	$64, R8, R8
+	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1456,14 +1434,16 @@ pass3main:
 	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R7)
-	SUBS	$1, R13, R13
+	FSTPQ	(F4, F5), (R7)
+	FSTPQ	(F6, F7), 32(R7)
+	ADD	$64, R7, R7
+	SUBS	$1, R11, R11
 	BNE	pass3main
 	// next row
 	ADD	$16384, R0, R0
@@ -1511,29 +1491,33 @@ row:
 	FMOVS	(R3), F25
 	// pivot = x0 + f0
 	FADDS	F25, F26, F26
-	// pass 1 over the row: pivotSum += x + f - pivot
+	// pass 1 over the row: s = x + f; sum = s; pivotSum += s - pivot
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R9
-	MOVD	R3, R10
+	MOVD	R1, R9
+	MOVD	R2, R10
+	MOVD	R3, R11
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R12
-	LSR	$4, R7, R13
+	MOVD	$64, R13
+	LSR	$4, R7, R14
 pass1chunk:
-	SUBS	$64, R13, R13
+	SUBS	$64, R14, R14
 	BLT	pass1short
-	MOVD	$64, R11
+	MOVD	$64, R12
 pass1iter:
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R9)
+	FSTPQ	(F6, F7), 32(R9)
+	ADD	$64, R9, R9
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
@@ -1542,9 +1526,9 @@ pass1iter:
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	SUBS	$1, R11, R11
+	SUBS	$1, R12, R12
 	BNE	pass1iter
-	SUBS	$0, R13, R13
+	SUBS	$0, R14, R14
 	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1554,33 +1538,35 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	SUBS	$1, R12, R12
+	SUBS	$1, R13, R13
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d718 // fadd v24.4s, v24.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
-	MOVD	$64, R12
+	MOVD	$64, R13
 	B	pass1chunk
 pass1short:
-	ADD	$64, R13, R11
-	CBNZ	R11, pass1iter
+	ADD	$64, R14, R12
+	CBNZ	R12, pass1iter
 pass1chunked:
-	AND	$8, R7, R11
-	CBZ	R11, pass1vec2Done
-	VLD1.P	32(R9), [V4.S4, V5.S4]
-	VLD1.P	32(R10), [V8.S4, V9.S4]
+	AND	$8, R7, R12
+	CBZ	R12, pass1vec2Done
+	VLD1.P	32(R10), [V4.S4, V5.S4]
+	VLD1.P	32(R11), [V8.S4, V9.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	VST1.P	[V4.S4, V5.S4], 32(R9)
 	WORD	$0x4ebad484 // fsub v4.4s, v4.4s, v26.4s
 	WORD	$0x4ebad4a5 // fsub v5.4s, v5.4s, v26.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
-	AND	$4, R7, R11
-	CBZ	R11, pass1vec1Done
-	VLD1.P	16(R9), [V6.S4]
-	VLD1.P	16(R10), [V10.S4]
+	AND	$4, R7, R12
+	CBZ	R12, pass1vec1Done
+	VLD1.P	16(R10), [V6.S4]
+	VLD1.P	16(R11), [V10.S4]
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	VST1.P	[V6.S4], 16(R9)
 	WORD	$0x4ebad4c6 // fsub v6.4s, v6.4s, v26.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
@@ -1591,15 +1577,16 @@ pass1vec1Done:
 	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	AND	$3, R7, R11
-	CBZ	R11, pass1tailDone
+	AND	$3, R7, R12
+	CBZ	R12, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R9), F4
-	FMOVS.P	4(R10), F8
+	FMOVS.P	4(R10), F4
+	FMOVS.P	4(R11), F8
 	FADDS	F8, F4, F4
+	FMOVS.P	F4, 4(R9)
 	FSUBS	F26, F4, F4
 	FADDS	F4, F0, F0
-	SUBS	$1, R11, R11
+	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
 	// pivotSum = sum(x + f - pivot)
@@ -1607,7 +1594,7 @@ pass1tailDone:
 	FMULS	F31, F0, F25
 	// shift = pivot + pivotMean
 	FADDS	F25, F26, F26
-	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
+	// pass 2 over the row: dev = sum - shift; devSum += dev; squareSum += dev*dev
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -1617,25 +1604,19 @@ pass1tailDone:
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
-	MOVD	R2, R9
-	MOVD	R3, R10
+	MOVD	R1, R9
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
-	MOVD	$64, R12
-	LSR	$4, R7, R13
-pass2chunk:
-	SUBS	$64, R13, R13
-	BLT	pass2short
 	MOVD	$64, R11
+	LSR	$4, R7, R12
+pass2chunk:
+	SUBS	$64, R12, R12
+	BLT	pass2short
+	MOVD	$64, R10
 pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1.P	64(R10), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
-	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
-	WORD	$0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
@@ -1648,9 +1629,9 @@ pass2iter:
 	VFMLA	V9.S4, V9.S4, V5.S4
 	VFMLA	V10.S4, V10.S4, V6.S4
 	VFMLA	V11.S4, V11.S4, V7.S4
-	SUBS	$1, R11, R11
+	SUBS	$1, R10, R10
 	BNE	pass2iter
-	SUBS	$0, R13, R13
+	SUBS	$0, R12, R12
 	BLT	pass2chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1668,25 +1649,22 @@ pass2iter:
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
-	SUBS	$1, R12, R12
+	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
 	VEOR	V25.B16, V25.B16, V25.B16
 	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
 	VEOR	V24.B16, V24.B16, V24.B16
-	MOVD	$64, R12
+	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
-	ADD	$64, R13, R11
-	CBNZ	R11, pass2iter
+	ADD	$64, R12, R10
+	CBNZ	R10, pass2iter
 pass2chunked:
-	AND	$8, R7, R11
-	CBZ	R11, pass2vec2Done
+	AND	$8, R7, R10
+	CBZ	R10, pass2vec2Done
 	VLD1.P	32(R9), [V8.S4, V9.S4]
-	VLD1.P	32(R10), [V12.S4, V13.S4]
-	WORD	$0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD	$0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
 	WORD	$0x4ebad508 // fsub v8.4s, v8.4s, v26.4s
 	WORD	$0x4ebad529 // fsub v9.4s, v9.4s, v26.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
@@ -1694,11 +1672,9 @@ pass2chunked:
 	VFMLA	V8.S4, V8.S4, V4.S4
 	VFMLA	V9.S4, V9.S4, V5.S4
 pass2vec2Done:
-	AND	$4, R7, R11
-	CBZ	R11, pass2vec1Done
+	AND	$4, R7, R10
+	CBZ	R10, pass2vec1Done
 	VLD1.P	16(R9), [V10.S4]
-	VLD1.P	16(R10), [V14.S4]
-	WORD	$0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
 	WORD	$0x4ebad54a // fsub v10.4s, v10.4s, v26.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
@@ -1717,22 +1693,20 @@ pass2vec1Done:
 	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	AND	$3, R7, R11
-	CBZ	R11, pass2tailDone
+	AND	$3, R7, R10
+	CBZ	R10, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R9), F8
-	FMOVS.P	4(R10), F12
-	FADDS	F12, F8, F8
 	FSUBS	F26, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
-	SUBS	$1, R11, R11
+	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
-	// devSum = sum(x + f - shift)
+	// devSum = sum(sum - shift)
 	// correction = devSum * invN
 	FMULS	F31, F0, F25
-	// squareSum = sum((x + f - shift)*(x + f - shift))
+	// squareSum = sum((sum - shift)*(sum - shift))
 	// meanSquare = squareSum * invN
 	FMULS	F31, F4, F24
 	// correctionSq = correction * correction
@@ -1750,27 +1724,17 @@ pass2tailDone:
 	FSQRTS	F24, F24
 	// rstd = 1 / std
 	FDIVS	F24, F29, F24
-	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
+	// pass 3 over the row: dst = (sum - shift - correction)*rstd*gamma + beta
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
-	MOVD	R2, R11
-	MOVD	R3, R12
-	MOVD	R4, R13
-	MOVD	R5, R14
-	LSR	$4, R7, R15
-	CBZ	R15, pass3mainDone
+	MOVD	R4, R11
+	MOVD	R5, R12
+	LSR	$4, R7, R13
+	CBZ	R13, pass3mainDone
 pass3main:
-	VLD1.P	64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	FSTPQ	(F0, F1), (R10)
-	FSTPQ	(F2, F3), 32(R10)
-	ADD	$64, R10, R10
+	VLD1.P	64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
@@ -1783,64 +1747,56 @@ pass3main:
 	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
 	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
 	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VLD1.P	64(R14), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R13), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R9)
-	SUBS	$1, R15, R15
+	FSTPQ	(F4, F5), (R9)
+	FSTPQ	(F6, F7), 32(R9)
+	ADD	$64, R9, R9
+	SUBS	$1, R13, R13
 	BNE	pass3main
 pass3mainDone:
-	AND	$8, R7, R15
-	CBZ	R15, pass3vec2Done
-	VLD1.P	32(R11), [V0.S4, V1.S4]
-	VLD1.P	32(R12), [V4.S4, V5.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	VST1.P	[V0.S4, V1.S4], 32(R10)
+	AND	$8, R7, R13
+	CBZ	R13, pass3vec2Done
+	VLD1.P	32(R10), [V0.S4, V1.S4]
 	WORD	$0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
 	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	VLD1.P	32(R14), [V4.S4, V5.S4]
-	VLD1.P	32(R13), [V8.S4, V9.S4]
+	VLD1.P	32(R12), [V4.S4, V5.S4]
+	VLD1.P	32(R11), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VST1.P	[V4.S4, V5.S4], 32(R9)
 pass3vec2Done:
-	AND	$4, R7, R15
-	CBZ	R15, pass3vec1Done
-	VLD1.P	16(R11), [V2.S4]
-	VLD1.P	16(R12), [V6.S4]
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	VST1.P	[V2.S4], 16(R10)
+	AND	$4, R7, R13
+	CBZ	R13, pass3vec1Done
+	VLD1.P	16(R10), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	VLD1.P	16(R14), [V6.S4]
-	VLD1.P	16(R13), [V10.S4]
+	VLD1.P	16(R12), [V6.S4]
+	VLD1.P	16(R11), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VST1.P	[V6.S4], 16(R9)
 pass3vec1Done:
-	AND	$3, R7, R15
-	CBZ	R15, pass3tailDone
+	AND	$3, R7, R13
+	CBZ	R13, pass3tailDone
 pass3tail:
-	FMOVS.P	4(R11), F0
-	FMOVS.P	4(R12), F4
-	FADDS	F4, F0, F0
-	FMOVS.P	F0, 4(R10)
+	FMOVS.P	4(R10), F0
 	FSUBS	F26, F0, F0
 	FSUBS	F25, F0, F0
 	FMULS	F24, F0, F0
-	FMOVS.P	4(R14), F4
-	FMOVS.P	4(R13), F8
+	FMOVS.P	4(R12), F4
+	FMOVS.P	4(R11), F8
 	FMADDS	F8, F4, F0, F4
 	FMOVS.P	F4, 4(R9)
-	SUBS	$1, R15, R15
+	SUBS	$1, R13, R13
 	BNE	pass3tail
 pass3tailDone:
 	// next row

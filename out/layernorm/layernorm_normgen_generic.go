@@ -119,7 +119,7 @@ func layernormGoLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h int) {
 
 // goAddLayerNormAny is the pure-Go AddLayerNorm: s = x + f; mu = mean(s); rstd = 1/sqrt(mean((s-mu)^2) + 1e-05); y = (s-mu)*rstd*gamma + beta.
 // Float32 arithmetic, its sums in float32 blocks added in float64.
-// A row whose statistics leave float32's range takes goAddLayerNormAnyF64.
+// A row whose statistics leave float32's range takes goAddLayerNormSumAnyF64.
 func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
 	invN := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
@@ -137,20 +137,39 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		pivot := x0 + f0
 		var pivotSum float64
 		for i := 0; i < whole; i += 64 {
+			sumBlock := (*[64]float32)(sumRow[i:])
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
-				pivotSum0 += ((xBlock[j] + fBlock[j]) - pivot) + ((xBlock[j+4] + fBlock[j+4]) - pivot)
-				pivotSum1 += ((xBlock[j+1] + fBlock[j+1]) - pivot) + ((xBlock[j+5] + fBlock[j+5]) - pivot)
-				pivotSum2 += ((xBlock[j+2] + fBlock[j+2]) - pivot) + ((xBlock[j+6] + fBlock[j+6]) - pivot)
-				pivotSum3 += ((xBlock[j+3] + fBlock[j+3]) - pivot) + ((xBlock[j+7] + fBlock[j+7]) - pivot)
+				sA := (xBlock[j] + fBlock[j])
+				sumBlock[j] = sA
+				sB := (xBlock[j+1] + fBlock[j+1])
+				sumBlock[j+1] = sB
+				sC := (xBlock[j+2] + fBlock[j+2])
+				sumBlock[j+2] = sC
+				sD := (xBlock[j+3] + fBlock[j+3])
+				sumBlock[j+3] = sD
+				sE := (xBlock[j+4] + fBlock[j+4])
+				sumBlock[j+4] = sE
+				sF := (xBlock[j+5] + fBlock[j+5])
+				sumBlock[j+5] = sF
+				sG := (xBlock[j+6] + fBlock[j+6])
+				sumBlock[j+6] = sG
+				sH := (xBlock[j+7] + fBlock[j+7])
+				sumBlock[j+7] = sH
+				pivotSum0 += (sA - pivot) + (sE - pivot)
+				pivotSum1 += (sB - pivot) + (sF - pivot)
+				pivotSum2 += (sC - pivot) + (sG - pivot)
+				pivotSum3 += (sD - pivot) + (sH - pivot)
 			}
 			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
 		}
 		var pivotSumTail float32
 		for i := whole; i < h; i++ {
-			pivotSumTail += ((xRow[i] + fRow[i]) - pivot)
+			s := (xRow[i] + fRow[i])
+			sumRow[i] = s
+			pivotSumTail += (s - pivot)
 		}
 		pivotSum += float64(pivotSumTail)
 		pivotMean := float32(pivotSum) * invN
@@ -158,15 +177,14 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		var devSum float64
 		var squareSum float64
 		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
-			fBlock := (*[64]float32)(fRow[i:])
+			sumBlock := (*[64]float32)(sumRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := ((xBlock[j] + fBlock[j]) - shift)
-				devB := ((xBlock[j+1] + fBlock[j+1]) - shift)
-				devC := ((xBlock[j+2] + fBlock[j+2]) - shift)
-				devD := ((xBlock[j+3] + fBlock[j+3]) - shift)
+				devA := (sumBlock[j] - shift)
+				devB := (sumBlock[j+1] - shift)
+				devC := (sumBlock[j+2] - shift)
+				devD := (sumBlock[j+3] - shift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
@@ -177,7 +195,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		}
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
-			dev := ((xRow[i] + fRow[i]) - shift)
+			dev := (sumRow[i] - shift)
 			devSumTail += dev
 			squareSumTail += dev * dev
 		}
@@ -190,15 +208,48 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-			layernormGoAddLayerNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, beta, 1, h)
+			layernormGoAddLayerNormSumAnyF64(dstRow, sumRow, gamma, beta, 1, h)
 			continue
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		for i := range h {
-			s := (xRow[i] + fRow[i])
-			sumRow[i] = s
-			dstRow[i] = (((s-shift)-correction)*rstd*gamma[i] + beta[i])
+			dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		}
+	}
+}
+
+// goAddLayerNormSumAnyF64 is the pure-Go AddLayerNormSum in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(sum); rstd = 1/sqrt(mean((sum-mu)^2) + 1e-05); y = (sum-mu)*rstd*gamma + beta.
+func layernormGoAddLayerNormSumAnyF64(dst, sum, gamma, beta []float32, rows, h int) {
+	invN := 1 / float64(h)
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h : r*h+h]
+		sumRow := sum[r*h : r*h+h]
+		pivot := float64(sumRow[0])
+		var pivotSum float64
+		for i := range h {
+			pivotSum += (float64(sumRow[i]) - pivot)
+		}
+		pivotMean := pivotSum * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := range h {
+			dev := (float64(sumRow[i]) - shift)
+			devSum += dev
+			squareSum += dev * dev
+		}
+		correction := devSum * invN
+		meanSquare := squareSum * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float64(float32(1e-05))
+		varianceEps := variance + eps
+		std := math.Sqrt(varianceEps)
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = float32((((float64(sumRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
 		}
 	}
 }

@@ -486,14 +486,14 @@ func rmsnormImplAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
 	case rmsnormHasAVX512:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNorm2048(rmsnormAvx512AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
+			rmsnormRunAddRMSNorm2048Streaming(rmsnormAvx512AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm2048(rmsnormAvx512AddRMSNorm2048, dst, sum, x, f, gamma, rows)
 		}
 	case rmsnormHasAVX2:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNorm2048(rmsnormAvx2AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
+			rmsnormRunAddRMSNorm2048Streaming(rmsnormAvx2AddRMSNorm2048NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm2048(rmsnormAvx2AddRMSNorm2048, dst, sum, x, f, gamma, rows)
 		}
@@ -503,6 +503,16 @@ func rmsnormImplAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
 }
 
 func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
+		if done < rows {
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*2048:], sum[done*2048:], gamma, 1, 2048)
+			done++
+		}
+	}
+}
+
+func rmsnormRunAddRMSNorm2048Streaming(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
 		if done < rows {
@@ -519,14 +529,14 @@ func rmsnormImplAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
 	case rmsnormHasAVX512:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNorm4096(rmsnormAvx512AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
+			rmsnormRunAddRMSNorm4096Streaming(rmsnormAvx512AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm4096(rmsnormAvx512AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 		}
 	case rmsnormHasAVX2:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNorm4096(rmsnormAvx2AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
+			rmsnormRunAddRMSNorm4096Streaming(rmsnormAvx2AddRMSNorm4096NT, dst, sum, x, f, gamma, rows)
 		} else {
 			rmsnormRunAddRMSNorm4096(rmsnormAvx2AddRMSNorm4096, dst, sum, x, f, gamma, rows)
 		}
@@ -536,6 +546,16 @@ func rmsnormImplAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
 }
 
 func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
+		if done < rows {
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*4096:], sum[done*4096:], gamma, 1, 4096)
+			done++
+		}
+	}
+}
+
+func rmsnormRunAddRMSNorm4096Streaming(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
 		if done < rows {
@@ -552,14 +572,14 @@ func rmsnormImplAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 	case rmsnormHasAVX512:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNormAny(rmsnormAvx512AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
+			rmsnormRunAddRMSNormAnyStreaming(rmsnormAvx512AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
 		} else {
 			rmsnormRunAddRMSNormAny(rmsnormAvx512AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 		}
 	case rmsnormHasAVX2:
 		if rows*rowOutBytes >= rmsnormNtMinBytes {
 			// Outputs larger than the caches keep: streaming stores.
-			rmsnormRunAddRMSNormAny(rmsnormAvx2AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
+			rmsnormRunAddRMSNormAnyStreaming(rmsnormAvx2AddRMSNormAnyNT, dst, sum, x, f, gamma, rows, h)
 		} else {
 			rmsnormRunAddRMSNormAny(rmsnormAvx2AddRMSNormAny, dst, sum, x, f, gamma, rows, h)
 		}
@@ -569,6 +589,16 @@ func rmsnormImplAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 }
 
 func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h int) int, dst, sum, x, f, gamma []float32, rows, h int) {
+	for done := 0; done < rows; {
+		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
+		if done < rows {
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*h:], sum[done*h:], gamma, 1, h)
+			done++
+		}
+	}
+}
+
+func rmsnormRunAddRMSNormAnyStreaming(kern func(dst, sum, x, f, gamma *float32, rows, h int) int, dst, sum, x, f, gamma []float32, rows, h int) {
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
 		if done < rows {

@@ -7786,228 +7786,8 @@ TEXT ·rmsnormAvx512AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ gamma+32(FP), SI
 	MOVQ rows+40(FP), DI
 
-	// blocks of 2 rows
-	CMPQ DI, $+2
-	JB   row
-
-rows:
-	// pass 1 over 2 rows: s = x + f; squareSum += s*s
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	XORQ   R8, R8
-
-bloop0:
-	VMOVUPS     (DX)(R8*4), Z4
-	VMOVUPS     8192(DX)(R8*4), Z5
-	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     8192(BX)(R8*4), Z7
-	VADDPS      Z6, Z4, Z4
-	VADDPS      Z7, Z5, Z5
-	VFMADD231PS Z4, Z4, Z0
-	VFMADD231PS Z5, Z5, Z2
-	VMOVUPS     64(DX)(R8*4), Z4
-	VMOVUPS     8256(DX)(R8*4), Z5
-	VMOVUPS     64(BX)(R8*4), Z6
-	VMOVUPS     8256(BX)(R8*4), Z7
-	VADDPS      Z6, Z4, Z4
-	VADDPS      Z7, Z5, Z5
-	VFMADD231PS Z4, Z4, Z1
-	VFMADD231PS Z5, Z5, Z3
-	VMOVUPS     128(DX)(R8*4), Z4
-	VMOVUPS     8320(DX)(R8*4), Z5
-	VMOVUPS     128(BX)(R8*4), Z6
-	VMOVUPS     8320(BX)(R8*4), Z7
-	VADDPS      Z6, Z4, Z4
-	VADDPS      Z7, Z5, Z5
-	VFMADD231PS Z4, Z4, Z0
-	VFMADD231PS Z5, Z5, Z2
-	VMOVUPS     192(DX)(R8*4), Z4
-	VMOVUPS     8384(DX)(R8*4), Z5
-	VMOVUPS     192(BX)(R8*4), Z6
-	VMOVUPS     8384(BX)(R8*4), Z7
-	VADDPS      Z6, Z4, Z4
-	VADDPS      Z7, Z5, Z5
-	VFMADD231PS Z4, Z4, Z1
-	VFMADD231PS Z5, Z5, Z3
-	ADDQ        $+64, R8
-	CMPQ        R8, $+2048
-	JB          bloop0
-
-	// squareSum = sum((x + f)*(x + f))
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// squareSum = sum((x + f)*(x + f))
-	VADDPS     Z3, Z2, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
-
-	// invN = 1/2048
-	MOVL  $0x3a000000, R8
-	VMOVD R8, X2
-
-	// meanSquare = squareSum * invN
-	VMULSS X2, X0, X0
-
-	// meanSquare = squareSum * invN
-	VMULSS X2, X1, X1
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X2, X0, X0
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X2, X1, X1
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X2
-	VUCOMISS X2, X0
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X2
-	VUCOMISS X0, X2
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X2
-	VUCOMISS X2, X1
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X2
-	VUCOMISS X1, X2
-	JA       row
-
-	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X2
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X1, X1, X1
-
-	// rstd = 1 / std
-	VDIVSS X0, X2, X0
-
-	// rstd = 1 / std
-	VDIVSS X1, X2, X1
-
-	// pass 2 over row 1 of 2: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X0, Z0
-	XORQ         R8, R8
-
-b0loop1:
-	VMOVUPS (DX)(R8*4), Z2
-	VMOVUPS (BX)(R8*4), Z3
-	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, (CX)(R8*4)
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS (SI)(R8*4), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS Z2, (AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Z2
-	VMOVUPS 64(BX)(R8*4), Z3
-	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*4)
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS 64(SI)(R8*4), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(AX)(R8*4)
-	VMOVUPS 128(DX)(R8*4), Z2
-	VMOVUPS 128(BX)(R8*4), Z3
-	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 128(CX)(R8*4)
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS 128(SI)(R8*4), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS Z2, 128(AX)(R8*4)
-	VMOVUPS 192(DX)(R8*4), Z2
-	VMOVUPS 192(BX)(R8*4), Z3
-	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 192(CX)(R8*4)
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS 192(SI)(R8*4), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS Z2, 192(AX)(R8*4)
-	ADDQ    $+64, R8
-	CMPQ    R8, $+2048
-	JB      b0loop1
-
-	// pass 2 over row 2 of 2: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X1, Z0
-	XORQ         R8, R8
-
-b1loop1:
-	VMOVUPS 8192(DX)(R8*4), Z1
-	VMOVUPS 8192(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8192(CX)(R8*4)
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS (SI)(R8*4), Z2
-	VMULPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8192(AX)(R8*4)
-	VMOVUPS 8256(DX)(R8*4), Z1
-	VMOVUPS 8256(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8256(CX)(R8*4)
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS 64(SI)(R8*4), Z2
-	VMULPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8256(AX)(R8*4)
-	VMOVUPS 8320(DX)(R8*4), Z1
-	VMOVUPS 8320(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8320(CX)(R8*4)
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS 128(SI)(R8*4), Z2
-	VMULPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8320(AX)(R8*4)
-	VMOVUPS 8384(DX)(R8*4), Z1
-	VMOVUPS 8384(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8384(CX)(R8*4)
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS 192(SI)(R8*4), Z2
-	VMULPS  Z2, Z1, Z1
-	VMOVUPS Z1, 8384(AX)(R8*4)
-	ADDQ    $+64, R8
-	CMPQ    R8, $+2048
-	JB      b1loop1
-	ADDQ    $+16384, AX
-	ADDQ    $+16384, CX
-	ADDQ    $+16384, DX
-	ADDQ    $+16384, BX
-	SUBQ    $+2, DI
-	CMPQ    DI, $+2
-	JAE     rows
-	TESTQ   DI, DI
-	JZ      done
-
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -8018,18 +7798,22 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Z4
 	VMOVUPS     (BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, (CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R8*4), Z4
 	VMOVUPS     64(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 64(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R8*4), Z4
 	VMOVUPS     128(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 128(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R8*4), Z4
 	VMOVUPS     192(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 192(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R8
 	CMPQ        R8, $+2048
@@ -8083,39 +7867,27 @@ loop0:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (DX)(R8*4), Z1
-	VMOVUPS (BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (CX)(R8*4)
+	VMOVUPS (CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Z1
-	VMOVUPS 64(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(CX)(R8*4)
+	VMOVUPS 64(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R8*4)
-	VMOVUPS 128(DX)(R8*4), Z1
-	VMOVUPS 128(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 128(CX)(R8*4)
+	VMOVUPS 128(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R8*4)
-	VMOVUPS 192(DX)(R8*4), Z1
-	VMOVUPS 192(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 192(CX)(R8*4)
+	VMOVUPS 192(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -8425,245 +8197,8 @@ TEXT ·rmsnormAvx2AddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVQ gamma+32(FP), SI
 	MOVQ rows+40(FP), DI
 
-	// blocks of 2 rows
-	CMPQ DI, $+2
-	JB   row
-
-rows:
-	// pass 1 over 2 rows: s = x + f; squareSum += s*s
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	XORQ   R8, R8
-	MOVQ   $+1024, R9
-
-bloop0:
-	VMOVUPS     (DX)(R8*4), Y6
-	VMOVUPS     8192(DX)(R8*4), Y7
-	VMOVUPS     (BX)(R8*4), Y8
-	VMOVUPS     8192(BX)(R8*4), Y9
-	VADDPS      Y8, Y6, Y6
-	VADDPS      Y9, Y7, Y7
-	VFMADD231PS Y6, Y6, Y0
-	VFMADD231PS Y7, Y7, Y2
-	VMOVUPS     32(DX)(R8*4), Y6
-	VMOVUPS     8224(DX)(R8*4), Y7
-	VMOVUPS     32(BX)(R8*4), Y8
-	VMOVUPS     8224(BX)(R8*4), Y9
-	VADDPS      Y8, Y6, Y6
-	VADDPS      Y9, Y7, Y7
-	VFMADD231PS Y6, Y6, Y1
-	VFMADD231PS Y7, Y7, Y3
-	VMOVUPS     64(DX)(R8*4), Y6
-	VMOVUPS     8256(DX)(R8*4), Y7
-	VMOVUPS     64(BX)(R8*4), Y8
-	VMOVUPS     8256(BX)(R8*4), Y9
-	VADDPS      Y8, Y6, Y6
-	VADDPS      Y9, Y7, Y7
-	VFMADD231PS Y6, Y6, Y0
-	VFMADD231PS Y7, Y7, Y2
-	VMOVUPS     96(DX)(R8*4), Y6
-	VMOVUPS     8288(DX)(R8*4), Y7
-	VMOVUPS     96(BX)(R8*4), Y8
-	VMOVUPS     8288(BX)(R8*4), Y9
-	VADDPS      Y8, Y6, Y6
-	VADDPS      Y9, Y7, Y7
-	VFMADD231PS Y6, Y6, Y1
-	VFMADD231PS Y7, Y7, Y3
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
-	JB          bloop0
-	CMPQ        R8, $+2048
-	JAE         bloop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y1, Y0, Y0
-	VADDPS Y0, Y4, Y4
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y5, Y5
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	ADDQ   $+1024, R9
-	JMP    bloop0
-
-bloop0_blocks:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y4, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y5, Y2, Y2
-
-	// squareSum = sum((x + f)*(x + f))
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-
-	// squareSum = sum((x + f)*(x + f))
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPS       X1, X2, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
-
-	// invN = 1/2048
-	MOVL  $0x3a000000, R8
-	VMOVD R8, X2
-
-	// meanSquare = squareSum * invN
-	VMULSS X2, X0, X0
-
-	// meanSquare = squareSum * invN
-	VMULSS X2, X1, X1
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X2
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X2, X0, X0
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X2, X1, X1
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X2
-	VUCOMISS X2, X0
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X2
-	VUCOMISS X0, X2
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X2
-	VUCOMISS X2, X1
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X2
-	VUCOMISS X1, X2
-	JA       row
-
-	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X2
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X1, X1, X1
-
-	// rstd = 1 / std
-	VDIVSS X0, X2, X0
-
-	// rstd = 1 / std
-	VDIVSS X1, X2, X1
-
-	// pass 2 over row 1 of 2: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X0, Y0
-	XORQ         R8, R8
-
-b0loop1:
-	VMOVUPS (DX)(R8*4), Y2
-	VMOVUPS (BX)(R8*4), Y3
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, (CX)(R8*4)
-	VMULPS  Y0, Y2, Y2
-	VMOVUPS (SI)(R8*4), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, (AX)(R8*4)
-	VMOVUPS 32(DX)(R8*4), Y2
-	VMOVUPS 32(BX)(R8*4), Y3
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R8*4)
-	VMULPS  Y0, Y2, Y2
-	VMOVUPS 32(SI)(R8*4), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Y2
-	VMOVUPS 64(BX)(R8*4), Y3
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 64(CX)(R8*4)
-	VMULPS  Y0, Y2, Y2
-	VMOVUPS 64(SI)(R8*4), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 64(AX)(R8*4)
-	VMOVUPS 96(DX)(R8*4), Y2
-	VMOVUPS 96(BX)(R8*4), Y3
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 96(CX)(R8*4)
-	VMULPS  Y0, Y2, Y2
-	VMOVUPS 96(SI)(R8*4), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 96(AX)(R8*4)
-	ADDQ    $+32, R8
-	CMPQ    R8, $+2048
-	JB      b0loop1
-
-	// pass 2 over row 2 of 2: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X1, Y0
-	XORQ         R8, R8
-
-b1loop1:
-	VMOVUPS 8192(DX)(R8*4), Y1
-	VMOVUPS 8192(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8192(CX)(R8*4)
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS (SI)(R8*4), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8192(AX)(R8*4)
-	VMOVUPS 8224(DX)(R8*4), Y1
-	VMOVUPS 8224(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8224(CX)(R8*4)
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS 32(SI)(R8*4), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8224(AX)(R8*4)
-	VMOVUPS 8256(DX)(R8*4), Y1
-	VMOVUPS 8256(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8256(CX)(R8*4)
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS 64(SI)(R8*4), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8256(AX)(R8*4)
-	VMOVUPS 8288(DX)(R8*4), Y1
-	VMOVUPS 8288(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8288(CX)(R8*4)
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS 96(SI)(R8*4), Y2
-	VMULPS  Y2, Y1, Y1
-	VMOVUPS Y1, 8288(AX)(R8*4)
-	ADDQ    $+32, R8
-	CMPQ    R8, $+2048
-	JB      b1loop1
-	ADDQ    $+16384, AX
-	ADDQ    $+16384, CX
-	ADDQ    $+16384, DX
-	ADDQ    $+16384, BX
-	SUBQ    $+2, DI
-	CMPQ    DI, $+2
-	JAE     rows
-	TESTQ   DI, DI
-	JZ      done
-
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -8674,18 +8209,22 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Y4
 	VMOVUPS     (BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
+	VMOVUPS     Y4, (CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y0
 	VMOVUPS     32(DX)(R8*4), Y4
 	VMOVUPS     32(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
+	VMOVUPS     Y4, 32(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y1
 	VMOVUPS     64(DX)(R8*4), Y4
 	VMOVUPS     64(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
+	VMOVUPS     Y4, 64(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y2
 	VMOVUPS     96(DX)(R8*4), Y4
 	VMOVUPS     96(BX)(R8*4), Y5
 	VADDPS      Y5, Y4, Y4
+	VMOVUPS     Y4, 96(CX)(R8*4)
 	VFMADD231PS Y4, Y4, Y3
 	ADDQ        $+32, R8
 	CMPQ        R8, $+2048
@@ -8737,39 +8276,27 @@ loop0:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (DX)(R8*4), Y1
-	VMOVUPS (BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (CX)(R8*4)
+	VMOVUPS (CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R8*4)
-	VMOVUPS 32(DX)(R8*4), Y1
-	VMOVUPS 32(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 32(CX)(R8*4)
+	VMOVUPS 32(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Y1
-	VMOVUPS 64(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 64(CX)(R8*4)
+	VMOVUPS 64(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R8*4)
-	VMOVUPS 96(DX)(R8*4), Y1
-	VMOVUPS 96(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 96(CX)(R8*4)
+	VMOVUPS 96(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -9074,7 +8601,7 @@ TEXT ·rmsnormAvx512AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -9085,18 +8612,22 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Z4
 	VMOVUPS     (BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, (CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R8*4), Z4
 	VMOVUPS     64(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 64(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R8*4), Z4
 	VMOVUPS     128(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 128(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R8*4), Z4
 	VMOVUPS     192(BX)(R8*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 192(CX)(R8*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R8
 	CMPQ        R8, $+4096
@@ -9150,39 +8681,27 @@ loop0:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (DX)(R8*4), Z1
-	VMOVUPS (BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (CX)(R8*4)
+	VMOVUPS (CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Z1
-	VMOVUPS 64(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(CX)(R8*4)
+	VMOVUPS 64(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R8*4)
-	VMOVUPS 128(DX)(R8*4), Z1
-	VMOVUPS 128(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 128(CX)(R8*4)
+	VMOVUPS 128(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R8*4)
-	VMOVUPS 192(DX)(R8*4), Z1
-	VMOVUPS 192(BX)(R8*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 192(CX)(R8*4)
+	VMOVUPS 192(CX)(R8*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R8*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -9493,7 +9012,7 @@ TEXT ·rmsnormAvx2AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -9506,18 +9025,22 @@ loop0:
 	VMOVUPS     (DX)(R8*4), Y5
 	VMOVUPS     (BX)(R8*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, (CX)(R8*4)
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(DX)(R8*4), Y5
 	VMOVUPS     32(BX)(R8*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(CX)(R8*4)
 	VFMADD231PS Y5, Y5, Y1
 	VMOVUPS     64(DX)(R8*4), Y5
 	VMOVUPS     64(BX)(R8*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 64(CX)(R8*4)
 	VFMADD231PS Y5, Y5, Y2
 	VMOVUPS     96(DX)(R8*4), Y5
 	VMOVUPS     96(BX)(R8*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 96(CX)(R8*4)
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
@@ -9586,39 +9109,27 @@ loop0_blocks:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
-	VMOVUPS (DX)(R8*4), Y1
-	VMOVUPS (BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (CX)(R8*4)
+	VMOVUPS (CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R8*4)
-	VMOVUPS 32(DX)(R8*4), Y1
-	VMOVUPS 32(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 32(CX)(R8*4)
+	VMOVUPS 32(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R8*4)
-	VMOVUPS 64(DX)(R8*4), Y1
-	VMOVUPS 64(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 64(CX)(R8*4)
+	VMOVUPS 64(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R8*4)
-	VMOVUPS 96(DX)(R8*4), Y1
-	VMOVUPS 96(BX)(R8*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 96(CX)(R8*4)
+	VMOVUPS 96(CX)(R8*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R8*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -9949,7 +9460,7 @@ TEXT ·rmsnormAvx512AddRMSNormAny(SB), NOSPLIT, $0-64
 	KMOVW R10, K1
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -9965,18 +9476,22 @@ loop0s:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z0
 	VMOVUPS     64(DX)(R9*4), Z4
 	VMOVUPS     64(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 64(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z1
 	VMOVUPS     128(DX)(R9*4), Z4
 	VMOVUPS     128(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 128(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z2
 	VMOVUPS     192(DX)(R9*4), Z4
 	VMOVUPS     192(BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, 192(CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
@@ -9992,6 +9507,7 @@ loop0s_vector:
 	VMOVUPS     (DX)(R9*4), Z4
 	VMOVUPS     (BX)(R9*4), Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -10003,6 +9519,7 @@ loop0s_tail:
 	VMOVUPS.Z   (DX)(R9*4), K1, Z4
 	VMOVUPS.Z   (BX)(R9*4), K1, Z5
 	VADDPS      Z5, Z4, Z4
+	VMOVUPS     Z4, K1, (CX)(R9*4)
 	VFMADD231PS Z4, Z4, K1, Z0
 
 loop0s_done:
@@ -10027,18 +9544,22 @@ loop0:
 	VMOVUPS     (DX)(R9*4), Z6
 	VMOVUPS     (BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, (CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z0
 	VMOVUPS     64(DX)(R9*4), Z6
 	VMOVUPS     64(BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, 64(CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z1
 	VMOVUPS     128(DX)(R9*4), Z6
 	VMOVUPS     128(BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, 128(CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z2
 	VMOVUPS     192(DX)(R9*4), Z6
 	VMOVUPS     192(BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, 192(CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z3
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
@@ -10080,6 +9601,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Z6
 	VMOVUPS     (BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, (CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z0
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -10087,6 +9609,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Z6
 	VMOVUPS     (BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, (CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -10094,6 +9617,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Z6
 	VMOVUPS     (BX)(R9*4), Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, (CX)(R9*4)
 	VFMADD231PS Z6, Z6, Z2
 	ADDQ        $+16, R9
 
@@ -10103,6 +9627,7 @@ loop0_tail:
 	VMOVUPS.Z   (DX)(R9*4), K1, Z6
 	VMOVUPS.Z   (BX)(R9*4), K1, Z7
 	VADDPS      Z7, Z6, Z6
+	VMOVUPS     Z6, K1, (CX)(R9*4)
 	VFMADD231PS Z6, Z6, K1, Z3
 
 loop0_done:
@@ -10160,7 +9685,7 @@ loop0_summed:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -10168,34 +9693,22 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS (DX)(R9*4), Z1
-	VMOVUPS (BX)(R9*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (CX)(R9*4)
+	VMOVUPS (CX)(R9*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, (AX)(R9*4)
-	VMOVUPS 64(DX)(R9*4), Z1
-	VMOVUPS 64(BX)(R9*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(CX)(R9*4)
+	VMOVUPS 64(CX)(R9*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 64(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 64(AX)(R9*4)
-	VMOVUPS 128(DX)(R9*4), Z1
-	VMOVUPS 128(BX)(R9*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 128(CX)(R9*4)
+	VMOVUPS 128(CX)(R9*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 128(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
 	VMOVUPS Z1, 128(AX)(R9*4)
-	VMOVUPS 192(DX)(R9*4), Z1
-	VMOVUPS 192(BX)(R9*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 192(CX)(R9*4)
+	VMOVUPS 192(CX)(R9*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS 192(SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -10211,10 +9724,7 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS (DX)(R9*4), Z1
-	VMOVUPS (BX)(R9*4), Z2
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (CX)(R9*4)
+	VMOVUPS (CX)(R9*4), Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS (SI)(R9*4), Z2
 	VMULPS  Z2, Z1, Z1
@@ -10226,10 +9736,7 @@ loop1_vector:
 loop1_tail:
 	TESTQ     $0x0000000f, R8
 	JZ        loop1_done
-	VMOVUPS.Z (DX)(R9*4), K1, Z1
-	VMOVUPS.Z (BX)(R9*4), K1, Z2
-	VADDPS    Z2, Z1, Z1
-	VMOVUPS   Z1, K1, (CX)(R9*4)
+	VMOVUPS.Z (CX)(R9*4), K1, Z1
 	VMULPS    Z0, Z1, Z0
 	VMOVUPS.Z (SI)(R9*4), K1, Z1
 	VMULPS    Z1, Z0, Z0
@@ -10722,7 +10229,7 @@ TEXT ·rmsnormAvx2AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ h+48(FP), R8
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -10739,18 +10246,22 @@ loop0s:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, (CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y0
 	VMOVUPS     32(DX)(R9*4), Y5
 	VMOVUPS     32(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y1
 	VMOVUPS     64(DX)(R9*4), Y5
 	VMOVUPS     64(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 64(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y2
 	VMOVUPS     96(DX)(R9*4), Y5
 	VMOVUPS     96(BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, 96(CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
@@ -10766,6 +10277,7 @@ loop0s_vector:
 	VMOVUPS     (DX)(R9*4), Y5
 	VMOVUPS     (BX)(R9*4), Y6
 	VADDPS      Y6, Y5, Y5
+	VMOVUPS     Y5, (CX)(R9*4)
 	VFMADD231PS Y5, Y5, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -10779,6 +10291,7 @@ loop0s_element:
 	VMOVSS      (DX)(R9*4), X5
 	VMOVSS      (BX)(R9*4), X6
 	VADDSS      X6, X5, X5
+	VMOVSS      X5, (CX)(R9*4)
 	VFMADD231SS X5, X5, X4
 	INCQ        R9
 	CMPQ        R9, R8
@@ -10806,18 +10319,22 @@ loop0:
 	VMOVUPS     (DX)(R9*4), Y7
 	VMOVUPS     (BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, (CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y0
 	VMOVUPS     32(DX)(R9*4), Y7
 	VMOVUPS     32(BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, 32(CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y1
 	VMOVUPS     64(DX)(R9*4), Y7
 	VMOVUPS     64(BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, 64(CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y2
 	VMOVUPS     96(DX)(R9*4), Y7
 	VMOVUPS     96(BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, 96(CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y3
 	ADDQ        $+32, R9
 	CMPQ        R9, R11
@@ -10859,6 +10376,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Y7
 	VMOVUPS     (BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, (CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y0
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -10866,6 +10384,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Y7
 	VMOVUPS     (BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, (CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y1
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -10873,6 +10392,7 @@ loop0_vectors:
 	VMOVUPS     (DX)(R9*4), Y7
 	VMOVUPS     (BX)(R9*4), Y8
 	VADDPS      Y8, Y7, Y7
+	VMOVUPS     Y7, (CX)(R9*4)
 	VFMADD231PS Y7, Y7, Y2
 	ADDQ        $+8, R9
 
@@ -10884,6 +10404,7 @@ loop0_element:
 	VMOVSS      (DX)(R9*4), X7
 	VMOVSS      (BX)(R9*4), X8
 	VADDSS      X8, X7, X7
+	VMOVSS      X7, (CX)(R9*4)
 	VFMADD231SS X7, X7, X4
 	INCQ        R9
 	CMPQ        R9, R8
@@ -10943,7 +10464,7 @@ loop0_summed:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -10951,34 +10472,22 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VMOVUPS (DX)(R9*4), Y1
-	VMOVUPS (BX)(R9*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (CX)(R9*4)
+	VMOVUPS (CX)(R9*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, (AX)(R9*4)
-	VMOVUPS 32(DX)(R9*4), Y1
-	VMOVUPS 32(BX)(R9*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 32(CX)(R9*4)
+	VMOVUPS 32(CX)(R9*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 32(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 32(AX)(R9*4)
-	VMOVUPS 64(DX)(R9*4), Y1
-	VMOVUPS 64(BX)(R9*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 64(CX)(R9*4)
+	VMOVUPS 64(CX)(R9*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 64(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
 	VMOVUPS Y1, 64(AX)(R9*4)
-	VMOVUPS 96(DX)(R9*4), Y1
-	VMOVUPS 96(BX)(R9*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, 96(CX)(R9*4)
+	VMOVUPS 96(CX)(R9*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS 96(SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -10994,10 +10503,7 @@ loop1_vectors:
 	JAE  loop1_tail
 
 loop1_vector:
-	VMOVUPS (DX)(R9*4), Y1
-	VMOVUPS (BX)(R9*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VMOVUPS Y1, (CX)(R9*4)
+	VMOVUPS (CX)(R9*4), Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS (SI)(R9*4), Y2
 	VMULPS  Y2, Y1, Y1
@@ -11011,10 +10517,7 @@ loop1_tail:
 	JAE  loop1_done
 
 loop1_element:
-	VMOVSS (DX)(R9*4), X1
-	VMOVSS (BX)(R9*4), X2
-	VADDSS X2, X1, X1
-	VMOVSS X1, (CX)(R9*4)
+	VMOVSS (CX)(R9*4), X1
 	VMULSS X0, X1, X1
 	VMOVSS (SI)(R9*4), X2
 	VMULSS X2, X1, X1

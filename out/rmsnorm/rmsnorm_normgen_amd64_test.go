@@ -318,7 +318,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNorm2048(rmsnormAvx512AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
+					rmsnormRunAddRMSNorm2048Streaming(rmsnormAvx512AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -336,7 +336,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNorm2048(rmsnormAvx2AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
+					rmsnormRunAddRMSNorm2048Streaming(rmsnormAvx2AddRMSNorm2048NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -355,7 +355,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNorm4096(rmsnormAvx512AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
+					rmsnormRunAddRMSNorm4096Streaming(rmsnormAvx512AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -373,7 +373,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNorm4096(rmsnormAvx2AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
+					rmsnormRunAddRMSNorm4096Streaming(rmsnormAvx2AddRMSNorm4096NT, a[0], a[1], a[2], a[3], a[4], rows)
 				},
 			})
 		}
@@ -392,7 +392,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx512-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNormAny(rmsnormAvx512AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
+					rmsnormRunAddRMSNormAnyStreaming(rmsnormAvx512AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
 				},
 			})
 		}
@@ -410,7 +410,7 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 				asm:  true,
 				name: "avx2-nt",
 				run: func(a [][]float32, rows int) {
-					rmsnormRunAddRMSNormAny(rmsnormAvx2AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
+					rmsnormRunAddRMSNormAnyStreaming(rmsnormAvx2AddRMSNormAnyNT, a[0], a[1], a[2], a[3], a[4], rows, h)
 				},
 			})
 		}

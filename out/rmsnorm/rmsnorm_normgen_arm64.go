@@ -177,7 +177,7 @@ func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &sum[done*2048], &x[done*2048], &f[done*2048], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoAddRMSNormAnyF64(dst[done*2048:], sum[done*2048:], x[done*2048:], f[done*2048:], gamma, 1, 2048)
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*2048:], sum[done*2048:], gamma, 1, 2048)
 			done++
 		}
 	}
@@ -191,7 +191,7 @@ func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			rmsnormGoAddRMSNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*4096:], sum[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -205,7 +205,7 @@ func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			rmsnormGoAddRMSNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			rmsnormGoAddRMSNormSumAnyF64(dst[done*h:], sum[done*h:], gamma, 1, h)
 			done++
 		}
 	}

@@ -1151,33 +1151,35 @@ TEXT ·rmsnormNeonAddRMSNorm2048(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R6
-	MOVD	R3, R7
+	MOVD	R1, R6
+	MOVD	R2, R7
+	MOVD	R3, R8
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$128, R9
+	MOVD	$128, R10
 pass1chunk:
-	SUBS	$64, R9, R9
+	SUBS	$64, R10, R10
 	BLT	pass1short
-	MOVD	$64, R8
+	MOVD	$64, R9
 pass1iter:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R8, R8
+	SUBS	$1, R9, R9
 	BNE	pass1iter
-	SUBS	$0, R9, R9
+	SUBS	$0, R10, R10
 	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1189,8 +1191,8 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R9, R8
-	CBNZ	R8, pass1iter
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
 pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1212,33 +1214,25 @@ pass1chunked:
 	FSQRTS	F26, F26
 	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
-	MOVD	R2, R8
-	MOVD	R3, R9
-	MOVD	R4, R10
-	MOVD	$128, R11
+	MOVD	R4, R8
+	MOVD	$128, R9
 pass2main:
-	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
-	SUBS	$1, R11, R11
+	SUBS	$1, R9, R9
 	BNE	pass2main
 	// next row
 	ADD	$8192, R0, R0
@@ -1275,33 +1269,35 @@ TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R6
-	MOVD	R3, R7
+	MOVD	R1, R6
+	MOVD	R2, R7
+	MOVD	R3, R8
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$256, R9
+	MOVD	$256, R10
 pass1chunk:
-	SUBS	$64, R9, R9
+	SUBS	$64, R10, R10
 	BLT	pass1short
-	MOVD	$64, R8
+	MOVD	$64, R9
 pass1iter:
-	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R8, R8
+	SUBS	$1, R9, R9
 	BNE	pass1iter
-	SUBS	$0, R9, R9
+	SUBS	$0, R10, R10
 	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1313,8 +1309,8 @@ pass1iter:
 	VEOR	V3.B16, V3.B16, V3.B16
 	B	pass1chunk
 pass1short:
-	ADD	$64, R9, R8
-	CBNZ	R8, pass1iter
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
 pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1336,33 +1332,25 @@ pass1chunked:
 	FSQRTS	F26, F26
 	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
-	MOVD	R2, R8
-	MOVD	R3, R9
-	MOVD	R4, R10
-	MOVD	$256, R11
+	MOVD	R4, R8
+	MOVD	$256, R9
 pass2main:
-	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
-	SUBS	$1, R11, R11
+	SUBS	$1, R9, R9
 	BNE	pass2main
 	// next row
 	ADD	$16384, R0, R0
@@ -1403,35 +1391,37 @@ TEXT ·rmsnormNeonAddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVW	$0x7f7fffff, R8
 	FMOVS	R8, F27
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	MOVD	R2, R8
-	MOVD	R3, R9
+	MOVD	R1, R8
+	MOVD	R2, R9
+	MOVD	R3, R10
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
-	MOVD	$64, R11
-	LSR	$4, R6, R12
+	MOVD	$64, R12
+	LSR	$4, R6, R13
 pass1chunk:
-	SUBS	$64, R12, R12
+	SUBS	$64, R13, R13
 	BLT	pass1short
-	MOVD	$64, R10
+	MOVD	$64, R11
 pass1iter:
-	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	VST1.P	[V4.S4, V5.S4, V6.S4, V7.S4], 64(R8)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 	VFMLA	V6.S4, V6.S4, V2.S4
 	VFMLA	V7.S4, V7.S4, V3.S4
-	SUBS	$1, R10, R10
+	SUBS	$1, R11, R11
 	BNE	pass1iter
-	SUBS	$0, R12, R12
+	SUBS	$0, R13, R13
 	BLT	pass1chunked
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
@@ -1441,31 +1431,33 @@ pass1iter:
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
-	SUBS	$1, R11, R11
+	SUBS	$1, R12, R12
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
 	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
-	MOVD	$64, R11
+	MOVD	$64, R12
 	B	pass1chunk
 pass1short:
-	ADD	$64, R12, R10
-	CBNZ	R10, pass1iter
+	ADD	$64, R13, R11
+	CBNZ	R11, pass1iter
 pass1chunked:
-	AND	$8, R6, R10
-	CBZ	R10, pass1vec2Done
-	VLD1.P	32(R8), [V4.S4, V5.S4]
-	VLD1.P	32(R9), [V8.S4, V9.S4]
+	AND	$8, R6, R11
+	CBZ	R11, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
+	VLD1.P	32(R10), [V8.S4, V9.S4]
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	VST1.P	[V4.S4, V5.S4], 32(R8)
 	VFMLA	V4.S4, V4.S4, V0.S4
 	VFMLA	V5.S4, V5.S4, V1.S4
 pass1vec2Done:
-	AND	$4, R6, R10
-	CBZ	R10, pass1vec1Done
-	VLD1.P	16(R8), [V6.S4]
-	VLD1.P	16(R9), [V10.S4]
+	AND	$4, R6, R11
+	CBZ	R11, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	VLD1.P	16(R10), [V10.S4]
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	VST1.P	[V6.S4], 16(R8)
 	VFMLA	V6.S4, V6.S4, V2.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -1475,14 +1467,15 @@ pass1vec1Done:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	AND	$3, R6, R10
-	CBZ	R10, pass1tailDone
+	AND	$3, R6, R11
+	CBZ	R11, pass1tailDone
 pass1tail:
-	FMOVS.P	4(R8), F4
-	FMOVS.P	4(R9), F8
+	FMOVS.P	4(R9), F4
+	FMOVS.P	4(R10), F8
 	FADDS	F8, F4, F4
+	FMOVS.P	F4, 4(R8)
 	FMADDS	F4, F0, F4, F0
-	SUBS	$1, R10, R10
+	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
 	// squareSum = sum((x + f)*(x + f))
@@ -1499,73 +1492,55 @@ pass1tailDone:
 	FSQRTS	F26, F26
 	// rstd = 1 / std
 	FDIVS	F26, F29, F26
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = sum*rstd*gamma
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
-	MOVD	R2, R10
-	MOVD	R3, R11
-	MOVD	R4, R12
-	LSR	$4, R6, R13
-	CBZ	R13, pass2mainDone
+	MOVD	R4, R10
+	LSR	$4, R6, R11
+	CBZ	R11, pass2mainDone
 pass2main:
-	VLD1.P	64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R9)
+	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
-	VLD1.P	64(R12), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
-	SUBS	$1, R13, R13
+	SUBS	$1, R11, R11
 	BNE	pass2main
 pass2mainDone:
-	AND	$8, R6, R13
-	CBZ	R13, pass2vec2Done
-	VLD1.P	32(R10), [V0.S4, V1.S4]
-	VLD1.P	32(R11), [V4.S4, V5.S4]
-	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
-	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	VST1.P	[V0.S4, V1.S4], 32(R9)
+	AND	$8, R6, R11
+	CBZ	R11, pass2vec2Done
+	VLD1.P	32(R9), [V0.S4, V1.S4]
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
 	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
-	VLD1.P	32(R12), [V4.S4, V5.S4]
+	VLD1.P	32(R10), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	VST1.P	[V0.S4, V1.S4], 32(R8)
 pass2vec2Done:
-	AND	$4, R6, R13
-	CBZ	R13, pass2vec1Done
-	VLD1.P	16(R10), [V2.S4]
-	VLD1.P	16(R11), [V6.S4]
-	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	VST1.P	[V2.S4], 16(R9)
+	AND	$4, R6, R11
+	CBZ	R11, pass2vec1Done
+	VLD1.P	16(R9), [V2.S4]
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	VLD1.P	16(R12), [V6.S4]
+	VLD1.P	16(R10), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	VST1.P	[V2.S4], 16(R8)
 pass2vec1Done:
-	AND	$3, R6, R13
-	CBZ	R13, pass2tailDone
+	AND	$3, R6, R11
+	CBZ	R11, pass2tailDone
 pass2tail:
-	FMOVS.P	4(R10), F0
-	FMOVS.P	4(R11), F4
-	FADDS	F4, F0, F0
-	FMOVS.P	F0, 4(R9)
+	FMOVS.P	4(R9), F0
 	FMULS	F26, F0, F0
-	FMOVS.P	4(R12), F4
+	FMOVS.P	4(R10), F4
 	FMULS	F4, F0, F0
 	FMOVS.P	F0, 4(R8)
-	SUBS	$1, R13, R13
+	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
 	// next row

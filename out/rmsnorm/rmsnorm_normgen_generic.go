@@ -160,7 +160,7 @@ func rmsnormGoGemmaRMSNormAnyF64(dst, x, gamma []float32, rows, h int) {
 
 // goAddRMSNormAny is the pure-Go AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
 // Float32 arithmetic, its sums in float32 blocks added in float64.
-// A row whose statistics leave float32's range takes goAddRMSNormAnyF64.
+// A row whose statistics leave float32's range takes goAddRMSNormSumAnyF64.
 func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 	invN := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
@@ -174,18 +174,27 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 		fRow := f[r*h:][:h]
 		var squareSum float64
 		for i := 0; i < whole; i += 64 {
+			sumBlock := (*[64]float32)(sumRow[i:])
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var squareSum0, squareSum1, squareSum2, squareSum3 float32
 			for j := 0; j < 64; j += 8 {
 				sA := (xBlock[j] + fBlock[j])
+				sumBlock[j] = sA
 				sB := (xBlock[j+1] + fBlock[j+1])
+				sumBlock[j+1] = sB
 				sC := (xBlock[j+2] + fBlock[j+2])
+				sumBlock[j+2] = sC
 				sD := (xBlock[j+3] + fBlock[j+3])
+				sumBlock[j+3] = sD
 				sE := (xBlock[j+4] + fBlock[j+4])
+				sumBlock[j+4] = sE
 				sF := (xBlock[j+5] + fBlock[j+5])
+				sumBlock[j+5] = sF
 				sG := (xBlock[j+6] + fBlock[j+6])
+				sumBlock[j+6] = sG
 				sH := (xBlock[j+7] + fBlock[j+7])
+				sumBlock[j+7] = sH
 				squareSum0 += sA*sA + sE*sE
 				squareSum1 += sB*sB + sF*sF
 				squareSum2 += sC*sC + sG*sG
@@ -196,6 +205,7 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			s := (xRow[i] + fRow[i])
+			sumRow[i] = s
 			squareSumTail += s * s
 		}
 		squareSum += float64(squareSumTail)
@@ -203,15 +213,36 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
-			rmsnormGoAddRMSNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, 1, h)
+			rmsnormGoAddRMSNormSumAnyF64(dstRow, sumRow, gamma, 1, h)
 			continue
 		}
 		std := float32(math.Sqrt(float64(meanSquareEps)))
 		rstd := 1 / std
 		for i := range h {
-			s := (xRow[i] + fRow[i])
-			sumRow[i] = s
-			dstRow[i] = s * rstd * gamma[i]
+			dstRow[i] = sumRow[i] * rstd * gamma[i]
+		}
+	}
+}
+
+// goAddRMSNormSumAnyF64 is the pure-Go AddRMSNormSum in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(sum^2) + 1e-06); y = sum*rstd*gamma.
+func rmsnormGoAddRMSNormSumAnyF64(dst, sum, gamma []float32, rows, h int) {
+	invN := 1 / float64(h)
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h : r*h+h]
+		sumRow := sum[r*h : r*h+h]
+		var squareSum float64
+		for i := range h {
+			s := float64(sumRow[i])
+			squareSum += s * s
+		}
+		meanSquare := squareSum * invN
+		eps := float64(float32(1e-06))
+		meanSquareEps := meanSquare + eps
+		std := math.Sqrt(meanSquareEps)
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = float32(float64(sumRow[i]) * rstd * float64(gamma[i]))
 		}
 	}
 }

@@ -458,6 +458,7 @@ func (c *args) checkMargins(names []string) error {
 type family struct {
 	name     string
 	constant bool // every row constant: LayerNorm must output exactly beta
+	residual bool // the residual f drawn from the family too, not N(0, 1)
 	value    func(rng *rand.Rand, row int) float32
 }
 
@@ -517,7 +518,7 @@ func (k *kernel) fill(c *args, fam family, rows, h int, rng *rand.Rand) {
 		case role == roleRowIn:
 			for j := range a {
 				v := fam.value(rng, j/h)
-				if k.arrays[i] != "x" && !fam.constant {
+				if k.arrays[i] != "x" && !fam.constant && !fam.residual {
 					v = float32(rng.NormFloat64())
 				}
 				a[j] = v
@@ -695,6 +696,40 @@ func (k *kernel) cases() []sizeCase {
 // ordinary data, a large offset, the float64 path, and exact constant rows.
 var shortFamilies = map[string]bool{"normal": true, "offset1e4": true, "1e30": true, "constant": true}
 
+// equivalenceRun is one call of TestEquivalence: the inputs' family, and
+// the output that is x's very slice ("": none).
+type equivalenceRun struct {
+	fam     family
+	inPlace string
+}
+
+// alternateGuarded is a family whose odd rows take the float64 path
+// (their squares overflow float32) between ordinary ones; f is as large
+// as x, so that x + f is not x.
+var alternateGuarded = family{name: "1e30oddrows", residual: true, value: func(rng *rand.Rand, row int) float32 {
+	if row%2 == 1 {
+		return float32(1e30 * rng.NormFloat64())
+	}
+	return float32(rng.NormFloat64())
+}}
+
+// equivalenceRuns lists the calls on the inputs of family fam, the fi-th:
+// not in place, and on the first family in place, dst = x and with a
+// stored sum also sum = x (the residual stream updated in place) on
+// alternateGuarded, whose odd rows the float64 path takes after x became
+// the sum, and whose even rows the kernel resumes with.
+func (k *kernel) equivalenceRuns(fi int, fam family) []equivalenceRun {
+	runs := []equivalenceRun{{fam, ""}}
+	if fi > 0 {
+		return runs // in-place runs once per size, on the first family
+	}
+	runs = append(runs, equivalenceRun{fam, "dst"})
+	if k.index("sum") >= 0 {
+		runs = append(runs, equivalenceRun{alternateGuarded, "sum"})
+	}
+	return runs
+}
+
 // TestEquivalence runs every implementation on every family of inputs, at
 // row counts 0, 1, 2, 7 (and 300 for short rows), from unaligned starts, in
 // place (on the first family) and not, and checks the outputs against the
@@ -743,10 +778,8 @@ func TestEquivalence(t *testing.T) {
 					continue // ordinary data and the float64 path
 				}
 				for _, rows := range rowCounts {
-					for _, inPlace := range []bool{false, true} {
-						if inPlace && fi > 0 {
-							continue // in-place runs once per size, on the first family
-						}
+					for _, r := range k.equivalenceRuns(fi, fam) {
+						fam := r.fam
 						in := k.newArgs(rows, h, rng)
 						k.fill(in, fam, rows, h, rng)
 						ref := k.oracle(k.get(in, "x"), k.get(in, "f"), k.scaleOf(in), k.shiftOf(in), rows, h)
@@ -755,11 +788,11 @@ func TestEquivalence(t *testing.T) {
 								continue
 							}
 							got := in.clone()
-							if inPlace {
-								got.a[k.index("dst")] = got.a[k.index("x")]
+							if r.inPlace != "" {
+								got.a[k.index(r.inPlace)] = got.a[k.index("x")]
 							}
 							im.run(got.a, rows)
-							name := fmt.Sprintf("%s %s rows=%d family=%s in-place=%v", tc.label, im.name, rows, fam.name, inPlace)
+							name := fmt.Sprintf("%s %s rows=%d family=%s in-place=%q", tc.label, im.name, rows, fam.name, r.inPlace)
 							if err := got.checkMargins(k.arrays); err != nil {
 								t.Fatalf("%s: %v", name, err)
 							}

@@ -256,7 +256,7 @@ func TestNonTemporal(t *testing.T) {
 		{ks[0], 64, target.AVX2, 7, 0, 1},            // 8 vectors, one block loop: no prefetch
 		{ks[0], 64, target.AVX512, 3, 0, 1},
 	} {
-		nt := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa, NT: true}
+		nt := target.Func{Kernel: c.kernel.StreamingForm(), H: c.h, ISA: c.isa, NT: true} // as target.Plan
 		twin := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
 		src, err := Generate(testHeader, []target.Func{twin, nt})
 		if err != nil {

@@ -1,5 +1,7 @@
 package amd64
 
+import "github.com/normgen/normgen/gen/pass"
+
 // Row blocks: for short rows, the statistics loops of several consecutive
 // rows run together, each row with its own partial sums, and the rows'
 // scalar code (reductions, square root, division) is interleaved, so that
@@ -19,10 +21,12 @@ const (
 // planBlock chooses how many rows the block loop sweeps together (1: no
 // block loop), at most limit when that is not 0: a power of two up to
 // maxBlock, with the block's rows within blockBytes. Only for a fixed H,
-// and not for NT functions (DRAM-bound) or rows kept in registers.
+// and not for NT functions (DRAM-bound), rows kept in registers, or
+// kernels that store before a guard (a block a guard abandons is done
+// again row by row, from inputs its stores may have overwritten).
 func (l *lowering) planBlock(limit int) {
 	l.block = 1
-	if l.f.H == 0 || l.f.NT || l.resident != nil {
+	if l.f.H == 0 || l.f.NT || l.resident != nil || pass.StoresBeforeGuard(l.k) {
 		return
 	}
 	for 2*l.block <= maxBlock && 2*l.block*4*l.f.H <= blockBytes {

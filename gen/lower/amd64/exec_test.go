@@ -88,7 +88,7 @@ func testFuncs(ks []*ir.Kernel) []target.Func {
 			for _, h := range hs {
 				fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa})
 				if isa.NonTemporal(k.Layout, h) {
-					fs = append(fs, target.Func{Kernel: k, H: h, ISA: isa, NT: true})
+					fs = append(fs, target.Func{Kernel: k.StreamingForm(), H: h, ISA: isa, NT: true})
 				}
 			}
 		}

@@ -76,6 +76,22 @@ func Float64Name(k *ir.Kernel) string {
 	return name
 }
 
+// Fallback is the function an assembly kernel of k hands the rows its
+// guard rejects to (Float64Name of k, or of k.Fallback where k stores row
+// outputs first), and the indices in k.Arrays of the arrays it takes, in
+// its order; its other arguments are k's (the row count, the shape, the
+// scalar arguments).
+func Fallback(k *ir.Kernel) (name string, arrays []int) {
+	fb := k
+	if k.Fallback != nil {
+		fb = k.Fallback
+	}
+	for _, a := range fb.Arrays {
+		arrays = append(arrays, k.ArrayIndex(a.Name))
+	}
+	return Float64Name(fb), arrays
+}
+
 // blockedFunc is the float32 form of k under the name of its pure-Go
 // function (see Func).
 func blockedFunc(k *ir.Kernel) jen.Code {
@@ -131,7 +147,8 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
 		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
 	if pass.HasGuard(k) {
-		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", Float64Name(k))
+		name, _ := Fallback(k)
+		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
 	}
 	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
 }
@@ -162,7 +179,9 @@ func loopAccs(lp *ir.Loop) []int {
 func (l *lowering) guard(st *ir.Scalar) jen.Code {
 	var args []jen.Code
 	seg := l.k.Layout == ir.Segments
-	for i, a := range l.k.Arrays {
+	name, arrays := Fallback(l.k)
+	for _, i := range arrays {
+		a := l.k.Arrays[i]
 		switch {
 		case seg && (a.Role == ir.RowIn || a.Role == ir.RowOut):
 			args = append(args, jen.Id(l.arrayName(i)).Index(jen.Id("r").Op("*").Id("rowstride"), jen.Empty()))
@@ -185,7 +204,7 @@ func (l *lowering) guard(st *ir.Scalar) jen.Code {
 	}
 	v := l.value(st.Args[0])
 	return jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
-		jen.Id(Float64Name(l.k)).Call(args...),
+		jen.Id(name).Call(args...),
 		jen.Continue(),
 	)
 }

@@ -37,8 +37,14 @@ func TestBlockedForm(t *testing.T) {
 		if Float64Name(k) != f64 || !strings.Contains(src, "func "+f64+"(") {
 			t.Errorf("%s: no float64 form %s:\n%s", sk.Name, f64, src)
 		}
-		fast := src[:strings.Index(src, "func "+f64+"(")]
-		for _, want := range []string{"whole := h - h%64", "(*[64]float32)(xRow[i:])", "for j := 0; j < 64; j += ", "xRow := x[r*h:][:h]", f64 + "(dstRow, ", "continue"} {
+		// A kernel that stores its sum first hands rows to its fallback's
+		// float64 form, emitted first.
+		fb, _ := Fallback(k)
+		if sum := sk.Residual != nil && sk.Residual.StoreSum; (fb != f64) != sum || sum && fb != "go"+sk.Name+"SumAnyF64" {
+			t.Errorf("%s: rejected rows go to %s", sk.Name, fb)
+		}
+		fast := src[:strings.Index(src, "func "+fb+"(")]
+		for _, want := range []string{"whole := h - h%64", "(*[64]float32)(xRow[i:])", "for j := 0; j < 64; j += ", "xRow := x[r*h:][:h]", fb + "(dstRow, ", "continue"} {
 			if !strings.Contains(fast, want) {
 				t.Errorf("%s: float32 form lacks %q:\n%s", sk.Name, want, fast)
 			}

@@ -43,7 +43,16 @@ func Func(k *ir.Kernel) jen.Code {
 	}
 	code := jen.Add(blockedFunc(k))
 	if pass.HasGuard(k) {
-		code = code.Line().Line().Add(float64Func(k, Float64Name(k)))
+		// The functions the rows a guard rejects go to (Fallback): k's, or
+		// its fallback's and its streaming form's.
+		for _, g := range []*ir.Kernel{k.Fallback, k.Streaming} {
+			if g != nil {
+				code = code.Line().Line().Add(float64Func(g, Float64Name(g)))
+			}
+		}
+		if k.Fallback == nil {
+			code = code.Line().Line().Add(float64Func(k, Float64Name(k)))
+		}
 	}
 	return code
 }

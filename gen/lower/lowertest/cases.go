@@ -24,9 +24,12 @@ type Case struct {
 type Array struct {
 	Alias   int // the array whose memory this one shares, or -1
 	Written bool
-	In      []float32
-	Owner   []int32   // row of each element, -1 for none
-	Want    []float32 // for written arrays
+	// Early: written before the guards (what ir.Kernel.Fallback reads),
+	// so also in the row a guard abandoned.
+	Early bool
+	In    []float32
+	Owner []int32   // row of each element, -1 for none
+	Want  []float32 // for written arrays
 
 	// Elem is the array's storage: a half format is encoded as its bits,
 	// In and Want rounded to it (In must hold values of the format).
@@ -69,7 +72,7 @@ func Encode(cases []Case) []byte {
 		put(uint32(len(arrays)))
 		for _, a := range arrays {
 			put(uint32(int32(a.Alias)))
-			put(uint32(B2i(a.Written)))
+			put(uint32(B2i(a.Written) + B2i(a.Early))) // 2: early
 			put(uint32(a.Elem))
 			put(uint32(B2i(a.Exact)))
 			put(uint32(len(a.In)))
@@ -293,6 +296,13 @@ func NewCase(rng *rand.Rand, f target.Func, s ir.Shape, plans []RowPlan, inPlace
 		arrays[dst] = arrays[x]
 		c.Arrays[dst] = Array{Alias: x}
 		c.Arrays[x].Written = true
+	}
+	if k.Fallback != nil {
+		for _, a := range k.Fallback.Arrays {
+			if a.Role == ir.RowIn {
+				c.Arrays[k.ArrayIndex(a.Name)].Early = true
+			}
+		}
 	}
 	c.Done = ir.EvalShape(k, s, rows, arrays)
 	c.Want = c.Done

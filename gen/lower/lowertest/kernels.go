@@ -134,6 +134,7 @@ func Guarded(t testing.TB, k *ir.Kernel, lo, hi float32) *ir.Kernel {
 	}
 	c := *k
 	c.Name = k.Name + "Guarded"
+	c.Streaming = nil // the original's form: the copy's NT functions lower the copy
 	c.Body = append(append(append([]ir.Stmt(nil), k.Body[:last]...),
 		&ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{arg}, Lo: lo, Hi: hi}),
 		k.Body[last:]...)
@@ -263,6 +264,7 @@ func WithGuard(k *ir.Kernel) *ir.Kernel {
 	}
 	g := *k
 	g.Name = "Guard" + k.Name
+	g.Streaming = nil // the original's form: the copy's NT functions lower the copy
 	g.Body = append(append(append([]ir.Stmt{}, k.Body[:last]...),
 		&ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{arg}, Lo: GuardLo, Hi: GuardHi}), k.Body[last:]...)
 	if ir.Check(&g) != nil {

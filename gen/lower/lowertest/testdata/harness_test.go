@@ -44,6 +44,7 @@ const (
 type array struct {
 	alias   int // index of the array whose memory this one shares, or -1
 	written bool
+	early   bool // written before the guards: the abandoned row's too
 	elem    int
 	exact   bool
 	in      []uint32 // bits
@@ -121,7 +122,9 @@ func cases(t *testing.T, each func(*kase)) int {
 		sets[d] = make([]array, r.u32())
 		for a := range sets[d] {
 			ar := &sets[d][a]
-			ar.alias, ar.written = int(int32(r.u32())), r.u32() == 1
+			ar.alias = int(int32(r.u32()))
+			w := r.u32()
+			ar.written, ar.early = w != 0, w == 2
 			ar.elem, ar.exact = int(r.u32()), r.u32() == 1
 			n := int(r.u32())
 			ar.in = r.words(n)
@@ -321,9 +324,13 @@ func check(k *kase, newPlacement func() placement) error {
 			return fmt.Errorf("array %d: guard zone overwritten", a)
 		}
 		size := ar.size()
+		last := got // the last row written
+		if !ar.early || got == k.rows {
+			last--
+		}
 		for i := range ar.in {
 			v := get(mems[a][i*size:], size)
-			if !ar.written || ar.owner[i] < 0 || int(ar.owner[i]) >= got {
+			if !ar.written || ar.owner[i] < 0 || int(ar.owner[i]) > last {
 				if v != ar.in[i] {
 					return fmt.Errorf("array %d [%d] (row %d, not written): %#x, was %#x", a, i, ar.owner[i], v, ar.in[i])
 				}
