@@ -104,14 +104,15 @@ func HalfTestFile(p *Package) ([]byte, error) {
 	data := struct {
 		Header, Package string
 		Convs           []conv
-	}{Header: p.Header, Package: p.Name}
+		HalfRows        bool
+	}{Header: p.Header, Package: p.Name, HalfRows: p.hasHalfRows()}
 	for _, e := range p.Elems() {
 		name := strings.ToUpper(e.String())
 		data.Convs = append(data.Convs, conv{e.String(), name + "FromFloat32", "Float32From" + name})
 	}
 	var buf bytes.Buffer
 	kits := p.sharedKit(halfTests)
-	if p.hasHalfRows() {
+	if data.HalfRows {
 		kits = append(kits, templates.HalfRows)
 	}
 	if err := templates.HalfTests.Execute(&buf, data, kits...); err != nil {
