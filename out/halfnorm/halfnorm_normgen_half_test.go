@@ -5,7 +5,8 @@ package halfnorm
 // The tests below check the package's conversions between float32 and its
 // half-precision storage formats against the formats' definitions (in the
 // helpers at the end of this file, written independently of the
-// generator). The kernels' tests call them through halfCall.
+// generator). The tests of the half kernels over rows call those
+// kernels through halfCall, below too.
 
 import (
 	"fmt"
