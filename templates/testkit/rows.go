@@ -607,7 +607,7 @@ func TestEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range kernels {
 			if !k.runtimeEps || k == kernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, worst[k.name], tolerance)
+				t.Logf("%s: max error %.2f %s", k.name, worst[k.name], errorUnit(k.storage, tolerance))
 			}
 			if u, ok := worstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -731,11 +731,11 @@ func longLengths() []int {
 // assembly implementations alone.
 func TestLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], tolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], errorUnit(storageOf[key], tolerance))
 		}
 	}()
 	for _, k := range kernels {
@@ -799,6 +799,7 @@ func TestLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], worst[k.name])
 					worst[k.name] = max(saved, worst[k.name])

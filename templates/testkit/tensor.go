@@ -414,19 +414,9 @@ func tStatBound(b, ref float64) float64 {
 }
 
 // tensorWorst records the largest error seen per kernel, in units of the
-// bound divided by tTolerance (see worstUnit); tensorWorstUlps, per half
+// bound divided by tTolerance (see errorUnit); tensorWorstUlps, per half
 // kernel, in ulps of its format at the oracle's value.
 var tensorWorst, tensorWorstUlps = map[string]float64{}, map[string]float64{}
-
-// worstUnit names tensorWorst's unit for k: 2^-24 of the contract's scale,
-// or with half storage a 64th of the bound widened by one rounding to the
-// format (see oracle), of which the float32 contract is a small part.
-func (k *tensorKernel) worstUnit() string {
-	if _, half := halfFormats[k.storage]; half {
-		return "64ths of the bound widened by one rounding to " + k.storage
-	}
-	return "units of 2^-24"
-}
 
 // verify checks a call's outputs against the oracle.
 func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) error {
@@ -559,7 +549,7 @@ func TestTensorEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	defer func() {
 		for _, k := range tensorKernels {
-			t.Logf("%s (%s): max error %.2f %s (contract: %d)", k.name, isaOf(k.name), tensorWorst[k.name], k.worstUnit(), tTolerance)
+			t.Logf("%s (%s): max error %.2f %s", k.name, isaOf(k.name), tensorWorst[k.name], errorUnit(k.storage, tTolerance))
 			if u, ok := tensorWorstUlps[k.name]; ok {
 				t.Logf("%s (%s): max error %.3f ulps of %s", k.name, isaOf(k.name), u, k.storage)
 			}
@@ -731,7 +721,7 @@ func TestTensorLongSets(t *testing.T) {
 				saved := tensorWorst[k.name]
 				tensorWorst[k.name] = 0
 				err := k.verify(got, in, ref, tFamily{name: fam.name})
-				t.Logf("%s (%s) %v family=%s: max error %.2f %s (contract: %d)", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], k.worstUnit(), tTolerance)
+				t.Logf("%s (%s) %v family=%s: max error %.2f %s", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], errorUnit(k.storage, tTolerance))
 				tensorWorst[k.name] = max(saved, tensorWorst[k.name])
 				if err != nil {
 					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
