@@ -843,19 +843,9 @@ func convnormTStatBound(b, ref float64) float64 {
 }
 
 // tensorWorst records the largest error seen per kernel, in units of the
-// bound divided by tTolerance (see worstUnit); tensorWorstUlps, per half
+// bound divided by tTolerance (see errorUnit); tensorWorstUlps, per half
 // kernel, in ulps of its format at the oracle's value.
 var convnormTensorWorst, convnormTensorWorstUlps = map[string]float64{}, map[string]float64{}
-
-// worstUnit names tensorWorst's unit for k: 2^-24 of the contract's scale,
-// or with half storage a 64th of the bound widened by one rounding to the
-// format (see oracle), of which the float32 contract is a small part.
-func (k *convnormTensorKernel) worstUnit() string {
-	if _, half := convnormHalfFormats[k.storage]; half {
-		return "64ths of the bound widened by one rounding to " + k.storage
-	}
-	return "units of 2^-24"
-}
 
 // verify checks a call's outputs against the oracle.
 func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormTReference, fam convnormTFamily) error {
@@ -988,7 +978,7 @@ func TestConvnormTensorEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	defer func() {
 		for _, k := range convnormTensorKernels {
-			t.Logf("%s (%s): max error %.2f %s (contract: %d)", k.name, convnormIsaOf(k.name), convnormTensorWorst[k.name], k.worstUnit(), convnormTTolerance)
+			t.Logf("%s (%s): max error %.2f %s", k.name, convnormIsaOf(k.name), convnormTensorWorst[k.name], convnormErrorUnit(k.storage, convnormTTolerance))
 			if u, ok := convnormTensorWorstUlps[k.name]; ok {
 				t.Logf("%s (%s): max error %.3f ulps of %s", k.name, convnormIsaOf(k.name), u, k.storage)
 			}
@@ -1160,7 +1150,7 @@ func TestConvnormTensorLongSets(t *testing.T) {
 				saved := convnormTensorWorst[k.name]
 				convnormTensorWorst[k.name] = 0
 				err := k.verify(got, in, ref, convnormTFamily{name: fam.name})
-				t.Logf("%s (%s) %v family=%s: max error %.2f %s (contract: %d)", k.name, convnormIsaOf(k.name), s, fam.name, convnormTensorWorst[k.name], k.worstUnit(), convnormTTolerance)
+				t.Logf("%s (%s) %v family=%s: max error %.2f %s", k.name, convnormIsaOf(k.name), s, fam.name, convnormTensorWorst[k.name], convnormErrorUnit(k.storage, convnormTTolerance))
 				convnormTensorWorst[k.name] = max(saved, convnormTensorWorst[k.name])
 				if err != nil {
 					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
@@ -1881,6 +1871,17 @@ func (f convnormHalfFormat) ulp(v float64) float64 {
 // halfSentinel fills the margins around the uint16 arrays of the half
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var convnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func convnormErrorUnit(storage string, tol int) string {
+	if _, half := convnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
 
 // expectPanic runs f and returns its panic message, or fails.
 func convnormExpectPanic(t *testing.T, what string, f func()) (msg string) {

@@ -718,7 +718,7 @@ func TestDeepnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range deepnormKernels {
 			if !k.runtimeEps || k == deepnormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, deepnormWorst[k.name], deepnormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, deepnormWorst[k.name], deepnormErrorUnit(k.storage, deepnormTolerance))
 			}
 			if u, ok := deepnormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -842,11 +842,11 @@ func deepnormLongLengths() []int {
 // assembly implementations alone.
 func TestDeepnormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], deepnormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], deepnormErrorUnit(storageOf[key], deepnormTolerance))
 		}
 	}()
 	for _, k := range deepnormKernels {
@@ -910,6 +910,7 @@ func TestDeepnormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], deepnormWorst[k.name])
 					deepnormWorst[k.name] = max(saved, deepnormWorst[k.name])
@@ -1520,6 +1521,17 @@ func (f deepnormHalfFormat) ulp(v float64) float64 {
 // halfSentinel fills the margins around the uint16 arrays of the half
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var deepnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func deepnormErrorUnit(storage string, tol int) string {
+	if _, half := deepnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
 
 // expectPanic runs f and returns its panic message, or fails.
 func deepnormExpectPanic(t *testing.T, what string, f func()) (msg string) {

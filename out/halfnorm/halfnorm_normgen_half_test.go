@@ -342,6 +342,17 @@ func (f halfnormHalfFormat) ulp(v float64) float64 {
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var halfnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
 
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func halfnormErrorUnit(storage string, tol int) string {
+	if _, half := halfnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
+
 // expectPanic runs f and returns its panic message, or fails.
 func halfnormExpectPanic(t *testing.T, what string, f func()) (msg string) {
 	t.Helper()

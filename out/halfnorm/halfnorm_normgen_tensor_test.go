@@ -511,19 +511,9 @@ func halfnormTStatBound(b, ref float64) float64 {
 }
 
 // tensorWorst records the largest error seen per kernel, in units of the
-// bound divided by tTolerance (see worstUnit); tensorWorstUlps, per half
+// bound divided by tTolerance (see errorUnit); tensorWorstUlps, per half
 // kernel, in ulps of its format at the oracle's value.
 var halfnormTensorWorst, halfnormTensorWorstUlps = map[string]float64{}, map[string]float64{}
-
-// worstUnit names tensorWorst's unit for k: 2^-24 of the contract's scale,
-// or with half storage a 64th of the bound widened by one rounding to the
-// format (see oracle), of which the float32 contract is a small part.
-func (k *halfnormTensorKernel) worstUnit() string {
-	if _, half := halfnormHalfFormats[k.storage]; half {
-		return "64ths of the bound widened by one rounding to " + k.storage
-	}
-	return "units of 2^-24"
-}
 
 // verify checks a call's outputs against the oracle.
 func (k *halfnormTensorKernel) verify(got, in *halfnormTensorCall, ref halfnormTReference, fam halfnormTFamily) error {
@@ -656,7 +646,7 @@ func TestHalfnormTensorEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	defer func() {
 		for _, k := range halfnormTensorKernels {
-			t.Logf("%s (%s): max error %.2f %s (contract: %d)", k.name, halfnormIsaOf(k.name), halfnormTensorWorst[k.name], k.worstUnit(), halfnormTTolerance)
+			t.Logf("%s (%s): max error %.2f %s", k.name, halfnormIsaOf(k.name), halfnormTensorWorst[k.name], halfnormErrorUnit(k.storage, halfnormTTolerance))
 			if u, ok := halfnormTensorWorstUlps[k.name]; ok {
 				t.Logf("%s (%s): max error %.3f ulps of %s", k.name, halfnormIsaOf(k.name), u, k.storage)
 			}
@@ -828,7 +818,7 @@ func TestHalfnormTensorLongSets(t *testing.T) {
 				saved := halfnormTensorWorst[k.name]
 				halfnormTensorWorst[k.name] = 0
 				err := k.verify(got, in, ref, halfnormTFamily{name: fam.name})
-				t.Logf("%s (%s) %v family=%s: max error %.2f %s (contract: %d)", k.name, halfnormIsaOf(k.name), s, fam.name, halfnormTensorWorst[k.name], k.worstUnit(), halfnormTTolerance)
+				t.Logf("%s (%s) %v family=%s: max error %.2f %s", k.name, halfnormIsaOf(k.name), s, fam.name, halfnormTensorWorst[k.name], halfnormErrorUnit(k.storage, halfnormTTolerance))
 				halfnormTensorWorst[k.name] = max(saved, halfnormTensorWorst[k.name])
 				if err != nil {
 					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)

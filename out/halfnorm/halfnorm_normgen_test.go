@@ -1029,7 +1029,7 @@ func TestHalfnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range halfnormKernels {
 			if !k.runtimeEps || k == halfnormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, halfnormWorst[k.name], halfnormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, halfnormWorst[k.name], halfnormErrorUnit(k.storage, halfnormTolerance))
 			}
 			if u, ok := halfnormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -1153,11 +1153,11 @@ func halfnormLongLengths() []int {
 // assembly implementations alone.
 func TestHalfnormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], halfnormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], halfnormErrorUnit(storageOf[key], halfnormTolerance))
 		}
 	}()
 	for _, k := range halfnormKernels {
@@ -1221,6 +1221,7 @@ func TestHalfnormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], halfnormWorst[k.name])
 					halfnormWorst[k.name] = max(saved, halfnormWorst[k.name])

@@ -871,7 +871,7 @@ func TestLayernormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range layernormKernels {
 			if !k.runtimeEps || k == layernormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, layernormWorst[k.name], layernormErrorUnit(k.storage, layernormTolerance))
 			}
 			if u, ok := layernormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -995,11 +995,11 @@ func layernormLongLengths() []int {
 // assembly implementations alone.
 func TestLayernormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], layernormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], layernormErrorUnit(storageOf[key], layernormTolerance))
 		}
 	}()
 	for _, k := range layernormKernels {
@@ -1063,6 +1063,7 @@ func TestLayernormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], layernormWorst[k.name])
 					layernormWorst[k.name] = max(saved, layernormWorst[k.name])
@@ -1673,6 +1674,17 @@ func (f layernormHalfFormat) ulp(v float64) float64 {
 // halfSentinel fills the margins around the uint16 arrays of the half
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var layernormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func layernormErrorUnit(storage string, tol int) string {
+	if _, half := layernormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
 
 // expectPanic runs f and returns its panic message, or fails.
 func layernormExpectPanic(t *testing.T, what string, f func()) (msg string) {

@@ -959,7 +959,7 @@ func TestRmsnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range rmsnormKernels {
 			if !k.runtimeEps || k == rmsnormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, rmsnormWorst[k.name], rmsnormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, rmsnormWorst[k.name], rmsnormErrorUnit(k.storage, rmsnormTolerance))
 			}
 			if u, ok := rmsnormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -1083,11 +1083,11 @@ func rmsnormLongLengths() []int {
 // assembly implementations alone.
 func TestRmsnormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], rmsnormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], rmsnormErrorUnit(storageOf[key], rmsnormTolerance))
 		}
 	}()
 	for _, k := range rmsnormKernels {
@@ -1151,6 +1151,7 @@ func TestRmsnormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], rmsnormWorst[k.name])
 					rmsnormWorst[k.name] = max(saved, rmsnormWorst[k.name])
@@ -1761,6 +1762,17 @@ func (f rmsnormHalfFormat) ulp(v float64) float64 {
 // halfSentinel fills the margins around the uint16 arrays of the half
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var rmsnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func rmsnormErrorUnit(storage string, tol int) string {
+	if _, half := rmsnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
 
 // expectPanic runs f and returns its panic message, or fails.
 func rmsnormExpectPanic(t *testing.T, what string, f func()) (msg string) {

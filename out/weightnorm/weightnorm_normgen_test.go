@@ -726,7 +726,7 @@ func TestWeightnormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range weightnormKernels {
 			if !k.runtimeEps || k == weightnormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, weightnormWorst[k.name], weightnormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, weightnormWorst[k.name], weightnormErrorUnit(k.storage, weightnormTolerance))
 			}
 			if u, ok := weightnormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -850,11 +850,11 @@ func weightnormLongLengths() []int {
 // assembly implementations alone.
 func TestWeightnormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], weightnormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], weightnormErrorUnit(storageOf[key], weightnormTolerance))
 		}
 	}()
 	for _, k := range weightnormKernels {
@@ -918,6 +918,7 @@ func TestWeightnormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], weightnormWorst[k.name])
 					weightnormWorst[k.name] = max(saved, weightnormWorst[k.name])
@@ -1528,6 +1529,17 @@ func (f weightnormHalfFormat) ulp(v float64) float64 {
 // halfSentinel fills the margins around the uint16 arrays of the half
 // kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
 var weightnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func weightnormErrorUnit(storage string, tol int) string {
+	if _, half := weightnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
 
 // expectPanic runs f and returns its panic message, or fails.
 func weightnormExpectPanic(t *testing.T, what string, f func()) (msg string) {
