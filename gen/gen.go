@@ -86,15 +86,18 @@ func Generate(f *spec.File, version string) (*Package, error) {
 		{base + "_purego.go", func() ([]byte, error) { return gopkg.OtherFile(p) }},
 	}
 	if len(p.Elems()) > 0 {
-		steps = append(steps, step{base + "_half.go", func() ([]byte, error) { return gopkg.HalfFile(p) }})
-		if p.HasRows() {
-			steps = append(steps, step{base + "_half_test.go", func() ([]byte, error) { return gopkg.HalfTestFile(p) }})
-		}
+		steps = append(steps,
+			step{base + "_half.go", func() ([]byte, error) { return gopkg.HalfFile(p) }},
+			step{base + "_half_test.go", func() ([]byte, error) { return gopkg.HalfTestFile(p) }})
 	}
 	if p.HasRows() {
-		steps = append(steps,
-			step{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }},
-			step{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }})
+		steps = append(steps, step{base + "_test.go", func() ([]byte, error) { return gopkg.TestFile(p) }})
+	}
+	// The per-architecture test files list the assembly of the row kernels
+	// and of the conversions.
+	asmTests := p.HasRows() || len(p.Elems()) > 0
+	if asmTests {
+		steps = append(steps, step{base + "_purego_test.go", func() ([]byte, error) { return gopkg.OtherTestFile(p) }})
 	}
 	if p.HasRowBackward() {
 		steps = append(steps, step{base + "_backward_test.go", func() ([]byte, error) { return gopkg.BackwardTestFile(p) }})
@@ -126,7 +129,7 @@ func Generate(f *spec.File, version string) (*Package, error) {
 				return append(text, b...), err
 			}},
 		)
-		if p.HasRows() {
+		if asmTests {
 			steps = append(steps, step{base + "_" + arch + "_test.go", func() ([]byte, error) { return gopkg.ArchTestFile(p, arch) }})
 		}
 	}

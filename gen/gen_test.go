@@ -3,6 +3,9 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +51,70 @@ func TestLocated(t *testing.T) {
 	} {
 		if got := located(f, fmt.Errorf("%s", c.err)).Error(); got != c.want {
 			t.Errorf("located(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// TestTestFilesByShape: whatever kernels a package has, its half formats'
+// conversions get their tests and the per-architecture tables of their
+// assembly, and the shared test helpers are declared exactly once (in
+// the first of the half, rows and tensor test files), halfCall only
+// where half kernels over rows call it.
+func TestTestFilesByShape(t *testing.T) {
+	const (
+		rows32   = "  - {name: R, mean: true, hidden: [8]}\n"
+		rowsHalf = "  - {name: H, mean: true, hidden: [8], storage: f16}\n"
+		tens32   = "  - {name: T, axis: groups, groups: 2, mean: true}\n"
+		tensHalf = "  - {name: G, axis: groups, groups: 4, mean: true, scale: true, shift: true, storage: bf16}\n"
+	)
+	for _, c := range []struct {
+		name, kernels string
+		shared        string // the file declaring the shared helpers
+		halfCall      bool
+	}{
+		{"f32 rows", rows32, "p_normgen_test.go", false},
+		{"f32 tensors", tens32, "p_normgen_tensor_test.go", false},
+		{"half rows", rowsHalf, "p_normgen_half_test.go", true},
+		{"half tensors", tensHalf, "p_normgen_half_test.go", false},
+		{"half tensors, f32 rows", tensHalf + rows32, "p_normgen_half_test.go", false},
+		{"both half", rowsHalf + tensHalf + tens32, "p_normgen_half_test.go", true},
+	} {
+		f, err := spec.Parse("p.yaml", []byte("version: 1\npackage: p\nkernels:\n"+c.kernels))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		p, err := Generate(f, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		declared := map[string][]string{} // top-level name: the files declaring it
+		for name, src := range p.Files {
+			if !strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), name, src, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.name, name, err)
+			}
+			for _, id := range topLevel(file) {
+				declared[id.Name] = append(declared[id.Name], name)
+			}
+		}
+		want := map[string][]string{"pHalfFormat": {c.shared}, "pExpectPanic": {c.shared}}
+		if c.shared == "p_normgen_half_test.go" {
+			want["pHalfConversions"] = []string{c.shared}
+			want["TestPHalfConversions"] = []string{c.shared}
+			want["pAsmHalfConversions"] = []string{"p_normgen_amd64_test.go", "p_normgen_arm64_test.go", "p_normgen_purego_test.go"}
+		}
+		if c.halfCall {
+			want["pHalfCall"] = []string{"p_normgen_half_test.go"}
+		}
+		for _, id := range []string{"pHalfFormat", "pExpectPanic", "pHalfConversions", "TestPHalfConversions", "pAsmHalfConversions", "pHalfCall"} {
+			got := slices.Clone(declared[id])
+			slices.Sort(got)
+			if !slices.Equal(got, want[id]) {
+				t.Errorf("%s: %s declared in %q, want %q", c.name, id, got, want[id])
+			}
 		}
 	}
 }

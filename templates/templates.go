@@ -35,62 +35,88 @@ var tensorBackwardKit []byte
 //go:embed testkit/half.go
 var halfKit []byte
 
+//go:embed testkit/halfrows.go
+var halfRowsKit []byte
+
+//go:embed testkit/shared.go
+var sharedKit []byte
+
+// Shared is the kit every generated package's tests need once (the half
+// formats, expectPanic): the generator passes it to the Execute of the
+// first test file it writes of <stem>_half_test.go, <stem>_test.go and
+// <stem>_tensor_test.go.
+var Shared = Kit{path: "templates/testkit/shared.go", src: sharedKit}
+
+// HalfRows is the kit of the half-precision kernels over rows (halfCall,
+// the loads and stores through the kernels), for <stem>_half_test.go in
+// packages that have such kernels.
+var HalfRows = Kit{path: "templates/testkit/halfrows.go", src: halfRowsKit}
+
+// Kit is a file of package testkit that a generated test file ends with.
+type Kit struct {
+	path string // the kit's path in normgen's repository, for errors
+	src  []byte
+}
+
 // Tests is the template of <pkg>_test.go: the kernels over rows.
 var Tests = &Template{
-	tmpl:    template.Must(template.ParseFS(files, "test.go.tmpl")),
-	kitPath: "templates/testkit/rows.go", kit: rowsKit,
+	tmpl: template.Must(template.ParseFS(files, "test.go.tmpl")),
+	kit:  Kit{path: "templates/testkit/rows.go", src: rowsKit},
 }
 
 // TensorTests is the template of <pkg>_tensor_test.go: the kernels over
 // [N, C, L] tensors.
 var TensorTests = &Template{
-	tmpl:    template.Must(template.ParseFS(files, "tensor_test.go.tmpl")),
-	kitPath: "templates/testkit/tensor.go", kit: tensorKit,
+	tmpl: template.Must(template.ParseFS(files, "tensor_test.go.tmpl")),
+	kit:  Kit{path: "templates/testkit/tensor.go", src: tensorKit},
 }
 
 // BackwardTests is the template of <pkg>_backward_test.go: the backward
 // entry points, beside <pkg>_test.go, whose helpers they share.
 var BackwardTests = &Template{
-	tmpl:    template.Must(template.ParseFS(files, "backward_test.go.tmpl")),
-	kitPath: "templates/testkit/backward.go", kit: backwardKit,
+	tmpl: template.Must(template.ParseFS(files, "backward_test.go.tmpl")),
+	kit:  Kit{path: "templates/testkit/backward.go", src: backwardKit},
 }
 
 // TensorBackwardTests is the template of <pkg>_tensor_backward_test.go:
 // the backward entry points of the kernels over tensors, beside
 // <pkg>_tensor_test.go, whose helpers they share.
 var TensorBackwardTests = &Template{
-	tmpl:    template.Must(template.ParseFS(files, "tensor_backward_test.go.tmpl")),
-	kitPath: "templates/testkit/tensorbackward.go", kit: tensorBackwardKit,
+	tmpl: template.Must(template.ParseFS(files, "tensor_backward_test.go.tmpl")),
+	kit:  Kit{path: "templates/testkit/tensorbackward.go", src: tensorBackwardKit},
 }
 
 // HalfTests is the template of <pkg>_half_test.go, in packages with
 // half-precision kernels: the conversions' tests and the helper that
 // calls a kernel on float32 test data.
 var HalfTests = &Template{
-	tmpl:    template.Must(template.ParseFS(files, "half_test.go.tmpl")),
-	kitPath: "templates/testkit/half.go", kit: halfKit,
+	tmpl: template.Must(template.ParseFS(files, "half_test.go.tmpl")),
+	kit:  Kit{path: "templates/testkit/half.go", src: halfKit},
 }
 
 // Template is a generated test file: a text template for what depends on
 // the spec, followed by a file of package testkit.
 type Template struct {
-	tmpl    *template.Template
-	kitPath string // the kit's path in normgen's repository, for the comment
-	kit     []byte
+	tmpl *template.Template
+	kit  Kit
 }
 
 // Execute writes the template's output for data, its import declaration
-// merged with the kit's, then the kit from its imports on.
-func (t *Template) Execute(w io.Writer, data any) error {
+// merged with the kits', then the template's kit and the extra ones, in
+// order, each from its imports on.
+func (t *Template) Execute(w io.Writer, data any, extra ...Kit) error {
 	var buf bytes.Buffer
 	if err := t.tmpl.Execute(&buf, data); err != nil {
 		return err
 	}
-	out, err := splice(buf.Bytes(), t.kit, t.kitPath)
-	if err != nil {
-		return err
+	out := buf.Bytes()
+	for _, k := range append([]Kit{t.kit}, extra...) {
+		var err error
+		if out, err = splice(out, k.src, k.path); err != nil {
+			return err
+		}
 	}
-	_, err = w.Write(out)
+	_, err := w.Write(out)
 	return err
 }
 

@@ -30,7 +30,7 @@ func TestSplice(t *testing.T) {
 // The kits are copied into every generated package, which may import only
 // the standard library (and x/sys/cpu, which tests do not need).
 func TestKitsImportOnlyStd(t *testing.T) {
-	for name, kit := range map[string][]byte{"rows.go": rowsKit, "tensor.go": tensorKit, "half.go": halfKit} {
+	for name, kit := range map[string][]byte{"rows.go": rowsKit, "tensor.go": tensorKit, "half.go": halfKit, "halfrows.go": halfRowsKit, "shared.go": sharedKit, "backward.go": backwardKit, "tensorbackward.go": tensorBackwardKit} {
 		f, err := parser.ParseFile(token.NewFileSet(), name, kit, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)

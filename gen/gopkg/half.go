@@ -27,6 +27,16 @@ func (p *Package) Elems() []ir.Elem {
 	return out
 }
 
+// hasHalfRows reports whether the package has half kernels over rows.
+func (p *Package) hasHalfRows() bool {
+	for _, k := range p.Kernels {
+		if !k.Plan.Form.Tensor() && target.KernelElem(k.IR).Half() {
+			return true
+		}
+	}
+	return false
+}
+
 // halfOverlap checks an output against another argument when either is
 // half storage: by their bytes, the types differing.
 func halfOverlap(out, other ir.Array, sameOK bool) jen.Code {
@@ -87,20 +97,25 @@ func halfMask(k *ir.Kernel) string {
 }
 
 // HalfTestFile is <pkg>_half_test.go, from templates/half_test.go.tmpl:
-// the conversions' tests and halfCall, which the kernels' tests call the
-// half-precision kernels through.
+// the conversions' tests, with the shared kit (see sharedKit), and with
+// half kernels over rows, halfCall, which their tests call them through.
 func HalfTestFile(p *Package) ([]byte, error) {
 	type conv struct{ Storage, Narrow, Widen string }
 	data := struct {
 		Header, Package string
 		Convs           []conv
-	}{Header: p.Header, Package: p.Name}
+		HalfRows        bool
+	}{Header: p.Header, Package: p.Name, HalfRows: p.hasHalfRows()}
 	for _, e := range p.Elems() {
 		name := strings.ToUpper(e.String())
 		data.Convs = append(data.Convs, conv{e.String(), name + "FromFloat32", "Float32From" + name})
 	}
 	var buf bytes.Buffer
-	if err := templates.HalfTests.Execute(&buf, data); err != nil {
+	kits := p.sharedKit(halfTests)
+	if data.HalfRows {
+		kits = append(kits, templates.HalfRows)
+	}
+	if err := templates.HalfTests.Execute(&buf, data, kits...); err != nil {
 		return nil, fmt.Errorf("gopkg: half test template: %v", err)
 	}
 	return gofmt(p.Name+"_half_test.go", buf.Bytes())

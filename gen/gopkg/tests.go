@@ -85,7 +85,7 @@ func TestFile(p *Package) ([]byte, error) {
 		data.Kernels = append(data.Kernels, tk)
 	}
 	var buf bytes.Buffer
-	if err := templates.Tests.Execute(&buf, data); err != nil {
+	if err := templates.Tests.Execute(&buf, data, p.sharedKit(rowsTests)...); err != nil {
 		return nil, fmt.Errorf("gopkg: test template: %v", err)
 	}
 	return gofmt(p.Name+"_test.go", buf.Bytes())
@@ -103,7 +103,7 @@ func (p *Package) HasTensors() bool {
 }
 
 // HasRows reports whether the package has kernels over rows, which get
-// <pkg>_test.go and the per-architecture test files.
+// <pkg>_test.go and asmImpls in the per-architecture test files.
 func (p *Package) HasRows() bool {
 	for _, k := range p.Kernels {
 		if !k.Plan.Form.Tensor() {
@@ -111,6 +111,32 @@ func (p *Package) HasRows() bool {
 		}
 	}
 	return false
+}
+
+// The test files that may carry the shared kit, in the order of
+// preference of sharedKit.
+const (
+	halfTests = iota
+	rowsTests
+	tensorTests
+)
+
+// sharedKit is the kit to splice into the test file named by file (one of
+// halfTests, rowsTests, tensorTests): templates.Shared in the first of
+// those the package has, nothing in the others, so that the package
+// declares the shared helpers once.
+func (p *Package) sharedKit(file int) []templates.Kit {
+	first := tensorTests
+	switch {
+	case len(p.Elems()) > 0:
+		first = halfTests
+	case p.HasRows():
+		first = rowsTests
+	}
+	if file == first {
+		return []templates.Kit{templates.Shared}
+	}
+	return nil
 }
 
 // TensorTestFile is <pkg>_tensor_test.go, from
@@ -213,7 +239,7 @@ func TensorTestFile(p *Package) ([]byte, error) {
 		data.Kernels = append(data.Kernels, tk)
 	}
 	var buf bytes.Buffer
-	if err := templates.TensorTests.Execute(&buf, data); err != nil {
+	if err := templates.TensorTests.Execute(&buf, data, p.sharedKit(tensorTests)...); err != nil {
 		return nil, fmt.Errorf("gopkg: tensor test template: %v", err)
 	}
 	return gofmt(p.Name+"_tensor_test.go", buf.Bytes())
@@ -223,9 +249,22 @@ func TensorTestFile(p *Package) ([]byte, error) {
 func float(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // ArchTestFile is <pkg>_<goarch>_test.go: asmImpls, the table of assembly
-// implementations the generated tests run when the CPU has them.
+// implementations of the kernels over rows the generated tests run when
+// the CPU has them, and asmHalfConversions, the conversions'.
 func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 	f := p.newFile("!purego")
+	if p.HasRows() {
+		f.Add(asmImpls(p, goarch))
+	}
+	if len(p.Elems()) > 0 {
+		f.Line().Add(asmHalfConversions(p, goarch))
+	}
+	return render(f)
+}
+
+// asmImpls writes asmImpls, the assembly implementations of the kernels
+// over rows on goarch, by kernel and row length.
+func asmImpls(p *Package, goarch string) jen.Code {
 	var cases []jen.Code
 	for _, k := range p.Kernels {
 		if k.Plan.Form.Tensor() {
@@ -277,16 +316,12 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 			cases = append(cases, jen.Case(cond).Block(body...))
 		}
 	}
-	f.Comment("asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.").Line().
+	return jen.Comment("asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.").Line().
 		Func().Id("asmImpls").Params(jen.Id("kernel").String(), jen.Id("h").Int(), jen.Id("anySize").Bool(), jen.Id("eps").Float32()).Index().Id("impl").Block(
 		jen.Var().Id("out").Index().Id("impl"),
 		jen.Switch().Block(cases...),
 		jen.Return(jen.Id("out")),
 	)
-	if len(p.Elems()) > 0 {
-		f.Line().Add(asmHalfConversions(p, goarch))
-	}
-	return render(f)
 }
 
 // asmHalfConversions writes asmHalfConversions, the bulk conversions'
@@ -325,8 +360,10 @@ func asmHalfConversions(p *Package, goarch string) jen.Code {
 // OtherTestFile is <pkg>_purego_test.go: no assembly implementations.
 func OtherTestFile(p *Package) ([]byte, error) {
 	f := p.newFile(p.otherConstraint())
-	f.Comment("asmImpls lists no implementations: this build has no assembly.").Line().
-		Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool(), jen.Float32()).Index().Id("impl").Block(jen.Return(jen.Nil()))
+	if p.HasRows() {
+		f.Comment("asmImpls lists no implementations: this build has no assembly.").Line().
+			Func().Id("asmImpls").Params(jen.String(), jen.Int(), jen.Bool(), jen.Float32()).Index().Id("impl").Block(jen.Return(jen.Nil()))
+	}
 	if len(p.Elems()) > 0 {
 		f.Line().Comment("asmHalfConversions lists no conversions: this build has no assembly.").Line().
 			Func().Id("asmHalfConversions").Params().Index().Id("halfConv").Block(jen.Return(jen.Nil()))

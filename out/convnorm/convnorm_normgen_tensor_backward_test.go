@@ -61,7 +61,7 @@ func FuzzGroupNormBackward(f *testing.F) { convnormFuzzTensorBackward(f, "GroupN
 // over [N, C, L] tensors live in normgen's templates/testkit/
 // tensorbackward.go; the generator appends them to each
 // <stem>_tensor_backward_test.go, beside <stem>_tensor_test.go, whose
-// helpers (families, fences, tExpectPanic) they share.
+// helpers (families, fences) they share; expectPanic is shared.go's.
 
 type convnormTbKernel struct {
 	name         string // the entry points' prefix, e.g. GroupNormBackward
@@ -711,7 +711,7 @@ func TestConvnormTensorBackwardWrongLengths(t *testing.T) {
 				c.a[i] = c.buffers[i][c.offsets[i] : c.offsets[i]+len(c.a[i])+delta]
 				before := c.clone()
 				what := fmt.Sprintf("%s %v with len(%s) = %d", k.name, s, name, len(c.a[i]))
-				msg := convnormTExpectPanic(t, what, func() { k.run(c, false) })
+				msg := convnormExpectPanic(t, what, func() { k.run(c, false) })
 				if !strings.HasPrefix(msg, convnormTPackageName+"."+k.name) || !strings.Contains(msg, "len(") {
 					t.Fatalf("%s: panic message %q does not name the entry point and a length", what, msg)
 				}
@@ -767,7 +767,7 @@ func TestConvnormTensorBackwardOverlap(t *testing.T) {
 			c := k.newCall(s, rng)
 			k.fill(c, convnormTFamilies[0], rng)
 			a.set(c)
-			msg := convnormTExpectPanic(t, fmt.Sprintf("%s with %s", k.name, a.what), func() { k.run(c, false) })
+			msg := convnormExpectPanic(t, fmt.Sprintf("%s with %s", k.name, a.what), func() { k.run(c, false) })
 			if !strings.Contains(msg, "overlap") {
 				t.Fatalf("%s with %s: panic message %q does not say overlap", k.name, a.what, msg)
 			}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -456,20 +457,6 @@ const convnormTMargin = 16
 
 var convnormTSentinel = math.Float32frombits(0x7fc0dead) // a NaN no kernel computes
 
-// tExpectPanic runs f and returns its panic message, or fails.
-func convnormTExpectPanic(t *testing.T, what string, f func()) (msg string) {
-	t.Helper()
-	defer func() {
-		r := recover()
-		if r == nil {
-			t.Fatalf("%s: no panic", what)
-		}
-		msg = fmt.Sprint(r)
-	}()
-	f()
-	return ""
-}
-
 // tFloatsOf turns fuzzer bytes into float32 values, little-endian: NaN,
 // Inf and subnormals included.
 func convnormTFloatsOf(data []byte) []float32 {
@@ -636,7 +623,7 @@ func (k *convnormTensorKernel) oracle(in *convnormTensorCall) convnormTReference
 	for i, v := range in.x {
 		in.x[i] = k.round(v)
 	}
-	f, half := convnormTHalfFormats[k.storage]
+	f, half := convnormHalfFormats[k.storage]
 	sl := k.statLen(n, c, l)
 	r := convnormTReference{
 		y: make([]float64, len(in.x)), bound: make([]float64, len(in.x)),
@@ -855,8 +842,10 @@ func convnormTStatBound(b, ref float64) float64 {
 	return b
 }
 
-// tensorWorst records the largest error seen per kernel, in units of 2^-24.
-var convnormTensorWorst = map[string]float64{}
+// tensorWorst records the largest error seen per kernel, in units of the
+// bound divided by tTolerance (see errorUnit); tensorWorstUlps, per half
+// kernel, in ulps of its format at the oracle's value.
+var convnormTensorWorst, convnormTensorWorstUlps = map[string]float64{}, map[string]float64{}
 
 // verify checks a call's outputs against the oracle.
 func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormTReference, fam convnormTFamily) error {
@@ -887,6 +876,9 @@ func (k *convnormTensorKernel) verify(got, in *convnormTensorCall, ref convnormT
 		d := math.Abs(float64(v) - ref.y[i])
 		if u := d / ref.bound[i] * convnormTTolerance; u > convnormTensorWorst[k.name] {
 			convnormTensorWorst[k.name] = u
+		}
+		if f, half := convnormHalfFormats[k.storage]; half && d/f.ulp(ref.y[i]) > convnormTensorWorstUlps[k.name] {
+			convnormTensorWorstUlps[k.name] = d / f.ulp(ref.y[i])
 		}
 		if !(d <= ref.bound[i]) {
 			return fmt.Errorf("dst[%d] = %v, oracle %v: error %.3g > bound %.3g", i, v, ref.y[i], d, ref.bound[i])
@@ -986,7 +978,10 @@ func TestConvnormTensorEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	defer func() {
 		for _, k := range convnormTensorKernels {
-			t.Logf("%s (%s): max error %.2f units of 2^-24 (contract: %d)", k.name, convnormIsaOf(k.name), convnormTensorWorst[k.name], convnormTTolerance)
+			t.Logf("%s (%s): max error %.2f %s", k.name, convnormIsaOf(k.name), convnormTensorWorst[k.name], convnormErrorUnit(k.storage, convnormTTolerance))
+			if u, ok := convnormTensorWorstUlps[k.name]; ok {
+				t.Logf("%s (%s): max error %.3f ulps of %s", k.name, convnormIsaOf(k.name), u, k.storage)
+			}
 		}
 	}()
 	for _, k := range convnormTensorKernels {
@@ -1155,7 +1150,7 @@ func TestConvnormTensorLongSets(t *testing.T) {
 				saved := convnormTensorWorst[k.name]
 				convnormTensorWorst[k.name] = 0
 				err := k.verify(got, in, ref, convnormTFamily{name: fam.name})
-				t.Logf("%s (%s) %v family=%s: max error %.2f units of 2^-24 (contract: %d)", k.name, convnormIsaOf(k.name), s, fam.name, convnormTensorWorst[k.name], convnormTTolerance)
+				t.Logf("%s (%s) %v family=%s: max error %.2f %s", k.name, convnormIsaOf(k.name), s, fam.name, convnormTensorWorst[k.name], convnormErrorUnit(k.storage, convnormTTolerance))
 				convnormTensorWorst[k.name] = max(saved, convnormTensorWorst[k.name])
 				if err != nil {
 					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
@@ -1261,7 +1256,7 @@ func TestConvnormTensorWrongLengths(t *testing.T) {
 				before := c.clone()
 				fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
 				what := fmt.Sprintf("%s%s %v with %s", k.name, e.suffix, s, m.what)
-				msg := convnormTExpectPanic(t, what, func() { e.run(c, fixed) })
+				msg := convnormExpectPanic(t, what, func() { e.run(c, fixed) })
 				if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, e.suffix+": ") || !strings.Contains(msg, m.want) {
 					t.Fatalf("%s: panic message %q does not name the entry point and %q", what, msg, m.want)
 				}
@@ -1290,7 +1285,7 @@ func TestConvnormTensorOverlap(t *testing.T) {
 				copy(buf[1:], c.x)
 				c.x = buf[1 : 1+len(c.x)]
 				c.dst = buf[1+shift : 1+shift+len(c.x)]
-				msg := convnormTExpectPanic(t, fmt.Sprintf("%s%s with dst = x shifted by %d", k.name, e.suffix, shift), func() { e.run(c, s.fixed) })
+				msg := convnormExpectPanic(t, fmt.Sprintf("%s%s with dst = x shifted by %d", k.name, e.suffix, shift), func() { e.run(c, s.fixed) })
 				if !strings.Contains(msg, "overlap") {
 					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
 				}
@@ -1298,7 +1293,7 @@ func TestConvnormTensorOverlap(t *testing.T) {
 			if k.scale && k.storage == "f32" { // a half dst is not the float32 record's memory
 				c := k.newCall(s.n, s.c, s.l, convnormTFamilies[0], rng)
 				c.gamma = c.dst[:len(c.gamma)]
-				msg := convnormTExpectPanic(t, k.name+e.suffix+" with gamma inside dst", func() { e.run(c, s.fixed) })
+				msg := convnormExpectPanic(t, k.name+e.suffix+" with gamma inside dst", func() { e.run(c, s.fixed) })
 				if !strings.Contains(msg, "overlap") {
 					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
 				}
@@ -1586,7 +1581,7 @@ func TestConvnormTensorEpsChecks(t *testing.T) {
 	good := []float32{0, 0x1p-126, 1e-5, 1000, math.MaxFloat32}
 	for name, call := range convnormTEpsEntryPoints {
 		for _, eps := range bad {
-			msg := convnormTExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			msg := convnormExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
 			if !strings.HasPrefix(msg, convnormTPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
 				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
 			}
@@ -1641,73 +1636,9 @@ func TestConvnormTensorImplementation(t *testing.T) {
 	}
 }
 
-// tHalfFormat is a binary floating-point storage format of 16 bits, as its
-// exponent and significand widths, defined here from IEEE 754's rules.
-type convnormTHalfFormat struct{ expBits, manBits int }
-
-var convnormTHalfFormats = map[string]convnormTHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
-
-// tHalfSentinel fills the margins around the uint16 arrays of tHalfCall:
-// a signalling NaN of the format, which no kernel stores (they quiet NaNs).
-var convnormTHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
-
-func (f convnormTHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
-
-// unit is the unit roundoff, half an ulp of 1.
-func (f convnormTHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
-
-func (f convnormTHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
-
-// decode is the value of bits b.
-func (f convnormTHalfFormat) decode(b uint16) float64 {
-	sign := 1.0
-	if b&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(b>>f.manBits) & (1<<f.expBits - 1)
-	m := float64(b & (1<<f.manBits - 1))
-	switch {
-	case e == 1<<f.expBits-1 && m != 0:
-		return math.NaN()
-	case e == 1<<f.expBits-1:
-		return math.Inf(int(sign))
-	case e == 0:
-		return sign * math.Ldexp(m, 1-f.bias()-f.manBits)
-	}
-	return sign * math.Ldexp(1+m/float64(int(1)<<f.manBits), e-f.bias())
-}
-
-// encode rounds v to the format, to nearest, ties to even; beyond the
-// largest finite value by half an ulp or more it is an infinity.
-func (f convnormTHalfFormat) encode(v float64) uint16 {
-	if math.IsNaN(v) {
-		return uint16(1<<(f.expBits+f.manBits+1)-1) >> 1 // a quiet NaN: all exponent and significand bits
-	}
-	var sign uint16
-	if math.Signbit(v) {
-		sign, v = 0x8000, -v
-	}
-	_, exp := math.Frexp(v) // v = frac * 2^exp, frac in [0.5, 1)
-	// The quantum of v's binade, the subnormals' below the least normal.
-	q := max(exp-1, 1-f.bias()) - f.manBits
-	r := math.RoundToEven(math.Ldexp(v, -q))
-	top := float64(int(2) << f.manBits) // a significand that carried into the next binade
-	if r >= top {
-		r, q = r/2, q+1
-	}
-	e := q + f.manBits + f.bias() // biased exponent for a normal r in [2^manBits, 2^(manBits+1))
-	if r < float64(int(1)<<f.manBits) {
-		e = 0 // subnormal or zero
-	}
-	if e >= 1<<f.expBits-1 || math.IsInf(v, 0) {
-		return sign | uint16(1<<f.expBits-1)<<f.manBits
-	}
-	return sign | uint16(e)<<f.manBits | uint16(int(r))&(1<<f.manBits-1)
-}
-
 // round is v as the kernel's dst or x holds it.
 func (k *convnormTensorKernel) round(v float32) float32 {
-	if f, ok := convnormTHalfFormats[k.storage]; ok {
+	if f, ok := convnormHalfFormats[k.storage]; ok {
 		return float32(f.decode(f.encode(float64(v))))
 	}
 	return v
@@ -1728,13 +1659,13 @@ func (k *convnormTensorKernel) holds(value func(rng *rand.Rand) float32) bool {
 }
 
 // tHalfCall runs call on the call's dst and x in the half format storage:
-// it encodes them into uint16 arrays inside margins of tHalfSentinel,
+// it encodes them into uint16 arrays inside margins of halfSentinel,
 // runs call, checks the margins and decodes the arrays back into the
 // call's float32 record. dst and x that overlap (in place, or shifted on
 // purpose) get uint16 arrays that overlap in the same way.
 func convnormTHalfCall(storage string, c *convnormTensorCall, call func(dst, x []uint16)) {
-	f := convnormTHalfFormats[storage]
-	sentinel := convnormTHalfSentinel[storage]
+	f := convnormHalfFormats[storage]
+	sentinel := convnormHalfSentinel[storage]
 	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
 	arrays := [][]float32{c.dst, c.x}
 	half := make([][]uint16, len(arrays))
@@ -1792,5 +1723,176 @@ func convnormTTitleISA(title string) string {
 			return name
 		}
 	}
+	return ""
+}
+
+// The helpers that every generated test file of a package may use live in
+// normgen's templates/testkit/shared.go; the generator appends them once
+// per package, to the first of <stem>_half_test.go, <stem>_test.go and
+// <stem>_tensor_test.go that it writes, so that the kits share one
+// definition of the half formats.
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type convnormHalfFormat struct{ expBits, manBits int }
+
+var convnormHalfFormats = map[string]convnormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f convnormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
+// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
+// them to even: an assembly kernel's f16 store may there differ from the
+// reference on an exact tie, by one ulp away from zero, and nowhere else.
+var convnormEmulatedF16TiesAway = convnormUnderBochs
+
+// underBochs: the tests run under the Bochs emulator (NORMGEN_EMULATOR=bochs),
+// some 70 times slower than the hardware; with -short they check the
+// assembly on fewer inputs there (see TestEquivalence).
+var convnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// tieAway is the neighbour of e (v rounded to nearest even) farther from
+// zero when v lies exactly halfway between the two, else e.
+func (f convnormHalfFormat) tieAway(v float64, e uint16) uint16 {
+	d := f.decode(e)
+	if d == v || math.IsInf(d, 0) {
+		return e
+	}
+	other := e + 1 // the next magnitude, same sign
+	if math.Abs(d) > math.Abs(v) {
+		other = e - 1
+	}
+	o := f.decode(other)
+	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
+		return e
+	}
+	if math.Abs(o) > math.Abs(d) {
+		return other
+	}
+	return e
+}
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f convnormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f convnormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f convnormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f convnormHalfFormat) decode(b uint16) float64 {
+	switch f {
+	case convnormHalfFormat{8, 7}: // bf16
+		return convnormBf16Values()[b]
+	case convnormHalfFormat{5, 10}: // f16
+		return convnormF16Values()[b]
+	}
+	return f.value(b)
+}
+
+// bf16Values and f16Values tabulate value over all bit patterns: the tests
+// decode millions of values, which dominated their time under emulators.
+var (
+	convnormBf16Values = sync.OnceValue(func() *[1 << 16]float64 { return convnormHalfFormats["bf16"].values() })
+	convnormF16Values  = sync.OnceValue(func() *[1 << 16]float64 { return convnormHalfFormats["f16"].values() })
+)
+
+func (f convnormHalfFormat) values() *[1 << 16]float64 {
+	t := new([1 << 16]float64)
+	for b := range t {
+		t[b] = f.value(uint16(b))
+	}
+	return t
+}
+
+// value is decode's definition: the format's value of bits b.
+func (f convnormHalfFormat) value(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f convnormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f convnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// halfSentinel fills the margins around the uint16 arrays of the half
+// kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
+var convnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func convnormErrorUnit(storage string, tol int) string {
+	if _, half := convnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
+
+// expectPanic runs f and returns its panic message, or fails.
+func convnormExpectPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
 	return ""
 }

@@ -5,13 +5,16 @@ package halfnorm
 // The tests below check the package's conversions between float32 and its
 // half-precision storage formats against the formats' definitions (in the
 // helpers at the end of this file, written independently of the
-// generator). The kernels' tests call them through halfCall.
+// generator). The tests of the half kernels over rows call those
+// kernels through halfCall, below too.
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -21,9 +24,10 @@ var halfnormHalfConversions = []halfnormHalfConv{
 	{storage: "f16", narrowName: "F16FromFloat32", widenName: "Float32FromF16", narrow: F16FromFloat32, widen: Float32FromF16},
 }
 
-// The helpers of the tests of half-precision storage live in normgen's
-// templates/testkit/half.go; the generator appends them to
-// <stem>_half_test.go in packages with bf16 or f16 kernels.
+// The tests of the bulk conversions between float32 and the half formats
+// live in normgen's templates/testkit/half.go; the generator appends them
+// to <stem>_half_test.go in packages with bf16 or f16 kernels, whatever
+// their kernels.
 
 // halfConv is one storage format's bulk conversions of the package: its
 // entry points (isa "") or their assembly on one instruction set.
@@ -41,79 +45,6 @@ func (c halfnormHalfConv) label() string {
 		return c.storage
 	}
 	return c.storage + " (" + c.isa + ")"
-}
-
-// halfSentinel fills the margins around the uint16 arrays of halfCall: a
-// signalling NaN of the format, which no kernel stores (they quiet NaNs).
-var halfnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
-
-// halfCall runs call on the arrays a with the half arrays (half[i]) in
-// the kernel's storage: it encodes them into uint16 arrays u, fenced with
-// margins, runs call(u), checks the margins and decodes them back into a.
-// Overlapping float32 arrays (in place, or overlapping on purpose) get
-// uint16 arrays that overlap in the same way. The float32 arrays of a
-// test stay its record; the format's values in them convert exactly.
-func halfnormHalfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16)) {
-	f := halfnormHalfFormats[storage]
-	sentinel := halfnormHalfSentinel[storage]
-	type group struct {
-		lo, hi  uintptr // float32 address range
-		members []int
-		buf     []uint16
-	}
-	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
-	var groups []*group
-	u := make([][]uint16, len(a))
-	for i, s := range a {
-		if !half[i] || len(s) == 0 {
-			if half[i] && s != nil {
-				u[i] = []uint16{}
-			}
-			continue
-		}
-		lo, hi := addr(s), addr(s)+4*uintptr(len(s))
-		var g *group
-		for _, h := range groups {
-			if lo < h.hi && h.lo < hi {
-				g = h
-				break
-			}
-		}
-		if g == nil {
-			g = &group{lo: lo, hi: hi}
-			groups = append(groups, g)
-		}
-		g.lo, g.hi = min(g.lo, lo), max(g.hi, hi)
-		g.members = append(g.members, i)
-	}
-	for _, g := range groups {
-		n := int(g.hi-g.lo) / 4
-		g.buf = make([]uint16, n+2*halfnormMargin)
-		for j := range g.buf {
-			g.buf[j] = sentinel
-		}
-		for _, i := range g.members {
-			off := halfnormMargin + int(addr(a[i])-g.lo)/4
-			u[i] = g.buf[off : off+len(a[i]) : off+len(a[i])]
-			for j, v := range a[i] {
-				u[i][j] = f.encode(float64(v))
-			}
-		}
-	}
-	call(u)
-	for _, g := range groups {
-		n := len(g.buf) - halfnormMargin
-		for j, b := range g.buf {
-			if (j < halfnormMargin || j >= n) && b != sentinel {
-				panic(fmt.Sprintf("wrote outside the %s arrays: margin index %d = %#04x", storage, j, b))
-			}
-		}
-		for _, i := range g.members {
-			for j, b := range u[i] {
-				a[i][j] = float32(f.decode(b))
-			}
-		}
-	}
 }
 
 // narrowCases are float32 values covering every rounding case of the
@@ -260,6 +191,250 @@ func halfnormCheckHalfPartial(t *testing.T, c halfnormHalfConv, vals []float32) 
 				if !f.narrowed(src[j], u[i]) || !f.widened(u[i], w[i]) {
 					t.Fatalf("%s: n=%d offset %d: element %d: %v -> %#04x -> %v", c.label(), n, off, j, src[j], u[i], w[i])
 				}
+			}
+		}
+	}
+}
+
+// The helpers that every generated test file of a package may use live in
+// normgen's templates/testkit/shared.go; the generator appends them once
+// per package, to the first of <stem>_half_test.go, <stem>_test.go and
+// <stem>_tensor_test.go that it writes, so that the kits share one
+// definition of the half formats.
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type halfnormHalfFormat struct{ expBits, manBits int }
+
+var halfnormHalfFormats = map[string]halfnormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f halfnormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
+// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
+// them to even: an assembly kernel's f16 store may there differ from the
+// reference on an exact tie, by one ulp away from zero, and nowhere else.
+var halfnormEmulatedF16TiesAway = halfnormUnderBochs
+
+// underBochs: the tests run under the Bochs emulator (NORMGEN_EMULATOR=bochs),
+// some 70 times slower than the hardware; with -short they check the
+// assembly on fewer inputs there (see TestEquivalence).
+var halfnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// tieAway is the neighbour of e (v rounded to nearest even) farther from
+// zero when v lies exactly halfway between the two, else e.
+func (f halfnormHalfFormat) tieAway(v float64, e uint16) uint16 {
+	d := f.decode(e)
+	if d == v || math.IsInf(d, 0) {
+		return e
+	}
+	other := e + 1 // the next magnitude, same sign
+	if math.Abs(d) > math.Abs(v) {
+		other = e - 1
+	}
+	o := f.decode(other)
+	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
+		return e
+	}
+	if math.Abs(o) > math.Abs(d) {
+		return other
+	}
+	return e
+}
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f halfnormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f halfnormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f halfnormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f halfnormHalfFormat) decode(b uint16) float64 {
+	switch f {
+	case halfnormHalfFormat{8, 7}: // bf16
+		return halfnormBf16Values()[b]
+	case halfnormHalfFormat{5, 10}: // f16
+		return halfnormF16Values()[b]
+	}
+	return f.value(b)
+}
+
+// bf16Values and f16Values tabulate value over all bit patterns: the tests
+// decode millions of values, which dominated their time under emulators.
+var (
+	halfnormBf16Values = sync.OnceValue(func() *[1 << 16]float64 { return halfnormHalfFormats["bf16"].values() })
+	halfnormF16Values  = sync.OnceValue(func() *[1 << 16]float64 { return halfnormHalfFormats["f16"].values() })
+)
+
+func (f halfnormHalfFormat) values() *[1 << 16]float64 {
+	t := new([1 << 16]float64)
+	for b := range t {
+		t[b] = f.value(uint16(b))
+	}
+	return t
+}
+
+// value is decode's definition: the format's value of bits b.
+func (f halfnormHalfFormat) value(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f halfnormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f halfnormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// halfSentinel fills the margins around the uint16 arrays of the half
+// kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
+var halfnormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func halfnormErrorUnit(storage string, tol int) string {
+	if _, half := halfnormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
+
+// expectPanic runs f and returns its panic message, or fails.
+func halfnormExpectPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
+	return ""
+}
+
+// The helpers of the half-precision kernels over rows live in normgen's
+// templates/testkit/halfrows.go; the generator appends them to
+// <stem>_half_test.go in packages with bf16 or f16 kernels over rows.
+
+// halfCall runs call on the arrays a with the half arrays (half[i]) in
+// the kernel's storage: it encodes them into uint16 arrays u, fenced with
+// margins, runs call(u), checks the margins and decodes them back into a.
+// Overlapping float32 arrays (in place, or overlapping on purpose) get
+// uint16 arrays that overlap in the same way. The float32 arrays of a
+// test stay its record; the format's values in them convert exactly.
+func halfnormHalfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16)) {
+	f := halfnormHalfFormats[storage]
+	sentinel := halfnormHalfSentinel[storage]
+	type group struct {
+		lo, hi  uintptr // float32 address range
+		members []int
+		buf     []uint16
+	}
+	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+	var groups []*group
+	u := make([][]uint16, len(a))
+	for i, s := range a {
+		if !half[i] || len(s) == 0 {
+			if half[i] && s != nil {
+				u[i] = []uint16{}
+			}
+			continue
+		}
+		lo, hi := addr(s), addr(s)+4*uintptr(len(s))
+		var g *group
+		for _, h := range groups {
+			if lo < h.hi && h.lo < hi {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{lo: lo, hi: hi}
+			groups = append(groups, g)
+		}
+		g.lo, g.hi = min(g.lo, lo), max(g.hi, hi)
+		g.members = append(g.members, i)
+	}
+	for _, g := range groups {
+		n := int(g.hi-g.lo) / 4
+		g.buf = make([]uint16, n+2*halfnormMargin)
+		for j := range g.buf {
+			g.buf[j] = sentinel
+		}
+		for _, i := range g.members {
+			off := halfnormMargin + int(addr(a[i])-g.lo)/4
+			u[i] = g.buf[off : off+len(a[i]) : off+len(a[i])]
+			for j, v := range a[i] {
+				u[i][j] = f.encode(float64(v))
+			}
+		}
+	}
+	call(u)
+	for _, g := range groups {
+		n := len(g.buf) - halfnormMargin
+		for j, b := range g.buf {
+			if (j < halfnormMargin || j >= n) && b != sentinel {
+				panic(fmt.Sprintf("wrote outside the %s arrays: margin index %d = %#04x", storage, j, b))
+			}
+		}
+		for _, i := range g.members {
+			for j, b := range u[i] {
+				a[i][j] = float32(f.decode(b))
 			}
 		}
 	}

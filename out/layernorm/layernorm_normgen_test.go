@@ -488,142 +488,6 @@ func (k *layernormKernel) bound(ref layernormReference, gamma []float32, row, i,
 	return b
 }
 
-// halfFormat is a binary floating-point storage format of 16 bits, as its
-// definition gives it: a sign bit, expBits of biased exponent, manBits of
-// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
-// subnormal (or zero).
-type layernormHalfFormat struct{ expBits, manBits int }
-
-var layernormHalfFormats = map[string]layernormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
-
-func (f layernormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
-
-// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
-// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
-// them to even: an assembly kernel's f16 store may there differ from the
-// reference on an exact tie, by one ulp away from zero, and nowhere else.
-var layernormEmulatedF16TiesAway = layernormUnderBochs
-
-// underBochs: the tests run under the Bochs emulator (NORMGEN_EMULATOR=bochs),
-// some 70 times slower than the hardware; with -short they check the
-// assembly on fewer inputs there (see TestEquivalence).
-var layernormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
-
-// tieAway is the neighbour of e (v rounded to nearest even) farther from
-// zero when v lies exactly halfway between the two, else e.
-func (f layernormHalfFormat) tieAway(v float64, e uint16) uint16 {
-	d := f.decode(e)
-	if d == v || math.IsInf(d, 0) {
-		return e
-	}
-	other := e + 1 // the next magnitude, same sign
-	if math.Abs(d) > math.Abs(v) {
-		other = e - 1
-	}
-	o := f.decode(other)
-	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
-		return e
-	}
-	if math.Abs(o) > math.Abs(d) {
-		return other
-	}
-	return e
-}
-
-// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
-func (f layernormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
-
-// leastSubnormal is 2^(1-bias-manBits).
-func (f layernormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
-
-// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
-func (f layernormHalfFormat) largest() float64 {
-	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
-}
-
-// decode is the value of bits b (any NaN for a NaN).
-func (f layernormHalfFormat) decode(b uint16) float64 {
-	switch f {
-	case layernormHalfFormat{8, 7}: // bf16
-		return layernormBf16Values()[b]
-	case layernormHalfFormat{5, 10}: // f16
-		return layernormF16Values()[b]
-	}
-	return f.value(b)
-}
-
-// bf16Values and f16Values tabulate value over all bit patterns: the tests
-// decode millions of values, which dominated their time under emulators.
-var (
-	layernormBf16Values = sync.OnceValue(func() *[1 << 16]float64 { return layernormHalfFormats["bf16"].values() })
-	layernormF16Values  = sync.OnceValue(func() *[1 << 16]float64 { return layernormHalfFormats["f16"].values() })
-)
-
-func (f layernormHalfFormat) values() *[1 << 16]float64 {
-	t := new([1 << 16]float64)
-	for b := range t {
-		t[b] = f.value(uint16(b))
-	}
-	return t
-}
-
-// value is decode's definition: the format's value of bits b.
-func (f layernormHalfFormat) value(b uint16) float64 {
-	sign := 1.0
-	if b&0x8000 != 0 {
-		sign = -1
-	}
-	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
-	man := float64(int(b) & (1<<f.manBits - 1))
-	switch exp {
-	case 1<<f.expBits - 1:
-		if man != 0 {
-			return math.NaN()
-		}
-		return math.Inf(int(sign))
-	case 0:
-		return sign * man * f.leastSubnormal()
-	}
-	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
-}
-
-// encode rounds v to the format, to nearest, ties to even: to a multiple
-// of the quantum of v's binade (of the subnormals' below the least normal),
-// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
-func (f layernormHalfFormat) encode(v float64) uint16 {
-	var sign uint16
-	if math.Signbit(v) {
-		sign = 0x8000
-	}
-	expMask := uint16(1<<f.expBits-1) << f.manBits
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v):
-		return sign | expMask | 1<<(f.manBits-1)
-	case a == 0:
-		return sign
-	}
-	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
-	binade := max(e-1, 1-f.bias())
-	quantum := math.Ldexp(1, binade-f.manBits)
-	r := math.RoundToEven(a/quantum) * quantum
-	if r >= math.Ldexp(1, f.bias()+1) {
-		return sign | expMask
-	}
-	if r < math.Ldexp(1, 1-f.bias()) {
-		return sign | uint16(r/f.leastSubnormal())
-	}
-	_, e = math.Frexp(r)
-	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
-	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
-}
-
-// ulp is the format's quantum at |v|: the spacing of its values there.
-func (f layernormHalfFormat) ulp(v float64) float64 {
-	_, e := math.Frexp(math.Abs(v))
-	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
-}
-
 // worstUlps records, per half-storage kernel, the largest error seen in
 // ulps of its format at the oracle's value.
 var layernormWorstUlps = map[string]float64{}
@@ -1007,7 +871,7 @@ func TestLayernormEquivalence(t *testing.T) {
 	defer func() {
 		for _, k := range layernormKernels {
 			if !k.runtimeEps || k == layernormKernelNamed(k.name) {
-				t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", k.name, layernormWorst[k.name], layernormTolerance)
+				t.Logf("%s: max error %.2f %s", k.name, layernormWorst[k.name], layernormErrorUnit(k.storage, layernormTolerance))
 			}
 			if u, ok := layernormWorstUlps[k.name]; ok {
 				t.Logf("%s: max error %.3f ulps of %s", k.name, u, k.storage)
@@ -1131,11 +995,11 @@ func layernormLongLengths() []int {
 // assembly implementations alone.
 func TestLayernormLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	worstOf := map[string]float64{}
+	worstOf, storageOf := map[string]float64{}, map[string]string{}
 	var keys []string
 	defer func() {
 		for _, key := range keys {
-			t.Logf("%s: max error %.2f units of 2^-24 (contract: %d)", key, worstOf[key], layernormTolerance)
+			t.Logf("%s: max error %.2f %s", key, worstOf[key], layernormErrorUnit(storageOf[key], layernormTolerance))
 		}
 	}()
 	for _, k := range layernormKernels {
@@ -1199,6 +1063,7 @@ func TestLayernormLongRows(t *testing.T) {
 					key := fmt.Sprintf("%s %s family=%s", k.label(), im.name, fam.name)
 					if _, ok := worstOf[key]; !ok {
 						keys = append(keys, key)
+						storageOf[key] = k.storage
 					}
 					worstOf[key] = max(worstOf[key], layernormWorst[k.name])
 					layernormWorst[k.name] = max(saved, layernormWorst[k.name])
@@ -1314,20 +1179,6 @@ func TestLayernormConcurrent(t *testing.T) {
 			}
 		}
 	}
-}
-
-// expectPanic runs f and returns its panic message, or fails.
-func layernormExpectPanic(t *testing.T, what string, f func()) (msg string) {
-	t.Helper()
-	defer func() {
-		r := recover()
-		if r == nil {
-			t.Fatalf("%s: no panic", what)
-		}
-		msg = fmt.Sprint(r)
-	}()
-	f()
-	return ""
 }
 
 // TestWrongLengths checks that every entry point rejects a wrong length of
@@ -1675,5 +1526,176 @@ func layernormTitleISA(title string, titles map[string]string) string {
 			return name
 		}
 	}
+	return ""
+}
+
+// The helpers that every generated test file of a package may use live in
+// normgen's templates/testkit/shared.go; the generator appends them once
+// per package, to the first of <stem>_half_test.go, <stem>_test.go and
+// <stem>_tensor_test.go that it writes, so that the kits share one
+// definition of the half formats.
+
+// halfFormat is a binary floating-point storage format of 16 bits, as its
+// definition gives it: a sign bit, expBits of biased exponent, manBits of
+// fraction; exponent all ones is Inf (fraction 0) or NaN, all zeros a
+// subnormal (or zero).
+type layernormHalfFormat struct{ expBits, manBits int }
+
+var layernormHalfFormats = map[string]layernormHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
+
+func (f layernormHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
+
+// emulatedF16TiesAway is set under Bochs (NORMGEN_EMULATOR=bochs), whose
+// VCVTPS2PH rounds float16 ties away from zero where the hardware rounds
+// them to even: an assembly kernel's f16 store may there differ from the
+// reference on an exact tie, by one ulp away from zero, and nowhere else.
+var layernormEmulatedF16TiesAway = layernormUnderBochs
+
+// underBochs: the tests run under the Bochs emulator (NORMGEN_EMULATOR=bochs),
+// some 70 times slower than the hardware; with -short they check the
+// assembly on fewer inputs there (see TestEquivalence).
+var layernormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// tieAway is the neighbour of e (v rounded to nearest even) farther from
+// zero when v lies exactly halfway between the two, else e.
+func (f layernormHalfFormat) tieAway(v float64, e uint16) uint16 {
+	d := f.decode(e)
+	if d == v || math.IsInf(d, 0) {
+		return e
+	}
+	other := e + 1 // the next magnitude, same sign
+	if math.Abs(d) > math.Abs(v) {
+		other = e - 1
+	}
+	o := f.decode(other)
+	if math.IsNaN(o) || math.IsInf(o, 0) || math.Abs(v-o) != math.Abs(v-d) {
+		return e
+	}
+	if math.Abs(o) > math.Abs(d) {
+		return other
+	}
+	return e
+}
+
+// unit is the unit roundoff, half an ulp of 1: 2^-(manBits+1).
+func (f layernormHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
+
+// leastSubnormal is 2^(1-bias-manBits).
+func (f layernormHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
+
+// largest is the largest finite value, (2 - 2^-manBits) * 2^bias.
+func (f layernormHalfFormat) largest() float64 {
+	return (2 - math.Ldexp(1, -f.manBits)) * math.Ldexp(1, f.bias())
+}
+
+// decode is the value of bits b (any NaN for a NaN).
+func (f layernormHalfFormat) decode(b uint16) float64 {
+	switch f {
+	case layernormHalfFormat{8, 7}: // bf16
+		return layernormBf16Values()[b]
+	case layernormHalfFormat{5, 10}: // f16
+		return layernormF16Values()[b]
+	}
+	return f.value(b)
+}
+
+// bf16Values and f16Values tabulate value over all bit patterns: the tests
+// decode millions of values, which dominated their time under emulators.
+var (
+	layernormBf16Values = sync.OnceValue(func() *[1 << 16]float64 { return layernormHalfFormats["bf16"].values() })
+	layernormF16Values  = sync.OnceValue(func() *[1 << 16]float64 { return layernormHalfFormats["f16"].values() })
+)
+
+func (f layernormHalfFormat) values() *[1 << 16]float64 {
+	t := new([1 << 16]float64)
+	for b := range t {
+		t[b] = f.value(uint16(b))
+	}
+	return t
+}
+
+// value is decode's definition: the format's value of bits b.
+func (f layernormHalfFormat) value(b uint16) float64 {
+	sign := 1.0
+	if b&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(b>>f.manBits) & (1<<f.expBits - 1)
+	man := float64(int(b) & (1<<f.manBits - 1))
+	switch exp {
+	case 1<<f.expBits - 1:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	case 0:
+		return sign * man * f.leastSubnormal()
+	}
+	return sign * (1 + man/math.Ldexp(1, f.manBits)) * math.Ldexp(1, exp-f.bias())
+}
+
+// encode rounds v to the format, to nearest, ties to even: to a multiple
+// of the quantum of v's binade (of the subnormals' below the least normal),
+// Inf when that reaches 2^(bias+1). NaN gives a quiet NaN.
+func (f layernormHalfFormat) encode(v float64) uint16 {
+	var sign uint16
+	if math.Signbit(v) {
+		sign = 0x8000
+	}
+	expMask := uint16(1<<f.expBits-1) << f.manBits
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return sign | expMask | 1<<(f.manBits-1)
+	case a == 0:
+		return sign
+	}
+	_, e := math.Frexp(a) // a = m * 2^e, m in [0.5, 1): binade 2^(e-1)
+	binade := max(e-1, 1-f.bias())
+	quantum := math.Ldexp(1, binade-f.manBits)
+	r := math.RoundToEven(a/quantum) * quantum
+	if r >= math.Ldexp(1, f.bias()+1) {
+		return sign | expMask
+	}
+	if r < math.Ldexp(1, 1-f.bias()) {
+		return sign | uint16(r/f.leastSubnormal())
+	}
+	_, e = math.Frexp(r)
+	man := (r/math.Ldexp(1, e-1) - 1) * math.Ldexp(1, f.manBits)
+	return sign | uint16(e-1+f.bias())<<f.manBits | uint16(man)
+}
+
+// ulp is the format's quantum at |v|: the spacing of its values there.
+func (f layernormHalfFormat) ulp(v float64) float64 {
+	_, e := math.Frexp(math.Abs(v))
+	return math.Ldexp(1, max(e-1, 1-f.bias())-f.manBits)
+}
+
+// halfSentinel fills the margins around the uint16 arrays of the half
+// kernels' calls (halfCall, tHalfCall): a signalling NaN of the format, which no kernel stores (they quiet NaNs).
+var layernormHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
+
+// errorUnit completes "max error N" for a kernel's largest error in units
+// of its bound divided by the tolerance tol: units of 2^-24 for float32
+// storage; with half storage, whose bound is widened by one rounding to
+// the format, shares of that widened bound.
+func layernormErrorUnit(storage string, tol int) string {
+	if _, half := layernormHalfFormats[storage]; half {
+		return fmt.Sprintf("of %d, the bound widened by one rounding to %s", tol, storage)
+	}
+	return fmt.Sprintf("units of 2^-24 (contract: %d)", tol)
+}
+
+// expectPanic runs f and returns its panic message, or fails.
+func layernormExpectPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s: no panic", what)
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
 	return ""
 }

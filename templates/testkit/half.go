@@ -3,15 +3,14 @@ package testkit
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
-// The helpers of the tests of half-precision storage live in normgen's
-// templates/testkit/half.go; the generator appends them to
-// <stem>_half_test.go in packages with bf16 or f16 kernels.
+// The tests of the bulk conversions between float32 and the half formats
+// live in normgen's templates/testkit/half.go; the generator appends them
+// to <stem>_half_test.go in packages with bf16 or f16 kernels, whatever
+// their kernels.
 
 // halfConv is one storage format's bulk conversions of the package: its
 // entry points (isa "") or their assembly on one instruction set.
@@ -29,79 +28,6 @@ func (c halfConv) label() string {
 		return c.storage
 	}
 	return c.storage + " (" + c.isa + ")"
-}
-
-// halfSentinel fills the margins around the uint16 arrays of halfCall: a
-// signalling NaN of the format, which no kernel stores (they quiet NaNs).
-var halfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
-
-// halfCall runs call on the arrays a with the half arrays (half[i]) in
-// the kernel's storage: it encodes them into uint16 arrays u, fenced with
-// margins, runs call(u), checks the margins and decodes them back into a.
-// Overlapping float32 arrays (in place, or overlapping on purpose) get
-// uint16 arrays that overlap in the same way. The float32 arrays of a
-// test stay its record; the format's values in them convert exactly.
-func halfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16)) {
-	f := halfFormats[storage]
-	sentinel := halfSentinel[storage]
-	type group struct {
-		lo, hi  uintptr // float32 address range
-		members []int
-		buf     []uint16
-	}
-	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
-	var groups []*group
-	u := make([][]uint16, len(a))
-	for i, s := range a {
-		if !half[i] || len(s) == 0 {
-			if half[i] && s != nil {
-				u[i] = []uint16{}
-			}
-			continue
-		}
-		lo, hi := addr(s), addr(s)+4*uintptr(len(s))
-		var g *group
-		for _, h := range groups {
-			if lo < h.hi && h.lo < hi {
-				g = h
-				break
-			}
-		}
-		if g == nil {
-			g = &group{lo: lo, hi: hi}
-			groups = append(groups, g)
-		}
-		g.lo, g.hi = min(g.lo, lo), max(g.hi, hi)
-		g.members = append(g.members, i)
-	}
-	for _, g := range groups {
-		n := int(g.hi-g.lo) / 4
-		g.buf = make([]uint16, n+2*margin)
-		for j := range g.buf {
-			g.buf[j] = sentinel
-		}
-		for _, i := range g.members {
-			off := margin + int(addr(a[i])-g.lo)/4
-			u[i] = g.buf[off : off+len(a[i]) : off+len(a[i])]
-			for j, v := range a[i] {
-				u[i][j] = f.encode(float64(v))
-			}
-		}
-	}
-	call(u)
-	for _, g := range groups {
-		n := len(g.buf) - margin
-		for j, b := range g.buf {
-			if (j < margin || j >= n) && b != sentinel {
-				panic(fmt.Sprintf("wrote outside the %s arrays: margin index %d = %#04x", storage, j, b))
-			}
-		}
-		for _, i := range g.members {
-			for j, b := range u[i] {
-				a[i][j] = float32(f.decode(b))
-			}
-		}
-	}
 }
 
 // narrowCases are float32 values covering every rounding case of the
@@ -250,76 +176,5 @@ func checkHalfPartial(t *testing.T, c halfConv, vals []float32) {
 				}
 			}
 		}
-	}
-}
-
-// TestHalfThroughKernels checks the conversions inside every
-// implementation of each half kernel with a residual sum (alpha 1), bit
-// for bit: sum = x + f is exact in float32 for the inputs below, so the
-// stored sum is the format's rounding of it, widened loads and rounding
-// stores included. With f = 0, every finite bit pattern of the format
-// goes through a load and a store unchanged; with f a quarter, half and
-// three quarters of x's ulp, every positive value meets a store that
-// rounds down, ties (to even) and rounds up. NaN and Inf rows go through
-// the float64 path (the guard), which TestNonFinite covers.
-func TestHalfThroughKernels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	for _, k := range kernels {
-		f, ok := halfFormats[k.storage]
-		if !ok || k.index("sum") < 0 || k.alpha != 1 {
-			continue
-		}
-		var xs, fs []float64
-		ties := map[int]bool{} // entries whose sum lies halfway between two values
-		for b := 0; b < 1<<16; b++ {
-			if v := f.decode(uint16(b)); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				xs, fs = append(xs, v), append(fs, 0)
-			}
-		}
-		for b := 1; b < 1<<15; b++ {
-			v, next := f.decode(uint16(b)), f.decode(uint16(b+1))
-			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(next) {
-				continue
-			}
-			ulp := next - v
-			for _, q := range []float64{ulp / 4, ulp / 2, 3 * ulp / 4} {
-				if f.decode(f.encode(q)) == q { // f holds it, and x + f is exact in float32
-					ties[len(xs)] = q == ulp/2
-					xs, fs = append(xs, v), append(fs, q)
-				}
-			}
-		}
-		h := k.sizes[0]
-		rows := (len(xs) + h - 1) / h
-		in := k.newArgs(rows, h, nil)
-		k.fill(in, families[0], rows, h, rng)
-		x, fa := k.get(in, "x"), k.get(in, "f")
-		for j := range x {
-			x[j], fa[j] = 0, 0
-			if j < len(xs) {
-				x[j], fa[j] = float32(xs[j]), float32(fs[j])
-			}
-		}
-		for _, im := range k.impls(h, false) {
-			got := in.clone()
-			im.run(got.a, rows)
-			sum := k.get(got, "sum")
-			tiesAway := 0
-			for j := range xs {
-				want := float32(f.decode(f.encode(xs[j] + fs[j])))
-				if math.Float32bits(sum[j]) == math.Float32bits(want) {
-					continue
-				}
-				if emulatedF16TiesAway && k.storage == "f16" && im.name != "purego" && ties[j] && sum[j] == float32(xs[j]+2*fs[j]) {
-					tiesAway++
-					continue
-				}
-				t.Fatalf("%s%d %s: sum of %v and %v = %v, want %v", k.name, h, im.name, xs[j], fs[j], sum[j], want)
-			}
-			if tiesAway > 0 {
-				t.Logf("%s%d %s: %d float16 ties rounded away from zero: the emulator's VCVTPS2PH", k.name, h, im.name, tiesAway)
-			}
-		}
-		t.Logf("%s: %d sums through %d implementations", k.name, len(xs), len(k.impls(h, false)))
 	}
 }

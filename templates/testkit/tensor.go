@@ -28,20 +28,6 @@ const tMargin = 16
 
 var tSentinel = math.Float32frombits(0x7fc0dead) // a NaN no kernel computes
 
-// tExpectPanic runs f and returns its panic message, or fails.
-func tExpectPanic(t *testing.T, what string, f func()) (msg string) {
-	t.Helper()
-	defer func() {
-		r := recover()
-		if r == nil {
-			t.Fatalf("%s: no panic", what)
-		}
-		msg = fmt.Sprint(r)
-	}()
-	f()
-	return ""
-}
-
 // tFloatsOf turns fuzzer bytes into float32 values, little-endian: NaN,
 // Inf and subnormals included.
 func tFloatsOf(data []byte) []float32 {
@@ -208,7 +194,7 @@ func (k *tensorKernel) oracle(in *tensorCall) tReference {
 	for i, v := range in.x {
 		in.x[i] = k.round(v)
 	}
-	f, half := tHalfFormats[k.storage]
+	f, half := halfFormats[k.storage]
 	sl := k.statLen(n, c, l)
 	r := tReference{
 		y: make([]float64, len(in.x)), bound: make([]float64, len(in.x)),
@@ -427,8 +413,10 @@ func tStatBound(b, ref float64) float64 {
 	return b
 }
 
-// tensorWorst records the largest error seen per kernel, in units of 2^-24.
-var tensorWorst = map[string]float64{}
+// tensorWorst records the largest error seen per kernel, in units of the
+// bound divided by tTolerance (see errorUnit); tensorWorstUlps, per half
+// kernel, in ulps of its format at the oracle's value.
+var tensorWorst, tensorWorstUlps = map[string]float64{}, map[string]float64{}
 
 // verify checks a call's outputs against the oracle.
 func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) error {
@@ -459,6 +447,9 @@ func (k *tensorKernel) verify(got, in *tensorCall, ref tReference, fam tFamily) 
 		d := math.Abs(float64(v) - ref.y[i])
 		if u := d / ref.bound[i] * tTolerance; u > tensorWorst[k.name] {
 			tensorWorst[k.name] = u
+		}
+		if f, half := halfFormats[k.storage]; half && d/f.ulp(ref.y[i]) > tensorWorstUlps[k.name] {
+			tensorWorstUlps[k.name] = d / f.ulp(ref.y[i])
 		}
 		if !(d <= ref.bound[i]) {
 			return fmt.Errorf("dst[%d] = %v, oracle %v: error %.3g > bound %.3g", i, v, ref.y[i], d, ref.bound[i])
@@ -558,7 +549,10 @@ func TestTensorEquivalence(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	defer func() {
 		for _, k := range tensorKernels {
-			t.Logf("%s (%s): max error %.2f units of 2^-24 (contract: %d)", k.name, isaOf(k.name), tensorWorst[k.name], tTolerance)
+			t.Logf("%s (%s): max error %.2f %s", k.name, isaOf(k.name), tensorWorst[k.name], errorUnit(k.storage, tTolerance))
+			if u, ok := tensorWorstUlps[k.name]; ok {
+				t.Logf("%s (%s): max error %.3f ulps of %s", k.name, isaOf(k.name), u, k.storage)
+			}
 		}
 	}()
 	for _, k := range tensorKernels {
@@ -727,7 +721,7 @@ func TestTensorLongSets(t *testing.T) {
 				saved := tensorWorst[k.name]
 				tensorWorst[k.name] = 0
 				err := k.verify(got, in, ref, tFamily{name: fam.name})
-				t.Logf("%s (%s) %v family=%s: max error %.2f units of 2^-24 (contract: %d)", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], tTolerance)
+				t.Logf("%s (%s) %v family=%s: max error %.2f %s", k.name, isaOf(k.name), s, fam.name, tensorWorst[k.name], errorUnit(k.storage, tTolerance))
 				tensorWorst[k.name] = max(saved, tensorWorst[k.name])
 				if err != nil {
 					t.Errorf("%s %v family=%s: %v", k.name, s, fam.name, err)
@@ -833,7 +827,7 @@ func TestTensorWrongLengths(t *testing.T) {
 				before := c.clone()
 				fixed := s.fixed && !strings.HasPrefix(m.what, "channels") && !strings.Contains(m.what, "group")
 				what := fmt.Sprintf("%s%s %v with %s", k.name, e.suffix, s, m.what)
-				msg := tExpectPanic(t, what, func() { e.run(c, fixed) })
+				msg := expectPanic(t, what, func() { e.run(c, fixed) })
 				if !strings.HasPrefix(msg, qualified) || !strings.Contains(msg, e.suffix+": ") || !strings.Contains(msg, m.want) {
 					t.Fatalf("%s: panic message %q does not name the entry point and %q", what, msg, m.want)
 				}
@@ -862,7 +856,7 @@ func TestTensorOverlap(t *testing.T) {
 				copy(buf[1:], c.x)
 				c.x = buf[1 : 1+len(c.x)]
 				c.dst = buf[1+shift : 1+shift+len(c.x)]
-				msg := tExpectPanic(t, fmt.Sprintf("%s%s with dst = x shifted by %d", k.name, e.suffix, shift), func() { e.run(c, s.fixed) })
+				msg := expectPanic(t, fmt.Sprintf("%s%s with dst = x shifted by %d", k.name, e.suffix, shift), func() { e.run(c, s.fixed) })
 				if !strings.Contains(msg, "overlap") {
 					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
 				}
@@ -870,7 +864,7 @@ func TestTensorOverlap(t *testing.T) {
 			if k.scale && k.storage == "f32" { // a half dst is not the float32 record's memory
 				c := k.newCall(s.n, s.c, s.l, tFamilies[0], rng)
 				c.gamma = c.dst[:len(c.gamma)]
-				msg := tExpectPanic(t, k.name+e.suffix+" with gamma inside dst", func() { e.run(c, s.fixed) })
+				msg := expectPanic(t, k.name+e.suffix+" with gamma inside dst", func() { e.run(c, s.fixed) })
 				if !strings.Contains(msg, "overlap") {
 					t.Fatalf("%s%s: panic message %q does not say overlap", k.name, e.suffix, msg)
 				}
@@ -1158,7 +1152,7 @@ func TestTensorEpsChecks(t *testing.T) {
 	good := []float32{0, 0x1p-126, 1e-5, 1000, math.MaxFloat32}
 	for name, call := range tEpsEntryPoints {
 		for _, eps := range bad {
-			msg := tExpectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
+			msg := expectPanic(t, fmt.Sprintf("%s with eps = %v", name, eps), func() { call(eps) })
 			if !strings.HasPrefix(msg, tPackageName+"."+name+":") || !strings.Contains(msg, fmt.Sprintf("eps = %v", eps)) {
 				t.Fatalf("%s with eps = %v: panic message %q does not name the entry point and the value", name, eps, msg)
 			}
@@ -1213,73 +1207,9 @@ func TestTensorImplementation(t *testing.T) {
 	}
 }
 
-// tHalfFormat is a binary floating-point storage format of 16 bits, as its
-// exponent and significand widths, defined here from IEEE 754's rules.
-type tHalfFormat struct{ expBits, manBits int }
-
-var tHalfFormats = map[string]tHalfFormat{"bf16": {8, 7}, "f16": {5, 10}}
-
-// tHalfSentinel fills the margins around the uint16 arrays of tHalfCall:
-// a signalling NaN of the format, which no kernel stores (they quiet NaNs).
-var tHalfSentinel = map[string]uint16{"bf16": 0x7f8d, "f16": 0x7d5a}
-
-func (f tHalfFormat) bias() int { return 1<<(f.expBits-1) - 1 }
-
-// unit is the unit roundoff, half an ulp of 1.
-func (f tHalfFormat) unit() float64 { return math.Ldexp(1, -f.manBits-1) }
-
-func (f tHalfFormat) leastSubnormal() float64 { return math.Ldexp(1, 1-f.bias()-f.manBits) }
-
-// decode is the value of bits b.
-func (f tHalfFormat) decode(b uint16) float64 {
-	sign := 1.0
-	if b&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(b>>f.manBits) & (1<<f.expBits - 1)
-	m := float64(b & (1<<f.manBits - 1))
-	switch {
-	case e == 1<<f.expBits-1 && m != 0:
-		return math.NaN()
-	case e == 1<<f.expBits-1:
-		return math.Inf(int(sign))
-	case e == 0:
-		return sign * math.Ldexp(m, 1-f.bias()-f.manBits)
-	}
-	return sign * math.Ldexp(1+m/float64(int(1)<<f.manBits), e-f.bias())
-}
-
-// encode rounds v to the format, to nearest, ties to even; beyond the
-// largest finite value by half an ulp or more it is an infinity.
-func (f tHalfFormat) encode(v float64) uint16 {
-	if math.IsNaN(v) {
-		return uint16(1<<(f.expBits+f.manBits+1)-1) >> 1 // a quiet NaN: all exponent and significand bits
-	}
-	var sign uint16
-	if math.Signbit(v) {
-		sign, v = 0x8000, -v
-	}
-	_, exp := math.Frexp(v) // v = frac * 2^exp, frac in [0.5, 1)
-	// The quantum of v's binade, the subnormals' below the least normal.
-	q := max(exp-1, 1-f.bias()) - f.manBits
-	r := math.RoundToEven(math.Ldexp(v, -q))
-	top := float64(int(2) << f.manBits) // a significand that carried into the next binade
-	if r >= top {
-		r, q = r/2, q+1
-	}
-	e := q + f.manBits + f.bias() // biased exponent for a normal r in [2^manBits, 2^(manBits+1))
-	if r < float64(int(1)<<f.manBits) {
-		e = 0 // subnormal or zero
-	}
-	if e >= 1<<f.expBits-1 || math.IsInf(v, 0) {
-		return sign | uint16(1<<f.expBits-1)<<f.manBits
-	}
-	return sign | uint16(e)<<f.manBits | uint16(int(r))&(1<<f.manBits-1)
-}
-
 // round is v as the kernel's dst or x holds it.
 func (k *tensorKernel) round(v float32) float32 {
-	if f, ok := tHalfFormats[k.storage]; ok {
+	if f, ok := halfFormats[k.storage]; ok {
 		return float32(f.decode(f.encode(float64(v))))
 	}
 	return v
@@ -1300,13 +1230,13 @@ func (k *tensorKernel) holds(value func(rng *rand.Rand) float32) bool {
 }
 
 // tHalfCall runs call on the call's dst and x in the half format storage:
-// it encodes them into uint16 arrays inside margins of tHalfSentinel,
+// it encodes them into uint16 arrays inside margins of halfSentinel,
 // runs call, checks the margins and decodes the arrays back into the
 // call's float32 record. dst and x that overlap (in place, or shifted on
 // purpose) get uint16 arrays that overlap in the same way.
 func tHalfCall(storage string, c *tensorCall, call func(dst, x []uint16)) {
-	f := tHalfFormats[storage]
-	sentinel := tHalfSentinel[storage]
+	f := halfFormats[storage]
+	sentinel := halfSentinel[storage]
 	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
 	arrays := [][]float32{c.dst, c.x}
 	half := make([][]uint16, len(arrays))

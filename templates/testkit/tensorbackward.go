@@ -13,7 +13,7 @@ import (
 // over [N, C, L] tensors live in normgen's templates/testkit/
 // tensorbackward.go; the generator appends them to each
 // <stem>_tensor_backward_test.go, beside <stem>_tensor_test.go, whose
-// helpers (families, fences, tExpectPanic) they share.
+// helpers (families, fences) they share; expectPanic is shared.go's.
 
 type tbKernel struct {
 	name         string // the entry points' prefix, e.g. GroupNormBackward
@@ -663,7 +663,7 @@ func TestTensorBackwardWrongLengths(t *testing.T) {
 				c.a[i] = c.buffers[i][c.offsets[i] : c.offsets[i]+len(c.a[i])+delta]
 				before := c.clone()
 				what := fmt.Sprintf("%s %v with len(%s) = %d", k.name, s, name, len(c.a[i]))
-				msg := tExpectPanic(t, what, func() { k.run(c, false) })
+				msg := expectPanic(t, what, func() { k.run(c, false) })
 				if !strings.HasPrefix(msg, tPackageName+"."+k.name) || !strings.Contains(msg, "len(") {
 					t.Fatalf("%s: panic message %q does not name the entry point and a length", what, msg)
 				}
@@ -719,7 +719,7 @@ func TestTensorBackwardOverlap(t *testing.T) {
 			c := k.newCall(s, rng)
 			k.fill(c, tFamilies[0], rng)
 			a.set(c)
-			msg := tExpectPanic(t, fmt.Sprintf("%s with %s", k.name, a.what), func() { k.run(c, false) })
+			msg := expectPanic(t, fmt.Sprintf("%s with %s", k.name, a.what), func() { k.run(c, false) })
 			if !strings.Contains(msg, "overlap") {
 				t.Fatalf("%s with %s: panic message %q does not say overlap", k.name, a.what, msg)
 			}

@@ -4,9 +4,11 @@
 // families and the test functions that run them.
 //
 // rows.go and tensor.go are appended, from their imports on, to the
-// generated <stem>_test.go and <stem>_tensor_test.go (see package
-// templates); the generator then qualifies their unexported names per spec
-// like every other generated identifier. This file is not copied: it
+// generated <stem>_test.go and <stem>_tensor_test.go, half.go (and
+// halfrows.go with half kernels over rows) to <stem>_half_test.go, and
+// shared.go once per package, to the first of those three it has (see
+// package templates); the generator then qualifies their unexported names
+// per spec like every other generated identifier. This file is not copied: it
 // stands in for what the templates and the rest of a generated package
 // declare, so that the helpers compile here and the unit tests can run them
 // on reference kernels.
