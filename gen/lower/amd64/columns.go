@@ -3,6 +3,7 @@ package amd64
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	avoir "github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
@@ -326,6 +327,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	i, off := c.gp64(), c.gp64()
 	c.I(x86.XORQ(i, i))
 	c.I(x86.XORQ(off, off))
+	pfArrays, pf := c.startPrefetch(loop)
 	var end reg.GPVirtual // the end of the current chunk
 	if chunked {
 		end = c.gp64()
@@ -336,6 +338,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 		}
 	}
 	c.label(name)
+	c.prefetchRows(pfArrays, pf)
 	shared := make([]reg.Register, len(loop.Ops))
 	for b := range c.blocks {
 		val := make([]reg.Register, len(loop.Ops))
@@ -378,6 +381,9 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	}
 	c.I(x86.INCQ(i))
 	c.I(x86.ADDQ(c.stride, off))
+	if pf != nil {
+		c.I(x86.ADDQ(c.stride, pf))
+	}
 	if !chunked {
 		if c.f.H > 0 {
 			c.I(x86.CMPQ(i, imm32(c.f.H)))
@@ -661,4 +667,50 @@ func (c *columnLowering) tailElems(elem func(j int)) {
 		elem(j)
 	}
 	c.label(done)
+}
+
+// columnPrefetchAhead is how many elements ahead the Columns loops
+// prefetch. Measured on AMD EPYC (BatchNorm over [N, C] from DRAM), 16
+// helped C = 768; no distance tried (4 to 32, less for larger strides,
+// PREFETCHT1) measurably helped C = 4096 or 8192.
+const columnPrefetchAhead = 16
+
+// startPrefetch returns the row arrays loop loads and, in pf, the byte
+// offset of the elements its iterations prefetch, some elements ahead of
+// off (nil: no prefetch: turned off, a partial block, or no row array
+// read). Every step of a loop is a new element, stride bytes on: a new
+// page once stride reaches 4 KiB, which the hardware prefetchers do not
+// follow, and the lines of a group do not survive in the caches from
+// one pass to the next when the stride is a large power of two.
+func (c *columnLowering) startPrefetch(loop *ir.Loop) ([]int, reg.GPVirtual) {
+	if c.noPrefetch || c.mask != nil {
+		return nil, nil
+	}
+	var arrays []int
+	for _, op := range loop.Ops {
+		if op.Code == ir.VLoad && c.k.Arrays[op.Array].Role != ir.Param && !slices.Contains(arrays, op.Array) {
+			arrays = append(arrays, op.Array)
+		}
+	}
+	if len(arrays) == 0 {
+		return nil, nil
+	}
+	c.comment("prefetch offset: %d elements ahead", columnPrefetchAhead)
+	pf := c.gp64()
+	c.I(x86.MOVQ(c.stride, pf))
+	c.I(x86.IMUL3Q(imm32(columnPrefetchAhead), pf, pf))
+	return arrays, pf
+}
+
+// prefetchRows prefetches, at the top of an iteration, every line of the
+// body's blocks of arrays at offset pf.
+func (c *columnLowering) prefetchRows(arrays []int, pf reg.GPVirtual) {
+	for _, a := range arrays {
+		span := c.elem(a).Bytes() * c.lanes * c.blocks
+		for d := 0; d < span; d += lineBytes {
+			m := c.rowMem(a, pf, 0)
+			m.Disp += d
+			c.I(x86.PREFETCHT0(m))
+		}
+	}
 }
