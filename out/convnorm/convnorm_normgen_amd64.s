@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func avx512ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -36,27 +36,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+96
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+96
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -67,10 +76,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -117,9 +126,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -138,7 +155,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
 	JAE         gloop1end
@@ -160,10 +178,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -259,7 +277,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -288,6 +314,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -310,26 +337,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+96
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+96
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -355,16 +388,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
 	JAE         bloop1end
@@ -374,10 +413,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -434,7 +473,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -445,6 +489,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -618,7 +663,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -649,27 +694,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+96
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+96
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -684,10 +736,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -734,9 +786,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -755,7 +813,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
 	JAE         gloop1end
@@ -785,10 +844,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -888,7 +947,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -917,6 +982,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -939,27 +1005,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+96
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+96
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -985,16 +1057,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
 	JAE         bloop1end
@@ -1006,10 +1084,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -1067,7 +1145,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -1078,6 +1161,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -1257,7 +1341,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1288,27 +1372,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+128
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+128
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -1319,10 +1412,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -1369,9 +1462,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -1390,7 +1491,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
 	JAE         gloop1end
@@ -1412,10 +1514,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -1511,7 +1613,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -1540,6 +1650,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -1562,26 +1673,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+128
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+128
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -1607,16 +1724,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
 	JAE         bloop1end
@@ -1626,10 +1749,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -1686,7 +1809,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -1697,6 +1825,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -1870,7 +1999,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1901,27 +2030,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+128
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+128
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -1936,10 +2072,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -1986,9 +2122,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -2007,7 +2149,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
 	JAE         gloop1end
@@ -2037,10 +2180,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -2140,7 +2283,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -2169,6 +2318,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -2191,27 +2341,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+128
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+128
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -2237,16 +2393,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
 	JAE         bloop1end
@@ -2258,10 +2420,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -2319,7 +2481,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -2330,6 +2497,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -2509,7 +2677,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2540,27 +2708,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+192
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+192
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -2571,10 +2748,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -2621,9 +2798,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -2642,7 +2827,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
 	JAE         gloop1end
@@ -2664,10 +2850,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -2763,7 +2949,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -2792,6 +2986,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -2814,26 +3009,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+192
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+192
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -2859,16 +3060,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
 	JAE         bloop1end
@@ -2878,10 +3085,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -2938,7 +3145,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -2949,6 +3161,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -3122,7 +3335,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3153,27 +3366,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+192
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+192
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -3188,10 +3408,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -3238,9 +3458,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -3259,7 +3485,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
 	JAE         gloop1end
@@ -3289,10 +3516,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -3392,7 +3619,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -3421,6 +3654,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -3443,27 +3677,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+192
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+192
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -3489,16 +3729,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
 	JAE         bloop1end
@@ -3510,10 +3756,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -3571,7 +3817,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -3582,6 +3833,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -3761,7 +4013,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3792,27 +4044,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+256
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+256
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -3823,10 +4084,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -3873,9 +4134,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -3894,7 +4163,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
 	JAE         gloop1end
@@ -3916,10 +4186,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -4015,7 +4285,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -4044,6 +4322,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -4066,26 +4345,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+256
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+256
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -4111,16 +4396,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
 	JAE         bloop1end
@@ -4130,10 +4421,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -4190,7 +4481,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -4201,6 +4497,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -4374,7 +4671,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4405,27 +4702,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+256
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+256
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -4440,10 +4744,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -4490,9 +4794,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -4511,7 +4821,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
 	JAE         gloop1end
@@ -4541,10 +4852,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -4644,7 +4955,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -4673,6 +4990,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -4695,27 +5013,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+256
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+256
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -4741,16 +5065,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
 	JAE         bloop1end
@@ -4762,10 +5092,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -4823,7 +5153,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -4834,6 +5169,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -5013,7 +5349,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5044,27 +5380,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+384
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+384
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -5075,10 +5420,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -5125,9 +5470,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -5146,7 +5499,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
 	JAE         gloop1end
@@ -5168,10 +5522,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -5267,7 +5621,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -5296,6 +5658,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -5318,26 +5681,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+384
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+384
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -5363,16 +5732,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
 	JAE         bloop1end
@@ -5382,10 +5757,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -5442,7 +5817,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -5453,6 +5833,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -5626,7 +6007,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5657,27 +6038,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+384
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+384
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -5692,10 +6080,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -5742,9 +6130,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -5763,7 +6157,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
 	JAE         gloop1end
@@ -5793,10 +6188,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -5896,7 +6291,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -5925,6 +6326,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -5947,27 +6349,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+384
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+384
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -5993,16 +6401,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
 	JAE         bloop1end
@@ -6014,10 +6428,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -6075,7 +6489,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -6086,6 +6505,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -6265,7 +6685,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6296,27 +6716,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+512
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+512
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -6327,10 +6756,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -6377,9 +6806,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -6398,7 +6835,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
 	JAE         gloop1end
@@ -6420,10 +6858,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -6519,7 +6957,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -6548,6 +6994,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -6570,26 +7017,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+512
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+512
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -6615,16 +7068,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
 	JAE         bloop1end
@@ -6634,10 +7093,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -6694,7 +7153,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -6705,6 +7169,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -6878,7 +7343,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6909,27 +7374,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+512
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+512
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -6944,10 +7416,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -6994,9 +7466,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -7015,7 +7493,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
 	JAE         gloop1end
@@ -7045,10 +7524,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -7148,7 +7627,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -7177,6 +7662,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -7199,27 +7685,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+512
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+512
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -7245,16 +7737,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
 	JAE         bloop1end
@@ -7266,10 +7764,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -7327,7 +7825,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -7338,6 +7841,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -7517,7 +8021,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -7548,27 +8052,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+768
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+768
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -7579,10 +8092,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -7629,9 +8142,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -7650,7 +8171,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
 	JAE         gloop1end
@@ -7672,10 +8194,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -7771,7 +8293,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -7800,6 +8330,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -7822,26 +8353,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+768
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+768
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -7867,16 +8404,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
 	JAE         bloop1end
@@ -7886,10 +8429,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -7946,7 +8489,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -7957,6 +8505,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -8130,7 +8679,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8161,27 +8710,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+768
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+768
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -8196,10 +8752,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -8246,9 +8802,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -8267,7 +8829,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
 	JAE         gloop1end
@@ -8297,10 +8860,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -8400,7 +8963,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -8429,6 +8998,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -8451,27 +9021,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+768
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+768
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -8497,16 +9073,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
 	JAE         bloop1end
@@ -8518,10 +9100,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -8579,7 +9161,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -8590,6 +9177,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -8769,7 +9357,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8800,27 +9388,36 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Z12
-	VSUBPS  Z0, Z12, Z12
-	VADDPS  Z12, Z4, Z4
-	VMOVUPS 64(CX)(R9*1), Z12
-	VSUBPS  Z1, Z12, Z12
-	VADDPS  Z12, Z5, Z5
-	VMOVUPS 128(CX)(R9*1), Z12
-	VSUBPS  Z2, Z12, Z12
-	VADDPS  Z12, Z6, Z6
-	VMOVUPS 192(CX)(R9*1), Z12
-	VSUBPS  Z3, Z12, Z12
-	VADDPS  Z12, Z7, Z7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+1024
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z12
+	VSUBPS     Z0, Z12, Z12
+	VADDPS     Z12, Z4, Z4
+	VMOVUPS    64(CX)(R9*1), Z12
+	VSUBPS     Z1, Z12, Z12
+	VADDPS     Z12, Z5, Z5
+	VMOVUPS    128(CX)(R9*1), Z12
+	VSUBPS     Z2, Z12, Z12
+	VADDPS     Z12, Z6, Z6
+	VMOVUPS    192(CX)(R9*1), Z12
+	VSUBPS     Z3, Z12, Z12
+	VADDPS     Z12, Z7, Z7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+1024
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -8831,10 +9428,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -8881,9 +9478,17 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
+	PREFETCHT0  128(CX)(R10*1)
+	PREFETCHT0  192(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -8902,7 +9507,8 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
 	JAE         gloop1end
@@ -8924,10 +9530,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -9023,7 +9629,15 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
+	PREFETCHT0   128(CX)(R10*1)
+	PREFETCHT0   192(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -9052,6 +9666,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -9074,26 +9689,32 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Z3
-	VSUBPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+1024
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Z3
+	VSUBPS     Z0, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+1024
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -9119,16 +9740,22 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
 	JAE         bloop1end
@@ -9138,10 +9765,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -9198,7 +9825,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -9209,6 +9841,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -9382,7 +10015,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9413,27 +10046,34 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop0:
-	VMOVUPS (CX)(R9*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R9*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R9*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R9*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      gloop0
-	CMPQ    R8, $+1024
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R9*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R9*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R9*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         gloop0
+	CMPQ       R8, $+1024
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -9448,10 +10088,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -9498,9 +10138,15 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 gloop1:
+	PREFETCHT0  (CX)(R10*1)
+	PREFETCHT0  64(CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -9519,7 +10165,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
 	JAE         gloop1end
@@ -9549,10 +10196,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -9652,7 +10299,13 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 gloop2:
+	PREFETCHT0   (CX)(R10*1)
+	PREFETCHT0   64(CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -9681,6 +10334,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -9703,27 +10357,33 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop0:
-	VMOVUPS (CX)(R9*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R8
-	ADDQ    DI, R9
-	CMPQ    R8, R10
-	JB      bloop0
-	CMPQ    R8, $+1024
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R10*1)
+	VMOVUPS    (CX)(R9*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R8
+	ADDQ       DI, R9
+	ADDQ       DI, R10
+	CMPQ       R8, R11
+	JB         bloop0
+	CMPQ       R8, $+1024
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -9749,16 +10409,22 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	MOVQ   $+64, R11
 
 bloop1:
+	PREFETCHT0  (CX)(R10*1)
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	ADDQ        DI, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
 	JAE         bloop1end
@@ -9770,10 +10436,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -9831,7 +10497,12 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+
 bloop2:
+	PREFETCHT0   (CX)(R10*1)
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -9842,6 +10513,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
+	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -10021,7 +10693,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10059,31 +10731,40 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R10*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R10*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R10*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, R11
-	JB      gloop0
-	CMPQ    R9, DI
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Z8
+	VSUBPS     Z0, Z8, Z8
+	VADDPS     Z8, Z4, Z4
+	VMOVUPS    64(CX)(R10*1), Z8
+	VSUBPS     Z1, Z8, Z8
+	VADDPS     Z8, Z5, Z5
+	VMOVUPS    128(CX)(R10*1), Z8
+	VSUBPS     Z2, Z8, Z8
+	VADDPS     Z8, Z6, Z6
+	VMOVUPS    192(CX)(R10*1), Z8
+	VSUBPS     Z3, Z8, Z8
+	VADDPS     Z8, Z7, Z7
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, R12
+	JB         gloop0
+	CMPQ       R9, DI
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -10124,9 +10805,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -10196,13 +10877,21 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop1:
+	PREFETCHT0  (CX)(R11*1)
+	PREFETCHT0  64(CX)(R11*1)
+	PREFETCHT0  128(CX)(R11*1)
+	PREFETCHT0  192(CX)(R11*1)
 	VMOVUPS     (CX)(R10*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -10221,7 +10910,8 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	ADDQ        R8, R11
+	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
 	JAE         gloop1end
@@ -10297,9 +10987,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop1
 
 gloop1end:
@@ -10414,7 +11104,15 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 gloop2:
+	PREFETCHT0   (CX)(R11*1)
+	PREFETCHT0   64(CX)(R11*1)
+	PREFETCHT0   128(CX)(R11*1)
+	PREFETCHT0   192(CX)(R11*1)
 	VMOVUPS      (CX)(R10*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -10443,6 +11141,7 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
+	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -10468,22 +11167,28 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, R11
-	JB      bloop0
-	CMPQ    R9, DI
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Z2
+	VSUBPS     Z0, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, R12
+	JB         bloop0
+	CMPQ       R9, DI
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -10500,9 +11205,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:
@@ -10539,20 +11244,26 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop1:
+	PREFETCHT0  (CX)(R11*1)
 	VMOVUPS     (CX)(R10*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	ADDQ        R8, R11
+	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
 	JAE         bloop1end
@@ -10580,9 +11291,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop1
 
 bloop1end:
@@ -10646,7 +11357,12 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 bloop2:
+	PREFETCHT0   (CX)(R11*1)
 	VMOVUPS      (CX)(R10*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -10657,6 +11373,7 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
+	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -10887,7 +11604,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10925,31 +11642,38 @@ group:
 	VMOVUPS Y7, 224(SP)
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
-	VMOVUPS (CX)(R10*1), Y8
-	VSUBPS  Y0, Y8, Y8
-	VADDPS  Y8, Y4, Y4
-	VMOVUPS 32(CX)(R10*1), Y8
-	VSUBPS  Y1, Y8, Y8
-	VADDPS  Y8, Y5, Y5
-	VMOVUPS 64(CX)(R10*1), Y8
-	VSUBPS  Y2, Y8, Y8
-	VADDPS  Y8, Y6, Y6
-	VMOVUPS 96(CX)(R10*1), Y8
-	VSUBPS  Y3, Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, R11
-	JB      gloop0
-	CMPQ    R9, DI
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Y8
+	VSUBPS     Y0, Y8, Y8
+	VADDPS     Y8, Y4, Y4
+	VMOVUPS    32(CX)(R10*1), Y8
+	VSUBPS     Y1, Y8, Y8
+	VADDPS     Y8, Y5, Y5
+	VMOVUPS    64(CX)(R10*1), Y8
+	VSUBPS     Y2, Y8, Y8
+	VADDPS     Y8, Y6, Y6
+	VMOVUPS    96(CX)(R10*1), Y8
+	VSUBPS     Y3, Y8, Y8
+	VADDPS     Y8, Y7, Y7
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, R12
+	JB         gloop0
+	CMPQ       R9, DI
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  128(SP), Y4, Y4
@@ -10990,9 +11714,9 @@ gloop0:
 	VMOVUPS Y7, 224(SP)
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -11062,13 +11786,19 @@ gloop0summed:
 	VMOVUPS Y12, 480(SP)
 
 gloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop1:
+	PREFETCHT0  (CX)(R11*1)
+	PREFETCHT0  64(CX)(R11*1)
 	VMOVUPS     (CX)(R10*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -11087,7 +11817,8 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	ADDQ        R8, R11
+	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
 	JAE         gloop1end
@@ -11163,9 +11894,9 @@ gloop1:
 	VMOVUPS Y12, 480(SP)
 
 gloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop1
 
 gloop1end:
@@ -11284,7 +12015,13 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 gloop2:
+	PREFETCHT0   (CX)(R11*1)
+	PREFETCHT0   64(CX)(R11*1)
 	VMOVUPS      (CX)(R10*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -11313,6 +12050,7 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
+	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -11338,22 +12076,28 @@ block:
 	VMOVUPS Y1, 32(SP)
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
-	VMOVUPS (CX)(R10*1), Y2
-	VSUBPS  Y0, Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, R11
-	JB      bloop0
-	CMPQ    R9, DI
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Y2
+	VSUBPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, R12
+	JB         bloop0
+	CMPQ       R9, DI
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  32(SP), Y1, Y1
@@ -11370,9 +12114,9 @@ bloop0:
 	VMOVUPS Y1, 32(SP)
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:
@@ -11409,20 +12153,26 @@ bloop0summed:
 	VMOVUPS Y3, 96(SP)
 
 bloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R8, R11
+	IMUL3Q  $+16, R11, R11
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop1:
+	PREFETCHT0  (CX)(R11*1)
 	VMOVUPS     (CX)(R10*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	ADDQ        R8, R11
+	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
 	JAE         bloop1end
@@ -11450,9 +12200,9 @@ bloop1:
 	VMOVUPS Y3, 96(SP)
 
 bloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop1
 
 bloop1end:
@@ -11517,7 +12267,12 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 bloop2:
+	PREFETCHT0   (CX)(R11*1)
 	VMOVUPS      (CX)(R10*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -11528,6 +12283,7 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
+	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -13280,7 +14036,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -13322,31 +14078,40 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(BX)(R14*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(BX)(R14*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(BX)(R14*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R15
-	JB      gloop0
-	CMPQ    R13, R11
-	JAE     gloop0end
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Z8
+	VSUBPS     Z0, Z8, Z8
+	VADDPS     Z8, Z4, Z4
+	VMOVUPS    64(BX)(R14*1), Z8
+	VSUBPS     Z1, Z8, Z8
+	VADDPS     Z8, Z5, Z5
+	VMOVUPS    128(BX)(R14*1), Z8
+	VSUBPS     Z2, Z8, Z8
+	VADDPS     Z8, Z6, Z6
+	VMOVUPS    192(BX)(R14*1), Z8
+	VSUBPS     Z3, Z8, Z8
+	VADDPS     Z8, Z7, Z7
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, BP
+	JB         gloop0
+	CMPQ       R13, R11
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -13387,9 +14152,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -13459,13 +14224,21 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
+	PREFETCHT0  128(BX)(R15*1)
+	PREFETCHT0  192(BX)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -13484,7 +14257,8 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
 	JAE         gloop1end
@@ -13560,9 +14334,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop1
 
 gloop1end:
@@ -13785,35 +14559,44 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 gloop2:
-	VMOVUPS (BX)(R14*1), Z24
-	VSUBPS  Z0, Z24, Z24
-	VSUBPS  Z4, Z24, Z24
-	VMULPS  Z8, Z24, Z24
-	VADDPS  Z12, Z24, Z24
-	VMOVUPS Z24, (AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Z24
-	VSUBPS  Z1, Z24, Z24
-	VSUBPS  Z5, Z24, Z24
-	VMULPS  Z9, Z24, Z24
-	VADDPS  Z21, Z24, Z24
-	VMOVUPS Z24, 64(AX)(R14*1)
-	VMOVUPS 128(BX)(R14*1), Z24
-	VSUBPS  Z2, Z24, Z24
-	VSUBPS  Z6, Z24, Z24
-	VMULPS  Z10, Z24, Z24
-	VADDPS  Z22, Z24, Z24
-	VMOVUPS Z24, 128(AX)(R14*1)
-	VMOVUPS 192(BX)(R14*1), Z24
-	VSUBPS  Z3, Z24, Z24
-	VSUBPS  Z7, Z24, Z24
-	VMULPS  Z11, Z24, Z24
-	VADDPS  Z23, Z24, Z24
-	VMOVUPS Z24, 192(AX)(R14*1)
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R11
-	JB      gloop2
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Z24
+	VSUBPS     Z0, Z24, Z24
+	VSUBPS     Z4, Z24, Z24
+	VMULPS     Z8, Z24, Z24
+	VADDPS     Z12, Z24, Z24
+	VMOVUPS    Z24, (AX)(R14*1)
+	VMOVUPS    64(BX)(R14*1), Z24
+	VSUBPS     Z1, Z24, Z24
+	VSUBPS     Z5, Z24, Z24
+	VMULPS     Z9, Z24, Z24
+	VADDPS     Z21, Z24, Z24
+	VMOVUPS    Z24, 64(AX)(R14*1)
+	VMOVUPS    128(BX)(R14*1), Z24
+	VSUBPS     Z2, Z24, Z24
+	VSUBPS     Z6, Z24, Z24
+	VMULPS     Z10, Z24, Z24
+	VADDPS     Z22, Z24, Z24
+	VMOVUPS    Z24, 128(AX)(R14*1)
+	VMOVUPS    192(BX)(R14*1), Z24
+	VSUBPS     Z3, Z24, Z24
+	VSUBPS     Z7, Z24, Z24
+	VMULPS     Z11, Z24, Z24
+	VADDPS     Z23, Z24, Z24
+	VMOVUPS    Z24, 192(AX)(R14*1)
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, R11
+	JB         gloop2
 
 	// mean[row] = mean
 	VMOVUPS Z17, (CX)
@@ -13855,22 +14638,28 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R15
-	JB      bloop0
-	CMPQ    R13, R11
-	JAE     bloop0end
+	PREFETCHT0 (BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Z2
+	VSUBPS     Z0, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, BP
+	JB         bloop0
+	CMPQ       R13, R11
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -13887,9 +14676,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -13926,20 +14715,26 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop1:
+	PREFETCHT0  (BX)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
 	JAE         bloop1end
@@ -13967,9 +14762,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop1
 
 bloop1end:
@@ -14096,17 +14891,23 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 bloop2:
-	VMOVUPS (BX)(R14*1), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, (AX)(R14*1)
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R11
-	JB      bloop2
+	PREFETCHT0 (BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Z6
+	VSUBPS     Z0, Z6, Z6
+	VSUBPS     Z1, Z6, Z6
+	VMULPS     Z2, Z6, Z6
+	VADDPS     Z3, Z6, Z6
+	VMOVUPS    Z6, (AX)(R14*1)
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, R11
+	JB         bloop2
 
 	// mean[row] = mean
 	VMOVUPS Z5, (CX)
@@ -14414,7 +15215,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3840-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -14460,35 +15261,42 @@ group:
 	VMOVUPS Y3, 352(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
-	VMOVUPS (BX)(R14*1), Y4
-	VMOVUPS (SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(BX)(R14*1), Y4
-	VMOVUPS 32(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(BX)(R14*1), Y4
-	VMOVUPS 64(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(BX)(R14*1), Y4
-	VMOVUPS 96(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R15
-	JB      gloop0
-	CMPQ    R13, R11
-	JAE     gloop0end
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Y4
+	VMOVUPS    (SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y0, Y0
+	VMOVUPS    32(BX)(R14*1), Y4
+	VMOVUPS    32(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y1, Y1
+	VMOVUPS    64(BX)(R14*1), Y4
+	VMOVUPS    64(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y2, Y2
+	VMOVUPS    96(BX)(R14*1), Y4
+	VMOVUPS    96(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, BP
+	JB         gloop0
+	CMPQ       R13, R11
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Y0, Y0
@@ -14529,9 +15337,9 @@ gloop0:
 	VMOVUPS Y3, 352(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -14626,13 +15434,19 @@ gloop0summed:
 	VMOVUPS Y8, 992(SP)
 
 gloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -14655,7 +15469,8 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
 	JAE         gloop1end
@@ -14731,9 +15546,9 @@ gloop1:
 	VMOVUPS Y8, 992(SP)
 
 gloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop1
 
 gloop1end:
@@ -15150,51 +15965,58 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 gloop2:
-	VMOVUPS (BX)(R14*1), Y0
-	VMOVUPS 640(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1152(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3584(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3712(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R14*1)
-	VMOVUPS 32(BX)(R14*1), Y0
-	VMOVUPS 672(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1184(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3616(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3744(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 32(AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Y0
-	VMOVUPS 704(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1216(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3648(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3776(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 64(AX)(R14*1)
-	VMOVUPS 96(BX)(R14*1), Y0
-	VMOVUPS 736(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3680(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3808(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 96(AX)(R14*1)
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R11
-	JB      gloop2
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Y0
+	VMOVUPS    640(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1152(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3584(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3712(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, (AX)(R14*1)
+	VMOVUPS    32(BX)(R14*1), Y0
+	VMOVUPS    672(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1184(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3616(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3744(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 32(AX)(R14*1)
+	VMOVUPS    64(BX)(R14*1), Y0
+	VMOVUPS    704(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1216(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3648(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3776(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 64(AX)(R14*1)
+	VMOVUPS    96(BX)(R14*1), Y0
+	VMOVUPS    736(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1248(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3680(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3808(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 96(AX)(R14*1)
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, R11
+	JB         gloop2
 
 	// mean[row] = mean
 	VMOVUPS 2176(SP), Y0
@@ -15245,23 +16067,29 @@ block:
 	VMOVUPS Y0, 160(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
-	VMOVUPS (BX)(R14*1), Y1
-	VMOVUPS (SP), Y2
-	VSUBPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R15
-	JB      bloop0
-	CMPQ    R13, R11
-	JAE     bloop0end
+	PREFETCHT0 (BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Y1
+	VMOVUPS    (SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y1, Y0, Y0
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, BP
+	JB         bloop0
+	CMPQ       R13, R11
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  160(SP), Y0, Y0
@@ -15278,9 +16106,9 @@ bloop0:
 	VMOVUPS Y0, 160(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -15324,13 +16152,18 @@ bloop0summed:
 	VMOVUPS Y2, 224(SP)
 
 bloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop1:
+	PREFETCHT0  (BX)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -15338,7 +16171,8 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
 	JAE         bloop1end
@@ -15366,9 +16200,9 @@ bloop1:
 	VMOVUPS Y2, 224(SP)
 
 bloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop1
 
 bloop1end:
@@ -15545,21 +16379,27 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 bloop2:
-	VMOVUPS (BX)(R14*1), Y0
-	VMOVUPS 96(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 416(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1280(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 1312(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R14*1)
-	INCQ    R13
-	ADDQ    R12, R14
-	CMPQ    R13, R11
-	JB      bloop2
+	PREFETCHT0 (BX)(R15*1)
+	VMOVUPS    (BX)(R14*1), Y0
+	VMOVUPS    96(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    416(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1280(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    1312(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, (AX)(R14*1)
+	INCQ       R13
+	ADDQ       R12, R14
+	ADDQ       R12, R15
+	CMPQ       R13, R11
+	JB         bloop2
 
 	// mean[row] = mean
 	VMOVUPS 672(SP), Y0
@@ -17062,7 +17902,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1024-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
@@ -17128,13 +17968,25 @@ group:
 	VMOVUPS Z19, 960(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
+	PREFETCHT0  128(BX)(R15*1)
+	PREFETCHT0  192(BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
+	PREFETCHT0  64(SI)(R15*1)
+	PREFETCHT0  128(SI)(R15*1)
+	PREFETCHT0  192(SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z20
 	VMOVUPS     (SI)(R14*1), Z21
 	VSUBPS      Z0, Z21, Z21
@@ -17161,7 +18013,8 @@ gloop0:
 	VADDPS      Z20, Z19, Z19
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
 	JAE         gloop0end
@@ -17237,9 +18090,9 @@ gloop0:
 	VMOVUPS Z19, 960(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -17428,7 +18281,19 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 gloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
+	PREFETCHT0  128(BX)(R15*1)
+	PREFETCHT0  192(BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
+	PREFETCHT0  64(SI)(R15*1)
+	PREFETCHT0  128(SI)(R15*1)
+	PREFETCHT0  192(SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z16
 	VMULPS      Z8, Z16, Z16
 	VSUBPS      Z25, Z16, Z16
@@ -17467,6 +18332,7 @@ gloop1:
 	VMOVUPS     Z16, 192(AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
+	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          gloop1
 	ADDQ        $+256, AX
@@ -17507,13 +18373,19 @@ block:
 	VMOVUPS Z4, 192(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z5
 	VMOVUPS     (SI)(R14*1), Z6
 	VSUBPS      Z0, Z6, Z6
@@ -17522,7 +18394,8 @@ bloop0:
 	VADDPS      Z5, Z4, Z4
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
 	JAE         bloop0end
@@ -17550,9 +18423,9 @@ bloop0:
 	VMOVUPS Z4, 192(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -17654,7 +18527,13 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 bloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Z4
 	VMULPS      Z2, Z4, Z4
 	VSUBPS      Z5, Z4, Z4
@@ -17666,6 +18545,7 @@ bloop1:
 	VMOVUPS     Z4, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
+	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          bloop1
 	ADDQ        $+64, AX
@@ -17881,7 +18761,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1792-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
@@ -17959,13 +18839,21 @@ group:
 	VMOVUPS Y7, 864(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
+	PREFETCHT0  64(SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y8
 	VMOVUPS     (SI)(R14*1), Y9
 	VMOVUPS     (SP), Y10
@@ -18000,7 +18888,8 @@ gloop0:
 	VADDPS      Y8, Y7, Y7
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
 	JAE         gloop0end
@@ -18076,9 +18965,9 @@ gloop0:
 	VMOVUPS Y7, 864(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -18365,7 +19254,15 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 gloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  64(BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
+	PREFETCHT0  64(SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     256(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -18424,6 +19321,7 @@ gloop1:
 	VMOVUPS     Y0, 96(AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
+	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          gloop1
 	ADDQ        $+128, AX
@@ -18467,13 +19365,19 @@ block:
 	VMOVUPS Y1, 480(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R12, R15
+	IMUL3Q  $+16, R15, R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y2
 	VMOVUPS     (SI)(R14*1), Y3
 	VMOVUPS     (SP), Y4
@@ -18484,7 +19388,8 @@ bloop0:
 	VADDPS      Y2, Y1, Y1
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	ADDQ        R12, R15
+	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
 	JAE         bloop0end
@@ -18512,9 +19417,9 @@ bloop0:
 	VMOVUPS Y1, 480(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -18642,7 +19547,13 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
 bloop1:
+	PREFETCHT0  (BX)(R15*1)
+	PREFETCHT0  (SI)(R15*1)
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     64(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -18659,6 +19570,7 @@ bloop1:
 	VMOVUPS     Y0, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
+	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          bloop1
 	ADDQ        $+32, AX
@@ -20391,7 +21303,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -20431,31 +21343,40 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Z8
-	VSUBPS  Z0, Z8, Z8
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS 64(CX)(R12*1), Z8
-	VSUBPS  Z1, Z8, Z8
-	VADDPS  Z8, Z5, Z5
-	VMOVUPS 128(CX)(R12*1), Z8
-	VSUBPS  Z2, Z8, Z8
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS 192(CX)(R12*1), Z8
-	VSUBPS  Z3, Z8, Z8
-	VADDPS  Z8, Z7, Z7
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R13
-	JB      gloop0
-	CMPQ    R11, R9
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Z8
+	VSUBPS     Z0, Z8, Z8
+	VADDPS     Z8, Z4, Z4
+	VMOVUPS    64(CX)(R12*1), Z8
+	VSUBPS     Z1, Z8, Z8
+	VADDPS     Z8, Z5, Z5
+	VMOVUPS    128(CX)(R12*1), Z8
+	VSUBPS     Z2, Z8, Z8
+	VADDPS     Z8, Z6, Z6
+	VMOVUPS    192(CX)(R12*1), Z8
+	VSUBPS     Z3, Z8, Z8
+	VADDPS     Z8, Z7, Z7
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R14
+	JB         gloop0
+	CMPQ       R11, R9
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -20496,9 +21417,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -20568,13 +21489,21 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop1:
+	PREFETCHT0  (CX)(R13*1)
+	PREFETCHT0  64(CX)(R13*1)
+	PREFETCHT0  128(CX)(R13*1)
+	PREFETCHT0  192(CX)(R13*1)
 	VMOVUPS     (CX)(R12*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -20593,7 +21522,8 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	ADDQ        R10, R13
+	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
 	JAE         gloop1end
@@ -20669,9 +21599,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop1
 
 gloop1end:
@@ -20880,44 +21810,53 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
 gloop2:
-	VMOVUPS (CX)(R12*1), Z16
-	VSUBPS  Z0, Z16, Z16
-	VSUBPS  Z4, Z16, Z16
-	VMULPS  Z8, Z16, Z16
-	VADDPS  Z12, Z16, Z16
-	VMOVUPS Z16, (AX)(R12*1)
-	VMOVUPS 64(CX)(R12*1), Z16
-	VSUBPS  Z1, Z16, Z16
-	VSUBPS  Z5, Z16, Z16
-	VMULPS  Z9, Z16, Z16
-	VADDPS  Z13, Z16, Z16
-	VMOVUPS Z16, 64(AX)(R12*1)
-	VMOVUPS 128(CX)(R12*1), Z16
-	VSUBPS  Z2, Z16, Z16
-	VSUBPS  Z6, Z16, Z16
-	VMULPS  Z10, Z16, Z16
-	VADDPS  Z14, Z16, Z16
-	VMOVUPS Z16, 128(AX)(R12*1)
-	VMOVUPS 192(CX)(R12*1), Z16
-	VSUBPS  Z3, Z16, Z16
-	VSUBPS  Z7, Z16, Z16
-	VMULPS  Z11, Z16, Z16
-	VADDPS  Z15, Z16, Z16
-	VMOVUPS Z16, 192(AX)(R12*1)
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R9
-	JB      gloop2
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
-	ADDQ    $+256, SI
-	ADDQ    $+256, DI
-	SUBQ    $+64, R8
-	CMPQ    R8, $+64
-	JAE     group
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Z16
+	VSUBPS     Z0, Z16, Z16
+	VSUBPS     Z4, Z16, Z16
+	VMULPS     Z8, Z16, Z16
+	VADDPS     Z12, Z16, Z16
+	VMOVUPS    Z16, (AX)(R12*1)
+	VMOVUPS    64(CX)(R12*1), Z16
+	VSUBPS     Z1, Z16, Z16
+	VSUBPS     Z5, Z16, Z16
+	VMULPS     Z9, Z16, Z16
+	VADDPS     Z13, Z16, Z16
+	VMOVUPS    Z16, 64(AX)(R12*1)
+	VMOVUPS    128(CX)(R12*1), Z16
+	VSUBPS     Z2, Z16, Z16
+	VSUBPS     Z6, Z16, Z16
+	VMULPS     Z10, Z16, Z16
+	VADDPS     Z14, Z16, Z16
+	VMOVUPS    Z16, 128(AX)(R12*1)
+	VMOVUPS    192(CX)(R12*1), Z16
+	VSUBPS     Z3, Z16, Z16
+	VSUBPS     Z7, Z16, Z16
+	VMULPS     Z11, Z16, Z16
+	VADDPS     Z15, Z16, Z16
+	VMOVUPS    Z16, 192(AX)(R12*1)
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R9
+	JB         gloop2
+	ADDQ       $+256, AX
+	ADDQ       $+256, CX
+	ADDQ       $+256, DX
+	ADDQ       $+256, BX
+	ADDQ       $+256, SI
+	ADDQ       $+256, DI
+	SUBQ       $+64, R8
+	CMPQ       R8, $+64
+	JAE        group
 
 blocks:
 	CMPQ R8, $+16
@@ -20936,22 +21875,28 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Z2
-	VSUBPS  Z0, Z2, Z2
-	VADDPS  Z2, Z1, Z1
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R13
-	JB      bloop0
-	CMPQ    R11, R9
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Z2
+	VSUBPS     Z0, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R14
+	JB         bloop0
+	CMPQ       R11, R9
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -20968,9 +21913,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -21007,20 +21952,26 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop1:
+	PREFETCHT0  (CX)(R13*1)
 	VMOVUPS     (CX)(R12*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	ADDQ        R10, R13
+	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
 	JAE         bloop1end
@@ -21048,9 +21999,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop1
 
 bloop1end:
@@ -21166,26 +22117,32 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
 bloop2:
-	VMOVUPS (CX)(R12*1), Z4
-	VSUBPS  Z0, Z4, Z4
-	VSUBPS  Z1, Z4, Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  Z3, Z4, Z4
-	VMOVUPS Z4, (AX)(R12*1)
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R9
-	JB      bloop2
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $+64, DI
-	SUBQ    $+16, R8
-	CMPQ    R8, $+16
-	JAE     block
+	PREFETCHT0 (CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Z4
+	VSUBPS     Z0, Z4, Z4
+	VSUBPS     Z1, Z4, Z4
+	VMULPS     Z2, Z4, Z4
+	VADDPS     Z3, Z4, Z4
+	VMOVUPS    Z4, (AX)(R12*1)
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R9
+	JB         bloop2
+	ADDQ       $+64, AX
+	ADDQ       $+64, CX
+	ADDQ       $+64, DX
+	ADDQ       $+64, BX
+	ADDQ       $+64, SI
+	ADDQ       $+64, DI
+	SUBQ       $+16, R8
+	CMPQ       R8, $+16
+	JAE        block
 
 tail:
 	TESTQ R8, R8
@@ -21459,7 +22416,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3712-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -21503,35 +22460,42 @@ group:
 	VMOVUPS Y3, 352(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
-	VMOVUPS (CX)(R12*1), Y4
-	VMOVUPS (SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(CX)(R12*1), Y4
-	VMOVUPS 32(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(CX)(R12*1), Y4
-	VMOVUPS 64(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(CX)(R12*1), Y4
-	VMOVUPS 96(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R13
-	JB      gloop0
-	CMPQ    R11, R9
-	JAE     gloop0end
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Y4
+	VMOVUPS    (SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y0, Y0
+	VMOVUPS    32(CX)(R12*1), Y4
+	VMOVUPS    32(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y1, Y1
+	VMOVUPS    64(CX)(R12*1), Y4
+	VMOVUPS    64(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y2, Y2
+	VMOVUPS    96(CX)(R12*1), Y4
+	VMOVUPS    96(SP), Y5
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R14
+	JB         gloop0
+	CMPQ       R11, R9
+	JAE        gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Y0, Y0
@@ -21572,9 +22536,9 @@ gloop0:
 	VMOVUPS Y3, 352(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -21669,13 +22633,19 @@ gloop0summed:
 	VMOVUPS Y8, 992(SP)
 
 gloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop1:
+	PREFETCHT0  (CX)(R13*1)
+	PREFETCHT0  64(CX)(R13*1)
 	VMOVUPS     (CX)(R12*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -21698,7 +22668,8 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	ADDQ        R10, R13
+	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
 	JAE         gloop1end
@@ -21774,9 +22745,9 @@ gloop1:
 	VMOVUPS Y8, 992(SP)
 
 gloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop1
 
 gloop1end:
@@ -22171,60 +23142,67 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
 gloop2:
-	VMOVUPS (CX)(R12*1), Y0
-	VMOVUPS 640(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1152(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3456(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3584(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R12*1)
-	VMOVUPS 32(CX)(R12*1), Y0
-	VMOVUPS 672(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1184(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3488(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3616(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 32(AX)(R12*1)
-	VMOVUPS 64(CX)(R12*1), Y0
-	VMOVUPS 704(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1216(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3520(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3648(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 64(AX)(R12*1)
-	VMOVUPS 96(CX)(R12*1), Y0
-	VMOVUPS 736(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3552(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3680(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 96(AX)(R12*1)
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R9
-	JB      gloop2
-	ADDQ    $+128, AX
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	ADDQ    $+128, SI
-	ADDQ    $+128, DI
-	SUBQ    $+32, R8
-	CMPQ    R8, $+32
-	JAE     group
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Y0
+	VMOVUPS    640(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1152(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3456(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3584(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, (AX)(R12*1)
+	VMOVUPS    32(CX)(R12*1), Y0
+	VMOVUPS    672(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1184(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3488(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3616(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 32(AX)(R12*1)
+	VMOVUPS    64(CX)(R12*1), Y0
+	VMOVUPS    704(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1216(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3520(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3648(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 64(AX)(R12*1)
+	VMOVUPS    96(CX)(R12*1), Y0
+	VMOVUPS    736(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1248(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    3552(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    3680(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, 96(AX)(R12*1)
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R9
+	JB         gloop2
+	ADDQ       $+128, AX
+	ADDQ       $+128, CX
+	ADDQ       $+128, DX
+	ADDQ       $+128, BX
+	ADDQ       $+128, SI
+	ADDQ       $+128, DI
+	SUBQ       $+32, R8
+	CMPQ       R8, $+32
+	JAE        group
 
 blocks:
 	CMPQ R8, $+8
@@ -22244,23 +23222,29 @@ block:
 	VMOVUPS Y0, 160(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
-	VMOVUPS (CX)(R12*1), Y1
-	VMOVUPS (SP), Y2
-	VSUBPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R13
-	JB      bloop0
-	CMPQ    R11, R9
-	JAE     bloop0end
+	PREFETCHT0 (CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Y1
+	VMOVUPS    (SP), Y2
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y1, Y0, Y0
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R14
+	JB         bloop0
+	CMPQ       R11, R9
+	JAE        bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  160(SP), Y0, Y0
@@ -22277,9 +23261,9 @@ bloop0:
 	VMOVUPS Y0, 160(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -22323,13 +23307,18 @@ bloop0summed:
 	VMOVUPS Y2, 224(SP)
 
 bloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead
+	MOVQ    R10, R13
+	IMUL3Q  $+16, R13, R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop1:
+	PREFETCHT0  (CX)(R13*1)
 	VMOVUPS     (CX)(R12*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -22337,7 +23326,8 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	ADDQ        R10, R13
+	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
 	JAE         bloop1end
@@ -22365,9 +23355,9 @@ bloop1:
 	VMOVUPS Y2, 224(SP)
 
 bloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop1
 
 bloop1end:
@@ -22531,30 +23521,36 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
 bloop2:
-	VMOVUPS (CX)(R12*1), Y0
-	VMOVUPS 96(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 416(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 1280(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R12*1)
-	INCQ    R11
-	ADDQ    R10, R12
-	CMPQ    R11, R9
-	JB      bloop2
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	ADDQ    $+32, DI
-	SUBQ    $+8, R8
-	CMPQ    R8, $+8
-	JAE     block
+	PREFETCHT0 (CX)(R13*1)
+	VMOVUPS    (CX)(R12*1), Y0
+	VMOVUPS    96(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    416(SP), Y1
+	VSUBPS     Y1, Y0, Y0
+	VMOVUPS    1248(SP), Y1
+	VMULPS     Y1, Y0, Y0
+	VMOVUPS    1280(SP), Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    Y0, (AX)(R12*1)
+	INCQ       R11
+	ADDQ       R10, R12
+	ADDQ       R10, R13
+	CMPQ       R11, R9
+	JB         bloop2
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	ADDQ       $+32, BX
+	ADDQ       $+32, SI
+	ADDQ       $+32, DI
+	SUBQ       $+8, R8
+	CMPQ       R8, $+8
+	JAE        block
 
 tail:
 	TESTQ R8, R8
@@ -23103,7 +24099,7 @@ loop0_done:
 	RET
 
 // func avx512BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -23134,34 +24130,43 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 gloop0:
-	VMOVUPS (CX)(R10*1), Z8
-	VMULPS  Z0, Z8, Z8
-	VADDPS  Z4, Z8, Z8
-	VMOVUPS Z8, (AX)(R10*1)
-	VMOVUPS 64(CX)(R10*1), Z8
-	VMULPS  Z1, Z8, Z8
-	VADDPS  Z5, Z8, Z8
-	VMOVUPS Z8, 64(AX)(R10*1)
-	VMOVUPS 128(CX)(R10*1), Z8
-	VMULPS  Z2, Z8, Z8
-	VADDPS  Z6, Z8, Z8
-	VMOVUPS Z8, 128(AX)(R10*1)
-	VMOVUPS 192(CX)(R10*1), Z8
-	VMULPS  Z3, Z8, Z8
-	VADDPS  Z7, Z8, Z8
-	VMOVUPS Z8, 192(AX)(R10*1)
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, DI
-	JB      gloop0
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
-	SUBQ    $+64, SI
-	CMPQ    SI, $+64
-	JAE     group
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Z8
+	VMULPS     Z0, Z8, Z8
+	VADDPS     Z4, Z8, Z8
+	VMOVUPS    Z8, (AX)(R10*1)
+	VMOVUPS    64(CX)(R10*1), Z8
+	VMULPS     Z1, Z8, Z8
+	VADDPS     Z5, Z8, Z8
+	VMOVUPS    Z8, 64(AX)(R10*1)
+	VMOVUPS    128(CX)(R10*1), Z8
+	VMULPS     Z2, Z8, Z8
+	VADDPS     Z6, Z8, Z8
+	VMOVUPS    Z8, 128(AX)(R10*1)
+	VMOVUPS    192(CX)(R10*1), Z8
+	VMULPS     Z3, Z8, Z8
+	VADDPS     Z7, Z8, Z8
+	VMOVUPS    Z8, 192(AX)(R10*1)
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, DI
+	JB         gloop0
+	ADDQ       $+256, AX
+	ADDQ       $+256, CX
+	ADDQ       $+256, DX
+	ADDQ       $+256, BX
+	SUBQ       $+64, SI
+	CMPQ       SI, $+64
+	JAE        group
 
 blocks:
 	CMPQ SI, $+16
@@ -23179,22 +24184,28 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 bloop0:
-	VMOVUPS (CX)(R10*1), Z2
-	VMULPS  Z0, Z2, Z2
-	VADDPS  Z1, Z2, Z2
-	VMOVUPS Z2, (AX)(R10*1)
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, DI
-	JB      bloop0
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	SUBQ    $+16, SI
-	CMPQ    SI, $+16
-	JAE     block
+	PREFETCHT0 (CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Z2
+	VMULPS     Z0, Z2, Z2
+	VADDPS     Z1, Z2, Z2
+	VMOVUPS    Z2, (AX)(R10*1)
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, DI
+	JB         bloop0
+	ADDQ       $+64, AX
+	ADDQ       $+64, CX
+	ADDQ       $+64, DX
+	ADDQ       $+64, BX
+	SUBQ       $+16, SI
+	CMPQ       SI, $+16
+	JAE        block
 
 tail:
 	TESTQ SI, SI
@@ -23235,7 +24246,7 @@ done:
 	RET
 
 // func avx2BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -23266,34 +24277,41 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 gloop0:
-	VMOVUPS (CX)(R10*1), Y8
-	VMULPS  Y0, Y8, Y8
-	VADDPS  Y4, Y8, Y8
-	VMOVUPS Y8, (AX)(R10*1)
-	VMOVUPS 32(CX)(R10*1), Y8
-	VMULPS  Y1, Y8, Y8
-	VADDPS  Y5, Y8, Y8
-	VMOVUPS Y8, 32(AX)(R10*1)
-	VMOVUPS 64(CX)(R10*1), Y8
-	VMULPS  Y2, Y8, Y8
-	VADDPS  Y6, Y8, Y8
-	VMOVUPS Y8, 64(AX)(R10*1)
-	VMOVUPS 96(CX)(R10*1), Y8
-	VMULPS  Y3, Y8, Y8
-	VADDPS  Y7, Y8, Y8
-	VMOVUPS Y8, 96(AX)(R10*1)
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, DI
-	JB      gloop0
-	ADDQ    $+128, AX
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	SUBQ    $+32, SI
-	CMPQ    SI, $+32
-	JAE     group
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Y8
+	VMULPS     Y0, Y8, Y8
+	VADDPS     Y4, Y8, Y8
+	VMOVUPS    Y8, (AX)(R10*1)
+	VMOVUPS    32(CX)(R10*1), Y8
+	VMULPS     Y1, Y8, Y8
+	VADDPS     Y5, Y8, Y8
+	VMOVUPS    Y8, 32(AX)(R10*1)
+	VMOVUPS    64(CX)(R10*1), Y8
+	VMULPS     Y2, Y8, Y8
+	VADDPS     Y6, Y8, Y8
+	VMOVUPS    Y8, 64(AX)(R10*1)
+	VMOVUPS    96(CX)(R10*1), Y8
+	VMULPS     Y3, Y8, Y8
+	VADDPS     Y7, Y8, Y8
+	VMOVUPS    Y8, 96(AX)(R10*1)
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, DI
+	JB         gloop0
+	ADDQ       $+128, AX
+	ADDQ       $+128, CX
+	ADDQ       $+128, DX
+	ADDQ       $+128, BX
+	SUBQ       $+32, SI
+	CMPQ       SI, $+32
+	JAE        group
 
 blocks:
 	CMPQ SI, $+8
@@ -23311,22 +24329,28 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
 bloop0:
-	VMOVUPS (CX)(R10*1), Y2
-	VMULPS  Y0, Y2, Y2
-	VADDPS  Y1, Y2, Y2
-	VMOVUPS Y2, (AX)(R10*1)
-	INCQ    R9
-	ADDQ    R8, R10
-	CMPQ    R9, DI
-	JB      bloop0
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	SUBQ    $+8, SI
-	CMPQ    SI, $+8
-	JAE     block
+	PREFETCHT0 (CX)(R11*1)
+	VMOVUPS    (CX)(R10*1), Y2
+	VMULPS     Y0, Y2, Y2
+	VADDPS     Y1, Y2, Y2
+	VMOVUPS    Y2, (AX)(R10*1)
+	INCQ       R9
+	ADDQ       R8, R10
+	ADDQ       R8, R11
+	CMPQ       R9, DI
+	JB         bloop0
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	ADDQ       $+32, BX
+	SUBQ       $+8, SI
+	CMPQ       SI, $+8
+	JAE        block
 
 tail:
 	TESTQ SI, SI
