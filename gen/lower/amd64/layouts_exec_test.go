@@ -3,6 +3,7 @@ package amd64
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -382,7 +383,8 @@ func TestColumnGroups(t *testing.T) {
 // TestColumnPrefetch: BatchNorm's Columns kernels prefetch, in every loop
 // of a group, each line of the group's rows of every row array the loop
 // reads, columnPrefetchAhead elements ahead, the offset moving by the
-// stride with the loads'; lowered without prefetch, they have none.
+// stride with the loads', unless the offset is 0 (rows spanning under
+// columnPrefetchMinBytes); lowered without prefetch, they have none.
 func TestColumnPrefetch(t *testing.T) {
 	sk := spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
 		AffinePerRow: true, SaveStats: true}
@@ -422,11 +424,14 @@ func TestColumnPrefetch(t *testing.T) {
 				if got, want := strings.Count(body, "PREFETCHT0"), lines*len(reads); got != want {
 					t.Errorf("%s: loop %d: %d prefetches, want %d", f.Name(), n, got, want)
 				}
+				if !regexp.MustCompile(fmt.Sprintf(`\tJZ\s+gloop%dfetched\n`, n)).MatchString(body) {
+					t.Errorf("%s: loop %d: prefetches not skipped for a 0 offset:\n%s", f.Name(), n, body)
+				}
 				if strings.Count(body, "\tADDQ ") != 2 {
 					t.Errorf("%s: loop %d: want the offset and the prefetch offset moved on:\n%s", f.Name(), n, body)
 				}
 			}
-			if c := fmt.Sprintf("// prefetch offset: %d elements ahead", columnPrefetchAhead); strings.Count(src, c) < len(loops) {
+			if c := fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n`, columnPrefetchMinBytes); len(regexp.MustCompile(c).FindAllString(group, -1)) != len(loops) {
 				t.Errorf("%s: want %q before each loop", f.Name(), c)
 			}
 			lf, _, _, err := lower(f, 0, 4, true)
