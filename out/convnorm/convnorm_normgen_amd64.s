@@ -37,35 +37,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+96
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+96
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -127,16 +141,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -155,7 +184,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
@@ -277,15 +305,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -314,7 +356,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -338,23 +379,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+96
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+96
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -389,20 +444,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
@@ -473,12 +542,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -489,7 +572,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -695,33 +777,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+96
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+96
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -787,14 +883,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -813,7 +924,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
@@ -947,13 +1057,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -982,7 +1106,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -1006,23 +1129,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+96
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+96
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -1058,20 +1195,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
@@ -1145,12 +1296,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -1161,7 +1326,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+96
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -1373,35 +1537,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+128
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+128
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -1463,16 +1641,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -1491,7 +1684,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
@@ -1613,15 +1805,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -1650,7 +1856,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -1674,23 +1879,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+128
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+128
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -1725,20 +1944,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
@@ -1809,12 +2042,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -1825,7 +2072,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -2031,33 +2277,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+128
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+128
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -2123,14 +2383,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -2149,7 +2424,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
@@ -2283,13 +2557,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -2318,7 +2606,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -2342,23 +2629,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+128
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+128
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -2394,20 +2695,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
@@ -2481,12 +2796,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -2497,7 +2826,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+128
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -2709,35 +3037,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+192
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+192
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -2799,16 +3141,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -2827,7 +3184,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
@@ -2949,15 +3305,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -2986,7 +3356,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -3010,23 +3379,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+192
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+192
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -3061,20 +3444,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
@@ -3145,12 +3542,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -3161,7 +3572,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -3367,33 +3777,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+192
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+192
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -3459,14 +3883,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -3485,7 +3924,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
@@ -3619,13 +4057,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -3654,7 +4106,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -3678,23 +4129,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+192
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+192
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -3730,20 +4195,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
@@ -3817,12 +4296,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -3833,7 +4326,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+192
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -4045,35 +4537,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+256
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+256
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -4135,16 +4641,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -4163,7 +4684,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
@@ -4285,15 +4805,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -4322,7 +4856,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -4346,23 +4879,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+256
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+256
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -4397,20 +4944,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
@@ -4481,12 +5042,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -4497,7 +5072,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -4703,33 +5277,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+256
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+256
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -4795,14 +5383,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -4821,7 +5424,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
@@ -4955,13 +5557,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -4990,7 +5606,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -5014,23 +5629,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+256
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+256
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -5066,20 +5695,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
@@ -5153,12 +5796,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -5169,7 +5826,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+256
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -5381,35 +6037,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+384
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+384
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -5471,16 +6141,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -5499,7 +6184,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
@@ -5621,15 +6305,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -5658,7 +6356,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -5682,23 +6379,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+384
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+384
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -5733,20 +6444,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
@@ -5817,12 +6542,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -5833,7 +6572,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -6039,33 +6777,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+384
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+384
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -6131,14 +6883,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -6157,7 +6924,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
@@ -6291,13 +7057,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -6326,7 +7106,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -6350,23 +7129,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+384
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+384
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -6402,20 +7195,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
@@ -6489,12 +7296,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -6505,7 +7326,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+384
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -6717,35 +7537,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+512
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+512
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -6807,16 +7641,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -6835,7 +7684,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
@@ -6957,15 +7805,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -6994,7 +7856,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -7018,23 +7879,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+512
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+512
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -7069,20 +7944,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
@@ -7153,12 +8042,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -7169,7 +8072,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -7375,33 +8277,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+512
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+512
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -7467,14 +8383,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -7493,7 +8424,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
@@ -7627,13 +8557,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -7662,7 +8606,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -7686,23 +8629,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+512
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+512
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -7738,20 +8695,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
@@ -7825,12 +8796,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -7841,7 +8826,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+512
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -8053,35 +9037,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+768
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+768
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -8143,16 +9141,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -8171,7 +9184,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
@@ -8293,15 +9305,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -8330,7 +9356,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -8354,23 +9379,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+768
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+768
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -8405,20 +9444,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
@@ -8489,12 +9542,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -8505,7 +9572,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -8711,33 +9777,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+768
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+768
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -8803,14 +9883,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -8829,7 +9924,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
@@ -8963,13 +10057,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -8998,7 +10106,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -9022,23 +10129,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+768
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+768
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -9074,20 +10195,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
@@ -9161,12 +10296,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -9177,7 +10326,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+768
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -9389,35 +10537,49 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
 	PREFETCHT0 128(CX)(R10*1)
 	PREFETCHT0 192(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z12
-	VSUBPS     Z0, Z12, Z12
-	VADDPS     Z12, Z4, Z4
-	VMOVUPS    64(CX)(R9*1), Z12
-	VSUBPS     Z1, Z12, Z12
-	VADDPS     Z12, Z5, Z5
-	VMOVUPS    128(CX)(R9*1), Z12
-	VSUBPS     Z2, Z12, Z12
-	VADDPS     Z12, Z6, Z6
-	VMOVUPS    192(CX)(R9*1), Z12
-	VSUBPS     Z3, Z12, Z12
-	VADDPS     Z12, Z7, Z7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+1024
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Z12
+	VSUBPS  Z0, Z12, Z12
+	VADDPS  Z12, Z4, Z4
+	VMOVUPS 64(CX)(R9*1), Z12
+	VSUBPS  Z1, Z12, Z12
+	VADDPS  Z12, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z12
+	VSUBPS  Z2, Z12, Z12
+	VADDPS  Z12, Z6, Z6
+	VMOVUPS 192(CX)(R9*1), Z12
+	VSUBPS  Z3, Z12, Z12
+	VADDPS  Z12, Z7, Z7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+1024
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z4, Z8, Z8
@@ -9479,16 +10641,31 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
-	PREFETCHT0  128(CX)(R10*1)
-	PREFETCHT0  192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -9507,7 +10684,6 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
@@ -9629,15 +10805,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
-	PREFETCHT0   128(CX)(R10*1)
-	PREFETCHT0   192(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -9666,7 +10856,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -9690,23 +10879,37 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Z3
-	VSUBPS     Z0, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+1024
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Z3
+	VSUBPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+1024
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
@@ -9741,20 +10944,34 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
@@ -9825,12 +11042,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -9841,7 +11072,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -10047,33 +11277,47 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop0pf
+	XORQ   R10, R10
+	JMP    gloop0pfset
+
+gloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R10*1)
 	PREFETCHT0 64(CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R9*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R9*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R9*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         gloop0
-	CMPQ       R8, $+1024
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R9*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R9*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R9*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R9*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      gloop0
+	CMPQ    R8, $+1024
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y4, Y4
@@ -10139,14 +11383,29 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop1pf
+	XORQ   R10, R10
+	JMP    gloop1pfset
+
+gloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
-	PREFETCHT0  (CX)(R10*1)
-	PREFETCHT0  64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -10165,7 +11424,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
@@ -10299,13 +11557,27 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    gloop2pf
+	XORQ   R10, R10
+	JMP    gloop2pfset
+
+gloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R10*1)
-	PREFETCHT0   64(CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -10334,7 +11606,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -10358,23 +11629,37 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop0pf
+	XORQ   R10, R10
+	JMP    bloop0pfset
+
+bloop0pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R10*1)
-	VMOVUPS    (CX)(R9*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R8
-	ADDQ       DI, R9
 	ADDQ       DI, R10
-	CMPQ       R8, R11
-	JB         bloop0
-	CMPQ       R8, $+1024
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R9*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R8
+	ADDQ    DI, R9
+	CMPQ    R8, R11
+	JB      bloop0
+	CMPQ    R8, $+1024
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  (SP), Y1, Y1
@@ -10410,20 +11695,34 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop1pf
+	XORQ   R10, R10
+	JMP    bloop1pfset
+
+bloop1pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
-	MOVQ   $+64, R11
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
-	PREFETCHT0  (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	ADDQ        DI, R10
 	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
@@ -10497,12 +11796,26 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JAE    bloop2pf
+	XORQ   R10, R10
+	JMP    bloop2pfset
+
+bloop2pf:
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R10*1)
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -10513,7 +11826,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R9*1)
 	INCQ         R8
 	ADDQ         DI, R9
-	ADDQ         DI, R10
 	CMPQ         R8, $+1024
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -10734,37 +12046,51 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R11*1)
 	PREFETCHT0 64(CX)(R11*1)
 	PREFETCHT0 128(CX)(R11*1)
 	PREFETCHT0 192(CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Z8
-	VSUBPS     Z0, Z8, Z8
-	VADDPS     Z8, Z4, Z4
-	VMOVUPS    64(CX)(R10*1), Z8
-	VSUBPS     Z1, Z8, Z8
-	VADDPS     Z8, Z5, Z5
-	VMOVUPS    128(CX)(R10*1), Z8
-	VSUBPS     Z2, Z8, Z8
-	VADDPS     Z8, Z6, Z6
-	VMOVUPS    192(CX)(R10*1), Z8
-	VSUBPS     Z3, Z8, Z8
-	VADDPS     Z8, Z7, Z7
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, R12
-	JB         gloop0
-	CMPQ       R9, DI
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R10*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R10*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R10*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R10*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, R12
+	JB      gloop0
+	CMPQ    R9, DI
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -10880,18 +12206,33 @@ gloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop1pf
+	XORQ  R11, R11
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop1pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop1:
-	PREFETCHT0  (CX)(R11*1)
-	PREFETCHT0  64(CX)(R11*1)
-	PREFETCHT0  128(CX)(R11*1)
-	PREFETCHT0  192(CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop1fetched:
 	VMOVUPS     (CX)(R10*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -10910,7 +12251,6 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R9
 	ADDQ        R8, R10
-	ADDQ        R8, R11
 	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
@@ -11104,15 +12444,29 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop2pf
+	XORQ  R11, R11
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   64(CX)(R11*1)
-	PREFETCHT0   128(CX)(R11*1)
-	PREFETCHT0   192(CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2fetched:
 	VMOVUPS      (CX)(R10*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -11141,7 +12495,6 @@ gloop2:
 	VMOVUPS      Z13, 192(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           gloop2
 	ADDQ         $+256, AX
@@ -11170,25 +12523,39 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Z2
-	VSUBPS     Z0, Z2, Z2
-	VADDPS     Z2, Z1, Z1
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, R12
-	JB         bloop0
-	CMPQ       R9, DI
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R10*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, R12
+	JB      bloop0
+	CMPQ    R9, DI
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -11247,22 +12614,36 @@ bloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop1pf
+	XORQ  R11, R11
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop1pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop1:
-	PREFETCHT0  (CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop1fetched:
 	VMOVUPS     (CX)(R10*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R9
 	ADDQ        R8, R10
-	ADDQ        R8, R11
 	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
@@ -11357,12 +12738,26 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop2pf
+	XORQ  R11, R11
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2fetched:
 	VMOVUPS      (CX)(R10*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -11373,7 +12768,6 @@ bloop2:
 	VMOVUPS      Z4, (AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           bloop2
 	ADDQ         $+64, AX
@@ -11645,35 +13039,49 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R11*1)
 	PREFETCHT0 64(CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Y8
-	VSUBPS     Y0, Y8, Y8
-	VADDPS     Y8, Y4, Y4
-	VMOVUPS    32(CX)(R10*1), Y8
-	VSUBPS     Y1, Y8, Y8
-	VADDPS     Y8, Y5, Y5
-	VMOVUPS    64(CX)(R10*1), Y8
-	VSUBPS     Y2, Y8, Y8
-	VADDPS     Y8, Y6, Y6
-	VMOVUPS    96(CX)(R10*1), Y8
-	VSUBPS     Y3, Y8, Y8
-	VADDPS     Y8, Y7, Y7
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, R12
-	JB         gloop0
-	CMPQ       R9, DI
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R10*1), Y8
+	VSUBPS  Y0, Y8, Y8
+	VADDPS  Y8, Y4, Y4
+	VMOVUPS 32(CX)(R10*1), Y8
+	VSUBPS  Y1, Y8, Y8
+	VADDPS  Y8, Y5, Y5
+	VMOVUPS 64(CX)(R10*1), Y8
+	VSUBPS  Y2, Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 96(CX)(R10*1), Y8
+	VSUBPS  Y3, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, R12
+	JB      gloop0
+	CMPQ    R9, DI
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  128(SP), Y4, Y4
@@ -11789,16 +13197,31 @@ gloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop1pf
+	XORQ  R11, R11
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop1pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop1:
-	PREFETCHT0  (CX)(R11*1)
-	PREFETCHT0  64(CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop1fetched:
 	VMOVUPS     (CX)(R10*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -11817,7 +13240,6 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R9
 	ADDQ        R8, R10
-	ADDQ        R8, R11
 	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
@@ -12015,13 +13437,27 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop2pf
+	XORQ  R11, R11
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+gloop2pfset:
 gloop2:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   64(CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2fetched:
 	VMOVUPS      (CX)(R10*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -12050,7 +13486,6 @@ gloop2:
 	VMOVUPS      Y13, 96(AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           gloop2
 	ADDQ         $+128, AX
@@ -12079,25 +13514,39 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Y2
-	VSUBPS     Y0, Y2, Y2
-	VADDPS     Y2, Y1, Y1
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, R12
-	JB         bloop0
-	CMPQ       R9, DI
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R10*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, R12
+	JB      bloop0
+	CMPQ    R9, DI
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  32(SP), Y1, Y1
@@ -12156,22 +13605,36 @@ bloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop1pf
+	XORQ  R11, R11
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop1pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop1:
-	PREFETCHT0  (CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop1fetched:
 	VMOVUPS     (CX)(R10*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R9
 	ADDQ        R8, R10
-	ADDQ        R8, R11
 	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
@@ -12267,12 +13730,26 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop2pf
+	XORQ  R11, R11
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+bloop2pfset:
 bloop2:
-	PREFETCHT0   (CX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2fetched:
 	VMOVUPS      (CX)(R10*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -12283,7 +13760,6 @@ bloop2:
 	VMOVUPS      Y4, (AX)(R10*1)
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, DI
 	JB           bloop2
 	ADDQ         $+32, AX
@@ -14081,37 +15557,51 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop0pf
+	XORQ  R15, R15
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
 	PREFETCHT0 (BX)(R15*1)
 	PREFETCHT0 64(BX)(R15*1)
 	PREFETCHT0 128(BX)(R15*1)
 	PREFETCHT0 192(BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Z8
-	VSUBPS     Z0, Z8, Z8
-	VADDPS     Z8, Z4, Z4
-	VMOVUPS    64(BX)(R14*1), Z8
-	VSUBPS     Z1, Z8, Z8
-	VADDPS     Z8, Z5, Z5
-	VMOVUPS    128(BX)(R14*1), Z8
-	VSUBPS     Z2, Z8, Z8
-	VADDPS     Z8, Z6, Z6
-	VMOVUPS    192(BX)(R14*1), Z8
-	VSUBPS     Z3, Z8, Z8
-	VADDPS     Z8, Z7, Z7
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, BP
-	JB         gloop0
-	CMPQ       R13, R11
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (BX)(R14*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, BP
+	JB      gloop0
+	CMPQ    R13, R11
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -14227,18 +15717,33 @@ gloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop1pf
+	XORQ  R15, R15
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop1pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
-	PREFETCHT0  128(BX)(R15*1)
-	PREFETCHT0  192(BX)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -14257,7 +15762,6 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
@@ -14559,44 +16063,57 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop2pf
+	XORQ  R15, R15
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+gloop2pfset:
 gloop2:
+	TESTQ      R15, R15
+	JZ         gloop2fetched
 	PREFETCHT0 (BX)(R15*1)
 	PREFETCHT0 64(BX)(R15*1)
 	PREFETCHT0 128(BX)(R15*1)
 	PREFETCHT0 192(BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Z24
-	VSUBPS     Z0, Z24, Z24
-	VSUBPS     Z4, Z24, Z24
-	VMULPS     Z8, Z24, Z24
-	VADDPS     Z12, Z24, Z24
-	VMOVUPS    Z24, (AX)(R14*1)
-	VMOVUPS    64(BX)(R14*1), Z24
-	VSUBPS     Z1, Z24, Z24
-	VSUBPS     Z5, Z24, Z24
-	VMULPS     Z9, Z24, Z24
-	VADDPS     Z21, Z24, Z24
-	VMOVUPS    Z24, 64(AX)(R14*1)
-	VMOVUPS    128(BX)(R14*1), Z24
-	VSUBPS     Z2, Z24, Z24
-	VSUBPS     Z6, Z24, Z24
-	VMULPS     Z10, Z24, Z24
-	VADDPS     Z22, Z24, Z24
-	VMOVUPS    Z24, 128(AX)(R14*1)
-	VMOVUPS    192(BX)(R14*1), Z24
-	VSUBPS     Z3, Z24, Z24
-	VSUBPS     Z7, Z24, Z24
-	VMULPS     Z11, Z24, Z24
-	VADDPS     Z23, Z24, Z24
-	VMOVUPS    Z24, 192(AX)(R14*1)
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, R11
-	JB         gloop2
+
+gloop2fetched:
+	VMOVUPS (BX)(R14*1), Z24
+	VSUBPS  Z0, Z24, Z24
+	VSUBPS  Z4, Z24, Z24
+	VMULPS  Z8, Z24, Z24
+	VADDPS  Z12, Z24, Z24
+	VMOVUPS Z24, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z24
+	VSUBPS  Z1, Z24, Z24
+	VSUBPS  Z5, Z24, Z24
+	VMULPS  Z9, Z24, Z24
+	VADDPS  Z21, Z24, Z24
+	VMOVUPS Z24, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z24
+	VSUBPS  Z2, Z24, Z24
+	VSUBPS  Z6, Z24, Z24
+	VMULPS  Z10, Z24, Z24
+	VADDPS  Z22, Z24, Z24
+	VMOVUPS Z24, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z24
+	VSUBPS  Z3, Z24, Z24
+	VSUBPS  Z7, Z24, Z24
+	VMULPS  Z11, Z24, Z24
+	VADDPS  Z23, Z24, Z24
+	VMOVUPS Z24, 192(AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop2
 
 	// mean[row] = mean
 	VMOVUPS Z17, (CX)
@@ -14641,25 +16158,39 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop0pf
+	XORQ  R15, R15
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
 	PREFETCHT0 (BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Z2
-	VSUBPS     Z0, Z2, Z2
-	VADDPS     Z2, Z1, Z1
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, BP
-	JB         bloop0
-	CMPQ       R13, R11
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (BX)(R14*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, BP
+	JB      bloop0
+	CMPQ    R13, R11
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -14718,22 +16249,36 @@ bloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop1pf
+	XORQ  R15, R15
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop1pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop1:
-	PREFETCHT0  (BX)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
@@ -14891,23 +16436,36 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop2pf
+	XORQ  R15, R15
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+bloop2pfset:
 bloop2:
+	TESTQ      R15, R15
+	JZ         bloop2fetched
 	PREFETCHT0 (BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Z6
-	VSUBPS     Z0, Z6, Z6
-	VSUBPS     Z1, Z6, Z6
-	VMULPS     Z2, Z6, Z6
-	VADDPS     Z3, Z6, Z6
-	VMOVUPS    Z6, (AX)(R14*1)
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, R11
-	JB         bloop2
+
+bloop2fetched:
+	VMOVUPS (BX)(R14*1), Z6
+	VSUBPS  Z0, Z6, Z6
+	VSUBPS  Z1, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VADDPS  Z3, Z6, Z6
+	VMOVUPS Z6, (AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      bloop2
 
 	// mean[row] = mean
 	VMOVUPS Z5, (CX)
@@ -15264,39 +16822,53 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop0pf
+	XORQ  R15, R15
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
 	PREFETCHT0 (BX)(R15*1)
 	PREFETCHT0 64(BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Y4
-	VMOVUPS    (SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y0, Y0
-	VMOVUPS    32(BX)(R14*1), Y4
-	VMOVUPS    32(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y1, Y1
-	VMOVUPS    64(BX)(R14*1), Y4
-	VMOVUPS    64(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y2, Y2
-	VMOVUPS    96(BX)(R14*1), Y4
-	VMOVUPS    96(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y3, Y3
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, BP
-	JB         gloop0
-	CMPQ       R13, R11
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (BX)(R14*1), Y4
+	VMOVUPS (SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(BX)(R14*1), Y4
+	VMOVUPS 32(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(BX)(R14*1), Y4
+	VMOVUPS 64(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(BX)(R14*1), Y4
+	VMOVUPS 96(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, BP
+	JB      gloop0
+	CMPQ    R13, R11
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Y0, Y0
@@ -15437,16 +17009,31 @@ gloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop1pf
+	XORQ  R15, R15
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop1pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -15469,7 +17056,6 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
@@ -15965,58 +17551,71 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop2pf
+	XORQ  R15, R15
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+gloop2pfset:
 gloop2:
+	TESTQ      R15, R15
+	JZ         gloop2fetched
 	PREFETCHT0 (BX)(R15*1)
 	PREFETCHT0 64(BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Y0
-	VMOVUPS    640(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1152(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3584(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3712(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, (AX)(R14*1)
-	VMOVUPS    32(BX)(R14*1), Y0
-	VMOVUPS    672(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1184(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3616(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3744(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 32(AX)(R14*1)
-	VMOVUPS    64(BX)(R14*1), Y0
-	VMOVUPS    704(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1216(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3648(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3776(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 64(AX)(R14*1)
-	VMOVUPS    96(BX)(R14*1), Y0
-	VMOVUPS    736(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1248(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3680(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3808(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 96(AX)(R14*1)
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, R11
-	JB         gloop2
+
+gloop2fetched:
+	VMOVUPS (BX)(R14*1), Y0
+	VMOVUPS 640(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1152(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3584(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3712(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y0
+	VMOVUPS 672(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1184(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3616(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3744(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Y0
+	VMOVUPS 704(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1216(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3648(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3776(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(R14*1)
+	VMOVUPS 96(BX)(R14*1), Y0
+	VMOVUPS 736(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3680(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3808(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      gloop2
 
 	// mean[row] = mean
 	VMOVUPS 2176(SP), Y0
@@ -16070,26 +17669,40 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop0pf
+	XORQ  R15, R15
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
 	PREFETCHT0 (BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Y1
-	VMOVUPS    (SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VADDPS     Y1, Y0, Y0
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, BP
-	JB         bloop0
-	CMPQ       R13, R11
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (BX)(R14*1), Y1
+	VMOVUPS (SP), Y2
+	VSUBPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, BP
+	JB      bloop0
+	CMPQ    R13, R11
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  160(SP), Y0, Y0
@@ -16155,15 +17768,30 @@ bloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop1pf
+	XORQ  R15, R15
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop1pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop1:
-	PREFETCHT0  (BX)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -16171,7 +17799,6 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
@@ -16379,27 +18006,40 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop2pf
+	XORQ  R15, R15
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+bloop2pfset:
 bloop2:
+	TESTQ      R15, R15
+	JZ         bloop2fetched
 	PREFETCHT0 (BX)(R15*1)
-	VMOVUPS    (BX)(R14*1), Y0
-	VMOVUPS    96(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    416(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1280(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    1312(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, (AX)(R14*1)
-	INCQ       R13
-	ADDQ       R12, R14
 	ADDQ       R12, R15
-	CMPQ       R13, R11
-	JB         bloop2
+
+bloop2fetched:
+	VMOVUPS (BX)(R14*1), Y0
+	VMOVUPS 96(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 416(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1280(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 1312(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      bloop2
 
 	// mean[row] = mean
 	VMOVUPS 672(SP), Y0
@@ -17971,22 +19611,37 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop0pf
+	XORQ  R15, R15
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop0:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
-	PREFETCHT0  128(BX)(R15*1)
-	PREFETCHT0  192(BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
-	PREFETCHT0  64(SI)(R15*1)
-	PREFETCHT0  128(SI)(R15*1)
-	PREFETCHT0  192(SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS     (BX)(R14*1), Z20
 	VMOVUPS     (SI)(R14*1), Z21
 	VSUBPS      Z0, Z21, Z21
@@ -18013,7 +19668,6 @@ gloop0:
 	VADDPS      Z20, Z19, Z19
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
@@ -18281,19 +19935,33 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop1pf
+	XORQ  R15, R15
+	JMP   gloop1pfset
+
+gloop1pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+gloop1pfset:
 gloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
-	PREFETCHT0  128(BX)(R15*1)
-	PREFETCHT0  192(BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
-	PREFETCHT0  64(SI)(R15*1)
-	PREFETCHT0  128(SI)(R15*1)
-	PREFETCHT0  192(SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z16
 	VMULPS      Z8, Z16, Z16
 	VSUBPS      Z25, Z16, Z16
@@ -18332,7 +20000,6 @@ gloop1:
 	VMOVUPS     Z16, 192(AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          gloop1
 	ADDQ        $+256, AX
@@ -18376,16 +20043,31 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop0pf
+	XORQ  R15, R15
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop0:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS     (BX)(R14*1), Z5
 	VMOVUPS     (SI)(R14*1), Z6
 	VSUBPS      Z0, Z6, Z6
@@ -18394,7 +20076,6 @@ bloop0:
 	VADDPS      Z5, Z4, Z4
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
@@ -18527,13 +20208,27 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop1pf
+	XORQ  R15, R15
+	JMP   bloop1pfset
+
+bloop1pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+bloop1pfset:
 bloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z4
 	VMULPS      Z2, Z4, Z4
 	VSUBPS      Z5, Z4, Z4
@@ -18545,7 +20240,6 @@ bloop1:
 	VMOVUPS     Z4, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          bloop1
 	ADDQ        $+64, AX
@@ -18842,18 +20536,33 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop0pf
+	XORQ  R15, R15
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+gloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 gloop0:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
-	PREFETCHT0  64(SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS     (BX)(R14*1), Y8
 	VMOVUPS     (SI)(R14*1), Y9
 	VMOVUPS     (SP), Y10
@@ -18888,7 +20597,6 @@ gloop0:
 	VADDPS      Y8, Y7, Y7
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
@@ -19254,15 +20962,29 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   gloop1pf
+	XORQ  R15, R15
+	JMP   gloop1pfset
+
+gloop1pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+gloop1pfset:
 gloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  64(BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
-	PREFETCHT0  64(SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     256(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -19321,7 +21043,6 @@ gloop1:
 	VMOVUPS     Y0, 96(AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          gloop1
 	ADDQ        $+128, AX
@@ -19368,16 +21089,31 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R12, R15
-	IMUL3Q  $+16, R15, R15
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop0pf
+	XORQ  R15, R15
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+
+bloop0pfset:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
 
 bloop0:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS     (BX)(R14*1), Y2
 	VMOVUPS     (SI)(R14*1), Y3
 	VMOVUPS     (SP), Y4
@@ -19388,7 +21124,6 @@ bloop0:
 	VADDPS      Y2, Y1, Y1
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
@@ -19547,13 +21282,27 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R12, R15
+	IMULQ R11, R15
+	CMPQ  R15, $+1048576
+	JAE   bloop1pf
+	XORQ  R15, R15
+	JMP   bloop1pfset
+
+bloop1pf:
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
 
+bloop1pfset:
 bloop1:
-	PREFETCHT0  (BX)(R15*1)
-	PREFETCHT0  (SI)(R15*1)
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     64(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -19570,7 +21319,6 @@ bloop1:
 	VMOVUPS     Y0, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
-	ADDQ        R12, R15
 	CMPQ        R13, R11
 	JB          bloop1
 	ADDQ        $+32, AX
@@ -21346,37 +23094,51 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R13*1)
 	PREFETCHT0 64(CX)(R13*1)
 	PREFETCHT0 128(CX)(R13*1)
 	PREFETCHT0 192(CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Z8
-	VSUBPS     Z0, Z8, Z8
-	VADDPS     Z8, Z4, Z4
-	VMOVUPS    64(CX)(R12*1), Z8
-	VSUBPS     Z1, Z8, Z8
-	VADDPS     Z8, Z5, Z5
-	VMOVUPS    128(CX)(R12*1), Z8
-	VSUBPS     Z2, Z8, Z8
-	VADDPS     Z8, Z6, Z6
-	VMOVUPS    192(CX)(R12*1), Z8
-	VSUBPS     Z3, Z8, Z8
-	VADDPS     Z8, Z7, Z7
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R14
-	JB         gloop0
-	CMPQ       R11, R9
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R12*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R14
+	JB      gloop0
+	CMPQ    R11, R9
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Z4, Z4
@@ -21492,18 +23254,33 @@ gloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop1pf
+	XORQ  R13, R13
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop1pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop1:
-	PREFETCHT0  (CX)(R13*1)
-	PREFETCHT0  64(CX)(R13*1)
-	PREFETCHT0  128(CX)(R13*1)
-	PREFETCHT0  192(CX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop1fetched:
 	VMOVUPS     (CX)(R12*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -21522,7 +23299,6 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R11
 	ADDQ        R10, R12
-	ADDQ        R10, R13
 	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
@@ -21810,53 +23586,66 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop2pf
+	XORQ  R13, R13
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
 
+gloop2pfset:
 gloop2:
+	TESTQ      R13, R13
+	JZ         gloop2fetched
 	PREFETCHT0 (CX)(R13*1)
 	PREFETCHT0 64(CX)(R13*1)
 	PREFETCHT0 128(CX)(R13*1)
 	PREFETCHT0 192(CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Z16
-	VSUBPS     Z0, Z16, Z16
-	VSUBPS     Z4, Z16, Z16
-	VMULPS     Z8, Z16, Z16
-	VADDPS     Z12, Z16, Z16
-	VMOVUPS    Z16, (AX)(R12*1)
-	VMOVUPS    64(CX)(R12*1), Z16
-	VSUBPS     Z1, Z16, Z16
-	VSUBPS     Z5, Z16, Z16
-	VMULPS     Z9, Z16, Z16
-	VADDPS     Z13, Z16, Z16
-	VMOVUPS    Z16, 64(AX)(R12*1)
-	VMOVUPS    128(CX)(R12*1), Z16
-	VSUBPS     Z2, Z16, Z16
-	VSUBPS     Z6, Z16, Z16
-	VMULPS     Z10, Z16, Z16
-	VADDPS     Z14, Z16, Z16
-	VMOVUPS    Z16, 128(AX)(R12*1)
-	VMOVUPS    192(CX)(R12*1), Z16
-	VSUBPS     Z3, Z16, Z16
-	VSUBPS     Z7, Z16, Z16
-	VMULPS     Z11, Z16, Z16
-	VADDPS     Z15, Z16, Z16
-	VMOVUPS    Z16, 192(AX)(R12*1)
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R9
-	JB         gloop2
-	ADDQ       $+256, AX
-	ADDQ       $+256, CX
-	ADDQ       $+256, DX
-	ADDQ       $+256, BX
-	ADDQ       $+256, SI
-	ADDQ       $+256, DI
-	SUBQ       $+64, R8
-	CMPQ       R8, $+64
-	JAE        group
+
+gloop2fetched:
+	VMOVUPS (CX)(R12*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R12*1)
+	VMOVUPS 128(CX)(R12*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R12*1)
+	VMOVUPS 192(CX)(R12*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop2
+	ADDQ    $+256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	ADDQ    $+256, BX
+	ADDQ    $+256, SI
+	ADDQ    $+256, DI
+	SUBQ    $+64, R8
+	CMPQ    R8, $+64
+	JAE     group
 
 blocks:
 	CMPQ R8, $+16
@@ -21878,25 +23667,39 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Z2
-	VSUBPS     Z0, Z2, Z2
-	VADDPS     Z2, Z1, Z1
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R14
-	JB         bloop0
-	CMPQ       R11, R9
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R12*1), Z2
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R14
+	JB      bloop0
+	CMPQ    R11, R9
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  64(SP), Z1, Z1
@@ -21955,22 +23758,36 @@ bloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop1pf
+	XORQ  R13, R13
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop1pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop1:
-	PREFETCHT0  (CX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop1fetched:
 	VMOVUPS     (CX)(R12*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
-	ADDQ        R10, R13
 	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
@@ -22117,32 +23934,45 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop2pf
+	XORQ  R13, R13
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
 
+bloop2pfset:
 bloop2:
+	TESTQ      R13, R13
+	JZ         bloop2fetched
 	PREFETCHT0 (CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Z4
-	VSUBPS     Z0, Z4, Z4
-	VSUBPS     Z1, Z4, Z4
-	VMULPS     Z2, Z4, Z4
-	VADDPS     Z3, Z4, Z4
-	VMOVUPS    Z4, (AX)(R12*1)
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R9
-	JB         bloop2
-	ADDQ       $+64, AX
-	ADDQ       $+64, CX
-	ADDQ       $+64, DX
-	ADDQ       $+64, BX
-	ADDQ       $+64, SI
-	ADDQ       $+64, DI
-	SUBQ       $+16, R8
-	CMPQ       R8, $+16
-	JAE        block
+
+bloop2fetched:
+	VMOVUPS (CX)(R12*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      bloop2
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	ADDQ    $+64, SI
+	ADDQ    $+64, DI
+	SUBQ    $+16, R8
+	CMPQ    R8, $+16
+	JAE     block
 
 tail:
 	TESTQ R8, R8
@@ -22463,39 +24293,53 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R13*1)
 	PREFETCHT0 64(CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Y4
-	VMOVUPS    (SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y0, Y0
-	VMOVUPS    32(CX)(R12*1), Y4
-	VMOVUPS    32(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y1, Y1
-	VMOVUPS    64(CX)(R12*1), Y4
-	VMOVUPS    64(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y2, Y2
-	VMOVUPS    96(CX)(R12*1), Y4
-	VMOVUPS    96(SP), Y5
-	VSUBPS     Y5, Y4, Y4
-	VADDPS     Y4, Y3, Y3
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R14
-	JB         gloop0
-	CMPQ       R11, R9
-	JAE        gloop0end
+
+gloop0fetched:
+	VMOVUPS (CX)(R12*1), Y4
+	VMOVUPS (SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX)(R12*1), Y4
+	VMOVUPS 32(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX)(R12*1), Y4
+	VMOVUPS 64(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX)(R12*1), Y4
+	VMOVUPS 96(SP), Y5
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R14
+	JB      gloop0
+	CMPQ    R11, R9
+	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  256(SP), Y0, Y0
@@ -22636,16 +24480,31 @@ gloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop1pf
+	XORQ  R13, R13
+	JMP   gloop1pfset
+
+gloop1pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop1pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop1:
-	PREFETCHT0  (CX)(R13*1)
-	PREFETCHT0  64(CX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop1fetched:
 	VMOVUPS     (CX)(R12*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -22668,7 +24527,6 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R11
 	ADDQ        R10, R12
-	ADDQ        R10, R13
 	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
@@ -23142,67 +25000,80 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop2pf
+	XORQ  R13, R13
+	JMP   gloop2pfset
+
+gloop2pf:
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
 
+gloop2pfset:
 gloop2:
+	TESTQ      R13, R13
+	JZ         gloop2fetched
 	PREFETCHT0 (CX)(R13*1)
 	PREFETCHT0 64(CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Y0
-	VMOVUPS    640(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1152(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3456(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3584(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, (AX)(R12*1)
-	VMOVUPS    32(CX)(R12*1), Y0
-	VMOVUPS    672(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1184(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3488(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3616(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 32(AX)(R12*1)
-	VMOVUPS    64(CX)(R12*1), Y0
-	VMOVUPS    704(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1216(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3520(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3648(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 64(AX)(R12*1)
-	VMOVUPS    96(CX)(R12*1), Y0
-	VMOVUPS    736(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1248(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    3552(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    3680(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, 96(AX)(R12*1)
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R9
-	JB         gloop2
-	ADDQ       $+128, AX
-	ADDQ       $+128, CX
-	ADDQ       $+128, DX
-	ADDQ       $+128, BX
-	ADDQ       $+128, SI
-	ADDQ       $+128, DI
-	SUBQ       $+32, R8
-	CMPQ       R8, $+32
-	JAE        group
+
+gloop2fetched:
+	VMOVUPS (CX)(R12*1), Y0
+	VMOVUPS 640(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1152(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3456(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3584(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R12*1)
+	VMOVUPS 32(CX)(R12*1), Y0
+	VMOVUPS 672(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1184(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3488(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3616(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Y0
+	VMOVUPS 704(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1216(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3520(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3648(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(R12*1)
+	VMOVUPS 96(CX)(R12*1), Y0
+	VMOVUPS 736(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 3552(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 3680(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      gloop2
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	ADDQ    $+128, SI
+	ADDQ    $+128, DI
+	SUBQ    $+32, R8
+	CMPQ    R8, $+32
+	JAE     group
 
 blocks:
 	CMPQ R8, $+8
@@ -23225,26 +25096,40 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Y1
-	VMOVUPS    (SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VADDPS     Y1, Y0, Y0
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R14
-	JB         bloop0
-	CMPQ       R11, R9
-	JAE        bloop0end
+
+bloop0fetched:
+	VMOVUPS (CX)(R12*1), Y1
+	VMOVUPS (SP), Y2
+	VSUBPS  Y2, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R14
+	JB      bloop0
+	CMPQ    R11, R9
+	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  160(SP), Y0, Y0
@@ -23310,15 +25195,30 @@ bloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop1pf
+	XORQ  R13, R13
+	JMP   bloop1pfset
+
+bloop1pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop1pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop1:
-	PREFETCHT0  (CX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop1fetched:
 	VMOVUPS     (CX)(R12*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -23326,7 +25226,6 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R11
 	ADDQ        R10, R12
-	ADDQ        R10, R13
 	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
@@ -23521,36 +25420,49 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop2pf
+	XORQ  R13, R13
+	JMP   bloop2pfset
+
+bloop2pf:
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
 
+bloop2pfset:
 bloop2:
+	TESTQ      R13, R13
+	JZ         bloop2fetched
 	PREFETCHT0 (CX)(R13*1)
-	VMOVUPS    (CX)(R12*1), Y0
-	VMOVUPS    96(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    416(SP), Y1
-	VSUBPS     Y1, Y0, Y0
-	VMOVUPS    1248(SP), Y1
-	VMULPS     Y1, Y0, Y0
-	VMOVUPS    1280(SP), Y1
-	VADDPS     Y1, Y0, Y0
-	VMOVUPS    Y0, (AX)(R12*1)
-	INCQ       R11
-	ADDQ       R10, R12
 	ADDQ       R10, R13
-	CMPQ       R11, R9
-	JB         bloop2
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	ADDQ       $+32, BX
-	ADDQ       $+32, SI
-	ADDQ       $+32, DI
-	SUBQ       $+8, R8
-	CMPQ       R8, $+8
-	JAE        block
+
+bloop2fetched:
+	VMOVUPS (CX)(R12*1), Y0
+	VMOVUPS 96(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 416(SP), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS 1248(SP), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 1280(SP), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      bloop2
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	ADDQ    $+32, SI
+	ADDQ    $+32, DI
+	SUBQ    $+8, R8
+	CMPQ    R8, $+8
+	JAE     block
 
 tail:
 	TESTQ R8, R8
@@ -24130,43 +26042,56 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+gloop0pfset:
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R11*1)
 	PREFETCHT0 64(CX)(R11*1)
 	PREFETCHT0 128(CX)(R11*1)
 	PREFETCHT0 192(CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Z8
-	VMULPS     Z0, Z8, Z8
-	VADDPS     Z4, Z8, Z8
-	VMOVUPS    Z8, (AX)(R10*1)
-	VMOVUPS    64(CX)(R10*1), Z8
-	VMULPS     Z1, Z8, Z8
-	VADDPS     Z5, Z8, Z8
-	VMOVUPS    Z8, 64(AX)(R10*1)
-	VMOVUPS    128(CX)(R10*1), Z8
-	VMULPS     Z2, Z8, Z8
-	VADDPS     Z6, Z8, Z8
-	VMOVUPS    Z8, 128(AX)(R10*1)
-	VMOVUPS    192(CX)(R10*1), Z8
-	VMULPS     Z3, Z8, Z8
-	VADDPS     Z7, Z8, Z8
-	VMOVUPS    Z8, 192(AX)(R10*1)
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, DI
-	JB         gloop0
-	ADDQ       $+256, AX
-	ADDQ       $+256, CX
-	ADDQ       $+256, DX
-	ADDQ       $+256, BX
-	SUBQ       $+64, SI
-	CMPQ       SI, $+64
-	JAE        group
+
+gloop0fetched:
+	VMOVUPS (CX)(R10*1), Z8
+	VMULPS  Z0, Z8, Z8
+	VADDPS  Z4, Z8, Z8
+	VMOVUPS Z8, (AX)(R10*1)
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMULPS  Z1, Z8, Z8
+	VADDPS  Z5, Z8, Z8
+	VMOVUPS Z8, 64(AX)(R10*1)
+	VMOVUPS 128(CX)(R10*1), Z8
+	VMULPS  Z2, Z8, Z8
+	VADDPS  Z6, Z8, Z8
+	VMOVUPS Z8, 128(AX)(R10*1)
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMULPS  Z3, Z8, Z8
+	VADDPS  Z7, Z8, Z8
+	VMOVUPS Z8, 192(AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+	ADDQ    $+256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	ADDQ    $+256, BX
+	SUBQ    $+64, SI
+	CMPQ    SI, $+64
+	JAE     group
 
 blocks:
 	CMPQ SI, $+16
@@ -24184,28 +26109,41 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+bloop0pfset:
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Z2
-	VMULPS     Z0, Z2, Z2
-	VADDPS     Z1, Z2, Z2
-	VMOVUPS    Z2, (AX)(R10*1)
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, DI
-	JB         bloop0
-	ADDQ       $+64, AX
-	ADDQ       $+64, CX
-	ADDQ       $+64, DX
-	ADDQ       $+64, BX
-	SUBQ       $+16, SI
-	CMPQ       SI, $+16
-	JAE        block
+
+bloop0fetched:
+	VMOVUPS (CX)(R10*1), Z2
+	VMULPS  Z0, Z2, Z2
+	VADDPS  Z1, Z2, Z2
+	VMOVUPS Z2, (AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      bloop0
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	ADDQ    $+64, BX
+	SUBQ    $+16, SI
+	CMPQ    SI, $+16
+	JAE     block
 
 tail:
 	TESTQ SI, SI
@@ -24277,41 +26215,54 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+gloop0pfset:
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
 	PREFETCHT0 (CX)(R11*1)
 	PREFETCHT0 64(CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Y8
-	VMULPS     Y0, Y8, Y8
-	VADDPS     Y4, Y8, Y8
-	VMOVUPS    Y8, (AX)(R10*1)
-	VMOVUPS    32(CX)(R10*1), Y8
-	VMULPS     Y1, Y8, Y8
-	VADDPS     Y5, Y8, Y8
-	VMOVUPS    Y8, 32(AX)(R10*1)
-	VMOVUPS    64(CX)(R10*1), Y8
-	VMULPS     Y2, Y8, Y8
-	VADDPS     Y6, Y8, Y8
-	VMOVUPS    Y8, 64(AX)(R10*1)
-	VMOVUPS    96(CX)(R10*1), Y8
-	VMULPS     Y3, Y8, Y8
-	VADDPS     Y7, Y8, Y8
-	VMOVUPS    Y8, 96(AX)(R10*1)
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, DI
-	JB         gloop0
-	ADDQ       $+128, AX
-	ADDQ       $+128, CX
-	ADDQ       $+128, DX
-	ADDQ       $+128, BX
-	SUBQ       $+32, SI
-	CMPQ       SI, $+32
-	JAE        group
+
+gloop0fetched:
+	VMOVUPS (CX)(R10*1), Y8
+	VMULPS  Y0, Y8, Y8
+	VADDPS  Y4, Y8, Y8
+	VMOVUPS Y8, (AX)(R10*1)
+	VMOVUPS 32(CX)(R10*1), Y8
+	VMULPS  Y1, Y8, Y8
+	VADDPS  Y5, Y8, Y8
+	VMOVUPS Y8, 32(AX)(R10*1)
+	VMOVUPS 64(CX)(R10*1), Y8
+	VMULPS  Y2, Y8, Y8
+	VADDPS  Y6, Y8, Y8
+	VMOVUPS Y8, 64(AX)(R10*1)
+	VMOVUPS 96(CX)(R10*1), Y8
+	VMULPS  Y3, Y8, Y8
+	VADDPS  Y7, Y8, Y8
+	VMOVUPS Y8, 96(AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      gloop0
+	ADDQ    $+128, AX
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	ADDQ    $+128, BX
+	SUBQ    $+32, SI
+	CMPQ    SI, $+32
+	JAE     group
 
 blocks:
 	CMPQ SI, $+8
@@ -24329,28 +26280,41 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
 
+bloop0pfset:
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
 	PREFETCHT0 (CX)(R11*1)
-	VMOVUPS    (CX)(R10*1), Y2
-	VMULPS     Y0, Y2, Y2
-	VADDPS     Y1, Y2, Y2
-	VMOVUPS    Y2, (AX)(R10*1)
-	INCQ       R9
-	ADDQ       R8, R10
 	ADDQ       R8, R11
-	CMPQ       R9, DI
-	JB         bloop0
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	ADDQ       $+32, BX
-	SUBQ       $+8, SI
-	CMPQ       SI, $+8
-	JAE        block
+
+bloop0fetched:
+	VMOVUPS (CX)(R10*1), Y2
+	VMULPS  Y0, Y2, Y2
+	VADDPS  Y1, Y2, Y2
+	VMOVUPS Y2, (AX)(R10*1)
+	INCQ    R9
+	ADDQ    R8, R10
+	CMPQ    R9, DI
+	JB      bloop0
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	SUBQ    $+8, SI
+	CMPQ    SI, $+8
+	JAE     block
 
 tail:
 	TESTQ SI, SI

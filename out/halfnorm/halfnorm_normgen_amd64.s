@@ -28429,18 +28429,33 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   64(DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z16
 	VPSLLD       $0x10, Z16, Z16
 	VPMOVZXWD    (BX)(R12*1), Z17
@@ -28477,7 +28492,6 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
@@ -28598,16 +28612,31 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VPMOVZXWD    (BX)(R12*1), Z3
@@ -28620,7 +28649,6 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
@@ -28818,18 +28846,33 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   64(DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z16
 	VPSLLD       $0x10, Z16, Z16
 	VPMOVZXWD    (BX)(R12*1), Z17
@@ -28866,7 +28909,6 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
@@ -28987,16 +29029,31 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VPMOVZXWD    (BX)(R12*1), Z3
@@ -29009,7 +29066,6 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
@@ -29207,16 +29263,31 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Y8
 	VPSLLD       $0x10, Y8, Y8
 	VPMOVZXWD    (BX)(R12*1), Y9
@@ -29253,7 +29324,6 @@ gloop0:
 	VADDPS       Y8, Y7, Y7
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
@@ -29406,16 +29476,31 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Y2
 	VPSLLD       $0x10, Y2, Y2
 	VPMOVZXWD    (BX)(R12*1), Y3
@@ -29428,7 +29513,6 @@ bloop0:
 	VADDPS       Y2, Y1, Y1
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9

@@ -23052,22 +23052,37 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   64(DX)(R13*1)
-	PREFETCHT0   128(DX)(R13*1)
-	PREFETCHT0   192(DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
-	PREFETCHT0   128(BX)(R13*1)
-	PREFETCHT0   192(BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 128(DX)(R13*1)
+	PREFETCHT0 192(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	PREFETCHT0 128(BX)(R13*1)
+	PREFETCHT0 192(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS      (DX)(R12*1), Z16
 	VMOVUPS      (BX)(R12*1), Z17
 	VBROADCASTSS (SI)(R11*4), Z18
@@ -23096,7 +23111,6 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
@@ -23217,16 +23231,31 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS      (DX)(R12*1), Z2
 	VMOVUPS      (BX)(R12*1), Z3
 	VBROADCASTSS (SI)(R11*4), Z4
@@ -23237,7 +23266,6 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
@@ -23431,18 +23459,33 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   gloop0pf
+	XORQ  R13, R13
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+gloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 gloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   64(DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS      (DX)(R12*1), Y8
 	VMOVUPS      (BX)(R12*1), Y9
 	VBROADCASTSS (SI)(R11*4), Y10
@@ -23471,7 +23514,6 @@ gloop0:
 	VADDPS       Y8, Y7, Y7
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
@@ -23624,16 +23666,31 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R10, R13
-	IMUL3Q  $+16, R13, R13
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R10, R13
+	IMULQ R9, R13
+	CMPQ  R13, $+1048576
+	JAE   bloop0pf
+	XORQ  R13, R13
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+
+bloop0pfset:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
 
 bloop0:
-	PREFETCHT0   (DX)(R13*1)
-	PREFETCHT0   (BX)(R13*1)
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS      (DX)(R12*1), Y2
 	VMOVUPS      (BX)(R12*1), Y3
 	VBROADCASTSS (SI)(R11*4), Y4
@@ -23644,7 +23701,6 @@ bloop0:
 	VADDPS       Y2, Y1, Y1
 	INCQ         R11
 	ADDQ         R10, R12
-	ADDQ         R10, R13
 	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9

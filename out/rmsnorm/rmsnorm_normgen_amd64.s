@@ -14082,22 +14082,37 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop0:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   64(CX)(R11*1)
-	PREFETCHT0   128(CX)(R11*1)
-	PREFETCHT0   192(CX)(R11*1)
-	PREFETCHT0   (DX)(R11*1)
-	PREFETCHT0   64(DX)(R11*1)
-	PREFETCHT0   128(DX)(R11*1)
-	PREFETCHT0   192(DX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	PREFETCHT0 64(DX)(R11*1)
+	PREFETCHT0 128(DX)(R11*1)
+	PREFETCHT0 192(DX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS      (CX)(R10*1), Z12
 	VMOVUPS      (DX)(R10*1), Z13
 	VBROADCASTSS (BX)(R9*4), Z14
@@ -14117,7 +14132,6 @@ gloop0:
 	VFMADD231PS  Z13, Z12, Z3
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, R12
 	JB           gloop0
 	CMPQ         R9, DI
@@ -14195,16 +14209,31 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop0:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   (DX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS      (CX)(R10*1), Z1
 	VMOVUPS      (DX)(R10*1), Z2
 	VBROADCASTSS (BX)(R9*4), Z3
@@ -14212,7 +14241,6 @@ bloop0:
 	VFMADD231PS  Z2, Z1, Z0
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, R12
 	JB           bloop0
 	CMPQ         R9, DI
@@ -14361,18 +14389,33 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   gloop0pf
+	XORQ  R11, R11
+	JMP   gloop0pfset
+
+gloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+gloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 gloop0:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   64(CX)(R11*1)
-	PREFETCHT0   (DX)(R11*1)
-	PREFETCHT0   64(DX)(R11*1)
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	PREFETCHT0 64(DX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS      (CX)(R10*1), Y8
 	VMOVUPS      (DX)(R10*1), Y9
 	VBROADCASTSS (BX)(R9*4), Y10
@@ -14392,7 +14435,6 @@ gloop0:
 	VFMADD231PS  Y9, Y8, Y3
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, R12
 	JB           gloop0
 	CMPQ         R9, DI
@@ -14474,16 +14516,31 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead
-	MOVQ    R8, R11
-	IMUL3Q  $+16, R11, R11
+	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	MOVQ  R8, R11
+	IMULQ DI, R11
+	CMPQ  R11, $+1048576
+	JAE   bloop0pf
+	XORQ  R11, R11
+	JMP   bloop0pfset
+
+bloop0pf:
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+
+bloop0pfset:
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
 
 bloop0:
-	PREFETCHT0   (CX)(R11*1)
-	PREFETCHT0   (DX)(R11*1)
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS      (CX)(R10*1), Y1
 	VMOVUPS      (DX)(R10*1), Y2
 	VBROADCASTSS (BX)(R9*4), Y3
@@ -14491,7 +14548,6 @@ bloop0:
 	VFMADD231PS  Y2, Y1, Y0
 	INCQ         R9
 	ADDQ         R8, R10
-	ADDQ         R8, R11
 	CMPQ         R9, R12
 	JB           bloop0
 	CMPQ         R9, DI
