@@ -678,10 +678,16 @@ const columnPrefetchAhead = 16
 // backward over 128 KiB was up to 1.4x slower with them).
 const columnPrefetchMinBytes = 1 << 20
 
+// columnPrefetchMaxStride is the stride from which the loops do not
+// prefetch: measured (BatchNorm over [N, C] from DRAM, C = 4096 and
+// 8192), the prefetches did not help AVX-512 and slowed AVX2 down.
+const columnPrefetchMaxStride = 8 << 10
+
 // startPrefetch returns the row arrays loop loads and, in pf, the byte
 // offset of the elements its iterations prefetch, columnPrefetchAhead
 // elements ahead of off, or 0 at run time when the rows span less than
-// columnPrefetchMinBytes (nil: no prefetch: turned off, a partial block,
+// columnPrefetchMinBytes or the stride is columnPrefetchMaxStride or
+// more (nil: no prefetch: turned off, a partial block,
 // or no row array read). Every step of a loop is a new element, stride
 // bytes on: a new page once stride reaches 4 KiB, which the hardware
 // prefetchers do not follow.
@@ -698,9 +704,10 @@ func (c *columnLowering) startPrefetch(loop *ir.Loop, name string) ([]int, reg.G
 	if len(arrays) == 0 {
 		return nil, nil
 	}
-	c.comment("prefetch offset: %d elements ahead, 0 (none) when the rows span under %d bytes", columnPrefetchAhead, columnPrefetchMinBytes)
+	c.comment("prefetch offset: %d elements ahead; 0 (none) when the rows span under %d bytes or the stride is %d bytes or more",
+		columnPrefetchAhead, columnPrefetchMinBytes, columnPrefetchMaxStride)
 	pf := c.gp64()
-	far := name + "pf"
+	none := name + "nopf"
 	c.I(x86.MOVQ(c.stride, pf))
 	if c.f.H > 0 {
 		c.I(x86.IMUL3Q(imm32(c.f.H), pf, pf))
@@ -708,13 +715,15 @@ func (c *columnLowering) startPrefetch(loop *ir.Loop, name string) ([]int, reg.G
 		c.I(x86.IMULQ(c.h, pf))
 	}
 	c.I(x86.CMPQ(pf, imm32(columnPrefetchMinBytes)))
-	c.I(x86.JAE(operand.LabelRef(far)))
-	c.I(x86.XORQ(pf, pf))
-	c.I(x86.JMP(operand.LabelRef(far + "set")))
-	c.label(far)
+	c.I(x86.JB(operand.LabelRef(none)))
+	c.I(x86.CMPQ(c.stride, imm32(columnPrefetchMaxStride)))
+	c.I(x86.JAE(operand.LabelRef(none)))
 	c.I(x86.MOVQ(c.stride, pf))
 	c.I(x86.IMUL3Q(imm32(columnPrefetchAhead), pf, pf))
-	c.label(far + "set")
+	c.I(x86.JMP(operand.LabelRef(name + "pfset")))
+	c.label(none)
+	c.I(x86.XORQ(pf, pf))
+	c.label(name + "pfset")
 	return arrays, pf
 }
 
