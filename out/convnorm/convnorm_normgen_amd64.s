@@ -37,17 +37,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -141,17 +143,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -305,17 +309,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -379,17 +385,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -444,17 +452,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -542,17 +552,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -777,17 +789,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -883,17 +897,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -1057,17 +1073,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -1129,17 +1147,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -1195,17 +1215,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -1296,17 +1318,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+96, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -1537,17 +1561,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -1641,17 +1667,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -1805,17 +1833,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -1879,17 +1909,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -1944,17 +1976,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -2042,17 +2076,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -2277,17 +2313,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -2383,17 +2421,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -2557,17 +2597,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -2629,17 +2671,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -2695,17 +2739,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -2796,17 +2842,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+128, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -3037,17 +3085,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -3141,17 +3191,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -3305,17 +3357,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -3379,17 +3433,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -3444,17 +3500,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -3542,17 +3600,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -3777,17 +3837,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -3883,17 +3945,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -4057,17 +4121,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -4129,17 +4195,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -4195,17 +4263,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -4296,17 +4366,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+192, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -4537,17 +4609,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -4641,17 +4715,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -4805,17 +4881,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -4879,17 +4957,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -4944,17 +5024,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -5042,17 +5124,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -5277,17 +5361,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -5383,17 +5469,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -5557,17 +5645,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -5629,17 +5719,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -5695,17 +5787,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -5796,17 +5890,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+256, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -6037,17 +6133,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -6141,17 +6239,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -6305,17 +6405,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -6379,17 +6481,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -6444,17 +6548,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -6542,17 +6648,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -6777,17 +6885,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -6883,17 +6993,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -7057,17 +7169,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -7129,17 +7243,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -7195,17 +7311,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -7296,17 +7414,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+384, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -7537,17 +7657,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -7641,17 +7763,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -7805,17 +7929,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -7879,17 +8005,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -7944,17 +8072,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -8042,17 +8172,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -8277,17 +8409,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -8383,17 +8517,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -8557,17 +8693,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -8629,17 +8767,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -8695,17 +8835,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -8796,17 +8938,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+512, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -9037,17 +9181,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -9141,17 +9287,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -9305,17 +9453,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -9379,17 +9529,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -9444,17 +9596,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -9542,17 +9696,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -9777,17 +9933,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -9883,17 +10041,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -10057,17 +10217,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -10129,17 +10291,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -10195,17 +10359,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -10296,17 +10462,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+768, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -10537,17 +10705,19 @@ group:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -10641,17 +10811,19 @@ gloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -10805,17 +10977,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -10879,17 +11053,19 @@ block:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -10944,17 +11120,19 @@ bloop0end:
 	XORQ   R8, R8
 	XORQ   R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -11042,17 +11220,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -11277,17 +11457,19 @@ group:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop0pf
-	XORQ   R10, R10
-	JMP    gloop0pfset
-
-gloop0pf:
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
 
 gloop0pfset:
 	MOVQ $+64, R11
@@ -11383,17 +11565,19 @@ gloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop1pf
-	XORQ   R10, R10
-	JMP    gloop1pfset
-
-gloop1pf:
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
 
 gloop1pfset:
 	MOVQ $+64, R11
@@ -11557,17 +11741,19 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    gloop2pf
-	XORQ   R10, R10
-	JMP    gloop2pfset
-
-gloop2pf:
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
 
 gloop2pfset:
 gloop2:
@@ -11629,17 +11815,19 @@ block:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop0pf
-	XORQ   R10, R10
-	JMP    bloop0pfset
-
-bloop0pf:
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
 
 bloop0pfset:
 	MOVQ $+64, R11
@@ -11695,17 +11883,19 @@ bloop0end:
 	XORQ    R8, R8
 	XORQ    R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop1pf
-	XORQ   R10, R10
-	JMP    bloop1pfset
-
-bloop1pf:
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
 
 bloop1pfset:
 	MOVQ $+64, R11
@@ -11796,17 +11986,19 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
 	MOVQ   DI, R10
 	IMUL3Q $+1024, R10, R10
 	CMPQ   R10, $+1048576
-	JAE    bloop2pf
-	XORQ   R10, R10
-	JMP    bloop2pfset
-
-bloop2pf:
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
 	MOVQ   DI, R10
 	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
 
 bloop2pfset:
 bloop2:
@@ -12046,17 +12238,19 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 	MOVQ    $+64, R12
@@ -12206,17 +12400,19 @@ gloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop1pf
-	XORQ  R11, R11
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop1nopf
+	CMPQ   R8, $+8192
+	JAE    gloop1nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R11, R11
 
 gloop1pfset:
 	MOVQ    $+64, R12
@@ -12444,17 +12640,19 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop2pf
-	XORQ  R11, R11
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop2nopf
+	CMPQ   R8, $+8192
+	JAE    gloop2nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R11, R11
 
 gloop2pfset:
 gloop2:
@@ -12523,17 +12721,19 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 	MOVQ    $+64, R12
@@ -12614,17 +12814,19 @@ bloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop1pf
-	XORQ  R11, R11
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop1nopf
+	CMPQ   R8, $+8192
+	JAE    bloop1nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R11, R11
 
 bloop1pfset:
 	MOVQ    $+64, R12
@@ -12738,17 +12940,19 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop2pf
-	XORQ  R11, R11
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop2nopf
+	CMPQ   R8, $+8192
+	JAE    bloop2nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R11, R11
 
 bloop2pfset:
 bloop2:
@@ -13039,17 +13243,19 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 	MOVQ    $+64, R12
@@ -13197,17 +13403,19 @@ gloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop1pf
-	XORQ  R11, R11
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop1nopf
+	CMPQ   R8, $+8192
+	JAE    gloop1nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R11, R11
 
 gloop1pfset:
 	MOVQ    $+64, R12
@@ -13437,17 +13645,19 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop2pf
-	XORQ  R11, R11
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop2nopf
+	CMPQ   R8, $+8192
+	JAE    gloop2nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R11, R11
 
 gloop2pfset:
 gloop2:
@@ -13514,17 +13724,19 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 	MOVQ    $+64, R12
@@ -13605,17 +13817,19 @@ bloop1short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop1pf
-	XORQ  R11, R11
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop1nopf
+	CMPQ   R8, $+8192
+	JAE    bloop1nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R11, R11
 
 bloop1pfset:
 	MOVQ    $+64, R12
@@ -13730,17 +13944,19 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop2pf
-	XORQ  R11, R11
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop2nopf
+	CMPQ   R8, $+8192
+	JAE    bloop2nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R11, R11
 
 bloop2pfset:
 bloop2:
@@ -15557,17 +15773,19 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop0pf
-	XORQ  R15, R15
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
 
 gloop0pfset:
 	MOVQ    $+64, BP
@@ -15717,17 +15935,19 @@ gloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop1pf
-	XORQ  R15, R15
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
 
 gloop1pfset:
 	MOVQ    $+64, BP
@@ -16063,17 +16283,19 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop2pf
-	XORQ  R15, R15
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop2nopf
+	CMPQ   R12, $+8192
+	JAE    gloop2nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R15, R15
 
 gloop2pfset:
 gloop2:
@@ -16158,17 +16380,19 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop0pf
-	XORQ  R15, R15
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
 
 bloop0pfset:
 	MOVQ    $+64, BP
@@ -16249,17 +16473,19 @@ bloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop1pf
-	XORQ  R15, R15
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
 
 bloop1pfset:
 	MOVQ    $+64, BP
@@ -16436,17 +16662,19 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop2pf
-	XORQ  R15, R15
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop2nopf
+	CMPQ   R12, $+8192
+	JAE    bloop2nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R15, R15
 
 bloop2pfset:
 bloop2:
@@ -16822,17 +17050,19 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop0pf
-	XORQ  R15, R15
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
 
 gloop0pfset:
 	MOVQ    $+64, BP
@@ -17009,17 +17239,19 @@ gloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop1pf
-	XORQ  R15, R15
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
 
 gloop1pfset:
 	MOVQ    $+64, BP
@@ -17551,17 +17783,19 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop2pf
-	XORQ  R15, R15
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop2nopf
+	CMPQ   R12, $+8192
+	JAE    gloop2nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R15, R15
 
 gloop2pfset:
 gloop2:
@@ -17669,17 +17903,19 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop0pf
-	XORQ  R15, R15
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
 
 bloop0pfset:
 	MOVQ    $+64, BP
@@ -17768,17 +18004,19 @@ bloop1short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop1pf
-	XORQ  R15, R15
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
 
 bloop1pfset:
 	MOVQ    $+64, BP
@@ -18006,17 +18244,19 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop2pf
-	XORQ  R15, R15
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop2nopf
+	CMPQ   R12, $+8192
+	JAE    bloop2nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R15, R15
 
 bloop2pfset:
 bloop2:
@@ -19611,17 +19851,19 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop0pf
-	XORQ  R15, R15
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
 
 gloop0pfset:
 	MOVQ    $+64, BP
@@ -19935,17 +20177,19 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop1pf
-	XORQ  R15, R15
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
 
 gloop1pfset:
 gloop1:
@@ -20043,17 +20287,19 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop0pf
-	XORQ  R15, R15
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
 
 bloop0pfset:
 	MOVQ    $+64, BP
@@ -20208,17 +20454,19 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop1pf
-	XORQ  R15, R15
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
 
 bloop1pfset:
 bloop1:
@@ -20536,17 +20784,19 @@ gloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop0pf
-	XORQ  R15, R15
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
 
 gloop0pfset:
 	MOVQ    $+64, BP
@@ -20962,17 +21212,19 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   gloop1pf
-	XORQ  R15, R15
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
 
 gloop1pfset:
 gloop1:
@@ -21089,17 +21341,19 @@ bloop0short:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop0pf
-	XORQ  R15, R15
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
 
 bloop0pfset:
 	MOVQ    $+64, BP
@@ -21282,17 +21536,19 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R12, R15
-	IMULQ R11, R15
-	CMPQ  R15, $+1048576
-	JAE   bloop1pf
-	XORQ  R15, R15
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
 	MOVQ   R12, R15
 	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
 
 bloop1pfset:
 bloop1:
@@ -23094,17 +23350,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -23254,17 +23512,19 @@ gloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop1pf
-	XORQ  R13, R13
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop1nopf
+	CMPQ   R10, $+8192
+	JAE    gloop1nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R13, R13
 
 gloop1pfset:
 	MOVQ    $+64, R14
@@ -23586,17 +23846,19 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop2pf
-	XORQ  R13, R13
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop2nopf
+	CMPQ   R10, $+8192
+	JAE    gloop2nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R13, R13
 
 gloop2pfset:
 gloop2:
@@ -23667,17 +23929,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14
@@ -23758,17 +24022,19 @@ bloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop1pf
-	XORQ  R13, R13
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop1nopf
+	CMPQ   R10, $+8192
+	JAE    bloop1nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R13, R13
 
 bloop1pfset:
 	MOVQ    $+64, R14
@@ -23934,17 +24200,19 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop2pf
-	XORQ  R13, R13
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop2nopf
+	CMPQ   R10, $+8192
+	JAE    bloop2nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R13, R13
 
 bloop2pfset:
 bloop2:
@@ -24293,17 +24561,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -24480,17 +24750,19 @@ gloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop1pf
-	XORQ  R13, R13
-	JMP   gloop1pfset
-
-gloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop1nopf
+	CMPQ   R10, $+8192
+	JAE    gloop1nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R13, R13
 
 gloop1pfset:
 	MOVQ    $+64, R14
@@ -25000,17 +25272,19 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop2pf
-	XORQ  R13, R13
-	JMP   gloop2pfset
-
-gloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop2nopf
+	CMPQ   R10, $+8192
+	JAE    gloop2nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R13, R13
 
 gloop2pfset:
 gloop2:
@@ -25096,17 +25370,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14
@@ -25195,17 +25471,19 @@ bloop1short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop1pf
-	XORQ  R13, R13
-	JMP   bloop1pfset
-
-bloop1pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop1nopf
+	CMPQ   R10, $+8192
+	JAE    bloop1nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R13, R13
 
 bloop1pfset:
 	MOVQ    $+64, R14
@@ -25420,17 +25698,19 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop2pf
-	XORQ  R13, R13
-	JMP   bloop2pfset
-
-bloop2pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop2nopf
+	CMPQ   R10, $+8192
+	JAE    bloop2nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R13, R13
 
 bloop2pfset:
 bloop2:
@@ -26042,17 +26322,19 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 gloop0:
@@ -26109,17 +26391,19 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 bloop0:
@@ -26215,17 +26499,19 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 gloop0:
@@ -26280,17 +26566,19 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 bloop0:

@@ -28429,17 +28429,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -28612,17 +28614,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14
@@ -28846,17 +28850,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -29029,17 +29035,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14
@@ -29263,17 +29271,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -29476,17 +29486,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14

@@ -23052,17 +23052,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -23231,17 +23233,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14
@@ -23459,17 +23463,19 @@ gloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   gloop0pf
-	XORQ  R13, R13
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
 
 gloop0pfset:
 	MOVQ    $+64, R14
@@ -23666,17 +23672,19 @@ bloop0short:
 	XORQ R11, R11
 	XORQ R12, R12
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R10, R13
-	IMULQ R9, R13
-	CMPQ  R13, $+1048576
-	JAE   bloop0pf
-	XORQ  R13, R13
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
 	MOVQ   R10, R13
 	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
 
 bloop0pfset:
 	MOVQ    $+64, R14

@@ -14082,17 +14082,19 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 	MOVQ    $+64, R12
@@ -14209,17 +14211,19 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 	MOVQ    $+64, R12
@@ -14389,17 +14393,19 @@ gloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   gloop0pf
-	XORQ  R11, R11
-	JMP   gloop0pfset
-
-gloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
 
 gloop0pfset:
 	MOVQ    $+64, R12
@@ -14516,17 +14522,19 @@ bloop0short:
 	XORQ R9, R9
 	XORQ R10, R10
 
-	// prefetch offset: 16 elements ahead, 0 (none) when the rows span under 1048576 bytes
-	MOVQ  R8, R11
-	IMULQ DI, R11
-	CMPQ  R11, $+1048576
-	JAE   bloop0pf
-	XORQ  R11, R11
-	JMP   bloop0pfset
-
-bloop0pf:
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
 	MOVQ   R8, R11
 	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
 
 bloop0pfset:
 	MOVQ    $+64, R12
