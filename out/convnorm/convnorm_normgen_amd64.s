@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func avx512ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -36,9 +36,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -53,7 +78,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+96
 	JAE     gloop0end
@@ -67,10 +92,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -117,9 +142,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -138,7 +188,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
 	JAE         gloop1end
@@ -160,10 +210,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -259,7 +309,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -310,15 +384,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+96
 	JAE     bloop0end
@@ -326,10 +422,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -355,16 +451,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
 	JAE         bloop1end
@@ -374,10 +492,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -434,7 +552,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -618,7 +757,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -649,9 +788,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -666,7 +828,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+96
 	JAE     gloop0end
@@ -684,10 +846,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -734,9 +896,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -755,7 +940,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+96
 	JAE         gloop1end
@@ -785,10 +970,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -888,7 +1073,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -939,15 +1146,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+96
 	JAE     bloop0end
@@ -956,10 +1185,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -985,16 +1214,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+96
 	JAE         bloop1end
@@ -1006,10 +1257,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+96, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+96, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -1067,7 +1318,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+96, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -1257,7 +1529,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1288,9 +1560,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -1305,7 +1602,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+128
 	JAE     gloop0end
@@ -1319,10 +1616,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -1369,9 +1666,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -1390,7 +1712,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
 	JAE         gloop1end
@@ -1412,10 +1734,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -1511,7 +1833,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -1562,15 +1908,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+128
 	JAE     bloop0end
@@ -1578,10 +1946,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -1607,16 +1975,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
 	JAE         bloop1end
@@ -1626,10 +2016,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -1686,7 +2076,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -1870,7 +2281,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1901,9 +2312,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -1918,7 +2352,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+128
 	JAE     gloop0end
@@ -1936,10 +2370,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -1986,9 +2420,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -2007,7 +2464,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+128
 	JAE         gloop1end
@@ -2037,10 +2494,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -2140,7 +2597,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -2191,15 +2670,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+128
 	JAE     bloop0end
@@ -2208,10 +2709,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -2237,16 +2738,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+128
 	JAE         bloop1end
@@ -2258,10 +2781,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+128, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+128, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -2319,7 +2842,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+128, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -2509,7 +3053,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2540,9 +3084,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -2557,7 +3126,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+192
 	JAE     gloop0end
@@ -2571,10 +3140,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -2621,9 +3190,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -2642,7 +3236,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
 	JAE         gloop1end
@@ -2664,10 +3258,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -2763,7 +3357,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -2814,15 +3432,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+192
 	JAE     bloop0end
@@ -2830,10 +3470,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -2859,16 +3499,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
 	JAE         bloop1end
@@ -2878,10 +3540,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -2938,7 +3600,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -3122,7 +3805,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3153,9 +3836,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -3170,7 +3876,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+192
 	JAE     gloop0end
@@ -3188,10 +3894,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -3238,9 +3944,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -3259,7 +3988,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+192
 	JAE         gloop1end
@@ -3289,10 +4018,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -3392,7 +4121,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -3443,15 +4194,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+192
 	JAE     bloop0end
@@ -3460,10 +4233,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -3489,16 +4262,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+192
 	JAE         bloop1end
@@ -3510,10 +4305,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+192, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+192, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -3571,7 +4366,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+192, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -3761,7 +4577,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3792,9 +4608,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -3809,7 +4650,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+256
 	JAE     gloop0end
@@ -3823,10 +4664,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -3873,9 +4714,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -3894,7 +4760,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
 	JAE         gloop1end
@@ -3916,10 +4782,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -4015,7 +4881,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -4066,15 +4956,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+256
 	JAE     bloop0end
@@ -4082,10 +4994,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -4111,16 +5023,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
 	JAE         bloop1end
@@ -4130,10 +5064,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -4190,7 +5124,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -4374,7 +5329,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4405,9 +5360,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -4422,7 +5400,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+256
 	JAE     gloop0end
@@ -4440,10 +5418,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -4490,9 +5468,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -4511,7 +5512,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+256
 	JAE         gloop1end
@@ -4541,10 +5542,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -4644,7 +5645,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -4695,15 +5718,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+256
 	JAE     bloop0end
@@ -4712,10 +5757,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -4741,16 +5786,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+256
 	JAE         bloop1end
@@ -4762,10 +5829,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+256, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+256, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -4823,7 +5890,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+256, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -5013,7 +6101,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5044,9 +6132,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -5061,7 +6174,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+384
 	JAE     gloop0end
@@ -5075,10 +6188,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -5125,9 +6238,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -5146,7 +6284,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
 	JAE         gloop1end
@@ -5168,10 +6306,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -5267,7 +6405,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -5318,15 +6480,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+384
 	JAE     bloop0end
@@ -5334,10 +6518,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -5363,16 +6547,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
 	JAE         bloop1end
@@ -5382,10 +6588,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -5442,7 +6648,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -5626,7 +6853,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5657,9 +6884,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -5674,7 +6924,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+384
 	JAE     gloop0end
@@ -5692,10 +6942,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -5742,9 +6992,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -5763,7 +7036,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+384
 	JAE         gloop1end
@@ -5793,10 +7066,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -5896,7 +7169,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -5947,15 +7242,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+384
 	JAE     bloop0end
@@ -5964,10 +7281,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -5993,16 +7310,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+384
 	JAE         bloop1end
@@ -6014,10 +7353,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+384, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+384, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -6075,7 +7414,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+384, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -6265,7 +7625,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6296,9 +7656,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -6313,7 +7698,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+512
 	JAE     gloop0end
@@ -6327,10 +7712,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -6377,9 +7762,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -6398,7 +7808,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
 	JAE         gloop1end
@@ -6420,10 +7830,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -6519,7 +7929,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -6570,15 +8004,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+512
 	JAE     bloop0end
@@ -6586,10 +8042,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -6615,16 +8071,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
 	JAE         bloop1end
@@ -6634,10 +8112,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -6694,7 +8172,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -6878,7 +8377,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6909,9 +8408,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -6926,7 +8448,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+512
 	JAE     gloop0end
@@ -6944,10 +8466,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -6994,9 +8516,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -7015,7 +8560,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+512
 	JAE         gloop1end
@@ -7045,10 +8590,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -7148,7 +8693,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -7199,15 +8766,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+512
 	JAE     bloop0end
@@ -7216,10 +8805,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -7245,16 +8834,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+512
 	JAE         bloop1end
@@ -7266,10 +8877,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+512, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+512, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -7327,7 +8938,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+512, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -7517,7 +9149,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -7548,9 +9180,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -7565,7 +9222,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+768
 	JAE     gloop0end
@@ -7579,10 +9236,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -7629,9 +9286,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -7650,7 +9332,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
 	JAE         gloop1end
@@ -7672,10 +9354,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -7771,7 +9453,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -7822,15 +9528,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+768
 	JAE     bloop0end
@@ -7838,10 +9566,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -7867,16 +9595,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
 	JAE         bloop1end
@@ -7886,10 +9636,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -7946,7 +9696,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -8130,7 +9901,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8161,9 +9932,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -8178,7 +9972,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+768
 	JAE     gloop0end
@@ -8196,10 +9990,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -8246,9 +10040,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -8267,7 +10084,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+768
 	JAE         gloop1end
@@ -8297,10 +10114,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -8400,7 +10217,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -8451,15 +10290,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+768
 	JAE     bloop0end
@@ -8468,10 +10329,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -8497,16 +10358,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+768
 	JAE         bloop1end
@@ -8518,10 +10401,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+768, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+768, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -8579,7 +10462,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+768, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -8769,7 +10673,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8800,9 +10704,34 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Z12
 	VSUBPS  Z0, Z12, Z12
 	VADDPS  Z12, Z4, Z4
@@ -8817,7 +10746,7 @@ gloop0:
 	VADDPS  Z12, Z7, Z7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+1024
 	JAE     gloop0end
@@ -8831,10 +10760,10 @@ gloop0:
 	VPXORD  Z6, Z6, Z6
 	VADDPS  Z7, Z11, Z11
 	VPXORD  Z7, Z7, Z7
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -8881,9 +10810,34 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z21
 	VSUBPS      Z0, Z21, Z21
 	VADDPS      Z21, Z4, Z4
@@ -8902,7 +10856,7 @@ gloop1:
 	VFMADD231PS Z21, Z21, Z12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
 	JAE         gloop1end
@@ -8924,10 +10878,10 @@ gloop1:
 	VPXORD  Z11, Z11, Z11
 	VADDPS  Z12, Z20, Z20
 	VPXORD  Z12, Z12, Z12
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -9023,7 +10977,31 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -9074,15 +11052,37 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Z3
 	VSUBPS  Z0, Z3, Z3
 	VADDPS  Z3, Z1, Z1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+1024
 	JAE     bloop0end
@@ -9090,10 +11090,10 @@ bloop0:
 	// a chunk of 64 elements done: its sums into the totals
 	VADDPS  Z1, Z2, Z2
 	VPXORD  Z1, Z1, Z1
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -9119,16 +11119,38 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-	MOVQ   $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Z6
 	VSUBPS      Z0, Z6, Z6
 	VADDPS      Z6, Z1, Z1
 	VFMADD231PS Z6, Z6, Z3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
 	JAE         bloop1end
@@ -9138,10 +11160,10 @@ bloop1:
 	VPXORD  Z1, Z1, Z1
 	VADDPS  Z3, Z5, Z5
 	VPXORD  Z3, Z3, Z3
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -9198,7 +11220,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -9382,7 +11425,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $256-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9413,9 +11456,32 @@ group:
 	VMOVUPS Y7, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop0nopf
+	CMPQ   DI, $+8192
+	JAE    gloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R10, R10
+
+gloop0pfset:
+	MOVQ $+64, R11
 
 gloop0:
+	TESTQ      R10, R10
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop0fetched:
 	VMOVUPS (CX)(R9*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -9430,7 +11496,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      gloop0
 	CMPQ    R8, $+1024
 	JAE     gloop0end
@@ -9448,10 +11514,10 @@ gloop0:
 	VADDPS  96(SP), Y7, Y7
 	VMOVUPS Y7, 96(SP)
 	VXORPS  Y7, Y7, Y7
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop0
 
 gloop0end:
@@ -9498,9 +11564,32 @@ gloop0end:
 	VMOVUPS Y12, 224(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop1nopf
+	CMPQ   DI, $+8192
+	JAE    gloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R10, R10
+
+gloop1pfset:
+	MOVQ $+64, R11
 
 gloop1:
+	TESTQ      R10, R10
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -9519,7 +11608,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          gloop1
 	CMPQ        R8, $+1024
 	JAE         gloop1end
@@ -9549,10 +11638,10 @@ gloop1:
 	VADDPS  224(SP), Y12, Y12
 	VMOVUPS Y12, 224(SP)
 	VXORPS  Y12, Y12, Y12
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     gloop1
 
 gloop1end:
@@ -9652,7 +11741,29 @@ gloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     gloop2nopf
+	CMPQ   DI, $+8192
+	JAE    gloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R10, R10
+
+gloop2pfset:
 gloop2:
+	TESTQ      R10, R10
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -9703,15 +11814,37 @@ block:
 	VMOVUPS Y1, (SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop0nopf
+	CMPQ   DI, $+8192
+	JAE    bloop0nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R10, R10
+
+bloop0pfset:
+	MOVQ $+64, R11
 
 bloop0:
+	TESTQ      R10, R10
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop0fetched:
 	VMOVUPS (CX)(R9*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R8
 	ADDQ    DI, R9
-	CMPQ    R8, R10
+	CMPQ    R8, R11
 	JB      bloop0
 	CMPQ    R8, $+1024
 	JAE     bloop0end
@@ -9720,10 +11853,10 @@ bloop0:
 	VADDPS  (SP), Y1, Y1
 	VMOVUPS Y1, (SP)
 	VXORPS  Y1, Y1, Y1
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop0
 
 bloop0end:
@@ -9749,16 +11882,38 @@ bloop0end:
 	VMOVUPS Y3, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-	MOVQ    $+64, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop1nopf
+	CMPQ   DI, $+8192
+	JAE    bloop1nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R10, R10
+
+bloop1pfset:
+	MOVQ $+64, R11
 
 bloop1:
+	TESTQ      R10, R10
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop1fetched:
 	VMOVUPS     (CX)(R9*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R8
 	ADDQ        DI, R9
-	CMPQ        R8, R10
+	CMPQ        R8, R11
 	JB          bloop1
 	CMPQ        R8, $+1024
 	JAE         bloop1end
@@ -9770,10 +11925,10 @@ bloop1:
 	VADDPS  32(SP), Y3, Y3
 	VMOVUPS Y3, 32(SP)
 	VXORPS  Y3, Y3, Y3
-	MOVQ    $+1024, R11
-	ADDQ    $+64, R10
-	CMPQ    R10, R11
-	CMOVQGT R11, R10
+	MOVQ    $+1024, R12
+	ADDQ    $+64, R11
+	CMPQ    R11, R12
+	CMOVQGT R12, R11
 	JMP     bloop1
 
 bloop1end:
@@ -9831,7 +11986,28 @@ bloop1end:
 	XORQ R8, R8
 	XORQ R9, R9
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R10
+	IMUL3Q $+1024, R10, R10
+	CMPQ   R10, $+1048576
+	JB     bloop2nopf
+	CMPQ   DI, $+8192
+	JAE    bloop2nopf
+	MOVQ   DI, R10
+	IMUL3Q $+16, R10, R10
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R10, R10
+
+bloop2pfset:
 bloop2:
+	TESTQ      R10, R10
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2fetched:
 	VMOVUPS      (CX)(R9*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -10021,7 +12197,7 @@ done:
 	RET
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10059,13 +12235,38 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS (CX)(R10*1), Z8
 	VSUBPS  Z0, Z8, Z8
 	VADDPS  Z8, Z4, Z4
@@ -10080,7 +12281,7 @@ gloop0:
 	VADDPS  Z8, Z7, Z7
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, R11
+	CMPQ    R9, R12
 	JB      gloop0
 	CMPQ    R9, DI
 	JAE     gloop0end
@@ -10124,9 +12325,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -10196,13 +12397,38 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop1nopf
+	CMPQ   R8, $+8192
+	JAE    gloop1nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R11, R11
+
+gloop1pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop1:
+	TESTQ      R11, R11
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop1fetched:
 	VMOVUPS     (CX)(R10*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -10221,7 +12447,7 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
 	JAE         gloop1end
@@ -10297,9 +12523,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop1
 
 gloop1end:
@@ -10414,7 +12640,31 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop2nopf
+	CMPQ   R8, $+8192
+	JAE    gloop2nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R11, R11
+
+gloop2pfset:
 gloop2:
+	TESTQ      R11, R11
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2fetched:
 	VMOVUPS      (CX)(R10*1), Z12
 	VSUBPS       Z0, Z12, Z12
 	VSUBPS       Z4, Z12, Z12
@@ -10468,19 +12718,41 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS (CX)(R10*1), Z2
 	VSUBPS  Z0, Z2, Z2
 	VADDPS  Z2, Z1, Z1
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, R11
+	CMPQ    R9, R12
 	JB      bloop0
 	CMPQ    R9, DI
 	JAE     bloop0end
@@ -10500,9 +12772,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:
@@ -10539,20 +12811,42 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop1nopf
+	CMPQ   R8, $+8192
+	JAE    bloop1nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R11, R11
+
+bloop1pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop1:
+	TESTQ      R11, R11
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop1fetched:
 	VMOVUPS     (CX)(R10*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
 	JAE         bloop1end
@@ -10580,9 +12874,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop1
 
 bloop1end:
@@ -10646,7 +12940,28 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop2nopf
+	CMPQ   R8, $+8192
+	JAE    bloop2nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R11, R11
+
+bloop2pfset:
 bloop2:
+	TESTQ      R11, R11
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2fetched:
 	VMOVUPS      (CX)(R10*1), Z3
 	VSUBPS       Z0, Z3, Z3
 	VSUBPS       Z1, Z3, Z3
@@ -10887,7 +13202,7 @@ done:
 	RET
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10925,13 +13240,36 @@ group:
 	VMOVUPS Y7, 224(SP)
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS (CX)(R10*1), Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
@@ -10946,7 +13284,7 @@ gloop0:
 	VADDPS  Y8, Y7, Y7
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, R11
+	CMPQ    R9, R12
 	JB      gloop0
 	CMPQ    R9, DI
 	JAE     gloop0end
@@ -10990,9 +13328,9 @@ gloop0:
 	VMOVUPS Y7, 224(SP)
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -11062,13 +13400,36 @@ gloop0summed:
 	VMOVUPS Y12, 480(SP)
 
 gloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop1nopf
+	CMPQ   R8, $+8192
+	JAE    gloop1nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R11, R11
+
+gloop1pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop1:
+	TESTQ      R11, R11
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop1fetched:
 	VMOVUPS     (CX)(R10*1), Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
@@ -11087,7 +13448,7 @@ gloop1:
 	VFMADD231PS Y13, Y13, Y12
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	CMPQ        R9, R12
 	JB          gloop1
 	CMPQ        R9, DI
 	JAE         gloop1end
@@ -11163,9 +13524,9 @@ gloop1:
 	VMOVUPS Y12, 480(SP)
 
 gloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop1
 
 gloop1end:
@@ -11284,7 +13645,29 @@ gloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop2nopf
+	CMPQ   R8, $+8192
+	JAE    gloop2nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R11, R11
+
+gloop2pfset:
 gloop2:
+	TESTQ      R11, R11
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2fetched:
 	VMOVUPS      (CX)(R10*1), Y12
 	VSUBPS       Y0, Y12, Y12
 	VSUBPS       Y4, Y12, Y12
@@ -11338,19 +13721,41 @@ block:
 	VMOVUPS Y1, 32(SP)
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS (CX)(R10*1), Y2
 	VSUBPS  Y0, Y2, Y2
 	VADDPS  Y2, Y1, Y1
 	INCQ    R9
 	ADDQ    R8, R10
-	CMPQ    R9, R11
+	CMPQ    R9, R12
 	JB      bloop0
 	CMPQ    R9, DI
 	JAE     bloop0end
@@ -11370,9 +13775,9 @@ bloop0:
 	VMOVUPS Y1, 32(SP)
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:
@@ -11409,20 +13814,42 @@ bloop0summed:
 	VMOVUPS Y3, 96(SP)
 
 bloop1short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop1nopf
+	CMPQ   R8, $+8192
+	JAE    bloop1nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R11, R11
+
+bloop1pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop1:
+	TESTQ      R11, R11
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop1fetched:
 	VMOVUPS     (CX)(R10*1), Y4
 	VSUBPS      Y0, Y4, Y4
 	VADDPS      Y4, Y1, Y1
 	VFMADD231PS Y4, Y4, Y3
 	INCQ        R9
 	ADDQ        R8, R10
-	CMPQ        R9, R11
+	CMPQ        R9, R12
 	JB          bloop1
 	CMPQ        R9, DI
 	JAE         bloop1end
@@ -11450,9 +13877,9 @@ bloop1:
 	VMOVUPS Y3, 96(SP)
 
 bloop1next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop1
 
 bloop1end:
@@ -11517,7 +13944,28 @@ bloop1summed:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop2nopf
+	CMPQ   R8, $+8192
+	JAE    bloop2nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R11, R11
+
+bloop2pfset:
 bloop2:
+	TESTQ      R11, R11
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2fetched:
 	VMOVUPS      (CX)(R10*1), Y3
 	VSUBPS       Y0, Y3, Y3
 	VSUBPS       Y1, Y3, Y3
@@ -13280,7 +15728,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -13322,13 +15770,38 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
+
+gloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS (BX)(R14*1), Z8
 	VSUBPS  Z0, Z8, Z8
 	VADDPS  Z8, Z4, Z4
@@ -13343,7 +15816,7 @@ gloop0:
 	VADDPS  Z8, Z7, Z7
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R15
+	CMPQ    R13, BP
 	JB      gloop0
 	CMPQ    R13, R11
 	JAE     gloop0end
@@ -13387,9 +15860,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -13459,13 +15932,38 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
+
+gloop1pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop1:
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -13484,7 +15982,7 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
 	JAE         gloop1end
@@ -13560,9 +16058,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop1
 
 gloop1end:
@@ -13785,7 +16283,31 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop2nopf
+	CMPQ   R12, $+8192
+	JAE    gloop2nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R15, R15
+
+gloop2pfset:
 gloop2:
+	TESTQ      R15, R15
+	JZ         gloop2fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop2fetched:
 	VMOVUPS (BX)(R14*1), Z24
 	VSUBPS  Z0, Z24, Z24
 	VSUBPS  Z4, Z24, Z24
@@ -13855,19 +16377,41 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
+
+bloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS (BX)(R14*1), Z2
 	VSUBPS  Z0, Z2, Z2
 	VADDPS  Z2, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R15
+	CMPQ    R13, BP
 	JB      bloop0
 	CMPQ    R13, R11
 	JAE     bloop0end
@@ -13887,9 +16431,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -13926,20 +16470,42 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
+
+bloop1pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop1:
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
 	JAE         bloop1end
@@ -13967,9 +16533,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop1
 
 bloop1end:
@@ -14096,7 +16662,28 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop2nopf
+	CMPQ   R12, $+8192
+	JAE    bloop2nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R15, R15
+
+bloop2pfset:
 bloop2:
+	TESTQ      R15, R15
+	JZ         bloop2fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop2fetched:
 	VMOVUPS (BX)(R14*1), Z6
 	VSUBPS  Z0, Z6, Z6
 	VSUBPS  Z1, Z6, Z6
@@ -14414,7 +17001,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3840-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -14460,13 +17047,36 @@ group:
 	VMOVUPS Y3, 352(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
+
+gloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS (BX)(R14*1), Y4
 	VMOVUPS (SP), Y5
 	VSUBPS  Y5, Y4, Y4
@@ -14485,7 +17095,7 @@ gloop0:
 	VADDPS  Y4, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R15
+	CMPQ    R13, BP
 	JB      gloop0
 	CMPQ    R13, R11
 	JAE     gloop0end
@@ -14529,9 +17139,9 @@ gloop0:
 	VMOVUPS Y3, 352(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -14626,13 +17236,36 @@ gloop0summed:
 	VMOVUPS Y8, 992(SP)
 
 gloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
+
+gloop1pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop1:
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -14655,7 +17288,7 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          gloop1
 	CMPQ        R13, R11
 	JAE         gloop1end
@@ -14731,9 +17364,9 @@ gloop1:
 	VMOVUPS Y8, 992(SP)
 
 gloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop1
 
 gloop1end:
@@ -15150,7 +17783,29 @@ gloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop2nopf
+	CMPQ   R12, $+8192
+	JAE    gloop2nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R15, R15
+
+gloop2pfset:
 gloop2:
+	TESTQ      R15, R15
+	JZ         gloop2fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop2fetched:
 	VMOVUPS (BX)(R14*1), Y0
 	VMOVUPS 640(SP), Y1
 	VSUBPS  Y1, Y0, Y0
@@ -15245,20 +17900,42 @@ block:
 	VMOVUPS Y0, 160(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
+
+bloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS (BX)(R14*1), Y1
 	VMOVUPS (SP), Y2
 	VSUBPS  Y2, Y1, Y1
 	VADDPS  Y1, Y0, Y0
 	INCQ    R13
 	ADDQ    R12, R14
-	CMPQ    R13, R15
+	CMPQ    R13, BP
 	JB      bloop0
 	CMPQ    R13, R11
 	JAE     bloop0end
@@ -15278,9 +17955,9 @@ bloop0:
 	VMOVUPS Y0, 160(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -15324,13 +18001,35 @@ bloop0summed:
 	VMOVUPS Y2, 224(SP)
 
 bloop1short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
+
+bloop1pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop1:
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -15338,7 +18037,7 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          bloop1
 	CMPQ        R13, R11
 	JAE         bloop1end
@@ -15366,9 +18065,9 @@ bloop1:
 	VMOVUPS Y2, 224(SP)
 
 bloop1next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop1
 
 bloop1end:
@@ -15545,7 +18244,28 @@ bloop1summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop2nopf
+	CMPQ   R12, $+8192
+	JAE    bloop2nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R15, R15
+
+bloop2pfset:
 bloop2:
+	TESTQ      R15, R15
+	JZ         bloop2fetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop2fetched:
 	VMOVUPS (BX)(R14*1), Y0
 	VMOVUPS 96(SP), Y1
 	VSUBPS  Y1, Y0, Y0
@@ -17062,7 +19782,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1024-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
@@ -17128,13 +19848,42 @@ group:
 	VMOVUPS Z19, 960(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
+
+gloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS     (BX)(R14*1), Z20
 	VMOVUPS     (SI)(R14*1), Z21
 	VSUBPS      Z0, Z21, Z21
@@ -17161,7 +19910,7 @@ gloop0:
 	VADDPS      Z20, Z19, Z19
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
 	JAE         gloop0end
@@ -17237,9 +19986,9 @@ gloop0:
 	VMOVUPS Z19, 960(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -17428,7 +20177,35 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
+
+gloop1pfset:
 gloop1:
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z16
 	VMULPS      Z8, Z16, Z16
 	VSUBPS      Z25, Z16, Z16
@@ -17507,13 +20284,36 @@ block:
 	VMOVUPS Z4, 192(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
+
+bloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS     (BX)(R14*1), Z5
 	VMOVUPS     (SI)(R14*1), Z6
 	VSUBPS      Z0, Z6, Z6
@@ -17522,7 +20322,7 @@ bloop0:
 	VADDPS      Z5, Z4, Z4
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
 	JAE         bloop0end
@@ -17550,9 +20350,9 @@ bloop0:
 	VMOVUPS Z4, 192(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -17654,7 +20454,29 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
+
+bloop1pfset:
 bloop1:
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z4
 	VMULPS      Z2, Z4, Z4
 	VSUBPS      Z5, Z4, Z4
@@ -17881,7 +20703,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1792-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
@@ -17959,13 +20781,38 @@ group:
 	VMOVUPS Y7, 864(SP)
 
 gloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop0nopf
+	CMPQ   R12, $+8192
+	JAE    gloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R15, R15
+
+gloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 gloop0:
+	TESTQ      R15, R15
+	JZ         gloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop0fetched:
 	VMOVUPS     (BX)(R14*1), Y8
 	VMOVUPS     (SI)(R14*1), Y9
 	VMOVUPS     (SP), Y10
@@ -18000,7 +20847,7 @@ gloop0:
 	VADDPS      Y8, Y7, Y7
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          gloop0
 	CMPQ        R13, R11
 	JAE         gloop0end
@@ -18076,9 +20923,9 @@ gloop0:
 	VMOVUPS Y7, 864(SP)
 
 gloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     gloop0
 
 gloop0end:
@@ -18365,7 +21212,31 @@ gloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     gloop1nopf
+	CMPQ   R12, $+8192
+	JAE    gloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R15, R15
+
+gloop1pfset:
 gloop1:
+	TESTQ      R15, R15
+	JZ         gloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     256(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -18467,13 +21338,36 @@ block:
 	VMOVUPS Y1, 480(SP)
 
 bloop0short:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	XORQ R13, R13
+	XORQ R14, R14
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop0nopf
+	CMPQ   R12, $+8192
+	JAE    bloop0nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R15, R15
+
+bloop0pfset:
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 
 bloop0:
+	TESTQ      R15, R15
+	JZ         bloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop0fetched:
 	VMOVUPS     (BX)(R14*1), Y2
 	VMOVUPS     (SI)(R14*1), Y3
 	VMOVUPS     (SP), Y4
@@ -18484,7 +21378,7 @@ bloop0:
 	VADDPS      Y2, Y1, Y1
 	INCQ        R13
 	ADDQ        R12, R14
-	CMPQ        R13, R15
+	CMPQ        R13, BP
 	JB          bloop0
 	CMPQ        R13, R11
 	JAE         bloop0end
@@ -18512,9 +21406,9 @@ bloop0:
 	VMOVUPS Y1, 480(SP)
 
 bloop0next:
-	ADDQ    $+64, R15
-	CMPQ    R15, R11
-	CMOVQGT R11, R15
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
 	JMP     bloop0
 
 bloop0end:
@@ -18642,7 +21536,29 @@ bloop0summed:
 	XORQ R13, R13
 	XORQ R14, R14
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R15
+	IMULQ  R11, R15
+	CMPQ   R15, $+1048576
+	JB     bloop1nopf
+	CMPQ   R12, $+8192
+	JAE    bloop1nopf
+	MOVQ   R12, R15
+	IMUL3Q $+16, R15, R15
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R15, R15
+
+bloop1pfset:
 bloop1:
+	TESTQ      R15, R15
+	JZ         bloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Y0
 	VMOVUPS     64(SP), Y1
 	VMULPS      Y1, Y0, Y0
@@ -20391,7 +23307,7 @@ done:
 	RET
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -20431,13 +23347,38 @@ group:
 	VMOVUPS Z7, 448(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS (CX)(R12*1), Z8
 	VSUBPS  Z0, Z8, Z8
 	VADDPS  Z8, Z4, Z4
@@ -20452,7 +23393,7 @@ gloop0:
 	VADDPS  Z8, Z7, Z7
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R13
+	CMPQ    R11, R14
 	JB      gloop0
 	CMPQ    R11, R9
 	JAE     gloop0end
@@ -20496,9 +23437,9 @@ gloop0:
 	VMOVUPS Z7, 448(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -20568,13 +23509,38 @@ gloop0summed:
 	VMOVUPS Z12, 960(SP)
 
 gloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop1nopf
+	CMPQ   R10, $+8192
+	JAE    gloop1nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R13, R13
+
+gloop1pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop1:
+	TESTQ      R13, R13
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop1fetched:
 	VMOVUPS     (CX)(R12*1), Z13
 	VSUBPS      Z0, Z13, Z13
 	VADDPS      Z13, Z4, Z4
@@ -20593,7 +23559,7 @@ gloop1:
 	VFMADD231PS Z13, Z13, Z12
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
 	JAE         gloop1end
@@ -20669,9 +23635,9 @@ gloop1:
 	VMOVUPS Z12, 960(SP)
 
 gloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop1
 
 gloop1end:
@@ -20880,7 +23846,31 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop2nopf
+	CMPQ   R10, $+8192
+	JAE    gloop2nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R13, R13
+
+gloop2pfset:
 gloop2:
+	TESTQ      R13, R13
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop2fetched:
 	VMOVUPS (CX)(R12*1), Z16
 	VSUBPS  Z0, Z16, Z16
 	VSUBPS  Z4, Z16, Z16
@@ -20936,19 +23926,41 @@ block:
 	VMOVUPS Z1, 64(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS (CX)(R12*1), Z2
 	VSUBPS  Z0, Z2, Z2
 	VADDPS  Z2, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R13
+	CMPQ    R11, R14
 	JB      bloop0
 	CMPQ    R11, R9
 	JAE     bloop0end
@@ -20968,9 +23980,9 @@ bloop0:
 	VMOVUPS Z1, 64(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -21007,20 +24019,42 @@ bloop0summed:
 	VMOVUPS Z3, 192(SP)
 
 bloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop1nopf
+	CMPQ   R10, $+8192
+	JAE    bloop1nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R13, R13
+
+bloop1pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop1:
+	TESTQ      R13, R13
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop1fetched:
 	VMOVUPS     (CX)(R12*1), Z4
 	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
 	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
 	JAE         bloop1end
@@ -21048,9 +24082,9 @@ bloop1:
 	VMOVUPS Z3, 192(SP)
 
 bloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop1
 
 bloop1end:
@@ -21166,7 +24200,28 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop2nopf
+	CMPQ   R10, $+8192
+	JAE    bloop2nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R13, R13
+
+bloop2pfset:
 bloop2:
+	TESTQ      R13, R13
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop2fetched:
 	VMOVUPS (CX)(R12*1), Z4
 	VSUBPS  Z0, Z4, Z4
 	VSUBPS  Z1, Z4, Z4
@@ -21459,7 +24514,7 @@ done:
 	RET
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3712-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -21503,13 +24558,36 @@ group:
 	VMOVUPS Y3, 352(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS (CX)(R12*1), Y4
 	VMOVUPS (SP), Y5
 	VSUBPS  Y5, Y4, Y4
@@ -21528,7 +24606,7 @@ gloop0:
 	VADDPS  Y4, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R13
+	CMPQ    R11, R14
 	JB      gloop0
 	CMPQ    R11, R9
 	JAE     gloop0end
@@ -21572,9 +24650,9 @@ gloop0:
 	VMOVUPS Y3, 352(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -21669,13 +24747,36 @@ gloop0summed:
 	VMOVUPS Y8, 992(SP)
 
 gloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop1nopf
+	CMPQ   R10, $+8192
+	JAE    gloop1nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop1pfset
+
+gloop1nopf:
+	XORQ R13, R13
+
+gloop1pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop1:
+	TESTQ      R13, R13
+	JZ         gloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop1fetched:
 	VMOVUPS     (CX)(R12*1), Y9
 	VMOVUPS     640(SP), Y10
 	VSUBPS      Y10, Y9, Y9
@@ -21698,7 +24799,7 @@ gloop1:
 	VFMADD231PS Y9, Y9, Y8
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	CMPQ        R11, R14
 	JB          gloop1
 	CMPQ        R11, R9
 	JAE         gloop1end
@@ -21774,9 +24875,9 @@ gloop1:
 	VMOVUPS Y8, 992(SP)
 
 gloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop1
 
 gloop1end:
@@ -22171,7 +25272,29 @@ gloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop2nopf
+	CMPQ   R10, $+8192
+	JAE    gloop2nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop2pfset
+
+gloop2nopf:
+	XORQ R13, R13
+
+gloop2pfset:
 gloop2:
+	TESTQ      R13, R13
+	JZ         gloop2fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop2fetched:
 	VMOVUPS (CX)(R12*1), Y0
 	VMOVUPS 640(SP), Y1
 	VSUBPS  Y1, Y0, Y0
@@ -22244,20 +25367,42 @@ block:
 	VMOVUPS Y0, 160(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS (CX)(R12*1), Y1
 	VMOVUPS (SP), Y2
 	VSUBPS  Y2, Y1, Y1
 	VADDPS  Y1, Y0, Y0
 	INCQ    R11
 	ADDQ    R10, R12
-	CMPQ    R11, R13
+	CMPQ    R11, R14
 	JB      bloop0
 	CMPQ    R11, R9
 	JAE     bloop0end
@@ -22277,9 +25422,9 @@ bloop0:
 	VMOVUPS Y0, 160(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -22323,13 +25468,35 @@ bloop0summed:
 	VMOVUPS Y2, 224(SP)
 
 bloop1short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop1nopf
+	CMPQ   R10, $+8192
+	JAE    bloop1nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop1pfset
+
+bloop1nopf:
+	XORQ R13, R13
+
+bloop1pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop1:
+	TESTQ      R13, R13
+	JZ         bloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop1fetched:
 	VMOVUPS     (CX)(R12*1), Y3
 	VMOVUPS     96(SP), Y4
 	VSUBPS      Y4, Y3, Y3
@@ -22337,7 +25504,7 @@ bloop1:
 	VFMADD231PS Y3, Y3, Y2
 	INCQ        R11
 	ADDQ        R10, R12
-	CMPQ        R11, R13
+	CMPQ        R11, R14
 	JB          bloop1
 	CMPQ        R11, R9
 	JAE         bloop1end
@@ -22365,9 +25532,9 @@ bloop1:
 	VMOVUPS Y2, 224(SP)
 
 bloop1next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop1
 
 bloop1end:
@@ -22531,7 +25698,28 @@ bloop1summed:
 	XORQ R11, R11
 	XORQ R12, R12
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop2nopf
+	CMPQ   R10, $+8192
+	JAE    bloop2nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop2pfset
+
+bloop2nopf:
+	XORQ R13, R13
+
+bloop2pfset:
 bloop2:
+	TESTQ      R13, R13
+	JZ         bloop2fetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop2fetched:
 	VMOVUPS (CX)(R12*1), Y0
 	VMOVUPS 96(SP), Y1
 	VSUBPS  Y1, Y0, Y0
@@ -23103,7 +26291,7 @@ loop0_done:
 	RET
 
 // func avx512BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -23134,7 +26322,31 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS (CX)(R10*1), Z8
 	VMULPS  Z0, Z8, Z8
 	VADDPS  Z4, Z8, Z8
@@ -23179,7 +26391,28 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS (CX)(R10*1), Z2
 	VMULPS  Z0, Z2, Z2
 	VADDPS  Z1, Z2, Z2
@@ -23235,7 +26468,7 @@ done:
 	RET
 
 // func avx2BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -23266,7 +26499,29 @@ group:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS (CX)(R10*1), Y8
 	VMULPS  Y0, Y8, Y8
 	VADDPS  Y4, Y8, Y8
@@ -23311,7 +26566,28 @@ block:
 	XORQ R9, R9
 	XORQ R10, R10
 
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS (CX)(R10*1), Y2
 	VMULPS  Y0, Y2, Y2
 	VADDPS  Y1, Y2, Y2

@@ -28380,7 +28380,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrainBackwardParamsAny(dgamma *float32, dbeta *float32, dy *uint16, x *uint16, mean *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
@@ -28426,13 +28426,38 @@ group:
 	VPXORD  Z15, Z15, Z15
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z16
 	VPSLLD       $0x10, Z16, Z16
 	VPMOVZXWD    (BX)(R12*1), Z17
@@ -28469,7 +28494,7 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
 	JAE          gloop0end
@@ -28521,9 +28546,9 @@ gloop0:
 	VPXORD  Z15, Z15, Z15
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -28586,13 +28611,36 @@ block:
 	VPXORD  Z20, Z20, Z20
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VPMOVZXWD    (BX)(R12*1), Z3
@@ -28605,7 +28653,7 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
 	JAE          bloop0end
@@ -28627,9 +28675,9 @@ bloop0:
 	VPXORD  Z20, Z20, Z20
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -28753,7 +28801,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrainBackwardParamsAny(dgamma *float32, dbeta *float32, dy *uint16, x *uint16, mean *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormTrainBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
@@ -28799,13 +28847,38 @@ group:
 	VPXORD  Z15, Z15, Z15
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z16
 	VPSLLD       $0x10, Z16, Z16
 	VPMOVZXWD    (BX)(R12*1), Z17
@@ -28842,7 +28915,7 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
 	JAE          gloop0end
@@ -28894,9 +28967,9 @@ gloop0:
 	VPXORD  Z15, Z15, Z15
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -28959,13 +29032,36 @@ block:
 	VPXORD  Z20, Z20, Z20
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VPMOVZXWD    (BX)(R12*1), Z3
@@ -28978,7 +29074,7 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
 	JAE          bloop0end
@@ -29000,9 +29096,9 @@ bloop0:
 	VPXORD  Z20, Z20, Z20
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -29126,7 +29222,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormTrainBackwardParamsAny(dgamma *float32, dbeta *float32, dy *uint16, x *uint16, mean *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormTrainBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
@@ -29172,13 +29268,36 @@ group:
 	VMOVUPS Y7, 480(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Y8
 	VPSLLD       $0x10, Y8, Y8
 	VPMOVZXWD    (BX)(R12*1), Y9
@@ -29215,7 +29334,7 @@ gloop0:
 	VADDPS       Y8, Y7, Y7
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
 	JAE          gloop0end
@@ -29291,9 +29410,9 @@ gloop0:
 	VMOVUPS Y7, 480(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -29364,13 +29483,36 @@ block:
 	VMOVUPS Y1, 96(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VPMOVZXWD    (DX)(R12*1), Y2
 	VPSLLD       $0x10, Y2, Y2
 	VPMOVZXWD    (BX)(R12*1), Y3
@@ -29383,7 +29525,7 @@ bloop0:
 	VADDPS       Y2, Y1, Y1
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
 	JAE          bloop0end
@@ -29411,9 +29553,9 @@ bloop0:
 	VMOVUPS Y1, 96(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:

@@ -23003,7 +23003,7 @@ done:
 	RET
 
 // func avx512LayerNormStatsBackwardParamsAny(dgamma *float32, dbeta *float32, dy *float32, x *float32, mean *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·layernormAvx512LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
@@ -23049,13 +23049,42 @@ group:
 	VPXORD  Z15, Z15, Z15
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 128(DX)(R13*1)
+	PREFETCHT0 192(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	PREFETCHT0 128(BX)(R13*1)
+	PREFETCHT0 192(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS      (DX)(R12*1), Z16
 	VMOVUPS      (BX)(R12*1), Z17
 	VBROADCASTSS (SI)(R11*4), Z18
@@ -23084,7 +23113,7 @@ gloop0:
 	VADDPS       Z16, Z7, Z7
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
 	JAE          gloop0end
@@ -23136,9 +23165,9 @@ gloop0:
 	VPXORD  Z15, Z15, Z15
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -23201,13 +23230,36 @@ block:
 	VPXORD  Z20, Z20, Z20
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS      (DX)(R12*1), Z2
 	VMOVUPS      (BX)(R12*1), Z3
 	VBROADCASTSS (SI)(R11*4), Z4
@@ -23218,7 +23270,7 @@ bloop0:
 	VADDPS       Z2, Z1, Z1
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
 	JAE          bloop0end
@@ -23240,9 +23292,9 @@ bloop0:
 	VPXORD  Z20, Z20, Z20
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:
@@ -23362,7 +23414,7 @@ done:
 	RET
 
 // func avx2LayerNormStatsBackwardParamsAny(dgamma *float32, dbeta *float32, dy *float32, x *float32, mean *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
@@ -23408,13 +23460,38 @@ group:
 	VMOVUPS Y7, 480(SP)
 
 gloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     gloop0nopf
+	CMPQ   R10, $+8192
+	JAE    gloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R13, R13
+
+gloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 gloop0:
+	TESTQ      R13, R13
+	JZ         gloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	PREFETCHT0 64(BX)(R13*1)
+	ADDQ       R10, R13
+
+gloop0fetched:
 	VMOVUPS      (DX)(R12*1), Y8
 	VMOVUPS      (BX)(R12*1), Y9
 	VBROADCASTSS (SI)(R11*4), Y10
@@ -23443,7 +23520,7 @@ gloop0:
 	VADDPS       Y8, Y7, Y7
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           gloop0
 	CMPQ         R11, R9
 	JAE          gloop0end
@@ -23519,9 +23596,9 @@ gloop0:
 	VMOVUPS Y7, 480(SP)
 
 gloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     gloop0
 
 gloop0end:
@@ -23592,13 +23669,36 @@ block:
 	VMOVUPS Y1, 96(SP)
 
 bloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	XORQ R11, R11
+	XORQ R12, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R13
+	IMULQ  R9, R13
+	CMPQ   R13, $+1048576
+	JB     bloop0nopf
+	CMPQ   R10, $+8192
+	JAE    bloop0nopf
+	MOVQ   R10, R13
+	IMUL3Q $+16, R13, R13
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R13, R13
+
+bloop0pfset:
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 
 bloop0:
+	TESTQ      R13, R13
+	JZ         bloop0fetched
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 (BX)(R13*1)
+	ADDQ       R10, R13
+
+bloop0fetched:
 	VMOVUPS      (DX)(R12*1), Y2
 	VMOVUPS      (BX)(R12*1), Y3
 	VBROADCASTSS (SI)(R11*4), Y4
@@ -23609,7 +23709,7 @@ bloop0:
 	VADDPS       Y2, Y1, Y1
 	INCQ         R11
 	ADDQ         R10, R12
-	CMPQ         R11, R13
+	CMPQ         R11, R14
 	JB           bloop0
 	CMPQ         R11, R9
 	JAE          bloop0end
@@ -23637,9 +23737,9 @@ bloop0:
 	VMOVUPS Y1, 96(SP)
 
 bloop0next:
-	ADDQ    $+64, R13
-	CMPQ    R13, R9
-	CMOVQGT R9, R13
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
 	JMP     bloop0
 
 bloop0end:

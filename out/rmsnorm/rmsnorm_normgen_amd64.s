@@ -14047,7 +14047,7 @@ done:
 	RET
 
 // func avx512RMSNormStatsBackwardParamsAny(dgamma *float32, dy *float32, x *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·rmsnormAvx512RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 	MOVQ dgamma+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -14079,13 +14079,42 @@ group:
 	VPXORD Z11, Z11, Z11
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	PREFETCHT0 64(DX)(R11*1)
+	PREFETCHT0 128(DX)(R11*1)
+	PREFETCHT0 192(DX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS      (CX)(R10*1), Z12
 	VMOVUPS      (DX)(R10*1), Z13
 	VBROADCASTSS (BX)(R9*4), Z14
@@ -14105,7 +14134,7 @@ gloop0:
 	VFMADD231PS  Z13, Z12, Z3
 	INCQ         R9
 	ADDQ         R8, R10
-	CMPQ         R9, R11
+	CMPQ         R9, R12
 	JB           gloop0
 	CMPQ         R9, DI
 	JAE          gloop0end
@@ -14133,9 +14162,9 @@ gloop0:
 	VPXORD Z11, Z11, Z11
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -14179,13 +14208,36 @@ block:
 	VPXORD Z16, Z16, Z16
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS      (CX)(R10*1), Z1
 	VMOVUPS      (DX)(R10*1), Z2
 	VBROADCASTSS (BX)(R9*4), Z3
@@ -14193,7 +14245,7 @@ bloop0:
 	VFMADD231PS  Z2, Z1, Z0
 	INCQ         R9
 	ADDQ         R8, R10
-	CMPQ         R9, R11
+	CMPQ         R9, R12
 	JB           bloop0
 	CMPQ         R9, DI
 	JAE          bloop0end
@@ -14209,9 +14261,9 @@ bloop0:
 	VPXORD Z16, Z16, Z16
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:
@@ -14306,7 +14358,7 @@ done:
 	RET
 
 // func avx2RMSNormStatsBackwardParamsAny(dgamma *float32, dy *float32, x *float32, rstd *float32, rows int, h int, stride int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $128-64
 	MOVQ dgamma+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -14338,13 +14390,38 @@ group:
 	VXORPS  Y7, Y7, Y7
 
 gloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     gloop0nopf
+	CMPQ   R8, $+8192
+	JAE    gloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    gloop0pfset
+
+gloop0nopf:
+	XORQ R11, R11
+
+gloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 gloop0:
+	TESTQ      R11, R11
+	JZ         gloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	PREFETCHT0 64(DX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0fetched:
 	VMOVUPS      (CX)(R10*1), Y8
 	VMOVUPS      (DX)(R10*1), Y9
 	VBROADCASTSS (BX)(R9*4), Y10
@@ -14364,7 +14441,7 @@ gloop0:
 	VFMADD231PS  Y9, Y8, Y3
 	INCQ         R9
 	ADDQ         R8, R10
-	CMPQ         R9, R11
+	CMPQ         R9, R12
 	JB           gloop0
 	CMPQ         R9, DI
 	JAE          gloop0end
@@ -14396,9 +14473,9 @@ gloop0:
 	VXORPS  Y7, Y7, Y7
 
 gloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     gloop0
 
 gloop0end:
@@ -14442,13 +14519,36 @@ block:
 	VXORPS  Y11, Y11, Y11
 
 bloop0short:
-	XORQ    R9, R9
-	XORQ    R10, R10
-	MOVQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	XORQ R9, R9
+	XORQ R10, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	CMPQ   R11, $+1048576
+	JB     bloop0nopf
+	CMPQ   R8, $+8192
+	JAE    bloop0nopf
+	MOVQ   R8, R11
+	IMUL3Q $+16, R11, R11
+	JMP    bloop0pfset
+
+bloop0nopf:
+	XORQ R11, R11
+
+bloop0pfset:
+	MOVQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 
 bloop0:
+	TESTQ      R11, R11
+	JZ         bloop0fetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 (DX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0fetched:
 	VMOVUPS      (CX)(R10*1), Y1
 	VMOVUPS      (DX)(R10*1), Y2
 	VBROADCASTSS (BX)(R9*4), Y3
@@ -14456,7 +14556,7 @@ bloop0:
 	VFMADD231PS  Y2, Y1, Y0
 	INCQ         R9
 	ADDQ         R8, R10
-	CMPQ         R9, R11
+	CMPQ         R9, R12
 	JB           bloop0
 	CMPQ         R9, DI
 	JAE          bloop0end
@@ -14473,9 +14573,9 @@ bloop0:
 	VXORPS  Y11, Y11, Y11
 
 bloop0next:
-	ADDQ    $+64, R11
-	CMPQ    R11, DI
-	CMOVQGT DI, R11
+	ADDQ    $+64, R12
+	CMPQ    R12, DI
+	CMOVQGT DI, R12
 	JMP     bloop0
 
 bloop0end:

@@ -22,6 +22,7 @@ import (
 	"github.com/mmcloughlin/avo/printer"
 	"github.com/mmcloughlin/avo/reg"
 
+	"github.com/normgen/normgen/gen/ir"
 	irpass "github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
 )
@@ -66,13 +67,16 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // too, then with half the rows per block (Columns: blocks per group;
 // sums in registers again), down to single rows.
 func compile(f target.Func) ([]byte, error) {
-	type config struct{ maxBlock, stackSums int } // maxBlock 0: planBlock's choice
+	type config struct { // maxBlock 0: planBlock's choice
+		maxBlock, stackSums int
+		noPrefetch          bool
+	}
 	type result struct {
 		text        []byte
 		block, next int
 	}
 	r, err := irpass.Retry(config{}, func(c config) (result, error) {
-		fn, block, next, err := lower(f, c.maxBlock, c.stackSums)
+		fn, block, next, err := lower(f, c.maxBlock, c.stackSums, c.noPrefetch)
 		if err != nil {
 			return result{}, err
 		}
@@ -81,11 +85,13 @@ func compile(f target.Func) ([]byte, error) {
 	}, func(c config, r result) (config, bool) {
 		switch {
 		case r.next > 0:
-			return config{c.maxBlock, r.next}, true
+			return config{c.maxBlock, r.next, c.noPrefetch}, true
+		case !c.noPrefetch && f.Kernel.Layout == ir.Columns:
+			return config{c.maxBlock, 0, true}, true
 		case r.block == 1:
 			return c, false
 		}
-		return config{r.block / 2, 0}, true
+		return config{r.block / 2, 0, c.noPrefetch}, true
 	})
 	if err != nil {
 		return nil, err

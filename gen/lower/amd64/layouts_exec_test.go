@@ -3,6 +3,7 @@ package amd64
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -330,8 +331,10 @@ func TestColumnChunks(t *testing.T) {
 				}
 				_, fn, _ := strings.Cut(src, "TEXT ")
 				head, _, _ := strings.Cut(fn, "\n")
-				framed := !strings.Contains(head, "$0-")
-				lf, _, _, err := lower(f, 0, 0)
+				// $8: no slot, only the saved BP, which the prefetch
+				// offset's register may need.
+				framed := !strings.Contains(head, "$0-") && !strings.Contains(head, "$8-")
+				lf, _, _, err := lower(f, 0, 0, false)
 				if err != nil {
 					t.Fatalf("%s: %v", f.Name(), err)
 				}
@@ -372,6 +375,75 @@ func TestColumnGroups(t *testing.T) {
 			}
 			if !strings.Contains(string(text), "// a group of 4 blocks,") {
 				t.Errorf("%s: no group of 4 blocks", f.Name())
+			}
+		}
+	}
+}
+
+// TestColumnPrefetch: BatchNorm's Columns kernels prefetch, in every loop
+// of a group, each line of the group's rows of every row array the loop
+// reads, columnPrefetchAhead elements ahead, the offset moving by the
+// stride with the loads', unless the offset is 0 (rows spanning under
+// columnPrefetchMinBytes); lowered without prefetch, they have none.
+func TestColumnPrefetch(t *testing.T) {
+	sk := spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+		AffinePerRow: true, SaveStats: true}
+	fwd, err := algo.BatchColumns(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, err := algo.NewBackward(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range []*ir.Kernel{fwd, bw.Columns} {
+			f := target.Func{Kernel: k, ISA: isa}
+			text, err := compile(f)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			src := string(text)
+			group, _, _ := strings.Cut(src[strings.Index(src, "// a group of 4 blocks,"):], "\nblocks:")
+			lines := 4 * isa.Desc().VectorBytes / 64 // of one row array per group element
+			var loops []*ir.Loop
+			for _, st := range k.Body {
+				if loop, ok := st.(*ir.Loop); ok {
+					loops = append(loops, loop)
+				}
+			}
+			for n, loop := range loops {
+				reads := map[int]bool{}
+				for _, op := range loop.Ops {
+					if op.Code == ir.VLoad && k.Arrays[op.Array].Role != ir.Param {
+						reads[op.Array] = true
+					}
+				}
+				body := group[strings.Index(group, fmt.Sprintf("\ngloop%d:\n", n)):]
+				body, _, _ = strings.Cut(body, "\tJB ")
+				if got, want := strings.Count(body, "PREFETCHT0"), lines*len(reads); got != want {
+					t.Errorf("%s: loop %d: %d prefetches, want %d", f.Name(), n, got, want)
+				}
+				if !regexp.MustCompile(fmt.Sprintf(`\tJZ\s+gloop%dfetched\n`, n)).MatchString(body) {
+					t.Errorf("%s: loop %d: prefetches not skipped for a 0 offset:\n%s", f.Name(), n, body)
+				}
+				if strings.Count(body, "\tADDQ ") != 2 {
+					t.Errorf("%s: loop %d: want the offset and the prefetch offset moved on:\n%s", f.Name(), n, body)
+				}
+			}
+			if c := fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n`, columnPrefetchMinBytes); len(regexp.MustCompile(c).FindAllString(group, -1)) != len(loops) {
+				t.Errorf("%s: want %q before each loop", f.Name(), c)
+			}
+			lf, _, _, err := lower(f, 0, 4, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := finish(lf, isa)
+			if err != nil {
+				t.Fatalf("%s without prefetch: %v", f.Name(), err)
+			}
+			if strings.Contains(string(plain), "PREFETCH") {
+				t.Errorf("%s: prefetches when lowered without", f.Name())
 			}
 		}
 	}

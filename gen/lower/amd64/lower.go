@@ -51,10 +51,13 @@ type lowering struct {
 	// frame slots of those levels, reused by every loop; counters are the
 	// Segments sums' counts.
 	stackSums int
-	regSupers bool
-	regTotals bool
-	sumSlots  []operand.Mem
-	counters  []operand.Mem
+	// noPrefetch turns off the Columns loops' prefetch of the rows
+	// ahead, which needs a general-purpose register of its own.
+	noPrefetch bool
+	regSupers  bool
+	regTotals  bool
+	sumSlots   []operand.Mem
+	counters   []operand.Mem
 	// scalarSlots are the Columns scalars' frame slots (stackSums 3).
 	scalarSlots []operand.Mem
 
@@ -122,12 +125,12 @@ type accState struct {
 // returns the rows per block it chose (Columns: blocks per group) and the
 // next stackSums worth trying (0: none, no level of the sums that is in
 // registers could move to the frame).
-func lower(f target.Func, maxBlock int, stackSums int) (*avoir.Function, int, int, error) {
+func lower(f target.Func, maxBlock int, stackSums int, noPrefetch bool) (*avoir.Function, int, int, error) {
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
 		return nil, 0, 0, err
 	}
-	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch}
 	l.isa = f.ISA.Desc()
 	if l.isa.GOARCH != "amd64" || (l.isa.VectorBytes != 32 && l.isa.VectorBytes != 64) {
 		return nil, 0, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
