@@ -1132,6 +1132,12 @@ func TestConvnormTensorLongSets(t *testing.T) {
 			continue // a run-time eps kernel's other eps values: eps does not enter the sums
 		}
 		seen[k.name] = true
+		if k.storage != "f32" && os.Getenv("NORMGEN_LONG_ASM_ONLY") != "" {
+			// Under an emulator, the float32 kernels' long sets test the
+			// same sums; the half loads and stores are checked by the
+			// equivalence test, as the row kernels' long rows do.
+			continue
+		}
 		for _, s := range k.longShapes() {
 			for _, fam := range convnormTLongFamilies {
 				if !k.holds(func(rng *rand.Rand) float32 { return fam.value(rng, 0, 0) }) {
