@@ -351,11 +351,10 @@ func TestColumnChunks(t *testing.T) {
 	}
 }
 
-// TestColumnGroups: BatchNorm's Columns kernels, forward and backward, keep
-// whole groups of 4 blocks on AVX2 as on AVX-512 (with AVX2's 16
-// registers, their per-row scalars go to the frame rather than the group
-// being halved): each step down the rows then reads whole cache lines.
-func TestColumnGroups(t *testing.T) {
+// batchNormColumns are BatchNorm's Columns kernels over [N, C]: the
+// training forward and its backward's.
+func batchNormColumns(t *testing.T) []*ir.Kernel {
+	t.Helper()
 	sk := spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
 		AffinePerRow: true, SaveStats: true}
 	fwd, err := algo.BatchColumns(sk)
@@ -366,8 +365,16 @@ func TestColumnGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return []*ir.Kernel{fwd, bw.Columns}
+}
+
+// TestColumnGroups: BatchNorm's Columns kernels, forward and backward, keep
+// whole groups of 4 blocks on AVX2 as on AVX-512 (with AVX2's 16
+// registers, their per-row scalars go to the frame rather than the group
+// being halved): each step down the rows then reads whole cache lines.
+func TestColumnGroups(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
-		for _, k := range []*ir.Kernel{fwd, bw.Columns} {
+		for _, k := range batchNormColumns(t) {
 			f := target.Func{Kernel: k, ISA: isa}
 			text, err := compile(f)
 			if err != nil {
@@ -386,18 +393,8 @@ func TestColumnGroups(t *testing.T) {
 // stride with the loads', unless the offset is 0 (rows spanning under
 // columnPrefetchMinBytes); lowered without prefetch, they have none.
 func TestColumnPrefetch(t *testing.T) {
-	sk := spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
-		AffinePerRow: true, SaveStats: true}
-	fwd, err := algo.BatchColumns(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw, err := algo.NewBackward(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
-		for _, k := range []*ir.Kernel{fwd, bw.Columns} {
+		for _, k := range batchNormColumns(t) {
 			f := target.Func{Kernel: k, ISA: isa}
 			text, err := compile(f)
 			if err != nil {
