@@ -1759,6 +1759,13 @@ var convnormEmulatedF16TiesAway = convnormUnderBochs
 // assembly on fewer inputs there (see TestEquivalence).
 var convnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
 
+// underEmulator: under Bochs, or under qemu-user (the test command sets
+// NORMGEN_LONG_ASM_ONLY there), where every float operation is a call into
+// a software float library. The Parallel entry points, which split the
+// rows among goroutines and run the same functions, are then left to the
+// native runs (and to TestConcurrent).
+var convnormUnderEmulator = convnormUnderBochs || os.Getenv("NORMGEN_LONG_ASM_ONLY") != ""
+
 // tieAway is the neighbour of e (v rounded to nearest even) farther from
 // zero when v lies exactly halfway between the two, else e.
 func (f convnormHalfFormat) tieAway(v float64, e uint16) uint16 {

@@ -209,7 +209,7 @@ func (k *deepnormKernel) impls(h int, anySize bool) []deepnormImpl {
 	// implementations ran natively already: check only that instruction
 	// set's functions, and the entry points, which dispatch to it.
 	kept := out[:2]
-	if deepnormUnderBochs {
+	if deepnormUnderEmulator {
 		kept = out[:1] // the Parallel entry points run the same functions
 	}
 	for _, im := range out[2:] {
@@ -1402,6 +1402,13 @@ var deepnormEmulatedF16TiesAway = deepnormUnderBochs
 // some 70 times slower than the hardware; with -short they check the
 // assembly on fewer inputs there (see TestEquivalence).
 var deepnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// underEmulator: under Bochs, or under qemu-user (the test command sets
+// NORMGEN_LONG_ASM_ONLY there), where every float operation is a call into
+// a software float library. The Parallel entry points, which split the
+// rows among goroutines and run the same functions, are then left to the
+// native runs (and to TestConcurrent).
+var deepnormUnderEmulator = deepnormUnderBochs || os.Getenv("NORMGEN_LONG_ASM_ONLY") != ""
 
 // tieAway is the neighbour of e (v rounded to nearest even) farther from
 // zero when v lies exactly halfway between the two, else e.

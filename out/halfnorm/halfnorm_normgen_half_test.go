@@ -223,6 +223,13 @@ var halfnormEmulatedF16TiesAway = halfnormUnderBochs
 // assembly on fewer inputs there (see TestEquivalence).
 var halfnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
 
+// underEmulator: under Bochs, or under qemu-user (the test command sets
+// NORMGEN_LONG_ASM_ONLY there), where every float operation is a call into
+// a software float library. The Parallel entry points, which split the
+// rows among goroutines and run the same functions, are then left to the
+// native runs (and to TestConcurrent).
+var halfnormUnderEmulator = halfnormUnderBochs || os.Getenv("NORMGEN_LONG_ASM_ONLY") != ""
+
 // tieAway is the neighbour of e (v rounded to nearest even) farther from
 // zero when v lies exactly halfway between the two, else e.
 func (f halfnormHalfFormat) tieAway(v float64, e uint16) uint16 {

@@ -520,7 +520,7 @@ func (k *halfnormKernel) impls(h int, anySize bool) []halfnormImpl {
 	// implementations ran natively already: check only that instruction
 	// set's functions, and the entry points, which dispatch to it.
 	kept := out[:2]
-	if halfnormUnderBochs {
+	if halfnormUnderEmulator {
 		kept = out[:1] // the Parallel entry points run the same functions
 	}
 	for _, im := range out[2:] {

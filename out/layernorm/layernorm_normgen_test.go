@@ -362,7 +362,7 @@ func (k *layernormKernel) impls(h int, anySize bool) []layernormImpl {
 	// implementations ran natively already: check only that instruction
 	// set's functions, and the entry points, which dispatch to it.
 	kept := out[:2]
-	if layernormUnderBochs {
+	if layernormUnderEmulator {
 		kept = out[:1] // the Parallel entry points run the same functions
 	}
 	for _, im := range out[2:] {
@@ -1555,6 +1555,13 @@ var layernormEmulatedF16TiesAway = layernormUnderBochs
 // some 70 times slower than the hardware; with -short they check the
 // assembly on fewer inputs there (see TestEquivalence).
 var layernormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// underEmulator: under Bochs, or under qemu-user (the test command sets
+// NORMGEN_LONG_ASM_ONLY there), where every float operation is a call into
+// a software float library. The Parallel entry points, which split the
+// rows among goroutines and run the same functions, are then left to the
+// native runs (and to TestConcurrent).
+var layernormUnderEmulator = layernormUnderBochs || os.Getenv("NORMGEN_LONG_ASM_ONLY") != ""
 
 // tieAway is the neighbour of e (v rounded to nearest even) farther from
 // zero when v lies exactly halfway between the two, else e.

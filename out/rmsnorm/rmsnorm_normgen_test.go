@@ -450,7 +450,7 @@ func (k *rmsnormKernel) impls(h int, anySize bool) []rmsnormImpl {
 	// implementations ran natively already: check only that instruction
 	// set's functions, and the entry points, which dispatch to it.
 	kept := out[:2]
-	if rmsnormUnderBochs {
+	if rmsnormUnderEmulator {
 		kept = out[:1] // the Parallel entry points run the same functions
 	}
 	for _, im := range out[2:] {
@@ -1643,6 +1643,13 @@ var rmsnormEmulatedF16TiesAway = rmsnormUnderBochs
 // some 70 times slower than the hardware; with -short they check the
 // assembly on fewer inputs there (see TestEquivalence).
 var rmsnormUnderBochs = os.Getenv("NORMGEN_EMULATOR") == "bochs"
+
+// underEmulator: under Bochs, or under qemu-user (the test command sets
+// NORMGEN_LONG_ASM_ONLY there), where every float operation is a call into
+// a software float library. The Parallel entry points, which split the
+// rows among goroutines and run the same functions, are then left to the
+// native runs (and to TestConcurrent).
+var rmsnormUnderEmulator = rmsnormUnderBochs || os.Getenv("NORMGEN_LONG_ASM_ONLY") != ""
 
 // tieAway is the neighbour of e (v rounded to nearest even) farther from
 // zero when v lies exactly halfway between the two, else e.

@@ -98,7 +98,7 @@ func (k *kernel) impls(h int, anySize bool) []impl {
 	// implementations ran natively already: check only that instruction
 	// set's functions, and the entry points, which dispatch to it.
 	kept := out[:2]
-	if underBochs {
+	if underEmulator {
 		kept = out[:1] // the Parallel entry points run the same functions
 	}
 	for _, im := range out[2:] {
