@@ -58,14 +58,16 @@ func TestLocated(t *testing.T) {
 // TestTestFilesByShape: whatever kernels a package has, its half formats'
 // conversions get their tests and the per-architecture tables of their
 // assembly, and the shared test helpers are declared exactly once (in
-// the first of the half, rows and tensor test files), halfCall only
-// where half kernels over rows call it.
+// the first of the half, rows and tensor test files), halfCall in the
+// half test file of every package with half kernels (the half rows and
+// the half tensor backward passes call it).
 func TestTestFilesByShape(t *testing.T) {
 	const (
 		rows32   = "  - {name: R, mean: true, hidden: [8]}\n"
 		rowsHalf = "  - {name: H, mean: true, hidden: [8], storage: f16}\n"
 		tens32   = "  - {name: T, axis: groups, groups: 2, mean: true}\n"
 		tensHalf = "  - {name: G, axis: groups, groups: 4, mean: true, scale: true, shift: true, storage: bf16}\n"
+		bwdHalf  = "  - {name: B, axis: batch, mean: true, scale: true, backward: true, storage: f16}\n"
 	)
 	for _, c := range []struct {
 		name, kernels string
@@ -75,8 +77,9 @@ func TestTestFilesByShape(t *testing.T) {
 		{"f32 rows", rows32, "p_normgen_test.go", false},
 		{"f32 tensors", tens32, "p_normgen_tensor_test.go", false},
 		{"half rows", rowsHalf, "p_normgen_half_test.go", true},
-		{"half tensors", tensHalf, "p_normgen_half_test.go", false},
-		{"half tensors, f32 rows", tensHalf + rows32, "p_normgen_half_test.go", false},
+		{"half tensors", tensHalf, "p_normgen_half_test.go", true},
+		{"half tensor backward", bwdHalf, "p_normgen_half_test.go", true},
+		{"half tensors, f32 rows", tensHalf + rows32, "p_normgen_half_test.go", true},
 		{"both half", rowsHalf + tensHalf + tens32, "p_normgen_half_test.go", true},
 	} {
 		f, err := spec.Parse("p.yaml", []byte("version: 1\npackage: p\nkernels:\n"+c.kernels))

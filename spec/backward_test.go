@@ -14,6 +14,9 @@ func TestBackward(t *testing.T) {
 		{"    mean: false\n    statistic: none\n    axis: batch\n    scale: true\n    backward: true\n", "nosave"},
 		{"    mean: true\n    axis: groups\n    groups: 2\n    backward: true\n", "save"},
 		{"    mean: true\n    axis: channels\n    backward: true\n    hidden: [64]\n", "save"},
+		{"    mean: true\n    axis: batch\n    backward: true\n    storage: bf16\n", "save"},
+		{"    mean: true\n    axis: groups\n    groups: 2\n    backward: true\n    storage: f16\n", "save"},
+		{"    mean: true\n    axis: channels\n    backward: true\n    storage: bf16\n    hidden: [64]\n", "save"},
 	}
 	for _, c := range ok {
 		f, err := Parse("k.yaml", []byte(head+c.body))

@@ -767,9 +767,6 @@ func (d *decoder) axisFields(k *kernel, fs *fields) *Error {
 	if v, ok := fs.vals["running"]; ok && k.Axis != "batch" {
 		return d.errf(v, "running statistics with %s; allowed: running only with axis: batch (BatchNorm in training)", where())
 	}
-	if v, ok := fs.vals["storage"]; ok && k.Storage != "f32" && k.Axis != "last" && k.Backward {
-		return d.errf(v, "storage: %s with backward: true is not supported yet with axis: %s; allowed: storage: f32, or backward: false", k.Storage, k.Axis)
-	}
 	if k.Axis == "last" {
 		return nil
 	}

@@ -47,9 +47,9 @@ var sharedKit []byte
 // <stem>_tensor_test.go.
 var Shared = Kit{path: "templates/testkit/shared.go", src: sharedKit}
 
-// HalfRows is the kit of the half-precision kernels over rows (halfCall,
-// the loads and stores through the kernels), for <stem>_half_test.go in
-// packages that have such kernels.
+// HalfRows is the kit of the half-precision kernels over rows (the loads
+// and stores through the kernels), for <stem>_half_test.go in packages
+// that have such kernels.
 var HalfRows = Kit{path: "templates/testkit/halfrows.go", src: halfRowsKit}
 
 // Kit is a file of package testkit that a generated test file ends with.

@@ -150,15 +150,14 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 }
 
 // backwardElem is the storage of a backward's row arrays (dy, x, f,
-// sum, dsum, dx, df): the forward's. Only the backward over rows takes
-// half storage so far.
+// sum, dsum, dx, df): the forward's, over rows and over tensors alike.
 func backwardElem(k spec.Kernel) (ir.Elem, error) {
 	if k.Storage == "" || k.Storage == "f32" {
 		return ir.F32, nil
 	}
 	e, ok := ir.ParseElem(k.Storage)
-	if !ok || (k.Axis != "" && k.Axis != "last") {
-		return ir.F32, fmt.Errorf("kernel %s: the backward of storage %q has no algorithm over axis %q", k.Name, k.Storage, k.Axis)
+	if !ok {
+		return ir.F32, fmt.Errorf("kernel %s: the backward has no storage %q", k.Name, k.Storage)
 	}
 	return e, nil
 }

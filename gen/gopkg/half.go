@@ -97,8 +97,9 @@ func halfMask(k *ir.Kernel) string {
 }
 
 // HalfTestFile is <pkg>_half_test.go, from templates/half_test.go.tmpl:
-// the conversions' tests, with the shared kit (see sharedKit), and with
-// half kernels over rows, halfCall, which their tests call them through.
+// the conversions' tests and halfCall (which the tests of the half rows
+// and tensor backward kernels call them through), with the shared kit
+// (see sharedKit), and with half kernels over rows, their own tests.
 func HalfTestFile(p *Package) ([]byte, error) {
 	type conv struct{ Storage, Narrow, Widen string }
 	data := struct {

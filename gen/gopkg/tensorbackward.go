@@ -9,6 +9,7 @@ import (
 
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/templates"
 )
 
@@ -38,14 +39,7 @@ func (p *Package) HasTensorBackward() bool { return p.hasBackwardOf(true) }
 // tensorBackwardParams is the parameter list of a tensor backward entry
 // point at size h.
 func tensorBackwardParams(args []algo.BackwardArg, h int) []jen.Code {
-	var params []jen.Code
-	for i, a := range args {
-		p := jen.Id(a.Name)
-		if i == len(args)-1 {
-			p = p.Index().Float32()
-		}
-		params = append(params, p)
-	}
+	params := golang.ArrayParams(backwardArrays(args), nil)
 	ints := []jen.Code{jen.Id("spatial")}
 	if h == 0 {
 		ints = append([]jen.Code{jen.Id("channels")}, ints...)
@@ -127,6 +121,10 @@ func backwardOverlaps(args []algo.BackwardArg) []jen.Code {
 				continue
 			}
 			sameOK := out.Extent == algo.PerElement && other.Name == "dy"
+			if out.Elem.Half() || other.Elem.Half() {
+				body = append(body, halfOverlap(ir.Array{Name: out.Name, Elem: out.Elem}, ir.Array{Name: other.Name, Elem: other.Elem}, sameOK))
+				continue
+			}
 			body = append(body, jen.Id("checkOverlap").Call(jen.Id("name"),
 				jen.Lit(out.Name), jen.Id(out.Name), jen.Lit(other.Name), jen.Id(other.Name), jen.Lit(sameOK)))
 		}
@@ -328,7 +326,11 @@ func tensorBackwardDoc(k Kernel, h int) string {
 		case a.Extent == algo.PerRow:
 			n = sets
 		}
-		fmt.Fprintf(&b, "//   - %s (len %s): %s\n", a.Name, n, tensorBackwardArgDoc(k.Plan.Form, a))
+		bits := ""
+		if a.Elem.Half() {
+			bits = ", " + a.Elem.String() + " bits"
+		}
+		fmt.Fprintf(&b, "//   - %s (len %s%s): %s\n", a.Name, n, bits, tensorBackwardArgDoc(k.Plan.Form, a))
 	}
 	b.WriteString("//\n// N is len(dy)/(" + c + "*spatial); with N = 0 the parameter gradients are set to 0.\n")
 	b.WriteString("// dx may be the very same slice as dy (in place); other overlaps panic.\n")
@@ -389,6 +391,7 @@ func (p *Package) hasGroupBackward() bool {
 func TensorBackwardTestFile(p *Package) ([]byte, error) {
 	type kernel struct {
 		Name, Entry, Axis, Args, Eps, ScaleOffset string
+		Storage, HalfOpen, HalfClose              string
 		Groups, GroupSize                         int
 		Mean, NoStat, Scale, Shift                bool
 		Sizes                                     []int
@@ -409,16 +412,26 @@ func TensorBackwardTestFile(p *Package) ([]byte, error) {
 		tk := kernel{
 			Name: bw.Name, Entry: backwardEntryName(k, 0), Axis: sk.Axis, Groups: k.Plan.GroupCount, GroupSize: k.Plan.GroupSize,
 			Mean: sk.Mean, NoStat: k.Plan.NoStat(), Scale: sk.Scale, Shift: sk.Shift,
-			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Sizes: k.Sizes,
+			Eps: float(sk.Epsilon), ScaleOffset: float(sk.ScaleOffset), Sizes: k.Sizes, Storage: "f32",
 		}
 		if sk.RuntimeEpsilon {
 			tk.Eps = float(float64(float32(exampleEps)))
 		}
-		var args []string
+		var args, mask []string
 		for i, a := range bw.Args {
 			tk.Arrays = append(tk.Arrays, a.Name)
 			tk.Outs = append(tk.Outs, a.Out)
-			args = append(args, fmt.Sprintf("a[%d]", i))
+			args = append(args, fmt.Sprintf("%s[%d]", halfArg(ir.Array{Elem: a.Elem}), i))
+			mask = append(mask, fmt.Sprint(a.Elem.Half()))
+			if a.Elem.Half() {
+				tk.Storage = a.Elem.String()
+			}
+		}
+		if tk.Storage != "f32" {
+			// The tests call the entry points through halfCall, which
+			// hands the half arrays over as u.
+			tk.HalfOpen = fmt.Sprintf("halfCall(%q, []bool{%s}, a, func(u [][]uint16) { ", tk.Storage, strings.Join(mask, ", "))
+			tk.HalfClose = " })"
 		}
 		tk.Args = strings.Join(args, ", ")
 		data.Kernels = append(data.Kernels, tk)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // The tests of the bulk conversions between float32 and the half formats
@@ -174,6 +175,80 @@ func checkHalfPartial(t *testing.T, c halfConv, vals []float32) {
 				if !f.narrowed(src[j], u[i]) || !f.widened(u[i], w[i]) {
 					t.Fatalf("%s: n=%d offset %d: element %d: %v -> %#04x -> %v", c.label(), n, off, j, src[j], u[i], w[i])
 				}
+			}
+		}
+	}
+}
+
+// halfMargin is how many uint16 sentinels fence each of halfCall's arrays.
+const halfMargin = 16
+
+// halfCall runs call on the arrays a with the half arrays (half[i]) in
+// the kernel's storage: it encodes them into uint16 arrays u, fenced with
+// margins, runs call(u), checks the margins and decodes them back into a.
+// Overlapping float32 arrays (in place, or overlapping on purpose) get
+// uint16 arrays that overlap in the same way. The float32 arrays of a
+// test stay its record; the format's values in them convert exactly.
+// The tests of the half kernels over rows and of the half tensor
+// backward passes call their kernels through it.
+func halfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16)) {
+	f := halfFormats[storage]
+	sentinel := halfSentinel[storage]
+	type group struct {
+		lo, hi  uintptr // float32 address range
+		members []int
+		buf     []uint16
+	}
+	addr := func(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+	var groups []*group
+	u := make([][]uint16, len(a))
+	for i, s := range a {
+		if !half[i] || len(s) == 0 {
+			if half[i] && s != nil {
+				u[i] = []uint16{}
+			}
+			continue
+		}
+		lo, hi := addr(s), addr(s)+4*uintptr(len(s))
+		var g *group
+		for _, h := range groups {
+			if lo < h.hi && h.lo < hi {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{lo: lo, hi: hi}
+			groups = append(groups, g)
+		}
+		g.lo, g.hi = min(g.lo, lo), max(g.hi, hi)
+		g.members = append(g.members, i)
+	}
+	for _, g := range groups {
+		n := int(g.hi-g.lo) / 4
+		g.buf = make([]uint16, n+2*halfMargin)
+		for j := range g.buf {
+			g.buf[j] = sentinel
+		}
+		for _, i := range g.members {
+			off := halfMargin + int(addr(a[i])-g.lo)/4
+			u[i] = g.buf[off : off+len(a[i]) : off+len(a[i])]
+			for j, v := range a[i] {
+				u[i][j] = f.encode(float64(v))
+			}
+		}
+	}
+	call(u)
+	for _, g := range groups {
+		n := len(g.buf) - halfMargin
+		for j, b := range g.buf {
+			if (j < halfMargin || j >= n) && b != sentinel {
+				panic(fmt.Sprintf("wrote outside the %s arrays: margin index %d = %#04x", storage, j, b))
+			}
+		}
+		for _, i := range g.members {
+			for j, b := range u[i] {
+				a[i][j] = float32(f.decode(b))
 			}
 		}
 	}
