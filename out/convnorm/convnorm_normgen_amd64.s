@@ -6,7 +6,7 @@
 
 // func avx512ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -14,6 +14,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+96, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -36,23 +53,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -142,23 +144,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -308,22 +295,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -384,23 +357,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -451,23 +409,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -551,22 +494,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -758,7 +687,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -766,6 +695,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+96, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -782,29 +728,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -834,17 +765,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -854,10 +785,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -886,33 +817,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -946,29 +862,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -978,14 +894,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1072,22 +988,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -1143,26 +1045,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -1182,8 +1069,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -1193,7 +1080,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -1210,27 +1097,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -1251,11 +1123,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -1265,8 +1137,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1317,22 +1189,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+96, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -1375,7 +1233,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -1392,8 +1250,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1403,7 +1261,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -1420,8 +1278,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -1439,11 +1297,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1453,8 +1311,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1530,7 +1388,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1538,6 +1396,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+128, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -1560,23 +1435,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -1666,23 +1526,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -1832,22 +1677,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -1908,23 +1739,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -1975,23 +1791,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -2075,22 +1876,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -2282,7 +2069,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -2290,6 +2077,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+128, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -2306,29 +2110,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -2358,17 +2147,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2378,10 +2167,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2410,33 +2199,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -2470,29 +2244,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2502,14 +2276,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2596,22 +2370,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -2667,26 +2427,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -2706,8 +2451,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2717,7 +2462,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2734,27 +2479,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -2775,11 +2505,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2789,8 +2519,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2841,22 +2571,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+128, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -2899,7 +2615,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -2916,8 +2632,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2927,7 +2643,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2944,8 +2660,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -2963,11 +2679,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2977,8 +2693,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -3054,7 +2770,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -3062,6 +2778,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+192, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -3084,23 +2817,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -3190,23 +2908,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -3356,22 +3059,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -3432,23 +3121,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -3499,23 +3173,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -3599,22 +3258,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -3806,7 +3451,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -3814,6 +3459,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+192, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -3830,29 +3492,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -3882,17 +3529,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -3902,10 +3549,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -3934,33 +3581,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -3994,29 +3626,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -4026,14 +3658,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4120,22 +3752,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -4191,26 +3809,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -4230,8 +3833,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -4241,7 +3844,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -4258,27 +3861,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -4299,11 +3887,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -4313,8 +3901,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4365,22 +3953,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+192, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -4423,7 +3997,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -4440,8 +4014,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -4451,7 +4025,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -4468,8 +4042,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -4487,11 +4061,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -4501,8 +4075,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4578,7 +4152,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -4586,6 +4160,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+256, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -4608,23 +4199,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -4714,23 +4290,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -4880,22 +4441,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -4956,23 +4503,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -5023,23 +4555,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -5123,22 +4640,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -5330,7 +4833,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -5338,6 +4841,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+256, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -5354,29 +4874,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -5406,17 +4911,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5426,10 +4931,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -5458,33 +4963,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -5518,29 +5008,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5550,14 +5040,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5644,22 +5134,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -5715,26 +5191,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -5754,8 +5215,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5765,7 +5226,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -5782,27 +5243,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -5823,11 +5269,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5837,8 +5283,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5889,22 +5335,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+256, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -5947,7 +5379,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -5964,8 +5396,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -5975,7 +5407,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -5992,8 +5424,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -6011,11 +5443,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -6025,8 +5457,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6102,7 +5534,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -6110,6 +5542,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+384, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -6132,23 +5581,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -6238,23 +5672,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -6404,22 +5823,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -6480,23 +5885,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -6547,23 +5937,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -6647,22 +6022,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -6854,7 +6215,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -6862,6 +6223,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+384, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -6878,29 +6256,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -6930,17 +6293,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -6950,10 +6313,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -6982,33 +6345,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -7042,29 +6390,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -7074,14 +6422,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7168,22 +6516,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -7239,26 +6573,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -7278,8 +6597,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -7289,7 +6608,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -7306,27 +6625,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -7347,11 +6651,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -7361,8 +6665,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7413,22 +6717,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+384, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -7471,7 +6761,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -7488,8 +6778,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -7499,7 +6789,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -7516,8 +6806,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -7535,11 +6825,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -7549,8 +6839,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7626,7 +6916,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -7634,6 +6924,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+512, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -7656,23 +6963,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -7762,23 +7054,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -7928,22 +7205,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -8004,23 +7267,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -8071,23 +7319,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -8171,22 +7404,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -8378,7 +7597,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -8386,6 +7605,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+512, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -8402,29 +7638,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -8454,17 +7675,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -8474,10 +7695,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -8506,33 +7727,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -8566,29 +7772,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -8598,14 +7804,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -8692,22 +7898,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -8763,26 +7955,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -8802,8 +7979,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -8813,7 +7990,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -8830,27 +8007,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -8871,11 +8033,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -8885,8 +8047,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -8937,22 +8099,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+512, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -8995,7 +8143,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -9012,8 +8160,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -9023,7 +8171,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -9040,8 +8188,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -9059,11 +8207,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -9073,8 +8221,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -9150,7 +8298,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -9158,6 +8306,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+768, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -9180,23 +8345,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -9286,23 +8436,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -9452,22 +8587,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -9528,23 +8649,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -9595,23 +8701,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -9695,22 +8786,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -9902,7 +8979,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -9910,6 +8987,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+768, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -9926,29 +9020,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -9978,17 +9057,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -9998,10 +9077,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -10030,33 +9109,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -10090,29 +9154,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -10122,14 +9186,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10216,22 +9280,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -10287,26 +9337,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -10326,8 +9361,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -10337,7 +9372,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -10354,27 +9389,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -10395,11 +9415,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -10409,8 +9429,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10461,22 +9481,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+768, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -10519,7 +9525,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -10536,8 +9542,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -10547,7 +9553,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -10564,8 +9570,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -10583,11 +9589,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -10597,8 +9603,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10674,7 +9680,7 @@ done:
 
 // func avx512ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -10682,6 +9688,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+1024, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -10704,23 +9727,8 @@ group:
 	VPXORD Z11, Z11, Z11
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -10810,23 +9818,8 @@ gloop0end:
 	VPXORD Z20, Z20, Z20
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -10976,22 +9969,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -11052,23 +10031,8 @@ block:
 	VPXORD Z2, Z2, Z2
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -11119,23 +10083,8 @@ bloop0end:
 	VPXORD Z5, Z5, Z5
 	XORQ   R8, R8
 	XORQ   R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ   (SP), R10
+	MOVQ   $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -11219,22 +10168,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -11426,7 +10361,7 @@ done:
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $256-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $288-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -11434,6 +10369,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $256-56
 	MOVQ rows+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   DI, R8
+	IMUL3Q $+1024, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nopf
+	CMPQ   DI, $+8192
+	JAE    nopf
+	MOVQ   DI, R8
+	IMUL3Q $+16, R8, R8
+	JMP    pfset
+
+nopf:
+	XORQ R8, R8
+
+pfset:
+	MOVQ R8, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -11450,29 +10402,14 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop0nopf
-	CMPQ   DI, $+8192
-	JAE    gloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R10, R10
-
-gloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop0:
 	TESTQ      R10, R10
@@ -11502,17 +10439,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -11522,10 +10459,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -11554,33 +10491,18 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop1nopf
-	CMPQ   DI, $+8192
-	JAE    gloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R10, R10
-
-gloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 gloop1:
 	TESTQ      R10, R10
@@ -11614,29 +10536,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -11646,14 +10568,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y4, Y4
-	VADDPS 32(SP), Y5, Y5
-	VADDPS 64(SP), Y6, Y6
-	VADDPS 96(SP), Y7, Y7
-	VADDPS 128(SP), Y9, Y9
-	VADDPS 160(SP), Y10, Y10
-	VADDPS 192(SP), Y11, Y11
-	VADDPS 224(SP), Y12, Y12
+	VADDPS 32(SP), Y4, Y4
+	VADDPS 64(SP), Y5, Y5
+	VADDPS 96(SP), Y6, Y6
+	VADDPS 128(SP), Y7, Y7
+	VADDPS 160(SP), Y9, Y9
+	VADDPS 192(SP), Y10, Y10
+	VADDPS 224(SP), Y11, Y11
+	VADDPS 256(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -11740,22 +10662,8 @@ gloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     gloop2nopf
-	CMPQ   DI, $+8192
-	JAE    gloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R10, R10
-
-gloop2pfset:
 gloop2:
 	TESTQ      R10, R10
 	JZ         gloop2fetched
@@ -11811,26 +10719,11 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop0nopf
-	CMPQ   DI, $+8192
-	JAE    bloop0nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R10, R10
-
-bloop0pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop0:
 	TESTQ      R10, R10
@@ -11850,8 +10743,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -11861,7 +10754,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
+	VADDPS 32(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -11878,27 +10771,12 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop1nopf
-	CMPQ   DI, $+8192
-	JAE    bloop1nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R10, R10
-
-bloop1pfset:
-	MOVQ $+64, R11
+	MOVQ    (SP), R10
+	MOVQ    $+64, R11
 
 bloop1:
 	TESTQ      R10, R10
@@ -11919,11 +10797,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -11933,8 +10811,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y1, Y1
-	VADDPS 32(SP), Y3, Y3
+	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -11985,22 +10863,8 @@ bloop1end:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R8, R8
 	XORQ R9, R9
+	MOVQ (SP), R10
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   DI, R10
-	IMUL3Q $+1024, R10, R10
-	CMPQ   R10, $+1048576
-	JB     bloop2nopf
-	CMPQ   DI, $+8192
-	JAE    bloop2nopf
-	MOVQ   DI, R10
-	IMUL3Q $+16, R10, R10
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R10, R10
-
-bloop2pfset:
 bloop2:
 	TESTQ      R10, R10
 	JZ         bloop2fetched
@@ -12043,7 +10907,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS Y2, 32(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -12060,8 +10924,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -12071,7 +10935,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
+	VADDPS 32(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -12088,8 +10952,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -12107,11 +10971,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -12121,8 +10985,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS (SP), Y2, Y2
-	VADDPS 32(SP), Y4, Y4
+	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -12198,7 +11062,7 @@ done:
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
+TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1088-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -12207,6 +11071,23 @@ TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1024-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -12225,34 +11106,19 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -12287,42 +11153,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  320(SP), Z5, Z5
-	VMOVUPS Z5, 320(SP)
+	VADDPS  384(SP), Z5, Z5
+	VMOVUPS Z5, 384(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  384(SP), Z6, Z6
-	VMOVUPS Z6, 384(SP)
+	VADDPS  448(SP), Z6, Z6
+	VMOVUPS Z6, 448(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  448(SP), Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VADDPS  512(SP), Z7, Z7
+	VMOVUPS Z7, 512(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R9
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS 320(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS 384(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS 384(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS 448(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS 448(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS 512(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0next:
 	ADDQ    $+64, R12
@@ -12334,17 +11200,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop0summed
-	VMOVUPS 256(SP), Z8
-	VADDPS  (SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 320(SP), Z8
 	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 512(SP), Z8
+	VADDPS  256(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -12379,42 +11245,27 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    DI, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z9, 256(SP)
-	VMOVUPS Z10, 320(SP)
-	VMOVUPS Z11, 384(SP)
-	VMOVUPS Z12, 448(SP)
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop1nopf
-	CMPQ   R8, $+8192
-	JAE    gloop1nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R11, R11
-
-gloop1pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -12453,74 +11304,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  512(SP), Z4, Z4
-	VMOVUPS Z4, 512(SP)
+	VADDPS  576(SP), Z4, Z4
+	VMOVUPS Z4, 576(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  576(SP), Z5, Z5
-	VMOVUPS Z5, 576(SP)
+	VADDPS  640(SP), Z5, Z5
+	VMOVUPS Z5, 640(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  640(SP), Z6, Z6
-	VMOVUPS Z6, 640(SP)
+	VADDPS  704(SP), Z6, Z6
+	VMOVUPS Z6, 704(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  704(SP), Z7, Z7
-	VMOVUPS Z7, 704(SP)
+	VADDPS  768(SP), Z7, Z7
+	VMOVUPS Z7, 768(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  768(SP), Z9, Z9
-	VMOVUPS Z9, 768(SP)
+	VADDPS  832(SP), Z9, Z9
+	VMOVUPS Z9, 832(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  832(SP), Z10, Z10
-	VMOVUPS Z10, 832(SP)
+	VADDPS  896(SP), Z10, Z10
+	VMOVUPS Z10, 896(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  896(SP), Z11, Z11
-	VMOVUPS Z11, 896(SP)
+	VADDPS  960(SP), Z11, Z11
+	VMOVUPS Z11, 960(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  960(SP), Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VADDPS  1024(SP), Z12, Z12
+	VMOVUPS Z12, 1024(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R9
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 512(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 576(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS 576(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS 640(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS 640(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS 704(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS 704(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS 768(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS 768(SP), Z9
-	VADDPS  256(SP), Z9, Z9
-	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS 832(SP), Z9
+	VADDPS  320(SP), Z9, Z9
+	VMOVUPS Z9, 320(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS 832(SP), Z10
-	VADDPS  320(SP), Z10, Z10
-	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS 896(SP), Z10
+	VADDPS  384(SP), Z10, Z10
+	VMOVUPS Z10, 384(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS 896(SP), Z11
-	VADDPS  384(SP), Z11, Z11
-	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS 960(SP), Z11
+	VADDPS  448(SP), Z11, Z11
+	VMOVUPS Z11, 448(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS 960(SP), Z12
-	VADDPS  448(SP), Z12, Z12
-	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS 1024(SP), Z12
+	VADDPS  512(SP), Z12, Z12
+	VMOVUPS Z12, 512(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1next:
 	ADDQ    $+64, R12
@@ -12532,29 +11383,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop1summed
-	VMOVUPS 512(SP), Z13
-	VADDPS  (SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 576(SP), Z13
 	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1024(SP), Z13
+	VADDPS  512(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -12639,22 +11490,8 @@ gloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop2nopf
-	CMPQ   R8, $+8192
-	JAE    gloop2nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R11, R11
-
-gloop2pfset:
 gloop2:
 	TESTQ      R11, R11
 	JZ         gloop2fetched
@@ -12714,28 +11551,13 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 bloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -12758,18 +11580,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R9
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 bloop0next:
 	ADDQ    $+64, R12
@@ -12781,8 +11603,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -12805,30 +11627,15 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop1nopf
-	CMPQ   R8, $+8192
-	JAE    bloop1nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R11, R11
-
-bloop1pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -12852,26 +11659,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R9
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1next:
 	ADDQ    $+64, R12
@@ -12883,11 +11690,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -12939,22 +11746,8 @@ bloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop2nopf
-	CMPQ   R8, $+8192
-	JAE    bloop2nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R11, R11
-
-bloop2pfset:
 bloop2:
 	TESTQ      R11, R11
 	JZ         bloop2fetched
@@ -12997,8 +11790,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 tloop0short:
 	XORQ    R9, R9
@@ -13019,18 +11812,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R9
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -13042,8 +11835,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -13066,10 +11859,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1short:
 	XORQ    R9, R9
@@ -13091,26 +11884,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R9
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -13122,11 +11915,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -13203,7 +11996,7 @@ done:
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
+TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), $544-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -13212,6 +12005,23 @@ TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), NOSPLIT, $512-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -13230,34 +12040,19 @@ group:
 	VXORPS  Y7, Y7, Y7
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y4, 128(SP)
-	VMOVUPS Y5, 160(SP)
-	VMOVUPS Y6, 192(SP)
-	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y7, 256(SP)
 
 gloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -13290,42 +12085,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  160(SP), Y5, Y5
-	VMOVUPS Y5, 160(SP)
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  192(SP), Y6, Y6
-	VMOVUPS Y6, 192(SP)
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  224(SP), Y7, Y7
-	VMOVUPS Y7, 224(SP)
+	VADDPS  256(SP), Y7, Y7
+	VMOVUPS Y7, 256(SP)
 	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R9
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VMOVUPS 160(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 128(SP)
-	VMOVUPS 160(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS 192(SP), Y5
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 160(SP)
-	VMOVUPS 192(SP), Y6
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS 224(SP), Y6
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 192(SP)
-	VMOVUPS 224(SP), Y7
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS 256(SP), Y7
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y7, 256(SP)
 
 gloop0next:
 	ADDQ    $+64, R12
@@ -13337,17 +12132,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop0summed
-	VMOVUPS 128(SP), Y8
-	VADDPS  (SP), Y8, Y8
-	VADDPS  Y8, Y4, Y4
 	VMOVUPS 160(SP), Y8
 	VADDPS  32(SP), Y8, Y8
-	VADDPS  Y8, Y5, Y5
+	VADDPS  Y8, Y4, Y4
 	VMOVUPS 192(SP), Y8
 	VADDPS  64(SP), Y8, Y8
-	VADDPS  Y8, Y6, Y6
+	VADDPS  Y8, Y5, Y5
 	VMOVUPS 224(SP), Y8
 	VADDPS  96(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 256(SP), Y8
+	VADDPS  128(SP), Y8, Y8
 	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
@@ -13382,42 +12177,27 @@ gloop0summed:
 	VXORPS  Y12, Y12, Y12
 	CMPQ    DI, $+64
 	JBE     gloop1short
-	VMOVUPS Y4, (SP)
-	VMOVUPS Y5, 32(SP)
-	VMOVUPS Y6, 64(SP)
-	VMOVUPS Y7, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y10, 160(SP)
-	VMOVUPS Y11, 192(SP)
-	VMOVUPS Y12, 224(SP)
-	VMOVUPS Y4, 256(SP)
-	VMOVUPS Y5, 288(SP)
-	VMOVUPS Y6, 320(SP)
-	VMOVUPS Y7, 352(SP)
-	VMOVUPS Y9, 384(SP)
-	VMOVUPS Y10, 416(SP)
-	VMOVUPS Y11, 448(SP)
-	VMOVUPS Y12, 480(SP)
+	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 288(SP)
+	VMOVUPS Y5, 320(SP)
+	VMOVUPS Y6, 352(SP)
+	VMOVUPS Y7, 384(SP)
+	VMOVUPS Y9, 416(SP)
+	VMOVUPS Y10, 448(SP)
+	VMOVUPS Y11, 480(SP)
+	VMOVUPS Y12, 512(SP)
 
 gloop1short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop1nopf
-	CMPQ   R8, $+8192
-	JAE    gloop1nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R11, R11
-
-gloop1pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -13454,74 +12234,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Y4, Y4
-	VMOVUPS Y4, 256(SP)
+	VADDPS  288(SP), Y4, Y4
+	VMOVUPS Y4, 288(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  288(SP), Y5, Y5
-	VMOVUPS Y5, 288(SP)
+	VADDPS  320(SP), Y5, Y5
+	VMOVUPS Y5, 320(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  320(SP), Y6, Y6
-	VMOVUPS Y6, 320(SP)
+	VADDPS  352(SP), Y6, Y6
+	VMOVUPS Y6, 352(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  352(SP), Y7, Y7
-	VMOVUPS Y7, 352(SP)
+	VADDPS  384(SP), Y7, Y7
+	VMOVUPS Y7, 384(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  384(SP), Y9, Y9
-	VMOVUPS Y9, 384(SP)
+	VADDPS  416(SP), Y9, Y9
+	VMOVUPS Y9, 416(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  416(SP), Y10, Y10
-	VMOVUPS Y10, 416(SP)
+	VADDPS  448(SP), Y10, Y10
+	VMOVUPS Y10, 448(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  448(SP), Y11, Y11
-	VMOVUPS Y11, 448(SP)
+	VADDPS  480(SP), Y11, Y11
+	VMOVUPS Y11, 480(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  480(SP), Y12, Y12
-	VMOVUPS Y12, 480(SP)
+	VADDPS  512(SP), Y12, Y12
+	VMOVUPS Y12, 512(SP)
 	VXORPS  Y12, Y12, Y12
 	TESTQ   $+4095, R9
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VMOVUPS 288(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 256(SP)
-	VMOVUPS 288(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VMOVUPS Y4, 288(SP)
+	VMOVUPS 320(SP), Y5
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 288(SP)
-	VMOVUPS 320(SP), Y6
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VMOVUPS Y5, 320(SP)
+	VMOVUPS 352(SP), Y6
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 320(SP)
-	VMOVUPS 352(SP), Y7
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VMOVUPS Y6, 352(SP)
+	VMOVUPS 384(SP), Y7
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 352(SP)
-	VMOVUPS 384(SP), Y9
-	VADDPS  128(SP), Y9, Y9
-	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y7, 384(SP)
+	VMOVUPS 416(SP), Y9
+	VADDPS  160(SP), Y9, Y9
+	VMOVUPS Y9, 160(SP)
 	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 384(SP)
-	VMOVUPS 416(SP), Y10
-	VADDPS  160(SP), Y10, Y10
-	VMOVUPS Y10, 160(SP)
+	VMOVUPS Y9, 416(SP)
+	VMOVUPS 448(SP), Y10
+	VADDPS  192(SP), Y10, Y10
+	VMOVUPS Y10, 192(SP)
 	VXORPS  Y10, Y10, Y10
-	VMOVUPS Y10, 416(SP)
-	VMOVUPS 448(SP), Y11
-	VADDPS  192(SP), Y11, Y11
-	VMOVUPS Y11, 192(SP)
+	VMOVUPS Y10, 448(SP)
+	VMOVUPS 480(SP), Y11
+	VADDPS  224(SP), Y11, Y11
+	VMOVUPS Y11, 224(SP)
 	VXORPS  Y11, Y11, Y11
-	VMOVUPS Y11, 448(SP)
-	VMOVUPS 480(SP), Y12
-	VADDPS  224(SP), Y12, Y12
-	VMOVUPS Y12, 224(SP)
+	VMOVUPS Y11, 480(SP)
+	VMOVUPS 512(SP), Y12
+	VADDPS  256(SP), Y12, Y12
+	VMOVUPS Y12, 256(SP)
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y12, 480(SP)
+	VMOVUPS Y12, 512(SP)
 
 gloop1next:
 	ADDQ    $+64, R12
@@ -13533,29 +12313,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop1summed
-	VMOVUPS 256(SP), Y13
-	VADDPS  (SP), Y13, Y13
-	VADDPS  Y13, Y4, Y4
 	VMOVUPS 288(SP), Y13
 	VADDPS  32(SP), Y13, Y13
-	VADDPS  Y13, Y5, Y5
+	VADDPS  Y13, Y4, Y4
 	VMOVUPS 320(SP), Y13
 	VADDPS  64(SP), Y13, Y13
-	VADDPS  Y13, Y6, Y6
+	VADDPS  Y13, Y5, Y5
 	VMOVUPS 352(SP), Y13
 	VADDPS  96(SP), Y13, Y13
-	VADDPS  Y13, Y7, Y7
+	VADDPS  Y13, Y6, Y6
 	VMOVUPS 384(SP), Y13
 	VADDPS  128(SP), Y13, Y13
-	VADDPS  Y13, Y9, Y9
+	VADDPS  Y13, Y7, Y7
 	VMOVUPS 416(SP), Y13
 	VADDPS  160(SP), Y13, Y13
-	VADDPS  Y13, Y10, Y10
+	VADDPS  Y13, Y9, Y9
 	VMOVUPS 448(SP), Y13
 	VADDPS  192(SP), Y13, Y13
-	VADDPS  Y13, Y11, Y11
+	VADDPS  Y13, Y10, Y10
 	VMOVUPS 480(SP), Y13
 	VADDPS  224(SP), Y13, Y13
+	VADDPS  Y13, Y11, Y11
+	VMOVUPS 512(SP), Y13
+	VADDPS  256(SP), Y13, Y13
 	VADDPS  Y13, Y12, Y12
 
 gloop1summed:
@@ -13644,22 +12424,8 @@ gloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop2nopf
-	CMPQ   R8, $+8192
-	JAE    gloop2nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R11, R11
-
-gloop2pfset:
 gloop2:
 	TESTQ      R11, R11
 	JZ         gloop2fetched
@@ -13717,28 +12483,13 @@ block:
 	VXORPS  Y1, Y1, Y1
 	CMPQ    DI, $+64
 	JBE     bloop0short
-	VMOVUPS Y1, (SP)
 	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 
 bloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -13761,18 +12512,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R9
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
-	VXORPS  Y1, Y1, Y1
+	VMOVUPS 64(SP), Y1
+	VADDPS  32(SP), Y1, Y1
 	VMOVUPS Y1, 32(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, R12
@@ -13784,8 +12535,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop0summed
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
+	VMOVUPS 64(SP), Y2
+	VADDPS  32(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
@@ -13808,30 +12559,15 @@ bloop0summed:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    DI, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y3, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y3, 128(SP)
 
 bloop1short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop1nopf
-	CMPQ   R8, $+8192
-	JAE    bloop1nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R11, R11
-
-bloop1pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -13855,26 +12591,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R9
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VMOVUPS Y3, 32(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y3, 128(SP)
 
 bloop1next:
 	ADDQ    $+64, R12
@@ -13886,11 +12622,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop1summed
-	VMOVUPS 64(SP), Y4
-	VADDPS  (SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
 	VMOVUPS 96(SP), Y4
 	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 128(SP), Y4
+	VADDPS  64(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 bloop1summed:
@@ -13943,22 +12679,8 @@ bloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop2nopf
-	CMPQ   R8, $+8192
-	JAE    bloop2nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R11, R11
-
-bloop2pfset:
 bloop2:
 	TESTQ      R11, R11
 	JZ         bloop2fetched
@@ -14003,8 +12725,8 @@ tail:
 	VXORPS  Y2, Y2, Y2
 	CMPQ    DI, $+64
 	JBE     tloop0short
-	VMOVUPS Y2, (SP)
 	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 
 tloop0short:
 	XORQ    R9, R9
@@ -14025,18 +12747,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R9
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 32(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS 64(SP), Y2
+	VADDPS  32(SP), Y2, Y2
 	VMOVUPS Y2, 32(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -14048,8 +12770,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop0summed
-	VMOVUPS 32(SP), Y3
-	VADDPS  (SP), Y3, Y3
+	VMOVUPS 64(SP), Y3
+	VADDPS  32(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
@@ -14072,10 +12794,10 @@ tloop0summed:
 	VXORPS  Y4, Y4, Y4
 	CMPQ    DI, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, (SP)
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y4, 128(SP)
 
 tloop1short:
 	XORQ    R9, R9
@@ -14097,26 +12819,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  96(SP), Y4, Y4
-	VMOVUPS Y4, 96(SP)
+	VADDPS  128(SP), Y4, Y4
+	VMOVUPS Y4, 128(SP)
 	VXORPS  Y4, Y4, Y4
 	TESTQ   $+4095, R9
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS 128(SP), Y4
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y4, 128(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -14128,11 +12850,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop1summed
-	VMOVUPS 64(SP), Y5
-	VADDPS  (SP), Y5, Y5
-	VADDPS  Y5, Y2, Y2
 	VMOVUPS 96(SP), Y5
 	VADDPS  32(SP), Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 128(SP), Y5
+	VADDPS  64(SP), Y5, Y5
 	VADDPS  Y5, Y4, Y4
 
 tloop1summed:
@@ -15729,7 +14451,7 @@ done:
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
+TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1088-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -15742,6 +14464,23 @@ TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1024-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R13
+	IMULQ  R11, R13
+	CMPQ   R13, $+1048576
+	JB     nopf
+	CMPQ   R12, $+8192
+	JAE    nopf
+	MOVQ   R12, R13
+	IMUL3Q $+16, R13, R13
+	JMP    pfset
+
+nopf:
+	XORQ R13, R13
+
+pfset:
+	MOVQ R13, (SP)
 	CMPQ R10, $+64
 	JB   blocks
 
@@ -15760,34 +14499,19 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop0nopf
-	CMPQ   R12, $+8192
-	JAE    gloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R15, R15
-
-gloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -15822,42 +14546,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  320(SP), Z5, Z5
-	VMOVUPS Z5, 320(SP)
+	VADDPS  384(SP), Z5, Z5
+	VMOVUPS Z5, 384(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  384(SP), Z6, Z6
-	VMOVUPS Z6, 384(SP)
+	VADDPS  448(SP), Z6, Z6
+	VMOVUPS Z6, 448(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  448(SP), Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VADDPS  512(SP), Z7, Z7
+	VMOVUPS Z7, 512(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS 320(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS 384(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS 384(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS 448(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS 448(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS 512(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -15869,17 +14593,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 256(SP), Z8
-	VADDPS  (SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 320(SP), Z8
 	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 512(SP), Z8
+	VADDPS  256(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -15914,42 +14638,27 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    R11, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z9, 256(SP)
-	VMOVUPS Z10, 320(SP)
-	VMOVUPS Z11, 384(SP)
-	VMOVUPS Z12, 448(SP)
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop1nopf
-	CMPQ   R12, $+8192
-	JAE    gloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R15, R15
-
-gloop1pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -15988,74 +14697,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  512(SP), Z4, Z4
-	VMOVUPS Z4, 512(SP)
+	VADDPS  576(SP), Z4, Z4
+	VMOVUPS Z4, 576(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  576(SP), Z5, Z5
-	VMOVUPS Z5, 576(SP)
+	VADDPS  640(SP), Z5, Z5
+	VMOVUPS Z5, 640(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  640(SP), Z6, Z6
-	VMOVUPS Z6, 640(SP)
+	VADDPS  704(SP), Z6, Z6
+	VMOVUPS Z6, 704(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  704(SP), Z7, Z7
-	VMOVUPS Z7, 704(SP)
+	VADDPS  768(SP), Z7, Z7
+	VMOVUPS Z7, 768(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  768(SP), Z9, Z9
-	VMOVUPS Z9, 768(SP)
+	VADDPS  832(SP), Z9, Z9
+	VMOVUPS Z9, 832(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  832(SP), Z10, Z10
-	VMOVUPS Z10, 832(SP)
+	VADDPS  896(SP), Z10, Z10
+	VMOVUPS Z10, 896(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  896(SP), Z11, Z11
-	VMOVUPS Z11, 896(SP)
+	VADDPS  960(SP), Z11, Z11
+	VMOVUPS Z11, 960(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  960(SP), Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VADDPS  1024(SP), Z12, Z12
+	VMOVUPS Z12, 1024(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R13
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 512(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 576(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS 576(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS 640(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS 640(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS 704(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS 704(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS 768(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS 768(SP), Z9
-	VADDPS  256(SP), Z9, Z9
-	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS 832(SP), Z9
+	VADDPS  320(SP), Z9, Z9
+	VMOVUPS Z9, 320(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS 832(SP), Z10
-	VADDPS  320(SP), Z10, Z10
-	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS 896(SP), Z10
+	VADDPS  384(SP), Z10, Z10
+	VMOVUPS Z10, 384(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS 896(SP), Z11
-	VADDPS  384(SP), Z11, Z11
-	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS 960(SP), Z11
+	VADDPS  448(SP), Z11, Z11
+	VMOVUPS Z11, 448(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS 960(SP), Z12
-	VADDPS  448(SP), Z12, Z12
-	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS 1024(SP), Z12
+	VADDPS  512(SP), Z12, Z12
+	VMOVUPS Z12, 512(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1next:
 	ADDQ    $+64, BP
@@ -16067,29 +14776,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop1summed
-	VMOVUPS 512(SP), Z13
-	VADDPS  (SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 576(SP), Z13
 	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1024(SP), Z13
+	VADDPS  512(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -16171,11 +14880,23 @@ gloop1summed:
 	VDIVPS Z16, Z17, Z16
 	VDIVPS Z13, Z17, Z13
 
+	// rstd[row] = rstd
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VMOVUPS Z16, 128(DX)
+	VMOVUPS Z13, 192(DX)
+
 	// mean = shift + correction
 	VADDPS Z4, Z0, Z17
 	VADDPS Z5, Z1, Z18
 	VADDPS Z6, Z2, Z19
 	VADDPS Z7, Z3, Z20
+
+	// mean[row] = mean
+	VMOVUPS Z17, (CX)
+	VMOVUPS Z18, 64(CX)
+	VMOVUPS Z19, 128(CX)
+	VMOVUPS Z20, 192(CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
@@ -16214,34 +14935,34 @@ gloop1summed:
 	VMULPS Z25, Z21, Z25
 
 	// takenMean = take * mean
-	VMULPS Z17, Z22, Z26
-	VMULPS Z18, Z22, Z27
-	VMULPS Z19, Z22, Z28
-	VMULPS Z20, Z22, Z29
+	VMULPS Z17, Z22, Z17
+	VMULPS Z18, Z22, Z18
+	VMULPS Z19, Z22, Z19
+	VMULPS Z20, Z22, Z20
 
 	// newMean = keptMean + takenMean
-	VADDPS Z26, Z12, Z12
-	VADDPS Z27, Z23, Z23
-	VADDPS Z28, Z24, Z24
-	VADDPS Z29, Z25, Z25
+	VADDPS Z17, Z12, Z12
+	VADDPS Z18, Z23, Z17
+	VADDPS Z19, Z24, Z18
+	VADDPS Z20, Z25, Z19
 
 	// runMean[row] = newMean
 	VMOVUPS Z12, (R8)
-	VMOVUPS Z23, 64(R8)
-	VMOVUPS Z24, 128(R8)
-	VMOVUPS Z25, 192(R8)
+	VMOVUPS Z17, 64(R8)
+	VMOVUPS Z18, 128(R8)
+	VMOVUPS Z19, 192(R8)
 
 	// oldVar = runVar[row]
 	VMOVUPS (R9), Z12
-	VMOVUPS 64(R9), Z23
-	VMOVUPS 128(R9), Z24
-	VMOVUPS 192(R9), Z25
+	VMOVUPS 64(R9), Z17
+	VMOVUPS 128(R9), Z18
+	VMOVUPS 192(R9), Z19
 
 	// keptVar = keep * oldVar
 	VMULPS Z12, Z21, Z12
-	VMULPS Z23, Z21, Z23
-	VMULPS Z24, Z21, Z24
-	VMULPS Z25, Z21, Z21
+	VMULPS Z17, Z21, Z17
+	VMULPS Z18, Z21, Z18
+	VMULPS Z19, Z21, Z19
 
 	// takenVar = take * unbiasedVariance
 	VMULPS Z9, Z22, Z9
@@ -16251,9 +14972,9 @@ gloop1summed:
 
 	// newVar = keptVar + takenVar
 	VADDPS Z9, Z12, Z9
-	VADDPS Z10, Z23, Z10
-	VADDPS Z11, Z24, Z11
-	VADDPS Z8, Z21, Z8
+	VADDPS Z10, Z17, Z10
+	VADDPS Z11, Z18, Z11
+	VADDPS Z8, Z19, Z8
 
 	// runVar[row] = newVar
 	VMOVUPS Z9, (R9)
@@ -16275,29 +14996,15 @@ gloop1summed:
 
 	// bias = bias[row]
 	VMOVUPS (DI), Z12
-	VMOVUPS 64(DI), Z21
-	VMOVUPS 128(DI), Z22
-	VMOVUPS 192(DI), Z23
+	VMOVUPS 64(DI), Z13
+	VMOVUPS 128(DI), Z14
+	VMOVUPS 192(DI), Z15
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
+	MOVQ (SP), R15
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop2nopf
-	CMPQ   R12, $+8192
-	JAE    gloop2nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R15, R15
-
-gloop2pfset:
 gloop2:
 	TESTQ      R15, R15
 	JZ         gloop2fetched
@@ -16308,46 +15015,34 @@ gloop2:
 	ADDQ       R12, R15
 
 gloop2fetched:
-	VMOVUPS (BX)(R14*1), Z24
-	VSUBPS  Z0, Z24, Z24
-	VSUBPS  Z4, Z24, Z24
-	VMULPS  Z8, Z24, Z24
-	VADDPS  Z12, Z24, Z24
-	VMOVUPS Z24, (AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Z24
-	VSUBPS  Z1, Z24, Z24
-	VSUBPS  Z5, Z24, Z24
-	VMULPS  Z9, Z24, Z24
-	VADDPS  Z21, Z24, Z24
-	VMOVUPS Z24, 64(AX)(R14*1)
-	VMOVUPS 128(BX)(R14*1), Z24
-	VSUBPS  Z2, Z24, Z24
-	VSUBPS  Z6, Z24, Z24
-	VMULPS  Z10, Z24, Z24
-	VADDPS  Z22, Z24, Z24
-	VMOVUPS Z24, 128(AX)(R14*1)
-	VMOVUPS 192(BX)(R14*1), Z24
-	VSUBPS  Z3, Z24, Z24
-	VSUBPS  Z7, Z24, Z24
-	VMULPS  Z11, Z24, Z24
-	VADDPS  Z23, Z24, Z24
-	VMOVUPS Z24, 192(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
-
-	// mean[row] = mean
-	VMOVUPS Z17, (CX)
-	VMOVUPS Z18, 64(CX)
-	VMOVUPS Z19, 128(CX)
-	VMOVUPS Z20, 192(CX)
-
-	// rstd[row] = rstd
-	VMOVUPS Z14, (DX)
-	VMOVUPS Z15, 64(DX)
-	VMOVUPS Z16, 128(DX)
-	VMOVUPS Z13, 192(DX)
 	ADDQ    $+256, AX
 	ADDQ    $+256, CX
 	ADDQ    $+256, DX
@@ -16373,28 +15068,13 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 bloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop0nopf
-	CMPQ   R12, $+8192
-	JAE    bloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R15, R15
-
-bloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -16417,18 +15097,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -16440,8 +15120,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -16464,30 +15144,15 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop1nopf
-	CMPQ   R12, $+8192
-	JAE    bloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R15, R15
-
-bloop1pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -16511,26 +15176,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1next:
 	ADDQ    $+64, BP
@@ -16542,11 +15207,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -16595,8 +15260,14 @@ bloop1summed:
 	// rstd = 1 / std
 	VDIVPS Z4, Z5, Z4
 
+	// rstd[row] = rstd
+	VMOVUPS Z4, (DX)
+
 	// mean = shift + correction
 	VADDPS Z1, Z0, Z5
+
+	// mean[row] = mean
+	VMOVUPS Z5, (CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
@@ -16626,10 +15297,10 @@ bloop1summed:
 	VMULPS Z3, Z6, Z3
 
 	// takenMean = take * mean
-	VMULPS Z5, Z7, Z8
+	VMULPS Z5, Z7, Z5
 
 	// newMean = keptMean + takenMean
-	VADDPS Z8, Z3, Z3
+	VADDPS Z5, Z3, Z3
 
 	// runMean[row] = newMean
 	VMOVUPS Z3, (R8)
@@ -16661,22 +15332,8 @@ bloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R13, R13
 	XORQ R14, R14
+	MOVQ (SP), R15
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop2nopf
-	CMPQ   R12, $+8192
-	JAE    bloop2nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R15, R15
-
-bloop2pfset:
 bloop2:
 	TESTQ      R15, R15
 	JZ         bloop2fetched
@@ -16684,22 +15341,16 @@ bloop2:
 	ADDQ       R12, R15
 
 bloop2fetched:
-	VMOVUPS (BX)(R14*1), Z6
-	VSUBPS  Z0, Z6, Z6
-	VSUBPS  Z1, Z6, Z6
-	VMULPS  Z2, Z6, Z6
-	VADDPS  Z3, Z6, Z6
-	VMOVUPS Z6, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Z4
+	VSUBPS  Z0, Z4, Z4
+	VSUBPS  Z1, Z4, Z4
+	VMULPS  Z2, Z4, Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
-
-	// mean[row] = mean
-	VMOVUPS Z5, (CX)
-
-	// rstd[row] = rstd
-	VMOVUPS Z4, (DX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
@@ -16729,8 +15380,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -16751,18 +15402,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -16774,8 +15425,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -16798,10 +15449,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -16823,26 +15474,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -16854,11 +15505,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -16907,22 +15558,28 @@ tloop1summed:
 	// rstd = 1 / std
 	VDIVPS Z4, Z5, Z4
 
+	// rstd[row] = rstd
+	VMOVUPS Z4, K1, (DX)
+
 	// mean = shift + correction
 	VADDPS Z1, Z0, Z5
 
+	// mean[row] = mean
+	VMOVUPS Z5, K1, (CX)
+
 	// keep = 0.9
-	MOVL         $0x3f666666, R10
-	VMOVD        R10, X6
+	MOVL         $0x3f666666, CX
+	VMOVD        CX, X6
 	VBROADCASTSS X6, Z6
 
 	// take = 0.1
-	MOVL         $0x3dcccccd, R10
-	VMOVD        R10, X7
+	MOVL         $0x3dcccccd, CX
+	VMOVD        CX, X7
 	VBROADCASTSS X7, Z7
 
 	// the constant 1
-	MOVL         $0x3f800000, R10
-	VMOVD        R10, X8
+	MOVL         $0x3f800000, CX
+	VMOVD        CX, X8
 	VBROADCASTSS X8, Z8
 
 	// unbias = 1 - invN
@@ -16938,10 +15595,10 @@ tloop1summed:
 	VMULPS Z3, Z6, Z3
 
 	// takenMean = take * mean
-	VMULPS Z5, Z7, Z8
+	VMULPS Z5, Z7, Z5
 
 	// newMean = keptMean + takenMean
-	VADDPS Z8, Z3, Z3
+	VADDPS Z5, Z3, Z3
 
 	// runMean[row] = newMean
 	VMOVUPS Z3, K1, (R8)
@@ -16971,27 +15628,21 @@ tloop1summed:
 	VMOVUPS.Z (DI), K1, Z3
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ SI, SI
-	XORQ DI, DI
+	XORQ CX, CX
+	XORQ DX, DX
 
 tloop2:
-	VMOVUPS.Z (BX)(DI*1), K1, Z6
-	VSUBPS    Z0, Z6, Z6
-	VSUBPS    Z1, Z6, Z6
-	VMULPS    Z2, Z6, Z6
-	VADDPS    Z3, Z6, Z6
-	VMOVUPS   Z6, K1, (AX)(DI*1)
-	INCQ      SI
-	ADDQ      R12, DI
-	CMPQ      SI, R11
+	VMOVUPS.Z (BX)(DX*1), K1, Z4
+	VSUBPS    Z0, Z4, Z4
+	VSUBPS    Z1, Z4, Z4
+	VMULPS    Z2, Z4, Z4
+	VADDPS    Z3, Z4, Z4
+	VMOVUPS   Z4, K1, (AX)(DX*1)
+	INCQ      CX
+	ADDQ      R12, DX
+	CMPQ      CX, R11
 	JB        tloop2
-
-	// mean[row] = mean
-	VMOVUPS Z5, K1, (CX)
-
-	// rstd[row] = rstd
-	VMOVUPS Z4, K1, (DX)
-	XORQ    R10, R10
+	XORQ      R10, R10
 
 done:
 	MOVQ rows+64(FP), AX
@@ -17002,7 +15653,7 @@ done:
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3840-96
+TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3488-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -17015,21 +15666,29 @@ TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3840-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R13
+	IMULQ  R11, R13
+	CMPQ   R13, $+1048576
+	JB     nopf
+	CMPQ   R12, $+8192
+	JAE    nopf
+	MOVQ   R12, R13
+	IMUL3Q $+16, R13, R13
+	JMP    pfset
+
+nopf:
+	XORQ R13, R13
+
+pfset:
+	MOVQ R13, (SP)
 	CMPQ R10, $+32
 	JB   blocks
 
 group:
 	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
-	VMOVUPS (BX), Y0
-	VMOVUPS 32(BX), Y1
-	VMOVUPS 64(BX), Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
@@ -17037,37 +15696,26 @@ group:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS Y3, 224(SP)
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS Y3, 352(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y3, 256(SP)
 
 gloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop0nopf
-	CMPQ   R12, $+8192
-	JAE    gloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R15, R15
-
-gloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS (BX), Y4
+	VMOVUPS 32(BX), Y5
+	VMOVUPS 64(BX), Y6
+	VMOVUPS 96(BX), Y7
 
 gloop0:
 	TESTQ      R15, R15
@@ -17077,22 +15725,18 @@ gloop0:
 	ADDQ       R12, R15
 
 gloop0fetched:
-	VMOVUPS (BX)(R14*1), Y4
-	VMOVUPS (SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(BX)(R14*1), Y4
-	VMOVUPS 32(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(BX)(R14*1), Y4
-	VMOVUPS 64(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(BX)(R14*1), Y4
-	VMOVUPS 96(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (BX)(R14*1), Y8
+	VSUBPS  Y4, Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS 32(BX)(R14*1), Y8
+	VSUBPS  Y5, Y8, Y8
+	VADDPS  Y8, Y1, Y1
+	VMOVUPS 64(BX)(R14*1), Y8
+	VSUBPS  Y6, Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 96(BX)(R14*1), Y8
+	VSUBPS  Y7, Y8, Y8
+	VADDPS  Y8, Y3, Y3
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, BP
@@ -17101,42 +15745,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Y0, Y0
-	VMOVUPS Y0, 256(SP)
+	VADDPS  160(SP), Y0, Y0
+	VMOVUPS Y0, 160(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  288(SP), Y1, Y1
-	VMOVUPS Y1, 288(SP)
+	VADDPS  192(SP), Y1, Y1
+	VMOVUPS Y1, 192(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  320(SP), Y2, Y2
-	VMOVUPS Y2, 320(SP)
+	VADDPS  224(SP), Y2, Y2
+	VMOVUPS Y2, 224(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  352(SP), Y3, Y3
-	VMOVUPS Y3, 352(SP)
+	VADDPS  256(SP), Y3, Y3
+	VMOVUPS Y3, 256(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Y0
-	VADDPS  128(SP), Y0, Y0
-	VMOVUPS Y0, 128(SP)
+	VMOVUPS 160(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS 288(SP), Y1
-	VADDPS  160(SP), Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS 192(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS 320(SP), Y2
-	VADDPS  192(SP), Y2, Y2
-	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS 224(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS 352(SP), Y3
-	VADDPS  224(SP), Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y2, 224(SP)
+	VMOVUPS 256(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 352(SP)
+	VMOVUPS Y3, 256(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -17148,25 +15792,25 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
+	VMOVUPS 160(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 192(SP), Y4
+	VADDPS  64(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 224(SP), Y4
+	VADDPS  96(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
 	VMOVUPS 256(SP), Y4
 	VADDPS  128(SP), Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 288(SP), Y4
-	VADDPS  160(SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 320(SP), Y4
-	VADDPS  192(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 352(SP), Y4
-	VADDPS  224(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 384(SP)
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y2, 448(SP)
-	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y3, 384(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -17176,36 +15820,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 384(SP), Y1
+	VMOVUPS 288(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 416(SP), Y2
+	VMOVUPS 320(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 448(SP), Y3
+	VMOVUPS 352(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 480(SP), Y4
+	VMOVUPS 384(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 512(SP)
-	VMOVUPS Y2, 544(SP)
-	VMOVUPS Y3, 576(SP)
-	VMOVUPS Y4, 608(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y4, 512(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 512(SP), Y1
-	VMOVUPS (SP), Y2
+	VMOVUPS 416(SP), Y1
+	VMOVUPS (BX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 544(SP), Y2
-	VMOVUPS 32(SP), Y3
+	VMOVUPS 448(SP), Y2
+	VMOVUPS 32(BX), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 576(SP), Y3
-	VMOVUPS 64(SP), Y4
+	VMOVUPS 480(SP), Y3
+	VMOVUPS 64(BX), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 608(SP), Y4
-	VMOVUPS 96(SP), Y5
+	VMOVUPS 512(SP), Y4
+	VMOVUPS 96(BX), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 640(SP)
-	VMOVUPS Y2, 672(SP)
-	VMOVUPS Y3, 704(SP)
-	VMOVUPS Y4, 736(SP)
+	VMOVUPS Y1, 544(SP)
+	VMOVUPS Y2, 576(SP)
+	VMOVUPS Y3, 608(SP)
+	VMOVUPS Y4, 640(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
@@ -17218,45 +15862,34 @@ gloop0summed:
 	VXORPS  Y8, Y8, Y8
 	CMPQ    R11, $+64
 	JBE     gloop1short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y2, 160(SP)
-	VMOVUPS Y3, 192(SP)
-	VMOVUPS Y4, 224(SP)
-	VMOVUPS Y5, 256(SP)
-	VMOVUPS Y6, 288(SP)
-	VMOVUPS Y7, 320(SP)
-	VMOVUPS Y8, 352(SP)
-	VMOVUPS Y1, 768(SP)
-	VMOVUPS Y2, 800(SP)
-	VMOVUPS Y3, 832(SP)
-	VMOVUPS Y4, 864(SP)
-	VMOVUPS Y5, 896(SP)
-	VMOVUPS Y6, 928(SP)
-	VMOVUPS Y7, 960(SP)
-	VMOVUPS Y8, 992(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS Y7, 864(SP)
+	VMOVUPS Y8, 896(SP)
 
 gloop1short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop1nopf
-	CMPQ   R12, $+8192
-	JAE    gloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R15, R15
-
-gloop1pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS 544(SP), Y9
+	VMOVUPS 576(SP), Y10
+	VMOVUPS 608(SP), Y11
+	VMOVUPS 640(SP), Y12
 
 gloop1:
 	TESTQ      R15, R15
@@ -17266,26 +15899,22 @@ gloop1:
 	ADDQ       R12, R15
 
 gloop1fetched:
-	VMOVUPS     (BX)(R14*1), Y9
-	VMOVUPS     640(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y1, Y1
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(BX)(R14*1), Y9
-	VMOVUPS     672(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y2, Y2
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(BX)(R14*1), Y9
-	VMOVUPS     704(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y3, Y3
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(BX)(R14*1), Y9
-	VMOVUPS     736(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y4, Y4
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (BX)(R14*1), Y13
+	VSUBPS      Y9, Y13, Y13
+	VADDPS      Y13, Y1, Y1
+	VFMADD231PS Y13, Y13, Y5
+	VMOVUPS     32(BX)(R14*1), Y13
+	VSUBPS      Y10, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y6
+	VMOVUPS     64(BX)(R14*1), Y13
+	VSUBPS      Y11, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     96(BX)(R14*1), Y13
+	VSUBPS      Y12, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -17294,74 +15923,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  768(SP), Y1, Y1
-	VMOVUPS Y1, 768(SP)
+	VADDPS  672(SP), Y1, Y1
+	VMOVUPS Y1, 672(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  800(SP), Y2, Y2
-	VMOVUPS Y2, 800(SP)
+	VADDPS  704(SP), Y2, Y2
+	VMOVUPS Y2, 704(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  832(SP), Y3, Y3
-	VMOVUPS Y3, 832(SP)
+	VADDPS  736(SP), Y3, Y3
+	VMOVUPS Y3, 736(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  864(SP), Y4, Y4
-	VMOVUPS Y4, 864(SP)
+	VADDPS  768(SP), Y4, Y4
+	VMOVUPS Y4, 768(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  896(SP), Y5, Y5
-	VMOVUPS Y5, 896(SP)
+	VADDPS  800(SP), Y5, Y5
+	VMOVUPS Y5, 800(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  928(SP), Y6, Y6
-	VMOVUPS Y6, 928(SP)
+	VADDPS  832(SP), Y6, Y6
+	VMOVUPS Y6, 832(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  960(SP), Y7, Y7
-	VMOVUPS Y7, 960(SP)
+	VADDPS  864(SP), Y7, Y7
+	VMOVUPS Y7, 864(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  992(SP), Y8, Y8
-	VMOVUPS Y8, 992(SP)
+	VADDPS  896(SP), Y8, Y8
+	VMOVUPS Y8, 896(SP)
 	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R13
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 768(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 672(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 768(SP)
-	VMOVUPS 800(SP), Y2
-	VADDPS  160(SP), Y2, Y2
-	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS 704(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 800(SP)
-	VMOVUPS 832(SP), Y3
-	VADDPS  192(SP), Y3, Y3
-	VMOVUPS Y3, 192(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS 736(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 832(SP)
-	VMOVUPS 864(SP), Y4
-	VADDPS  224(SP), Y4, Y4
-	VMOVUPS Y4, 224(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS 768(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VMOVUPS Y4, 128(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 864(SP)
-	VMOVUPS 896(SP), Y5
-	VADDPS  256(SP), Y5, Y5
-	VMOVUPS Y5, 256(SP)
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS 800(SP), Y5
+	VADDPS  160(SP), Y5, Y5
+	VMOVUPS Y5, 160(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 896(SP)
-	VMOVUPS 928(SP), Y6
-	VADDPS  288(SP), Y6, Y6
-	VMOVUPS Y6, 288(SP)
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS 832(SP), Y6
+	VADDPS  192(SP), Y6, Y6
+	VMOVUPS Y6, 192(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 928(SP)
-	VMOVUPS 960(SP), Y7
-	VADDPS  320(SP), Y7, Y7
-	VMOVUPS Y7, 320(SP)
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS 864(SP), Y7
+	VADDPS  224(SP), Y7, Y7
+	VMOVUPS Y7, 224(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 960(SP)
-	VMOVUPS 992(SP), Y8
-	VADDPS  352(SP), Y8, Y8
-	VMOVUPS Y8, 352(SP)
+	VMOVUPS Y7, 864(SP)
+	VMOVUPS 896(SP), Y8
+	VADDPS  256(SP), Y8, Y8
+	VMOVUPS Y8, 256(SP)
 	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 992(SP)
+	VMOVUPS Y8, 896(SP)
 
 gloop1next:
 	ADDQ    $+64, BP
@@ -17373,107 +16002,103 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop1summed
+	VMOVUPS 672(SP), Y9
+	VADDPS  32(SP), Y9, Y9
+	VADDPS  Y9, Y1, Y1
+	VMOVUPS 704(SP), Y9
+	VADDPS  64(SP), Y9, Y9
+	VADDPS  Y9, Y2, Y2
+	VMOVUPS 736(SP), Y9
+	VADDPS  96(SP), Y9, Y9
+	VADDPS  Y9, Y3, Y3
 	VMOVUPS 768(SP), Y9
 	VADDPS  128(SP), Y9, Y9
-	VADDPS  Y9, Y1, Y1
+	VADDPS  Y9, Y4, Y4
 	VMOVUPS 800(SP), Y9
 	VADDPS  160(SP), Y9, Y9
-	VADDPS  Y9, Y2, Y2
+	VADDPS  Y9, Y5, Y5
 	VMOVUPS 832(SP), Y9
 	VADDPS  192(SP), Y9, Y9
-	VADDPS  Y9, Y3, Y3
+	VADDPS  Y9, Y6, Y6
 	VMOVUPS 864(SP), Y9
 	VADDPS  224(SP), Y9, Y9
-	VADDPS  Y9, Y4, Y4
+	VADDPS  Y9, Y7, Y7
 	VMOVUPS 896(SP), Y9
 	VADDPS  256(SP), Y9, Y9
-	VADDPS  Y9, Y5, Y5
-	VMOVUPS 928(SP), Y9
-	VADDPS  288(SP), Y9, Y9
-	VADDPS  Y9, Y6, Y6
-	VMOVUPS 960(SP), Y9
-	VADDPS  320(SP), Y9, Y9
-	VADDPS  Y9, Y7, Y7
-	VMOVUPS 992(SP), Y9
-	VADDPS  352(SP), Y9, Y9
 	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 1024(SP)
-	VMOVUPS Y2, 1056(SP)
-	VMOVUPS Y3, 1088(SP)
-	VMOVUPS Y4, 1120(SP)
+	VMOVUPS Y1, 928(SP)
+	VMOVUPS Y2, 960(SP)
+	VMOVUPS Y3, 992(SP)
+	VMOVUPS Y4, 1024(SP)
 
 	// correction = devSum * invN
-	VMOVUPS 1024(SP), Y1
+	VMOVUPS 928(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1056(SP), Y2
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1088(SP), Y3
+	VMOVUPS 992(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1120(SP), Y4
+	VMOVUPS 1024(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1152(SP)
-	VMOVUPS Y2, 1184(SP)
-	VMOVUPS Y3, 1216(SP)
-	VMOVUPS Y4, 1248(SP)
+	VMOVUPS Y1, 1056(SP)
+	VMOVUPS Y2, 1088(SP)
+	VMOVUPS Y3, 1120(SP)
+	VMOVUPS Y4, 1152(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y5, 1280(SP)
-	VMOVUPS Y6, 1312(SP)
-	VMOVUPS Y7, 1344(SP)
-	VMOVUPS Y8, 1376(SP)
+	VMOVUPS Y5, 1184(SP)
+	VMOVUPS Y6, 1216(SP)
+	VMOVUPS Y7, 1248(SP)
+	VMOVUPS Y8, 1280(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 1280(SP), Y1
+	VMOVUPS 1184(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1312(SP), Y2
+	VMOVUPS 1216(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1344(SP), Y3
+	VMOVUPS 1248(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1376(SP), Y4
+	VMOVUPS 1280(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1408(SP)
-	VMOVUPS Y2, 1440(SP)
-	VMOVUPS Y3, 1472(SP)
-	VMOVUPS Y4, 1504(SP)
+	VMOVUPS Y1, 1312(SP)
+	VMOVUPS Y2, 1344(SP)
+	VMOVUPS Y3, 1376(SP)
+	VMOVUPS Y4, 1408(SP)
 
 	// correctionSq = correction * correction
-	VMOVUPS 1152(SP), Y1
-	VMOVUPS 1152(SP), Y2
-	VMULPS  Y1, Y2, Y1
-	VMOVUPS 1184(SP), Y2
-	VMOVUPS 1184(SP), Y3
-	VMULPS  Y2, Y3, Y2
-	VMOVUPS 1216(SP), Y3
-	VMOVUPS 1216(SP), Y4
-	VMULPS  Y3, Y4, Y3
-	VMOVUPS 1248(SP), Y4
-	VMOVUPS 1248(SP), Y5
-	VMULPS  Y4, Y5, Y4
-	VMOVUPS Y1, 1536(SP)
-	VMOVUPS Y2, 1568(SP)
-	VMOVUPS Y3, 1600(SP)
-	VMOVUPS Y4, 1632(SP)
+	VMOVUPS 1056(SP), Y1
+	VMULPS  Y1, Y1, Y1
+	VMOVUPS 1088(SP), Y2
+	VMULPS  Y2, Y2, Y2
+	VMOVUPS 1120(SP), Y3
+	VMULPS  Y3, Y3, Y3
+	VMOVUPS 1152(SP), Y4
+	VMULPS  Y4, Y4, Y4
+	VMOVUPS Y1, 1440(SP)
+	VMOVUPS Y2, 1472(SP)
+	VMOVUPS Y3, 1504(SP)
+	VMOVUPS Y4, 1536(SP)
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1536(SP), Y1
-	VMOVUPS 1408(SP), Y2
+	VMOVUPS 1440(SP), Y1
+	VMOVUPS 1312(SP), Y2
 	VSUBPS  Y1, Y2, Y1
-	VMOVUPS 1568(SP), Y2
-	VMOVUPS 1440(SP), Y3
+	VMOVUPS 1472(SP), Y2
+	VMOVUPS 1344(SP), Y3
 	VSUBPS  Y2, Y3, Y2
-	VMOVUPS 1600(SP), Y3
-	VMOVUPS 1472(SP), Y4
+	VMOVUPS 1504(SP), Y3
+	VMOVUPS 1376(SP), Y4
 	VSUBPS  Y3, Y4, Y3
-	VMOVUPS 1632(SP), Y4
-	VMOVUPS 1504(SP), Y5
+	VMOVUPS 1536(SP), Y4
+	VMOVUPS 1408(SP), Y5
 	VSUBPS  Y4, Y5, Y4
-	VMOVUPS Y1, 1664(SP)
-	VMOVUPS Y2, 1696(SP)
-	VMOVUPS Y3, 1728(SP)
-	VMOVUPS Y4, 1760(SP)
+	VMOVUPS Y1, 1568(SP)
+	VMOVUPS Y2, 1600(SP)
+	VMOVUPS Y3, 1632(SP)
+	VMOVUPS Y4, 1664(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
@@ -17481,18 +16106,18 @@ gloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VMOVUPS 1664(SP), Y2
+	VMOVUPS 1568(SP), Y2
 	VADDPS  Y1, Y2, Y2
-	VMOVUPS 1696(SP), Y3
+	VMOVUPS 1600(SP), Y3
 	VADDPS  Y1, Y3, Y3
-	VMOVUPS 1728(SP), Y4
+	VMOVUPS 1632(SP), Y4
 	VADDPS  Y1, Y4, Y4
-	VMOVUPS 1760(SP), Y5
+	VMOVUPS 1664(SP), Y5
 	VADDPS  Y1, Y5, Y1
-	VMOVUPS Y2, 1792(SP)
-	VMOVUPS Y3, 1824(SP)
-	VMOVUPS Y4, 1856(SP)
-	VMOVUPS Y1, 1888(SP)
+	VMOVUPS Y2, 1696(SP)
+	VMOVUPS Y3, 1728(SP)
+	VMOVUPS Y4, 1760(SP)
+	VMOVUPS Y1, 1792(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -17501,25 +16126,25 @@ gloop1summed:
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
+	VMOVUPS      1696(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1728(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1760(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
 	VMOVUPS      1792(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y4
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y4, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
-	VMOVUPS      1824(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y4
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y4, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
-	VMOVUPS      1856(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y4
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y4, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
-	VMOVUPS      1888(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -17532,50 +16157,70 @@ gloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1792(SP), Y2
+	VMOVUPS 1696(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS 1824(SP), Y3
+	VMOVUPS 1728(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS 1856(SP), Y4
+	VMOVUPS 1760(SP), Y4
 	VSQRTPS Y4, Y4
-	VMOVUPS 1888(SP), Y5
+	VMOVUPS 1792(SP), Y5
 	VSQRTPS Y5, Y5
-	VMOVUPS Y2, 1920(SP)
-	VMOVUPS Y3, 1952(SP)
-	VMOVUPS Y4, 1984(SP)
-	VMOVUPS Y5, 2016(SP)
+	VMOVUPS Y2, 1824(SP)
+	VMOVUPS Y3, 1856(SP)
+	VMOVUPS Y4, 1888(SP)
+	VMOVUPS Y5, 1920(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 1920(SP), Y2
+	VMOVUPS 1824(SP), Y2
 	VDIVPS  Y2, Y1, Y2
-	VMOVUPS 1952(SP), Y3
+	VMOVUPS 1856(SP), Y3
 	VDIVPS  Y3, Y1, Y3
-	VMOVUPS 1984(SP), Y4
+	VMOVUPS 1888(SP), Y4
 	VDIVPS  Y4, Y1, Y4
-	VMOVUPS 2016(SP), Y5
+	VMOVUPS 1920(SP), Y5
 	VDIVPS  Y5, Y1, Y1
-	VMOVUPS Y2, 2048(SP)
-	VMOVUPS Y3, 2080(SP)
-	VMOVUPS Y4, 2112(SP)
-	VMOVUPS Y1, 2144(SP)
+	VMOVUPS Y2, 1952(SP)
+	VMOVUPS Y3, 1984(SP)
+	VMOVUPS Y4, 2016(SP)
+	VMOVUPS Y1, 2048(SP)
+
+	// rstd[row] = rstd
+	VMOVUPS 1952(SP), Y1
+	VMOVUPS Y1, (DX)
+	VMOVUPS 1984(SP), Y1
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS 2016(SP), Y1
+	VMOVUPS Y1, 64(DX)
+	VMOVUPS 2048(SP), Y1
+	VMOVUPS Y1, 96(DX)
 
 	// mean = shift + correction
-	VMOVUPS 1152(SP), Y1
-	VMOVUPS 640(SP), Y2
+	VMOVUPS 1056(SP), Y1
+	VMOVUPS 544(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 1184(SP), Y2
-	VMOVUPS 672(SP), Y3
+	VMOVUPS 1088(SP), Y2
+	VMOVUPS 576(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 1216(SP), Y3
-	VMOVUPS 704(SP), Y4
+	VMOVUPS 1120(SP), Y3
+	VMOVUPS 608(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 1248(SP), Y4
-	VMOVUPS 736(SP), Y5
+	VMOVUPS 1152(SP), Y4
+	VMOVUPS 640(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 2176(SP)
-	VMOVUPS Y2, 2208(SP)
-	VMOVUPS Y3, 2240(SP)
-	VMOVUPS Y4, 2272(SP)
+	VMOVUPS Y1, 2080(SP)
+	VMOVUPS Y2, 2112(SP)
+	VMOVUPS Y3, 2144(SP)
+	VMOVUPS Y4, 2176(SP)
+
+	// mean[row] = mean
+	VMOVUPS 2080(SP), Y1
+	VMOVUPS Y1, (CX)
+	VMOVUPS 2112(SP), Y1
+	VMOVUPS Y1, 32(CX)
+	VMOVUPS 2144(SP), Y1
+	VMOVUPS Y1, 64(CX)
+	VMOVUPS 2176(SP), Y1
+	VMOVUPS Y1, 96(CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
@@ -17596,83 +16241,83 @@ gloop1summed:
 	VSUBPS Y0, Y3, Y0
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 1664(SP), Y3
+	VMOVUPS 1568(SP), Y3
 	VDIVPS  Y0, Y3, Y3
-	VMOVUPS 1696(SP), Y4
+	VMOVUPS 1600(SP), Y4
 	VDIVPS  Y0, Y4, Y4
-	VMOVUPS 1728(SP), Y5
+	VMOVUPS 1632(SP), Y5
 	VDIVPS  Y0, Y5, Y5
-	VMOVUPS 1760(SP), Y6
+	VMOVUPS 1664(SP), Y6
 	VDIVPS  Y0, Y6, Y0
-	VMOVUPS Y3, 2304(SP)
-	VMOVUPS Y4, 2336(SP)
-	VMOVUPS Y5, 2368(SP)
-	VMOVUPS Y0, 2400(SP)
+	VMOVUPS Y3, 2208(SP)
+	VMOVUPS Y4, 2240(SP)
+	VMOVUPS Y5, 2272(SP)
+	VMOVUPS Y0, 2304(SP)
 
 	// oldMean = runMean[row]
 	VMOVUPS (R8), Y0
 	VMOVUPS 32(R8), Y3
 	VMOVUPS 64(R8), Y4
 	VMOVUPS 96(R8), Y5
-	VMOVUPS Y0, 2432(SP)
-	VMOVUPS Y3, 2464(SP)
-	VMOVUPS Y4, 2496(SP)
-	VMOVUPS Y5, 2528(SP)
+	VMOVUPS Y0, 2336(SP)
+	VMOVUPS Y3, 2368(SP)
+	VMOVUPS Y4, 2400(SP)
+	VMOVUPS Y5, 2432(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2432(SP), Y0
+	VMOVUPS 2336(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 2464(SP), Y3
+	VMOVUPS 2368(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 2496(SP), Y4
+	VMOVUPS 2400(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 2528(SP), Y5
+	VMOVUPS 2432(SP), Y5
 	VMULPS  Y5, Y1, Y5
-	VMOVUPS Y0, 2560(SP)
-	VMOVUPS Y3, 2592(SP)
-	VMOVUPS Y4, 2624(SP)
-	VMOVUPS Y5, 2656(SP)
+	VMOVUPS Y0, 2464(SP)
+	VMOVUPS Y3, 2496(SP)
+	VMOVUPS Y4, 2528(SP)
+	VMOVUPS Y5, 2560(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 2176(SP), Y0
+	VMOVUPS 2080(SP), Y0
 	VMULPS  Y0, Y2, Y0
-	VMOVUPS 2208(SP), Y3
+	VMOVUPS 2112(SP), Y3
 	VMULPS  Y3, Y2, Y3
-	VMOVUPS 2240(SP), Y4
+	VMOVUPS 2144(SP), Y4
 	VMULPS  Y4, Y2, Y4
-	VMOVUPS 2272(SP), Y5
+	VMOVUPS 2176(SP), Y5
 	VMULPS  Y5, Y2, Y5
-	VMOVUPS Y0, 2688(SP)
-	VMOVUPS Y3, 2720(SP)
-	VMOVUPS Y4, 2752(SP)
-	VMOVUPS Y5, 2784(SP)
+	VMOVUPS Y0, 2592(SP)
+	VMOVUPS Y3, 2624(SP)
+	VMOVUPS Y4, 2656(SP)
+	VMOVUPS Y5, 2688(SP)
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2688(SP), Y0
-	VMOVUPS 2560(SP), Y3
+	VMOVUPS 2592(SP), Y0
+	VMOVUPS 2464(SP), Y3
 	VADDPS  Y0, Y3, Y0
-	VMOVUPS 2720(SP), Y3
-	VMOVUPS 2592(SP), Y4
+	VMOVUPS 2624(SP), Y3
+	VMOVUPS 2496(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 2752(SP), Y4
-	VMOVUPS 2624(SP), Y5
+	VMOVUPS 2656(SP), Y4
+	VMOVUPS 2528(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS 2784(SP), Y5
-	VMOVUPS 2656(SP), Y6
+	VMOVUPS 2688(SP), Y5
+	VMOVUPS 2560(SP), Y6
 	VADDPS  Y5, Y6, Y5
-	VMOVUPS Y0, 2816(SP)
-	VMOVUPS Y3, 2848(SP)
-	VMOVUPS Y4, 2880(SP)
-	VMOVUPS Y5, 2912(SP)
+	VMOVUPS Y0, 2720(SP)
+	VMOVUPS Y3, 2752(SP)
+	VMOVUPS Y4, 2784(SP)
+	VMOVUPS Y5, 2816(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS 2816(SP), Y0
+	VMOVUPS 2720(SP), Y0
 	VMOVUPS Y0, (R8)
-	VMOVUPS 2848(SP), Y0
+	VMOVUPS 2752(SP), Y0
 	VMOVUPS Y0, 32(R8)
-	VMOVUPS 2880(SP), Y0
+	VMOVUPS 2784(SP), Y0
 	VMOVUPS Y0, 64(R8)
-	VMOVUPS 2912(SP), Y0
+	VMOVUPS 2816(SP), Y0
 	VMOVUPS Y0, 96(R8)
 
 	// oldVar = runVar[row]
@@ -17680,124 +16325,106 @@ gloop1summed:
 	VMOVUPS 32(R9), Y3
 	VMOVUPS 64(R9), Y4
 	VMOVUPS 96(R9), Y5
-	VMOVUPS Y0, 2944(SP)
-	VMOVUPS Y3, 2976(SP)
-	VMOVUPS Y4, 3008(SP)
-	VMOVUPS Y5, 3040(SP)
+	VMOVUPS Y0, 2848(SP)
+	VMOVUPS Y3, 2880(SP)
+	VMOVUPS Y4, 2912(SP)
+	VMOVUPS Y5, 2944(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2944(SP), Y0
+	VMOVUPS 2848(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 2976(SP), Y3
+	VMOVUPS 2880(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 3008(SP), Y4
+	VMOVUPS 2912(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 3040(SP), Y5
+	VMOVUPS 2944(SP), Y5
 	VMULPS  Y5, Y1, Y1
-	VMOVUPS Y0, 3072(SP)
-	VMOVUPS Y3, 3104(SP)
-	VMOVUPS Y4, 3136(SP)
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y0, 2976(SP)
+	VMOVUPS Y3, 3008(SP)
+	VMOVUPS Y4, 3040(SP)
+	VMOVUPS Y1, 3072(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMOVUPS 2304(SP), Y0
+	VMOVUPS 2208(SP), Y0
 	VMULPS  Y0, Y2, Y0
-	VMOVUPS 2336(SP), Y1
+	VMOVUPS 2240(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 2368(SP), Y3
+	VMOVUPS 2272(SP), Y3
 	VMULPS  Y3, Y2, Y3
-	VMOVUPS 2400(SP), Y4
+	VMOVUPS 2304(SP), Y4
 	VMULPS  Y4, Y2, Y2
-	VMOVUPS Y0, 3200(SP)
-	VMOVUPS Y1, 3232(SP)
-	VMOVUPS Y3, 3264(SP)
-	VMOVUPS Y2, 3296(SP)
+	VMOVUPS Y0, 3104(SP)
+	VMOVUPS Y1, 3136(SP)
+	VMOVUPS Y3, 3168(SP)
+	VMOVUPS Y2, 3200(SP)
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 3200(SP), Y0
-	VMOVUPS 3072(SP), Y1
+	VMOVUPS 3104(SP), Y0
+	VMOVUPS 2976(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 3232(SP), Y1
-	VMOVUPS 3104(SP), Y2
+	VMOVUPS 3136(SP), Y1
+	VMOVUPS 3008(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 3264(SP), Y2
-	VMOVUPS 3136(SP), Y3
+	VMOVUPS 3168(SP), Y2
+	VMOVUPS 3040(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 3296(SP), Y3
-	VMOVUPS 3168(SP), Y4
+	VMOVUPS 3200(SP), Y3
+	VMOVUPS 3072(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3328(SP)
-	VMOVUPS Y1, 3360(SP)
-	VMOVUPS Y2, 3392(SP)
-	VMOVUPS Y3, 3424(SP)
+	VMOVUPS Y0, 3232(SP)
+	VMOVUPS Y1, 3264(SP)
+	VMOVUPS Y2, 3296(SP)
+	VMOVUPS Y3, 3328(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS 3328(SP), Y0
+	VMOVUPS 3232(SP), Y0
 	VMOVUPS Y0, (R9)
-	VMOVUPS 3360(SP), Y0
+	VMOVUPS 3264(SP), Y0
 	VMOVUPS Y0, 32(R9)
-	VMOVUPS 3392(SP), Y0
+	VMOVUPS 3296(SP), Y0
 	VMOVUPS Y0, 64(R9)
-	VMOVUPS 3424(SP), Y0
+	VMOVUPS 3328(SP), Y0
 	VMOVUPS Y0, 96(R9)
 
 	// gain = gain[row]
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VMOVUPS Y0, 3456(SP)
-	VMOVUPS Y1, 3488(SP)
-	VMOVUPS Y2, 3520(SP)
-	VMOVUPS Y3, 3552(SP)
-
 	// scale = rstd * gain
-	VMOVUPS 3456(SP), Y0
-	VMOVUPS 2048(SP), Y1
+	VMOVUPS (SI), Y0
+	VMOVUPS 1952(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 3488(SP), Y1
-	VMOVUPS 2080(SP), Y2
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 1984(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 3520(SP), Y2
-	VMOVUPS 2112(SP), Y3
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 2016(SP), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 3552(SP), Y3
-	VMOVUPS 2144(SP), Y4
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 2048(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3584(SP)
-	VMOVUPS Y1, 3616(SP)
-	VMOVUPS Y2, 3648(SP)
-	VMOVUPS Y3, 3680(SP)
+	VMOVUPS Y0, 3360(SP)
+	VMOVUPS Y1, 3392(SP)
+	VMOVUPS Y2, 3424(SP)
+	VMOVUPS Y3, 3456(SP)
 
 	// bias = bias[row]
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS Y0, 3712(SP)
-	VMOVUPS Y1, 3744(SP)
-	VMOVUPS Y2, 3776(SP)
-	VMOVUPS Y3, 3808(SP)
-
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ R13, R13
-	XORQ R14, R14
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS 544(SP), Y0
+	VMOVUPS 1056(SP), Y1
+	VMOVUPS 3360(SP), Y2
+	VMOVUPS (DI), Y3
+	VMOVUPS 576(SP), Y4
+	VMOVUPS 1088(SP), Y5
+	VMOVUPS 3392(SP), Y6
+	VMOVUPS 32(DI), Y7
+	VMOVUPS 608(SP), Y8
+	VMOVUPS 1120(SP), Y9
+	VMOVUPS 3424(SP), Y10
+	VMOVUPS 64(DI), Y11
+	VMOVUPS 640(SP), Y12
+	VMOVUPS 1152(SP), Y13
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop2nopf
-	CMPQ   R12, $+8192
-	JAE    gloop2nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R15, R15
-
-gloop2pfset:
 gloop2:
 	TESTQ      R15, R15
 	JZ         gloop2fetched
@@ -17806,70 +16433,36 @@ gloop2:
 	ADDQ       R12, R15
 
 gloop2fetched:
-	VMOVUPS (BX)(R14*1), Y0
-	VMOVUPS 640(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1152(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3584(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3712(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R14*1)
-	VMOVUPS 32(BX)(R14*1), Y0
-	VMOVUPS 672(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1184(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3616(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3744(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 32(AX)(R14*1)
-	VMOVUPS 64(BX)(R14*1), Y0
-	VMOVUPS 704(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1216(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3648(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3776(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 64(AX)(R14*1)
-	VMOVUPS 96(BX)(R14*1), Y0
-	VMOVUPS 736(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3680(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3808(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 96(AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y14
+	VSUBPS  Y0, Y14, Y14
+	VSUBPS  Y1, Y14, Y14
+	VMULPS  Y2, Y14, Y14
+	VADDPS  Y3, Y14, Y14
+	VMOVUPS Y14, (AX)(R14*1)
+	VMOVUPS 32(BX)(R14*1), Y14
+	VSUBPS  Y4, Y14, Y14
+	VSUBPS  Y5, Y14, Y14
+	VMULPS  Y6, Y14, Y14
+	VADDPS  Y7, Y14, Y14
+	VMOVUPS Y14, 32(AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Y14
+	VSUBPS  Y8, Y14, Y14
+	VSUBPS  Y9, Y14, Y14
+	VMULPS  Y10, Y14, Y14
+	VADDPS  Y11, Y14, Y14
+	VMOVUPS Y14, 64(AX)(R14*1)
+	VMOVUPS 96(BX)(R14*1), Y14
+	VSUBPS  Y12, Y14, Y14
+	VSUBPS  Y13, Y14, Y14
+	VMOVUPS 3456(SP), Y15
+	VMULPS  Y15, Y14, Y14
+	VMOVUPS 96(DI), Y15
+	VADDPS  Y15, Y14, Y14
+	VMOVUPS Y14, 96(AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
-
-	// mean[row] = mean
-	VMOVUPS 2176(SP), Y0
-	VMOVUPS Y0, (CX)
-	VMOVUPS 2208(SP), Y0
-	VMOVUPS Y0, 32(CX)
-	VMOVUPS 2240(SP), Y0
-	VMOVUPS Y0, 64(CX)
-	VMOVUPS 2272(SP), Y0
-	VMOVUPS Y0, 96(CX)
-
-	// rstd[row] = rstd
-	VMOVUPS 2048(SP), Y0
-	VMOVUPS Y0, (DX)
-	VMOVUPS 2080(SP), Y0
-	VMOVUPS Y0, 32(DX)
-	VMOVUPS 2112(SP), Y0
-	VMOVUPS Y0, 64(DX)
-	VMOVUPS 2144(SP), Y0
-	VMOVUPS Y0, 96(DX)
 	ADDQ    $+128, AX
 	ADDQ    $+128, CX
 	ADDQ    $+128, DX
@@ -17889,38 +16482,21 @@ blocks:
 block:
 	// a block of 8 rows
 	// pivot = the row's first x
-	VMOVUPS (BX), Y0
-	VMOVUPS Y0, (SP)
-
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y0, Y0, Y0
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 128(SP)
-	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 64(SP)
 
 bloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop0nopf
-	CMPQ   R12, $+8192
-	JAE    bloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R15, R15
-
-bloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS (BX), Y1
 
 bloop0:
 	TESTQ      R15, R15
@@ -17929,10 +16505,9 @@ bloop0:
 	ADDQ       R12, R15
 
 bloop0fetched:
-	VMOVUPS (BX)(R14*1), Y1
-	VMOVUPS (SP), Y2
-	VSUBPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
+	VMOVUPS (BX)(R14*1), Y2
+	VSUBPS  Y1, Y2, Y2
+	VADDPS  Y2, Y0, Y0
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, BP
@@ -17941,18 +16516,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y0
-	VADDPS  128(SP), Y0, Y0
-	VMOVUPS Y0, 128(SP)
+	VMOVUPS 64(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -17964,13 +16539,13 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 160(SP), Y1
-	VADDPS  128(SP), Y1, Y1
+	VMOVUPS 64(SP), Y1
+	VADDPS  32(SP), Y1, Y1
 	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 288(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -17980,48 +16555,34 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 32(SP), Y1
+	VMOVUPS 288(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y1, 320(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 64(SP), Y1
-	VMOVUPS (SP), Y2
+	VMOVUPS 320(SP), Y1
+	VMOVUPS (BX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y2, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
 
 bloop1short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop1nopf
-	CMPQ   R12, $+8192
-	JAE    bloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R15, R15
-
-bloop1pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS 352(SP), Y3
 
 bloop1:
 	TESTQ      R15, R15
@@ -18030,11 +16591,10 @@ bloop1:
 	ADDQ       R12, R15
 
 bloop1fetched:
-	VMOVUPS     (BX)(R14*1), Y3
-	VMOVUPS     96(SP), Y4
-	VSUBPS      Y4, Y3, Y3
-	VADDPS      Y3, Y1, Y1
-	VFMADD231PS Y3, Y3, Y2
+	VMOVUPS     (BX)(R14*1), Y4
+	VSUBPS      Y3, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y2
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -18043,26 +16603,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Y1, Y1
-	VMOVUPS Y1, 192(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  224(SP), Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS 224(SP), Y2
-	VADDPS  160(SP), Y2, Y2
-	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y2, 128(SP)
 
 bloop1next:
 	ADDQ    $+64, BP
@@ -18074,11 +16634,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 192(SP), Y3
-	VADDPS  128(SP), Y3, Y3
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
 	VADDPS  Y3, Y1, Y1
-	VMOVUPS 224(SP), Y3
-	VADDPS  160(SP), Y3, Y3
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
@@ -18100,8 +16660,7 @@ bloop1summed:
 
 	// correctionSq = correction * correction
 	VMOVUPS 416(SP), Y1
-	VMOVUPS 416(SP), Y2
-	VMULPS  Y1, Y2, Y1
+	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 512(SP)
 
 	// variance = meanSquare - correctionSq
@@ -18149,11 +16708,19 @@ bloop1summed:
 	VDIVPS  Y2, Y1, Y1
 	VMOVUPS Y1, 640(SP)
 
+	// rstd[row] = rstd
+	VMOVUPS 640(SP), Y1
+	VMOVUPS Y1, (DX)
+
 	// mean = shift + correction
 	VMOVUPS 416(SP), Y1
-	VMOVUPS 96(SP), Y2
+	VMOVUPS 352(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y1, 928(SP)
+
+	// mean[row] = mean
+	VMOVUPS 928(SP), Y1
+	VMOVUPS Y1, (CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
@@ -18176,19 +16743,19 @@ bloop1summed:
 	// unbiasedVariance = variance / unbias
 	VMOVUPS 544(SP), Y3
 	VDIVPS  Y0, Y3, Y0
-	VMOVUPS Y0, 704(SP)
+	VMOVUPS Y0, 960(SP)
 
 	// oldMean = runMean[row]
 	VMOVUPS (R8), Y0
-	VMOVUPS Y0, 736(SP)
+	VMOVUPS Y0, 992(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 736(SP), Y0
+	VMOVUPS 992(SP), Y0
 	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1024(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 672(SP), Y0
+	VMOVUPS 928(SP), Y0
 	VMULPS  Y0, Y2, Y0
 	VMOVUPS Y0, 1056(SP)
 
@@ -18212,7 +16779,7 @@ bloop1summed:
 	VMOVUPS Y0, 1152(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMOVUPS 704(SP), Y0
+	VMOVUPS 960(SP), Y0
 	VMULPS  Y0, Y2, Y0
 	VMOVUPS Y0, 1184(SP)
 
@@ -18227,38 +16794,22 @@ bloop1summed:
 	VMOVUPS Y0, (R9)
 
 	// gain = gain[row]
-	VMOVUPS (SI), Y0
-	VMOVUPS Y0, 1248(SP)
-
 	// scale = rstd * gain
-	VMOVUPS 1248(SP), Y0
+	VMOVUPS (SI), Y0
 	VMOVUPS 640(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 1280(SP)
+	VMOVUPS Y0, 1248(SP)
 
 	// bias = bias[row]
-	VMOVUPS (DI), Y0
-	VMOVUPS Y0, 1312(SP)
-
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ R13, R13
-	XORQ R14, R14
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS 352(SP), Y0
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 1248(SP), Y2
+	VMOVUPS (DI), Y3
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop2nopf
-	CMPQ   R12, $+8192
-	JAE    bloop2nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R15, R15
-
-bloop2pfset:
 bloop2:
 	TESTQ      R15, R15
 	JZ         bloop2fetched
@@ -18266,28 +16817,16 @@ bloop2:
 	ADDQ       R12, R15
 
 bloop2fetched:
-	VMOVUPS (BX)(R14*1), Y0
-	VMOVUPS 96(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 416(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1280(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 1312(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R14*1)
+	VMOVUPS (BX)(R14*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (AX)(R14*1)
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
-
-	// mean[row] = mean
-	VMOVUPS 672(SP), Y0
-	VMOVUPS Y0, (CX)
-
-	// rstd[row] = rstd
-	VMOVUPS 640(SP), Y0
-	VMOVUPS Y0, (DX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
@@ -18314,14 +16853,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (BX), Y0, Y1
-	VMOVUPS    Y1, (SP)
+	VMOVUPS    Y1, 288(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -18329,12 +16868,12 @@ tloop0short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
+	VMOVUPS 288(SP), Y2
 
 tloop0:
-	VMASKMOVPS (BX)(R14*1), Y0, Y2
-	VMOVUPS    (SP), Y3
-	VSUBPS     Y3, Y2, Y2
-	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS (BX)(R14*1), Y0, Y3
+	VSUBPS     Y2, Y3, Y3
+	VADDPS     Y3, Y1, Y1
 	INCQ       R13
 	ADDQ       R12, R14
 	CMPQ       R13, R15
@@ -18343,18 +16882,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 64(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y1, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -18366,13 +16905,13 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 160(SP), Y2
-	VADDPS  128(SP), Y2, Y2
+	VMOVUPS 64(SP), Y2
+	VADDPS  32(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 320(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -18382,25 +16921,25 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 32(SP), Y2
+	VMOVUPS 320(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y2, 352(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 64(SP), Y2
-	VMOVUPS (SP), Y3
+	VMOVUPS 352(SP), Y2
+	VMOVUPS 288(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y2, 384(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -18408,13 +16947,13 @@ tloop1short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
+	VMOVUPS 384(SP), Y4
 
 tloop1:
-	VMASKMOVPS  (BX)(R14*1), Y0, Y4
-	VMOVUPS     96(SP), Y5
-	VSUBPS      Y5, Y4, Y4
-	VADDPS      Y4, Y2, Y2
-	VFMADD231PS Y4, Y4, Y3
+	VMASKMOVPS  (BX)(R14*1), Y0, Y5
+	VSUBPS      Y4, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -18423,26 +16962,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Y2, Y2
-	VMOVUPS Y2, 192(SP)
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  224(SP), Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Y2
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS 224(SP), Y3
-	VADDPS  160(SP), Y3, Y3
-	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y3, 128(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -18454,41 +16993,40 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 192(SP), Y4
-	VADDPS  128(SP), Y4, Y4
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
 	VADDPS  Y4, Y2, Y2
-	VMOVUPS 224(SP), Y4
-	VADDPS  160(SP), Y4, Y4
+	VMOVUPS 128(SP), Y4
+	VADDPS  64(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y2, 384(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 384(SP), Y2
-	VMULPS  Y1, Y2, Y2
 	VMOVUPS Y2, 416(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 448(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y3, 448(SP)
+	VMOVUPS Y3, 480(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 448(SP), Y2
+	VMOVUPS 480(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 480(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 416(SP), Y2
-	VMOVUPS 416(SP), Y3
-	VMULPS  Y2, Y3, Y2
 	VMOVUPS Y2, 512(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 512(SP), Y2
-	VMOVUPS 480(SP), Y3
-	VSUBPS  Y2, Y3, Y2
+	// correctionSq = correction * correction
+	VMOVUPS 448(SP), Y2
+	VMULPS  Y2, Y2, Y2
 	VMOVUPS Y2, 544(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 544(SP), Y2
+	VMOVUPS 512(SP), Y3
+	VSUBPS  Y2, Y3, Y2
+	VMOVUPS Y2, 576(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
@@ -18496,9 +17034,9 @@ tloop1summed:
 	VBROADCASTSS X2, Y2
 
 	// varianceEps = variance + eps
-	VMOVUPS 544(SP), Y3
+	VMOVUPS 576(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 576(SP)
+	VMOVUPS Y2, 608(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -18507,7 +17045,7 @@ tloop1summed:
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      576(SP), Y4
+	VMOVUPS      608(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -18520,133 +17058,133 @@ tloop1summed:
 	VBROADCASTSS X2, Y2
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 576(SP), Y3
+	VMOVUPS 608(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS Y3, 608(SP)
+	VMOVUPS Y3, 640(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 608(SP), Y3
+	VMOVUPS 640(SP), Y3
 	VDIVPS  Y3, Y2, Y2
-	VMOVUPS Y2, 640(SP)
+	VMOVUPS Y2, 928(SP)
+
+	// rstd[row] = rstd
+	VMOVUPS    928(SP), Y2
+	VMASKMOVPS Y2, Y0, (DX)
 
 	// mean = shift + correction
-	VMOVUPS 416(SP), Y2
-	VMOVUPS 96(SP), Y3
+	VMOVUPS 448(SP), Y2
+	VMOVUPS 384(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 672(SP)
+	VMOVUPS Y2, 960(SP)
+
+	// mean[row] = mean
+	VMOVUPS    960(SP), Y2
+	VMASKMOVPS Y2, Y0, (CX)
 
 	// keep = 0.9
-	MOVL         $0x3f666666, R10
-	VMOVD        R10, X2
+	MOVL         $0x3f666666, CX
+	VMOVD        CX, X2
 	VBROADCASTSS X2, Y2
 
 	// take = 0.1
-	MOVL         $0x3dcccccd, R10
-	VMOVD        R10, X3
+	MOVL         $0x3dcccccd, CX
+	VMOVD        CX, X3
 	VBROADCASTSS X3, Y3
 
 	// the constant 1
-	MOVL         $0x3f800000, R10
-	VMOVD        R10, X4
+	MOVL         $0x3f800000, CX
+	VMOVD        CX, X4
 	VBROADCASTSS X4, Y4
 
 	// unbias = 1 - invN
 	VSUBPS Y1, Y4, Y1
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 544(SP), Y4
+	VMOVUPS 576(SP), Y4
 	VDIVPS  Y1, Y4, Y1
-	VMOVUPS Y1, 704(SP)
+	VMOVUPS Y1, 992(SP)
 
 	// oldMean = runMean[row]
 	VMASKMOVPS (R8), Y0, Y1
-	VMOVUPS    Y1, 736(SP)
+	VMOVUPS    Y1, 1024(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 736(SP), Y1
+	VMOVUPS 1024(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1024(SP)
-
-	// takenMean = take * mean
-	VMOVUPS 672(SP), Y1
-	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1056(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1056(SP), Y1
-	VMOVUPS 1024(SP), Y4
-	VADDPS  Y1, Y4, Y1
+	// takenMean = take * mean
+	VMOVUPS 960(SP), Y1
+	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1088(SP)
 
+	// newMean = keptMean + takenMean
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 1056(SP), Y4
+	VADDPS  Y1, Y4, Y1
+	VMOVUPS Y1, 1120(SP)
+
 	// runMean[row] = newMean
-	VMOVUPS    1088(SP), Y1
+	VMOVUPS    1120(SP), Y1
 	VMASKMOVPS Y1, Y0, (R8)
 
 	// oldVar = runVar[row]
 	VMASKMOVPS (R9), Y0, Y1
-	VMOVUPS    Y1, 1120(SP)
+	VMOVUPS    Y1, 1152(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 1120(SP), Y1
+	VMOVUPS 1152(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1152(SP)
-
-	// takenVar = take * unbiasedVariance
-	VMOVUPS 704(SP), Y1
-	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1184(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1184(SP), Y1
-	VMOVUPS 1152(SP), Y2
-	VADDPS  Y1, Y2, Y1
+	// takenVar = take * unbiasedVariance
+	VMOVUPS 992(SP), Y1
+	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1216(SP)
 
+	// newVar = keptVar + takenVar
+	VMOVUPS 1216(SP), Y1
+	VMOVUPS 1184(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1248(SP)
+
 	// runVar[row] = newVar
-	VMOVUPS    1216(SP), Y1
+	VMOVUPS    1248(SP), Y1
 	VMASKMOVPS Y1, Y0, (R9)
 
 	// gain = gain[row]
 	VMASKMOVPS (SI), Y0, Y1
-	VMOVUPS    Y1, 1248(SP)
+	VMOVUPS    Y1, 1280(SP)
 
 	// scale = rstd * gain
-	VMOVUPS 1248(SP), Y1
-	VMOVUPS 640(SP), Y2
+	VMOVUPS 1280(SP), Y1
+	VMOVUPS 928(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1280(SP)
+	VMOVUPS Y1, 1312(SP)
 
 	// bias = bias[row]
 	VMASKMOVPS (DI), Y0, Y1
-	VMOVUPS    Y1, 1312(SP)
+	VMOVUPS    Y1, 1344(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ SI, SI
-	XORQ DI, DI
+	XORQ    CX, CX
+	XORQ    DX, DX
+	VMOVUPS 384(SP), Y1
+	VMOVUPS 448(SP), Y2
+	VMOVUPS 1312(SP), Y3
+	VMOVUPS 1344(SP), Y4
 
 tloop2:
-	VMASKMOVPS (BX)(DI*1), Y0, Y1
-	VMOVUPS    96(SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VMOVUPS    416(SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VMOVUPS    1280(SP), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVUPS    1312(SP), Y2
-	VADDPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)(DI*1)
-	INCQ       SI
-	ADDQ       R12, DI
-	CMPQ       SI, R11
+	VMASKMOVPS (BX)(DX*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VSUBPS     Y2, Y5, Y5
+	VMULPS     Y3, Y5, Y5
+	VADDPS     Y4, Y5, Y5
+	VMASKMOVPS Y5, Y0, (AX)(DX*1)
+	INCQ       CX
+	ADDQ       R12, DX
+	CMPQ       CX, R11
 	JB         tloop2
-
-	// mean[row] = mean
-	VMOVUPS    672(SP), Y1
-	VMASKMOVPS Y1, Y0, (CX)
-
-	// rstd[row] = rstd
-	VMOVUPS    640(SP), Y1
-	VMASKMOVPS Y1, Y0, (DX)
 	XORQ       R10, R10
 
 done:
@@ -19783,7 +18321,7 @@ done:
 
 // func avx512BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1024-96
+TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1088-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
 	MOVQ dbias+16(FP), DX
@@ -19796,6 +18334,23 @@ TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1024-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R13
+	IMULQ  R11, R13
+	CMPQ   R13, $+1048576
+	JB     nopf
+	CMPQ   R12, $+8192
+	JAE    nopf
+	MOVQ   R12, R13
+	IMUL3Q $+16, R13, R13
+	JMP    pfset
+
+nopf:
+	XORQ R13, R13
+
+pfset:
+	MOVQ R13, (SP)
 	CMPQ R10, $+64
 	JB   blocks
 
@@ -19830,42 +18385,27 @@ group:
 	VPXORD  Z19, Z19, Z19
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Z12, (SP)
-	VMOVUPS Z13, 64(SP)
-	VMOVUPS Z14, 128(SP)
-	VMOVUPS Z15, 192(SP)
-	VMOVUPS Z16, 256(SP)
-	VMOVUPS Z17, 320(SP)
-	VMOVUPS Z18, 384(SP)
-	VMOVUPS Z19, 448(SP)
-	VMOVUPS Z12, 512(SP)
-	VMOVUPS Z13, 576(SP)
-	VMOVUPS Z14, 640(SP)
-	VMOVUPS Z15, 704(SP)
-	VMOVUPS Z16, 768(SP)
-	VMOVUPS Z17, 832(SP)
-	VMOVUPS Z18, 896(SP)
-	VMOVUPS Z19, 960(SP)
+	VMOVUPS Z12, 64(SP)
+	VMOVUPS Z13, 128(SP)
+	VMOVUPS Z14, 192(SP)
+	VMOVUPS Z15, 256(SP)
+	VMOVUPS Z16, 320(SP)
+	VMOVUPS Z17, 384(SP)
+	VMOVUPS Z18, 448(SP)
+	VMOVUPS Z19, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z13, 640(SP)
+	VMOVUPS Z14, 704(SP)
+	VMOVUPS Z15, 768(SP)
+	VMOVUPS Z16, 832(SP)
+	VMOVUPS Z17, 896(SP)
+	VMOVUPS Z18, 960(SP)
+	VMOVUPS Z19, 1024(SP)
 
 gloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop0nopf
-	CMPQ   R12, $+8192
-	JAE    gloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R15, R15
-
-gloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -19916,74 +18456,74 @@ gloop0fetched:
 	JAE         gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  512(SP), Z12, Z12
-	VMOVUPS Z12, 512(SP)
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
 	VPXORD  Z12, Z12, Z12
-	VADDPS  576(SP), Z13, Z13
-	VMOVUPS Z13, 576(SP)
+	VADDPS  640(SP), Z13, Z13
+	VMOVUPS Z13, 640(SP)
 	VPXORD  Z13, Z13, Z13
-	VADDPS  640(SP), Z14, Z14
-	VMOVUPS Z14, 640(SP)
+	VADDPS  704(SP), Z14, Z14
+	VMOVUPS Z14, 704(SP)
 	VPXORD  Z14, Z14, Z14
-	VADDPS  704(SP), Z15, Z15
-	VMOVUPS Z15, 704(SP)
+	VADDPS  768(SP), Z15, Z15
+	VMOVUPS Z15, 768(SP)
 	VPXORD  Z15, Z15, Z15
-	VADDPS  768(SP), Z16, Z16
-	VMOVUPS Z16, 768(SP)
+	VADDPS  832(SP), Z16, Z16
+	VMOVUPS Z16, 832(SP)
 	VPXORD  Z16, Z16, Z16
-	VADDPS  832(SP), Z17, Z17
-	VMOVUPS Z17, 832(SP)
+	VADDPS  896(SP), Z17, Z17
+	VMOVUPS Z17, 896(SP)
 	VPXORD  Z17, Z17, Z17
-	VADDPS  896(SP), Z18, Z18
-	VMOVUPS Z18, 896(SP)
+	VADDPS  960(SP), Z18, Z18
+	VMOVUPS Z18, 960(SP)
 	VPXORD  Z18, Z18, Z18
-	VADDPS  960(SP), Z19, Z19
-	VMOVUPS Z19, 960(SP)
+	VADDPS  1024(SP), Z19, Z19
+	VMOVUPS Z19, 1024(SP)
 	VPXORD  Z19, Z19, Z19
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 512(SP), Z12
-	VADDPS  (SP), Z12, Z12
-	VMOVUPS Z12, (SP)
+	VMOVUPS 576(SP), Z12
+	VADDPS  64(SP), Z12, Z12
+	VMOVUPS Z12, 64(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 512(SP)
-	VMOVUPS 576(SP), Z13
-	VADDPS  64(SP), Z13, Z13
-	VMOVUPS Z13, 64(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VMOVUPS Z13, 128(SP)
 	VPXORD  Z13, Z13, Z13
-	VMOVUPS Z13, 576(SP)
-	VMOVUPS 640(SP), Z14
-	VADDPS  128(SP), Z14, Z14
-	VMOVUPS Z14, 128(SP)
+	VMOVUPS Z13, 640(SP)
+	VMOVUPS 704(SP), Z14
+	VADDPS  192(SP), Z14, Z14
+	VMOVUPS Z14, 192(SP)
 	VPXORD  Z14, Z14, Z14
-	VMOVUPS Z14, 640(SP)
-	VMOVUPS 704(SP), Z15
-	VADDPS  192(SP), Z15, Z15
-	VMOVUPS Z15, 192(SP)
+	VMOVUPS Z14, 704(SP)
+	VMOVUPS 768(SP), Z15
+	VADDPS  256(SP), Z15, Z15
+	VMOVUPS Z15, 256(SP)
 	VPXORD  Z15, Z15, Z15
-	VMOVUPS Z15, 704(SP)
-	VMOVUPS 768(SP), Z16
-	VADDPS  256(SP), Z16, Z16
-	VMOVUPS Z16, 256(SP)
+	VMOVUPS Z15, 768(SP)
+	VMOVUPS 832(SP), Z16
+	VADDPS  320(SP), Z16, Z16
+	VMOVUPS Z16, 320(SP)
 	VPXORD  Z16, Z16, Z16
-	VMOVUPS Z16, 768(SP)
-	VMOVUPS 832(SP), Z17
-	VADDPS  320(SP), Z17, Z17
-	VMOVUPS Z17, 320(SP)
+	VMOVUPS Z16, 832(SP)
+	VMOVUPS 896(SP), Z17
+	VADDPS  384(SP), Z17, Z17
+	VMOVUPS Z17, 384(SP)
 	VPXORD  Z17, Z17, Z17
-	VMOVUPS Z17, 832(SP)
-	VMOVUPS 896(SP), Z18
-	VADDPS  384(SP), Z18, Z18
-	VMOVUPS Z18, 384(SP)
+	VMOVUPS Z17, 896(SP)
+	VMOVUPS 960(SP), Z18
+	VADDPS  448(SP), Z18, Z18
+	VMOVUPS Z18, 448(SP)
 	VPXORD  Z18, Z18, Z18
-	VMOVUPS Z18, 896(SP)
-	VMOVUPS 960(SP), Z19
-	VADDPS  448(SP), Z19, Z19
-	VMOVUPS Z19, 448(SP)
+	VMOVUPS Z18, 960(SP)
+	VMOVUPS 1024(SP), Z19
+	VADDPS  512(SP), Z19, Z19
+	VMOVUPS Z19, 512(SP)
 	VPXORD  Z19, Z19, Z19
-	VMOVUPS Z19, 960(SP)
+	VMOVUPS Z19, 1024(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -19995,29 +18535,29 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 512(SP), Z20
-	VADDPS  (SP), Z20, Z20
-	VADDPS  Z20, Z12, Z12
 	VMOVUPS 576(SP), Z20
 	VADDPS  64(SP), Z20, Z20
-	VADDPS  Z20, Z13, Z13
+	VADDPS  Z20, Z12, Z12
 	VMOVUPS 640(SP), Z20
 	VADDPS  128(SP), Z20, Z20
-	VADDPS  Z20, Z14, Z14
+	VADDPS  Z20, Z13, Z13
 	VMOVUPS 704(SP), Z20
 	VADDPS  192(SP), Z20, Z20
-	VADDPS  Z20, Z15, Z15
+	VADDPS  Z20, Z14, Z14
 	VMOVUPS 768(SP), Z20
 	VADDPS  256(SP), Z20, Z20
-	VADDPS  Z20, Z16, Z16
+	VADDPS  Z20, Z15, Z15
 	VMOVUPS 832(SP), Z20
 	VADDPS  320(SP), Z20, Z20
-	VADDPS  Z20, Z17, Z17
+	VADDPS  Z20, Z16, Z16
 	VMOVUPS 896(SP), Z20
 	VADDPS  384(SP), Z20, Z20
-	VADDPS  Z20, Z18, Z18
+	VADDPS  Z20, Z17, Z17
 	VMOVUPS 960(SP), Z20
 	VADDPS  448(SP), Z20, Z20
+	VADDPS  Z20, Z18, Z18
+	VMOVUPS 1024(SP), Z20
+	VADDPS  512(SP), Z20, Z20
 	VADDPS  Z20, Z19, Z19
 
 gloop0summed:
@@ -20150,17 +18690,17 @@ gloop0summed:
 	KORTESTW     K2, K1
 	JNE          blocks
 
-	// dgain[row] = s3
-	VMOVUPS Z12, (CX)
-	VMOVUPS Z13, 64(CX)
-	VMOVUPS Z14, 128(CX)
-	VMOVUPS Z15, 192(CX)
-
 	// dbias[row] = s7
 	VMOVUPS Z16, (DX)
 	VMOVUPS Z17, 64(DX)
 	VMOVUPS Z18, 128(DX)
 	VMOVUPS Z19, 192(DX)
+
+	// dgain[row] = s3
+	VMOVUPS Z12, (CX)
+	VMOVUPS Z13, 64(CX)
+	VMOVUPS Z14, 128(CX)
+	VMOVUPS Z15, 192(CX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
@@ -20176,22 +18716,8 @@ gloop0summed:
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	XORQ R13, R13
 	XORQ R14, R14
+	MOVQ (SP), R15
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop1nopf
-	CMPQ   R12, $+8192
-	JAE    gloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R15, R15
-
-gloop1pfset:
 gloop1:
 	TESTQ      R15, R15
 	JZ         gloop1fetched
@@ -20278,30 +18804,15 @@ block:
 	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z4, 256(SP)
 
 bloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop0nopf
-	CMPQ   R12, $+8192
-	JAE    bloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R15, R15
-
-bloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
@@ -20328,26 +18839,26 @@ bloop0fetched:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VADDPS  192(SP), Z4, Z4
-	VMOVUPS Z4, 192(SP)
+	VADDPS  256(SP), Z4, Z4
+	VMOVUPS Z4, 256(SP)
 	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z3
-	VADDPS  (SP), Z3, Z3
-	VMOVUPS Z3, (SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z4, 256(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -20359,11 +18870,11 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 128(SP), Z5
-	VADDPS  (SP), Z5, Z5
-	VADDPS  Z5, Z3, Z3
 	VMOVUPS 192(SP), Z5
 	VADDPS  64(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 256(SP), Z5
+	VADDPS  128(SP), Z5, Z5
 	VADDPS  Z5, Z4, Z4
 
 bloop0summed:
@@ -20436,11 +18947,11 @@ bloop0summed:
 	KORTESTW     K2, K1
 	JNE          done
 
-	// dgain[row] = s3
-	VMOVUPS Z3, (CX)
-
 	// dbias[row] = s7
 	VMOVUPS Z4, (DX)
+
+	// dgain[row] = s3
+	VMOVUPS Z3, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
@@ -20453,22 +18964,8 @@ bloop0summed:
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	XORQ R13, R13
 	XORQ R14, R14
+	MOVQ (SP), R15
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop1nopf
-	CMPQ   R12, $+8192
-	JAE    bloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R15, R15
-
-bloop1pfset:
 bloop1:
 	TESTQ      R15, R15
 	JZ         bloop1fetched
@@ -20526,10 +19023,10 @@ tail:
 	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z3, (SP)
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z4, 256(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -20553,26 +19050,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VADDPS  192(SP), Z4, Z4
-	VMOVUPS Z4, 192(SP)
+	VADDPS  256(SP), Z4, Z4
+	VMOVUPS Z4, 256(SP)
 	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, DI
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z3
-	VADDPS  (SP), Z3, Z3
-	VMOVUPS Z3, (SP)
+	VMOVUPS 192(SP), Z3
+	VADDPS  64(SP), Z3, Z3
+	VMOVUPS Z3, 64(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z4, 256(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -20584,11 +19081,11 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 128(SP), Z5
-	VADDPS  (SP), Z5, Z5
-	VADDPS  Z5, Z3, Z3
 	VMOVUPS 192(SP), Z5
 	VADDPS  64(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 256(SP), Z5
+	VADDPS  128(SP), Z5, Z5
 	VADDPS  Z5, Z4, Z4
 
 tloop0summed:
@@ -20661,11 +19158,11 @@ tloop0summed:
 	KORTESTW     K3, K2
 	JNE          done
 
-	// dgain[row] = s3
-	VMOVUPS Z3, K1, (CX)
-
 	// dbias[row] = s7
 	VMOVUPS Z4, K1, (DX)
+
+	// dgain[row] = s3
+	VMOVUPS Z3, K1, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, CX
@@ -20704,7 +19201,7 @@ done:
 
 // func avx2BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1792-96
+TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1440-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
 	MOVQ dbias+16(FP), DX
@@ -20717,41 +19214,31 @@ TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1792-96
 	MOVQ h+72(FP), R11
 	MOVQ stride+80(FP), R12
 	SHLQ $0x02, R12
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R12, R13
+	IMULQ  R11, R13
+	CMPQ   R13, $+1048576
+	JB     nopf
+	CMPQ   R12, $+8192
+	JAE    nopf
+	MOVQ   R12, R13
+	IMUL3Q $+16, R13, R13
+	JMP    pfset
+
+nopf:
+	XORQ R13, R13
+
+pfset:
+	MOVQ R13, (SP)
 	CMPQ R10, $+32
 	JB   blocks
 
 group:
 	// a group of 4 blocks, 32 rows
 	// s0 = mean[row]
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-
 	// s1 = rstd[row]
-	VMOVUPS (R8), Y0
-	VMOVUPS 32(R8), Y1
-	VMOVUPS 64(R8), Y2
-	VMOVUPS 96(R8), Y3
-	VMOVUPS Y0, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS Y3, 224(SP)
-
 	// s2 = gain[row]
-	VMOVUPS (R9), Y0
-	VMOVUPS 32(R9), Y1
-	VMOVUPS 64(R9), Y2
-	VMOVUPS 96(R9), Y3
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS Y3, 352(SP)
-
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
@@ -20763,45 +19250,34 @@ group:
 	VXORPS  Y7, Y7, Y7
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 384(SP)
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y2, 448(SP)
-	VMOVUPS Y3, 480(SP)
-	VMOVUPS Y4, 512(SP)
-	VMOVUPS Y5, 544(SP)
-	VMOVUPS Y6, 576(SP)
-	VMOVUPS Y7, 608(SP)
-	VMOVUPS Y0, 640(SP)
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS Y7, 864(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y3, 384(SP)
+	VMOVUPS Y4, 416(SP)
+	VMOVUPS Y5, 448(SP)
+	VMOVUPS Y6, 480(SP)
+	VMOVUPS Y7, 512(SP)
 
 gloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop0nopf
-	CMPQ   R12, $+8192
-	JAE    gloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R15, R15
-
-gloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS (DI), Y8
+	VMOVUPS (R8), Y9
+	VMOVUPS 32(DI), Y10
+	VMOVUPS 32(R8), Y11
 
 gloop0:
 	TESTQ      R15, R15
@@ -20813,38 +19289,34 @@ gloop0:
 	ADDQ       R12, R15
 
 gloop0fetched:
-	VMOVUPS     (BX)(R14*1), Y8
-	VMOVUPS     (SI)(R14*1), Y9
-	VMOVUPS     (SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VMOVUPS     128(SP), Y10
-	VMULPS      Y10, Y9, Y9
-	VFMADD231PS Y9, Y8, Y0
-	VADDPS      Y8, Y4, Y4
-	VMOVUPS     32(BX)(R14*1), Y8
-	VMOVUPS     32(SI)(R14*1), Y9
-	VMOVUPS     32(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VMOVUPS     160(SP), Y10
-	VMULPS      Y10, Y9, Y9
-	VFMADD231PS Y9, Y8, Y1
-	VADDPS      Y8, Y5, Y5
-	VMOVUPS     64(BX)(R14*1), Y8
-	VMOVUPS     64(SI)(R14*1), Y9
-	VMOVUPS     64(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VMOVUPS     192(SP), Y10
-	VMULPS      Y10, Y9, Y9
-	VFMADD231PS Y9, Y8, Y2
-	VADDPS      Y8, Y6, Y6
-	VMOVUPS     96(BX)(R14*1), Y8
-	VMOVUPS     96(SI)(R14*1), Y9
-	VMOVUPS     96(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VMOVUPS     224(SP), Y10
-	VMULPS      Y10, Y9, Y9
-	VFMADD231PS Y9, Y8, Y3
-	VADDPS      Y8, Y7, Y7
+	VMOVUPS     (BX)(R14*1), Y12
+	VMOVUPS     (SI)(R14*1), Y13
+	VSUBPS      Y8, Y13, Y13
+	VMULPS      Y9, Y13, Y13
+	VFMADD231PS Y13, Y12, Y0
+	VADDPS      Y12, Y4, Y4
+	VMOVUPS     32(BX)(R14*1), Y12
+	VMOVUPS     32(SI)(R14*1), Y13
+	VSUBPS      Y10, Y13, Y13
+	VMULPS      Y11, Y13, Y13
+	VFMADD231PS Y13, Y12, Y1
+	VADDPS      Y12, Y5, Y5
+	VMOVUPS     64(BX)(R14*1), Y12
+	VMOVUPS     64(SI)(R14*1), Y13
+	VMOVUPS     64(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     64(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VFMADD231PS Y13, Y12, Y2
+	VADDPS      Y12, Y6, Y6
+	VMOVUPS     96(BX)(R14*1), Y12
+	VMOVUPS     96(SI)(R14*1), Y13
+	VMOVUPS     96(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     96(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VFMADD231PS Y13, Y12, Y3
+	VADDPS      Y12, Y7, Y7
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -20853,74 +19325,74 @@ gloop0fetched:
 	JAE         gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  640(SP), Y0, Y0
-	VMOVUPS Y0, 640(SP)
+	VADDPS  288(SP), Y0, Y0
+	VMOVUPS Y0, 288(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  672(SP), Y1, Y1
-	VMOVUPS Y1, 672(SP)
+	VADDPS  320(SP), Y1, Y1
+	VMOVUPS Y1, 320(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  704(SP), Y2, Y2
-	VMOVUPS Y2, 704(SP)
+	VADDPS  352(SP), Y2, Y2
+	VMOVUPS Y2, 352(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  736(SP), Y3, Y3
-	VMOVUPS Y3, 736(SP)
+	VADDPS  384(SP), Y3, Y3
+	VMOVUPS Y3, 384(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  768(SP), Y4, Y4
-	VMOVUPS Y4, 768(SP)
+	VADDPS  416(SP), Y4, Y4
+	VMOVUPS Y4, 416(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  800(SP), Y5, Y5
-	VMOVUPS Y5, 800(SP)
+	VADDPS  448(SP), Y5, Y5
+	VMOVUPS Y5, 448(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  832(SP), Y6, Y6
-	VMOVUPS Y6, 832(SP)
+	VADDPS  480(SP), Y6, Y6
+	VMOVUPS Y6, 480(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  864(SP), Y7, Y7
-	VMOVUPS Y7, 864(SP)
+	VADDPS  512(SP), Y7, Y7
+	VMOVUPS Y7, 512(SP)
 	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 640(SP), Y0
-	VADDPS  384(SP), Y0, Y0
-	VMOVUPS Y0, 384(SP)
+	VMOVUPS 288(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 640(SP)
-	VMOVUPS 672(SP), Y1
-	VADDPS  416(SP), Y1, Y1
-	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS 320(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS 704(SP), Y2
-	VADDPS  448(SP), Y2, Y2
-	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS 352(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS 736(SP), Y3
-	VADDPS  480(SP), Y3, Y3
-	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS 384(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS 768(SP), Y4
-	VADDPS  512(SP), Y4, Y4
-	VMOVUPS Y4, 512(SP)
+	VMOVUPS Y3, 384(SP)
+	VMOVUPS 416(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS 800(SP), Y5
-	VADDPS  544(SP), Y5, Y5
-	VMOVUPS Y5, 544(SP)
+	VMOVUPS Y4, 416(SP)
+	VMOVUPS 448(SP), Y5
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS 832(SP), Y6
-	VADDPS  576(SP), Y6, Y6
-	VMOVUPS Y6, 576(SP)
+	VMOVUPS Y5, 448(SP)
+	VMOVUPS 480(SP), Y6
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS 864(SP), Y7
-	VADDPS  608(SP), Y7, Y7
-	VMOVUPS Y7, 608(SP)
+	VMOVUPS Y6, 480(SP)
+	VMOVUPS 512(SP), Y7
+	VADDPS  256(SP), Y7, Y7
+	VMOVUPS Y7, 256(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 864(SP)
+	VMOVUPS Y7, 512(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -20932,37 +19404,37 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 640(SP), Y8
-	VADDPS  384(SP), Y8, Y8
+	VMOVUPS 288(SP), Y8
+	VADDPS  32(SP), Y8, Y8
 	VADDPS  Y8, Y0, Y0
-	VMOVUPS 672(SP), Y8
-	VADDPS  416(SP), Y8, Y8
+	VMOVUPS 320(SP), Y8
+	VADDPS  64(SP), Y8, Y8
 	VADDPS  Y8, Y1, Y1
-	VMOVUPS 704(SP), Y8
-	VADDPS  448(SP), Y8, Y8
+	VMOVUPS 352(SP), Y8
+	VADDPS  96(SP), Y8, Y8
 	VADDPS  Y8, Y2, Y2
-	VMOVUPS 736(SP), Y8
-	VADDPS  480(SP), Y8, Y8
+	VMOVUPS 384(SP), Y8
+	VADDPS  128(SP), Y8, Y8
 	VADDPS  Y8, Y3, Y3
-	VMOVUPS 768(SP), Y8
-	VADDPS  512(SP), Y8, Y8
+	VMOVUPS 416(SP), Y8
+	VADDPS  160(SP), Y8, Y8
 	VADDPS  Y8, Y4, Y4
-	VMOVUPS 800(SP), Y8
-	VADDPS  544(SP), Y8, Y8
+	VMOVUPS 448(SP), Y8
+	VADDPS  192(SP), Y8, Y8
 	VADDPS  Y8, Y5, Y5
-	VMOVUPS 832(SP), Y8
-	VADDPS  576(SP), Y8, Y8
+	VMOVUPS 480(SP), Y8
+	VADDPS  224(SP), Y8, Y8
 	VADDPS  Y8, Y6, Y6
-	VMOVUPS 864(SP), Y8
-	VADDPS  608(SP), Y8, Y8
+	VMOVUPS 512(SP), Y8
+	VADDPS  256(SP), Y8, Y8
 	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y0, 896(SP)
-	VMOVUPS Y1, 928(SP)
-	VMOVUPS Y2, 960(SP)
-	VMOVUPS Y3, 992(SP)
+	VMOVUPS Y0, 544(SP)
+	VMOVUPS Y1, 576(SP)
+	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y3, 640(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -20971,25 +19443,25 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      896(SP), Y2
+	VMOVUPS      544(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      928(SP), Y2
+	VMOVUPS      576(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      960(SP), Y2
+	VMOVUPS      608(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      992(SP), Y2
+	VMOVUPS      640(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -21004,36 +19476,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s5 = s3 * s4
-	VMOVUPS 896(SP), Y1
+	VMOVUPS 544(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 928(SP), Y2
+	VMOVUPS 576(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 960(SP), Y3
+	VMOVUPS 608(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 992(SP), Y8
+	VMOVUPS 640(SP), Y8
 	VMULPS  Y0, Y8, Y8
-	VMOVUPS Y1, 1024(SP)
-	VMOVUPS Y2, 1056(SP)
-	VMOVUPS Y3, 1088(SP)
-	VMOVUPS Y8, 1120(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS Y8, 768(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 1024(SP), Y1
-	VMOVUPS 256(SP), Y2
+	VMOVUPS 672(SP), Y1
+	VMOVUPS (R9), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 1056(SP), Y2
-	VMOVUPS 288(SP), Y3
+	VMOVUPS 704(SP), Y2
+	VMOVUPS 32(R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 1088(SP), Y3
-	VMOVUPS 320(SP), Y8
+	VMOVUPS 736(SP), Y3
+	VMOVUPS 64(R9), Y8
 	VMULPS  Y3, Y8, Y3
-	VMOVUPS 1120(SP), Y8
-	VMOVUPS 352(SP), Y9
+	VMOVUPS 768(SP), Y8
+	VMOVUPS 96(R9), Y9
 	VMULPS  Y8, Y9, Y8
-	VMOVUPS Y1, 1152(SP)
-	VMOVUPS Y2, 1184(SP)
-	VMOVUPS Y3, 1216(SP)
-	VMOVUPS Y8, 1248(SP)
+	VMOVUPS Y1, 800(SP)
+	VMOVUPS Y2, 832(SP)
+	VMOVUPS Y3, 864(SP)
+	VMOVUPS Y8, 896(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21042,25 +19514,25 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      1152(SP), Y3
+	VMOVUPS      800(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y8
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y8, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1184(SP), Y3
+	VMOVUPS      832(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y8
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y8, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1216(SP), Y3
+	VMOVUPS      864(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y8
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y8, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1248(SP), Y3
+	VMOVUPS      896(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -21068,10 +19540,10 @@ gloop0summed:
 	JNE          blocks
 
 	// s7 = sum(dy)
-	VMOVUPS Y4, 1280(SP)
-	VMOVUPS Y5, 1312(SP)
-	VMOVUPS Y6, 1344(SP)
-	VMOVUPS Y7, 1376(SP)
+	VMOVUPS Y4, 928(SP)
+	VMOVUPS Y5, 960(SP)
+	VMOVUPS Y6, 992(SP)
+	VMOVUPS Y7, 1024(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21080,25 +19552,25 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      1280(SP), Y3
+	VMOVUPS      928(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y4
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y4, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1312(SP), Y3
+	VMOVUPS      960(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y4
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y4, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1344(SP), Y3
+	VMOVUPS      992(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y4
 	VCMPPS       $0x19, Y2, Y3, Y3
 	VORPS        Y3, Y4, Y3
 	VTESTPS      Y3, Y3
 	JNE          blocks
-	VMOVUPS      1376(SP), Y3
+	VMOVUPS      1024(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -21106,36 +19578,36 @@ gloop0summed:
 	JNE          blocks
 
 	// s8 = s7 * s4
-	VMOVUPS 1280(SP), Y1
+	VMOVUPS 928(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1312(SP), Y2
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1344(SP), Y3
+	VMOVUPS 992(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1376(SP), Y4
+	VMOVUPS 1024(SP), Y4
 	VMULPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1408(SP)
-	VMOVUPS Y2, 1440(SP)
-	VMOVUPS Y3, 1472(SP)
-	VMOVUPS Y0, 1504(SP)
+	VMOVUPS Y1, 1056(SP)
+	VMOVUPS Y2, 1088(SP)
+	VMOVUPS Y3, 1120(SP)
+	VMOVUPS Y0, 1152(SP)
 
 	// s9 = s2 * s8
-	VMOVUPS 1408(SP), Y0
-	VMOVUPS 256(SP), Y1
+	VMOVUPS 1056(SP), Y0
+	VMOVUPS (R9), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 1440(SP), Y1
-	VMOVUPS 288(SP), Y2
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 32(R9), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 1472(SP), Y2
-	VMOVUPS 320(SP), Y3
+	VMOVUPS 1120(SP), Y2
+	VMOVUPS 64(R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 1504(SP), Y3
-	VMOVUPS 352(SP), Y4
+	VMOVUPS 1152(SP), Y3
+	VMOVUPS 96(R9), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 1536(SP)
-	VMOVUPS Y1, 1568(SP)
-	VMOVUPS Y2, 1600(SP)
-	VMOVUPS Y3, 1632(SP)
+	VMOVUPS Y0, 1184(SP)
+	VMOVUPS Y1, 1216(SP)
+	VMOVUPS Y2, 1248(SP)
+	VMOVUPS Y3, 1280(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21144,50 +19616,50 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      1536(SP), Y2
+	VMOVUPS      1184(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      1568(SP), Y2
+	VMOVUPS      1216(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      1600(SP), Y2
+	VMOVUPS      1248(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
 	VORPS        Y2, Y3, Y2
 	VTESTPS      Y2, Y2
 	JNE          blocks
-	VMOVUPS      1632(SP), Y2
+	VMOVUPS      1280(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
 	VTESTPS      Y0, Y0
 	JNE          blocks
 
-	// dgain[row] = s3
-	VMOVUPS 896(SP), Y0
-	VMOVUPS Y0, (CX)
-	VMOVUPS 928(SP), Y0
-	VMOVUPS Y0, 32(CX)
-	VMOVUPS 960(SP), Y0
-	VMOVUPS Y0, 64(CX)
-	VMOVUPS 992(SP), Y0
-	VMOVUPS Y0, 96(CX)
-
 	// dbias[row] = s7
-	VMOVUPS 1280(SP), Y0
+	VMOVUPS 928(SP), Y0
 	VMOVUPS Y0, (DX)
-	VMOVUPS 1312(SP), Y0
+	VMOVUPS 960(SP), Y0
 	VMOVUPS Y0, 32(DX)
-	VMOVUPS 1344(SP), Y0
+	VMOVUPS 992(SP), Y0
 	VMOVUPS Y0, 64(DX)
-	VMOVUPS 1376(SP), Y0
+	VMOVUPS 1024(SP), Y0
 	VMOVUPS Y0, 96(DX)
+
+	// dgain[row] = s3
+	VMOVUPS 544(SP), Y0
+	VMOVUPS Y0, (CX)
+	VMOVUPS 576(SP), Y0
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS 608(SP), Y0
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS 640(SP), Y0
+	VMOVUPS Y0, 96(CX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
@@ -21195,38 +19667,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s11 = 0 - s6
-	VMOVUPS 1152(SP), Y1
+	VMOVUPS 800(SP), Y1
 	VSUBPS  Y1, Y0, Y1
-	VMOVUPS 1184(SP), Y2
+	VMOVUPS 832(SP), Y2
 	VSUBPS  Y2, Y0, Y2
-	VMOVUPS 1216(SP), Y3
+	VMOVUPS 864(SP), Y3
 	VSUBPS  Y3, Y0, Y3
-	VMOVUPS 1248(SP), Y4
+	VMOVUPS 896(SP), Y4
 	VSUBPS  Y4, Y0, Y0
-	VMOVUPS Y1, 1664(SP)
-	VMOVUPS Y2, 1696(SP)
-	VMOVUPS Y3, 1728(SP)
-	VMOVUPS Y0, 1760(SP)
+	VMOVUPS Y1, 1312(SP)
+	VMOVUPS Y2, 1344(SP)
+	VMOVUPS Y3, 1376(SP)
+	VMOVUPS Y0, 1408(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
-	XORQ R13, R13
-	XORQ R14, R14
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS (R9), Y0
+	VMOVUPS 1184(SP), Y1
+	VMOVUPS (DI), Y2
+	VMOVUPS (R8), Y3
+	VMOVUPS 1312(SP), Y4
+	VMOVUPS 32(R9), Y5
+	VMOVUPS 1216(SP), Y6
+	VMOVUPS 32(DI), Y7
+	VMOVUPS 32(R8), Y8
+	VMOVUPS 1344(SP), Y9
+	VMOVUPS 64(R9), Y10
+	VMOVUPS 1248(SP), Y11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     gloop1nopf
-	CMPQ   R12, $+8192
-	JAE    gloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R15, R15
-
-gloop1pfset:
 gloop1:
 	TESTQ      R15, R15
 	JZ         gloop1fetched
@@ -21237,62 +19707,50 @@ gloop1:
 	ADDQ       R12, R15
 
 gloop1fetched:
-	VMOVUPS     (BX)(R14*1), Y0
-	VMOVUPS     256(SP), Y1
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     1536(SP), Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPS     (SI)(R14*1), Y1
-	VMOVUPS     (SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMOVUPS     128(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     1664(SP), Y3
-	VFMADD231PS Y3, Y1, Y0
-	VMULPS      Y2, Y0, Y0
-	VMOVUPS     Y0, (AX)(R14*1)
-	VMOVUPS     32(BX)(R14*1), Y0
-	VMOVUPS     288(SP), Y1
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     1568(SP), Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPS     32(SI)(R14*1), Y1
-	VMOVUPS     32(SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMOVUPS     160(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     1696(SP), Y3
-	VFMADD231PS Y3, Y1, Y0
-	VMULPS      Y2, Y0, Y0
-	VMOVUPS     Y0, 32(AX)(R14*1)
-	VMOVUPS     64(BX)(R14*1), Y0
-	VMOVUPS     320(SP), Y1
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     1600(SP), Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPS     64(SI)(R14*1), Y1
-	VMOVUPS     64(SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMOVUPS     192(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     1728(SP), Y3
-	VFMADD231PS Y3, Y1, Y0
-	VMULPS      Y2, Y0, Y0
-	VMOVUPS     Y0, 64(AX)(R14*1)
-	VMOVUPS     96(BX)(R14*1), Y0
-	VMOVUPS     352(SP), Y1
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     1632(SP), Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPS     96(SI)(R14*1), Y1
-	VMOVUPS     96(SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMOVUPS     224(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     1760(SP), Y3
-	VFMADD231PS Y3, Y1, Y0
-	VMULPS      Y2, Y0, Y0
-	VMOVUPS     Y0, 96(AX)(R14*1)
+	VMOVUPS     (BX)(R14*1), Y12
+	VMULPS      Y0, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VMOVUPS     (SI)(R14*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VMULPS      Y3, Y13, Y13
+	VFMADD231PS Y4, Y13, Y12
+	VMULPS      Y3, Y12, Y12
+	VMOVUPS     Y12, (AX)(R14*1)
+	VMOVUPS     32(BX)(R14*1), Y12
+	VMULPS      Y5, Y12, Y12
+	VSUBPS      Y6, Y12, Y12
+	VMOVUPS     32(SI)(R14*1), Y13
+	VSUBPS      Y7, Y13, Y13
+	VMULPS      Y8, Y13, Y13
+	VFMADD231PS Y9, Y13, Y12
+	VMULPS      Y8, Y12, Y12
+	VMOVUPS     Y12, 32(AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Y12
+	VMULPS      Y10, Y12, Y12
+	VSUBPS      Y11, Y12, Y12
+	VMOVUPS     64(SI)(R14*1), Y13
+	VMOVUPS     64(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     64(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     1376(SP), Y15
+	VFMADD231PS Y15, Y13, Y12
+	VMULPS      Y14, Y12, Y12
+	VMOVUPS     Y12, 64(AX)(R14*1)
+	VMOVUPS     96(BX)(R14*1), Y12
+	VMOVUPS     96(R9), Y13
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     1280(SP), Y13
+	VSUBPS      Y13, Y12, Y12
+	VMOVUPS     96(SI)(R14*1), Y13
+	VMOVUPS     96(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     96(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     1408(SP), Y15
+	VFMADD231PS Y15, Y13, Y12
+	VMULPS      Y14, Y12, Y12
+	VMOVUPS     Y12, 96(AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R11
@@ -21316,49 +19774,27 @@ blocks:
 block:
 	// a block of 8 rows
 	// s0 = mean[row]
-	VMOVUPS (DI), Y0
-	VMOVUPS Y0, (SP)
-
 	// s1 = rstd[row]
-	VMOVUPS (R8), Y0
-	VMOVUPS Y0, 32(SP)
-
 	// s2 = gain[row]
-	VMOVUPS (R9), Y0
-	VMOVUPS Y0, 64(SP)
-
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 384(SP)
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y0, 448(SP)
-	VMOVUPS Y1, 480(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y1, 128(SP)
 
 bloop0short:
-	XORQ R13, R13
-	XORQ R14, R14
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop0nopf
-	CMPQ   R12, $+8192
-	JAE    bloop0nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R15, R15
-
-bloop0pfset:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
+	VMOVUPS (DI), Y2
+	VMOVUPS (R8), Y3
 
 bloop0:
 	TESTQ      R15, R15
@@ -21368,14 +19804,12 @@ bloop0:
 	ADDQ       R12, R15
 
 bloop0fetched:
-	VMOVUPS     (BX)(R14*1), Y2
-	VMOVUPS     (SI)(R14*1), Y3
-	VMOVUPS     (SP), Y4
-	VSUBPS      Y4, Y3, Y3
-	VMOVUPS     32(SP), Y4
-	VMULPS      Y4, Y3, Y3
-	VFMADD231PS Y3, Y2, Y0
-	VADDPS      Y2, Y1, Y1
+	VMOVUPS     (BX)(R14*1), Y4
+	VMOVUPS     (SI)(R14*1), Y5
+	VSUBPS      Y2, Y5, Y5
+	VMULPS      Y3, Y5, Y5
+	VFMADD231PS Y5, Y4, Y0
+	VADDPS      Y4, Y1, Y1
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -21384,26 +19818,26 @@ bloop0fetched:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  448(SP), Y0, Y0
-	VMOVUPS Y0, 448(SP)
+	VADDPS  96(SP), Y0, Y0
+	VMOVUPS Y0, 96(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  480(SP), Y1, Y1
-	VMOVUPS Y1, 480(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 448(SP), Y0
-	VADDPS  384(SP), Y0, Y0
-	VMOVUPS Y0, 384(SP)
+	VMOVUPS 96(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 448(SP)
-	VMOVUPS 480(SP), Y1
-	VADDPS  416(SP), Y1, Y1
-	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 480(SP)
+	VMOVUPS Y1, 128(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -21415,16 +19849,16 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 448(SP), Y2
-	VADDPS  384(SP), Y2, Y2
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
 	VADDPS  Y2, Y0, Y0
-	VMOVUPS 480(SP), Y2
-	VADDPS  416(SP), Y2, Y2
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 544(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21433,7 +19867,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      96(SP), Y3
+	VMOVUPS      544(SP), Y3
 	VCMPPS       $0x16, Y0, Y3, Y0
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y0, Y0
@@ -21448,15 +19882,15 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s5 = s3 * s4
-	VMOVUPS 96(SP), Y2
+	VMOVUPS 544(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y2, 576(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 128(SP), Y2
-	VMOVUPS 64(SP), Y3
+	VMOVUPS 576(SP), Y2
+	VMOVUPS (R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y2, 608(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21465,7 +19899,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      160(SP), Y4
+	VMOVUPS      608(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -21473,7 +19907,7 @@ bloop0summed:
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Y1, 192(SP)
+	VMOVUPS Y1, 640(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21482,7 +19916,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      192(SP), Y3
+	VMOVUPS      640(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -21490,15 +19924,15 @@ bloop0summed:
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 192(SP), Y1
+	VMOVUPS 640(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 224(SP)
+	VMOVUPS Y0, 672(SP)
 
 	// s9 = s2 * s8
-	VMOVUPS 224(SP), Y0
-	VMOVUPS 64(SP), Y1
+	VMOVUPS 672(SP), Y0
+	VMOVUPS (R9), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y0, 704(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -21507,20 +19941,20 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      256(SP), Y2
+	VMOVUPS      704(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
 	VTESTPS      Y0, Y0
 	JNE          done
 
-	// dgain[row] = s3
-	VMOVUPS 96(SP), Y0
-	VMOVUPS Y0, (CX)
-
 	// dbias[row] = s7
-	VMOVUPS 192(SP), Y0
+	VMOVUPS 640(SP), Y0
 	VMOVUPS Y0, (DX)
+
+	// dgain[row] = s3
+	VMOVUPS 544(SP), Y0
+	VMOVUPS Y0, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
@@ -21528,29 +19962,20 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s11 = 0 - s6
-	VMOVUPS 160(SP), Y1
+	VMOVUPS 608(SP), Y1
 	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y0, 736(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
-	XORQ R13, R13
-	XORQ R14, R14
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS (R9), Y0
+	VMOVUPS 704(SP), Y1
+	VMOVUPS (DI), Y2
+	VMOVUPS (R8), Y3
+	VMOVUPS 736(SP), Y4
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R12, R15
-	IMULQ  R11, R15
-	CMPQ   R15, $+1048576
-	JB     bloop1nopf
-	CMPQ   R12, $+8192
-	JAE    bloop1nopf
-	MOVQ   R12, R15
-	IMUL3Q $+16, R15, R15
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R15, R15
-
-bloop1pfset:
 bloop1:
 	TESTQ      R15, R15
 	JZ         bloop1fetched
@@ -21559,20 +19984,15 @@ bloop1:
 	ADDQ       R12, R15
 
 bloop1fetched:
-	VMOVUPS     (BX)(R14*1), Y0
-	VMOVUPS     64(SP), Y1
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     256(SP), Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPS     (SI)(R14*1), Y1
-	VMOVUPS     (SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMOVUPS     32(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     288(SP), Y3
-	VFMADD231PS Y3, Y1, Y0
-	VMULPS      Y2, Y0, Y0
-	VMOVUPS     Y0, (AX)(R14*1)
+	VMOVUPS     (BX)(R14*1), Y5
+	VMULPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     (SI)(R14*1), Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y3, Y6, Y6
+	VFMADD231PS Y4, Y6, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVUPS     Y5, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R11
@@ -21603,25 +20023,25 @@ tail:
 
 	// s0 = mean[row]
 	VMASKMOVPS (DI), Y0, Y1
-	VMOVUPS    Y1, (SP)
+	VMOVUPS    Y1, 544(SP)
 
 	// s1 = rstd[row]
 	VMASKMOVPS (R8), Y0, Y1
-	VMOVUPS    Y1, 32(SP)
+	VMOVUPS    Y1, 576(SP)
 
 	// s2 = gain[row]
 	VMASKMOVPS (R9), Y0, Y1
-	VMOVUPS    Y1, 64(SP)
+	VMOVUPS    Y1, 608(SP)
 
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 384(SP)
-	VMOVUPS Y2, 416(SP)
-	VMOVUPS Y1, 448(SP)
-	VMOVUPS Y2, 480(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -21629,16 +20049,16 @@ tloop0short:
 	MOVQ    $+64, R9
 	CMPQ    R9, R11
 	CMOVQGT R11, R9
+	VMOVUPS 544(SP), Y3
+	VMOVUPS 576(SP), Y4
 
 tloop0:
-	VMASKMOVPS  (BX)(R8*1), Y0, Y3
-	VMASKMOVPS  (SI)(R8*1), Y0, Y4
-	VMOVUPS     (SP), Y5
-	VSUBPS      Y5, Y4, Y4
-	VMOVUPS     32(SP), Y5
-	VMULPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y3, Y1
-	VADDPS      Y3, Y2, Y2
+	VMASKMOVPS  (BX)(R8*1), Y0, Y5
+	VMASKMOVPS  (SI)(R8*1), Y0, Y6
+	VSUBPS      Y3, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VFMADD231PS Y6, Y5, Y1
+	VADDPS      Y5, Y2, Y2
 	INCQ        DI
 	ADDQ        R12, R8
 	CMPQ        DI, R9
@@ -21647,26 +20067,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  448(SP), Y1, Y1
-	VMOVUPS Y1, 448(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  480(SP), Y2, Y2
-	VMOVUPS Y2, 480(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, DI
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 448(SP), Y1
-	VADDPS  384(SP), Y1, Y1
-	VMOVUPS Y1, 384(SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 448(SP)
-	VMOVUPS 480(SP), Y2
-	VADDPS  416(SP), Y2, Y2
-	VMOVUPS Y2, 416(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 480(SP)
+	VMOVUPS Y2, 128(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -21678,16 +20098,16 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 448(SP), Y3
-	VADDPS  384(SP), Y3, Y3
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
 	VADDPS  Y3, Y1, Y1
-	VMOVUPS 480(SP), Y3
-	VADDPS  416(SP), Y3, Y3
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y1, 640(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -21696,7 +20116,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      96(SP), Y4
+	VMOVUPS      640(SP), Y4
 	VCMPPS       $0x16, Y1, Y4, Y1
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y1, Y1
@@ -21711,15 +20131,15 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// s5 = s3 * s4
-	VMOVUPS 96(SP), Y3
+	VMOVUPS 640(SP), Y3
 	VMULPS  Y1, Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y3, 672(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 128(SP), Y3
-	VMOVUPS 64(SP), Y4
+	VMOVUPS 672(SP), Y3
+	VMOVUPS 608(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y3, 704(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -21728,7 +20148,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X4
 	VBROADCASTSS X4, Y4
-	VMOVUPS      160(SP), Y5
+	VMOVUPS      704(SP), Y5
 	VCMPPS       $0x16, Y3, Y5, Y3
 	VCMPPS       $0x19, Y4, Y5, Y4
 	VORPS        Y4, Y3, Y3
@@ -21736,7 +20156,7 @@ tloop0summed:
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y2, 736(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -21745,7 +20165,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      192(SP), Y4
+	VMOVUPS      736(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -21753,15 +20173,15 @@ tloop0summed:
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 192(SP), Y2
+	VMOVUPS 736(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 224(SP)
+	VMOVUPS Y1, 768(SP)
 
 	// s9 = s2 * s8
-	VMOVUPS 224(SP), Y1
-	VMOVUPS 64(SP), Y2
+	VMOVUPS 768(SP), Y1
+	VMOVUPS 608(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 256(SP)
+	VMOVUPS Y1, 800(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -21770,20 +20190,20 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      256(SP), Y3
+	VMOVUPS      800(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
 	VTESTPS      Y0, Y1
 	JNE          done
 
-	// dgain[row] = s3
-	VMOVUPS    96(SP), Y1
-	VMASKMOVPS Y1, Y0, (CX)
-
 	// dbias[row] = s7
-	VMOVUPS    192(SP), Y1
+	VMOVUPS    736(SP), Y1
 	VMASKMOVPS Y1, Y0, (DX)
+
+	// dgain[row] = s3
+	VMOVUPS    640(SP), Y1
+	VMASKMOVPS Y1, Y0, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, CX
@@ -21791,29 +20211,29 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// s11 = 0 - s6
-	VMOVUPS 160(SP), Y2
+	VMOVUPS 704(SP), Y2
 	VSUBPS  Y2, Y1, Y1
-	VMOVUPS Y1, 288(SP)
+	VMOVUPS Y1, 832(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
-	XORQ CX, CX
-	XORQ DX, DX
+	XORQ    CX, CX
+	XORQ    DX, DX
+	VMOVUPS 608(SP), Y1
+	VMOVUPS 800(SP), Y2
+	VMOVUPS 544(SP), Y3
+	VMOVUPS 576(SP), Y4
+	VMOVUPS 832(SP), Y5
 
 tloop1:
-	VMASKMOVPS  (BX)(DX*1), Y0, Y1
-	VMOVUPS     64(SP), Y2
-	VMULPS      Y2, Y1, Y1
-	VMOVUPS     256(SP), Y2
-	VSUBPS      Y2, Y1, Y1
-	VMASKMOVPS  (SI)(DX*1), Y0, Y2
-	VMOVUPS     (SP), Y3
-	VSUBPS      Y3, Y2, Y2
-	VMOVUPS     32(SP), Y3
-	VMULPS      Y3, Y2, Y2
-	VMOVUPS     288(SP), Y4
-	VFMADD231PS Y4, Y2, Y1
-	VMULPS      Y3, Y1, Y1
-	VMASKMOVPS  Y1, Y0, (AX)(DX*1)
+	VMASKMOVPS  (BX)(DX*1), Y0, Y6
+	VMULPS      Y1, Y6, Y6
+	VSUBPS      Y2, Y6, Y6
+	VMASKMOVPS  (SI)(DX*1), Y0, Y7
+	VSUBPS      Y3, Y7, Y7
+	VMULPS      Y4, Y7, Y7
+	VFMADD231PS Y5, Y7, Y6
+	VMULPS      Y4, Y6, Y6
+	VMASKMOVPS  Y6, Y0, (AX)(DX*1)
 	INCQ        CX
 	ADDQ        R12, DX
 	CMPQ        CX, R11
@@ -23308,7 +21728,7 @@ done:
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
+TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1088-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -23319,6 +21739,23 @@ TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1024-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R11
+	IMULQ  R9, R11
+	CMPQ   R11, $+1048576
+	JB     nopf
+	CMPQ   R10, $+8192
+	JAE    nopf
+	MOVQ   R10, R11
+	IMUL3Q $+16, R11, R11
+	JMP    pfset
+
+nopf:
+	XORQ R11, R11
+
+pfset:
+	MOVQ R11, (SP)
 	CMPQ R8, $+64
 	JB   blocks
 
@@ -23337,34 +21774,19 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop0nopf
-	CMPQ   R10, $+8192
-	JAE    gloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R13, R13
-
-gloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23399,42 +21821,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  320(SP), Z5, Z5
-	VMOVUPS Z5, 320(SP)
+	VADDPS  384(SP), Z5, Z5
+	VMOVUPS Z5, 384(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  384(SP), Z6, Z6
-	VMOVUPS Z6, 384(SP)
+	VADDPS  448(SP), Z6, Z6
+	VMOVUPS Z6, 448(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  448(SP), Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VADDPS  512(SP), Z7, Z7
+	VMOVUPS Z7, 512(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS 320(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS 384(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS 384(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS 448(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS 448(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS 512(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z7, 512(SP)
 
 gloop0next:
 	ADDQ    $+64, R14
@@ -23446,17 +21868,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
-	VMOVUPS 256(SP), Z8
-	VADDPS  (SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 320(SP), Z8
 	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 512(SP), Z8
+	VADDPS  256(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -23491,42 +21913,27 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    R9, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, (SP)
-	VMOVUPS Z5, 64(SP)
-	VMOVUPS Z6, 128(SP)
-	VMOVUPS Z7, 192(SP)
-	VMOVUPS Z9, 256(SP)
-	VMOVUPS Z10, 320(SP)
-	VMOVUPS Z11, 384(SP)
-	VMOVUPS Z12, 448(SP)
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z4, 64(SP)
+	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop1nopf
-	CMPQ   R10, $+8192
-	JAE    gloop1nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R13, R13
-
-gloop1pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23565,74 +21972,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  512(SP), Z4, Z4
-	VMOVUPS Z4, 512(SP)
+	VADDPS  576(SP), Z4, Z4
+	VMOVUPS Z4, 576(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  576(SP), Z5, Z5
-	VMOVUPS Z5, 576(SP)
+	VADDPS  640(SP), Z5, Z5
+	VMOVUPS Z5, 640(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  640(SP), Z6, Z6
-	VMOVUPS Z6, 640(SP)
+	VADDPS  704(SP), Z6, Z6
+	VMOVUPS Z6, 704(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  704(SP), Z7, Z7
-	VMOVUPS Z7, 704(SP)
+	VADDPS  768(SP), Z7, Z7
+	VMOVUPS Z7, 768(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  768(SP), Z9, Z9
-	VMOVUPS Z9, 768(SP)
+	VADDPS  832(SP), Z9, Z9
+	VMOVUPS Z9, 832(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  832(SP), Z10, Z10
-	VMOVUPS Z10, 832(SP)
+	VADDPS  896(SP), Z10, Z10
+	VMOVUPS Z10, 896(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  896(SP), Z11, Z11
-	VMOVUPS Z11, 896(SP)
+	VADDPS  960(SP), Z11, Z11
+	VMOVUPS Z11, 960(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  960(SP), Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VADDPS  1024(SP), Z12, Z12
+	VMOVUPS Z12, 1024(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R11
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 512(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VMOVUPS Z4, (SP)
+	VMOVUPS 576(SP), Z4
+	VADDPS  64(SP), Z4, Z4
+	VMOVUPS Z4, 64(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 512(SP)
-	VMOVUPS 576(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VMOVUPS Z5, 64(SP)
+	VMOVUPS Z4, 576(SP)
+	VMOVUPS 640(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VMOVUPS Z5, 128(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 576(SP)
-	VMOVUPS 640(SP), Z6
-	VADDPS  128(SP), Z6, Z6
-	VMOVUPS Z6, 128(SP)
+	VMOVUPS Z5, 640(SP)
+	VMOVUPS 704(SP), Z6
+	VADDPS  192(SP), Z6, Z6
+	VMOVUPS Z6, 192(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 640(SP)
-	VMOVUPS 704(SP), Z7
-	VADDPS  192(SP), Z7, Z7
-	VMOVUPS Z7, 192(SP)
+	VMOVUPS Z6, 704(SP)
+	VMOVUPS 768(SP), Z7
+	VADDPS  256(SP), Z7, Z7
+	VMOVUPS Z7, 256(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 704(SP)
-	VMOVUPS 768(SP), Z9
-	VADDPS  256(SP), Z9, Z9
-	VMOVUPS Z9, 256(SP)
+	VMOVUPS Z7, 768(SP)
+	VMOVUPS 832(SP), Z9
+	VADDPS  320(SP), Z9, Z9
+	VMOVUPS Z9, 320(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 768(SP)
-	VMOVUPS 832(SP), Z10
-	VADDPS  320(SP), Z10, Z10
-	VMOVUPS Z10, 320(SP)
+	VMOVUPS Z9, 832(SP)
+	VMOVUPS 896(SP), Z10
+	VADDPS  384(SP), Z10, Z10
+	VMOVUPS Z10, 384(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 832(SP)
-	VMOVUPS 896(SP), Z11
-	VADDPS  384(SP), Z11, Z11
-	VMOVUPS Z11, 384(SP)
+	VMOVUPS Z10, 896(SP)
+	VMOVUPS 960(SP), Z11
+	VADDPS  448(SP), Z11, Z11
+	VMOVUPS Z11, 448(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 896(SP)
-	VMOVUPS 960(SP), Z12
-	VADDPS  448(SP), Z12, Z12
-	VMOVUPS Z12, 448(SP)
+	VMOVUPS Z11, 960(SP)
+	VMOVUPS 1024(SP), Z12
+	VADDPS  512(SP), Z12, Z12
+	VMOVUPS Z12, 512(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 960(SP)
+	VMOVUPS Z12, 1024(SP)
 
 gloop1next:
 	ADDQ    $+64, R14
@@ -23644,29 +22051,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop1summed
-	VMOVUPS 512(SP), Z13
-	VADDPS  (SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 576(SP), Z13
 	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1024(SP), Z13
+	VADDPS  512(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -23845,22 +22252,8 @@ gloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
+	MOVQ (SP), R13
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop2nopf
-	CMPQ   R10, $+8192
-	JAE    gloop2nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R13, R13
-
-gloop2pfset:
 gloop2:
 	TESTQ      R13, R13
 	JZ         gloop2fetched
@@ -23922,28 +22315,13 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 bloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop0nopf
-	CMPQ   R10, $+8192
-	JAE    bloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R13, R13
-
-bloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23966,18 +22344,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -23989,8 +22367,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -24013,30 +22391,15 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop1nopf
-	CMPQ   R10, $+8192
-	JAE    bloop1nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R13, R13
-
-bloop1pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -24060,26 +22423,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 bloop1next:
 	ADDQ    $+64, R14
@@ -24091,11 +22454,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -24199,22 +22562,8 @@ bloop1summed:
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ R11, R11
 	XORQ R12, R12
+	MOVQ (SP), R13
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop2nopf
-	CMPQ   R10, $+8192
-	JAE    bloop2nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R13, R13
-
-bloop2pfset:
 bloop2:
 	TESTQ      R13, R13
 	JZ         bloop2fetched
@@ -24259,8 +22608,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, (SP)
 	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z1, 128(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -24281,18 +22630,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 128(SP), Z1
+	VADDPS  64(SP), Z1, Z1
 	VMOVUPS Z1, 64(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 128(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -24304,8 +22653,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Z2
-	VADDPS  (SP), Z2, Z2
+	VMOVUPS 128(SP), Z2
+	VADDPS  64(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -24328,10 +22677,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, (SP)
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -24353,26 +22702,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  (SP), Z1, Z1
-	VMOVUPS Z1, (SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  64(SP), Z1, Z1
+	VMOVUPS Z1, 64(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS Z1, 192(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z3, 256(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -24384,11 +22733,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 128(SP), Z4
-	VADDPS  (SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 192(SP), Z4
 	VADDPS  64(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -24515,7 +22864,7 @@ done:
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3712-80
+TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3360-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -24526,21 +22875,29 @@ TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3712-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R11
+	IMULQ  R9, R11
+	CMPQ   R11, $+1048576
+	JB     nopf
+	CMPQ   R10, $+8192
+	JAE    nopf
+	MOVQ   R10, R11
+	IMUL3Q $+16, R11, R11
+	JMP    pfset
+
+nopf:
+	XORQ R11, R11
+
+pfset:
+	MOVQ R11, (SP)
 	CMPQ R8, $+32
 	JB   blocks
 
 group:
 	// a group of 4 blocks, 32 rows
 	// pivot = the row's first x
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
@@ -24548,37 +22905,26 @@ group:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS Y3, 224(SP)
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS Y3, 352(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y3, 256(SP)
 
 gloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop0nopf
-	CMPQ   R10, $+8192
-	JAE    gloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R13, R13
-
-gloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
+	VMOVUPS (CX), Y4
+	VMOVUPS 32(CX), Y5
+	VMOVUPS 64(CX), Y6
+	VMOVUPS 96(CX), Y7
 
 gloop0:
 	TESTQ      R13, R13
@@ -24588,22 +22934,18 @@ gloop0:
 	ADDQ       R10, R13
 
 gloop0fetched:
-	VMOVUPS (CX)(R12*1), Y4
-	VMOVUPS (SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(CX)(R12*1), Y4
-	VMOVUPS 32(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 64(CX)(R12*1), Y4
-	VMOVUPS 64(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 96(CX)(R12*1), Y4
-	VMOVUPS 96(SP), Y5
-	VSUBPS  Y5, Y4, Y4
-	VADDPS  Y4, Y3, Y3
+	VMOVUPS (CX)(R12*1), Y8
+	VSUBPS  Y4, Y8, Y8
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS 32(CX)(R12*1), Y8
+	VSUBPS  Y5, Y8, Y8
+	VADDPS  Y8, Y1, Y1
+	VMOVUPS 64(CX)(R12*1), Y8
+	VSUBPS  Y6, Y8, Y8
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS 96(CX)(R12*1), Y8
+	VSUBPS  Y7, Y8, Y8
+	VADDPS  Y8, Y3, Y3
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R14
@@ -24612,42 +22954,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Y0, Y0
-	VMOVUPS Y0, 256(SP)
+	VADDPS  160(SP), Y0, Y0
+	VMOVUPS Y0, 160(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  288(SP), Y1, Y1
-	VMOVUPS Y1, 288(SP)
+	VADDPS  192(SP), Y1, Y1
+	VMOVUPS Y1, 192(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  320(SP), Y2, Y2
-	VMOVUPS Y2, 320(SP)
+	VADDPS  224(SP), Y2, Y2
+	VMOVUPS Y2, 224(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  352(SP), Y3, Y3
-	VMOVUPS Y3, 352(SP)
+	VADDPS  256(SP), Y3, Y3
+	VMOVUPS Y3, 256(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Y0
-	VADDPS  128(SP), Y0, Y0
-	VMOVUPS Y0, 128(SP)
+	VMOVUPS 160(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS 288(SP), Y1
-	VADDPS  160(SP), Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS 192(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS 320(SP), Y2
-	VADDPS  192(SP), Y2, Y2
-	VMOVUPS Y2, 192(SP)
+	VMOVUPS Y1, 192(SP)
+	VMOVUPS 224(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS 352(SP), Y3
-	VADDPS  224(SP), Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y2, 224(SP)
+	VMOVUPS 256(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 352(SP)
+	VMOVUPS Y3, 256(SP)
 
 gloop0next:
 	ADDQ    $+64, R14
@@ -24659,25 +23001,25 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
+	VMOVUPS 160(SP), Y4
+	VADDPS  32(SP), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 192(SP), Y4
+	VADDPS  64(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 224(SP), Y4
+	VADDPS  96(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
 	VMOVUPS 256(SP), Y4
 	VADDPS  128(SP), Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 288(SP), Y4
-	VADDPS  160(SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
-	VMOVUPS 320(SP), Y4
-	VADDPS  192(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 352(SP), Y4
-	VADDPS  224(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 384(SP)
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y2, 448(SP)
-	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y3, 384(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -24687,36 +23029,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 384(SP), Y1
+	VMOVUPS 288(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 416(SP), Y2
+	VMOVUPS 320(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 448(SP), Y3
+	VMOVUPS 352(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 480(SP), Y4
+	VMOVUPS 384(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 512(SP)
-	VMOVUPS Y2, 544(SP)
-	VMOVUPS Y3, 576(SP)
-	VMOVUPS Y4, 608(SP)
+	VMOVUPS Y1, 416(SP)
+	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y4, 512(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 512(SP), Y1
-	VMOVUPS (SP), Y2
+	VMOVUPS 416(SP), Y1
+	VMOVUPS (CX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 544(SP), Y2
-	VMOVUPS 32(SP), Y3
+	VMOVUPS 448(SP), Y2
+	VMOVUPS 32(CX), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 576(SP), Y3
-	VMOVUPS 64(SP), Y4
+	VMOVUPS 480(SP), Y3
+	VMOVUPS 64(CX), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 608(SP), Y4
-	VMOVUPS 96(SP), Y5
+	VMOVUPS 512(SP), Y4
+	VMOVUPS 96(CX), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 640(SP)
-	VMOVUPS Y2, 672(SP)
-	VMOVUPS Y3, 704(SP)
-	VMOVUPS Y4, 736(SP)
+	VMOVUPS Y1, 544(SP)
+	VMOVUPS Y2, 576(SP)
+	VMOVUPS Y3, 608(SP)
+	VMOVUPS Y4, 640(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
@@ -24729,45 +23071,34 @@ gloop0summed:
 	VXORPS  Y8, Y8, Y8
 	CMPQ    R9, $+64
 	JBE     gloop1short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y2, 160(SP)
-	VMOVUPS Y3, 192(SP)
-	VMOVUPS Y4, 224(SP)
-	VMOVUPS Y5, 256(SP)
-	VMOVUPS Y6, 288(SP)
-	VMOVUPS Y7, 320(SP)
-	VMOVUPS Y8, 352(SP)
-	VMOVUPS Y1, 768(SP)
-	VMOVUPS Y2, 800(SP)
-	VMOVUPS Y3, 832(SP)
-	VMOVUPS Y4, 864(SP)
-	VMOVUPS Y5, 896(SP)
-	VMOVUPS Y6, 928(SP)
-	VMOVUPS Y7, 960(SP)
-	VMOVUPS Y8, 992(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS Y7, 864(SP)
+	VMOVUPS Y8, 896(SP)
 
 gloop1short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop1nopf
-	CMPQ   R10, $+8192
-	JAE    gloop1nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop1pfset
-
-gloop1nopf:
-	XORQ R13, R13
-
-gloop1pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
+	VMOVUPS 544(SP), Y9
+	VMOVUPS 576(SP), Y10
+	VMOVUPS 608(SP), Y11
+	VMOVUPS 640(SP), Y12
 
 gloop1:
 	TESTQ      R13, R13
@@ -24777,26 +23108,22 @@ gloop1:
 	ADDQ       R10, R13
 
 gloop1fetched:
-	VMOVUPS     (CX)(R12*1), Y9
-	VMOVUPS     640(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y1, Y1
-	VFMADD231PS Y9, Y9, Y5
-	VMOVUPS     32(CX)(R12*1), Y9
-	VMOVUPS     672(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y2, Y2
-	VFMADD231PS Y9, Y9, Y6
-	VMOVUPS     64(CX)(R12*1), Y9
-	VMOVUPS     704(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y3, Y3
-	VFMADD231PS Y9, Y9, Y7
-	VMOVUPS     96(CX)(R12*1), Y9
-	VMOVUPS     736(SP), Y10
-	VSUBPS      Y10, Y9, Y9
-	VADDPS      Y9, Y4, Y4
-	VFMADD231PS Y9, Y9, Y8
+	VMOVUPS     (CX)(R12*1), Y13
+	VSUBPS      Y9, Y13, Y13
+	VADDPS      Y13, Y1, Y1
+	VFMADD231PS Y13, Y13, Y5
+	VMOVUPS     32(CX)(R12*1), Y13
+	VSUBPS      Y10, Y13, Y13
+	VADDPS      Y13, Y2, Y2
+	VFMADD231PS Y13, Y13, Y6
+	VMOVUPS     64(CX)(R12*1), Y13
+	VSUBPS      Y11, Y13, Y13
+	VADDPS      Y13, Y3, Y3
+	VFMADD231PS Y13, Y13, Y7
+	VMOVUPS     96(CX)(R12*1), Y13
+	VSUBPS      Y12, Y13, Y13
+	VADDPS      Y13, Y4, Y4
+	VFMADD231PS Y13, Y13, Y8
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R14
@@ -24805,74 +23132,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  768(SP), Y1, Y1
-	VMOVUPS Y1, 768(SP)
+	VADDPS  672(SP), Y1, Y1
+	VMOVUPS Y1, 672(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  800(SP), Y2, Y2
-	VMOVUPS Y2, 800(SP)
+	VADDPS  704(SP), Y2, Y2
+	VMOVUPS Y2, 704(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  832(SP), Y3, Y3
-	VMOVUPS Y3, 832(SP)
+	VADDPS  736(SP), Y3, Y3
+	VMOVUPS Y3, 736(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  864(SP), Y4, Y4
-	VMOVUPS Y4, 864(SP)
+	VADDPS  768(SP), Y4, Y4
+	VMOVUPS Y4, 768(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  896(SP), Y5, Y5
-	VMOVUPS Y5, 896(SP)
+	VADDPS  800(SP), Y5, Y5
+	VMOVUPS Y5, 800(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  928(SP), Y6, Y6
-	VMOVUPS Y6, 928(SP)
+	VADDPS  832(SP), Y6, Y6
+	VMOVUPS Y6, 832(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  960(SP), Y7, Y7
-	VMOVUPS Y7, 960(SP)
+	VADDPS  864(SP), Y7, Y7
+	VMOVUPS Y7, 864(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  992(SP), Y8, Y8
-	VMOVUPS Y8, 992(SP)
+	VADDPS  896(SP), Y8, Y8
+	VMOVUPS Y8, 896(SP)
 	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R11
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 768(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 672(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 768(SP)
-	VMOVUPS 800(SP), Y2
-	VADDPS  160(SP), Y2, Y2
-	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 672(SP)
+	VMOVUPS 704(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 800(SP)
-	VMOVUPS 832(SP), Y3
-	VADDPS  192(SP), Y3, Y3
-	VMOVUPS Y3, 192(SP)
+	VMOVUPS Y2, 704(SP)
+	VMOVUPS 736(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 832(SP)
-	VMOVUPS 864(SP), Y4
-	VADDPS  224(SP), Y4, Y4
-	VMOVUPS Y4, 224(SP)
+	VMOVUPS Y3, 736(SP)
+	VMOVUPS 768(SP), Y4
+	VADDPS  128(SP), Y4, Y4
+	VMOVUPS Y4, 128(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 864(SP)
-	VMOVUPS 896(SP), Y5
-	VADDPS  256(SP), Y5, Y5
-	VMOVUPS Y5, 256(SP)
+	VMOVUPS Y4, 768(SP)
+	VMOVUPS 800(SP), Y5
+	VADDPS  160(SP), Y5, Y5
+	VMOVUPS Y5, 160(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 896(SP)
-	VMOVUPS 928(SP), Y6
-	VADDPS  288(SP), Y6, Y6
-	VMOVUPS Y6, 288(SP)
+	VMOVUPS Y5, 800(SP)
+	VMOVUPS 832(SP), Y6
+	VADDPS  192(SP), Y6, Y6
+	VMOVUPS Y6, 192(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 928(SP)
-	VMOVUPS 960(SP), Y7
-	VADDPS  320(SP), Y7, Y7
-	VMOVUPS Y7, 320(SP)
+	VMOVUPS Y6, 832(SP)
+	VMOVUPS 864(SP), Y7
+	VADDPS  224(SP), Y7, Y7
+	VMOVUPS Y7, 224(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 960(SP)
-	VMOVUPS 992(SP), Y8
-	VADDPS  352(SP), Y8, Y8
-	VMOVUPS Y8, 352(SP)
+	VMOVUPS Y7, 864(SP)
+	VMOVUPS 896(SP), Y8
+	VADDPS  256(SP), Y8, Y8
+	VMOVUPS Y8, 256(SP)
 	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 992(SP)
+	VMOVUPS Y8, 896(SP)
 
 gloop1next:
 	ADDQ    $+64, R14
@@ -24884,107 +23211,103 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop1summed
+	VMOVUPS 672(SP), Y9
+	VADDPS  32(SP), Y9, Y9
+	VADDPS  Y9, Y1, Y1
+	VMOVUPS 704(SP), Y9
+	VADDPS  64(SP), Y9, Y9
+	VADDPS  Y9, Y2, Y2
+	VMOVUPS 736(SP), Y9
+	VADDPS  96(SP), Y9, Y9
+	VADDPS  Y9, Y3, Y3
 	VMOVUPS 768(SP), Y9
 	VADDPS  128(SP), Y9, Y9
-	VADDPS  Y9, Y1, Y1
+	VADDPS  Y9, Y4, Y4
 	VMOVUPS 800(SP), Y9
 	VADDPS  160(SP), Y9, Y9
-	VADDPS  Y9, Y2, Y2
+	VADDPS  Y9, Y5, Y5
 	VMOVUPS 832(SP), Y9
 	VADDPS  192(SP), Y9, Y9
-	VADDPS  Y9, Y3, Y3
+	VADDPS  Y9, Y6, Y6
 	VMOVUPS 864(SP), Y9
 	VADDPS  224(SP), Y9, Y9
-	VADDPS  Y9, Y4, Y4
+	VADDPS  Y9, Y7, Y7
 	VMOVUPS 896(SP), Y9
 	VADDPS  256(SP), Y9, Y9
-	VADDPS  Y9, Y5, Y5
-	VMOVUPS 928(SP), Y9
-	VADDPS  288(SP), Y9, Y9
-	VADDPS  Y9, Y6, Y6
-	VMOVUPS 960(SP), Y9
-	VADDPS  320(SP), Y9, Y9
-	VADDPS  Y9, Y7, Y7
-	VMOVUPS 992(SP), Y9
-	VADDPS  352(SP), Y9, Y9
 	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 1024(SP)
-	VMOVUPS Y2, 1056(SP)
-	VMOVUPS Y3, 1088(SP)
-	VMOVUPS Y4, 1120(SP)
+	VMOVUPS Y1, 928(SP)
+	VMOVUPS Y2, 960(SP)
+	VMOVUPS Y3, 992(SP)
+	VMOVUPS Y4, 1024(SP)
 
 	// correction = devSum * invN
-	VMOVUPS 1024(SP), Y1
+	VMOVUPS 928(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1056(SP), Y2
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1088(SP), Y3
+	VMOVUPS 992(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1120(SP), Y4
+	VMOVUPS 1024(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1152(SP)
-	VMOVUPS Y2, 1184(SP)
-	VMOVUPS Y3, 1216(SP)
-	VMOVUPS Y4, 1248(SP)
+	VMOVUPS Y1, 1056(SP)
+	VMOVUPS Y2, 1088(SP)
+	VMOVUPS Y3, 1120(SP)
+	VMOVUPS Y4, 1152(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y5, 1280(SP)
-	VMOVUPS Y6, 1312(SP)
-	VMOVUPS Y7, 1344(SP)
-	VMOVUPS Y8, 1376(SP)
+	VMOVUPS Y5, 1184(SP)
+	VMOVUPS Y6, 1216(SP)
+	VMOVUPS Y7, 1248(SP)
+	VMOVUPS Y8, 1280(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 1280(SP), Y1
+	VMOVUPS 1184(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1312(SP), Y2
+	VMOVUPS 1216(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1344(SP), Y3
+	VMOVUPS 1248(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1376(SP), Y4
+	VMOVUPS 1280(SP), Y4
 	VMULPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1408(SP)
-	VMOVUPS Y2, 1440(SP)
-	VMOVUPS Y3, 1472(SP)
-	VMOVUPS Y0, 1504(SP)
+	VMOVUPS Y1, 1312(SP)
+	VMOVUPS Y2, 1344(SP)
+	VMOVUPS Y3, 1376(SP)
+	VMOVUPS Y0, 1408(SP)
 
 	// correctionSq = correction * correction
-	VMOVUPS 1152(SP), Y0
-	VMOVUPS 1152(SP), Y1
-	VMULPS  Y0, Y1, Y0
-	VMOVUPS 1184(SP), Y1
-	VMOVUPS 1184(SP), Y2
-	VMULPS  Y1, Y2, Y1
-	VMOVUPS 1216(SP), Y2
-	VMOVUPS 1216(SP), Y3
-	VMULPS  Y2, Y3, Y2
-	VMOVUPS 1248(SP), Y3
-	VMOVUPS 1248(SP), Y4
-	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 1536(SP)
-	VMOVUPS Y1, 1568(SP)
-	VMOVUPS Y2, 1600(SP)
-	VMOVUPS Y3, 1632(SP)
+	VMOVUPS 1056(SP), Y0
+	VMULPS  Y0, Y0, Y0
+	VMOVUPS 1088(SP), Y1
+	VMULPS  Y1, Y1, Y1
+	VMOVUPS 1120(SP), Y2
+	VMULPS  Y2, Y2, Y2
+	VMOVUPS 1152(SP), Y3
+	VMULPS  Y3, Y3, Y3
+	VMOVUPS Y0, 1440(SP)
+	VMOVUPS Y1, 1472(SP)
+	VMOVUPS Y2, 1504(SP)
+	VMOVUPS Y3, 1536(SP)
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1536(SP), Y0
-	VMOVUPS 1408(SP), Y1
+	VMOVUPS 1440(SP), Y0
+	VMOVUPS 1312(SP), Y1
 	VSUBPS  Y0, Y1, Y0
-	VMOVUPS 1568(SP), Y1
-	VMOVUPS 1440(SP), Y2
+	VMOVUPS 1472(SP), Y1
+	VMOVUPS 1344(SP), Y2
 	VSUBPS  Y1, Y2, Y1
-	VMOVUPS 1600(SP), Y2
-	VMOVUPS 1472(SP), Y3
+	VMOVUPS 1504(SP), Y2
+	VMOVUPS 1376(SP), Y3
 	VSUBPS  Y2, Y3, Y2
-	VMOVUPS 1632(SP), Y3
-	VMOVUPS 1504(SP), Y4
+	VMOVUPS 1536(SP), Y3
+	VMOVUPS 1408(SP), Y4
 	VSUBPS  Y3, Y4, Y3
-	VMOVUPS Y0, 1664(SP)
-	VMOVUPS Y1, 1696(SP)
-	VMOVUPS Y2, 1728(SP)
-	VMOVUPS Y3, 1760(SP)
+	VMOVUPS Y0, 1568(SP)
+	VMOVUPS Y1, 1600(SP)
+	VMOVUPS Y2, 1632(SP)
+	VMOVUPS Y3, 1664(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
@@ -24992,18 +23315,18 @@ gloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// varianceEps = variance + eps
-	VMOVUPS 1664(SP), Y1
+	VMOVUPS 1568(SP), Y1
 	VADDPS  Y0, Y1, Y1
-	VMOVUPS 1696(SP), Y2
+	VMOVUPS 1600(SP), Y2
 	VADDPS  Y0, Y2, Y2
-	VMOVUPS 1728(SP), Y3
+	VMOVUPS 1632(SP), Y3
 	VADDPS  Y0, Y3, Y3
-	VMOVUPS 1760(SP), Y4
+	VMOVUPS 1664(SP), Y4
 	VADDPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1792(SP)
-	VMOVUPS Y2, 1824(SP)
-	VMOVUPS Y3, 1856(SP)
-	VMOVUPS Y0, 1888(SP)
+	VMOVUPS Y1, 1696(SP)
+	VMOVUPS Y2, 1728(SP)
+	VMOVUPS Y3, 1760(SP)
+	VMOVUPS Y0, 1792(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
@@ -25012,25 +23335,25 @@ gloop1summed:
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X1
 	VBROADCASTSS X1, Y1
+	VMOVUPS      1696(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1728(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1760(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
 	VMOVUPS      1792(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
-	VMOVUPS      1824(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
-	VMOVUPS      1856(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
-	VMOVUPS      1888(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -25043,50 +23366,50 @@ gloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1792(SP), Y1
+	VMOVUPS 1696(SP), Y1
 	VSQRTPS Y1, Y1
-	VMOVUPS 1824(SP), Y2
+	VMOVUPS 1728(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS 1856(SP), Y3
+	VMOVUPS 1760(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS 1888(SP), Y4
+	VMOVUPS 1792(SP), Y4
 	VSQRTPS Y4, Y4
-	VMOVUPS Y1, 1920(SP)
-	VMOVUPS Y2, 1952(SP)
-	VMOVUPS Y3, 1984(SP)
-	VMOVUPS Y4, 2016(SP)
+	VMOVUPS Y1, 1824(SP)
+	VMOVUPS Y2, 1856(SP)
+	VMOVUPS Y3, 1888(SP)
+	VMOVUPS Y4, 1920(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 1920(SP), Y1
+	VMOVUPS 1824(SP), Y1
 	VDIVPS  Y1, Y0, Y1
-	VMOVUPS 1952(SP), Y2
+	VMOVUPS 1856(SP), Y2
 	VDIVPS  Y2, Y0, Y2
-	VMOVUPS 1984(SP), Y3
+	VMOVUPS 1888(SP), Y3
 	VDIVPS  Y3, Y0, Y3
-	VMOVUPS 2016(SP), Y4
+	VMOVUPS 1920(SP), Y4
 	VDIVPS  Y4, Y0, Y0
-	VMOVUPS Y1, 2048(SP)
-	VMOVUPS Y2, 2080(SP)
-	VMOVUPS Y3, 2112(SP)
-	VMOVUPS Y0, 2144(SP)
+	VMOVUPS Y1, 1952(SP)
+	VMOVUPS Y2, 1984(SP)
+	VMOVUPS Y3, 2016(SP)
+	VMOVUPS Y0, 2048(SP)
 
 	// mean = shift + correction
-	VMOVUPS 1152(SP), Y0
-	VMOVUPS 640(SP), Y1
+	VMOVUPS 1056(SP), Y0
+	VMOVUPS 544(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 1184(SP), Y1
-	VMOVUPS 672(SP), Y2
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 576(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 1216(SP), Y2
-	VMOVUPS 704(SP), Y3
+	VMOVUPS 1120(SP), Y2
+	VMOVUPS 608(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 1248(SP), Y3
-	VMOVUPS 736(SP), Y4
+	VMOVUPS 1152(SP), Y3
+	VMOVUPS 640(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 2176(SP)
-	VMOVUPS Y1, 2208(SP)
-	VMOVUPS Y2, 2240(SP)
-	VMOVUPS Y3, 2272(SP)
+	VMOVUPS Y0, 2080(SP)
+	VMOVUPS Y1, 2112(SP)
+	VMOVUPS Y2, 2144(SP)
+	VMOVUPS Y3, 2176(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
@@ -25103,65 +23426,65 @@ gloop1summed:
 	VMOVUPS 32(SI), Y3
 	VMOVUPS 64(SI), Y4
 	VMOVUPS 96(SI), Y5
-	VMOVUPS Y2, 2304(SP)
-	VMOVUPS Y3, 2336(SP)
-	VMOVUPS Y4, 2368(SP)
-	VMOVUPS Y5, 2400(SP)
+	VMOVUPS Y2, 2208(SP)
+	VMOVUPS Y3, 2240(SP)
+	VMOVUPS Y4, 2272(SP)
+	VMOVUPS Y5, 2304(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2304(SP), Y2
+	VMOVUPS 2208(SP), Y2
 	VMULPS  Y2, Y0, Y2
-	VMOVUPS 2336(SP), Y3
+	VMOVUPS 2240(SP), Y3
 	VMULPS  Y3, Y0, Y3
-	VMOVUPS 2368(SP), Y4
+	VMOVUPS 2272(SP), Y4
 	VMULPS  Y4, Y0, Y4
-	VMOVUPS 2400(SP), Y5
+	VMOVUPS 2304(SP), Y5
 	VMULPS  Y5, Y0, Y5
-	VMOVUPS Y2, 2432(SP)
-	VMOVUPS Y3, 2464(SP)
-	VMOVUPS Y4, 2496(SP)
-	VMOVUPS Y5, 2528(SP)
+	VMOVUPS Y2, 2336(SP)
+	VMOVUPS Y3, 2368(SP)
+	VMOVUPS Y4, 2400(SP)
+	VMOVUPS Y5, 2432(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 2176(SP), Y2
+	VMOVUPS 2080(SP), Y2
 	VMULPS  Y2, Y1, Y2
-	VMOVUPS 2208(SP), Y3
+	VMOVUPS 2112(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 2240(SP), Y4
+	VMOVUPS 2144(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 2272(SP), Y5
+	VMOVUPS 2176(SP), Y5
 	VMULPS  Y5, Y1, Y5
-	VMOVUPS Y2, 2560(SP)
-	VMOVUPS Y3, 2592(SP)
-	VMOVUPS Y4, 2624(SP)
-	VMOVUPS Y5, 2656(SP)
+	VMOVUPS Y2, 2464(SP)
+	VMOVUPS Y3, 2496(SP)
+	VMOVUPS Y4, 2528(SP)
+	VMOVUPS Y5, 2560(SP)
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2560(SP), Y2
-	VMOVUPS 2432(SP), Y3
+	VMOVUPS 2464(SP), Y2
+	VMOVUPS 2336(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 2592(SP), Y3
-	VMOVUPS 2464(SP), Y4
+	VMOVUPS 2496(SP), Y3
+	VMOVUPS 2368(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 2624(SP), Y4
-	VMOVUPS 2496(SP), Y5
+	VMOVUPS 2528(SP), Y4
+	VMOVUPS 2400(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS 2656(SP), Y5
-	VMOVUPS 2528(SP), Y6
+	VMOVUPS 2560(SP), Y5
+	VMOVUPS 2432(SP), Y6
 	VADDPS  Y5, Y6, Y5
-	VMOVUPS Y2, 2688(SP)
-	VMOVUPS Y3, 2720(SP)
-	VMOVUPS Y4, 2752(SP)
-	VMOVUPS Y5, 2784(SP)
+	VMOVUPS Y2, 2592(SP)
+	VMOVUPS Y3, 2624(SP)
+	VMOVUPS Y4, 2656(SP)
+	VMOVUPS Y5, 2688(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS 2688(SP), Y2
+	VMOVUPS 2592(SP), Y2
 	VMOVUPS Y2, (SI)
-	VMOVUPS 2720(SP), Y2
+	VMOVUPS 2624(SP), Y2
 	VMOVUPS Y2, 32(SI)
-	VMOVUPS 2752(SP), Y2
+	VMOVUPS 2656(SP), Y2
 	VMOVUPS Y2, 64(SI)
-	VMOVUPS 2784(SP), Y2
+	VMOVUPS 2688(SP), Y2
 	VMOVUPS Y2, 96(SI)
 
 	// oldVar = runVar[row]
@@ -25169,124 +23492,106 @@ gloop1summed:
 	VMOVUPS 32(DI), Y3
 	VMOVUPS 64(DI), Y4
 	VMOVUPS 96(DI), Y5
-	VMOVUPS Y2, 2816(SP)
-	VMOVUPS Y3, 2848(SP)
-	VMOVUPS Y4, 2880(SP)
-	VMOVUPS Y5, 2912(SP)
+	VMOVUPS Y2, 2720(SP)
+	VMOVUPS Y3, 2752(SP)
+	VMOVUPS Y4, 2784(SP)
+	VMOVUPS Y5, 2816(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2816(SP), Y2
+	VMOVUPS 2720(SP), Y2
 	VMULPS  Y2, Y0, Y2
-	VMOVUPS 2848(SP), Y3
+	VMOVUPS 2752(SP), Y3
 	VMULPS  Y3, Y0, Y3
-	VMOVUPS 2880(SP), Y4
+	VMOVUPS 2784(SP), Y4
 	VMULPS  Y4, Y0, Y4
-	VMOVUPS 2912(SP), Y5
+	VMOVUPS 2816(SP), Y5
 	VMULPS  Y5, Y0, Y0
-	VMOVUPS Y2, 2944(SP)
-	VMOVUPS Y3, 2976(SP)
-	VMOVUPS Y4, 3008(SP)
-	VMOVUPS Y0, 3040(SP)
+	VMOVUPS Y2, 2848(SP)
+	VMOVUPS Y3, 2880(SP)
+	VMOVUPS Y4, 2912(SP)
+	VMOVUPS Y0, 2944(SP)
 
 	// takenVar = take * variance
-	VMOVUPS 1664(SP), Y0
+	VMOVUPS 1568(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 1696(SP), Y2
+	VMOVUPS 1600(SP), Y2
 	VMULPS  Y2, Y1, Y2
-	VMOVUPS 1728(SP), Y3
+	VMOVUPS 1632(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 1760(SP), Y4
+	VMOVUPS 1664(SP), Y4
 	VMULPS  Y4, Y1, Y1
-	VMOVUPS Y0, 3072(SP)
-	VMOVUPS Y2, 3104(SP)
-	VMOVUPS Y3, 3136(SP)
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y0, 2976(SP)
+	VMOVUPS Y2, 3008(SP)
+	VMOVUPS Y3, 3040(SP)
+	VMOVUPS Y1, 3072(SP)
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 3072(SP), Y0
-	VMOVUPS 2944(SP), Y1
+	VMOVUPS 2976(SP), Y0
+	VMOVUPS 2848(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 3104(SP), Y1
-	VMOVUPS 2976(SP), Y2
+	VMOVUPS 3008(SP), Y1
+	VMOVUPS 2880(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 3136(SP), Y2
-	VMOVUPS 3008(SP), Y3
+	VMOVUPS 3040(SP), Y2
+	VMOVUPS 2912(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 3168(SP), Y3
-	VMOVUPS 3040(SP), Y4
+	VMOVUPS 3072(SP), Y3
+	VMOVUPS 2944(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3200(SP)
-	VMOVUPS Y1, 3232(SP)
-	VMOVUPS Y2, 3264(SP)
-	VMOVUPS Y3, 3296(SP)
+	VMOVUPS Y0, 3104(SP)
+	VMOVUPS Y1, 3136(SP)
+	VMOVUPS Y2, 3168(SP)
+	VMOVUPS Y3, 3200(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS 3200(SP), Y0
+	VMOVUPS 3104(SP), Y0
 	VMOVUPS Y0, (DI)
-	VMOVUPS 3232(SP), Y0
+	VMOVUPS 3136(SP), Y0
 	VMOVUPS Y0, 32(DI)
-	VMOVUPS 3264(SP), Y0
+	VMOVUPS 3168(SP), Y0
 	VMOVUPS Y0, 64(DI)
-	VMOVUPS 3296(SP), Y0
+	VMOVUPS 3200(SP), Y0
 	VMOVUPS Y0, 96(DI)
 
 	// gain = gain[row]
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS Y0, 3328(SP)
-	VMOVUPS Y1, 3360(SP)
-	VMOVUPS Y2, 3392(SP)
-	VMOVUPS Y3, 3424(SP)
-
 	// scale = rstd * gain
-	VMOVUPS 3328(SP), Y0
-	VMOVUPS 2048(SP), Y1
+	VMOVUPS (DX), Y0
+	VMOVUPS 1952(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 3360(SP), Y1
-	VMOVUPS 2080(SP), Y2
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 1984(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 3392(SP), Y2
-	VMOVUPS 2112(SP), Y3
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 2016(SP), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 3424(SP), Y3
-	VMOVUPS 2144(SP), Y4
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 2048(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3456(SP)
-	VMOVUPS Y1, 3488(SP)
-	VMOVUPS Y2, 3520(SP)
-	VMOVUPS Y3, 3552(SP)
+	VMOVUPS Y0, 3232(SP)
+	VMOVUPS Y1, 3264(SP)
+	VMOVUPS Y2, 3296(SP)
+	VMOVUPS Y3, 3328(SP)
 
 	// bias = bias[row]
-	VMOVUPS (BX), Y0
-	VMOVUPS 32(BX), Y1
-	VMOVUPS 64(BX), Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS Y0, 3584(SP)
-	VMOVUPS Y1, 3616(SP)
-	VMOVUPS Y2, 3648(SP)
-	VMOVUPS Y3, 3680(SP)
-
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ R11, R11
-	XORQ R12, R12
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	VMOVUPS 544(SP), Y0
+	VMOVUPS 1056(SP), Y1
+	VMOVUPS 3232(SP), Y2
+	VMOVUPS (BX), Y3
+	VMOVUPS 576(SP), Y4
+	VMOVUPS 1088(SP), Y5
+	VMOVUPS 3264(SP), Y6
+	VMOVUPS 32(BX), Y7
+	VMOVUPS 608(SP), Y8
+	VMOVUPS 1120(SP), Y9
+	VMOVUPS 3296(SP), Y10
+	VMOVUPS 64(BX), Y11
+	VMOVUPS 640(SP), Y12
+	VMOVUPS 1152(SP), Y13
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop2nopf
-	CMPQ   R10, $+8192
-	JAE    gloop2nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop2pfset
-
-gloop2nopf:
-	XORQ R13, R13
-
-gloop2pfset:
 gloop2:
 	TESTQ      R13, R13
 	JZ         gloop2fetched
@@ -25295,46 +23600,32 @@ gloop2:
 	ADDQ       R10, R13
 
 gloop2fetched:
-	VMOVUPS (CX)(R12*1), Y0
-	VMOVUPS 640(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1152(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3456(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3584(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R12*1)
-	VMOVUPS 32(CX)(R12*1), Y0
-	VMOVUPS 672(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1184(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3488(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3616(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 32(AX)(R12*1)
-	VMOVUPS 64(CX)(R12*1), Y0
-	VMOVUPS 704(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1216(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3520(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3648(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 64(AX)(R12*1)
-	VMOVUPS 96(CX)(R12*1), Y0
-	VMOVUPS 736(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 3552(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 3680(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, 96(AX)(R12*1)
+	VMOVUPS (CX)(R12*1), Y14
+	VSUBPS  Y0, Y14, Y14
+	VSUBPS  Y1, Y14, Y14
+	VMULPS  Y2, Y14, Y14
+	VADDPS  Y3, Y14, Y14
+	VMOVUPS Y14, (AX)(R12*1)
+	VMOVUPS 32(CX)(R12*1), Y14
+	VSUBPS  Y4, Y14, Y14
+	VSUBPS  Y5, Y14, Y14
+	VMULPS  Y6, Y14, Y14
+	VADDPS  Y7, Y14, Y14
+	VMOVUPS Y14, 32(AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Y14
+	VSUBPS  Y8, Y14, Y14
+	VSUBPS  Y9, Y14, Y14
+	VMULPS  Y10, Y14, Y14
+	VADDPS  Y11, Y14, Y14
+	VMOVUPS Y14, 64(AX)(R12*1)
+	VMOVUPS 96(CX)(R12*1), Y14
+	VSUBPS  Y12, Y14, Y14
+	VSUBPS  Y13, Y14, Y14
+	VMOVUPS 3328(SP), Y15
+	VMULPS  Y15, Y14, Y14
+	VMOVUPS 96(BX), Y15
+	VADDPS  Y15, Y14, Y14
+	VMOVUPS Y14, 96(AX)(R12*1)
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R9
@@ -25356,38 +23647,21 @@ blocks:
 block:
 	// a block of 8 rows
 	// pivot = the row's first x
-	VMOVUPS (CX), Y0
-	VMOVUPS Y0, (SP)
-
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y0, Y0, Y0
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 128(SP)
-	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 64(SP)
 
 bloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop0nopf
-	CMPQ   R10, $+8192
-	JAE    bloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R13, R13
-
-bloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
+	VMOVUPS (CX), Y1
 
 bloop0:
 	TESTQ      R13, R13
@@ -25396,10 +23670,9 @@ bloop0:
 	ADDQ       R10, R13
 
 bloop0fetched:
-	VMOVUPS (CX)(R12*1), Y1
-	VMOVUPS (SP), Y2
-	VSUBPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
+	VMOVUPS (CX)(R12*1), Y2
+	VSUBPS  Y1, Y2, Y2
+	VADDPS  Y2, Y0, Y0
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R14
@@ -25408,18 +23681,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y0
-	VADDPS  128(SP), Y0, Y0
-	VMOVUPS Y0, 128(SP)
+	VMOVUPS 64(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 64(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -25431,13 +23704,13 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 160(SP), Y1
-	VADDPS  128(SP), Y1, Y1
+	VMOVUPS 64(SP), Y1
+	VADDPS  32(SP), Y1, Y1
 	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 288(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -25447,48 +23720,34 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 32(SP), Y1
+	VMOVUPS 288(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y1, 320(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 64(SP), Y1
-	VMOVUPS (SP), Y2
+	VMOVUPS 320(SP), Y1
+	VMOVUPS (CX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y2, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
 
 bloop1short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop1nopf
-	CMPQ   R10, $+8192
-	JAE    bloop1nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop1pfset
-
-bloop1nopf:
-	XORQ R13, R13
-
-bloop1pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
+	VMOVUPS 352(SP), Y3
 
 bloop1:
 	TESTQ      R13, R13
@@ -25497,11 +23756,10 @@ bloop1:
 	ADDQ       R10, R13
 
 bloop1fetched:
-	VMOVUPS     (CX)(R12*1), Y3
-	VMOVUPS     96(SP), Y4
-	VSUBPS      Y4, Y3, Y3
-	VADDPS      Y3, Y1, Y1
-	VFMADD231PS Y3, Y3, Y2
+	VMOVUPS     (CX)(R12*1), Y4
+	VSUBPS      Y3, Y4, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y4, Y2
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R14
@@ -25510,26 +23768,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Y1, Y1
-	VMOVUPS Y1, 192(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  224(SP), Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS 224(SP), Y2
-	VADDPS  160(SP), Y2, Y2
-	VMOVUPS Y2, 160(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VMOVUPS Y2, 128(SP)
 
 bloop1next:
 	ADDQ    $+64, R14
@@ -25541,11 +23799,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 192(SP), Y3
-	VADDPS  128(SP), Y3, Y3
+	VMOVUPS 96(SP), Y3
+	VADDPS  32(SP), Y3, Y3
 	VADDPS  Y3, Y1, Y1
-	VMOVUPS 224(SP), Y3
-	VADDPS  160(SP), Y3, Y3
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
@@ -25567,8 +23825,7 @@ bloop1summed:
 
 	// correctionSq = correction * correction
 	VMOVUPS 416(SP), Y0
-	VMOVUPS 416(SP), Y1
-	VMULPS  Y0, Y1, Y0
+	VMULPS  Y0, Y0, Y0
 	VMOVUPS Y0, 512(SP)
 
 	// variance = meanSquare - correctionSq
@@ -25618,9 +23875,9 @@ bloop1summed:
 
 	// mean = shift + correction
 	VMOVUPS 416(SP), Y0
-	VMOVUPS 96(SP), Y1
+	VMOVUPS 352(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS Y0, 672(SP)
+	VMOVUPS Y0, 928(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
@@ -25634,21 +23891,21 @@ bloop1summed:
 
 	// oldMean = runMean[row]
 	VMOVUPS (SI), Y2
-	VMOVUPS Y2, 704(SP)
+	VMOVUPS Y2, 960(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 704(SP), Y2
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y2, Y0, Y2
-	VMOVUPS Y2, 736(SP)
+	VMOVUPS Y2, 992(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 672(SP), Y2
+	VMOVUPS 928(SP), Y2
 	VMULPS  Y2, Y1, Y2
 	VMOVUPS Y2, 1024(SP)
 
 	// newMean = keptMean + takenMean
 	VMOVUPS 1024(SP), Y2
-	VMOVUPS 736(SP), Y3
+	VMOVUPS 992(SP), Y3
 	VADDPS  Y2, Y3, Y2
 	VMOVUPS Y2, 1056(SP)
 
@@ -25681,38 +23938,22 @@ bloop1summed:
 	VMOVUPS Y0, (DI)
 
 	// gain = gain[row]
-	VMOVUPS (DX), Y0
-	VMOVUPS Y0, 1216(SP)
-
 	// scale = rstd * gain
-	VMOVUPS 1216(SP), Y0
+	VMOVUPS (DX), Y0
 	VMOVUPS 640(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 1248(SP)
+	VMOVUPS Y0, 1216(SP)
 
 	// bias = bias[row]
-	VMOVUPS (BX), Y0
-	VMOVUPS Y0, 1280(SP)
-
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ R11, R11
-	XORQ R12, R12
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	VMOVUPS 352(SP), Y0
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 1216(SP), Y2
+	VMOVUPS (BX), Y3
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop2nopf
-	CMPQ   R10, $+8192
-	JAE    bloop2nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop2pfset
-
-bloop2nopf:
-	XORQ R13, R13
-
-bloop2pfset:
 bloop2:
 	TESTQ      R13, R13
 	JZ         bloop2fetched
@@ -25720,16 +23961,12 @@ bloop2:
 	ADDQ       R10, R13
 
 bloop2fetched:
-	VMOVUPS (CX)(R12*1), Y0
-	VMOVUPS 96(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 416(SP), Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS 1248(SP), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS 1280(SP), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)(R12*1)
+	VMOVUPS (CX)(R12*1), Y4
+	VSUBPS  Y0, Y4, Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (AX)(R12*1)
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R9
@@ -25758,14 +23995,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
-	VMOVUPS    Y1, (SP)
+	VMOVUPS    Y1, 288(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -25773,12 +24010,12 @@ tloop0short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
+	VMOVUPS 288(SP), Y2
 
 tloop0:
-	VMASKMOVPS (CX)(R12*1), Y0, Y2
-	VMOVUPS    (SP), Y3
-	VSUBPS     Y3, Y2, Y2
-	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS (CX)(R12*1), Y0, Y3
+	VSUBPS     Y2, Y3, Y3
+	VADDPS     Y3, Y1, Y1
 	INCQ       R11
 	ADDQ       R10, R12
 	CMPQ       R11, R13
@@ -25787,18 +24024,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y1
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS 64(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 160(SP)
+	VMOVUPS Y1, 64(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -25810,13 +24047,13 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 160(SP), Y2
-	VADDPS  128(SP), Y2, Y2
+	VMOVUPS 64(SP), Y2
+	VADDPS  32(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 320(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -25826,25 +24063,25 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 32(SP), Y2
+	VMOVUPS 320(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y2, 352(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 64(SP), Y2
-	VMOVUPS (SP), Y3
+	VMOVUPS 352(SP), Y2
+	VMOVUPS 288(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y2, 384(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, 128(SP)
-	VMOVUPS Y3, 160(SP)
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -25852,13 +24089,13 @@ tloop1short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
+	VMOVUPS 384(SP), Y4
 
 tloop1:
-	VMASKMOVPS  (CX)(R12*1), Y0, Y4
-	VMOVUPS     96(SP), Y5
-	VSUBPS      Y5, Y4, Y4
-	VADDPS      Y4, Y2, Y2
-	VFMADD231PS Y4, Y4, Y3
+	VMASKMOVPS  (CX)(R12*1), Y0, Y5
+	VSUBPS      Y4, Y5, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS Y5, Y5, Y3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -25867,26 +24104,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Y2, Y2
-	VMOVUPS Y2, 192(SP)
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  224(SP), Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Y2
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS 96(SP), Y2
+	VADDPS  32(SP), Y2, Y2
+	VMOVUPS Y2, 32(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 192(SP)
-	VMOVUPS 224(SP), Y3
-	VADDPS  160(SP), Y3, Y3
-	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
+	VMOVUPS Y3, 64(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 224(SP)
+	VMOVUPS Y3, 128(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -25898,41 +24135,40 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 192(SP), Y4
-	VADDPS  128(SP), Y4, Y4
+	VMOVUPS 96(SP), Y4
+	VADDPS  32(SP), Y4, Y4
 	VADDPS  Y4, Y2, Y2
-	VMOVUPS 224(SP), Y4
-	VADDPS  160(SP), Y4, Y4
+	VMOVUPS 128(SP), Y4
+	VADDPS  64(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y2, 384(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 384(SP), Y2
-	VMULPS  Y1, Y2, Y2
 	VMOVUPS Y2, 416(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 416(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 448(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y3, 448(SP)
+	VMOVUPS Y3, 480(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 448(SP), Y2
-	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 480(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 416(SP), Y1
-	VMOVUPS 416(SP), Y2
+	VMOVUPS 480(SP), Y2
 	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 512(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 512(SP), Y1
-	VMOVUPS 480(SP), Y2
-	VSUBPS  Y1, Y2, Y1
+	// correctionSq = correction * correction
+	VMOVUPS 448(SP), Y1
+	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 544(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 544(SP), Y1
+	VMOVUPS 512(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y1, 576(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
@@ -25940,9 +24176,9 @@ tloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VMOVUPS 544(SP), Y2
+	VMOVUPS 576(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 576(SP)
+	VMOVUPS Y1, 608(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
@@ -25951,7 +24187,7 @@ tloop1summed:
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      576(SP), Y3
+	VMOVUPS      608(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -25964,20 +24200,20 @@ tloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 608(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y2, 640(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 608(SP), Y2
+	VMOVUPS 640(SP), Y2
 	VDIVPS  Y2, Y1, Y1
-	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y1, 928(SP)
 
 	// mean = shift + correction
-	VMOVUPS 416(SP), Y1
-	VMOVUPS 96(SP), Y2
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 384(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 672(SP)
+	VMOVUPS Y1, 960(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R8
@@ -25991,81 +24227,81 @@ tloop1summed:
 
 	// oldMean = runMean[row]
 	VMASKMOVPS (SI), Y0, Y3
-	VMOVUPS    Y3, 704(SP)
+	VMOVUPS    Y3, 992(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 704(SP), Y3
+	VMOVUPS 992(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS Y3, 736(SP)
-
-	// takenMean = take * mean
-	VMOVUPS 672(SP), Y3
-	VMULPS  Y3, Y2, Y3
 	VMOVUPS Y3, 1024(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1024(SP), Y3
-	VMOVUPS 736(SP), Y4
-	VADDPS  Y3, Y4, Y3
+	// takenMean = take * mean
+	VMOVUPS 960(SP), Y3
+	VMULPS  Y3, Y2, Y3
 	VMOVUPS Y3, 1056(SP)
 
+	// newMean = keptMean + takenMean
+	VMOVUPS 1056(SP), Y3
+	VMOVUPS 1024(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y3, 1088(SP)
+
 	// runMean[row] = newMean
-	VMOVUPS    1056(SP), Y3
+	VMOVUPS    1088(SP), Y3
 	VMASKMOVPS Y3, Y0, (SI)
 
 	// oldVar = runVar[row]
 	VMASKMOVPS (DI), Y0, Y3
-	VMOVUPS    Y3, 1088(SP)
+	VMOVUPS    Y3, 1120(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 1088(SP), Y3
+	VMOVUPS 1120(SP), Y3
 	VMULPS  Y3, Y1, Y1
-	VMOVUPS Y1, 1120(SP)
-
-	// takenVar = take * variance
-	VMOVUPS 544(SP), Y1
-	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 1152(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1152(SP), Y1
-	VMOVUPS 1120(SP), Y2
-	VADDPS  Y1, Y2, Y1
+	// takenVar = take * variance
+	VMOVUPS 576(SP), Y1
+	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 1184(SP)
 
+	// newVar = keptVar + takenVar
+	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1152(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1216(SP)
+
 	// runVar[row] = newVar
-	VMOVUPS    1184(SP), Y1
+	VMOVUPS    1216(SP), Y1
 	VMASKMOVPS Y1, Y0, (DI)
 
 	// gain = gain[row]
 	VMASKMOVPS (DX), Y0, Y1
-	VMOVUPS    Y1, 1216(SP)
+	VMOVUPS    Y1, 1248(SP)
 
 	// scale = rstd * gain
-	VMOVUPS 1216(SP), Y1
-	VMOVUPS 640(SP), Y2
+	VMOVUPS 1248(SP), Y1
+	VMOVUPS 928(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1248(SP)
+	VMOVUPS Y1, 1280(SP)
 
 	// bias = bias[row]
 	VMASKMOVPS (BX), Y0, Y1
-	VMOVUPS    Y1, 1280(SP)
+	VMOVUPS    Y1, 1312(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ DX, DX
-	XORQ BX, BX
+	XORQ    DX, DX
+	XORQ    BX, BX
+	VMOVUPS 384(SP), Y1
+	VMOVUPS 448(SP), Y2
+	VMOVUPS 1280(SP), Y3
+	VMOVUPS 1312(SP), Y4
 
 tloop2:
-	VMASKMOVPS (CX)(BX*1), Y0, Y1
-	VMOVUPS    96(SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VMOVUPS    416(SP), Y2
-	VSUBPS     Y2, Y1, Y1
-	VMOVUPS    1248(SP), Y2
-	VMULPS     Y2, Y1, Y1
-	VMOVUPS    1280(SP), Y2
-	VADDPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)(BX*1)
+	VMASKMOVPS (CX)(BX*1), Y0, Y5
+	VSUBPS     Y1, Y5, Y5
+	VSUBPS     Y2, Y5, Y5
+	VMULPS     Y3, Y5, Y5
+	VADDPS     Y4, Y5, Y5
+	VMASKMOVPS Y5, Y0, (AX)(BX*1)
 	INCQ       DX
 	ADDQ       R10, BX
 	CMPQ       DX, R9
@@ -26292,7 +24528,7 @@ loop0_done:
 
 // func avx512BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, MMX+
-TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
+TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $8-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -26301,6 +24537,23 @@ TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -26321,22 +24574,8 @@ group:
 	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
 gloop0:
 	TESTQ      R11, R11
 	JZ         gloop0fetched
@@ -26390,22 +24629,8 @@ block:
 	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
 bloop0:
 	TESTQ      R11, R11
 	JZ         bloop0fetched
@@ -26469,7 +24694,7 @@ done:
 
 // func avx2BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, MMX+
-TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
+TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $8-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -26478,6 +24703,23 @@ TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -26498,22 +24740,8 @@ group:
 	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
 gloop0:
 	TESTQ      R11, R11
 	JZ         gloop0fetched
@@ -26565,22 +24793,8 @@ block:
 	// pass 1 over the block's rows: dst = x*gain + bias
 	XORQ R9, R9
 	XORQ R10, R10
+	MOVQ (SP), R11
 
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
 bloop0:
 	TESTQ      R11, R11
 	JZ         bloop0fetched

@@ -23004,7 +23004,7 @@ done:
 
 // func avx512LayerNormStatsBackwardParamsAny(dgamma *float32, dbeta *float32, dy *float32, x *float32, mean *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·layernormAvx512LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
+TEXT ·layernormAvx512LayerNormStatsBackwardParamsAny(SB), $576-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
 	MOVQ dy+16(FP), DX
@@ -23015,6 +23015,23 @@ TEXT ·layernormAvx512LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R11
+	IMULQ  R9, R11
+	CMPQ   R11, $+1048576
+	JB     nopf
+	CMPQ   R10, $+8192
+	JAE    nopf
+	MOVQ   R10, R11
+	IMUL3Q $+16, R11, R11
+	JMP    pfset
+
+nopf:
+	XORQ R11, R11
+
+pfset:
+	MOVQ R11, (SP)
 	CMPQ R8, $+64
 	JB   blocks
 
@@ -23031,14 +23048,14 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Z0, (SP)
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z2, 128(SP)
-	VMOVUPS Z3, 192(SP)
-	VMOVUPS Z4, 256(SP)
-	VMOVUPS Z5, 320(SP)
-	VMOVUPS Z6, 384(SP)
-	VMOVUPS Z7, 448(SP)
+	VMOVUPS Z0, 64(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z2, 192(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z4, 320(SP)
+	VMOVUPS Z5, 384(SP)
+	VMOVUPS Z6, 448(SP)
+	VMOVUPS Z7, 512(SP)
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
@@ -23049,24 +23066,9 @@ group:
 	VPXORD  Z15, Z15, Z15
 
 gloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop0nopf
-	CMPQ   R10, $+8192
-	JAE    gloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R13, R13
-
-gloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23139,29 +23141,29 @@ gloop0fetched:
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z8, Z8
-	VMOVUPS Z8, (SP)
+	VADDPS  64(SP), Z8, Z8
+	VMOVUPS Z8, 64(SP)
 	VPXORD  Z8, Z8, Z8
-	VADDPS  64(SP), Z9, Z9
-	VMOVUPS Z9, 64(SP)
+	VADDPS  128(SP), Z9, Z9
+	VMOVUPS Z9, 128(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  128(SP), Z10, Z10
-	VMOVUPS Z10, 128(SP)
+	VADDPS  192(SP), Z10, Z10
+	VMOVUPS Z10, 192(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  192(SP), Z11, Z11
-	VMOVUPS Z11, 192(SP)
+	VADDPS  256(SP), Z11, Z11
+	VMOVUPS Z11, 256(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  256(SP), Z12, Z12
-	VMOVUPS Z12, 256(SP)
+	VADDPS  320(SP), Z12, Z12
+	VMOVUPS Z12, 320(SP)
 	VPXORD  Z12, Z12, Z12
-	VADDPS  320(SP), Z13, Z13
-	VMOVUPS Z13, 320(SP)
+	VADDPS  384(SP), Z13, Z13
+	VMOVUPS Z13, 384(SP)
 	VPXORD  Z13, Z13, Z13
-	VADDPS  384(SP), Z14, Z14
-	VMOVUPS Z14, 384(SP)
+	VADDPS  448(SP), Z14, Z14
+	VMOVUPS Z14, 448(SP)
 	VPXORD  Z14, Z14, Z14
-	VADDPS  448(SP), Z15, Z15
-	VMOVUPS Z15, 448(SP)
+	VADDPS  512(SP), Z15, Z15
+	VMOVUPS Z15, 512(SP)
 	VPXORD  Z15, Z15, Z15
 
 gloop0next:
@@ -23174,21 +23176,21 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   R9, $+64
 	JBE    gloop0summed
-	VADDPS (SP), Z8, Z8
+	VADDPS 64(SP), Z8, Z8
 	VADDPS Z8, Z0, Z0
-	VADDPS 64(SP), Z9, Z9
+	VADDPS 128(SP), Z9, Z9
 	VADDPS Z9, Z1, Z1
-	VADDPS 128(SP), Z10, Z10
+	VADDPS 192(SP), Z10, Z10
 	VADDPS Z10, Z2, Z2
-	VADDPS 192(SP), Z11, Z11
+	VADDPS 256(SP), Z11, Z11
 	VADDPS Z11, Z3, Z3
-	VADDPS 256(SP), Z12, Z12
+	VADDPS 320(SP), Z12, Z12
 	VADDPS Z12, Z4, Z4
-	VADDPS 320(SP), Z13, Z13
+	VADDPS 384(SP), Z13, Z13
 	VADDPS Z13, Z5, Z5
-	VADDPS 384(SP), Z14, Z14
+	VADDPS 448(SP), Z14, Z14
 	VADDPS Z14, Z6, Z6
-	VADDPS 448(SP), Z15, Z15
+	VADDPS 512(SP), Z15, Z15
 	VADDPS Z15, Z7, Z7
 
 gloop0summed:
@@ -23224,30 +23226,15 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Z0, (SP)
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z0, 64(SP)
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z19, Z19, Z19
 	VPXORD  Z20, Z20, Z20
 
 bloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop0nopf
-	CMPQ   R10, $+8192
-	JAE    bloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R13, R13
-
-bloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23284,11 +23271,11 @@ bloop0fetched:
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z19, Z19
-	VMOVUPS Z19, (SP)
+	VADDPS  64(SP), Z19, Z19
+	VMOVUPS Z19, 64(SP)
 	VPXORD  Z19, Z19, Z19
-	VADDPS  64(SP), Z20, Z20
-	VMOVUPS Z20, 64(SP)
+	VADDPS  128(SP), Z20, Z20
+	VMOVUPS Z20, 128(SP)
 	VPXORD  Z20, Z20, Z20
 
 bloop0next:
@@ -23301,9 +23288,9 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   R9, $+64
 	JBE    bloop0summed
-	VADDPS (SP), Z19, Z19
+	VADDPS 64(SP), Z19, Z19
 	VADDPS Z19, Z0, Z0
-	VADDPS 64(SP), Z20, Z20
+	VADDPS 128(SP), Z20, Z20
 	VADDPS Z20, Z1, Z1
 
 bloop0summed:
@@ -23337,8 +23324,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Z0, (SP)
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z0, 64(SP)
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z21, Z21, Z21
 	VPXORD  Z22, Z22, Z22
 
@@ -23374,11 +23361,11 @@ tloop0:
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Z21, Z21
-	VMOVUPS Z21, (SP)
+	VADDPS  64(SP), Z21, Z21
+	VMOVUPS Z21, 64(SP)
 	VPXORD  Z21, Z21, Z21
-	VADDPS  64(SP), Z22, Z22
-	VMOVUPS Z22, 64(SP)
+	VADDPS  128(SP), Z22, Z22
+	VMOVUPS Z22, 128(SP)
 	VPXORD  Z22, Z22, Z22
 
 tloop0next:
@@ -23391,9 +23378,9 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   R9, $+64
 	JBE    tloop0summed
-	VADDPS (SP), Z21, Z21
+	VADDPS 64(SP), Z21, Z21
 	VADDPS Z21, Z0, Z0
-	VADDPS 64(SP), Z22, Z22
+	VADDPS 128(SP), Z22, Z22
 	VADDPS Z22, Z1, Z1
 
 tloop0summed:
@@ -23415,7 +23402,7 @@ done:
 
 // func avx2LayerNormStatsBackwardParamsAny(dgamma *float32, dbeta *float32, dy *float32, x *float32, mean *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
+TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), $544-80
 	MOVQ dgamma+0(FP), AX
 	MOVQ dbeta+8(FP), CX
 	MOVQ dy+16(FP), DX
@@ -23426,6 +23413,23 @@ TEXT ·layernormAvx2LayerNormStatsBackwardParamsAny(SB), NOSPLIT, $512-80
 	MOVQ h+56(FP), R9
 	MOVQ stride+64(FP), R10
 	SHLQ $0x02, R10
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R10, R11
+	IMULQ  R9, R11
+	CMPQ   R11, $+1048576
+	JB     nopf
+	CMPQ   R10, $+8192
+	JAE    nopf
+	MOVQ   R10, R11
+	IMUL3Q $+16, R11, R11
+	JMP    pfset
+
+nopf:
+	XORQ R11, R11
+
+pfset:
+	MOVQ R11, (SP)
 	CMPQ R8, $+32
 	JB   blocks
 
@@ -23442,42 +23446,27 @@ group:
 	VXORPS  Y7, Y7, Y7
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-	VMOVUPS Y4, 128(SP)
-	VMOVUPS Y5, 160(SP)
-	VMOVUPS Y6, 192(SP)
-	VMOVUPS Y7, 224(SP)
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS Y3, 352(SP)
-	VMOVUPS Y4, 384(SP)
-	VMOVUPS Y5, 416(SP)
-	VMOVUPS Y6, 448(SP)
-	VMOVUPS Y7, 480(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y3, 384(SP)
+	VMOVUPS Y4, 416(SP)
+	VMOVUPS Y5, 448(SP)
+	VMOVUPS Y6, 480(SP)
+	VMOVUPS Y7, 512(SP)
 
 gloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     gloop0nopf
-	CMPQ   R10, $+8192
-	JAE    gloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R13, R13
-
-gloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23526,74 +23515,74 @@ gloop0fetched:
 	JAE          gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Y0, Y0
-	VMOVUPS Y0, 256(SP)
+	VADDPS  288(SP), Y0, Y0
+	VMOVUPS Y0, 288(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  288(SP), Y1, Y1
-	VMOVUPS Y1, 288(SP)
+	VADDPS  320(SP), Y1, Y1
+	VMOVUPS Y1, 320(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  320(SP), Y2, Y2
-	VMOVUPS Y2, 320(SP)
+	VADDPS  352(SP), Y2, Y2
+	VMOVUPS Y2, 352(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  352(SP), Y3, Y3
-	VMOVUPS Y3, 352(SP)
+	VADDPS  384(SP), Y3, Y3
+	VMOVUPS Y3, 384(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  384(SP), Y4, Y4
-	VMOVUPS Y4, 384(SP)
+	VADDPS  416(SP), Y4, Y4
+	VMOVUPS Y4, 416(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  416(SP), Y5, Y5
-	VMOVUPS Y5, 416(SP)
+	VADDPS  448(SP), Y5, Y5
+	VMOVUPS Y5, 448(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  448(SP), Y6, Y6
-	VMOVUPS Y6, 448(SP)
+	VADDPS  480(SP), Y6, Y6
+	VMOVUPS Y6, 480(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  480(SP), Y7, Y7
-	VMOVUPS Y7, 480(SP)
+	VADDPS  512(SP), Y7, Y7
+	VMOVUPS Y7, 512(SP)
 	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Y0
-	VADDPS  (SP), Y0, Y0
-	VMOVUPS Y0, (SP)
+	VMOVUPS 288(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 256(SP)
-	VMOVUPS 288(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y0, 288(SP)
+	VMOVUPS 320(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 288(SP)
-	VMOVUPS 320(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 320(SP)
+	VMOVUPS 352(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 320(SP)
-	VMOVUPS 352(SP), Y3
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y2, 352(SP)
+	VMOVUPS 384(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 352(SP)
-	VMOVUPS 384(SP), Y4
-	VADDPS  128(SP), Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y3, 384(SP)
+	VMOVUPS 416(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 384(SP)
-	VMOVUPS 416(SP), Y5
-	VADDPS  160(SP), Y5, Y5
-	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y4, 416(SP)
+	VMOVUPS 448(SP), Y5
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 416(SP)
-	VMOVUPS 448(SP), Y6
-	VADDPS  192(SP), Y6, Y6
-	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y5, 448(SP)
+	VMOVUPS 480(SP), Y6
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 448(SP)
-	VMOVUPS 480(SP), Y7
-	VADDPS  224(SP), Y7, Y7
-	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y6, 480(SP)
+	VMOVUPS 512(SP), Y7
+	VADDPS  256(SP), Y7, Y7
+	VMOVUPS Y7, 256(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 480(SP)
+	VMOVUPS Y7, 512(SP)
 
 gloop0next:
 	ADDQ    $+64, R14
@@ -23605,29 +23594,29 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
-	VMOVUPS 256(SP), Y8
-	VADDPS  (SP), Y8, Y8
-	VADDPS  Y8, Y0, Y0
 	VMOVUPS 288(SP), Y8
 	VADDPS  32(SP), Y8, Y8
-	VADDPS  Y8, Y1, Y1
+	VADDPS  Y8, Y0, Y0
 	VMOVUPS 320(SP), Y8
 	VADDPS  64(SP), Y8, Y8
-	VADDPS  Y8, Y2, Y2
+	VADDPS  Y8, Y1, Y1
 	VMOVUPS 352(SP), Y8
 	VADDPS  96(SP), Y8, Y8
-	VADDPS  Y8, Y3, Y3
+	VADDPS  Y8, Y2, Y2
 	VMOVUPS 384(SP), Y8
 	VADDPS  128(SP), Y8, Y8
-	VADDPS  Y8, Y4, Y4
+	VADDPS  Y8, Y3, Y3
 	VMOVUPS 416(SP), Y8
 	VADDPS  160(SP), Y8, Y8
-	VADDPS  Y8, Y5, Y5
+	VADDPS  Y8, Y4, Y4
 	VMOVUPS 448(SP), Y8
 	VADDPS  192(SP), Y8, Y8
-	VADDPS  Y8, Y6, Y6
+	VADDPS  Y8, Y5, Y5
 	VMOVUPS 480(SP), Y8
 	VADDPS  224(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 512(SP), Y8
+	VADDPS  256(SP), Y8, Y8
 	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
@@ -23663,30 +23652,15 @@ block:
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y0, 64(SP)
-	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y1, 128(SP)
 
 bloop0short:
-	XORQ R11, R11
-	XORQ R12, R12
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R10, R13
-	IMULQ  R9, R13
-	CMPQ   R13, $+1048576
-	JB     bloop0nopf
-	CMPQ   R10, $+8192
-	JAE    bloop0nopf
-	MOVQ   R10, R13
-	IMUL3Q $+16, R13, R13
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R13, R13
-
-bloop0pfset:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
@@ -23715,26 +23689,26 @@ bloop0fetched:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y0, Y0
-	VMOVUPS Y0, 64(SP)
+	VADDPS  96(SP), Y0, Y0
+	VMOVUPS Y0, 96(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  96(SP), Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y0
-	VADDPS  (SP), Y0, Y0
-	VMOVUPS Y0, (SP)
+	VMOVUPS 96(SP), Y0
+	VADDPS  32(SP), Y0, Y0
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 64(SP)
-	VMOVUPS 96(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y1, 128(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -23746,11 +23720,11 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VADDPS  Y2, Y0, Y0
 	VMOVUPS 96(SP), Y2
 	VADDPS  32(SP), Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
@@ -23786,10 +23760,10 @@ tail:
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, (SP)
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
 
 tloop0short:
 	XORQ    R8, R8
@@ -23815,26 +23789,26 @@ tloop0:
 	JAE          tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R8
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  (SP), Y1, Y1
-	VMOVUPS Y1, (SP)
+	VMOVUPS 96(SP), Y1
+	VADDPS  32(SP), Y1, Y1
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS 96(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y2, 128(SP)
 
 tloop0next:
 	ADDQ    $+64, R12
@@ -23846,11 +23820,11 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VADDPS  Y3, Y1, Y1
 	VMOVUPS 96(SP), Y3
 	VADDPS  32(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 128(SP), Y3
+	VADDPS  64(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:

@@ -14048,7 +14048,7 @@ done:
 
 // func avx512RMSNormStatsBackwardParamsAny(dgamma *float32, dy *float32, x *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·rmsnormAvx512RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
+TEXT ·rmsnormAvx512RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $8-64
 	MOVQ dgamma+0(FP), AX
 	MOVQ dy+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -14057,6 +14057,23 @@ TEXT ·rmsnormAvx512RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $0-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -14079,24 +14096,9 @@ group:
 	VPXORD Z11, Z11, Z11
 
 gloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -14208,24 +14210,9 @@ block:
 	VPXORD Z16, Z16, Z16
 
 bloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -14359,7 +14346,7 @@ done:
 
 // func avx2RMSNormStatsBackwardParamsAny(dgamma *float32, dy *float32, x *float32, rstd *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $128-64
+TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $160-64
 	MOVQ dgamma+0(FP), AX
 	MOVQ dy+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -14368,6 +14355,23 @@ TEXT ·rmsnormAvx2RMSNormStatsBackwardParamsAny(SB), NOSPLIT, $128-64
 	MOVQ h+40(FP), DI
 	MOVQ stride+48(FP), R8
 	SHLQ $0x02, R8
+
+	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
+	MOVQ   R8, R9
+	IMULQ  DI, R9
+	CMPQ   R9, $+1048576
+	JB     nopf
+	CMPQ   R8, $+8192
+	JAE    nopf
+	MOVQ   R8, R9
+	IMUL3Q $+16, R9, R9
+	JMP    pfset
+
+nopf:
+	XORQ R9, R9
+
+pfset:
+	MOVQ R9, (SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -14380,34 +14384,19 @@ group:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 
 gloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     gloop0nopf
-	CMPQ   R8, $+8192
-	JAE    gloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    gloop0pfset
-
-gloop0nopf:
-	XORQ R11, R11
-
-gloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -14459,17 +14448,17 @@ gloop0fetched:
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y4, Y4
-	VMOVUPS Y4, (SP)
+	VADDPS  32(SP), Y4, Y4
+	VMOVUPS Y4, 32(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  32(SP), Y5, Y5
-	VMOVUPS Y5, 32(SP)
+	VADDPS  64(SP), Y5, Y5
+	VMOVUPS Y5, 64(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  64(SP), Y6, Y6
-	VMOVUPS Y6, 64(SP)
+	VADDPS  96(SP), Y6, Y6
+	VMOVUPS Y6, 96(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  128(SP), Y7, Y7
+	VMOVUPS Y7, 128(SP)
 	VXORPS  Y7, Y7, Y7
 
 gloop0next:
@@ -14482,13 +14471,13 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    gloop0summed
-	VADDPS (SP), Y4, Y4
+	VADDPS 32(SP), Y4, Y4
 	VADDPS Y4, Y0, Y0
-	VADDPS 32(SP), Y5, Y5
+	VADDPS 64(SP), Y5, Y5
 	VADDPS Y5, Y1, Y1
-	VADDPS 64(SP), Y6, Y6
+	VADDPS 96(SP), Y6, Y6
 	VADDPS Y6, Y2, Y2
-	VADDPS 96(SP), Y7, Y7
+	VADDPS 128(SP), Y7, Y7
 	VADDPS Y7, Y3, Y3
 
 gloop0summed:
@@ -14515,28 +14504,13 @@ block:
 	VXORPS  Y0, Y0, Y0
 	CMPQ    DI, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, (SP)
+	VMOVUPS Y0, 32(SP)
 	VXORPS  Y11, Y11, Y11
 
 bloop0short:
-	XORQ R9, R9
-	XORQ R10, R10
-
-	// prefetch offset: 16 elements ahead; 0 (none) when the rows span under 1048576 bytes or the stride is 8192 bytes or more
-	MOVQ   R8, R11
-	IMULQ  DI, R11
-	CMPQ   R11, $+1048576
-	JB     bloop0nopf
-	CMPQ   R8, $+8192
-	JAE    bloop0nopf
-	MOVQ   R8, R11
-	IMUL3Q $+16, R11, R11
-	JMP    bloop0pfset
-
-bloop0nopf:
-	XORQ R11, R11
-
-bloop0pfset:
+	XORQ    R9, R9
+	XORQ    R10, R10
+	MOVQ    (SP), R11
 	MOVQ    $+64, R12
 	CMPQ    R12, DI
 	CMOVQGT DI, R12
@@ -14568,8 +14542,8 @@ bloop0fetched:
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y11, Y11
-	VMOVUPS Y11, (SP)
+	VADDPS  32(SP), Y11, Y11
+	VMOVUPS Y11, 32(SP)
 	VXORPS  Y11, Y11, Y11
 
 bloop0next:
@@ -14582,7 +14556,7 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    bloop0summed
-	VADDPS (SP), Y11, Y11
+	VADDPS 32(SP), Y11, Y11
 	VADDPS Y11, Y0, Y0
 
 bloop0summed:
@@ -14612,7 +14586,7 @@ tail:
 	VXORPS  Y1, Y1, Y1
 	CMPQ    DI, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, (SP)
+	VMOVUPS Y1, 32(SP)
 	VXORPS  Y12, Y12, Y12
 
 tloop0short:
@@ -14642,8 +14616,8 @@ tloop0:
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  (SP), Y12, Y12
-	VMOVUPS Y12, (SP)
+	VADDPS  32(SP), Y12, Y12
+	VMOVUPS Y12, 32(SP)
 	VXORPS  Y12, Y12, Y12
 
 tloop0next:
@@ -14656,7 +14630,7 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    tloop0summed
-	VADDPS (SP), Y12, Y12
+	VADDPS 32(SP), Y12, Y12
 	VADDPS Y12, Y1, Y1
 
 tloop0summed:

@@ -70,28 +70,33 @@ func compile(f target.Func) ([]byte, error) {
 	type config struct { // maxBlock 0: planBlock's choice
 		maxBlock, stackSums int
 		noPrefetch          bool
+		hoistCut            int
 	}
 	type result struct {
 		text        []byte
 		block, next int
+		hoisted     bool
 	}
 	r, err := irpass.Retry(config{}, func(c config) (result, error) {
-		fn, block, next, err := lower(f, c.maxBlock, c.stackSums, c.noPrefetch)
+		fn, block, next, l, err := lowerWith(f, c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut)
 		if err != nil {
 			return result{}, err
 		}
 		text, err := finish(fn, f.ISA)
-		return result{text, block, next}, irpass.Pressure(err)
+		return result{text, block, next, l.hoisted}, irpass.Pressure(err)
 	}, func(c config, r result) (config, bool) {
 		switch {
+		case r.hoisted && c.hoistCut < maxHoistCut:
+			// Fewer frame scalars held across the loops first.
+			return config{c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut + 1}, true
 		case r.next > 0:
-			return config{c.maxBlock, r.next, c.noPrefetch}, true
+			return config{c.maxBlock, r.next, c.noPrefetch, 0}, true
 		case !c.noPrefetch && f.Kernel.Layout == ir.Columns:
-			return config{c.maxBlock, 0, true}, true
+			return config{c.maxBlock, 0, true, 0}, true
 		case r.block == 1:
 			return c, false
 		}
-		return config{r.block / 2, 0, c.noPrefetch}, true
+		return config{r.block / 2, 0, c.noPrefetch, 0}, true
 	})
 	if err != nil {
 		return nil, err

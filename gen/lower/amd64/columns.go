@@ -39,13 +39,23 @@ type columnLowering struct {
 	acc      map[int][]reg.Register
 	loops    int
 	// slots, when per-row scalars live in the frame (stackSums 3: those
-	// a loop splats, 4: all): each scalar's vector per block, nil for
+	// live into a loop, 4: all): each scalar's vector per block, nil for
 	// those in registers (always the uniform ones, one register for all
 	// the blocks). nslot counts the frame slots the current body took;
-	// bodies reuse them. splatted marks the scalars some loop splats.
-	slots    [][]operand.Mem
-	nslot    int
-	splatted []bool
+	// bodies reuse them.
+	slots [][]operand.Mem
+	nslot int
+	// lastUse is the index in the body of each scalar's last use (-1:
+	// none); stmt is the statement being lowered. crosses marks the
+	// scalars live into a loop (defined before it, used in or after it).
+	lastUse []int
+	crosses []bool
+	stmt    int
+	// pfStart is the frame slot of the loops' first prefetch offset, set
+	// once per call (prefetchOffset).
+	pfStart operand.Mem
+	// order is the body as lowered (storesEarly).
+	order []ir.Stmt
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -84,16 +94,38 @@ func (l *lowering) columns(limit int) int {
 	}
 	c.stride = l.argSized("stride", c.unit)
 	c.uniform = pass.RowInvariant(l.k)
-	c.splatted = make([]bool, l.k.NumScalars)
-	for _, st := range l.k.Body {
-		if loop, ok := st.(*ir.Loop); ok {
-			for _, op := range loop.Ops {
+	c.order = storesEarly(l.k.Body)
+	c.lastUse = make([]int, l.k.NumScalars)
+	for s := range c.lastUse {
+		c.lastUse[s] = -1
+	}
+	for si, st := range c.order {
+		switch st := st.(type) {
+		case *ir.Loop:
+			for _, op := range st.Ops {
 				if op.Code == ir.VSplat {
-					c.splatted[op.Scalar] = true
+					c.lastUse[op.Scalar] = si
 				}
+			}
+		case *ir.Scalar:
+			for _, a := range st.Args {
+				c.lastUse[a] = si
 			}
 		}
 	}
+	c.crosses = make([]bool, l.k.NumScalars)
+	nextLoop := len(c.order) // the first loop after the current statement
+	for si := len(c.order) - 1; si >= 0; si-- {
+		switch st := c.order[si].(type) {
+		case *ir.Loop:
+			nextLoop = si
+		case *ir.Scalar:
+			if st.Dst >= 0 {
+				c.crosses[st.Dst] = nextLoop <= c.lastUse[st.Dst]
+			}
+		}
+	}
+	c.prefetchOffset()
 	w := l.lanes
 	g := columnGroupAVX2
 	if l.isa.VectorRegs >= 32 {
@@ -161,7 +193,8 @@ func (c *columnLowering) body(name string, mask reg.Register, blocks int, abando
 	c.nslot = 0
 	c.acc = map[int][]reg.Register{}
 	c.loops = 0
-	for _, st := range c.k.Body {
+	for si, st := range c.order {
+		c.stmt = si
 		switch st := st.(type) {
 		case *ir.Loop:
 			c.loop(st)
@@ -169,6 +202,37 @@ func (c *columnLowering) body(name string, mask reg.Register, blocks int, abando
 			c.scalar(st)
 		}
 	}
+}
+
+// storesEarly returns body with each store of a per-row scalar moved up
+// to just after its value and the last guard before it (nothing is
+// stored before a guard), unless a statement in between reads the
+// array: BatchNorm's mean and rstd are then written before the pass
+// over the rows rather than held across it.
+func storesEarly(body []ir.Stmt) []ir.Stmt {
+	var out []ir.Stmt
+	for _, st := range body {
+		sc, ok := st.(*ir.Scalar)
+		if !ok || sc.Code != ir.SStore {
+			out = append(out, st)
+			continue
+		}
+		at := len(out)
+		for ; at > 0; at-- {
+			stop := false
+			switch prev := out[at-1].(type) {
+			case *ir.Scalar:
+				stop = prev.Code == ir.SGuard || prev.Dst == sc.Args[0] || (prev.Code == ir.SLoad && prev.Array == sc.Array)
+			case *ir.Loop:
+				stop = slices.ContainsFunc(prev.Ops, func(op ir.VecOp) bool { return op.Code == ir.VLoad && op.Array == sc.Array })
+			}
+			if stop {
+				break
+			}
+		}
+		out = slices.Insert(out, at, st)
+	}
+	return out
 }
 
 // get is block b's vector of scalar s: its register, or a fresh one
@@ -185,10 +249,11 @@ func (c *columnLowering) get(s ir.S, b int) reg.Register {
 // set makes vs (one vector per block) the value of scalar s. With the
 // scalars in the frame, a per-row scalar is stored to slots: the loops
 // then hold little more than their accumulators and temporaries in
-// registers, and a group of blocks fits in AVX2's 16 registers.
+// registers, and a group of blocks fits in AVX2's 16 registers; the
+// registers left over hold the splats a loop hoists (hoistSplats).
 func (c *columnLowering) set(s ir.S, vs []reg.Register) {
 	c.val[s] = vs
-	if c.stackSums < 3 || c.uniform[s] || (c.stackSums == 3 && !c.splatted[s]) {
+	if c.stackSums < 3 || c.uniform[s] || (c.stackSums == 3 && !c.crosses[s]) {
 		return
 	}
 	ms := make([]operand.Mem, len(vs))
@@ -327,7 +392,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	i, off := c.gp64(), c.gp64()
 	c.I(x86.XORQ(i, i))
 	c.I(x86.XORQ(off, off))
-	pfArrays, pf := c.startPrefetch(loop, name)
+	pfArrays, pf := c.startPrefetch(loop)
 	var end reg.GPVirtual // the end of the current chunk
 	if chunked {
 		end = c.gp64()
@@ -337,6 +402,7 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 			c.I(x86.CMOVQGT(c.h, end))
 		}
 	}
+	hoist := c.hoistSplats(loop, len(accs))
 	c.label(name)
 	c.prefetchRows(pfArrays, pf, name+"fetched")
 	shared := make([]reg.Register, len(loop.Ops))
@@ -359,6 +425,10 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 				c.load(op.Array, c.rowMem(op.Array, off, b), d)
 				val[oi] = d
 			case ir.VSplat:
+				if h := hoist[op.Scalar]; h != nil && h[b] != nil {
+					val[oi] = h[b]
+					break
+				}
 				if splats[op.Scalar] == nil {
 					splats[op.Scalar] = c.get(op.Scalar, b)
 				}
@@ -454,6 +524,115 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	}
 }
 
+// maxHoistCut bounds the retries with fewer hoisted splats (compile) at
+// one level of the frame: past it, the pressure is not the loops'.
+const maxHoistCut = 3
+
+// loadInPlace makes the frame slots of a per-row scalar that SLoad reads
+// from a float32 input the slots of the input itself, when the scalar
+// would go to the frame: no copy to store. A row input (a row's first
+// element) qualifies only while nothing is stored: an output may be the
+// same slice. Partial blocks load under their mask instead.
+func (c *columnLowering) loadInPlace(st *ir.Scalar) bool {
+	if st.Code != ir.SLoad || c.mask != nil || c.stackSums < 3 || c.uniform[st.Dst] ||
+		(c.stackSums == 3 && !c.crosses[st.Dst]) || c.elem(st.Array) != ir.F32 {
+		return false
+	}
+	switch c.k.Arrays[st.Array].Role {
+	case ir.RowScalarIn:
+	case ir.RowIn:
+		for _, o := range c.order[c.stmt+1 : c.lastUse[st.Dst]+1] {
+			switch o := o.(type) {
+			case *ir.Scalar:
+				if o.Code == ir.SStore {
+					return false
+				}
+			case *ir.Loop:
+				if slices.ContainsFunc(o.Ops, func(op ir.VecOp) bool { return op.Code == ir.VStore }) {
+					return false
+				}
+			}
+		}
+	default:
+		return false
+	}
+	ms := make([]operand.Mem, c.blocks)
+	for b := range ms {
+		ms[b] = c.rowMem(st.Array, nil, b)
+	}
+	c.val[st.Dst] = make([]reg.Register, c.blocks)
+	c.slots[st.Dst] = ms
+	return true
+}
+
+// hoistSplats loads, before the first element of loop, the per-row
+// scalars it splats that live in the frame, block after block, as many
+// as the registers left over allow; the others are loaded at every
+// element. What is left over is an estimate: the scalars held in
+// registers across the loop, its sums (accs per block), its parameter
+// broadcasts and temporaries (one per row array read, and one), less
+// hoistCut, which compile raises when the estimate was short. Without
+// this a short column (BatchNorm over a small batch) spends most of its
+// loads on the frame.
+func (c *columnLowering) hoistSplats(loop *ir.Loop, accs int) map[ir.S][]reg.Register {
+	var frame []ir.S
+	var rows []int
+	used := accs*c.blocks + 1 + c.hoistCut
+	bf16 := false
+	for _, op := range loop.Ops {
+		switch op.Code {
+		case ir.VSplat:
+			if c.slots[op.Scalar] != nil && !slices.Contains(frame, op.Scalar) {
+				frame = append(frame, op.Scalar)
+			}
+		case ir.VLoad:
+			if c.k.Arrays[op.Array].Role == ir.Param {
+				used++
+			} else if !slices.Contains(rows, op.Array) {
+				rows = append(rows, op.Array)
+				used++
+			}
+		case ir.VStore:
+			bf16 = bf16 || c.elem(op.Array) == ir.BF16
+		}
+	}
+	if len(frame) == 0 {
+		return nil
+	}
+	if bf16 {
+		used += len(c.bf16Consts)
+	}
+	if c.mask != nil && !c.masked() {
+		used++ // the AVX2 lane mask
+	}
+	for s, vs := range c.val {
+		if vs == nil || c.slots[s] != nil || c.lastUse[s] < c.stmt {
+			continue
+		}
+		if c.uniform[s] {
+			used++
+		} else {
+			used += c.blocks
+		}
+	}
+	free := c.isa.VectorRegs - used
+	hoist := map[ir.S][]reg.Register{}
+	for b := range c.blocks {
+		for _, s := range frame {
+			if free <= 0 {
+				return hoist
+			}
+			if hoist[s] == nil {
+				hoist[s] = make([]reg.Register, c.blocks)
+			}
+			hoist[s][b] = c.get(s, b)
+			c.hoisted = true
+			free--
+		}
+	}
+	return hoist
+}
+
 // scalar lowers one scalar statement for every lane's row, block by
 // block; a scalar that is the same for every row is computed once for
 // all the blocks. SDiv and SSqrt are the exact instructions, as in the
@@ -469,8 +648,18 @@ func (c *columnLowering) scalar(st *ir.Scalar) {
 	}
 	vs := make([]reg.Register, c.blocks)
 	c.comment("%s", c.k.ScalarText(st, c.f.H))
+	if c.loadInPlace(st) {
+		return
+	}
 	for b := range blocks {
-		arg := func(i int) reg.Register { return c.get(st.Args[i], b) }
+		got := map[ir.S]reg.Register{} // x*x loads x from the frame once
+		arg := func(i int) reg.Register {
+			s := st.Args[i]
+			if got[s] == nil {
+				got[s] = c.get(s, b)
+			}
+			return got[s]
+		}
 		var d reg.Register
 		switch st.Code {
 		case ir.SConst:
@@ -683,15 +872,48 @@ const columnPrefetchMinBytes = 1 << 20
 // 8192), the prefetches did not help AVX-512 and slowed AVX2 down.
 const columnPrefetchMaxStride = 8 << 10
 
-// startPrefetch returns the row arrays loop loads and, in pf, the byte
-// offset of the elements its iterations prefetch, columnPrefetchAhead
-// elements ahead of off, or 0 at run time when the rows span less than
-// columnPrefetchMinBytes or the stride is columnPrefetchMaxStride or
-// more (nil: no prefetch: turned off, a partial block,
-// or no row array read). Every step of a loop is a new element, stride
-// bytes on: a new page once stride reaches 4 KiB, which the hardware
-// prefetchers do not follow.
-func (c *columnLowering) startPrefetch(loop *ir.Loop, name string) ([]int, reg.GPVirtual) {
+// prefetchOffset stores in the frame, once per call, the byte offset
+// of the elements the loops prefetch, columnPrefetchAhead elements
+// ahead, or 0 when the rows span less than columnPrefetchMinBytes or the
+// stride is columnPrefetchMaxStride or more. Every step of a loop is a
+// new element, stride bytes on: a new page once stride reaches 4 KiB,
+// which the hardware prefetchers do not follow.
+func (c *columnLowering) prefetchOffset() {
+	if c.noPrefetch {
+		return
+	}
+	c.comment("prefetch offset: %d elements ahead; 0 (none) when the rows span under %d bytes or the stride is %d bytes or more",
+		columnPrefetchAhead, columnPrefetchMinBytes, columnPrefetchMaxStride)
+	// With vector slots to follow, a vector's size keeps them aligned.
+	if c.stackSums > 0 {
+		c.pfStart = c.fn.AllocLocal(4 * c.lanes)
+	} else {
+		c.pfStart = c.fn.AllocLocal(8)
+	}
+	pf := c.gp64()
+	c.I(x86.MOVQ(c.stride, pf))
+	if c.f.H > 0 {
+		c.I(x86.IMUL3Q(imm32(c.f.H), pf, pf))
+	} else {
+		c.I(x86.IMULQ(c.h, pf))
+	}
+	c.I(x86.CMPQ(pf, imm32(columnPrefetchMinBytes)))
+	c.I(x86.JB(operand.LabelRef("nopf")))
+	c.I(x86.CMPQ(c.stride, imm32(columnPrefetchMaxStride)))
+	c.I(x86.JAE(operand.LabelRef("nopf")))
+	c.I(x86.MOVQ(c.stride, pf))
+	c.I(x86.IMUL3Q(imm32(columnPrefetchAhead), pf, pf))
+	c.I(x86.JMP(operand.LabelRef("pfset")))
+	c.label("nopf")
+	c.I(x86.XORQ(pf, pf))
+	c.label("pfset")
+	c.I(x86.MOVQ(pf, c.pfStart))
+}
+
+// startPrefetch returns the row arrays loop loads and, in pf, the
+// call's prefetch offset (prefetchOffset; nil: no prefetch: turned off,
+// a partial block, or no row array read).
+func (c *columnLowering) startPrefetch(loop *ir.Loop) ([]int, reg.GPVirtual) {
 	if c.noPrefetch || c.mask != nil {
 		return nil, nil
 	}
@@ -704,26 +926,8 @@ func (c *columnLowering) startPrefetch(loop *ir.Loop, name string) ([]int, reg.G
 	if len(arrays) == 0 {
 		return nil, nil
 	}
-	c.comment("prefetch offset: %d elements ahead; 0 (none) when the rows span under %d bytes or the stride is %d bytes or more",
-		columnPrefetchAhead, columnPrefetchMinBytes, columnPrefetchMaxStride)
 	pf := c.gp64()
-	none := name + "nopf"
-	c.I(x86.MOVQ(c.stride, pf))
-	if c.f.H > 0 {
-		c.I(x86.IMUL3Q(imm32(c.f.H), pf, pf))
-	} else {
-		c.I(x86.IMULQ(c.h, pf))
-	}
-	c.I(x86.CMPQ(pf, imm32(columnPrefetchMinBytes)))
-	c.I(x86.JB(operand.LabelRef(none)))
-	c.I(x86.CMPQ(c.stride, imm32(columnPrefetchMaxStride)))
-	c.I(x86.JAE(operand.LabelRef(none)))
-	c.I(x86.MOVQ(c.stride, pf))
-	c.I(x86.IMUL3Q(imm32(columnPrefetchAhead), pf, pf))
-	c.I(x86.JMP(operand.LabelRef(name + "pfset")))
-	c.label(none)
-	c.I(x86.XORQ(pf, pf))
-	c.label(name + "pfset")
+	c.I(x86.MOVQ(c.pfStart, pf))
 	return arrays, pf
 }
 

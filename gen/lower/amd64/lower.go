@@ -60,6 +60,11 @@ type lowering struct {
 	counters   []operand.Mem
 	// scalarSlots are the Columns scalars' frame slots (stackSums 3).
 	scalarSlots []operand.Mem
+	// hoistCut lowers the Columns loops' estimate of the registers free
+	// for frame scalars loaded once before the loop (hoistSplats);
+	// hoisted says some loop did so.
+	hoistCut int
+	hoisted  bool
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -126,22 +131,31 @@ type accState struct {
 // next stackSums worth trying (0: none, no level of the sums that is in
 // registers could move to the frame).
 func lower(f target.Func, maxBlock int, stackSums int, noPrefetch bool) (*avoir.Function, int, int, error) {
+	fn, block, next, _, err := lowerWith(f, maxBlock, stackSums, noPrefetch, 0)
+	return fn, block, next, err
+}
+
+// lowerWith is lower with the Columns loops' register estimate lowered
+// by hoistCut (lowering.hoistCut); it also returns the lowering, whose
+// hoisted says whether some loop loaded frame scalars before its first
+// element (nil when it failed before lowering).
+func lowerWith(f target.Func, maxBlock int, stackSums int, noPrefetch bool, hoistCut int) (*avoir.Function, int, int, *lowering, error) {
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, nil, err
 	}
-	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch, hoistCut: hoistCut}
 	l.isa = f.ISA.Desc()
 	if l.isa.GOARCH != "amd64" || (l.isa.VectorBytes != 32 && l.isa.VectorBytes != 64) {
-		return nil, 0, 0, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
+		return nil, 0, 0, nil, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}
 	l.lanes = l.isa.Lanes
 	if f.H < 0 || f.H > maxH {
-		return nil, 0, 0, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
+		return nil, 0, 0, nil, fmt.Errorf("hidden size %d is out of range 0..%d", f.H, maxH)
 	}
 	sig, err := gotypes.ParseSignature(f.AsmSignature())
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
+		return nil, 0, 0, nil, fmt.Errorf("signature %s: %w", f.AsmSignature(), err)
 	}
 	fn := avoir.NewFunction(f.Name())
 	fn.Attributes = attr.NOSPLIT
@@ -159,7 +173,7 @@ func lower(f target.Func, maxBlock int, stackSums int, noPrefetch bool) (*avoir.
 		l.segments()
 	default:
 		if f.NT && !f.ISA.NonTemporal(k.Layout, f.H) {
-			return nil, 0, 0, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
+			return nil, 0, 0, nil, fmt.Errorf("%s has no non-temporal variant at hidden size %d", f.ISA, f.H)
 		}
 		l.rowsLayout(maxBlock)
 		block = l.block
@@ -176,9 +190,9 @@ func lower(f target.Func, maxBlock int, stackSums int, noPrefetch bool) (*avoir.
 	case l.regTotals && stackSums < 2:
 		next = 2
 	case k.Layout == ir.Columns && stackSums < 4:
-		next = stackSums + 1
+		next = max(stackSums+1, 3)
 	}
-	return fn, block, next, l.err
+	return fn, block, next, l, l.err
 }
 
 // rowsLayout lowers a kernel of layout ir.Rows.
