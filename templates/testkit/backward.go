@@ -44,6 +44,11 @@ type bwdKernel struct {
 	anySize      func(a [][]float32, h int)
 	parallel     func(h int, anySize bool) func(a [][]float32)
 	pureGo       func(a [][]float32, rows, h int)
+	// blockRows is the rows of the blocked backward's blocks at size h
+	// (nil: the entry points run no blocks); blocks, the generator's
+	// choice at each of sizes.
+	blockRows func(h int) int
+	blocks    []int
 }
 
 func (k *bwdKernel) index(name string) int {
@@ -447,6 +452,10 @@ func TestBackwardEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 5}
 			}
+			if k.blockRows != nil {
+				// Two blocks and a partial one: the sums added across blocks.
+				rowCounts = append(rowCounts, 2*k.blockRows(tc.h)+3)
+			}
 			for fi, fam := range families {
 				if testing.Short() && !shortFamilies[fam.name] {
 					continue
@@ -503,6 +512,22 @@ func TestBackwardEquivalence(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBackwardBlockRows checks that the run-time block rows of the
+// blocked backward (the Any entry points') are the generator's at the
+// fixed sizes, so that both forms run the same blocks.
+func TestBackwardBlockRows(t *testing.T) {
+	for _, k := range bwdKernels {
+		if k.blockRows == nil {
+			continue
+		}
+		for i, h := range k.sizes {
+			if got := k.blockRows(h); got != k.blocks[i] {
+				t.Errorf("%s: %d rows per block at h=%d at run time, %d in %s%d", k.name, got, h, k.blocks[i], k.name, h)
 			}
 		}
 	}
