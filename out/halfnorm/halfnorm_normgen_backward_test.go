@@ -70,6 +70,8 @@ var halfnormBwdKernels = []*halfnormBwdKernel{
 			}
 			panic("no fixed size")
 		},
+		blockRows: func(h int) int { return halfnormBwdBlockRows(h * 4) },
+		blocks:    []int{64},
 		// The pure-Go kernels, as the entry point runs them.
 		pureGo: func(a [][]float32, rows, h int) {
 			if rows == 0 {
@@ -123,6 +125,11 @@ type halfnormBwdKernel struct {
 	anySize      func(a [][]float32, h int)
 	parallel     func(h int, anySize bool) func(a [][]float32)
 	pureGo       func(a [][]float32, rows, h int)
+	// blockRows is the rows of the blocked backward's blocks at size h
+	// (nil: the entry points run no blocks); blocks, the generator's
+	// choice at each of sizes.
+	blockRows func(h int) int
+	blocks    []int
 }
 
 func (k *halfnormBwdKernel) index(name string) int {
@@ -526,6 +533,10 @@ func TestHalfnormBackwardEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 5}
 			}
+			if k.blockRows != nil {
+				// Two blocks and a partial one: the sums added across blocks.
+				rowCounts = append(rowCounts, 2*k.blockRows(tc.h)+3)
+			}
 			for fi, fam := range halfnormFamilies {
 				if testing.Short() && !halfnormShortFamilies[fam.name] {
 					continue
@@ -582,6 +593,22 @@ func TestHalfnormBackwardEquivalence(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBackwardBlockRows checks that the run-time block rows of the
+// blocked backward (the Any entry points') are the generator's at the
+// fixed sizes, so that both forms run the same blocks.
+func TestHalfnormBackwardBlockRows(t *testing.T) {
+	for _, k := range halfnormBwdKernels {
+		if k.blockRows == nil {
+			continue
+		}
+		for i, h := range k.sizes {
+			if got := k.blockRows(h); got != k.blocks[i] {
+				t.Errorf("%s: %d rows per block at h=%d at run time, %d in %s%d", k.name, got, h, k.blocks[i], k.name, h)
 			}
 		}
 	}

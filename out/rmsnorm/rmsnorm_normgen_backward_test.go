@@ -58,6 +58,8 @@ var rmsnormBwdKernels = []*rmsnormBwdKernel{
 			}
 			panic("no fixed size")
 		},
+		blockRows: func(h int) int { return rmsnormBwdBlockRows(h * 8) },
+		blocks:    []int{8},
 		// The pure-Go kernels, as the entry point runs them.
 		pureGo: func(a [][]float32, rows, h int) {
 			if rows == 0 {
@@ -106,6 +108,11 @@ type rmsnormBwdKernel struct {
 	anySize      func(a [][]float32, h int)
 	parallel     func(h int, anySize bool) func(a [][]float32)
 	pureGo       func(a [][]float32, rows, h int)
+	// blockRows is the rows of the blocked backward's blocks at size h
+	// (nil: the entry points run no blocks); blocks, the generator's
+	// choice at each of sizes.
+	blockRows func(h int) int
+	blocks    []int
 }
 
 func (k *rmsnormBwdKernel) index(name string) int {
@@ -509,6 +516,10 @@ func TestRmsnormBackwardEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 5}
 			}
+			if k.blockRows != nil {
+				// Two blocks and a partial one: the sums added across blocks.
+				rowCounts = append(rowCounts, 2*k.blockRows(tc.h)+3)
+			}
 			for fi, fam := range rmsnormFamilies {
 				if testing.Short() && !rmsnormShortFamilies[fam.name] {
 					continue
@@ -565,6 +576,22 @@ func TestRmsnormBackwardEquivalence(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBackwardBlockRows checks that the run-time block rows of the
+// blocked backward (the Any entry points') are the generator's at the
+// fixed sizes, so that both forms run the same blocks.
+func TestRmsnormBackwardBlockRows(t *testing.T) {
+	for _, k := range rmsnormBwdKernels {
+		if k.blockRows == nil {
+			continue
+		}
+		for i, h := range k.sizes {
+			if got := k.blockRows(h); got != k.blocks[i] {
+				t.Errorf("%s: %d rows per block at h=%d at run time, %d in %s%d", k.name, got, h, k.blocks[i], k.name, h)
 			}
 		}
 	}
