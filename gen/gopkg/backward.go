@@ -165,11 +165,32 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 		if h == 0 {
 			blockDecl = id("block").Op(":=").Id("bwdBlockRows").Call(id("h").Op("*").Lit(paramsRowBytes(bw.Params)))
 		}
+		// In place (an output is dy) the Params kernel must read dy before
+		// the Rows kernel overwrites it; otherwise the Rows kernel goes
+		// first, its reads streaming from memory in order, and the Params
+		// kernel, which reads the block column by column, finds it in cache.
+		var inPlace *jen.Statement
+		for _, a := range bw.Args {
+			if a.Out && a.Extent == algo.PerElement {
+				same := jen.Op("&").Id(a.Name).Index(jen.Lit(0)).Op("==").Op("&").Id("dy").Index(jen.Lit(0))
+				if inPlace == nil {
+					inPlace = same
+				} else {
+					inPlace = inPlace.Op("||").Add(same)
+				}
+			}
+		}
 		body = append(body, blockDecl,
+			id("inPlace").Op(":=").Add(inPlace),
 			jen.If(id("rows").Op("<=").Id("block")).Block(
 				jen.Comment("One block: its sums are the whole sums."),
-				paramsBlock(k, h, nil, nil, nil, nil),
-				rowsCall(nil, nil),
+				jen.If(id("inPlace")).Block(
+					paramsBlock(k, h, nil, nil, nil, nil),
+					rowsCall(nil, nil),
+				).Else().Block(
+					rowsCall(nil, nil),
+					paramsBlock(k, h, nil, nil, nil, nil),
+				),
 				jen.Return(),
 			))
 		body = append(body, blockedSums(k, h, nil, nil, func(lo, hi *jen.Statement) jen.Code {
@@ -279,7 +300,7 @@ func paramsBlock(k Kernel, h int, lo, hi, c0, c1 *jen.Statement) jen.Code {
 
 // blockedSums are the statements that sum the parameter gradients of
 // columns [c0, c1) (nil: all) block by block into float64 totals, with
-// perBlock (nil: none) after each block's sums.
+// perBlock (nil: none) before each block's sums, or after them inPlace.
 func blockedSums(k Kernel, h int, c0, c1 *jen.Statement, perBlock func(lo, hi *jen.Statement) jen.Code) []jen.Code {
 	id := jen.Id
 	var outs []string
@@ -317,17 +338,16 @@ func blockedSums(k Kernel, h int, c0, c1 *jen.Statement, perBlock func(lo, hi *j
 	}
 	code = append(code, jen.List(sums...).Op(":=").List(slices...))
 	lo, hi := id("lo"), id("hi")
-	loop := []jen.Code{
-		id("hi").Op(":=").Min(id("lo").Op("+").Id("block"), id("rows")),
-		paramsBlock(k, h, lo, hi, c0, c1),
+	loop := []jen.Code{id("hi").Op(":=").Min(id("lo").Op("+").Id("block"), id("rows"))}
+	if perBlock != nil {
+		loop = append(loop, jen.If(jen.Op("!").Id("inPlace")).Block(perBlock(lo, hi)))
 	}
+	loop = append(loop, paramsBlock(k, h, lo, hi, c0, c1))
 	for _, n := range outs {
 		loop = append(loop, id("bwdAdd").Call(id(n+"Sum"), part(n)))
 	}
 	if perBlock != nil {
-		// The Params kernel reads the block's dy before the Rows kernel
-		// may overwrite it in place.
-		loop = append(loop, perBlock(lo, hi))
+		loop = append(loop, jen.If(id("inPlace")).Block(perBlock(lo, hi)))
 	}
 	code = append(code, jen.For(id("lo").Op(":=").Lit(0), id("lo").Op("<").Id("rows"), id("lo").Op("+=").Id("block")).Block(loop...))
 	for _, n := range outs {
