@@ -743,20 +743,31 @@ func BF16LayerNormTrainBackward768(dx []uint16, dgamma, dbeta []float32, dy, x [
 		return
 	}
 	const block = 64
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-		halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+		} else {
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+		}
 		return
 	}
 	t := halfnormBwdTotals(2 * 768)
 	dgammaSum, dbetaSum := (*t)[:768], (*t)[768:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy[lo*768:], x[lo*768:], mean[lo:hi], rstd[lo:hi], 768, hi-lo, 768)
 		halfnormBwdAdd(dgammaSum, dgamma)
 		halfnormBwdAdd(dbetaSum, dbeta)
-		halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 	}
 	halfnormBwdStore(dgamma, dgammaSum)
 	halfnormBwdStore(dbeta, dbetaSum)
@@ -852,20 +863,31 @@ func BF16LayerNormTrainBackwardAny(dx []uint16, dgamma, dbeta []float32, dy, x [
 		return
 	}
 	block := halfnormBwdBlockRows(h * 4)
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-		halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+		} else {
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+		}
 		return
 	}
 	t := halfnormBwdTotals(2 * h)
 	dgammaSum, dbetaSum := (*t)[:h], (*t)[h:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
 		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy[lo*h:], x[lo*h:], mean[lo:hi], rstd[lo:hi], h, hi-lo, h)
 		halfnormBwdAdd(dgammaSum, dgamma)
 		halfnormBwdAdd(dbetaSum, dbeta)
-		halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
 	}
 	halfnormBwdStore(dgamma, dgammaSum)
 	halfnormBwdStore(dbeta, dbetaSum)

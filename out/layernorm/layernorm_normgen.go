@@ -567,20 +567,31 @@ func LayerNormStatsBackward768(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		return
 	}
 	const block = 32
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-		layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+			layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+		} else {
+			layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+		}
 		return
 	}
 	t := layernormBwdTotals(2 * 768)
 	dgammaSum, dbetaSum := (*t)[:768], (*t)[768:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*768:], x[lo*768:], mean[lo:hi], rstd[lo:hi], 768, hi-lo, 768)
 		layernormBwdAdd(dgammaSum, dgamma)
 		layernormBwdAdd(dbetaSum, dbeta)
-		layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 	}
 	layernormBwdStore(dgamma, dgammaSum)
 	layernormBwdStore(dbeta, dbetaSum)
@@ -676,20 +687,31 @@ func LayerNormStatsBackward4096(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []fl
 		return
 	}
 	const block = 8
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
-		layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
+			layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+		} else {
+			layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
+		}
 		return
 	}
 	t := layernormBwdTotals(2 * 4096)
 	dgammaSum, dbetaSum := (*t)[:4096], (*t)[4096:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*4096:], x[lo*4096:], mean[lo:hi], rstd[lo:hi], 4096, hi-lo, 4096)
 		layernormBwdAdd(dgammaSum, dgamma)
 		layernormBwdAdd(dbetaSum, dbeta)
-		layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
 	}
 	layernormBwdStore(dgamma, dgammaSum)
 	layernormBwdStore(dbeta, dbetaSum)
@@ -785,20 +807,31 @@ func LayerNormStatsBackwardAny(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		return
 	}
 	block := layernormBwdBlockRows(h * 8)
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-		layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+			layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+		} else {
+			layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+		}
 		return
 	}
 	t := layernormBwdTotals(2 * h)
 	dgammaSum, dbetaSum := (*t)[:h], (*t)[h:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
 		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*h:], x[lo*h:], mean[lo:hi], rstd[lo:hi], h, hi-lo, h)
 		layernormBwdAdd(dgammaSum, dgamma)
 		layernormBwdAdd(dbetaSum, dbeta)
-		layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
 	}
 	layernormBwdStore(dgamma, dgammaSum)
 	layernormBwdStore(dbeta, dbetaSum)

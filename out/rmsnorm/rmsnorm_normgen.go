@@ -585,19 +585,30 @@ func RMSNormStatsBackward4096(dx, dgamma, dy, x, rstd, gamma []float32) {
 		return
 	}
 	const block = 8
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
-		rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
+			rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+		} else {
+			rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
+		}
 		return
 	}
 	t := rmsnormBwdTotals(1 * 4096)
 	dgammaSum := (*t)[:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		}
 		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy[lo*4096:], x[lo*4096:], rstd[lo:hi], 4096, hi-lo, 4096)
 		rmsnormBwdAdd(dgammaSum, dgamma)
-		rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		}
 	}
 	rmsnormBwdStore(dgamma, dgammaSum)
 	rmsnormBwdTotalsPool.Put(t)
@@ -675,19 +686,30 @@ func RMSNormStatsBackwardAny(dx, dgamma, dy, x, rstd, gamma []float32, h int) {
 		return
 	}
 	block := rmsnormBwdBlockRows(h * 8)
+	inPlace := &dx[0] == &dy[0]
 	if rows <= block {
 		// One block: its sums are the whole sums.
-		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
-		rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+		} else {
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
+		}
 		return
 	}
 	t := rmsnormBwdTotals(1 * h)
 	dgammaSum := (*t)[:]
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
+		if !inPlace {
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		}
 		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy[lo*h:], x[lo*h:], rstd[lo:hi], h, hi-lo, h)
 		rmsnormBwdAdd(dgammaSum, dgamma)
-		rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		}
 	}
 	rmsnormBwdStore(dgamma, dgammaSum)
 	rmsnormBwdTotalsPool.Put(t)
