@@ -136,9 +136,9 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	}
 	// blockRowsCalls runs the Rows kernel block by block over [lo, hi),
 	// as the serial entry point runs it: the same calls, the same bits.
-	blockRowsCalls := func(lo, hi string) jen.Code {
-		return jen.For(id("r0").Op(":=").Id(lo), id("r0").Op("<").Id(hi), id("r0").Op("+=").Id("block")).Block(
-			id("r1").Op(":=").Min(id("r0").Op("+").Id("block"), id(hi)),
+	blockRowsCalls := func(lo, hi *jen.Statement) jen.Code {
+		return jen.For(id("r0").Op(":=").Add(lo), id("r0").Op("<").Add(hi.Clone()), id("r0").Op("+=").Id("block")).Block(
+			id("r1").Op(":=").Min(id("r0").Op("+").Id("block"), hi.Clone()),
 			rowsCall(id("r0"), id("r1")))
 	}
 
@@ -180,15 +180,20 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 				}
 			}
 		}
+		// A call whose dy and x stay in L2 as a whole needs no blocks for
+		// them: its sums run over all its rows at once, sparing the
+		// totals' adds; its Rows kernel still runs block by block, as
+		// Parallel runs it.
+		rb := paramsRowBytes(bw.Params)
+		whole := id("rows").Op("*").Add(hExpr(h)).Op("*").Lit(rb).Op("<=").Id("bwdWholeBytes")
 		body = append(body, blockDecl,
 			id("inPlace").Op(":=").Add(inPlace),
-			jen.If(id("rows").Op("<=").Id("block")).Block(
-				jen.Comment("One block: its sums are the whole sums."),
+			jen.If(whole.Clone()).Block(
 				jen.If(id("inPlace")).Block(
 					paramsBlock(k, h, nil, nil, nil, nil),
-					rowsCall(nil, nil),
+					blockRowsCalls(jen.Lit(0), id("rows")),
 				).Else().Block(
-					rowsCall(nil, nil),
+					blockRowsCalls(jen.Lit(0), id("rows")),
 					paramsBlock(k, h, nil, nil, nil, nil),
 				),
 				jen.Return(),
@@ -197,10 +202,16 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 			return rowsCall(lo, hi)
 		})...)
 		pbody = append(pbody, blockDecl,
-			id("parallelColumns").Call(hExpr(h), id("rows"), jen.Func().Params(jen.List(id("c0"), id("c1")).Int()).Block(
-				blockedSums(k, h, id("c0"), id("c1"), nil)...)),
+			jen.If(whole.Clone()).Block(
+				id("parallelColumns").Call(hExpr(h), id("rows"), jen.Func().Params(jen.List(id("c0"), id("c1")).Int()).Block(
+					id("w").Op(":=").Id("c1").Op("-").Id("c0"),
+					paramsBlock(k, h, nil, nil, id("c0"), id("c1")))),
+			).Else().Block(
+				id("parallelColumns").Call(hExpr(h), id("rows"), jen.Func().Params(jen.List(id("c0"), id("c1")).Int()).Block(
+					blockedSums(k, h, id("c0"), id("c1"), nil)...)),
+			),
 			id("parallelRowBlocks").Call(id("rows"), hExpr(h), jen.Func().Params(jen.List(id("lo"), id("hi")).Int()).Block(
-				blockRowsCalls("lo", "hi"))))
+				blockRowsCalls(id("lo"), id("hi")))))
 		pdoc = fmt.Sprintf("// %sParallel is %s with its work split across up to\n"+
 			"// GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the\n"+
 			"// rows by blocks of 64 rows, each run block by block as %s runs it.\n"+
@@ -225,6 +236,9 @@ const (
 	// backwardBlockBytes is the most bytes of dy and x (and f) a block
 	// spans: a quarter of a 1 MiB L2, leaving room for dx and the rest.
 	backwardBlockBytes = 256 << 10
+	// backwardWholeBytes is the most bytes of dy and x (and f) of a call
+	// that runs no blocks: it stays in L2 between the kernels anyway.
+	backwardWholeBytes = 512 << 10
 	// backwardMaxBlock is the most rows of a block: one float32 chunk.
 	backwardMaxBlock = ir.SumChunk
 )
@@ -321,7 +335,11 @@ func blockedSums(k Kernel, h int, c0, c1 *jen.Statement, perBlock func(lo, hi *j
 		}
 		return id(name).Index(c0.Clone(), c1.Clone())
 	}
-	code = append(code, id("t").Op(":=").Id("bwdTotals").Call(jen.Lit(len(outs)).Op("*").Add(width.Clone())))
+	n := width.Clone()
+	if len(outs) > 1 {
+		n = jen.Lit(len(outs)).Op("*").Add(width.Clone())
+	}
+	code = append(code, id("t").Op(":=").Id("bwdTotals").Call(n))
 	var sums, slices []jen.Code
 	for i, n := range outs {
 		sums = append(sums, id(n+"Sum"))
@@ -333,6 +351,10 @@ func blockedSums(k Kernel, h int, c0, c1 *jen.Statement, perBlock func(lo, hi *j
 				return width.Clone()
 			}
 			return jen.Lit(j).Op("*").Add(width.Clone())
+		}
+		if len(outs) == 1 {
+			slices = append(slices, jen.Op("*").Id("t"))
+			continue
 		}
 		slices = append(slices, jen.Parens(jen.Op("*").Id("t")).Index(at(i), at(i+1)))
 	}
@@ -382,6 +404,9 @@ func bwdHelpers() jen.Code {
 		Comment("bwdTotalsPool keeps the float64 column totals of the blocked backward between").Line().
 		Comment("calls: a call allocates none once the pool holds enough.").Line().
 		Var().Id("bwdTotalsPool").Qual("sync", "Pool").Line().Line().
+		Comment("bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,").Line().
+		Comment("without blocks: the call stays in L2, and the blocks' totals would only add work.").Line().
+		Const().Id("bwdWholeBytes").Op("=").Lit(backwardWholeBytes>>10).Op("<<").Lit(10).Line().Line().
 		Comment("bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).").Line().
 		Func().Id("bwdTotals").Params(id("n").Int()).Op("*").Index().Float64().Block(
 		jen.List(id("t"), jen.Id("_")).Op(":=").Id("bwdTotalsPool").Dot("Get").Call().Assert(jen.Op("*").Index().Float64()),
