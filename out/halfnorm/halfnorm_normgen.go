@@ -744,13 +744,18 @@ func BF16LayerNormTrainBackward768(dx []uint16, dgamma, dbeta []float32, dy, x [
 	}
 	const block = 64
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*768*4 <= halfnormBwdWholeBytes {
 		if inPlace {
 			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-			halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 		} else {
-			halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
 		}
 		return
@@ -787,20 +792,27 @@ func BF16LayerNormTrainBackward768Parallel(dx []uint16, dgamma, dbeta []float32,
 		return
 	}
 	const block = 64
-	halfnormParallelColumns(768, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := halfnormBwdTotals(2 * w)
-		dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
-			halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
-			halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
-		}
-		halfnormBwdStore(dgamma[c0:c1], dgammaSum)
-		halfnormBwdStore(dbeta[c0:c1], dbetaSum)
-		halfnormBwdTotalsPool.Put(t)
-	})
+	if rows*768*4 <= halfnormBwdWholeBytes {
+		halfnormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 768)
+		})
+	} else {
+		halfnormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := halfnormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
+				halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
+				halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			halfnormBwdStore(dgamma[c0:c1], dgammaSum)
+			halfnormBwdStore(dbeta[c0:c1], dbetaSum)
+			halfnormBwdTotalsPool.Put(t)
+		})
+	}
 	halfnormParallelRowBlocks(rows, 768, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -864,13 +876,18 @@ func BF16LayerNormTrainBackwardAny(dx []uint16, dgamma, dbeta []float32, dy, x [
 	}
 	block := halfnormBwdBlockRows(h * 4)
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*h*4 <= halfnormBwdWholeBytes {
 		if inPlace {
 			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
 		} else {
-			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
 			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
 		}
 		return
@@ -907,20 +924,27 @@ func BF16LayerNormTrainBackwardAnyParallel(dx []uint16, dgamma, dbeta []float32,
 		return
 	}
 	block := halfnormBwdBlockRows(h * 4)
-	halfnormParallelColumns(h, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := halfnormBwdTotals(2 * w)
-		dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
-			halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
-			halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
-		}
-		halfnormBwdStore(dgamma[c0:c1], dgammaSum)
-		halfnormBwdStore(dbeta[c0:c1], dbetaSum)
-		halfnormBwdTotalsPool.Put(t)
-	})
+	if rows*h*4 <= halfnormBwdWholeBytes {
+		halfnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, h)
+		})
+	} else {
+		halfnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := halfnormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
+				halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
+				halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			halfnormBwdStore(dgamma[c0:c1], dgammaSum)
+			halfnormBwdStore(dbeta[c0:c1], dbetaSum)
+			halfnormBwdTotalsPool.Put(t)
+		})
+	}
 	halfnormParallelRowBlocks(rows, h, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -1081,6 +1105,10 @@ func halfnormBwdBlockRows(rowBytes int) int {
 // bwdTotalsPool keeps the float64 column totals of the blocked backward between
 // calls: a call allocates none once the pool holds enough.
 var halfnormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const halfnormBwdWholeBytes = 512 << 10
 
 // bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
 func halfnormBwdTotals(n int) *[]float64 {

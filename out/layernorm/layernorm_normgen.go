@@ -568,13 +568,18 @@ func LayerNormStatsBackward768(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 	}
 	const block = 32
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*768*8 <= layernormBwdWholeBytes {
 		if inPlace {
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-			layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 		} else {
-			layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
 		}
 		return
@@ -611,20 +616,27 @@ func LayerNormStatsBackward768Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, gam
 		return
 	}
 	const block = 32
-	layernormParallelColumns(768, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := layernormBwdTotals(2 * w)
-		dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
-			layernormBwdAdd(dgammaSum, dgamma[c0:c1])
-			layernormBwdAdd(dbetaSum, dbeta[c0:c1])
-		}
-		layernormBwdStore(dgamma[c0:c1], dgammaSum)
-		layernormBwdStore(dbeta[c0:c1], dbetaSum)
-		layernormBwdTotalsPool.Put(t)
-	})
+	if rows*768*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 768)
+		})
+	} else {
+		layernormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, 768, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -688,13 +700,18 @@ func LayerNormStatsBackward4096(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []fl
 	}
 	const block = 8
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*4096*8 <= layernormBwdWholeBytes {
 		if inPlace {
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
-			layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 		} else {
-			layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
 		}
 		return
@@ -731,20 +748,27 @@ func LayerNormStatsBackward4096Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, ga
 		return
 	}
 	const block = 8
-	layernormParallelColumns(4096, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := layernormBwdTotals(2 * w)
-		dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 4096)
-			layernormBwdAdd(dgammaSum, dgamma[c0:c1])
-			layernormBwdAdd(dbetaSum, dbeta[c0:c1])
-		}
-		layernormBwdStore(dgamma[c0:c1], dgammaSum)
-		layernormBwdStore(dbeta[c0:c1], dbetaSum)
-		layernormBwdTotalsPool.Put(t)
-	})
+	if rows*4096*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 4096)
+		})
+	} else {
+		layernormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 4096)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, 4096, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -808,13 +832,18 @@ func LayerNormStatsBackwardAny(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 	}
 	block := layernormBwdBlockRows(h * 8)
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*h*8 <= layernormBwdWholeBytes {
 		if inPlace {
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-			layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
 		} else {
-			layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
 			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
 		}
 		return
@@ -851,20 +880,27 @@ func LayerNormStatsBackwardAnyParallel(dx, dgamma, dbeta, dy, x, mean, rstd, gam
 		return
 	}
 	block := layernormBwdBlockRows(h * 8)
-	layernormParallelColumns(h, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := layernormBwdTotals(2 * w)
-		dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
-			layernormBwdAdd(dgammaSum, dgamma[c0:c1])
-			layernormBwdAdd(dbetaSum, dbeta[c0:c1])
-		}
-		layernormBwdStore(dgamma[c0:c1], dgammaSum)
-		layernormBwdStore(dbeta[c0:c1], dbetaSum)
-		layernormBwdTotalsPool.Put(t)
-	})
+	if rows*h*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, h)
+		})
+	} else {
+		layernormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, h, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -1025,6 +1061,10 @@ func layernormBwdBlockRows(rowBytes int) int {
 // bwdTotalsPool keeps the float64 column totals of the blocked backward between
 // calls: a call allocates none once the pool holds enough.
 var layernormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const layernormBwdWholeBytes = 512 << 10
 
 // bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
 func layernormBwdTotals(n int) *[]float64 {

@@ -69,6 +69,7 @@ var layernormBwdKernels = []*layernormBwdKernel{
 			panic("no fixed size")
 		},
 		blockRows: func(h int) int { return layernormBwdBlockRows(h * 8) },
+		wholeRows: func(h int) int { return layernormBwdWholeBytes / (h * 8) },
 		blocks:    []int{32, 8},
 		// The pure-Go kernels, as the entry point runs them.
 		pureGo: func(a [][]float32, rows, h int) {
@@ -126,9 +127,10 @@ type layernormBwdKernel struct {
 	parallel     func(h int, anySize bool) func(a [][]float32)
 	pureGo       func(a [][]float32, rows, h int)
 	// blockRows is the rows of the blocked backward's blocks at size h
-	// (nil: the entry points run no blocks); blocks, the generator's
-	// choice at each of sizes.
+	// (nil: the entry points run no blocks), wholeRows the most rows of a
+	// call without blocks; blocks, the generator's choice at each of sizes.
 	blockRows func(h int) int
+	wholeRows func(h int) int
 	blocks    []int
 }
 
@@ -533,11 +535,12 @@ func TestLayernormBackwardEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 5}
 			}
-			// A block and a partial one, the sums added across blocks, on
-			// the short families (130 rows do it at the shorter rows).
+			// Past the most rows a call sums at once, ending in a partial
+			// block: the sums added across blocks, on the short families.
 			blocked := 0
-			if b := k.blockRows; b != nil && (tc.h > 200 || testing.Short()) {
-				blocked = b(tc.h) + 3
+			if k.blockRows != nil {
+				b, w := k.blockRows(tc.h), k.wholeRows(tc.h)
+				blocked = w - w%b + b + 3
 			}
 			for fi, fam := range layernormFamilies {
 				if testing.Short() && !layernormShortFamilies[fam.name] {

@@ -586,19 +586,24 @@ func RMSNormStatsBackward4096(dx, dgamma, dy, x, rstd, gamma []float32) {
 	}
 	const block = 8
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*4096*8 <= rmsnormBwdWholeBytes {
 		if inPlace {
 			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
-			rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], rstd[r0:r1], gamma, r1-r0)
+			}
 		} else {
-			rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], rstd[r0:r1], gamma, r1-r0)
+			}
 			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
 		}
 		return
 	}
-	t := rmsnormBwdTotals(1 * 4096)
-	dgammaSum := (*t)[:]
+	t := rmsnormBwdTotals(4096)
+	dgammaSum := *t
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
 		if !inPlace {
@@ -626,18 +631,25 @@ func RMSNormStatsBackward4096Parallel(dx, dgamma, dy, x, rstd, gamma []float32) 
 		return
 	}
 	const block = 8
-	rmsnormParallelColumns(4096, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := rmsnormBwdTotals(1 * w)
-		dgammaSum := (*t)[:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], rstd[lo:hi], w, hi-lo, 4096)
-			rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
-		}
-		rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
-		rmsnormBwdTotalsPool.Put(t)
-	})
+	if rows*4096*8 <= rmsnormBwdWholeBytes {
+		rmsnormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[c0:], x[c0:], rstd, w, rows, 4096)
+		})
+	} else {
+		rmsnormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := rmsnormBwdTotals(w)
+			dgammaSum := *t
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], rstd[lo:hi], w, hi-lo, 4096)
+				rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
+			}
+			rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
+			rmsnormBwdTotalsPool.Put(t)
+		})
+	}
 	rmsnormParallelRowBlocks(rows, 4096, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -687,19 +699,24 @@ func RMSNormStatsBackwardAny(dx, dgamma, dy, x, rstd, gamma []float32, h int) {
 	}
 	block := rmsnormBwdBlockRows(h * 8)
 	inPlace := &dx[0] == &dy[0]
-	if rows <= block {
-		// One block: its sums are the whole sums.
+	if rows*h*8 <= rmsnormBwdWholeBytes {
 		if inPlace {
 			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
-			rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], rstd[r0:r1], gamma, r1-r0, h)
+			}
 		} else {
-			rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], rstd[r0:r1], gamma, r1-r0, h)
+			}
 			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
 		}
 		return
 	}
-	t := rmsnormBwdTotals(1 * h)
-	dgammaSum := (*t)[:]
+	t := rmsnormBwdTotals(h)
+	dgammaSum := *t
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
 		if !inPlace {
@@ -727,18 +744,25 @@ func RMSNormStatsBackwardAnyParallel(dx, dgamma, dy, x, rstd, gamma []float32, h
 		return
 	}
 	block := rmsnormBwdBlockRows(h * 8)
-	rmsnormParallelColumns(h, rows, func(c0, c1 int) {
-		w := c1 - c0
-		t := rmsnormBwdTotals(1 * w)
-		dgammaSum := (*t)[:]
-		for lo := 0; lo < rows; lo += block {
-			hi := min(lo+block, rows)
-			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], rstd[lo:hi], w, hi-lo, h)
-			rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
-		}
-		rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
-		rmsnormBwdTotalsPool.Put(t)
-	})
+	if rows*h*8 <= rmsnormBwdWholeBytes {
+		rmsnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[c0:], x[c0:], rstd, w, rows, h)
+		})
+	} else {
+		rmsnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := rmsnormBwdTotals(w)
+			dgammaSum := *t
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], rstd[lo:hi], w, hi-lo, h)
+				rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
+			}
+			rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
+			rmsnormBwdTotalsPool.Put(t)
+		})
+	}
 	rmsnormParallelRowBlocks(rows, h, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += block {
 			r1 := min(r0+block, hi)
@@ -971,6 +995,10 @@ func rmsnormBwdBlockRows(rowBytes int) int {
 // bwdTotalsPool keeps the float64 column totals of the blocked backward between
 // calls: a call allocates none once the pool holds enough.
 var rmsnormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const rmsnormBwdWholeBytes = 512 << 10
 
 // bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
 func rmsnormBwdTotals(n int) *[]float64 {
